@@ -1,0 +1,90 @@
+"""A family's answer schema: the fields shown to a model, how facts fold into an answer, and the
+per-family response model whose JSON schema constrains a model's output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from .responses import Answer, Completeness
+from .scenarios import ScenarioFile
+
+
+class AnswerField(BaseModel):
+    """One answer field as a model is shown it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: Literal["ordinal", "set"]
+    values: tuple[str, ...]
+    description: str
+
+
+def answer_schema(spec: ScenarioFile) -> tuple[AnswerField, ...]:
+    """The family's answer fields, in file order."""
+    return tuple(
+        AnswerField(name=name, kind=f.kind, values=tuple(f.values), description=f.description)
+        for name, f in spec.answer.items()
+    )
+
+
+def fold_answer(schema: Iterable[AnswerField], effects: Iterable[dict[str, list[str]]]) -> Answer:
+    """The answer a set of facts implies: per ordinal field the most severe contributed value (the
+    first value if none), per set field the union in vocabulary order."""
+    fields = tuple(schema)
+    seen: dict[str, set[str]] = {f.name: set() for f in fields}
+    for effect in effects:
+        for name, values in effect.items():
+            seen[name].update(values)
+    answer: Answer = {}
+    for f in fields:
+        present = [v for v in f.values if v in seen[f.name]]
+        answer[f.name] = (present[-1] if present else f.values[0]) if f.kind == "ordinal" else present
+    return answer
+
+
+@cache
+def response_model(spec: ScenarioFile) -> type[BaseModel]:
+    """A pydantic model of a valid response for this family: vocabularies as enums, arrays capped
+    at their vocabulary size (tiny models otherwise repeat items until max_tokens)."""
+    fields: dict[str, Any] = {}
+    for name, f in spec.answer.items():
+        values = Literal[tuple(f.values)]  # type: ignore[valid-type]
+        if f.kind == "ordinal":
+            fields[name] = (values, Field(description=f.description))
+        else:
+            fields[name] = (
+                Annotated[list[values], Field(max_length=len(f.values))],  # type: ignore[valid-type]
+                Field(description=f.description),
+            )
+    config = ConfigDict(extra="forbid")
+    answer = create_model(f"{_camel(spec.id)}Answer", __config__=config, **fields)
+
+    def capped(values: list[str]) -> Any:
+        return Annotated[list[Literal[tuple(values)]], Field(max_length=len(values))]  # type: ignore[valid-type]
+
+    requirements = [e.id for e in spec.evidence_families]
+    gap = create_model(
+        f"{_camel(spec.id)}GapReport",
+        __config__=config,
+        status=(Literal["partial", "blocked"], ...),
+        missing_requirements=(capped(requirements), ...),
+        missing_scopes=(capped(list(spec.scopes)), ...),
+        affected_claims=(capped(list(spec.answer)), ...),
+        reason=(Literal["partial_answer_permitted", "policy_requires_block"], ...),
+    )
+    return create_model(
+        f"{_camel(spec.id)}Response",
+        __config__=config,
+        answer=(answer | None, Field(description="null when blocking")),
+        completeness=(Completeness, ...),
+        gap_report=(gap | None, Field(description="null when the evidence is complete")),
+    )
+
+
+def _camel(family_id: str) -> str:
+    return "".join(part.capitalize() for part in family_id.split("_"))

@@ -1,0 +1,184 @@
+"""The generator: facts first, text rendered from facts, every oracle computed from facts.
+
+The same family, template and seed give the same Task in any process: all randomness comes from
+one `random.Random` seeded with a string (hashed with SHA-512 by the standard library, so
+independent of PYTHONHASHSEED), and nothing iterates over a set.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from collections.abc import Iterable, Sequence
+
+from .answers import answer_schema, fold_answer
+from .responses import GapReport
+from .scenarios import ROLES, ScenarioFile, TemplateSpec
+from .tasks import Contract, Document, Fact, Oracles, RequiredEvidence, Task
+
+_TASK_ID = re.compile(r"^(?P<template>[a-z][a-z0-9_]*?)__s(?P<seed>\d+)$")
+
+
+def task_id(template_id: str, seed: int) -> str:
+    return f"{template_id}__s{seed}"
+
+
+def parse_task_id(value: str) -> tuple[str, int]:
+    """Split `<template>__s<seed>`; raise ValueError naming the expected form."""
+    match = _TASK_ID.match(value)
+    if not match:
+        raise ValueError(f"task id {value!r} is not of the form <template>__s<seed>")
+    return match["template"], int(match["seed"])
+
+
+def _format(text: str, variables: dict[str, str]) -> str:
+    return text.format(**variables)
+
+
+def _used(text: str, variables: dict[str, str]) -> dict[str, str]:
+    names = [name for _, name, _, _ in string.Formatter().parse(text) if name]
+    return {name: variables[name] for name in sorted(set(names)) if name in variables}
+
+
+def _is_promoted(template: TemplateSpec, seed: int, canonical: Sequence[int], draw: float) -> bool:
+    """Canonical seeds: as the file lists. Fresh seeds: at the template's canonical rate."""
+    if seed in canonical:
+        return seed in template.promoted_seeds
+    return draw < len(template.promoted_seeds) / len(canonical)
+
+
+def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
+    """One task of `spec` for a template and any non-negative integer seed."""
+    if seed < 0:
+        raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
+    template = spec.template(template_id)
+    rng = random.Random(f"{spec.id}|{template.id}|{seed}")
+    variables = {name: rng.choice(spec.pools[name]) for name in sorted(spec.pools)}
+    for name in sorted(spec.numbers):
+        low, high = spec.numbers[name]
+        variables[name] = f"{rng.randint(low, high):,}"
+    promoted = _is_promoted(template, seed, spec.canonical_seeds, rng.random())
+    material = template.material
+    user_scopes = (*spec.user_scopes, material.scope) if promoted else tuple(spec.user_scopes)
+
+    documents: list[Document] = []
+    doc_ids: set[str] = set()
+    for role in ROLES:
+        slot = spec.slot(role)
+        facts, sentences = [], []
+        for finding in (f for f in template.findings if f.slot == role):
+            text = rng.choice(finding.text)
+            effects = {k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()}
+            facts.append(Fact(id=finding.id, effects=effects, variables=_used(text, variables)))
+            sentences.append(_format(text, variables))
+        fills = dict(variables)
+        fills["findings"] = " ".join(sentences) if sentences else rng.choice(slot.no_findings)
+        if role == "tracker":
+            phrasing = rng.choice(spec.boundary.included if promoted else spec.boundary.excluded)
+            fills["boundary"] = phrasing.format(
+                scope=material.scope, scope_description=spec.scopes[material.scope]
+            )
+        titles = material.titles if role == "material" else slot.titles
+        title = _format(rng.choice(titles), variables)
+        body = _format(rng.choice(slot.bodies), fills)
+        doc_id = f"doc-{rng.getrandbits(24):06x}"
+        while doc_id in doc_ids:
+            doc_id = f"doc-{rng.getrandbits(24):06x}"
+        doc_ids.add(doc_id)
+        documents.append(
+            Document(
+                doc_id=doc_id,
+                title=title,
+                role=role,
+                scope=material.scope if role == "material" else str(slot.scope),
+                evidence_family=(
+                    material.evidence_family if role == "material" else str(slot.evidence_family)
+                ),
+                body=body,
+                facts=tuple(facts),
+            )
+        )
+
+    authorized = [d for d in documents if d.scope in user_scopes]
+    contract = _contract(spec, template, documents)
+    return Task(
+        task_id=task_id(template.id, seed),
+        family=spec.id,
+        template=template.id,
+        seed=seed,
+        prompt=_format(template.prompt, variables),
+        documents=tuple(documents),
+        user_scopes=user_scopes,
+        authorized_doc_ids=tuple(d.doc_id for d in authorized),
+        contract=contract,
+        promoted=promoted,
+        oracles=_oracles(spec, contract, documents, authorized),
+    )
+
+
+def _contract(spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Document]) -> Contract:
+    required: list[str] = []
+    for doc in documents:
+        needed = doc.role == "material" or spec.slot(doc.role).required
+        if needed and doc.evidence_family not in required:
+            required.append(doc.evidence_family)
+    return Contract(
+        required_evidence=tuple(
+            RequiredEvidence(
+                id=e.id, description=e.description, informs=tuple(e.informs)
+            )
+            for e in map(spec.evidence_family, required)
+        ),
+        partial_response_permitted=template.partial_response_permitted,
+    )
+
+
+def _effects(documents: Iterable[Document]) -> list[dict[str, list[str]]]:
+    return [fact.effects for doc in documents for fact in doc.facts]
+
+
+def _oracles(
+    spec: ScenarioFile,
+    contract: Contract,
+    documents: Sequence[Document],
+    authorized: Sequence[Document],
+) -> Oracles:
+    schema = answer_schema(spec)
+    covered = {d.evidence_family for d in authorized}
+    missing = [r for r in contract.required_evidence if r.id not in covered]
+    gap = None
+    if missing:
+        missing_ids = {r.id for r in missing}
+        claims = [claim for r in missing for claim in r.informs]
+        scopes: list[str] = []
+        for doc in documents:
+            if doc not in authorized and doc.evidence_family in missing_ids and doc.scope not in scopes:
+                scopes.append(doc.scope)
+        partial = contract.partial_response_permitted
+        gap = GapReport(
+            status="partial" if partial else "blocked",
+            missing_requirements=[r.id for r in missing],
+            missing_scopes=scopes,
+            affected_claims=list(dict.fromkeys(claims)),
+            reason="partial_answer_permitted" if partial else "policy_requires_block",
+        )
+    return Oracles(
+        complete_answer=fold_answer(schema, _effects(documents)),
+        authorized_answer=fold_answer(schema, _effects(authorized)),
+        completeness="incomplete" if missing else "complete",
+        gap_report=gap,
+    )
+
+
+def generate_tasks(
+    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None
+) -> list[Task]:
+    """Every template of every family at `seeds` (default: each family's canonical seeds), in
+    family, template, seed order."""
+    return [
+        generate_task(spec, template.id, seed)
+        for spec in families
+        for template in spec.templates
+        for seed in (seeds if seeds is not None else spec.canonical_seeds)
+    ]

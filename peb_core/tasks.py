@@ -1,0 +1,72 @@
+"""The Task: a frozen value holding every document, the contract and the oracles."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from .responses import Answer, Completeness, GapReport
+from .scenarios import Role
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Fact(_Value):
+    """Structured ground truth a document's text was rendered from. Never shown to a model."""
+
+    id: str
+    effects: dict[str, list[str]]
+    variables: dict[str, str]
+
+
+class Document(_Value):
+    doc_id: str
+    title: str
+    role: Role
+    scope: str
+    evidence_family: str
+    body: str
+    facts: tuple[Fact, ...]
+
+
+class RequiredEvidence(_Value):
+    id: str
+    description: str
+    informs: tuple[str, ...]
+
+
+class Contract(_Value):
+    """What a complete answer needs, and whether a partial answer is permitted when it is missing."""
+
+    required_evidence: tuple[RequiredEvidence, ...]
+    partial_response_permitted: bool
+
+
+class Oracles(_Value):
+    complete_answer: Answer
+    authorized_answer: Answer
+    completeness: Completeness
+    gap_report: GapReport | None
+
+
+class Task(_Value):
+    task_id: str
+    family: str
+    template: str
+    seed: int
+    prompt: str
+    documents: tuple[Document, ...]
+    user_scopes: tuple[str, ...]
+    authorized_doc_ids: tuple[str, ...]
+    contract: Contract
+    promoted: bool
+    oracles: Oracles
+
+    @property
+    def authorized_documents(self) -> tuple[Document, ...]:
+        return tuple(d for d in self.documents if d.doc_id in self.authorized_doc_ids)
+
+    @property
+    def hidden_documents(self) -> tuple[Document, ...]:
+        return tuple(d for d in self.documents if d.doc_id not in self.authorized_doc_ids)
