@@ -3,13 +3,13 @@ per-family response model whose JSON schema constrains a model's output."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .responses import Answer, Completeness
+from .responses import Answer, Completeness, GapReason, GapStatus
 from .scenarios import ScenarioFile
 
 
@@ -43,39 +43,38 @@ def fold_answer(schema: Iterable[AnswerField], effects: Iterable[dict[str, list[
     answer: Answer = {}
     for f in fields:
         present = [v for v in f.values if v in seen[f.name]]
-        answer[f.name] = (present[-1] if present else f.values[0]) if f.kind == "ordinal" else present
+        answer[f.name] = (
+            (present[-1] if present else f.values[0]) if f.kind == "ordinal" else present
+        )
     return answer
 
 
-@cache
 def response_model(spec: ScenarioFile) -> type[BaseModel]:
     """A pydantic model of a valid response for this family: vocabularies as enums, arrays capped
     at their vocabulary size (tiny models otherwise repeat items until max_tokens)."""
-    fields: dict[str, Any] = {}
-    for name, f in spec.answer.items():
-        values = Literal[tuple(f.values)]  # type: ignore[valid-type]
-        if f.kind == "ordinal":
-            fields[name] = (values, Field(description=f.description))
-        else:
-            fields[name] = (
-                Annotated[list[values], Field(max_length=len(f.values))],  # type: ignore[valid-type]
-                Field(description=f.description),
-            )
+    return _response_model(spec.model_dump_json())
+
+
+@cache
+def _response_model(spec_json: str) -> type[BaseModel]:
+    spec = ScenarioFile.model_validate_json(spec_json)
+    fields: dict[str, Any] = {
+        name: (
+            _enum(f.values) if f.kind == "ordinal" else _capped(f.values),
+            Field(description=f.description),
+        )
+        for name, f in spec.answer.items()
+    }
     config = ConfigDict(extra="forbid")
     answer = create_model(f"{_camel(spec.id)}Answer", __config__=config, **fields)
-
-    def capped(values: list[str]) -> Any:
-        return Annotated[list[Literal[tuple(values)]], Field(max_length=len(values))]  # type: ignore[valid-type]
-
-    requirements = [e.id for e in spec.evidence_families]
     gap = create_model(
         f"{_camel(spec.id)}GapReport",
         __config__=config,
-        status=(Literal["partial", "blocked"], ...),
-        missing_requirements=(capped(requirements), ...),
-        missing_scopes=(capped(list(spec.scopes)), ...),
-        affected_claims=(capped(list(spec.answer)), ...),
-        reason=(Literal["partial_answer_permitted", "policy_requires_block"], ...),
+        status=(GapStatus, ...),
+        missing_requirements=(_capped([e.id for e in spec.evidence_families]), ...),
+        missing_scopes=(_capped(list(spec.scopes)), ...),
+        affected_claims=(_capped(list(spec.answer)), ...),
+        reason=(GapReason, ...),
     )
     return create_model(
         f"{_camel(spec.id)}Response",
@@ -84,6 +83,15 @@ def response_model(spec: ScenarioFile) -> type[BaseModel]:
         completeness=(Completeness, ...),
         gap_report=(gap | None, Field(description="null when the evidence is complete")),
     )
+
+
+def _enum(values: Sequence[str]) -> Any:
+    return Literal[tuple(values)]
+
+
+def _capped(values: Sequence[str]) -> Any:
+    item = _enum(values)
+    return Annotated[list[item], Field(max_length=len(values))]  # type: ignore[valid-type]
 
 
 def _camel(family_id: str) -> str:

@@ -69,7 +69,9 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
         facts, sentences = [], []
         for finding in (f for f in template.findings if f.slot == role):
             text = rng.choice(finding.text)
-            effects = {k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()}
+            effects = {
+                k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()
+            }
             facts.append(Fact(id=finding.id, effects=effects, variables=_used(text, variables)))
             sentences.append(_format(text, variables))
         fills = dict(variables)
@@ -117,7 +119,9 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
     )
 
 
-def _contract(spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Document]) -> Contract:
+def _contract(
+    spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Document]
+) -> Contract:
     required: list[str] = []
     for doc in documents:
         needed = doc.role == "material" or spec.slot(doc.role).required
@@ -125,9 +129,7 @@ def _contract(spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Do
             required.append(doc.evidence_family)
     return Contract(
         required_evidence=tuple(
-            RequiredEvidence(
-                id=e.id, description=e.description, informs=tuple(e.informs)
-            )
+            RequiredEvidence(id=e.id, description=e.description, informs=tuple(e.informs))
             for e in map(spec.evidence_family, required)
         ),
         partial_response_permitted=template.partial_response_permitted,
@@ -153,7 +155,11 @@ def _oracles(
         claims = [claim for r in missing for claim in r.informs]
         scopes: list[str] = []
         for doc in documents:
-            if doc not in authorized and doc.evidence_family in missing_ids and doc.scope not in scopes:
+            if (
+                doc not in authorized
+                and doc.evidence_family in missing_ids
+                and doc.scope not in scopes
+            ):
                 scopes.append(doc.scope)
         partial = contract.partial_response_permitted
         gap = GapReport(

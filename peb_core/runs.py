@@ -118,7 +118,9 @@ def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
     return records, problems
 
 
-def run_tasks(run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]) -> list[Task]:
+def run_tasks(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
+) -> list[Task]:
     """Regenerate the tasks a run covers."""
     missing = [f for f in manifest.families if f not in families]
     if missing:

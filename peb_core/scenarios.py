@@ -19,7 +19,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-Role = Literal["overview", "primary_evidence", "context_note", "advisor_note", "material", "tracker"]
+Role = Literal[
+    "overview", "primary_evidence", "context_note", "advisor_note", "material", "tracker"
+]
 ROLES: tuple[Role, ...] = (
     "overview",
     "primary_evidence",
@@ -95,7 +97,7 @@ class TemplateSpec(_Spec):
 
 
 class BoundarySpec(_Spec):
-    """Tracker sentences stating the view's boundary; may use `{scope}` and `{scope_description}`."""
+    """Tracker sentences stating the view's boundary, with `{scope}` and `{scope_description}`."""
 
     excluded: Phrasings
     included: Phrasings
@@ -134,7 +136,7 @@ class ScenarioError(ValueError):
 
 
 def scenarios_dir() -> Path:
-    """The folder of shipped families: `$PEB_SCENARIOS_DIR`, else `scenarios/` beside the package."""
+    """The folder of families: `$PEB_SCENARIOS_DIR`, else `scenarios/` beside the package."""
     override = os.environ.get("PEB_SCENARIOS_DIR")
     return Path(override) if override else Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -196,16 +198,21 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         where = f"slots[{i}]"
         if slot.role == "material":
             if slot.scope or slot.evidence_family or slot.titles:
-                yield f"{where}: the material slot takes its titles, scope and evidence_family " \
+                yield (
+                    f"{where}: the material slot takes its titles, scope and evidence_family "
                     "from each template"
+                )
         else:
             if not slot.titles:
                 yield f"{where}.titles: expected at least one title"
             if slot.scope not in spec.user_scopes:
-                yield f"{where}.scope: {slot.scope!r} is not a user scope; {_one_of(spec.user_scopes)}"
+                yield f"{where}.scope: {slot.scope!r} is not a user scope; " + _one_of(
+                    spec.user_scopes
+                )
             if slot.evidence_family not in families:
-                yield f"{where}.evidence_family: {slot.evidence_family!r} is not declared; " + _one_of(
-                    families
+                yield (
+                    f"{where}.evidence_family: {slot.evidence_family!r} is not declared; "
+                    + _one_of(families)
                 )
         allowed = variables | {"findings"} | ({"boundary"} if slot.role == "tracker" else set())
         for text in [*slot.titles, *slot.bodies, *slot.no_findings]:
@@ -221,11 +228,15 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         where = f"templates[{i}]"
         if t.material.scope not in spec.scopes or t.material.scope in spec.user_scopes:
             outside = [s for s in spec.scopes if s not in spec.user_scopes]
-            yield f"{where}.material.scope: {t.material.scope!r} must be a declared scope outside " \
+            yield (
+                f"{where}.material.scope: {t.material.scope!r} must be a declared scope outside "
                 f"user_scopes; {_one_of(outside)}"
+            )
         if t.material.evidence_family not in families:
-            yield f"{where}.material.evidence_family: {t.material.evidence_family!r} is not " \
+            yield (
+                f"{where}.material.evidence_family: {t.material.evidence_family!r} is not "
                 f"declared; {_one_of(families)}"
+            )
         for seed in t.promoted_seeds:
             if seed not in spec.canonical_seeds:
                 yield f"{where}.promoted_seeds: {seed} is not a canonical seed; " + _one_of(

@@ -22,28 +22,32 @@ KEY = ["family", "task_id"]
 RUN_KEY = ["run", *KEY]
 LIST = pl.List(pl.String)
 
-_RESPONSE_SCHEMA = {
-    "run": pl.String,
-    "system": pl.String,
-    "family": pl.String,
-    "task_id": pl.String,
-    "status": pl.String,
-    "answer_null": pl.Boolean,
-    "claimed": pl.String,
-    "has_gap": pl.Boolean,
-    "gap_status": pl.String,
-    "gap_reason": pl.String,
-    "gap_requirements": LIST,
-    "gap_scopes": LIST,
-    "gap_claims": LIST,
-}
-_ANSWER_SCHEMA = {
-    "run": pl.String,
-    "family": pl.String,
-    "task_id": pl.String,
-    "field": pl.String,
-    "got": LIST,
-}
+_RESPONSE_SCHEMA = pl.Schema(
+    {
+        "run": pl.String(),
+        "system": pl.String(),
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "status": pl.String(),
+        "answer_null": pl.Boolean(),
+        "claimed": pl.String(),
+        "has_gap": pl.Boolean(),
+        "gap_status": pl.String(),
+        "gap_reason": pl.String(),
+        "gap_requirements": LIST,
+        "gap_scopes": LIST,
+        "gap_claims": LIST,
+    }
+)
+_ANSWER_SCHEMA = pl.Schema(
+    {
+        "run": pl.String(),
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "field": pl.String(),
+        "got": LIST,
+    }
+)
 
 
 def _as_list(value: str | list[str]) -> list[str]:
@@ -70,19 +74,21 @@ def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
                 "exp_claims": gap.affected_claims if gap else None,
             }
         )
-    schema = {
-        "family": pl.String,
-        "task_id": pl.String,
-        "template": pl.String,
-        "seed": pl.Int64,
-        "completeness": pl.String,
-        "partial_permitted": pl.Boolean,
-        "exp_status": pl.String,
-        "exp_reason": pl.String,
-        "exp_requirements": LIST,
-        "exp_scopes": LIST,
-        "exp_claims": LIST,
-    }
+    schema = pl.Schema(
+        {
+            "family": pl.String(),
+            "task_id": pl.String(),
+            "template": pl.String(),
+            "seed": pl.Int64(),
+            "completeness": pl.String(),
+            "partial_permitted": pl.Boolean(),
+            "exp_status": pl.String(),
+            "exp_reason": pl.String(),
+            "exp_requirements": LIST,
+            "exp_scopes": LIST,
+            "exp_claims": LIST,
+        }
+    )
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -101,7 +107,10 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
         for field, value in target.items():
             rows.append((t.family, t.task_id, field, _as_list(value)))
     return pl.DataFrame(
-        rows, schema={"family": pl.String, "task_id": pl.String, "field": pl.String, "expected": LIST},
+        rows,
+        schema=pl.Schema(
+            {"family": pl.String(), "task_id": pl.String(), "field": pl.String(), "expected": LIST}
+        ),
         orient="row",
     )
 
@@ -134,8 +143,13 @@ def response_frame(
         if resp and resp.answer is not None:
             for field, value in resp.answer.items():
                 answers.append(
-                    {"run": run, "family": r.family, "task_id": r.task_id, "field": field,
-                     "got": _as_list(value)}
+                    {
+                        "run": run,
+                        "family": r.family,
+                        "task_id": r.task_id,
+                        "field": field,
+                        "got": _as_list(value),
+                    }
                 )
     return (
         pl.DataFrame(rows, schema=_RESPONSE_SCHEMA),
@@ -201,10 +215,16 @@ def score_frames(
             outcome=pl.when(~valid)
             .then(pl.lit("invalid"))
             .when(complete)
-            .then(pl.when(claims_incomplete).then(pl.lit("false_incomplete")).otherwise(
-                pl.lit("correct_complete")))
-            .otherwise(pl.when(claims_incomplete).then(pl.lit("correct_incomplete")).otherwise(
-                pl.lit("false_complete"))),
+            .then(
+                pl.when(claims_incomplete)
+                .then(pl.lit("false_incomplete"))
+                .otherwise(pl.lit("correct_complete"))
+            )
+            .otherwise(
+                pl.when(claims_incomplete)
+                .then(pl.lit("correct_incomplete"))
+                .otherwise(pl.lit("false_complete"))
+            ),
             answered=answered_expr,
             blocked=blocked,
             answer_score=pl.when(~valid)
@@ -219,7 +239,8 @@ def score_frames(
             .when(~pl.col("has_gap"))
             .then(0.0)
             .otherwise(gap_parts),
-            unsafe=~complete & answered_expr
+            unsafe=~complete
+            & answered_expr
             & ((pl.col("claimed") == "complete") | ~pl.col("has_gap")),
             answer_allowed=answer_allowed,
             blocked_when_safe=answer_allowed & blocked,
@@ -240,7 +261,9 @@ def score_run(
         .join(recorded.select(KEY), on=KEY, how="anti")
         .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     )
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(_RESPONSE_SCHEMA))
+    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(
+        list(_RESPONSE_SCHEMA)
+    )
     return score_frames(frame, expected_answers(tasks), responses, answers)
 
 

@@ -37,7 +37,7 @@ class RequiredEvidence(_Value):
 
 
 class Contract(_Value):
-    """What a complete answer needs, and whether a partial answer is permitted when it is missing."""
+    """What a complete answer needs, and whether a partial answer is permitted without it."""
 
     required_evidence: tuple[RequiredEvidence, ...]
     partial_response_permitted: bool

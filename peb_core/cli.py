@@ -1,0 +1,288 @@
+"""The `peb` command line. Bad input gets one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import polars as pl
+
+from .answers import response_model
+from .generate import generate_task, generate_tasks, parse_task_id
+from .report import scorecard_of
+from .responses import ResponseRecord
+from .runs import RunError, RunManifest, run_system
+from .scenarios import ScenarioError, ScenarioFile, load_families
+from .systems import BASELINES
+from .tasks import Task
+from .views import ModelView, SystemView, model_view
+
+_SHORT = {
+    "unsafe_completeness_rate": "unsafe",
+    "answer_correctness": "answer",
+    "gap_report_quality": "gap",
+    "blocked_when_safe_to_answer_rate": "over_block",
+    "correct_complete": "cc",
+    "correct_incomplete": "ci",
+    "false_complete": "fc",
+    "false_incomplete": "fi",
+    "invalid_rate": "invalid",
+    "n_incomplete": "n_inc",
+    "n_tasks": "n",
+    "n_missing": "missing",
+    "n_errors": "errors",
+}
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`11,23` and ranges `400-439` into a list of distinct integers, in the order given."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        low, sep, high = part.partition("-")
+        try:
+            values = range(int(low), int(high) + 1) if sep else [int(part)]
+        except ValueError:
+            raise UsageError(
+                f"--seeds: {part!r} is not an integer or a range; expected e.g. 11,23 or 400-439"
+            ) from None
+        if sep and int(high) < int(low):
+            raise UsageError(
+                f"--seeds: range {part!r} is empty; expected LOW-HIGH with LOW <= HIGH"
+            )
+        seeds.extend(v for v in values if v not in seeds)
+    return seeds
+
+
+def _families(arg: list[str] | None) -> list[ScenarioFile]:
+    known = load_families()
+    names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()] or list(known)
+    for name in names:
+        if name not in known:
+            raise UsageError(f"unknown family {name!r}; valid: {', '.join(known)}")
+    return [known[n] for n in dict.fromkeys(names)]
+
+
+def _seeds(arg: str | None) -> list[int] | None:
+    return parse_seeds(arg) if arg else None
+
+
+def _find_task(task_ref: str, family: list[str] | None) -> tuple[Task, ScenarioFile]:
+    try:
+        template, seed = parse_task_id(task_ref)
+    except ValueError as exc:
+        raise UsageError(f"{exc}, e.g. hidden_liability_annex__s11") from None
+    matches = [s for s in _families(family) if template in {t.id for t in s.templates}]
+    if not matches:
+        valid = sorted(t.id for s in _families(family) for t in s.templates)
+        raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")
+    if len(matches) > 1:
+        raise UsageError(f"template {template!r} is in several families; pass --family")
+    return generate_task(matches[0], template, seed), matches[0]
+
+
+def _print_frame(frame: pl.DataFrame) -> None:
+    with pl.Config(
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=10_000,
+        fmt_str_lengths=200,
+        float_precision=3,
+    ):
+        print(frame)
+
+
+def cmd_tasks_list(args: argparse.Namespace) -> None:
+    tasks = generate_tasks(_families(args.family), _seeds(args.seeds))
+    rows = [
+        {
+            "task_id": t.task_id,
+            "family": t.family,
+            "completeness": t.oracles.completeness,
+            "policy": "partial" if t.contract.partial_response_permitted else "block",
+            "promoted": t.promoted,
+            "hidden_scope": ", ".join(d.scope for d in t.hidden_documents) or "-",
+        }
+        for t in tasks
+    ]
+    _print_frame(pl.DataFrame(rows))
+
+
+def _doc_lines(task: Task, hidden: bool) -> list[str]:
+    docs = task.hidden_documents if hidden else task.authorized_documents
+    lines = [f"== {'HIDDEN (outside the view)' if hidden else 'VISIBLE (authorized)'} =="]
+    for d in docs:
+        lines.append(f"[{d.doc_id}] {d.title}  ({d.role}; scope {d.scope}; {d.evidence_family})")
+        lines.append(f"    {d.body}")
+    return lines if docs else [*lines, "    (none)"]
+
+
+def cmd_tasks_show(args: argparse.Namespace) -> None:
+    task, _ = _find_task(args.task_id, args.family)
+    if args.json:
+        print(task.model_dump_json(indent=2))
+        return
+    o = task.oracles
+    policy = "partial answer permitted" if task.contract.partial_response_permitted else "block"
+    lines = [
+        f"{task.task_id} ({task.family}; {o.completeness}; policy: {policy}; "
+        f"promoted: {task.promoted})",
+        f"prompt: {task.prompt}",
+        f"user scopes: {', '.join(task.user_scopes)}",
+        *_doc_lines(task, hidden=False),
+        *_doc_lines(task, hidden=True),
+        "== CONTRACT ==",
+        *(
+            f"  {r.id}: {r.description} (informs {', '.join(r.informs)})"
+            for r in task.contract.required_evidence
+        ),
+        "== ORACLES ==",
+        f"  complete answer:   {json.dumps(o.complete_answer)}",
+        f"  authorized answer: {json.dumps(o.authorized_answer)}",
+        f"  gap report:        {o.gap_report.model_dump_json() if o.gap_report else 'null'}",
+    ]
+    print("\n".join(lines))
+
+
+def cmd_tasks_export(args: argparse.Namespace) -> None:
+    specs = _families(args.family)
+    by_id = {s.id: s for s in specs}
+    tasks = generate_tasks(specs, _seeds(args.seeds))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for task in tasks:
+            item = model_view(task, by_id[task.family]) if args.model_view else task
+            handle.write(item.model_dump_json() + "\n")
+    print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    if args.system not in BASELINES:
+        raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    specs = _families(args.family)
+    interactive = sys.stderr.isatty()
+
+    def progress(record: Any, done: int, total: int) -> None:
+        if interactive:
+            print(f"\r{done}/{total} tasks", end="" if done < total else "\n", file=sys.stderr)
+
+    manifest = run_system(
+        BASELINES[args.system], specs, Path(args.out), seeds=_seeds(args.seeds), progress=progress
+    )
+    c = manifest.counts
+    print(f"{args.out}: {c.n_tasks} tasks ({c.ok} ok, {c.invalid} invalid, {c.error} errors)")
+
+
+def cmd_score(args: argparse.Namespace) -> None:
+    card, warnings = scorecard_of([Path(d) for d in args.dirs])
+    for line in warnings:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(card.to_dicts(), indent=2))
+    else:
+        _print_frame(card.rename(_SHORT))
+
+
+def cmd_schema(args: argparse.Namespace) -> None:
+    schemas: dict[str, Any] = {
+        "Task": Task.model_json_schema(),
+        "ModelView": ModelView.model_json_schema(),
+        "SystemView": SystemView.model_json_schema(),
+        "ResponseRecord": ResponseRecord.model_json_schema(),
+        "RunManifest": RunManifest.model_json_schema(),
+        "ScenarioFile": ScenarioFile.model_json_schema(),
+    }
+    for spec in load_families().values():
+        schemas[f"Response[{spec.id}]"] = response_model(spec).model_json_schema()
+    if args.name:
+        if args.name not in schemas:
+            raise UsageError(f"unknown schema {args.name!r}; valid: {', '.join(schemas)}")
+        print(json.dumps(schemas[args.name], indent=2))
+    else:
+        print(json.dumps(schemas, indent=2))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="peb", description="partial-evidence-bench: tasks, runs and scores.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def selection(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--family",
+            action="append",
+            metavar="F",
+            help="family id; repeat or comma-separate (default: all)",
+        )
+        p.add_argument(
+            "--seeds",
+            metavar="LIST",
+            help="e.g. 11,23 or 400-439 (default: each family's canonical seeds)",
+        )
+
+    tasks = sub.add_parser("tasks", help="list, show and export tasks")
+    tsub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=_Parser)
+    p = tsub.add_parser("list", help="one line per task")
+    selection(p)
+    p.set_defaults(func=cmd_tasks_list)
+    p = tsub.add_parser("show", help="one task: visible versus hidden documents, oracles")
+    p.add_argument("task_id", help="<template>__s<seed>, any integer seed")
+    p.add_argument("--family", action="append", metavar="F")
+    p.add_argument("--json", action="store_true", help="the whole task as JSON")
+    p.set_defaults(func=cmd_tasks_show)
+    p = tsub.add_parser("export", help="tasks as JSONL, one a line")
+    selection(p)
+    p.add_argument("--out", required=True, metavar="PATH")
+    p.add_argument(
+        "--model-view",
+        action="store_true",
+        help="only what a model is shown (no ids, facts, tags or oracles)",
+    )
+    p.set_defaults(func=cmd_tasks_export)
+
+    p = sub.add_parser("run", help="run a system over tasks into a run folder")
+    p.add_argument("--system", required=True, help=f"one of: {', '.join(BASELINES)}")
+    selection(p)
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("score", help="the scorecard of one or more run folders")
+    p.add_argument("dirs", nargs="+", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")
+    p.add_argument("name", nargs="?", help="one schema by name (default: all)")
+    p.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        args.func(args)
+    except (UsageError, ScenarioError, RunError) as exc:
+        print(f"peb: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
