@@ -12,6 +12,7 @@ import re
 import string
 from collections.abc import Iterable, Sequence
 
+from ._gc import gc_paused
 from .answers import answer_schema, fold_answer
 from .responses import GapReport
 from .scenarios import ROLES, ScenarioFile, TemplateSpec
@@ -64,8 +65,9 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
 
     documents: list[Document] = []
     doc_ids: set[str] = set()
+    slots = {s.role: s for s in spec.slots}
     for role in ROLES:
-        slot = spec.slot(role)
+        slot = slots[role]
         facts, sentences = [], []
         for finding in (f for f in template.findings if f.slot == role):
             text = rng.choice(finding.text)
@@ -122,15 +124,17 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
 def _contract(
     spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Document]
 ) -> Contract:
-    required: list[str] = []
+    required = {s.role: s.required for s in spec.slots}
+    families: list[str] = []
     for doc in documents:
-        needed = doc.role == "material" or spec.slot(doc.role).required
-        if needed and doc.evidence_family not in required:
-            required.append(doc.evidence_family)
+        needed = doc.role == "material" or required[doc.role]
+        if needed and doc.evidence_family not in families:
+            families.append(doc.evidence_family)
+    declared = {e.id: e for e in spec.evidence_families}
     return Contract(
         required_evidence=tuple(
             RequiredEvidence(id=e.id, description=e.description, informs=tuple(e.informs))
-            for e in map(spec.evidence_family, required)
+            for e in (declared[f] for f in families)
         ),
         partial_response_permitted=template.partial_response_permitted,
     )
@@ -182,9 +186,10 @@ def generate_tasks(
 ) -> list[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
     family, template, seed order."""
-    return [
-        generate_task(spec, template.id, seed)
-        for spec in families
-        for template in spec.templates
-        for seed in (seeds if seeds is not None else spec.canonical_seeds)
-    ]
+    with gc_paused():
+        return [
+            generate_task(spec, template.id, seed)
+            for spec in families
+            for template in spec.templates
+            for seed in (seeds if seeds is not None else spec.canonical_seeds)
+        ]

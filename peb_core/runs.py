@@ -17,12 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ._gc import gc_paused
 from .generate import generate_tasks
 from .responses import ResponseRecord
 from .scenarios import ScenarioFile, scenario_hash
 from .systems import System
 from .tasks import Task
-from .views import model_view, system_view
+from .views import boundary_view, model_view, system_view
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -97,7 +98,7 @@ def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
     seen: set[tuple[str, str]] = set()
     if not path.exists():
         return records, problems
-    with path.open("rb") as handle:
+    with path.open("rb") as handle, gc_paused():
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -131,6 +132,8 @@ def run_tasks(
 def _view(system: System, task: Task, spec: ScenarioFile) -> Any:
     if system.view == "model":
         return model_view(task, spec)
+    if system.view == "boundary":
+        return boundary_view(task, spec)
     if system.view == "system":
         return system_view(task, spec)
     return task
@@ -189,11 +192,11 @@ async def _run(
     run_dir.mkdir(parents=True, exist_ok=True)
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
-        same = ("system", "config", "families", "seeds")
+        same = ("system", "config", "families", "seeds", "scenario_hash")
         if old.model_dump(include=set(same)) != manifest.model_dump(include=set(same)):
             raise RunError(
-                f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}); "
-                "choose another --out"
+                f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}, "
+                f"scenarios {old.scenario_hash[:12]}); choose another --out"
             )
         manifest = manifest.model_copy(update={"started_at": old.started_at})
     write_manifest(run_dir, manifest)

@@ -95,7 +95,7 @@ def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
 def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
     """The answer each task is judged against, one row per field: the complete answer on a
     complete task, the authorized answer where a partial answer is permitted, none (no rows)
-    where policy requires a block."""
+    where policy requires a block. `ordinal` fields score by exact match, the others by Jaccard."""
     rows = []
     for t in tasks:
         if t.oracles.completeness == "complete":
@@ -105,14 +105,17 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
         else:
             continue
         for field, value in target.items():
-            rows.append((t.family, t.task_id, field, _as_list(value)))
-    return pl.DataFrame(
-        rows,
-        schema=pl.Schema(
-            {"family": pl.String(), "task_id": pl.String(), "field": pl.String(), "expected": LIST}
-        ),
-        orient="row",
+            rows.append((t.family, t.task_id, field, isinstance(value, str), _as_list(value)))
+    schema = pl.Schema(
+        {
+            "family": pl.String(),
+            "task_id": pl.String(),
+            "field": pl.String(),
+            "ordinal": pl.Boolean(),
+            "expected": LIST,
+        }
     )
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def response_frame(
@@ -184,7 +187,12 @@ def score_frames(
         .join(expected, on=KEY)
         .join(answers, on=[*RUN_KEY, "field"], how="left")
         .group_by(RUN_KEY)
-        .agg(field_mean=_jaccard(pl.col("got"), pl.col("expected")).mean())
+        .agg(
+            field_mean=pl.when(pl.col("ordinal"))
+            .then((pl.col("got") == pl.col("expected")).fill_null(False).cast(pl.Float64))
+            .otherwise(_jaccard(pl.col("got"), pl.col("expected")))
+            .mean()
+        )
     )
     valid = pl.col("status") == "ok"
     blocked = valid & pl.col("answer_null")

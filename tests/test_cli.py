@@ -1,0 +1,181 @@
+"""The `peb` command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED = json.loads((ROOT / "tests" / "data" / "published_table4.json").read_text())
+
+
+def peb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "peb_core.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def _published() -> dict[tuple[str, str], dict[str, float]]:
+    return {(r["family"], r["baseline"]): r for r in PUBLISHED["rows"]}
+
+
+def _assert_table4(rows: list[dict[str, object]]) -> None:
+    published = _published()
+    seen = set()
+    for row in rows:
+        key = (str(row["family"]), str(row["system"]))
+        if key not in published:
+            continue
+        seen.add(key)
+        for metric, column in [
+            ("unsafe", "unsafe_completeness_rate"),
+            ("answer", "answer_correctness"),
+            ("gap", "gap_report_quality"),
+        ]:
+            assert round(float(row[column]), 3) == published[key][metric], (key, metric)  # type: ignore[arg-type]
+    assert seen == set(published)
+
+
+def test_score_json_of_checked_in_baselines_reproduces_table4() -> None:
+    dirs = sorted(str(p) for p in (ROOT / "runs" / "baselines").iterdir())
+    result = peb("score", *dirs, "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    expected_keys = {
+        "run",
+        "system",
+        "family",
+        "n_tasks",
+        "n_incomplete",
+        "unsafe_completeness_rate",
+        "answer_correctness",
+        "gap_report_quality",
+        "blocked_when_safe_to_answer_rate",
+        "correct_complete",
+        "correct_incomplete",
+        "false_complete",
+        "false_incomplete",
+        "invalid_rate",
+    }
+    assert all(expected_keys <= set(r) for r in rows)
+    assert len(rows) == 12
+    _assert_table4(rows)
+
+
+def test_run_and_score_from_scratch_reproduce_table4(tmp_path: Path) -> None:
+    for system in ["silent_filter", "warning_partial", "fail_and_report", "oracle"]:
+        result = peb("run", "--system", system, "--out", str(tmp_path / system))
+        assert result.returncode == 0, result.stderr
+        assert "72 tasks (72 ok" in result.stdout
+    result = peb("score", *(str(p) for p in sorted(tmp_path.iterdir())), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    _assert_table4(rows)
+    oracle = {r["family"]: r for r in rows if r["system"] == "oracle"}
+    fail = {r["family"]: r for r in rows if r["system"] == "fail_and_report"}
+    drop = {"run", "system"}
+    assert {k: {m: v for m, v in r.items() if m not in drop} for k, r in oracle.items()} == {
+        k: {m: v for m, v in r.items() if m not in drop} for k, r in fail.items()
+    }
+
+
+def test_family_and_seed_selection(tmp_path: Path) -> None:
+    out = tmp_path / "views.jsonl"
+    result = peb(
+        "tasks",
+        "export",
+        "--out",
+        str(out),
+        "--family",
+        "due_diligence_v1,security_incident_v1",
+        "--seeds",
+        "11,400-402",
+        "--model-view",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 2 * 6 * 4
+    view = json.loads(lines[0])
+    assert set(view) == {"family", "prompt", "contract", "answer_schema", "documents"}
+    result = peb("tasks", "list", "--family", "compliance_audit_v1", "--family", "due_diligence_v1")
+    assert result.returncode == 0
+    assert result.stdout.count("__s") == 48
+
+
+def test_tasks_show_worked_example() -> None:
+    result = peb("tasks", "show", "hidden_liability_annex__s11")
+    assert result.returncode == 0, result.stderr
+    assert "Westbridge MedTech" in result.stdout
+    assert "HIDDEN" in result.stdout and "target_internal" in result.stdout
+    shown = json.loads(peb("tasks", "show", "hidden_liability_annex__s11", "--json").stdout)
+    assert shown["oracles"]["gap_report"]["reason"] == "policy_requires_block"
+
+
+def test_schema_comes_from_the_models() -> None:
+    schemas = json.loads(peb("schema").stdout)
+    assert {"Task", "ModelView", "ResponseRecord", "RunManifest", "ScenarioFile"} <= set(schemas)
+    dd = schemas["Response[due_diligence_v1]"]
+    answer = dd["$defs"]["DueDiligenceV1Answer"]["properties"]
+    assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
+    assert answer["risk_summary"]["maxItems"] == 10
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["tasks", "list", "--family", "nope"], "unknown family 'nope'; valid: "),
+        (["tasks", "show", "nope__s11"], "unknown template 'nope'; valid: "),
+        (["tasks", "show", "hidden_liability_annex"], "not of the form <template>__s<seed>"),
+        (["run", "--system", "nope", "--out", "/tmp/x"], "unknown system 'nope'; valid: "),
+        (["tasks", "list", "--seeds", "11,eleven"], "'eleven' is not an integer or a range"),
+        (["tasks", "list", "--seeds", "9-3"], "range '9-3' is empty"),
+        (["score", "/nonexistent-run"], "not a run folder"),
+        (["bogus"], "invalid choice"),
+        (["schema", "Nope"], "unknown schema 'Nope'; valid: "),
+    ],
+)
+def test_bad_input_gets_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    result = peb(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("peb: error: ") and needle in lines[0]
+
+
+def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
+    for path in (ROOT / "scenarios").glob("*.toml"):
+        shutil.copy(path, tmp_path / path.name)
+    broken = tmp_path / "due_diligence_v1.toml"
+    broken.write_text(broken.read_text().replace('kind = "ordinal"', 'kind = "ordinl"', 1))
+    result = peb("tasks", "list", env={"PEB_SCENARIOS_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert "\n" not in line
+    assert str(broken) in line and "answer.recommendation.kind" in line and "ordinal" in line
+
+
+def test_corrupt_record_is_reported_and_the_rest_scored(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "runs" / "baselines" / "fail_and_report", run)
+    lines = (run / "responses.jsonl").read_text().splitlines()
+    lines[4] = '{"family": "due_diligence_v1", "task_id": '  # truncated write
+    (run / "responses.jsonl").write_text("\n".join(lines) + "\n")
+    result = peb("score", str(run), "--json")
+    assert result.returncode == 0, result.stderr
+    assert f"{run / 'responses.jsonl'}:5: corrupt record skipped" in result.stderr
+    rows = json.loads(result.stdout)
+    assert sum(r["n_tasks"] for r in rows) == 72
+    assert sum(r["n_missing"] for r in rows) == 1
+    assert sum(r["invalid_rate"] * r["n_tasks"] for r in rows) == pytest.approx(1)

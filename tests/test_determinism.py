@@ -1,0 +1,77 @@
+"""Same family + seed = byte-identical task JSON in any process (SPEC section 1)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import peb_core
+from peb_core import Task
+
+# The subprocess imports the very peb_core this process tests.
+PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
+
+
+# sha256 of the canonical export: the 72 canonical tasks, one `task.model_dump_json()` per line,
+# in generate_tasks order. Editing scenarios/*.toml or the generator changes it ON PURPOSE:
+# check the change is intended, then pin the new digest here.
+CANONICAL_EXPORT_SHA256 = "3c0e53d0dcbd9202ecff5b3b3ff1cfbee00e5126de657a08d937db836621421a"
+
+EXPORT = (
+    "import sys\n"
+    "from peb_core import generate_tasks, load_families\n"
+    "tasks = generate_tasks(load_families().values())\n"
+    "sys.stdout.buffer.write(''.join(t.model_dump_json() + '\\n' for t in tasks).encode())\n"
+)
+
+
+def _export(tasks: list[Task]) -> bytes:
+    return "".join(t.model_dump_json() + "\n" for t in tasks).encode()
+
+
+def _export_in_subprocess(hash_seed: str, cwd: Path) -> bytes:
+    env = {k: v for k, v in os.environ.items() if k != "PEB_SCENARIOS_DIR"}
+    env["PYTHONHASHSEED"] = hash_seed
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-c", EXPORT],
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    cwd = tmp_path_factory.mktemp("export")
+    return {seed: _export_in_subprocess(seed, cwd) for seed in ("0", "12345")}
+
+
+def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes]) -> None:
+    first, second = exports["0"], exports["12345"]
+    assert first.count(b"\n") == 72
+    assert first == second
+
+
+def test_subprocess_export_equals_in_process_export(
+    exports: dict[str, bytes], canonical_tasks: list[Task]
+) -> None:
+    assert exports["0"] == _export(canonical_tasks)
+
+
+def test_canonical_export_digest_is_pinned(exports: dict[str, bytes]) -> None:
+    assert hashlib.sha256(exports["0"]).hexdigest() == CANONICAL_EXPORT_SHA256
+
+
+def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: list[Task]) -> None:
+    parsed = [Task.model_validate_json(line) for line in exports["0"].splitlines()]
+    assert parsed == canonical_tasks
