@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from ._gc import gc_paused
 from .responses import ResponseRecord
 from .tasks import Task
 
@@ -122,6 +123,13 @@ def response_frame(
     records: Sequence[ResponseRecord], *, run: str, system: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The response frame and the response-answers frame of one run's records."""
+    with gc_paused():
+        return _response_frame(records, run=run, system=system)
+
+
+def _response_frame(
+    records: Sequence[ResponseRecord], *, run: str, system: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     rows, answers = [], []
     for r in records:
         resp = r.response if r.status == "ok" else None

@@ -1,0 +1,148 @@
+"""Generation speed: 10,000 fresh tasks on one core, spread evenly over families and templates.
+
+Run: .venv/bin/python benchmarks/bench_generate.py [--profile]
+Goal: at least 5,000 tasks/s, best of 3, building the list with `generate_tasks` (which pauses
+the cyclic GC while it builds). Also printed, without a goal: the same loop over `generate_task`
+with the GC left on, and a streamed run (each task dropped at once), which show where the time
+goes. Exits 1 if the goal is missed.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import pstats
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from peb_core.generate import generate_task, generate_tasks
+from peb_core.scenarios import ScenarioFile, load_families
+from peb_core.tasks import Task
+
+SEEDS_PER_TEMPLATE = 556  # x 18 templates = 10,008 tasks
+FIRST_SEED = 1000  # canonical seeds are small; fresh seeds start here
+REPEATS = 3
+GOAL = 5_000.0  # tasks/s
+
+Job = tuple[ScenarioFile, str, int]
+
+
+SEEDS = list(range(FIRST_SEED, FIRST_SEED + SEEDS_PER_TEMPLATE))
+
+
+def jobs() -> list[Job]:
+    """Every (family, template) at every seed, in `generate_tasks` order."""
+    return [
+        (spec, t.id, s) for spec in load_families().values() for t in spec.templates for s in SEEDS
+    ]
+
+
+def generate(work: list[Job]) -> list[Task]:
+    """The public batch API: what the goal is measured on."""
+    families = {spec.id: spec for spec, _, _ in work}
+    return generate_tasks(families.values(), SEEDS)
+
+
+def generate_gc_on(work: list[Job]) -> list[Task]:
+    return [generate_task(spec, template, seed) for spec, template, seed in work]
+
+
+def stream(work: list[Job]) -> None:
+    for spec, template, seed in work:
+        generate_task(spec, template, seed)
+
+
+def rates(fn: Callable[[list[Job]], Any], work: list[Job]) -> list[float]:
+    out = []
+    for _ in range(REPEATS):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn(work)
+        out.append(len(work) / (time.perf_counter() - start))
+        del result
+    return out
+
+
+class GcClock:
+    """Wall time spent in cyclic garbage collection, via gc.callbacks."""
+
+    def __init__(self) -> None:
+        self.seconds, self.full, self._t0 = 0.0, 0, 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._t0
+            self.full += info["generation"] == 2
+
+
+def main() -> int:
+    work = jobs()
+    canonical = {s for spec, _, _ in work for s in spec.canonical_seeds}
+    assert not canonical & {seed for _, _, seed in work}, "a canonical seed slipped in"
+    generate_gc_on(work[:100])  # warm up: scenario caches, pydantic validators
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    held = rates(generate, work)
+    clock = GcClock()
+    gc.callbacks.append(clock)
+    held_gc_on = rates(generate_gc_on, work)
+    gc.callbacks.remove(clock)
+    streamed = rates(stream, work)
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    tracemalloc.start()
+    tasks = generate(work)
+    _, traced_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    per_pair = Counter((t.family, t.template) for t in tasks)
+    incomplete = sum(t.oracles.completeness == "incomplete" for t in tasks)
+    del tasks
+    best = max(held)
+
+    def show(name: str, values: list[float]) -> None:
+        runs = ", ".join(f"{r:,.0f}" for r in values)
+        print(
+            f"{name:<26}best {max(values):>6,.0f}  median {statistics.median(values):>6,.0f}"
+            f"  tasks/s  ({runs})"
+        )
+
+    print(
+        f"tasks:                    {len(work):,}, seeds {FIRST_SEED}..{work[-1][2]}, "
+        f"{len({f for f, _ in per_pair})} families, {len(per_pair)} templates, "
+        f"{min(per_pair.values())}-{max(per_pair.values())} tasks each, "
+        f"{incomplete / len(work):.3f} incomplete"
+    )
+    show("held list (goal):", held)
+    show("held list, GC on:", held_gc_on)
+    show("streamed:", streamed)
+    print(
+        f"GC in GC-on runs:         {clock.seconds / REPEATS:.2f} s per run, "
+        f"{clock.full / REPEATS:.0f} full collections per run"
+    )
+    print(f"peak traced allocation:   {traced_peak / 2**20:.1f} MiB (tracemalloc, all tasks held)")
+    print(
+        f"max RSS:                  {rss_before / 1024:.1f} MiB before, "
+        f"{rss_after / 1024:.1f} MiB after the timed runs"
+    )
+
+    if "--profile" in sys.argv:
+        gc.disable()  # profile the generator itself; GC time is printed above
+        profiler = cProfile.Profile()
+        profiler.runcall(generate, work)
+        gc.enable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+
+    print(f"goal {GOAL:,.0f} tasks/s: {'met' if best >= GOAL else 'MISSED'}")
+    return 0 if best >= GOAL else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
