@@ -23,7 +23,7 @@ from .responses import ResponseRecord
 from .scenarios import ScenarioFile, scenario_hash
 from .systems import System
 from .tasks import Task
-from .views import boundary_view, model_view, system_view
+from .views import model_view, system_view
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -132,8 +132,6 @@ def run_tasks(
 def _view(system: System, task: Task, spec: ScenarioFile) -> Any:
     if system.view == "model":
         return model_view(task, spec)
-    if system.view == "boundary":
-        return boundary_view(task, spec)
     if system.view == "system":
         return system_view(task, spec)
     return task
