@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from peb_core.generate import generate_tasks
+from peb_core.report import SCORECARD_KEYS
 from peb_core.responses import ResponseRecord, Usage
 from peb_core.runs import read_records
 from peb_core.scenarios import load_families
@@ -35,21 +36,7 @@ N_RESPONSES = 1_000_000
 N_LINES = 100_000
 REPEATS = 3
 GOAL = 200_000.0  # responses/s
-METRICS = [
-    "n_tasks",
-    "n_incomplete",
-    "unsafe_completeness_rate",
-    "answer_correctness",
-    "gap_report_quality",
-    "blocked_when_safe_to_answer_rate",
-    "correct_complete",
-    "correct_incomplete",
-    "false_complete",
-    "false_incomplete",
-    "invalid_rate",
-    "n_missing",
-    "n_errors",
-]
+METRICS = [k for k in SCORECARD_KEYS if k not in ("run", "system", "family")]
 
 
 def max_rss_mib() -> float:
