@@ -13,11 +13,21 @@ import polars as pl
 
 from .answers import response_model
 from .generate import generate_task, generate_tasks, parse_task_id
+from .local import (
+    DEFAULT_PORT,
+    REGISTRY,
+    LocalModel,
+    LocalModelError,
+    get_local,
+    serve,
+    status,
+    stop,
+)
 from .report import scorecard_of
 from .responses import ResponseRecord
 from .runs import RunError, RunManifest, run_system
 from .scenarios import ScenarioError, ScenarioFile, load_families
-from .systems import BASELINES
+from .systems import BASELINES, System
 from .tasks import Task
 from .views import ModelView, SystemView, model_view
 
@@ -172,18 +182,101 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 
 
-def cmd_run(args: argparse.Namespace) -> None:
-    if args.system not in BASELINES:
-        raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
-    specs = _families(args.family)
-    interactive = sys.stderr.isatty()
+def _model_system(args: argparse.Namespace, specs: list[ScenarioFile]) -> System:
+    from .model_system import ModelSystem
+    from .protocols import get_protocol
 
-    def progress(record: Any, done: int, total: int) -> None:
-        if interactive:
-            print(f"\r{done}/{total} tasks", end="" if done < total else "\n", file=sys.stderr)
+    try:
+        protocol = get_protocol(args.protocol)
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from None
+    for flag, value in (("--timeout", args.timeout), ("--max-tokens", args.max_tokens)):
+        if value <= 0:
+            raise UsageError(f"{flag} must be positive, got {value}")
+    model, api_base, style = args.model, args.api_base, "json_schema"
+    if model.startswith("local/"):
+        local = _local(model)
+        _, port = serve(local, args.local_port)
+        model, api_base, style = (
+            f"openai/{local.name}",
+            f"http://127.0.0.1:{port}/v1",
+            "json_object",
+        )
+    return ModelSystem(
+        model=model,
+        families=specs,
+        protocol=protocol,
+        api_base=api_base,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout_s=args.timeout,
+        format_style=style,
+    )
+
+
+def _local(name: str) -> LocalModel:
+    try:
+        return get_local(name)
+    except LocalModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_local_model(args: argparse.Namespace) -> None:
+    model = _local(args.name)
+    if args.action == "serve":
+        pid, port = serve(model, args.port)
+        print(f"local/{model.name}: serving at http://127.0.0.1:{port}/v1 (pid {pid})")
+    elif args.action == "status":
+        running = status(model)
+        print(
+            f"local/{model.name}: "
+            + (
+                f"running at http://127.0.0.1:{running[1]}/v1 (pid {running[0]})"
+                if running
+                else "stopped"
+            )
+        )
+    else:
+        print(f"local/{model.name}: {'stopped' if stop(model) else 'was not running'}")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    specs = _families(args.family)
+    if args.model:
+        system = _model_system(args, specs)
+    elif args.system in BASELINES:
+        system = BASELINES[args.system]
+    else:
+        raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {args.limit}")
+    errors = tokens = 0
+    costs: list[float | None] = []
+
+    def progress(record: ResponseRecord, done: int, total: int) -> None:
+        nonlocal errors, tokens
+        errors += record.status == "error"
+        tokens += (record.usage.prompt_tokens or 0) + (record.usage.completion_tokens or 0)
+        costs.append(record.usage.cost_usd)
+        cost = "unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
+        end = "\n" if done == total or not sys.stderr.isatty() else ""
+        print(
+            f"\r{done}/{total} tasks, {errors} errors, {tokens} tokens, cost {cost}",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
 
     manifest = run_system(
-        BASELINES[args.system], specs, Path(args.out), seeds=_seeds(args.seeds), progress=progress
+        system,
+        specs,
+        Path(args.out),
+        seeds=_seeds(args.seeds),
+        concurrency=args.concurrency,
+        progress=progress,
+        limit=args.limit,
     )
     c = manifest.counts
     print(f"{args.out}: {c.n_tasks} tasks ({c.ok} ok, {c.invalid} invalid, {c.error} errors)")
@@ -256,10 +349,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tasks_export)
 
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
-    p.add_argument("--system", required=True, help=f"one of: {', '.join(BASELINES)}")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
+    who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
     selection(p)
     p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument("--concurrency", type=int, default=8, metavar="N")
+    p.add_argument("--temperature", type=float, default=0.0, metavar="T")
+    p.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (--model)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per request")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument("--local-port", type=int, default=DEFAULT_PORT, metavar="PORT")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
+    p.add_argument("action", choices=["serve", "status", "stop"])
+    p.add_argument("name", nargs="?", default="smollm2", help=f"one of: {', '.join(REGISTRY)}")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.set_defaults(func=cmd_local_model)
 
     p = sub.add_parser("score", help="the scorecard of one or more run folders")
     p.add_argument("dirs", nargs="+", metavar="DIR")
@@ -276,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         args.func(args)
-    except (UsageError, ScenarioError, RunError) as exc:
+    except (UsageError, ScenarioError, RunError, LocalModelError) as exc:
         print(f"peb: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -23,7 +23,7 @@ from .responses import ResponseRecord
 from .scenarios import ScenarioFile, scenario_hash
 from .systems import System
 from .tasks import Task
-from .views import model_view, system_view
+from .views import boundary_view, model_view, system_view
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -132,6 +132,8 @@ def run_tasks(
 def _view(system: System, task: Task, spec: ScenarioFile) -> Any:
     if system.view == "model":
         return model_view(task, spec)
+    if system.view == "boundary":
+        return boundary_view(task, spec)
     if system.view == "system":
         return system_view(task, spec)
     return task
@@ -149,6 +151,7 @@ def run_system(
     seeds: Sequence[int] | None = None,
     concurrency: int = 8,
     progress: Progress | None = None,
+    limit: int | None = None,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
 
@@ -160,9 +163,18 @@ def run_system(
         seeds: integer seeds; None for each family's canonical seeds.
         concurrency: how many tasks may be in flight at once.
         progress: called after each finished task.
+        limit: run only the first `limit` tasks (a smoke run; the rest score as missing).
     """
     return asyncio.run(
-        _run(system, families, run_dir, seeds=seeds, concurrency=concurrency, progress=progress)
+        _run(
+            system,
+            families,
+            run_dir,
+            seeds=seeds,
+            concurrency=concurrency,
+            progress=progress,
+            limit=limit,
+        )
     )
 
 
@@ -174,9 +186,10 @@ async def _run(
     seeds: Sequence[int] | None,
     concurrency: int,
     progress: Progress | None,
+    limit: int | None,
 ) -> RunManifest:
     specs = {spec.id: spec for spec in families}
-    tasks = generate_tasks(families, seeds)
+    tasks = generate_tasks(families, seeds)[:limit]
     manifest = RunManifest(
         system=system.name,
         config=system.config(),

@@ -1,7 +1,8 @@
 """Systems: anything that turns a view of a task into a Reply. The four baselines of SPEC
 section 4 live here; model-backed systems implement the same protocol.
 
-A system declares which view it reads: `model` (ModelView), `system` (SystemView: visible facts
+A system declares which view it reads: `model` (ModelView), `boundary`
+(BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
 and the access layer's filter report) or `oracle` (the Task itself; only the oracle baseline).
 """
 
@@ -16,7 +17,7 @@ from .responses import Answer, GapReport, Reply, Response, Usage
 from .tasks import Task
 from .views import SystemView
 
-ViewKind = Literal["model", "system", "oracle"]
+ViewKind = Literal["model", "boundary", "system", "oracle"]
 
 
 class System(Protocol):

