@@ -5,6 +5,12 @@ The public surface, in the order data flows: scenario files -> tasks -> views ->
 runs -> scores -> reports.
 """
 
+import os as _os
+
+# litellm fetches a price map from the internet at import unless told to use its local copy; set
+# before anything can import it (it is imported lazily, in peb_core.model_system).
+_os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 from .answers import AnswerField, answer_schema, fold_answer, response_model
 from .generate import generate_task, generate_tasks, parse_task_id, task_id
 from .report import SCORECARD_KEYS, discover_runs, documents_frame, score_run_dirs, scorecard_of

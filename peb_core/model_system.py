@@ -22,8 +22,6 @@ from .scenarios import ScenarioFile
 from .systems import ViewKind
 from .views import BoundaryView, ModelView
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
