@@ -15,6 +15,7 @@ from .tasks import Task
 SCORECARD_KEYS = [
     "run",
     "system",
+    "protocol",
     "family",
     "n_tasks",
     "n_incomplete",
@@ -40,7 +41,8 @@ def discover_runs(root: Path) -> list[Path]:
 
 def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     """Per-task scores of each run folder (recomputed from its responses), and the warnings met
-    on the way: corrupt or repeated records skipped, runs made on other scenario files."""
+    on the way: corrupt or repeated records skipped, runs made on other scenario files. The
+    prompt protocol (from the manifest; `-` for systems without one) is a column."""
     families = load_families()
     current = scenario_hash()
     frames, warnings = [], []
@@ -53,7 +55,9 @@ def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
         records, problems = read_records(run_dir / RESPONSES)
         warnings.extend(problems)
         tasks = run_tasks(run_dir, manifest, families)
-        frames.append(score_run(tasks, records, run=run_dir.name, system=manifest.system))
+        scores = score_run(tasks, records, run=run_dir.name, system=manifest.system)
+        protocol = str(manifest.config.get("protocol", "-"))
+        frames.append(scores.with_columns(protocol=pl.lit(protocol)))
     return pl.concat(frames), warnings
 
 

@@ -284,11 +284,13 @@ def score_run(
 
 
 def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
-    """Aggregate per-task scores by run, system and family: every metric of SPEC section 3."""
+    """Aggregate per-task scores by run, system, protocol (where the frame has one) and family:
+    every metric of SPEC section 3."""
+    keys = [k for k in ("run", "system", "protocol", "family") if k in scores.columns]
     incomplete = pl.col("completeness") == "incomplete"
     outcome = pl.col("outcome")
     return (
-        scores.group_by("run", "system", "family", maintain_order=True)
+        scores.group_by(keys, maintain_order=True)
         .agg(
             n_tasks=pl.len(),
             n_incomplete=incomplete.sum(),

@@ -55,6 +55,7 @@ def test_score_json_of_checked_in_baselines_reproduces_table4() -> None:
     expected_keys = {
         "run",
         "system",
+        "protocol",
         "family",
         "n_tasks",
         "n_incomplete",
