@@ -87,6 +87,7 @@ class ModelSystem:
 
     def __post_init__(self) -> None:
         self._specs = {s.id: s for s in self.families}
+        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
 
     @property
@@ -118,7 +119,7 @@ class ModelSystem:
             "messages": self.protocol.render(view),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "response_format": response_format(spec, self.format_style),
+            "response_format": self._formats[spec.id],
         }
         key = cache_key(request)
         cached = self._cache.get(key) if self._cache else None
