@@ -59,11 +59,9 @@ def _(family_pick, families, mo):
 
 @app.cell
 def _(family_pick, families, mo, peb_core, seed_pick, task_pick):
-    spec = next(
-        families[f]
-        for f in family_pick.value
-        if task_pick.value in {t.id for t in families[f].templates}
-    )
+    spec = peb_core.families_with_template(
+        [families[f] for f in family_pick.value], task_pick.value
+    )[0]
     task = peb_core.generate_task(spec, task_pick.value, int(seed_pick.value))
     docs = peb_core.documents_frame(task)
     mo.vstack(

@@ -16,7 +16,14 @@ from .generate import generate_task, generate_tasks, parse_task_id, task_id
 from .report import SCORECARD_KEYS, discover_runs, documents_frame, score_run_dirs, scorecard_of
 from .responses import GapReport, Reply, Response, ResponseRecord, Usage
 from .runs import RunError, RunManifest, read_manifest, read_records, run_system, run_tasks
-from .scenarios import ScenarioError, ScenarioFile, load_families, load_scenario, scenario_hash
+from .scenarios import (
+    ScenarioError,
+    ScenarioFile,
+    families_with_template,
+    load_families,
+    load_scenario,
+    scenario_hash,
+)
 from .scoring import score_frames, score_run, scorecard
 from .systems import BASELINES, Baseline, System
 from .tasks import Contract, Document, Fact, Oracles, Task
@@ -48,6 +55,7 @@ __all__ = [
     "answer_schema",
     "discover_runs",
     "documents_frame",
+    "families_with_template",
     "fold_answer",
     "generate_task",
     "generate_tasks",

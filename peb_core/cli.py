@@ -26,7 +26,7 @@ from .local import (
 from .report import scorecard_of
 from .responses import ResponseRecord
 from .runs import RunError, RunManifest, run_system
-from .scenarios import ScenarioError, ScenarioFile, load_families
+from .scenarios import ScenarioError, ScenarioFile, families_with_template, load_families
 from .systems import BASELINES, System
 from .tasks import Task
 from .views import ModelView, SystemView, model_view
@@ -94,7 +94,7 @@ def _find_task(task_ref: str, family: list[str] | None) -> tuple[Task, ScenarioF
         template, seed = parse_task_id(task_ref)
     except ValueError as exc:
         raise UsageError(f"{exc}, e.g. hidden_liability_annex__s11") from None
-    matches = [s for s in _families(family) if template in {t.id for t in s.templates}]
+    matches = families_with_template(_families(family), template)
     if not matches:
         valid = sorted(t.id for s in _families(family) for t in s.templates)
         raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")

@@ -88,6 +88,7 @@ class ModelSystem:
     def __post_init__(self) -> None:
         self._specs = {s.id: s for s in self.families}
         self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
+        self._parsers = {s.id: (response_model(s), answer_schema(s)) for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
 
     @property
@@ -140,7 +141,7 @@ class ModelSystem:
             cost_usd=done.cost_usd,
             cached=cached is not None,
         )
-        return parse_reply(done.text, response_model(spec), answer_schema(spec), usage)
+        return parse_reply(done.text, *self._parsers[spec.id], usage)
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""

@@ -280,6 +280,13 @@ def load_families(folder: Path | None = None) -> dict[str, ScenarioFile]:
     return _load_dir(str(folder or scenarios_dir()))
 
 
+def families_with_template(
+    families: Iterable[ScenarioFile], template_id: str
+) -> list[ScenarioFile]:
+    """The families that define a template id (normally one)."""
+    return [f for f in families if any(t.id == template_id for t in f.templates)]
+
+
 def scenario_hash(folder: Path | None = None) -> str:
     """sha256 over the family files' names and bytes, to tie a run to the scenarios it used."""
     digest = hashlib.sha256()
