@@ -13,6 +13,7 @@ import polars as pl
 
 from .answers import response_model
 from .generate import generate_task, generate_tasks, parse_task_id
+from .launch import SystemSpecError, build_system
 from .local import (
     DEFAULT_PORT,
     REGISTRY,
@@ -27,7 +28,7 @@ from .report import scorecard_of
 from .responses import ResponseRecord
 from .runs import RunError, RunManifest, run_system
 from .scenarios import ScenarioError, ScenarioFile, families_with_template, load_families
-from .systems import BASELINES, System
+from .systems import BASELINES
 from .tasks import Task
 from .views import ModelView, SystemView, model_view
 
@@ -182,38 +183,6 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 
 
-def _model_system(args: argparse.Namespace, specs: list[ScenarioFile]) -> System:
-    from .model_system import ModelSystem
-    from .protocols import get_protocol
-
-    try:
-        protocol = get_protocol(args.protocol)
-    except KeyError as exc:
-        raise UsageError(str(exc.args[0])) from None
-    for flag, value in (("--timeout", args.timeout), ("--max-tokens", args.max_tokens)):
-        if value <= 0:
-            raise UsageError(f"{flag} must be positive, got {value}")
-    model, api_base, style = args.model, args.api_base, "json_schema"
-    if model.startswith("local/"):
-        local = _local(model)
-        _, port = serve(local, args.local_port)
-        model, api_base, style = (
-            f"openai/{local.name}",
-            f"http://127.0.0.1:{port}/v1",
-            "json_object",
-        )
-    return ModelSystem(
-        model=model,
-        families=specs,
-        protocol=protocol,
-        api_base=api_base,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        timeout_s=args.timeout,
-        format_style=style,
-    )
-
-
 def _local(name: str) -> LocalModel:
     try:
         return get_local(name)
@@ -242,12 +211,21 @@ def cmd_local_model(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> None:
     specs = _families(args.family)
-    if args.model:
-        system = _model_system(args, specs)
-    elif args.system in BASELINES:
-        system = BASELINES[args.system]
-    else:
+    if args.system and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    for flag, value in (("--timeout", args.timeout), ("--max-tokens", args.max_tokens)):
+        if value <= 0:
+            raise UsageError(f"{flag} must be positive, got {value}")
+    system = build_system(
+        args.model or args.system,
+        specs,
+        protocol=args.protocol,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        api_base=args.api_base,
+        timeout_s=args.timeout,
+        local_port=args.local_port,
+    )
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.limit is not None and args.limit < 1:
@@ -385,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         args.func(args)
-    except (UsageError, ScenarioError, RunError, LocalModelError) as exc:
+    except (UsageError, ScenarioError, RunError, LocalModelError, SystemSpecError) as exc:
         print(f"peb: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

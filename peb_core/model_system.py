@@ -84,6 +84,9 @@ class ModelSystem:
     format_style: str = "json_schema"
     cache_folder: Path | None = None
     use_cache: bool = True
+    endpoint: tuple[str, str] | None = None
+    """(litellm model, api base) actually called, when it differs from what is recorded: an
+    embedded model is recorded as `local/<name>` whatever port serves it."""
 
     def __post_init__(self) -> None:
         self._specs = {s.id: s for s in self.families}
@@ -128,6 +131,8 @@ class ModelSystem:
         if cached is not None:
             done = Completion(**cached)
         else:
+            if self.endpoint:
+                request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
             result = await self._complete(request)
             if isinstance(result, str):
                 return Reply(status="error", error=result)
@@ -148,7 +153,7 @@ class ModelSystem:
         import litellm
 
         extra: dict[str, Any] = {}
-        if self.api_base and not os.environ.get("OPENAI_API_KEY"):
+        if request["api_base"] and not os.environ.get("OPENAI_API_KEY"):
             extra["api_key"] = "unused"
         error = ""
         for attempt in range(self.retries + 1):
