@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .responses import Answer, Completeness, GapReason, GapStatus
 from .scenarios import ScenarioFile
+from .tasks import Fact
 
 
 class AnswerField(BaseModel):
@@ -30,6 +31,15 @@ def answer_schema(spec: ScenarioFile) -> tuple[AnswerField, ...]:
         AnswerField(name=name, kind=f.kind, values=tuple(f.values), description=f.description)
         for name, f in spec.answer.items()
     )
+
+
+def live_effects(facts: Iterable[Fact]) -> list[dict[str, list[str]]]:
+    """The effects of the facts that no other fact among `facts` retracts, in order. Hidden
+    evidence that contradicts visible evidence thus changes the complete answer only: the
+    authorized answer never holds the retracting fact."""
+    facts = list(facts)
+    retracted = {r for f in facts for r in f.retracts}
+    return [f.effects for f in facts if f.id not in retracted]
 
 
 def fold_answer(schema: Iterable[AnswerField], effects: Iterable[dict[str, list[str]]]) -> Answer:

@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 
 from ._gc import gc_paused
-from .answers import answer_schema, fold_answer
+from .answers import answer_schema, fold_answer, live_effects
 from .responses import GapReport
 from .scenarios import ROLES, ScenarioFile, TemplateSpec
 from .tasks import Contract, Document, Fact, Oracles, RequiredEvidence, Task
@@ -33,6 +33,24 @@ def parse_task_id(value: str) -> tuple[str, int]:
     return match["template"], int(match["seed"])
 
 
+def parse_seeds(text: str) -> list[int]:
+    """`11,23` and ranges `400-439` into a list of distinct integers, in the order given; a
+    ValueError names the part that is neither."""
+    seeds: dict[int, None] = {}
+    for part in (p.strip() for p in text.split(",")):
+        low, sep, high = part.partition("-")
+        try:
+            values = range(int(low), int(high) + 1) if sep else [int(part)]
+        except ValueError:
+            raise ValueError(
+                f"{part!r} is not an integer or a range; expected e.g. 11,23 or 400-439"
+            ) from None
+        if sep and int(high) < int(low):
+            raise ValueError(f"range {part!r} is empty; expected LOW-HIGH with LOW <= HIGH")
+        seeds.update(dict.fromkeys(values))
+    return list(seeds)
+
+
 def _format(text: str, variables: dict[str, str]) -> str:
     return text.format(**variables)
 
@@ -49,10 +67,19 @@ def _is_promoted(template: TemplateSpec, seed: int, canonical: Sequence[int], dr
     return draw < len(template.promoted_seeds) / len(canonical)
 
 
-def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
-    """One task of `spec` for a template and any non-negative integer seed."""
+def generate_task(spec: ScenarioFile, template_id: str, seed: int, distractors: int = 0) -> Task:
+    """One task of `spec` for a template and any non-negative integer seed.
+
+    The six slot documents are rendered in slot order (the contract lists its evidence in that
+    order), then `distractors` neutral authorized documents are added, then the documents are
+    shuffled with the same seeded generator, so no role sits at a fixed position. Distractors
+    carry no facts and a family no contract requires: they never change an oracle."""
     if seed < 0:
         raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
+    if distractors < 0:
+        raise ValueError(f"distractors {distractors} is negative; expected an integer >= 0")
+    if distractors and spec.distractors is None:
+        raise ValueError(f"family {spec.id} declares no distractors")
     template = spec.template(template_id)
     rng = random.Random(f"{spec.id}|{template.id}|{seed}")
     variables = {name: rng.choice(spec.pools[name]) for name in sorted(spec.pools)}
@@ -65,6 +92,14 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
 
     documents: list[Document] = []
     doc_ids: set[str] = set()
+
+    def new_doc_id() -> str:
+        doc_id = f"doc-{rng.getrandbits(24):06x}"
+        while doc_id in doc_ids:
+            doc_id = f"doc-{rng.getrandbits(24):06x}"
+        doc_ids.add(doc_id)
+        return doc_id
+
     slots = {s.role: s for s in spec.slots}
     for role in ROLES:
         slot = slots[role]
@@ -74,10 +109,20 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
             effects = {
                 k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()
             }
-            facts.append(Fact(id=finding.id, effects=effects, variables=_used(text, variables)))
+            facts.append(
+                Fact(
+                    id=finding.id,
+                    effects=effects,
+                    variables=_used(text, variables),
+                    retracts=list(finding.retracts),
+                )
+            )
             sentences.append(_format(text, variables))
         fills = dict(variables)
-        fills["findings"] = " ".join(sentences) if sentences else rng.choice(slot.no_findings)
+        if sentences:
+            fills["findings"] = " ".join(sentences)
+        elif slot.no_findings:
+            fills["findings"] = _format(rng.choice(slot.no_findings), variables)
         if role == "tracker":
             phrasing = rng.choice(spec.boundary.included if promoted else spec.boundary.excluded)
             fills["boundary"] = phrasing.format(
@@ -86,13 +131,9 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
         titles = material.titles if role == "material" else slot.titles
         title = _format(rng.choice(titles), variables)
         body = _format(rng.choice(slot.bodies), fills)
-        doc_id = f"doc-{rng.getrandbits(24):06x}"
-        while doc_id in doc_ids:
-            doc_id = f"doc-{rng.getrandbits(24):06x}"
-        doc_ids.add(doc_id)
         documents.append(
             Document(
-                doc_id=doc_id,
+                doc_id=new_doc_id(),
                 title=title,
                 role=role,
                 scope=material.scope if role == "material" else str(slot.scope),
@@ -103,9 +144,25 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int) -> Task:
                 facts=tuple(facts),
             )
         )
+    contract = _contract(spec, template, documents)
+
+    if spec.distractors is not None:
+        neutral = spec.distractors
+        for _ in range(distractors):
+            documents.append(
+                Document(
+                    doc_id=new_doc_id(),
+                    title=_format(rng.choice(neutral.titles), variables),
+                    role="distractor",
+                    scope=neutral.scope,
+                    evidence_family=neutral.evidence_family,
+                    body=_format(rng.choice(neutral.bodies), variables),
+                    facts=(),
+                )
+            )
+    rng.shuffle(documents)
 
     authorized = [d for d in documents if d.scope in user_scopes]
-    contract = _contract(spec, template, documents)
     return Task(
         task_id=task_id(template.id, seed),
         family=spec.id,
@@ -141,7 +198,7 @@ def _contract(
 
 
 def _effects(documents: Iterable[Document]) -> list[dict[str, list[str]]]:
-    return [fact.effects for doc in documents for fact in doc.facts]
+    return live_effects(fact for doc in documents for fact in doc.facts)
 
 
 def _oracles(
@@ -182,13 +239,13 @@ def _oracles(
 
 
 def generate_tasks(
-    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None
+    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, distractors: int = 0
 ) -> list[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
-    family, template, seed order."""
+    family, template, seed order, each with `distractors` neutral documents."""
     with gc_paused():
         return [
-            generate_task(spec, template.id, seed)
+            generate_task(spec, template.id, seed, distractors)
             for spec in families
             for template in spec.templates
             for seed in (seeds if seeds is not None else spec.canonical_seeds)

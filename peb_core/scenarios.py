@@ -20,7 +20,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Role = Literal[
-    "overview", "primary_evidence", "context_note", "advisor_note", "material", "tracker"
+    "overview",
+    "primary_evidence",
+    "context_note",
+    "advisor_note",
+    "material",
+    "tracker",
+    "distractor",
 ]
 ROLES: tuple[Role, ...] = (
     "overview",
@@ -30,10 +36,15 @@ ROLES: tuple[Role, ...] = (
     "material",
     "tracker",
 )
-"""The six document slots of every task, in the order the paper lists them."""
+"""The six document slots of every task, in the order the paper lists them. A task may also hold
+`distractor` documents (neutral, authorized, never required; see `DistractorSpec`)."""
+
+MIN_PHRASINGS = 3
+"""Every title, body, no-findings, boundary and finding text offers at least this many
+phrasings, so that fresh seeds give fresh text."""
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
-Phrasings = Annotated[list[str], Field(min_length=1)]
+Phrasings = Annotated[list[str], Field(min_length=MIN_PHRASINGS)]
 
 
 class _Spec(BaseModel):
@@ -58,8 +69,9 @@ class EvidenceFamilySpec(_Spec):
 
 class SlotSpec(_Spec):
     """A document slot. Bodies may use `{findings}` (the rendered facts), pool names and, in the
-    tracker, `{boundary}`. `scope` and `evidence_family` are omitted for the material slot, whose
-    template sets them."""
+    tracker, `{boundary}`. `scope`, `evidence_family` and `titles` are omitted for the material
+    slot, whose template sets them. `no_findings` (what `{findings}` renders to when the slot
+    carries no finding) may be omitted only by the tracker, which carries none."""
 
     role: Role
     scope: Identifier | None = None
@@ -67,16 +79,21 @@ class SlotSpec(_Spec):
     required: bool = True
     titles: list[str] = []
     bodies: Phrasings
-    no_findings: Phrasings = ["No material issue is recorded here."]
+    no_findings: list[str] = []
 
 
 class FindingSpec(_Spec):
-    """A fact placed in a slot: its rendered sentence(s) and its effect on the answer fields."""
+    """A fact placed in a slot: its rendered sentence(s) and its effect on the answer fields.
+
+    `retracts` names findings of the same template that this one contradicts: wherever both are
+    in the evidence, the retracted findings' effects are dropped (a hidden audit showing that a
+    visible "remediation verified" was falsified, say). Alone, a retracted finding counts."""
 
     id: Identifier
     slot: Role
     text: Phrasings
     effects: dict[Identifier, Identifier | list[Identifier]]
+    retracts: list[Identifier] = []
 
 
 class MaterialSpec(_Spec):
@@ -94,6 +111,16 @@ class TemplateSpec(_Spec):
     promoted_seeds: list[int] = []
     material: MaterialSpec
     findings: Annotated[list[FindingSpec], Field(min_length=1)]
+
+
+class DistractorSpec(_Spec):
+    """Neutral authorized documents that `--distractors N` adds to each task: no facts, a user
+    scope, and an evidence family no contract requires, so no oracle changes."""
+
+    scope: Identifier
+    evidence_family: Identifier
+    titles: Phrasings
+    bodies: Phrasings
 
 
 class BoundarySpec(_Spec):
@@ -117,6 +144,7 @@ class ScenarioFile(_Spec):
     evidence_families: list[EvidenceFamilySpec]
     slots: list[SlotSpec]
     boundary: BoundarySpec
+    distractors: DistractorSpec | None = None
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]
@@ -203,8 +231,10 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                     "from each template"
                 )
         else:
-            if not slot.titles:
-                yield f"{where}.titles: expected at least one title"
+            if len(slot.titles) < MIN_PHRASINGS:
+                yield f"{where}.titles: expected at least {MIN_PHRASINGS} titles"
+            if slot.role != "tracker" and len(slot.no_findings) < MIN_PHRASINGS:
+                yield f"{where}.no_findings: expected at least {MIN_PHRASINGS} phrasings"
             if slot.scope not in spec.user_scopes:
                 yield f"{where}.scope: {slot.scope!r} is not a user scope; " + _one_of(
                     spec.user_scopes
@@ -214,6 +244,12 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                     f"{where}.evidence_family: {slot.evidence_family!r} is not declared; "
                     + _one_of(families)
                 )
+        if (
+            slot.role == "tracker"
+            and not slot.no_findings
+            and any("findings" in _placeholders(b) for b in slot.bodies)
+        ):
+            yield f"{where}.bodies: the tracker carries no findings; use {{boundary}}"
         allowed = variables | {"findings"} | ({"boundary"} if slot.role == "tracker" else set())
         for text in [*slot.titles, *slot.bodies, *slot.no_findings]:
             for name in _placeholders(text) - allowed:
@@ -221,6 +257,27 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     for text in [*spec.boundary.excluded, *spec.boundary.included]:
         for name in _placeholders(text) - {"scope", "scope_description"}:
             yield f"boundary: unknown placeholder {{{name}}}; expected scope, scope_description"
+    if spec.distractors is not None:
+        d = spec.distractors
+        required = {s.evidence_family for s in spec.slots if s.required and s.evidence_family}
+        required |= {t.material.evidence_family for t in spec.templates}
+        if d.scope not in spec.user_scopes:
+            yield f"distractors.scope: {d.scope!r} is not a user scope; " + _one_of(
+                spec.user_scopes
+            )
+        if d.evidence_family not in families:
+            yield (
+                f"distractors.evidence_family: {d.evidence_family!r} is not declared; "
+                + _one_of(families)
+            )
+        elif d.evidence_family in required:
+            yield (
+                f"distractors.evidence_family: {d.evidence_family!r} is required by a slot or "
+                "template; distractors need a family no contract requires"
+            )
+        for text in [*d.titles, *d.bodies]:
+            for name in _placeholders(text) - variables:
+                yield f"distractors: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):
         yield "templates: template ids must be unique"
@@ -246,10 +303,19 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
             yield f"{where}.prompt: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
         if not any(f.slot == "material" for f in t.findings):
             yield f"{where}.findings: expected at least one finding in the material slot"
+        finding_ids = [f.id for f in t.findings]
+        if len(set(finding_ids)) != len(finding_ids):
+            yield f"{where}.findings: finding ids must be unique within a template"
         for j, finding in enumerate(t.findings):
             fw = f"{where}.findings[{j}]"
-            if finding.slot == "tracker":
-                yield f"{fw}.slot: the tracker is neutral and carries no findings"
+            if finding.slot in ("tracker", "distractor"):
+                yield f"{fw}.slot: the {finding.slot} is neutral and carries no findings"
+            for other in finding.retracts:
+                if other == finding.id or other not in finding_ids:
+                    yield (
+                        f"{fw}.retracts: {other!r} is not another finding of this template; "
+                        + _one_of(i for i in finding_ids if i != finding.id)
+                    )
             for text in finding.text:
                 for name in _placeholders(text) - variables:
                     yield f"{fw}.text: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .answers import fold_answer
+from .answers import fold_answer, live_effects
 from .responses import Answer, GapReport, Reply, Response, Usage
 from .tasks import Task
 from .views import SystemView
@@ -52,8 +52,8 @@ class Baseline:
 
 
 def _visible_answer(view: SystemView) -> Answer:
-    effects = [fact.effects for doc in view.visible_facts for fact in doc.facts]
-    return fold_answer(view.model.answer_schema, effects)
+    facts = [fact for doc in view.visible_facts for fact in doc.facts]
+    return fold_answer(view.model.answer_schema, live_effects(facts))
 
 
 def _filter_gap(view: SystemView, *, partial: bool) -> GapReport:

@@ -13,11 +13,14 @@ class _Value(BaseModel):
 
 
 class Fact(_Value):
-    """Structured ground truth a document's text was rendered from. Never shown to a model."""
+    """Structured ground truth a document's text was rendered from. Never shown to a model.
+    `retracts`: ids of facts this one contradicts; where both are in the evidence, their effects
+    are dropped (`peb_core.answers.live_effects`)."""
 
     id: str
     effects: dict[str, list[str]]
     variables: dict[str, str]
+    retracts: list[str] = []
 
 
 class Document(_Value):

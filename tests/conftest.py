@@ -1,5 +1,5 @@
-"""Shared fixtures: the shipped families, their 72 canonical tasks, and baseline runs made from
-scratch (never the checked-in ones) in a session temp folder."""
+"""Shared fixtures: the shipped families, their canonical tasks (24 per family), and baseline
+runs made from scratch (never the checked-in ones) in a session temp folder."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from peb_core import ScenarioFile, Task, generate_task, parse_task_id
+from peb_core import ScenarioFile, Task, generate_task, generate_tasks, parse_task_id
 from peb_core.scenarios import ROLES
 
 # SPEC section 1 (paper, Table 2): family -> (complete, incomplete, partial templates, partial
@@ -16,6 +16,8 @@ TABLE2 = {
     "compliance_audit_v1": (4, 20, 4, 16, 2, 8, 4, 0),
     "security_incident_v1": (7, 17, 2, 8, 4, 16, 1, 6),
 }
+# The four families added after the paper (its future work), each 6 templates x 4 seeds.
+NEW_FAMILIES = ["procurement_v1", "legal_review_v1", "insider_risk_v1", "hr_investigation_v1"]
 
 FRESH_SEEDS = [0, 7, *range(400, 440), 10**9]
 
@@ -23,13 +25,15 @@ FRESH_SEEDS = [0, 7, *range(400, 440), 10**9]
 def _fold(spec: ScenarioFile, task: Task, docs: list[str]) -> dict[str, object]:
     """The answer the facts of `docs` imply, written independently of peb_core.answers: per
     ordinal field the latest vocabulary value contributed (else the first), per set field the
-    contributed values in vocabulary order."""
+    contributed values in vocabulary order. A fact retracted by another fact among `docs` counts
+    for nothing."""
     contributed: dict[str, set[str]] = {name: set() for name in spec.answer}
-    for doc in task.documents:
-        if doc.doc_id in docs:
-            for fact in doc.facts:
-                for name, values in fact.effects.items():
-                    contributed[name] |= set(values)
+    facts = [f for doc in task.documents if doc.doc_id in docs for f in doc.facts]
+    retracted = {r for f in facts for r in f.retracts}
+    for fact in facts:
+        if fact.id not in retracted:
+            for name, values in fact.effects.items():
+                contributed[name] |= set(values)
     answer: dict[str, object] = {}
     for name, field in spec.answer.items():
         present = [v for v in field.values if v in contributed[name]]
@@ -48,10 +52,16 @@ def assert_valid_task(task: Task, spec: ScenarioFile) -> None:
     assert parse_task_id(task.task_id) == (task.template, task.seed)
     assert task.prompt and "{" not in task.prompt
 
-    # Six documents, one per role, in the paper's order, with unique ids and rendered text.
-    assert len(task.documents) == 6
-    assert tuple(d.role for d in task.documents) == ROLES
-    assert len({d.doc_id for d in task.documents}) == 6
+    # Six documents, one per role, in a seeded order, plus any distractors, with unique ids and
+    # rendered text.
+    slots = [d for d in task.documents if d.role != "distractor"]
+    assert sorted(d.role for d in slots) == sorted(ROLES)
+    assert len({d.doc_id for d in task.documents}) == len(task.documents)
+    for doc in task.documents:
+        if doc.role == "distractor":
+            assert doc.facts == () and doc.scope in spec.user_scopes
+            assert spec.distractors is not None
+            assert doc.evidence_family == spec.distractors.evidence_family
     for doc in task.documents:
         assert doc.title and doc.body
         assert "{" not in doc.title + doc.body, (task.task_id, doc.role)
@@ -71,8 +81,15 @@ def assert_valid_task(task: Task, spec: ScenarioFile) -> None:
     hidden = [d for d in task.documents if d.doc_id not in task.authorized_doc_ids]
     assert hidden == ([] if task.promoted else [material])
 
-    # Contract: the material's family is required, the tracker's is not; policy per template.
+    # Contract: the material's family is required, the tracker's is not; policy per template. It
+    # lists the evidence in slot order, whatever order the documents are in.
     required = [r.id for r in task.contract.required_evidence]
+    by_role = {d.role: d for d in slots}
+    assert required == list(
+        dict.fromkeys(
+            by_role[r].evidence_family for r in ROLES if r == "material" or spec.slot(r).required
+        )
+    )
     assert len(set(required)) == len(required)
     assert material.evidence_family in required
     tracker = next(d for d in task.documents if d.role == "tracker")
@@ -111,12 +128,12 @@ def assert_valid_task(task: Task, spec: ScenarioFile) -> None:
         assert gap.affected_claims == list(spec.evidence_family(material.evidence_family).informs)
 
 
-def test_three_families_of_24_tasks(
+def test_seven_families_of_24_tasks(
     families: dict[str, ScenarioFile], canonical_tasks: list[Task]
 ) -> None:
-    assert set(families) == set(TABLE2)
-    assert len(canonical_tasks) == 72
-    assert len({(t.family, t.task_id) for t in canonical_tasks}) == 72
+    assert set(families) == set(TABLE2) | set(NEW_FAMILIES)
+    assert len(canonical_tasks) == 24 * len(families)
+    assert len({(t.family, t.task_id) for t in canonical_tasks}) == len(canonical_tasks)
     for family, spec in families.items():
         tasks = [t for t in canonical_tasks if t.family == family]
         assert len(tasks) == 24
@@ -156,7 +173,8 @@ def test_every_canonical_task_is_valid(
 
 def test_promoted_tasks_are_complete_with_equal_answers(canonical_tasks: list[Task]) -> None:
     promoted = [t for t in canonical_tasks if t.promoted]
-    assert len(promoted) == sum(row[0] for row in TABLE2.values())
+    paper = [t for t in promoted if t.family in TABLE2]
+    assert len(paper) == sum(row[0] for row in TABLE2.values())
     for task in promoted:
         assert task.oracles.completeness == "complete"
         assert task.oracles.complete_answer == task.oracles.authorized_answer
@@ -234,3 +252,62 @@ def test_negative_seed_raises(seed: int, families: dict[str, ScenarioFile]) -> N
     for spec in families.values():
         with pytest.raises(ValueError, match="negative"):
             generate_task(spec, spec.templates[0].id, seed)
+
+
+@pytest.mark.parametrize("family", NEW_FAMILIES)
+def test_new_family_composition(family: str, families: dict[str, ScenarioFile]) -> None:
+    """Issue 5: a mix of complete and incomplete tasks and of partial and block templates, and at
+    least two templates whose hidden evidence contradicts the visible narrative: with all the
+    evidence, a visible finding is retracted, so the complete answer is not the authorized
+    answer plus more but drops something the authorized answer holds."""
+    spec = families[family]
+    tasks = generate_tasks([spec])
+    assert len(spec.templates) == 6 and len(tasks) == 24
+    completeness = {t.oracles.completeness for t in tasks}
+    assert completeness == {"complete", "incomplete"}
+    assert {t.partial_response_permitted for t in spec.templates} == {True, False}
+    contradicting = set()
+    for task in tasks:
+        if task.oracles.completeness == "complete":
+            continue
+        complete, authorized = task.oracles.complete_answer, task.oracles.authorized_answer
+        for name, field in spec.answer.items():
+            got, seen = complete[name], authorized[name]
+            if field.kind == "set" and set(seen) - set(got):  # type: ignore[arg-type]
+                contradicting.add(task.template)
+            ranks = field.values.index
+            if field.kind == "ordinal" and ranks(str(got)) < ranks(str(seen)):
+                contradicting.add(task.template)
+    assert len(contradicting) >= 2, contradicting
+    retracting = {t.id for t in spec.templates if any(f.retracts for f in t.findings)}
+    assert contradicting <= retracting
+
+
+@pytest.mark.parametrize("family", sorted(TABLE2) + NEW_FAMILIES)
+def test_document_order_is_shuffled_per_seed(
+    family: str, families: dict[str, ScenarioFile]
+) -> None:
+    spec = families[family]
+    positions = {
+        [d.role for d in generate_task(spec, spec.templates[0].id, s).documents].index("tracker")
+        for s in range(400, 440)
+    }
+    assert len(positions) > 2 and positions != {5}
+
+
+def test_distractors_change_no_oracle(families: dict[str, ScenarioFile]) -> None:
+    for spec in families.values():
+        for template in spec.templates:
+            for seed in [11, 401]:
+                plain = generate_task(spec, template.id, seed)
+                noisy = generate_task(spec, template.id, seed, distractors=3)
+                assert_valid_task(noisy, spec)
+                extra = [d for d in noisy.documents if d.role == "distractor"]
+                assert len(extra) == 3 and len(noisy.documents) == 9
+                assert all(d.doc_id in noisy.authorized_doc_ids for d in extra)
+                assert noisy.oracles == plain.oracles
+                assert noisy.contract == plain.contract
+                same = {d.doc_id: d for d in plain.documents}
+                assert all(same[d.doc_id] == d for d in noisy.documents if d.role != "distractor")
+    with pytest.raises(ValueError, match="negative"):
+        generate_task(spec, spec.templates[0].id, 11, distractors=-1)

@@ -1,0 +1,89 @@
+"""Paraphrase overlap: across 100 fresh seeds of a template, how much 8-word text two instances
+share (`peb_core.overlap`: prompt, titles and bodies; contract and schema left out). Reported per
+family: the mean over its six templates, and its most repetitive template.
+
+Run: .venv/bin/python benchmarks/bench_overlap.py [--write]
+Goal: every family's mean below 20%. `--write` puts the table into benchmarks/RESULTS.md, in its
+own section (replaced if present, appended otherwise; other sections are left alone). Exits 1 if
+the goal is missed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from peb_core.overlap import FRESH_SEEDS, SHINGLE, family_overlap
+from peb_core.scenarios import load_families
+
+GOAL = 0.20
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+HEADING = "## bench_overlap.py: paraphrase overlap across fresh seeds"
+
+
+def measure() -> tuple[list[str], bool]:
+    lines = [
+        "| family | mean overlap (goal: < 20%) | most repetitive template | its overlap |",
+        "|---|---|---|---|",
+    ]
+    ok = True
+    for family, spec in load_families().items():
+        per_template = family_overlap(spec)
+        mean = sum(per_template.values()) / len(per_template)
+        worst = max(per_template, key=per_template.__getitem__)
+        ok &= mean < GOAL
+        mark = "met" if mean < GOAL else "MISSED"
+        lines.append(
+            f"| {family} | **{mean:.1%} ({mark})** | {worst} | {per_template[worst]:.1%} |"
+        )
+    return lines, ok
+
+
+def section(table: list[str], seconds: float) -> str:
+    date = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
+    first, last = FRESH_SEEDS[0], FRESH_SEEDS[-1]
+    return "\n".join(
+        [
+            HEADING,
+            "",
+            f"Measured {date} ({seconds:.1f} s). For each template, seeds {first}..{last} "
+            f"({len(FRESH_SEEDS)} fresh instances); the share of {SHINGLE}-word sequences two "
+            "instances share, pooled over all 4,950 pairs (`peb_core/overlap.py` defines it: "
+            "shared shingles over the pair's mean shingle count; prompt, titles and bodies, "
+            "hidden documents included; contract and schema text left out). A family's figure "
+            "is the mean over its six templates.",
+            "",
+            *table,
+            "",
+        ]
+    )
+
+
+def write(text: str) -> None:
+    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks: results\n"
+    if HEADING in old:
+        start = old.index(HEADING)
+        rest = old[start + len(HEADING) :]
+        end = rest.find("\n## ")
+        tail = "" if end < 0 else rest[end + 1 :]
+        new = old[:start] + text + ("\n" + tail if tail else "")
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    RESULTS.write_text(new, encoding="utf-8")
+
+
+def main() -> int:
+    start = time.perf_counter()
+    table, ok = measure()
+    text = section(table, time.perf_counter() - start)
+    print(text)
+    if "--write" in sys.argv[1:]:
+        write(text)
+        print(f"wrote the section to {RESULTS}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
