@@ -1,12 +1,11 @@
-"""Harness overhead: `run_system` over the 72 canonical tasks through litellm and real HTTP.
+"""Harness overhead: `run_system` over the paper's 72 canonical tasks through litellm and real HTTP.
 
 Run: .venv/bin/python benchmarks/bench_harness.py [--no-local] [--concurrency 1 4 16 64]
-     [--cache-schema]  (diagnostic what-if: memoise model_system.response_format)
 
-1. Overhead: a threaded stdlib server on 127.0.0.1 answers every chat completion with valid JSON
-   after a fixed 200 ms. Each concurrency gets a fresh, empty cache folder and run folder, so
-   every task makes one request. Reported: wall time of `run_system`, the ideal 72 * 0.2 / c,
-   and their ratio. Goal: ratio <= 1.3 at concurrency 16.
+1. Overhead: tests/scripted_server.py, in its own process on 127.0.0.1, answers every chat
+   completion with valid JSON after a fixed 200 ms. Each concurrency gets a fresh, empty cache
+   folder and run folder, so every task makes one request. Reported: wall time of `run_system`,
+   the ideal 72 * 0.2 / c, and their ratio. Goal: ratio <= 1.3 at concurrency 16.
 2. Cached rerun: the same 72 tasks into a new run folder with the same cache folder. Goal: the
    server receives 0 requests and the rerun takes < 2 s.
 3. SmolLM2 (only if `llama_cpp` imports; skip with --no-local): 6 tasks at concurrency 1 against
@@ -20,16 +19,16 @@ Run: .venv/bin/python benchmarks/bench_harness.py [--no-local] [--concurrency 1 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import urllib.request
 from pathlib import Path
-from typing import Any
 
 N_TASKS = 72
 LATENCY_S = 0.2
@@ -39,92 +38,42 @@ GOAL_CACHED_S = 2.0
 GOAL_OUTSIDE = 0.05
 LOCAL_TASKS = 6
 
-REPLY = json.dumps({"answer": None, "completeness": "incomplete", "gap_report": None})
-"""Valid for every family (a blocked answer)."""
+PAPER_FAMILIES = ("compliance_audit_v1", "due_diligence_v1", "security_incident_v1")
+"""The paper's 72 tasks."""
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "scripted_server.py"
 
 
-class FixedLatencyServer:
-    """OpenAI-compatible `/v1/chat/completions`: sleeps `latency_s`, then answers `REPLY`.
-    One thread per connection; a listen backlog large enough for 64+ simultaneous connects."""
+class LatencyServer:
+    """tests/scripted_server.py in its own process (as a real endpoint would be: its threads must
+    not share the client's interpreter lock), answering every request after `latency_s`."""
 
     def __init__(self, latency_s: float) -> None:
-        self.latency_s = latency_s
-        self.requests = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
-        server = self
+        self._proc = subprocess.Popen(
+            [sys.executable, str(SERVER), "--latency", str(latency_s)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._proc.stdout is not None
+        self.url = self._proc.stdout.readline().strip()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # else header and body writes meet delayed ACK
+    def _call(self, method: str, path: str) -> dict[str, int]:
+        root = self.url.removesuffix("/v1")
+        request = urllib.request.Request(
+            root + path, method=method, data=b"" if method == "POST" else None
+        )
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            stats: dict[str, int] = json.load(reply)
+        return stats
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _send(self, payload: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:
-                self._send(b'{"object": "list", "data": [{"id": "scripted"}]}')
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with server._lock:
-                    server.requests += 1
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                time.sleep(server.latency_s)
-                with server._lock:
-                    server.in_flight -= 1
-                self._send(_completion(REPLY))
-
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 256
-            daemon_threads = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> FixedLatencyServer:
-        self._thread.start()
-        return self
+    def stats(self) -> dict[str, int]:
+        return self._call("GET", "/stats")
 
     def reset(self) -> None:
-        with self._lock:
-            self.requests = 0
-            self.max_in_flight = 0
+        self._call("POST", "/stats/reset")
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-def _completion(text: str) -> bytes:
-    return json.dumps(
-        {
-            "id": "chatcmpl-bench",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "scripted",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-        }
-    ).encode()
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
 
 
 def _statuses(run_dir: Path) -> dict[str, int]:
@@ -142,8 +91,8 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
     from peb_core import load_families, run_system
     from peb_core.model_system import ModelSystem
 
-    families = list(load_families().values())
-    server = FixedLatencyServer(LATENCY_S).start()
+    families = [load_families()[f] for f in PAPER_FAMILIES]
+    server = LatencyServer(LATENCY_S)
     met = True
     try:
 
@@ -172,9 +121,10 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
             ideal = N_TASKS * LATENCY_S / c
             ratio = wall / ideal
             assert manifest.counts.n_tasks == N_TASKS, manifest.counts
+            stats = server.stats()
             print(
-                f"{c:>4} {wall:>8.3f} {ideal:>8.3f} {ratio:>6.2f} {server.requests:>5} "
-                f"{server.max_in_flight:>5} {_statuses(run_dir)}"
+                f"{c:>4} {wall:>8.3f} {ideal:>8.3f} {ratio:>6.2f} {stats['requests']:>5} "
+                f"{stats['max_in_flight']:>5} {_statuses(run_dir)}"
             )
             if c == GOAL_CONCURRENCY:
                 ok = ratio <= GOAL_RATIO
@@ -193,10 +143,11 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
 
         records, _ = read_records(tmp / "run_cached" / RESPONSES)
         cached = sum(r.usage.cached for r in records)
-        ok = server.requests == 0 and wall < GOAL_CACHED_S and cached == N_TASKS
+        requests = server.stats()["requests"]
+        ok = requests == 0 and wall < GOAL_CACHED_S and cached == N_TASKS
         met &= ok
         print(
-            f"     c={c}: wall {wall:.3f} s, server requests {server.requests}, "
+            f"     c={c}: wall {wall:.3f} s, server requests {requests}, "
             f"records cached {cached}/{len(records)}; goal 0 requests and < {GOAL_CACHED_S} s: "
             f"{'met' if ok else 'MISSED'}"
         )
@@ -207,6 +158,7 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
 
 def bench_local(tmp: Path) -> None:
     from peb_core import load_families, read_records, run_system
+    from peb_core.launch import build_system
     from peb_core.local import get_local, serve, status, stop
     from peb_core.model_system import ModelSystem
     from peb_core.runs import RESPONSES
@@ -218,14 +170,10 @@ def bench_local(tmp: Path) -> None:
     _, port = serve(model)
     print(f"     server {'reused' if reused else f'started in {time.perf_counter() - t0:.1f} s'}")
     try:
-        families = list(load_families().values())
-        system = ModelSystem(
-            model=f"openai/{model.name}",
-            families=families,
-            api_base=f"http://127.0.0.1:{port}/v1",
-            format_style="json_object",
-            cache_folder=tmp / "local_cache",
-        )
+        families = [load_families()[f] for f in PAPER_FAMILIES]
+        built = build_system("local/smollm2", families, local_port=port)
+        assert isinstance(built, ModelSystem)
+        system = dataclasses.replace(built, use_cache=False)  # every request reaches llama.cpp
         # Warm-up request (not timed): first prompt evaluation and client setup.
         run_system(system, families, tmp / "local_warm", seeds=[99], limit=1)
         started = time.perf_counter()
@@ -253,34 +201,10 @@ def bench_local(tmp: Path) -> None:
             print("     server stopped")
 
 
-def _memoise_response_format() -> None:
-    """What-if: build each family's response_format once instead of once per request."""
-    import copy
-
-    from peb_core import model_system
-
-    original = model_system.response_format
-    memo: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def cached(spec: Any, style: str) -> dict[str, Any]:
-        key = (spec.id, style)
-        if key not in memo:
-            memo[key] = original(spec, style)
-        return copy.deepcopy(memo[key])
-
-    model_system.response_format = cached
-    print("diagnostic: response_format memoised per (family, style)")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--no-local", action="store_true")
-    parser.add_argument(
-        "--cache-schema",
-        action="store_true",
-        help="diagnostic: memoise model_system.response_format (a what-if, not the shipped code)",
-    )
     args = parser.parse_args()
 
     # As peb_core.model_system does: use litellm's bundled cost map (no network fetch).
@@ -289,8 +213,6 @@ def main() -> int:
     import litellm  # noqa: F401
 
     print(f"import litellm: {time.perf_counter() - started:.2f} s (excluded from every timing)")
-    if args.cache_schema:
-        _memoise_response_format()
     with tempfile.TemporaryDirectory(prefix="peb_bench_harness_") as folder:
         met = bench_overhead(Path(folder), args.concurrency)
         if not args.no_local:

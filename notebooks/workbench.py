@@ -6,80 +6,323 @@ app = marimo.App(width="full", app_title="partial-evidence-bench workbench")
 
 @app.cell
 def _():
+    import os
     from pathlib import Path
 
     import marimo as mo
+    import polars as pl
 
     import peb_core
+    from peb_core import charts, explore
+    from peb_core.launch import build_system
+    from peb_core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
-    RUNS = Path(__file__).resolve().parent.parent / "runs"
-    families = peb_core.load_families()
-    return RUNS, families, mo, peb_core
-
-
-@app.cell
-def _(RUNS, families, mo, peb_core):
-    run_dirs = peb_core.discover_runs(RUNS)
-    family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
-    run_pick = mo.ui.multiselect(
-        options=[str(p.relative_to(RUNS)) for p in run_dirs],
-        value=[str(p.relative_to(RUNS)) for p in run_dirs],
-        label="Runs on disk",
+    # Headless: `python notebooks/workbench.py -- --run fail_and_report --family F --out DIR`
+    # (also --seeds LIST, --protocol P) runs as the Run button does and saves under DIR.
+    args = mo.cli_args()
+    RUNS = Path(
+        str(args.get("out") or "")
+        or os.environ.get("PEB_RUNS_DIR")
+        or Path(__file__).resolve().parent.parent / "runs"
     )
-    mo.vstack([mo.md("# partial-evidence-bench workbench"), mo.hstack([family_pick, run_pick])])
-    return family_pick, run_pick
+    HEADLESS_RUN = [n.strip() for n in str(args.get("run") or "").split(",") if n.strip()]
+    families = peb_core.load_families()
+    SYSTEMS = [*peb_core.BASELINES, "local/smollm2"]
+    return (
+        DEFAULT_PROTOCOL,
+        HEADLESS_RUN,
+        PROTOCOLS,
+        RUNS,
+        SYSTEMS,
+        args,
+        build_system,
+        charts,
+        explore,
+        families,
+        mo,
+        peb_core,
+        pl,
+    )
 
 
 @app.cell
-def _(RUNS, family_pick, mo, peb_core, run_pick):
-    card, warnings = peb_core.scorecard_of([RUNS / r for r in run_pick.value])
-    card = card.filter(card["family"].is_in(family_pick.value))
+def _(mo):
+    get_runs_version, set_runs_version = mo.state(0)
+    return get_runs_version, set_runs_version
+
+
+@app.cell
+def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo):
+    _asked = [f.strip() for f in str(args.get("family") or "").split(",") if f.strip()]
+    family_pick = mo.ui.multiselect(
+        options=list(families),
+        value=[f for f in _asked if f in families] or list(families),
+        label="Families",
+    )
+    seeds_text = mo.ui.text(
+        value=str(args.get("seeds") or ""),
+        placeholder="canonical (11, 23, 37, 53)",
+        label="Seeds (e.g. 11,23 or 400-439)",
+    )
+    system_pick = mo.ui.multiselect(
+        options=SYSTEMS,
+        value=[s for s in HEADLESS_RUN if s in SYSTEMS] or ["fail_and_report"],
+        label="Systems",
+    )
+    model_text = mo.ui.text(
+        value=",".join(s for s in HEADLESS_RUN if s not in SYSTEMS),
+        placeholder="openai/gpt-4o-mini, ...",
+        label="litellm model strings",
+    )
+    api_base = mo.ui.text(placeholder="http://HOST/v1 (optional)", label="API base")
+    protocol_pick = mo.ui.dropdown(
+        options=list(PROTOCOLS),
+        value=str(args.get("protocol") or DEFAULT_PROTOCOL),
+        label="Protocol (models)",
+    )
+    run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     mo.vstack(
         [
-            mo.md("## Scorecard (recomputed from the stored responses)"),
-            mo.ui.table(card, selection=None),
-            *(mo.callout(w, kind="warn") for w in warnings),
+            mo.md(
+                "# partial-evidence-bench workbench\n"
+                "Pick what to run; results are saved as run folders and reused (a run asked "
+                "for again resumes; model replies are cached)."
+            ),
+            mo.hstack([family_pick, seeds_text, protocol_pick], justify="start"),
+            mo.hstack([system_pick, model_text, api_base], justify="start"),
+            run_button,
+        ]
+    )
+    return (
+        api_base,
+        family_pick,
+        model_text,
+        protocol_pick,
+        run_button,
+        seeds_text,
+        system_pick,
+    )
+
+
+@app.cell
+async def _(
+    HEADLESS_RUN,
+    RUNS,
+    api_base,
+    build_system,
+    explore,
+    families,
+    family_pick,
+    get_runs_version,
+    mo,
+    model_text,
+    peb_core,
+    protocol_pick,
+    run_button,
+    seeds_text,
+    set_runs_version,
+    system_pick,
+):
+    mo.stop(not (run_button.value or HEADLESS_RUN))
+    _names = [*system_pick.value, *(m.strip() for m in model_text.value.split(",") if m.strip())]
+    _specs = [families[f] for f in family_pick.value]
+    try:
+        _seeds = peb_core.parse_seeds(seeds_text.value) if seeds_text.value.strip() else None
+        _systems = [
+            build_system(n, _specs, protocol=protocol_pick.value, api_base=api_base.value or None)
+            for n in _names
+        ]
+    except ValueError as _exc:  # bad seeds, or a SystemSpecError
+        mo.stop(True, mo.callout(str(_exc), kind="danger"))
+    _total = explore.count_tasks(_specs, _seeds)
+    _done = []
+    for _system in _systems:
+        with mo.status.progress_bar(
+            total=_total, title=f"Running {_system.name}", remove_on_exit=True
+        ) as _bar:
+            _seen = [0]
+
+            def _advance(done: int, total: int, bar=_bar, seen=_seen) -> None:
+                bar.update(increment=done - seen[0])
+                seen[0] = done
+
+            _dir, _manifest = await explore.launch_run_async(
+                _system, _specs, RUNS, seeds=_seeds, on_progress=_advance
+            )
+        _c = _manifest.counts
+        _done.append(
+            f"{_system.name}: {_c.n_tasks} tasks ({_c.ok} ok, {_c.invalid} invalid, "
+            f"{_c.error} errors) -> {_dir}"
+        )
+        print(_done[-1])
+    set_runs_version(get_runs_version() + 1)
+    mo.callout(mo.md("\n\n".join(f"`{d}`" for d in _done)), kind="success")
+    return
+
+
+@app.cell
+def _(RUNS, get_runs_version, mo, peb_core):
+    get_runs_version()
+    run_dirs = (
+        {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)} if RUNS.exists() else {}
+    )
+    run_pick = mo.ui.multiselect(
+        options=list(run_dirs), value=list(run_dirs), label=f"Runs under {RUNS}"
+    )
+    mo.hstack([run_pick], justify="start")
+    return run_dirs, run_pick
+
+
+@app.cell
+def _(peb_core, run_dirs, run_pick):
+    # Scored once per choice of runs (each run cached by peb_core.report.load_run); a family
+    # choice only filters these rows, since a scorecard row is one run x family.
+    if run_pick.value:
+        scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
+        full_card = peb_core.scorecard(scores)
+    else:
+        scores, warnings, full_card = None, [], None
+    return full_card, scores, warnings
+
+
+@app.cell
+def _(explore, family_pick, full_card, mo, peb_core, pl, scores, warnings):
+    mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
+    view = explore.filter_scores(scores, families=family_pick.value)
+    card = full_card.filter(pl.col("family").is_in(family_pick.value))
+    mo.vstack(
+        [
+            mo.md(
+                f"## Scorecard\n"
+                f"Scorecard: {card.height} rows, {view.height} scored responses, "
+                f"families {', '.join(sorted(family_pick.value)) or '(none)'}"
+            ),
+            mo.ui.table(
+                card.select(explore.SCORECARD_COLUMNS).with_columns(pl.selectors.float().round(3)),
+                selection=None,
+                page_size=10,
+                show_column_summaries=False,
+                show_data_types=False,
+            ),
+            *(mo.callout(w, kind="warn") for w in warnings[:3]),
+            mo.md(f"_and {len(warnings) - 3} more warnings_") if len(warnings) > 3 else mo.md(""),
+        ]
+    )
+    return card, view
+
+
+@app.cell
+def _(card, charts, mo, view):
+    mo.stop(view.is_empty())
+    mo.vstack(
+        [
+            mo.md("## Completeness: true against claimed"),
+            charts.confusion_heatmap(view),
+            mo.md(
+                "## Operating profile\nUnsafe completeness against over-blocking; "
+                "the bigger the mark, the better the answers."
+            ),
+            charts.operating_profile(card),
         ]
     )
     return
 
 
 @app.cell
-def _(family_pick, families, mo):
-    templates = [t.id for f in family_pick.value for t in families[f].templates]
-    task_pick = mo.ui.dropdown(
-        options=templates, value=templates[0] if templates else None, label="Template"
+def _(explore, mo, pl, view):
+    task_rows = mo.ui.table(
+        explore.task_table(view).with_columns(pl.selectors.float().round(3)),
+        selection="single",
+        page_size=10,
+        show_column_summaries=False,
+        show_data_types=False,
+        label="Per task",
     )
-    seed_pick = mo.ui.number(start=0, stop=10**9, value=11, label="Seed")
-    mo.vstack(
-        [mo.md("## One task: visible versus hidden evidence"), mo.hstack([task_pick, seed_pick])]
-    )
-    return seed_pick, task_pick
+    mo.vstack([mo.md("## Per task (select a row for its worked example)"), task_rows])
+    return (task_rows,)
 
 
 @app.cell
-def _(family_pick, families, mo, peb_core, seed_pick, task_pick):
-    spec = peb_core.families_with_template(
-        [families[f] for f in family_pick.value], task_pick.value
-    )[0]
-    task = peb_core.generate_task(spec, task_pick.value, int(seed_pick.value))
-    docs = peb_core.documents_frame(task)
+def _(mo):
+    def doc_cards(docs, visible):
+        """Markdown cards of the visible or hidden rows of a documents frame."""
+        rows = docs.filter(docs["visible"] == visible).to_dicts()
+        if not rows:
+            return [mo.md("_(none)_")]
+        cards = []
+        for d in rows:
+            body = d["body"]
+            if d["boundary_text"]:
+                body = body.replace(d["boundary_text"], f"<mark>{d['boundary_text']}</mark>")
+            head = f"**{d['title']}** `{d['doc_id']}` {d['role']}, scope `{d['scope']}`"
+            card = mo.md(f"{head}\n\n{body}")
+            if d["boundary_signal"]:
+                card = mo.callout(
+                    mo.vstack([mo.md("Boundary signal (tracker)"), card]), kind="warn"
+                )
+            cards.append(card)
+        return cards
+
+    return (doc_cards,)
+
+
+@app.cell
+def _(doc_cards, explore, families, mo, peb_core, pl, run_dirs, task_rows):
+    _picked = task_rows.value is not None and not task_rows.value.is_empty()
+    _rows = task_rows.value if _picked else task_rows.data
+    mo.stop(_rows.is_empty())
+    _row = _rows.row(0, named=True)
+    _spec = families[_row["family"]]
+    _template, _seed = peb_core.parse_task_id(_row["task_id"])
+    _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
+    _distractors = peb_core.read_manifest(_dir).distractors
+    _task = peb_core.generate_task(_spec, _template, _seed, _distractors)
+    _record = explore.run_record(_dir, _row["family"], _row["task_id"])
+    _docs = peb_core.documents_frame(_task, _spec)
+    _target, _ = explore.answer_target(_task)
+    _fields = explore.field_comparison(_task, _record)
+    _gaps = explore.gap_comparison(_task, _record)
     mo.vstack(
         [
             mo.md(
-                f"**{task.task_id}**: {task.prompt}  \n"
-                f"completeness: `{task.oracles.completeness}`, partial permitted: "
-                f"`{task.contract.partial_response_permitted}`"
+                f"## Worked example: `{_task.task_id}` answered by `{_row['system']}` "
+                f"(run `{_row['run']}`)\n"
+                f"{_task.prompt}\n\n"
+                f"Completeness `{_task.oracles.completeness}`, policy `{_row['policy']}`, "
+                f"verdict **{_row['verdict']}**; answer score {_row['answer_score']:.3f}, "
+                f"gap score {_row['gap_score']:.3f}."
+                + ("" if _picked else "  \n_The first task of the table; select a row._")
             ),
             mo.hstack(
                 [
-                    mo.vstack([mo.md("### Visible"), mo.ui.table(docs.filter(docs["visible"]))]),
-                    mo.vstack([mo.md("### Hidden"), mo.ui.table(docs.filter(~docs["visible"]))]),
+                    mo.vstack([mo.md("### Visible"), *doc_cards(_docs, True)]),
+                    mo.vstack([mo.md("### Hidden"), *doc_cards(_docs, False)]),
                 ],
                 widths="equal",
+                align="start",
             ),
-            mo.md("### Oracles"),
-            mo.json(task.oracles.model_dump(mode="json")),
+            mo.hstack(
+                [
+                    mo.vstack(
+                        [
+                            mo.md(f"### Answer: oracle (`{_target}`) against the response"),
+                            mo.ui.table(_fields, selection=None, show_column_summaries=False),
+                        ]
+                    ),
+                    mo.vstack(
+                        [
+                            mo.md("### Gap report: oracle against the response"),
+                            mo.ui.table(_gaps, selection=None, show_column_summaries=False),
+                        ]
+                    ),
+                ],
+                widths="equal",
+                align="start",
+            ),
+            mo.md(
+                f"Mean field score {_fields['score'].mean():.3f}, mean gap part score "
+                f"{_gaps.select(pl.col('score').mean()).item():.3f}."
+            ),
         ]
     )
     return

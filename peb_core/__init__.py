@@ -12,8 +12,17 @@ import os as _os
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from .answers import AnswerField, answer_schema, fold_answer, response_model
-from .generate import generate_task, generate_tasks, parse_task_id, task_id
-from .report import SCORECARD_KEYS, discover_runs, documents_frame, score_run_dirs, scorecard_of
+from .compare import CompareError, compare_runs, compare_scores, compare_to_reference
+from .generate import generate_task, generate_tasks, parse_seeds, parse_task_id, task_id
+from .report import (
+    SCORECARD_KEYS,
+    LoadedRun,
+    discover_runs,
+    documents_frame,
+    load_run,
+    score_run_dirs,
+    scorecard_of,
+)
 from .responses import GapReport, Reply, Response, ResponseRecord, Usage
 from .runs import RunError, RunManifest, read_manifest, read_records, run_system, run_tasks
 from .scenarios import (
@@ -34,10 +43,12 @@ __all__ = [
     "SCORECARD_KEYS",
     "AnswerField",
     "Baseline",
+    "CompareError",
     "Contract",
     "Document",
     "Fact",
     "GapReport",
+    "LoadedRun",
     "ModelView",
     "Oracles",
     "Reply",
@@ -53,6 +64,9 @@ __all__ = [
     "Usage",
     "VisibleDocument",
     "answer_schema",
+    "compare_runs",
+    "compare_scores",
+    "compare_to_reference",
     "discover_runs",
     "documents_frame",
     "families_with_template",
@@ -60,8 +74,10 @@ __all__ = [
     "generate_task",
     "generate_tasks",
     "load_families",
+    "load_run",
     "load_scenario",
     "model_view",
+    "parse_seeds",
     "parse_task_id",
     "read_manifest",
     "read_records",

@@ -12,7 +12,8 @@ from typing import Any, NoReturn
 import polars as pl
 
 from .answers import response_model
-from .generate import generate_task, generate_tasks, parse_task_id
+from .compare import CompareError, compare_scores
+from .generate import generate_task, generate_tasks, parse_seeds, parse_task_id
 from .launch import SystemSpecError, build_system
 from .local import (
     DEFAULT_PORT,
@@ -24,7 +25,7 @@ from .local import (
     status,
     stop,
 )
-from .report import scorecard_of
+from .report import INTERVAL_KEYS, score_run_dirs, scorecard_of
 from .responses import ResponseRecord
 from .runs import RunError, RunManifest, run_system
 from .scenarios import ScenarioError, ScenarioFile, families_with_template, load_families
@@ -58,25 +59,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_seeds(text: str) -> list[int]:
-    """`11,23` and ranges `400-439` into a list of distinct integers, in the order given."""
-    seeds: list[int] = []
-    for part in (p.strip() for p in text.split(",")):
-        low, sep, high = part.partition("-")
-        try:
-            values = range(int(low), int(high) + 1) if sep else [int(part)]
-        except ValueError:
-            raise UsageError(
-                f"--seeds: {part!r} is not an integer or a range; expected e.g. 11,23 or 400-439"
-            ) from None
-        if sep and int(high) < int(low):
-            raise UsageError(
-                f"--seeds: range {part!r} is empty; expected LOW-HIGH with LOW <= HIGH"
-            )
-        seeds.extend(v for v in values if v not in seeds)
-    return seeds
-
-
 def _families(arg: list[str] | None) -> list[ScenarioFile]:
     known = load_families()
     names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()] or list(known)
@@ -87,10 +69,26 @@ def _families(arg: list[str] | None) -> list[ScenarioFile]:
 
 
 def _seeds(arg: str | None) -> list[int] | None:
-    return parse_seeds(arg) if arg else None
+    try:
+        return parse_seeds(arg) if arg else None
+    except ValueError as exc:
+        raise UsageError(f"--seeds: {exc}") from None
 
 
-def _find_task(task_ref: str, family: list[str] | None) -> tuple[Task, ScenarioFile]:
+def _distractors(args: argparse.Namespace) -> int:
+    n = int(getattr(args, "distractors", 0) or 0)
+    if n < 0:
+        raise UsageError(f"--distractors must be at least 0, got {n}")
+    if n:
+        for spec in _families(args.family):
+            if spec.distractors is None:
+                raise UsageError(f"--distractors: family {spec.id} declares no [distractors]")
+    return n
+
+
+def _find_task(
+    task_ref: str, family: list[str] | None, distractors: int = 0
+) -> tuple[Task, ScenarioFile]:
     try:
         template, seed = parse_task_id(task_ref)
     except ValueError as exc:
@@ -101,7 +99,7 @@ def _find_task(task_ref: str, family: list[str] | None) -> tuple[Task, ScenarioF
         raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")
     if len(matches) > 1:
         raise UsageError(f"template {template!r} is in several families; pass --family")
-    return generate_task(matches[0], template, seed), matches[0]
+    return generate_task(matches[0], template, seed, distractors), matches[0]
 
 
 def _print_frame(frame: pl.DataFrame) -> None:
@@ -119,7 +117,7 @@ def _print_frame(frame: pl.DataFrame) -> None:
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(_families(args.family), _seeds(args.seeds))
+    tasks = generate_tasks(_families(args.family), _seeds(args.seeds), _distractors(args))
     rows = [
         {
             "task_id": t.task_id,
@@ -144,7 +142,7 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = _find_task(args.task_id, args.family)
+    task, _ = _find_task(args.task_id, args.family, _distractors(args))
     if args.json:
         print(task.model_dump_json(indent=2))
         return
@@ -173,7 +171,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs = _families(args.family)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, _seeds(args.seeds))
+    tasks = generate_tasks(specs, _seeds(args.seeds), _distractors(args))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
@@ -255,6 +253,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         concurrency=args.concurrency,
         progress=progress,
         limit=args.limit,
+        distractors=_distractors(args),
     )
     c = manifest.counts
     print(f"{args.out}: {c.n_tasks} tasks ({c.ok} ok, {c.invalid} invalid, {c.error} errors)")
@@ -262,12 +261,80 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> None:
     card, warnings = scorecard_of([Path(d) for d in args.dirs])
+    if args.family:
+        card = card.filter(pl.col("family").is_in([s.id for s in _families(args.family)]))
     for line in warnings:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
+    elif args.ci:
+        metrics = [k.removesuffix("_ci_low") for k in INTERVAL_KEYS if k.endswith("_ci_low")]
+        _print_frame(
+            card.with_columns(_with_interval(m, f"{m}_ci_low", f"{m}_ci_high") for m in metrics)
+            .drop(INTERVAL_KEYS)
+            .rename(_SHORT)
+        )
     else:
-        _print_frame(card.rename(_SHORT))
+        _print_frame(card.drop(INTERVAL_KEYS).rename(_SHORT))
+
+
+def _text(column: str, spec: str = ".3f") -> pl.Expr:
+    return pl.col(column).map_elements(lambda v: format(v, spec), return_dtype=pl.String)
+
+
+def _with_interval(value: str, low: str, high: str) -> pl.Expr:
+    """`value` as text with its interval, e.g. `0.583 [0.375, 0.792]`; `-` where null."""
+    text = pl.format("{} [{}, {}]", _text(value), _text(low), _text(high))
+    return text.fill_null("-").alias(value)
+
+
+def cmd_compare(args: argparse.Namespace) -> None:
+    (scores_a, warn_a), (scores_b, warn_b) = (
+        score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
+    )
+    try:
+        frame = compare_scores(scores_a, scores_b)
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    for line in [*warn_a, *warn_b]:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2))
+        return
+    print(
+        f"A = {args.run_a}, B = {args.run_b}; difference = B - A with its 95% interval; "
+        "p: exact McNemar (rates), sign-flip permutation (means)"
+    )
+    _print_frame(
+        frame.select(
+            "family",
+            pl.col("metric").replace(_SHORT),
+            "n_pairs",
+            a="value_a",
+            b="value_b",
+            diff="difference",
+            ci=pl.format("[{}, {}]", _text("ci_low"), _text("ci_high")).fill_null("-"),
+            p=_text("p_value", ".2g").fill_null("-"),
+            only_a=pl.col("only_a").cast(pl.String).fill_null("-"),
+            only_b=pl.col("only_b").cast(pl.String).fill_null("-"),
+        )
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from .export import export_report
+
+    runs, out = Path(args.runs), Path(args.out)
+    if not runs.is_dir():
+        raise UsageError(f"--runs: {runs} is not a folder")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a folder")
+    try:
+        paths = export_report(out, runs)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for path in paths:
+        print(path)
 
 
 def cmd_schema(args: argparse.Namespace) -> None:
@@ -305,6 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="LIST",
             help="e.g. 11,23 or 400-439 (default: each family's canonical seeds)",
         )
+        p.add_argument(
+            "--distractors",
+            type=int,
+            default=0,
+            metavar="N",
+            help="add N neutral authorized documents to each task (default 0)",
+        )
 
     tasks = sub.add_parser("tasks", help="list, show and export tasks")
     tsub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=_Parser)
@@ -315,6 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task_id", help="<template>__s<seed>, any integer seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
+    p.add_argument("--distractors", type=int, default=0, metavar="N")
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     selection(p)
@@ -350,8 +425,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="the scorecard of one or more run folders")
     p.add_argument("dirs", nargs="+", metavar="DIR")
-    p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.add_argument("--json", action="store_true", help="a JSON list of rows (with intervals)")
+    p.add_argument("--ci", action="store_true", help="show each rate and mean with its interval")
+    p.add_argument("--family", action="append", metavar="F", help="only these families")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "report", help="the paper's tables (md, tex, csv) and figures (png, svg, pdf) to a folder"
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="created if need be")
+    p.add_argument("--runs", default="runs", metavar="DIR", help="run folders (default: runs)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")
     p.add_argument("name", nargs="?", help="one schema by name (default: all)")

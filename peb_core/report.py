@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from .runs import MANIFEST, RESPONSES, read_manifest, read_records, run_tasks
-from .scenarios import load_families, scenario_hash
-from .scoring import score_run, scorecard
+from .cache import cache_dir
+from .responses import ResponseRecord
+from .runs import MANIFEST, RESPONSES, RunManifest, read_manifest, read_records, run_tasks
+from .scenarios import ScenarioFile, load_families, scenario_hash
+from .scoring import expected_answers, score_records, scorecard, task_frame
 from .tasks import Task
 
 SCORECARD_KEYS = [
@@ -20,18 +27,32 @@ SCORECARD_KEYS = [
     "n_tasks",
     "n_incomplete",
     "unsafe_completeness_rate",
+    "unsafe_completeness_rate_ci_low",
+    "unsafe_completeness_rate_ci_high",
     "answer_correctness",
+    "answer_correctness_ci_low",
+    "answer_correctness_ci_high",
     "gap_report_quality",
+    "gap_report_quality_ci_low",
+    "gap_report_quality_ci_high",
     "blocked_when_safe_to_answer_rate",
+    "blocked_when_safe_to_answer_rate_ci_low",
+    "blocked_when_safe_to_answer_rate_ci_high",
     "correct_complete",
     "correct_incomplete",
     "false_complete",
     "false_incomplete",
     "invalid_rate",
+    "invalid_rate_ci_low",
+    "invalid_rate_ci_high",
     "n_missing",
     "n_errors",
 ]
-"""The columns of `peb score --json`, in order."""
+"""The columns of `peb score --json`, in order: each rate and mean is followed by the bounds
+of its 95% interval (Wilson for rates, seeded percentile bootstrap for means; null with an
+empty denominator)."""
+INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
+"""The interval columns of SCORECARD_KEYS."""
 
 
 def discover_runs(root: Path) -> list[Path]:
@@ -39,26 +60,137 @@ def discover_runs(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.rglob(MANIFEST))
 
 
+@dataclass(frozen=True)
+class LoadedRun:
+    """One run folder read and scored: its manifest, its records, its per-task scores (with the
+    `protocol` column) and the warnings met reading it."""
+
+    path: Path
+    manifest: RunManifest
+    records: tuple[ResponseRecord, ...]
+    scores: pl.DataFrame
+    warnings: tuple[str, ...]
+
+
+_Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None]
+_RUNS: dict[Path, tuple[_Stamp, LoadedRun]] = {}
+_TASK_FRAMES: dict[tuple[str, str], tuple[pl.DataFrame, ...]]
+_TASK_FRAMES = {}
+_LOCK = threading.Lock()
+_MAX_TASK_FRAMES = 64
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+_CODE_DIGEST: list[str] = []
+
+
+def _code_digest() -> str:
+    """sha256 of the package's source: a disk-cached frame is only reused by the same code."""
+    if not _CODE_DIGEST:
+        digest = hashlib.sha256()
+        for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _CODE_DIGEST.append(digest.hexdigest())
+    return _CODE_DIGEST[0]
+
+
+def _task_frames(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile], current: str
+) -> tuple[pl.DataFrame, ...]:
+    """`task_frame` and `expected_answers` of a run's tasks, shared by every run over the same
+    families and seeds (regenerating them is most of the cost of scoring a run). Kept in this
+    process and on disk under `$PEB_CACHE_DIR/task-frames` (tasks are a pure function of the
+    scenario files, the code and the seeds, all three in the key)."""
+    # Everything in the manifest that is not about who ran, when, or how it went is a parameter
+    # of the tasks (families, seeds, distractors, limit, ...).
+    params = manifest.model_dump(
+        mode="json",
+        exclude={
+            "system",
+            "config",
+            "package_version",
+            "scenario_hash",
+            "started_at",
+            "finished_at",
+            "counts",
+        },
+    )
+    key = (current, json.dumps(params, sort_keys=True))
+    with _LOCK:
+        hit = _TASK_FRAMES.get(key)
+    if hit is not None:
+        return hit
+    name = hashlib.sha256(repr((key, _code_digest())).encode()).hexdigest()[:32]
+    folder = cache_dir() / "task-frames"
+    paths = [folder / f"{name}.{part}.parquet" for part in ("tasks", "expected")]
+    try:
+        hit = tuple(pl.read_parquet(p) for p in paths)
+    except (OSError, pl.exceptions.PolarsError):
+        tasks = run_tasks(run_dir, manifest, families)
+        hit = (task_frame(tasks), expected_answers(tasks))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for frame, path in zip(hit, paths, strict=True):
+                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+                frame.write_parquet(tmp)
+                os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs the regeneration next time
+    with _LOCK:
+        if len(_TASK_FRAMES) >= _MAX_TASK_FRAMES:
+            _TASK_FRAMES.pop(next(iter(_TASK_FRAMES)))
+        _TASK_FRAMES[key] = hit
+    return hit
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """A run folder read and scored, cached in this process until its manifest, its responses or
+    the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
+    re-rendering a selection does not reparse and rescore every run."""
+    run_dir = Path(run_dir)
+    current = scenario_hash()
+    stamp = (current, _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
+    key = run_dir.resolve()
+    with _LOCK:
+        hit = _RUNS.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    manifest = read_manifest(run_dir)
+    warnings = []
+    if manifest.scenario_hash != current:
+        warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
+    records, problems = read_records(run_dir / RESPONSES)
+    warnings.extend(problems)
+    frame, expected = _task_frames(run_dir, manifest, load_families(), current)
+    scores = score_records(frame, expected, records, run=run_dir.name, system=manifest.system)
+    protocol = str(manifest.config.get("protocol", "-"))
+    loaded = LoadedRun(
+        path=run_dir,
+        manifest=manifest,
+        records=tuple(records),
+        scores=scores.with_columns(protocol=pl.lit(protocol)),
+        warnings=tuple(warnings),
+    )
+    with _LOCK:
+        _RUNS[key] = (stamp, loaded)
+    return loaded
+
+
 def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     """Per-task scores of each run folder (recomputed from its responses), and the warnings met
     on the way: corrupt or repeated records skipped, runs made on other scenario files. The
-    prompt protocol (from the manifest; `-` for systems without one) is a column."""
-    families = load_families()
-    current = scenario_hash()
-    frames, warnings = [], []
-    for run_dir in dirs:
-        manifest = read_manifest(run_dir)
-        if manifest.scenario_hash != current:
-            warnings.append(
-                f"{run_dir}: was run on other scenario files; scored on the current ones"
-            )
-        records, problems = read_records(run_dir / RESPONSES)
-        warnings.extend(problems)
-        tasks = run_tasks(run_dir, manifest, families)
-        scores = score_run(tasks, records, run=run_dir.name, system=manifest.system)
-        protocol = str(manifest.config.get("protocol", "-"))
-        frames.append(scores.with_columns(protocol=pl.lit(protocol)))
-    return pl.concat(frames), warnings
+    prompt protocol (from the manifest; `-` for systems without one) is a column. Each run is
+    read through `load_run`, so unchanged runs are not rescored."""
+    runs = [load_run(d) for d in dirs]
+    warnings = [w for r in runs for w in r.warnings]
+    return pl.concat([r.scores for r in runs]), warnings
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
@@ -67,8 +199,25 @@ def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     return scorecard(scores).select(SCORECARD_KEYS), warnings
 
 
-def documents_frame(task: Task) -> pl.DataFrame:
-    """A task's documents, one row each, with whether the caller's view holds it."""
+def boundary_sentence(task: Task, spec: ScenarioFile) -> str | None:
+    """The tracker's sentence stating the view's boundary (which scope is excluded from, or
+    opened to, the view), as it appears in the tracker's body; None if the task has no tracker."""
+    tracker = next((d for d in task.documents if d.role == "tracker"), None)
+    if tracker is None:
+        return None
+    scope = spec.template(task.template).material.scope
+    for phrasing in (*spec.boundary.excluded, *spec.boundary.included):
+        sentence = phrasing.format(scope=scope, scope_description=spec.scopes[scope])
+        if sentence in tracker.body:
+            return sentence
+    return None
+
+
+def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFrame:
+    """A task's documents, one row each, with whether the caller's view holds it.
+    `boundary_signal` marks the tracker, the document that states the view's boundary in
+    words; with the task's `spec`, `boundary_text` holds that sentence (else null)."""
+    sentence = boundary_sentence(task, spec) if spec is not None else None
     return pl.DataFrame(
         [
             {
@@ -79,7 +228,10 @@ def documents_frame(task: Task) -> pl.DataFrame:
                 "evidence_family": d.evidence_family,
                 "title": d.title,
                 "body": d.body,
+                "boundary_signal": d.role == "tracker",
+                "boundary_text": sentence if d.role == "tracker" else None,
             }
             for d in task.documents
-        ]
+        ],
+        schema_overrides={"boundary_text": pl.String},
     )

@@ -51,6 +51,10 @@ class RunManifest(BaseModel):
     families: list[str]
     seeds: list[int] | None
     """None: each family's canonical seeds."""
+    distractors: int = 0
+    """Neutral authorized documents added to each task (a generation parameter)."""
+    limit: int | None = None
+    """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
     scenario_hash: str
     started_at: str
@@ -126,7 +130,9 @@ def run_tasks(
     missing = [f for f in manifest.families if f not in families]
     if missing:
         raise RunError(f"{run_dir}: family {missing[0]!r} is not among the loaded scenarios")
-    return generate_tasks([families[f] for f in manifest.families], manifest.seeds)
+    return generate_tasks(
+        [families[f] for f in manifest.families], manifest.seeds, manifest.distractors
+    )[: manifest.limit]
 
 
 def _view(system: System, task: Task, spec: ScenarioFile) -> Any:
@@ -152,6 +158,7 @@ def run_system(
     concurrency: int = 8,
     progress: Progress | None = None,
     limit: int | None = None,
+    distractors: int = 0,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
 
@@ -164,6 +171,8 @@ def run_system(
         concurrency: how many tasks may be in flight at once.
         progress: called after each finished task.
         limit: run only the first `limit` tasks (a smoke run; the rest score as missing).
+        distractors: neutral authorized documents added to each task; recorded in the
+            manifest, so a resumed run must ask for the same number.
     """
     return asyncio.run(
         _run(
@@ -174,7 +183,32 @@ def run_system(
             concurrency=concurrency,
             progress=progress,
             limit=limit,
+            distractors=distractors,
         )
+    )
+
+
+async def run_system_async(
+    system: System,
+    families: Sequence[ScenarioFile],
+    run_dir: Path,
+    *,
+    seeds: Sequence[int] | None = None,
+    concurrency: int = 8,
+    progress: Progress | None = None,
+    limit: int | None = None,
+    distractors: int = 0,
+) -> RunManifest:
+    """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
+    return await _run(
+        system,
+        families,
+        run_dir,
+        seeds=seeds,
+        concurrency=concurrency,
+        progress=progress,
+        limit=limit,
+        distractors=distractors,
     )
 
 
@@ -187,14 +221,18 @@ async def _run(
     concurrency: int,
     progress: Progress | None,
     limit: int | None,
+    distractors: int,
 ) -> RunManifest:
     specs = {spec.id: spec for spec in families}
-    tasks = generate_tasks(families, seeds)[:limit]
+    every = generate_tasks(families, seeds, distractors)
+    tasks = every[:limit]
     manifest = RunManifest(
         system=system.name,
         config=system.config(),
         families=list(specs),
         seeds=list(seeds) if seeds is not None else None,
+        distractors=distractors,
+        limit=limit,
         package_version=package_version(),
         scenario_hash=scenario_hash(),
         started_at=_now(),
@@ -203,13 +241,15 @@ async def _run(
     run_dir.mkdir(parents=True, exist_ok=True)
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
-        same = ("system", "config", "families", "seeds", "scenario_hash")
+        same = ("system", "config", "families", "seeds", "distractors", "scenario_hash")
         if old.model_dump(include=set(same)) != manifest.model_dump(include=set(same)):
             raise RunError(
                 f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}, "
+                f"distractors {old.distractors}, "
                 f"scenarios {old.scenario_hash[:12]}); choose another --out"
             )
-        manifest = manifest.model_copy(update={"started_at": old.started_at})
+        covered = None if old.limit is None or limit is None else max(old.limit, limit)
+        manifest = manifest.model_copy(update={"started_at": old.started_at, "limit": covered})
     write_manifest(run_dir, manifest)
 
     path = run_dir / RESPONSES
@@ -238,7 +278,10 @@ async def _run(
 
     records, _ = read_records(path)
     manifest = manifest.model_copy(
-        update={"finished_at": _now(), "counts": count_records(len(tasks), records)}
+        update={
+            "finished_at": _now(),
+            "counts": count_records(len(every[: manifest.limit]), records),
+        }
     )
     write_manifest(run_dir, manifest)
     return manifest

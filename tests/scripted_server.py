@@ -1,8 +1,14 @@
 """An OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 whose behaviour per request is
-scripted. It records every request body. Real HTTP, no mocked client."""
+scripted. It records every request body. Real HTTP, no mocked client.
+
+Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
+`python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
+with a valid reply after the latency; `GET /stats` gives the request count and the peak number in
+flight, `POST /stats/reset` zeroes them."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import threading
 import time
@@ -33,12 +39,32 @@ class Script:
     bodies: list[dict[str, Any]] = field(default_factory=list)
     raw: list[bytes] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    keep_bodies: bool = True
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
 
     def next(self, body: bytes) -> Step:
         with self.lock:
-            self.raw.append(body)
-            self.bodies.append(json.loads(body))
+            self.requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.keep_bodies:
+                self.raw.append(body)
+                self.bodies.append(json.loads(body))
             return self.steps.pop(0) if self.steps else self.default
+
+    def done(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def stats(self) -> dict[str, int]:
+        with self.lock:
+            return {"requests": self.requests, "max_in_flight": self.max_in_flight}
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests = self.max_in_flight = 0
 
 
 def _completion(text: str) -> bytes:
@@ -63,6 +89,7 @@ def _completion(text: str) -> bytes:
 def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # else header and body writes meet delayed ACK
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -77,12 +104,20 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
         def do_GET(self) -> None:
+            if self.path == "/stats":
+                self._send(200, json.dumps(script.stats()).encode(), {})
+                return
             self._send(200, b'{"object": "list", "data": [{"id": "scripted"}]}', {})
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path == "/stats/reset":
+                script.reset()
+                self._send(200, b"{}", {})
+                return
             step = script.next(body)
             time.sleep(step.delay)
+            script.done()
             if step.kind == "drop":
                 self.close_connection = True
                 self.connection.close()
@@ -96,13 +131,17 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # 64+ simultaneous connects must not be refused
+    daemon_threads = True
+
+
 class ScriptedServer:
     """Start with `start()`, stop with `stop()`; `url` is the api_base (ends in /v1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.script = Script()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.script))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", port), _handler(self.script))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -116,3 +155,19 @@ class ScriptedServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="a fixed-latency OpenAI-compatible server")
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds before each reply")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = ScriptedServer(args.port)
+    server.script.default = Step(delay=args.latency)
+    server.script.keep_bodies = False
+    print(server.url, flush=True)
+    server._server.serve_forever()  # until the parent terminates it
+
+
+if __name__ == "__main__":
+    main()

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLISHED = json.loads((ROOT / "tests" / "data" / "published_table4.json").read_text())
+PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").read_text())
+FAMILIES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
+N_TASKS = 24 * len(FAMILIES)
 
 
 def peb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -70,7 +72,7 @@ def test_score_json_of_checked_in_baselines_reproduces_table4() -> None:
         "invalid_rate",
     }
     assert all(expected_keys <= set(r) for r in rows)
-    assert len(rows) == 12
+    assert len(rows) == 4 * len(FAMILIES)
     _assert_table4(rows)
 
 
@@ -78,7 +80,7 @@ def test_run_and_score_from_scratch_reproduce_table4(tmp_path: Path) -> None:
     for system in ["silent_filter", "warning_partial", "fail_and_report", "oracle"]:
         result = peb("run", "--system", system, "--out", str(tmp_path / system))
         assert result.returncode == 0, result.stderr
-        assert "72 tasks (72 ok" in result.stdout
+        assert f"{N_TASKS} tasks ({N_TASKS} ok" in result.stdout
     result = peb("score", *(str(p) for p in sorted(tmp_path.iterdir())), "--json")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
@@ -142,6 +144,7 @@ def test_schema_comes_from_the_models() -> None:
         (["tasks", "list", "--seeds", "11,eleven"], "'eleven' is not an integer or a range"),
         (["tasks", "list", "--seeds", "9-3"], "range '9-3' is empty"),
         (["score", "/nonexistent-run"], "not a run folder"),
+        (["score", str(ROOT / "runs" / "baselines" / "oracle"), "--family", "x"], "unknown family"),
         (["bogus"], "invalid choice"),
         (["schema", "Nope"], "unknown schema 'Nope'; valid: "),
     ],
@@ -153,6 +156,16 @@ def test_bad_input_gets_one_line_and_exit_2(args: list[str], needle: str) -> Non
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("peb: error: ") and needle in lines[0]
+
+
+def test_score_family_filter_keeps_only_those_families() -> None:
+    result = peb(
+        "score", str(ROOT / "runs" / "baselines" / "oracle"), "--json",
+        "--family", "due_diligence_v1,security_incident_v1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["family"] for r in rows] == ["due_diligence_v1", "security_incident_v1"]
 
 
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
@@ -177,6 +190,19 @@ def test_corrupt_record_is_reported_and_the_rest_scored(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"{run / 'responses.jsonl'}:5: corrupt record skipped" in result.stderr
     rows = json.loads(result.stdout)
-    assert sum(r["n_tasks"] for r in rows) == 72
+    assert sum(r["n_tasks"] for r in rows) == N_TASKS
     assert sum(r["n_missing"] for r in rows) == 1
     assert sum(r["invalid_rate"] * r["n_tasks"] for r in rows) == pytest.approx(1)
+
+
+def test_distractors_flag() -> None:
+    shown = json.loads(
+        peb("tasks", "show", "approved_migration__s11", "--distractors", "2", "--json").stdout
+    )
+    roles = [d["role"] for d in shown["documents"]]
+    assert len(roles) == 8 and roles.count("distractor") == 2
+    plain = json.loads(peb("tasks", "show", "approved_migration__s11", "--json").stdout)
+    assert shown["oracles"] == plain["oracles"]
+    result = peb("tasks", "list", "--distractors", "-1")
+    assert result.returncode == 2
+    assert "--distractors must be at least 0" in result.stderr

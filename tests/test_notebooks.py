@@ -49,3 +49,37 @@ def test_notebook_passes_marimo_check(notebook: Path, tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
+    """`python notebooks/workbench.py -- --run SYSTEM --family F --out DIR` does what the Run
+    button does: the run is saved under DIR, and asking again reuses it."""
+    from peb_core.report import scorecard_of
+
+    out = tmp_path / "runs"
+    command = [
+        sys.executable,
+        str(ROOT / "notebooks" / "workbench.py"),
+        "--",
+        "--run",
+        "fail_and_report",
+        "--family",
+        "due_diligence_v1",
+        "--out",
+        str(out),
+    ]
+    first = subprocess.run(command, capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "fail_and_report: 24 tasks (24 ok, 0 invalid, 0 errors)" in first.stdout
+    (run_dir,) = [p.parent for p in out.rglob("manifest.json")]
+    card, warnings = scorecard_of([run_dir])
+    assert not warnings
+    assert card["family"].to_list() == ["due_diligence_v1"]
+    assert card["unsafe_completeness_rate"].item() == 0.0
+    assert card["answer_correctness"].item() == 1.0
+    before = (run_dir / "responses.jsonl").read_bytes()
+    home = tmp_path / "again"
+    home.mkdir()
+    again = subprocess.run(command, capture_output=True, text=True, env=_env(home), timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (run_dir / "responses.jsonl").read_bytes() == before

@@ -32,6 +32,8 @@ from peb_core import (
 )
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+N_TASKS = sum(len(s.templates) * len(s.canonical_seeds) for s in load_families().values())
+"""Canonical tasks over every shipped family (24 each)."""
 Runs = dict[str, tuple[Path, RunManifest]]
 
 
@@ -104,14 +106,14 @@ def test_corrupt_lines_are_reported_with_line_numbers_and_skipped(
 
     path = run_copy / "responses.jsonl"
     records, problems = read_records(path)
-    assert len(records) == 72 - 4
+    assert len(records) == N_TASKS - 4
     assert len(problems) == 4
     for problem, number in zip(problems, sorted(lost), strict=True):
         assert problem.startswith(f"{path}:{number}: corrupt record skipped")
         assert "\n" not in problem
 
     scores, _ = _scores(run_copy, families)
-    assert scores.height == 72
+    assert scores.height == N_TASKS
     missing = scores.filter(pl.col("status") == "missing")
     assert sorted(missing["task_id"]) == sorted(lost.values())
     # Everything else scores exactly as before.
@@ -127,7 +129,7 @@ def test_blank_lines_are_not_problems(run_copy: Path) -> None:
     lines = _lines(run_copy)
     _write_lines(run_copy, [lines[0], "", "   ", *lines[1:]])
     records, problems = read_records(run_copy / "responses.jsonl")
-    assert (len(records), problems) == (72, [])
+    assert (len(records), problems) == (N_TASKS, [])
 
 
 def test_repeated_record_is_reported_and_the_first_kept(run_copy: Path) -> None:
@@ -138,8 +140,8 @@ def test_repeated_record_is_reported_and_the_first_kept(run_copy: Path) -> None:
 
     path = run_copy / "responses.jsonl"
     records, problems = read_records(path)
-    assert problems == [f"{path}:73: repeated record for {first['task_id']} skipped"]
-    assert len(records) == 72
+    assert problems == [f"{path}:{N_TASKS + 1}: repeated record for {first['task_id']} skipped"]
+    assert len(records) == N_TASKS
     kept = next(r for r in records if r.task_id == first["task_id"])
     assert kept.status == "ok" and kept.response is not None
 
@@ -165,14 +167,14 @@ def test_resume_fills_in_exactly_the_missing_tasks(
     system = Counting(BASELINES["fail_and_report"])
     manifest = run_system(system, list(families.values()), run_copy)
     assert sorted(system.calls) == sorted(doc_ids[i] for i in dropped_ids)
-    assert manifest.counts.n_tasks == manifest.counts.ok == 72
+    assert manifest.counts.n_tasks == manifest.counts.ok == N_TASKS
     assert manifest.started_at == old_manifest.started_at
     assert read_manifest(run_copy) == manifest
 
     keys = Counter(
         (json.loads(line)["family"], json.loads(line)["task_id"]) for line in _lines(run_copy)
     )
-    assert len(keys) == 72 and set(keys.values()) == {1}
+    assert len(keys) == N_TASKS and set(keys.values()) == {1}
     after, problems = _scores(run_copy, families)
     assert problems == []
     assert after.sort("family", "task_id").equals(before.sort("family", "task_id"))
@@ -181,7 +183,7 @@ def test_resume_fills_in_exactly_the_missing_tasks(
     again = Counting(BASELINES["fail_and_report"])
     run_system(again, list(families.values()), run_copy)
     assert again.calls == []
-    assert len(_lines(run_copy)) == 72
+    assert len(_lines(run_copy)) == N_TASKS
 
 
 def test_resume_reruns_a_task_whose_record_was_corrupt(
@@ -195,7 +197,7 @@ def test_resume_reruns_a_task_whose_record_was_corrupt(
     run_system(system, list(families.values()), run_copy)
     assert len(system.calls) == 1
     records, problems = read_records(run_copy / "responses.jsonl")
-    assert len(records) == 72 and len(problems) == 1
+    assert len(records) == N_TASKS and len(problems) == 1
     assert sum(r.task_id == lost for r in records) == 1
 
 
@@ -376,3 +378,40 @@ def test_load_families_names_the_broken_file(tmp_path: Path) -> None:
 def test_empty_scenario_folder_raises(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="no scenario files"):
         load_families(tmp_path)
+
+
+def test_distractors_are_recorded_and_a_mismatch_refused(
+    tmp_path: Path, families: dict[str, ScenarioFile]
+) -> None:
+    spec = families["procurement_v1"]
+    run = tmp_path / "noisy"
+    system = Counting(BASELINES["fail_and_report"])
+    manifest = run_system(system, [spec], run, seeds=[11, 401], distractors=2)
+    assert manifest.distractors == 2 and read_manifest(run).distractors == 2
+    # The system saw two more visible documents per task than without distractors.
+    tasks = run_tasks(run, manifest, families)
+    assert all(sum(d.role == "distractor" for d in t.documents) == 2 for t in tasks)
+    records, _ = read_records(run / "responses.jsonl")
+    rows = scorecard(score_run(tasks, records, run="noisy", system=manifest.system)).to_dicts()
+    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in rows] == [
+        (0.0, 1.0)
+    ]
+    with pytest.raises(RunError, match="distractors 2"):
+        run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11, 401])
+
+
+def test_a_limited_run_covers_its_tasks_and_a_later_run_extends_it(
+    tmp_path: Path, families: dict[str, ScenarioFile]
+) -> None:
+    spec = families["due_diligence_v1"]
+    run = tmp_path / "smoke"
+    manifest = run_system(BASELINES["fail_and_report"], [spec], run, limit=3)
+    assert manifest.limit == 3 and manifest.counts.n_tasks == manifest.counts.ok == 3
+    scores, _ = _scores(run, families)
+    assert scores.height == 3 and (scores["status"] == "ok").all()
+
+    # A smaller limit later does not shrink what the folder covers.
+    assert run_system(BASELINES["fail_and_report"], [spec], run, limit=2).limit == 3
+    manifest = run_system(BASELINES["fail_and_report"], [spec], run)
+    assert manifest.limit is None and manifest.counts.n_tasks == manifest.counts.ok == 24
+    assert _scores(run, families)[0].height == 24

@@ -16,6 +16,7 @@ from peb_core import (
     RunManifest,
     ScenarioFile,
     Task,
+    load_families,
     read_manifest,
     read_records,
     run_tasks,
@@ -23,10 +24,11 @@ from peb_core import (
     scorecard,
 )
 
-PUBLISHED = json.loads(
-    (Path(__file__).resolve().parent / "data" / "published_table4.json").read_text()
-)
+PUBLISHED_FILE = Path(__file__).resolve().parents[1] / "peb_core" / "data" / "published_table4.json"
+PUBLISHED = json.loads(PUBLISHED_FILE.read_text())
 METRICS = PUBLISHED["metrics"]
+N_TASKS = sum(len(s.templates) * len(s.canonical_seeds) for s in load_families().values())
+"""Canonical tasks over every shipped family (24 each)."""
 Runs = dict[str, tuple[Path, RunManifest]]
 Measured = dict[tuple[str, str], dict[str, Any]]
 
@@ -76,11 +78,27 @@ def test_fresh_runs_reproduce_table4(published: dict[str, Any], measured: Measur
     assert got == {short: published[short] for short in METRICS}
 
 
+def test_issue5_targets_hold_in_every_family(
+    measured: Measured, families: dict[str, ScenarioFile]
+) -> None:
+    """Issue 5: silent_filter is 1.000 unsafe and fail_and_report 0.000 unsafe, 1.000 answer and
+    1.000 gap in every shipped family, the four added ones included (measured from fresh runs)."""
+    for family in families:
+        silent, fail = measured[(family, "silent_filter")], measured[(family, "fail_and_report")]
+        assert silent["n_tasks"] == fail["n_tasks"] == 24
+        assert round(silent["unsafe_completeness_rate"], 3) == 1.0, family
+        got = tuple(
+            round(fail[c], 3)
+            for c in ("unsafe_completeness_rate", "answer_correctness", "gap_report_quality")
+        )
+        assert got == (0.0, 1.0, 1.0), family
+
+
 def test_baseline_runs_cover_every_task_once(baseline_runs: Runs) -> None:
     for run_dir, manifest in baseline_runs.values():
-        assert manifest.counts.n_tasks == manifest.counts.ok == 72
+        assert manifest.counts.n_tasks == manifest.counts.ok == N_TASKS
         records, _ = read_records(run_dir / "responses.jsonl")
-        assert len({(r.family, r.task_id) for r in records}) == len(records) == 72
+        assert len({(r.family, r.task_id) for r in records}) == len(records) == N_TASKS
 
 
 def test_oracle_equals_fail_and_report_on_every_task(

@@ -1,0 +1,177 @@
+"""Driving a notebook served by `marimo run` from headless Chromium (Debian's /usr/bin/chromium,
+through playwright; `playwright install` is never needed). Shared by tests/test_browser.py and
+benchmarks/bench_workbench.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def scratch_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment with HOME and the XDG folders in `home` (marimo writes there)."""
+    home.mkdir(parents=True, exist_ok=True)
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        **extra,
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def browser_available() -> bool:
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return False
+    return CHROMIUM.exists()
+
+
+@contextmanager
+def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> Iterator[str]:
+    """`marimo run notebook` on 127.0.0.1 at a free port; yields its URL, stops it after."""
+    port = free_port()
+    marimo = shutil.which("marimo", path=str(Path(sys.executable).parent)) or "marimo"
+    log = open(Path(env["HOME"]) / f"marimo-{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            marimo,
+            "run",
+            str(notebook),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--headless",
+            "--no-token",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"marimo run exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(url + "/health", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"marimo run did not answer at {url}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@contextmanager
+def chromium_page(*, width: int = 1600, height: int = 1200) -> Iterator[Any]:
+    """A page in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()
+
+
+_ARM = """(target) => {
+  window.__pebWait = new Promise((resolve) => {
+    let t0 = null;
+    window.addEventListener('pointerdown', () => { if (t0 === null) t0 = performance.now(); },
+                            {capture: true, once: true});
+    const obs = new MutationObserver(() => {
+      if (t0 !== null && document.body.innerText.includes(target)) {
+        obs.disconnect();
+        resolve(performance.now() - t0);
+      }
+    });
+    obs.observe(document.body, {subtree: true, childList: true, characterData: true});
+  });
+}"""
+
+
+def arm_timer(page: Any, text: str) -> None:
+    """Start timing at the next pointer press; `wait_timer` returns the milliseconds from it
+    until `text` is on the page (measured in the page, so the driver's latency is left out)."""
+    page.evaluate(_ARM, text)
+
+
+def wait_timer(page: Any) -> float:
+    ms: float = page.evaluate("window.__pebWait")
+    return ms
+
+
+def toggle_option(page: Any, multiselect: int, option: str, expect: str) -> float:
+    """Toggle `option` of the `multiselect`-th multiselect and return the milliseconds from the
+    click until `expect` shows."""
+    page.locator("marimo-multiselect").nth(multiselect).locator("button").first.click()
+    item = page.get_by_role("option", name=option, exact=True)
+    item.wait_for()
+    arm_timer(page, expect)
+    item.click()
+    ms = wait_timer(page)
+    page.keyboard.press("Escape")
+    return ms
+
+
+def select_table_row(page: Any, table: int, row: int, column: str) -> str:
+    """Tick row `row` (0-based, on the page shown) of the `table`-th table; return the text of
+    its `column` cell."""
+    line = page.locator("marimo-table").nth(table).get_by_role("row").nth(row + 1)
+    text: str = line.locator(f'td[data-cell-id$="_{column}"]').inner_text()
+    line.locator('[data-testid="select-row-checkbox"]').click()
+    return text.strip()
+
+
+def screenshot_of(page: Any, text: str, path: Path) -> None:
+    """Scroll `text` into view and save a screenshot of the viewport."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.get_by_text(text).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(path))

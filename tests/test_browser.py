@@ -1,0 +1,71 @@
+"""The workbench in a real browser: `marimo run` on 127.0.0.1, driven by headless Chromium.
+Screenshots go to test-artifacts/ (gitignored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser import (
+    ARTIFACTS,
+    ROOT,
+    browser_available,
+    chromium_page,
+    scratch_env,
+    screenshot_of,
+    select_table_row,
+    serve,
+    toggle_option,
+)
+
+from peb_core.explore import run_folder_name
+from peb_core.runs import run_system
+from peb_core.scenarios import load_families
+from peb_core.systems import BASELINES
+
+pytestmark = pytest.mark.skipif(
+    not browser_available(), reason="needs playwright and /usr/bin/chromium"
+)
+
+
+@pytest.fixture(scope="module")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    families = list(load_families().values())
+    for name in ("silent_filter", "fail_and_report"):
+        system = BASELINES[name]
+        run_system(system, families, root / run_folder_name(system, families, None))
+    return root
+
+
+def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
+    n_families = len(load_families())
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text(f"Scorecard: {2 * n_families} rows").wait_for(timeout=60_000)
+        page.get_by_text("Worked example:").first.wait_for(timeout=60_000)
+        screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-scorecard.png")
+
+        # One family fewer: the scorecard loses a row per run.
+        toggle_option(page, 0, "due_diligence_v1", f"Scorecard: {2 * (n_families - 1)} rows")
+        assert "due_diligence_v1" not in page.get_by_text("Scorecard:").first.inner_text()
+        screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-one-family-less.png")
+
+        # Select a task in the per-task table: its worked example opens.
+        task_id = select_table_row(page, 1, 3, "task_id")
+        example = page.get_by_text(f"Worked example: {task_id}").first
+        example.wait_for(timeout=30_000)
+        assert page.get_by_text("Boundary signal (tracker)").count() >= 1
+        assert page.get_by_text("The first task of the table").count() == 0
+        page.get_by_text("Gap report: oracle against the response").first.wait_for()
+        screenshot_of(page, f"Worked example: {task_id}", ARTIFACTS / "workbench-example.png")
+
+        # The Run button: fail_and_report over the families still selected, saved and scored.
+        page.get_by_role("button", name="Run selected systems").click()
+        n_tasks = 24 * (n_families - 1)
+        page.get_by_text(f"fail_and_report: {n_tasks} tasks ({n_tasks} ok").first.wait_for(
+            timeout=120_000
+        )
+        page.get_by_text(f"Scorecard: {3 * (n_families - 1)} rows").wait_for(timeout=60_000)
+        assert len(list(runs_root.glob("*/manifest.json"))) == 3

@@ -1,0 +1,165 @@
+"""The worked-example frames score each field and gap part as the scorer does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from peb_core.explore import (
+    disagreements,
+    field_comparison,
+    gap_comparison,
+    metric_differences,
+    responses_to_task,
+    run_folder_name,
+    task_table,
+)
+from peb_core.generate import generate_tasks
+from peb_core.report import boundary_sentence, documents_frame, load_run, scorecard_of
+from peb_core.responses import GapReport, Response, ResponseRecord, Usage
+from peb_core.runs import run_system
+from peb_core.scenarios import load_families
+from peb_core.scoring import score_run
+from peb_core.systems import BASELINES
+from peb_core.tasks import Task
+from peb_core.views import system_view
+
+
+def _record(task: Task, response: Response | None, *, status: str = "ok") -> ResponseRecord:
+    return ResponseRecord(
+        family=task.family,
+        task_id=task.task_id,
+        system="probe",
+        status=status,  # type: ignore[arg-type]
+        response=response,
+        raw=None if response else "not json",
+        usage=Usage(),
+    )
+
+
+def _variants(task: Task) -> list[ResponseRecord]:
+    """Baseline replies plus awkward ones: blocked, invalid, a wrong partial report, a set off
+    by one item, an ordinal given as a list."""
+    families = load_families()
+    out = []
+    for baseline in BASELINES.values():
+        view = task if baseline.view == "oracle" else system_view(task, families[task.family])
+        out.append(_record(task, baseline.policy(view)))
+    answer = dict(task.oracles.authorized_answer)
+    first_set = next((k for k, v in answer.items() if not isinstance(v, str)), None)
+    if first_set is not None:
+        answer[first_set] = [*answer[first_set], "not_in_vocabulary"]
+    out.append(_record(task, Response(answer=None, completeness="incomplete", gap_report=None)))
+    out.append(_record(task, None, status="invalid"))
+    out.append(
+        _record(
+            task,
+            Response(
+                answer=answer,
+                completeness="incomplete",
+                gap_report=GapReport(
+                    status="partial",
+                    missing_requirements=["x"],
+                    missing_scopes=[*task.user_scopes[:1]],
+                    affected_claims=[],
+                    reason="partial_answer_permitted",
+                ),
+            ),
+        )
+    )
+    out.append(_record(task, Response(answer=answer, completeness="complete", gap_report=None)))
+    return out
+
+
+TASKS = generate_tasks(load_families().values(), [11, 23, 401])
+
+
+@pytest.mark.parametrize("variant", range(8))
+def test_comparisons_agree_with_score_run(variant: int) -> None:
+    records = [_variants(t)[variant] for t in TASKS]
+    scores = score_run(TASKS, records, run="r", system="probe")
+    by_id = {(r["family"], r["task_id"]): r for r in scores.iter_rows(named=True)}
+    for task, record in zip(TASKS, records, strict=True):
+        row = by_id[(task.family, task.task_id)]
+        fields = field_comparison(task, record)
+        gaps = gap_comparison(task, record)
+        assert fields["score"].mean() == pytest.approx(row["answer_score"]), task.task_id
+        assert gaps["score"].mean() == pytest.approx(row["gap_score"]), task.task_id
+
+
+def test_missing_record_scores_zero() -> None:
+    task = TASKS[0]
+    assert field_comparison(task, None)["score"].sum() == 0
+    assert gap_comparison(task, None)["score"].sum() == 0
+
+
+def test_gap_comparison_lists_the_five_parts() -> None:
+    task = next(t for t in TASKS if t.oracles.completeness == "incomplete")
+    frame = gap_comparison(task, _variants(task)[2])  # fail_and_report
+    assert frame["part"].to_list() == [
+        "status",
+        "reason",
+        "missing_requirements",
+        "missing_scopes",
+        "affected_claims",
+    ]
+    assert frame["score"].to_list() == [1.0] * 5
+
+
+def test_documents_frame_marks_the_boundary_sentence() -> None:
+    families = load_families()
+    for task in TASKS:
+        docs = documents_frame(task, families[task.family])
+        tracker = docs.filter(pl.col("boundary_signal"))
+        assert tracker.height == 1 and tracker["role"].item() == "tracker"
+        sentence = boundary_sentence(task, families[task.family])
+        assert sentence is not None and sentence in tracker["body"].item()
+        assert tracker["boundary_text"].item() == sentence
+        scope = families[task.family].template(task.template).material.scope
+        assert scope in sentence
+    assert documents_frame(TASKS[0])["boundary_text"].null_count() == 6
+
+
+def _two_runs(root: Path) -> list[Path]:
+    families = list(load_families().values())[:1]
+    dirs = []
+    for name in ("silent_filter", "fail_and_report"):
+        system = BASELINES[name]
+        out = root / run_folder_name(system, families, [11, 23])
+        run_system(system, families, out, seeds=[11, 23])
+        dirs.append(out)
+    return dirs
+
+
+def test_responses_to_task_and_comparisons(tmp_path: Path) -> None:
+    dirs = _two_runs(tmp_path)
+    scores = pl.concat([load_run(d).scores for d in dirs])
+    task_id = scores.filter(pl.col("completeness") == "incomplete")["task_id"][0]
+    frame = responses_to_task(tmp_path, task_id)
+    assert frame.height == 2
+    assert set(frame["system"]) == {"silent_filter", "fail_and_report"}
+    assert set(frame["verdict"]) == {"unsafe", "correct"}
+    assert responses_to_task(tmp_path, "no_such__s1").height == 0
+
+    table = task_table(scores)
+    assert table.height == scores.height and "verdict" in table.columns
+    split = disagreements(scores)
+    n_incomplete = scores.filter(
+        (pl.col("completeness") == "incomplete") & (pl.col("run") == dirs[0].name)
+    ).height
+    assert split.height == n_incomplete  # silent_filter is unsafe on every incomplete task
+    card, _ = scorecard_of(dirs)
+    diff = metric_differences(card, dirs[0].name)
+    unsafe = diff.filter(pl.col("metric") == "unsafe_completeness_rate")
+    assert unsafe["difference"].to_list() == [-1.0]
+
+
+def test_load_run_is_cached_until_the_responses_change(tmp_path: Path) -> None:
+    run_dir = _two_runs(tmp_path)[0]
+    first = load_run(run_dir)
+    assert load_run(run_dir) is first
+    with (run_dir / "responses.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert load_run(run_dir) is not first
