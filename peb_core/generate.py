@@ -215,9 +215,10 @@ def _oracles(
         missing_ids = {r.id for r in missing}
         claims = [claim for r in missing for claim in r.informs]
         scopes: list[str] = []
+        visible = {d.doc_id for d in authorized}
         for doc in documents:
             if (
-                doc not in authorized
+                doc.doc_id not in visible
                 and doc.evidence_family in missing_ids
                 and doc.scope not in scopes
             ):
