@@ -179,16 +179,13 @@ class ModelSystem:
 
 
 def _completion(reply: Any) -> Completion:
-    import litellm
-
+    """Text, tokens and cost of a litellm reply; the cost is the one litellm computed for it
+    (None when it has no price for the model: unknown, never 0)."""
     usage = getattr(reply, "usage", None)
-    try:
-        cost: float | None = float(litellm.completion_cost(completion_response=reply))
-    except Exception:
-        cost = None
+    cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
     return Completion(
         text=reply.choices[0].message.content or "",
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=cost,
+        cost_usd=float(cost) if cost is not None else None,
     )

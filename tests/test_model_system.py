@@ -87,6 +87,18 @@ def test_parses_each_behaviour(
     assert reply.usage.cost_usd is None  # unknown price, never 0
 
 
+def test_a_priced_model_records_litellm_cost(server: ScriptedServer, tmp_path: Path) -> None:
+    import litellm
+
+    system = ModelSystem(
+        model="openai/gpt-4o", families=[DD], api_base=server.url, cache_folder=tmp_path / "c"
+    )
+    reply = _respond(system)
+    price = litellm.model_cost["gpt-4o"]
+    expected = 100 * price["input_cost_per_token"] + 20 * price["output_cost_per_token"]
+    assert reply.usage.cost_usd == pytest.approx(expected) and expected > 0
+
+
 def test_request_carries_schema_and_protocol(server: ScriptedServer, tmp_path: Path) -> None:
     system = _system(server, tmp_path)
     _respond(system)
