@@ -72,7 +72,7 @@ def main() -> int:
         env = scratch_env(Path(folder) / "home", PEB_RUNS_DIR=str(root))
         rows = N_RUNS * n_families
         firsts = []
-        for label in ("cold: no cache", "restarted: task frames cached on disk"):
+        for label in ("cold: no cache", "restarted: task frames and run scores cached on disk"):
             launched = time.perf_counter()
             with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
                 up = time.perf_counter() - launched

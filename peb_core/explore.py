@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from .outcomes import verdict
-from .report import SCORECARD_KEYS, discover_runs, load_run
+from .report import SCORECARD_KEYS, discover_runs, load_run, run_records
 from .responses import Answer, GapReport, ResponseRecord
 from .runs import RunManifest, run_system_async
 from .scenarios import ScenarioFile
@@ -186,7 +186,7 @@ def gap_comparison(task: Task, record: ResponseRecord | None) -> pl.DataFrame:
 def run_record(run_dir: Path, family: str, task_id: str) -> ResponseRecord | None:
     """The record a run folder holds for one task, or None."""
     return next(
-        (r for r in load_run(run_dir).records if r.family == family and r.task_id == task_id),
+        (r for r in run_records(run_dir) if r.family == family and r.task_id == task_id),
         None,
     )
 
@@ -223,7 +223,11 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
         scored = scored.with_columns(verdict())
         for row in scored.iter_rows(named=True):
             record = next(
-                (r for r in run.records if r.task_id == task_id and r.family == row["family"]),
+                (
+                    r
+                    for r in run_records(run_dir)
+                    if r.task_id == task_id and r.family == row["family"]
+                ),
                 None,
             )
             resp = record.response if record is not None else None

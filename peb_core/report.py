@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,18 +62,18 @@ def discover_runs(root: Path) -> list[Path]:
 
 @dataclass(frozen=True)
 class LoadedRun:
-    """One run folder read and scored: its manifest, its records, its per-task scores (with the
-    `protocol` column) and the warnings met reading it."""
+    """One run folder read and scored: its manifest, its per-task scores (with the `protocol`
+    column) and the warnings met reading it."""
 
     path: Path
     manifest: RunManifest
-    records: tuple[ResponseRecord, ...]
     scores: pl.DataFrame
     warnings: tuple[str, ...]
 
 
 _Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None]
 _RUNS: dict[Path, tuple[_Stamp, LoadedRun]] = {}
+_RECORDS: dict[Path, tuple[_Stamp, tuple[ResponseRecord, ...]]] = {}
 _TASK_FRAMES: dict[tuple[str, str], tuple[pl.DataFrame, ...]]
 _TASK_FRAMES = {}
 _LOCK = threading.Lock()
@@ -138,9 +138,7 @@ def _task_frames(
         try:
             folder.mkdir(parents=True, exist_ok=True)
             for frame, path in zip(hit, paths, strict=True):
-                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                frame.write_parquet(tmp)
-                os.replace(tmp, path)
+                _write_atomically(path, frame.write_parquet)
         except OSError:
             pass  # a read-only cache only costs the regeneration next time
     with _LOCK:
@@ -150,19 +148,31 @@ def _task_frames(
     return hit
 
 
-def load_run(run_dir: Path) -> LoadedRun:
-    """A run folder read and scored, cached in this process until its manifest, its responses or
-    the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
-    re-rendering a selection does not reparse and rescore every run."""
+def _write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def _run_stamp(run_dir: Path) -> _Stamp:
+    return (scenario_hash(), _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
+
+
+def run_records(run_dir: Path) -> tuple[ResponseRecord, ...]:
+    """A run folder's valid records, cached in this process until its files change."""
     run_dir = Path(run_dir)
-    current = scenario_hash()
-    stamp = (current, _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
-    key = run_dir.resolve()
+    stamp, key = _run_stamp(run_dir), run_dir.resolve()
     with _LOCK:
-        hit = _RUNS.get(key)
+        hit = _RECORDS.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    manifest = read_manifest(run_dir)
+    records = tuple(read_records(run_dir / RESPONSES)[0])
+    with _LOCK:
+        _RECORDS[key] = (stamp, records)
+    return records
+
+
+def _score(run_dir: Path, manifest: RunManifest, current: str) -> tuple[pl.DataFrame, list[str]]:
     warnings = []
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
@@ -171,13 +181,43 @@ def load_run(run_dir: Path) -> LoadedRun:
     frame, expected = _task_frames(run_dir, manifest, load_families(), current)
     scores = score_records(frame, expected, records, run=run_dir.name, system=manifest.system)
     protocol = str(manifest.config.get("protocol", "-"))
-    loaded = LoadedRun(
-        path=run_dir,
-        manifest=manifest,
-        records=tuple(records),
-        scores=scores.with_columns(protocol=pl.lit(protocol)),
-        warnings=tuple(warnings),
-    )
+    return scores.with_columns(protocol=pl.lit(protocol)), warnings
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """A run folder read and scored. Cached in this process until its manifest, its responses or
+    the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
+    re-rendering a selection does not reparse and rescore every run; and on disk under
+    `$PEB_CACHE_DIR/run-scores`, keyed by the sha256 of the code, the scenario files, the folder
+    and its two files' bytes, so a restarted notebook does not rescore unchanged runs either."""
+    run_dir = Path(run_dir)
+    current = scenario_hash()
+    stamp, key = _run_stamp(run_dir), run_dir.resolve()
+    with _LOCK:
+        hit = _RUNS.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    manifest = read_manifest(run_dir)
+    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{key}\0".encode())
+    for name in (MANIFEST, RESPONSES):
+        try:
+            digest.update((run_dir / name).read_bytes() + b"\0")
+        except FileNotFoundError:
+            digest.update(b"-\0")
+    base = cache_dir() / "run-scores" / digest.hexdigest()[:32]
+    parquet, notes = base.with_suffix(".parquet"), base.with_suffix(".json")
+    try:
+        scores = pl.read_parquet(parquet)
+        warnings = list(json.loads(notes.read_text(encoding="utf-8")))
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        scores, warnings = _score(run_dir, manifest, current)
+        try:
+            parquet.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(parquet, scores.write_parquet)
+            _write_atomically(notes, lambda p: p.write_text(json.dumps(warnings), "utf-8"))
+        except OSError:
+            pass  # a read-only cache only costs the rescoring next time
+    loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
     with _LOCK:
         _RUNS[key] = (stamp, loaded)
     return loaded

@@ -163,3 +163,29 @@ def test_load_run_is_cached_until_the_responses_change(tmp_path: Path) -> None:
     with (run_dir / "responses.jsonl").open("a", encoding="utf-8") as handle:
         handle.write("\n")
     assert load_run(run_dir) is not first
+
+
+def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from peb_core import report
+
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    first = load_run(run_dir)
+    # A restarted process: nothing in memory, and scoring would fail if it were attempted.
+    monkeypatch.setattr(report, "_RUNS", {})
+
+    def fail(*args: object) -> None:
+        raise AssertionError("rescored an unchanged run")
+
+    monkeypatch.setattr(report, "_score", fail)
+    again = load_run(run_dir)
+    assert again.scores.equals(first.scores) and again.warnings == first.warnings
+
+    monkeypatch.undo()
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    lines = (run_dir / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    (run_dir / "responses.jsonl").write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
+    changed = load_run(run_dir)
+    assert (changed.scores["status"] == "missing").sum() == 1
