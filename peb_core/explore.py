@@ -9,7 +9,6 @@ does, so their mean is the task's `answer_score` / `gap_score` (tests/test_explo
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -356,7 +355,7 @@ def count_tasks(families: Sequence[ScenarioFile], seeds: Sequence[int] | None) -
     )
 
 
-def launch_run(
+async def launch_run_async(
     system: System,
     families: Sequence[ScenarioFile],
     root: Path,
@@ -367,25 +366,7 @@ def launch_run(
 ) -> tuple[Path, RunManifest]:
     """Run `system` into `root / run_folder_name(...)`, resuming what is already recorded there
     (so the same request twice costs nothing the second time; model replies are also cached by
-    the model system). `on_progress(done, total)` is called after each new record. Inside a
-    running event loop (a notebook cell), await `launch_run_async` instead."""
-    return asyncio.run(
-        launch_run_async(
-            system, families, root, seeds=seeds, concurrency=concurrency, on_progress=on_progress
-        )
-    )
-
-
-async def launch_run_async(
-    system: System,
-    families: Sequence[ScenarioFile],
-    root: Path,
-    *,
-    seeds: Sequence[int] | None = None,
-    concurrency: int = 8,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> tuple[Path, RunManifest]:
-    """`launch_run` for callers inside an event loop."""
+    the model system). `on_progress(done, total)` is called after each new record."""
     run_dir = Path(root) / run_folder_name(system, families, seeds)
     manifest = await run_system_async(
         system,
@@ -409,7 +390,6 @@ __all__ = [
     "field_comparison",
     "filter_scores",
     "gap_comparison",
-    "launch_run",
     "launch_run_async",
     "metric_differences",
     "responses_to_task",

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from browser import scratch_env
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-    }
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
@@ -32,7 +19,7 @@ def test_notebook_runs_as_script(notebook: Path, tmp_path: Path) -> None:
         [sys.executable, str(notebook)],
         capture_output=True,
         text=True,
-        env=_env(tmp_path),
+        env=scratch_env(tmp_path / "home"),
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -45,7 +32,7 @@ def test_notebook_passes_marimo_check(notebook: Path, tmp_path: Path) -> None:
         [str(marimo), "check", str(notebook)],
         capture_output=True,
         text=True,
-        env=_env(tmp_path),
+        env=scratch_env(tmp_path / "home"),
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -68,7 +55,9 @@ def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
         "--out",
         str(out),
     ]
-    first = subprocess.run(command, capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    first = subprocess.run(
+        command, capture_output=True, text=True, env=scratch_env(tmp_path / "home"), timeout=300
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     assert "fail_and_report: 24 tasks (24 ok, 0 invalid, 0 errors)" in first.stdout
     (run_dir,) = [p.parent for p in out.rglob("manifest.json")]
@@ -78,8 +67,8 @@ def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
     assert card["unsafe_completeness_rate"].item() == 0.0
     assert card["answer_correctness"].item() == 1.0
     before = (run_dir / "responses.jsonl").read_bytes()
-    home = tmp_path / "again"
-    home.mkdir()
-    again = subprocess.run(command, capture_output=True, text=True, env=_env(home), timeout=300)
+    again = subprocess.run(
+        command, capture_output=True, text=True, env=scratch_env(tmp_path / "again"), timeout=300
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert (run_dir / "responses.jsonl").read_bytes() == before

@@ -393,9 +393,7 @@ def test_distractors_are_recorded_and_a_mismatch_refused(
     assert all(sum(d.role == "distractor" for d in t.documents) == 2 for t in tasks)
     records, _ = read_records(run / "responses.jsonl")
     rows = scorecard(score_run(tasks, records, run="noisy", system=manifest.system)).to_dicts()
-    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in rows] == [
-        (0.0, 1.0)
-    ]
+    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in rows] == [(0.0, 1.0)]
     with pytest.raises(RunError, match="distractors 2"):
         run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11, 401])
 
