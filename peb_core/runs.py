@@ -170,12 +170,13 @@ def run_system(
         seeds: integer seeds; None for each family's canonical seeds.
         concurrency: how many tasks may be in flight at once.
         progress: called after each finished task.
-        limit: run only the first `limit` tasks (a smoke run; the rest score as missing).
+        limit: run only the first `limit` tasks (a smoke run); recorded in the manifest, so
+            only those are scored, and a later run into the folder may extend it.
         distractors: neutral authorized documents added to each task; recorded in the
             manifest, so a resumed run must ask for the same number.
     """
     return asyncio.run(
-        _run(
+        run_system_async(
             system,
             families,
             run_dir,
@@ -200,29 +201,6 @@ async def run_system_async(
     distractors: int = 0,
 ) -> RunManifest:
     """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
-    return await _run(
-        system,
-        families,
-        run_dir,
-        seeds=seeds,
-        concurrency=concurrency,
-        progress=progress,
-        limit=limit,
-        distractors=distractors,
-    )
-
-
-async def _run(
-    system: System,
-    families: Sequence[ScenarioFile],
-    run_dir: Path,
-    *,
-    seeds: Sequence[int] | None,
-    concurrency: int,
-    progress: Progress | None,
-    limit: int | None,
-    distractors: int,
-) -> RunManifest:
     specs = {spec.id: spec for spec in families}
     every = generate_tasks(families, seeds, distractors)
     tasks = every[:limit]
