@@ -58,49 +58,56 @@ def _as_list(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+TASK_SCHEMA = pl.Schema(
+    {
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "template": pl.String(),
+        "seed": pl.Int64(),
+        "completeness": pl.String(),
+        "partial_permitted": pl.Boolean(),
+        "exp_status": pl.String(),
+        "exp_reason": pl.String(),
+        "exp_requirements": LIST,
+        "exp_scopes": LIST,
+        "exp_claims": LIST,
+    }
+)
+"""The columns of `task_frame`."""
+
+
 def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
     """One row per task: what the scorer needs of its oracles."""
-    rows = []
-    for t in tasks:
-        gap = t.oracles.gap_report
-        rows.append(
-            {
-                "family": t.family,
-                "task_id": t.task_id,
-                "template": t.template,
-                "seed": t.seed,
-                "completeness": t.oracles.completeness,
-                "partial_permitted": t.contract.partial_response_permitted,
-                "exp_status": gap.status if gap else None,
-                "exp_reason": gap.reason if gap else None,
-                "exp_requirements": gap.missing_requirements if gap else None,
-                "exp_scopes": gap.missing_scopes if gap else None,
-                "exp_claims": gap.affected_claims if gap else None,
-            }
-        )
-    schema = pl.Schema(
+    gaps = [t.oracles.gap_report for t in tasks]
+    return pl.DataFrame(
         {
-            "family": pl.String(),
-            "task_id": pl.String(),
-            "template": pl.String(),
-            "seed": pl.Int64(),
-            "completeness": pl.String(),
-            "partial_permitted": pl.Boolean(),
-            "exp_status": pl.String(),
-            "exp_reason": pl.String(),
-            "exp_requirements": LIST,
-            "exp_scopes": LIST,
-            "exp_claims": LIST,
-        }
+            "family": [t.family for t in tasks],
+            "task_id": [t.task_id for t in tasks],
+            "template": [t.template for t in tasks],
+            "seed": [t.seed for t in tasks],
+            "completeness": [t.oracles.completeness for t in tasks],
+            "partial_permitted": [t.contract.partial_response_permitted for t in tasks],
+            "exp_status": [g.status if g else None for g in gaps],
+            "exp_reason": [g.reason if g else None for g in gaps],
+            "exp_requirements": _string_lists(
+                [g.missing_requirements if g else None for g in gaps]
+            ),
+            "exp_scopes": _string_lists([g.missing_scopes if g else None for g in gaps]),
+            "exp_claims": _string_lists([g.affected_claims if g else None for g in gaps]),
+        },
+        schema=TASK_SCHEMA,
     )
-    return pl.DataFrame(rows, schema=schema)
 
 
 def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
     """The answer each task is judged against, one row per field: the complete answer on a
     complete task, the authorized answer where a partial answer is permitted, none (no rows)
     where policy requires a block. `ordinal` fields score by exact match, the others by Jaccard."""
-    rows = []
+    family: list[str] = []
+    task_ids: list[str] = []
+    fields: list[str] = []
+    ordinal: list[bool] = []
+    expected: list[list[str] | None] = []
     for t in tasks:
         if t.oracles.completeness == "complete":
             target = t.oracles.complete_answer
@@ -109,17 +116,27 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
         else:
             continue
         for field, value in target.items():
-            rows.append((t.family, t.task_id, field, isinstance(value, str), _as_list(value)))
-    schema = pl.Schema(
+            family.append(t.family)
+            task_ids.append(t.task_id)
+            fields.append(field)
+            ordinal.append(isinstance(value, str))
+            expected.append(_as_list(value))
+    return pl.DataFrame(
         {
+            "family": family,
+            "task_id": task_ids,
+            "field": fields,
+            "ordinal": ordinal,
+            "expected": _string_lists(expected),
+        },
+        schema={
             "family": pl.String(),
             "task_id": pl.String(),
             "field": pl.String(),
             "ordinal": pl.Boolean(),
             "expected": LIST,
-        }
+        },
     )
-    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def response_frame(
