@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ._gc import gc_paused
 from .cache import cache_dir
 from .responses import ResponseRecord
 from .runs import MANIFEST, RESPONSES, RunManifest, read_manifest, read_records, run_tasks
@@ -210,7 +211,8 @@ def load_run(run_dir: Path) -> LoadedRun:
         scores = pl.read_parquet(parquet)
         warnings = list(json.loads(notes.read_text(encoding="utf-8")))
     except (OSError, ValueError, pl.exceptions.PolarsError):
-        scores, warnings = _score(run_dir, manifest, current)
+        with gc_paused():  # the tasks and records built to score are freed before it ends
+            scores, warnings = _score(run_dir, manifest, current)
         try:
             parquet.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(parquet, scores.write_parquet)
