@@ -15,6 +15,7 @@ def _():
     import peb_core
     from peb_core import charts, explore
     from peb_core.launch import build_system
+    from peb_core.local import REGISTRY
     from peb_core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
     # Headless: `python notebooks/workbench.py -- --run fail_and_report --family F --out DIR`
@@ -27,7 +28,7 @@ def _():
     )
     HEADLESS_RUN = [n.strip() for n in str(args.get("run") or "").split(",") if n.strip()]
     families = peb_core.load_families()
-    SYSTEMS = [*peb_core.BASELINES, "local/smollm2"]
+    SYSTEMS = [*peb_core.BASELINES, *(f"local/{name}" for name in REGISTRY)]
     return (
         DEFAULT_PROTOCOL,
         HEADLESS_RUN,

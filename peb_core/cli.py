@@ -16,7 +16,6 @@ from .compare import CompareError, compare_scores
 from .generate import generate_task, generate_tasks, parse_seeds, parse_task_id
 from .launch import SystemSpecError, build_system
 from .local import (
-    DEFAULT_PORT,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -414,13 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (--model)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per request")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N tasks (smoke runs)")
-    p.add_argument("--local-port", type=int, default=DEFAULT_PORT, metavar="PORT")
+    p.add_argument(
+        "--local-port", type=int, metavar="PORT", help="for local/<name> (default: its own)"
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
     p.add_argument("action", choices=["serve", "status", "stop"])
     p.add_argument("name", nargs="?", default="smollm2", help=f"one of: {', '.join(REGISTRY)}")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--port", type=int, help="default: the model's own")
     p.set_defaults(func=cmd_local_model)
 
     p = sub.add_parser("score", help="the scorecard of one or more run folders")

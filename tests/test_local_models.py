@@ -1,4 +1,4 @@
-"""Smoke test of the embedded model: `peb run --model local/smollm2` over 3 tasks."""
+"""Smoke test of every embedded model: `peb run --model local/<name>` over 3 tasks."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from peb_core import read_records
+from peb_core.local import REGISTRY
 from peb_core.runs import RESPONSES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_smollm2_smoke_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_local_model_smoke_run(name: str, tmp_path: Path) -> None:
     env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache")}
     port = str(_free_port())
 
@@ -44,17 +46,18 @@ def test_smollm2_smoke_run(tmp_path: Path) -> None:
 
     try:
         run = peb(
-            "run", "--model", "local/smollm2", "--local-port", port, "--seeds", "11",
+            "run", "--model", f"local/{name}", "--local-port", port, "--seeds", "11",
             "--family", "due_diligence_v1", "--limit", "3", "--out", str(tmp_path / "run"),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
-        assert "running" in peb("local-model", "status").stdout
+        assert "running" in peb("local-model", "status", name).stdout
     finally:
-        assert "stopped" in peb("local-model", "stop").stdout
+        assert "stopped" in peb("local-model", "stop", name).stdout
     records, problems = read_records(tmp_path / "run" / RESPONSES)
     assert not problems
     assert len(records) == 3
     assert {r.status for r in records} <= {"ok", "invalid"}
+    assert {r.system for r in records} == {f"local/{name}:structured_gap@1"}
 
 
 def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
