@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from .generate import count_tasks
 from .outcomes import verdict
 from .report import SCORECARD_KEYS, discover_runs, load_run, run_records
 from .responses import Answer, GapReport, ResponseRecord
@@ -345,14 +346,6 @@ def run_folder_name(
     digest = hashlib.sha256(what.encode()).hexdigest()[:10]
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
     return f"{slug}-{digest}"
-
-
-def count_tasks(families: Sequence[ScenarioFile], seeds: Sequence[int] | None) -> int:
-    """How many tasks a run over `families` at `seeds` covers (None: canonical seeds)."""
-    return sum(
-        len(spec.templates) * len(seeds if seeds is not None else spec.canonical_seeds)
-        for spec in families
-    )
 
 
 async def launch_run_async(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from ._gc import gc_paused
 from .answers import answer_schema, fold_answer, live_effects
@@ -239,15 +239,28 @@ def _oracles(
     )
 
 
+def iter_tasks(
+    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, distractors: int = 0
+) -> Iterator[Task]:
+    """Every template of every family at `seeds` (default: each family's canonical seeds), in
+    family, template, seed order, each with `distractors` neutral documents; one at a time."""
+    for spec in families:
+        for template in spec.templates:
+            for seed in seeds if seeds is not None else spec.canonical_seeds:
+                yield generate_task(spec, template.id, seed, distractors)
+
+
 def generate_tasks(
     families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, distractors: int = 0
 ) -> list[Task]:
-    """Every template of every family at `seeds` (default: each family's canonical seeds), in
-    family, template, seed order, each with `distractors` neutral documents."""
+    """`iter_tasks` as a list."""
     with gc_paused():
-        return [
-            generate_task(spec, template.id, seed, distractors)
-            for spec in families
-            for template in spec.templates
-            for seed in (seeds if seeds is not None else spec.canonical_seeds)
-        ]
+        return list(iter_tasks(families, seeds, distractors))
+
+
+def count_tasks(families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None) -> int:
+    """How many tasks `iter_tasks(families, seeds)` yields, without generating them."""
+    return sum(
+        len(spec.templates) * len(seeds if seeds is not None else spec.canonical_seeds)
+        for spec in families
+    )

@@ -12,13 +12,14 @@ import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._gc import gc_paused
-from .generate import generate_tasks
+from .generate import count_tasks, generate_tasks, iter_tasks
 from .responses import ResponseRecord
 from .scenarios import ScenarioFile, scenario_hash
 from .systems import System
@@ -202,8 +203,8 @@ async def run_system_async(
 ) -> RunManifest:
     """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
     specs = {spec.id: spec for spec in families}
-    every = generate_tasks(families, seeds, distractors)
-    tasks = every[:limit]
+    n_every = count_tasks(families, seeds)
+    n_tasks = n_every if limit is None else min(limit, n_every)
     manifest = RunManifest(
         system=system.name,
         config=system.config(),
@@ -214,7 +215,7 @@ async def run_system_async(
         package_version=package_version(),
         scenario_hash=scenario_hash(),
         started_at=_now(),
-        counts=RunCounts(n_tasks=len(tasks)),
+        counts=RunCounts(n_tasks=n_tasks),
     )
     run_dir.mkdir(parents=True, exist_ok=True)
     if (run_dir / MANIFEST).exists():
@@ -233,9 +234,8 @@ async def run_system_async(
     path = run_dir / RESPONSES
     done_records, _ = read_records(path)
     done = {(r.family, r.task_id) for r in done_records}
-    todo = [t for t in tasks if (t.family, t.task_id) not in done]
-    finished = len(tasks) - len(todo)
     gate = asyncio.Semaphore(max(1, concurrency))
+    finished = 0
 
     with path.open("a", encoding="utf-8") as out:
 
@@ -250,16 +250,22 @@ async def run_system_async(
             out.flush()
             finished += 1
             if progress:
-                progress(record, finished, len(tasks))
+                progress(record, finished, n_tasks)
 
-        await asyncio.gather(*(one(t) for t in todo))
+        pending = []
+        for task in islice(iter_tasks(families, seeds, distractors), n_tasks):
+            if (task.family, task.task_id) in done:
+                finished += 1
+                continue
+            pending.append(asyncio.ensure_future(one(task)))
+            # Let the first requests go out while the later tasks are generated.
+            await asyncio.sleep(0)
+        await asyncio.gather(*pending)
 
     records, _ = read_records(path)
+    covered = n_every if manifest.limit is None else min(manifest.limit, n_every)
     manifest = manifest.model_copy(
-        update={
-            "finished_at": _now(),
-            "counts": count_records(len(every[: manifest.limit]), records),
-        }
+        update={"finished_at": _now(), "counts": count_records(covered, records)}
     )
     write_manifest(run_dir, manifest)
     return manifest
