@@ -24,7 +24,7 @@ from .local import (
     status,
     stop,
 )
-from .report import INTERVAL_KEYS, score_run_dirs, scorecard_of
+from .report import INTERVAL_KEYS, load_run, score_run_dirs, scorecard_of
 from .responses import ResponseRecord
 from .runs import RunError, RunManifest, run_system
 from .scenarios import ScenarioError, ScenarioFile, families_with_template, load_families
@@ -254,6 +254,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         limit=args.limit,
         distractors=_distractors(args),
     )
+    load_run(Path(args.out))  # scores the run and saves them beside it, for the notebooks
     c = manifest.counts
     print(f"{args.out}: {c.n_tasks} tasks ({c.ok} ok, {c.invalid} invalid, {c.error} errors)")
 

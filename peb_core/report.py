@@ -185,43 +185,71 @@ def _score(run_dir: Path, manifest: RunManifest, current: str) -> tuple[pl.DataF
     return scores.with_columns(protocol=pl.lit(protocol)), warnings
 
 
+SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
+"""A run's per-task scores, saved beside its responses by the first `load_run` (`peb run` calls
+it), with the key they were computed for and the warnings met."""
+
+
+def _saved_scores(parquet: Path, notes: Path, key: str) -> tuple[pl.DataFrame, list[str]] | None:
+    try:
+        saved = json.loads(notes.read_text(encoding="utf-8"))
+        if saved["key"] != key:
+            return None
+        return pl.read_parquet(parquet), [str(w) for w in saved["warnings"]]
+    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
+        return None
+
+
+def _save_scores(
+    places: Sequence[tuple[Path, Path]], key: str, scores: pl.DataFrame, warnings: list[str]
+) -> None:
+    notes = json.dumps({"key": key, "warnings": warnings})
+    for parquet, note in places:
+        try:
+            parquet.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(parquet, scores.write_parquet)
+            _write_atomically(note, lambda p: p.write_text(notes, "utf-8"))
+            return
+        except OSError:
+            continue  # a read-only run folder: the cache; neither only costs a rescoring
+
+
 def load_run(run_dir: Path) -> LoadedRun:
     """A run folder read and scored. Cached in this process until its manifest, its responses or
     the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
-    re-rendering a selection does not reparse and rescore every run; and on disk under
-    `$PEB_CACHE_DIR/run-scores`, keyed by the sha256 of the code, the scenario files, the folder
-    and its two files' bytes, so a restarted notebook does not rescore unchanged runs either."""
+    re-rendering a selection does not reparse and rescore every run. Also saved on disk, keyed by
+    the sha256 of the code, the scenario files, the folder and its two files' bytes: beside the
+    responses (SCORES), or under `$PEB_CACHE_DIR/run-scores` when the folder is read-only; so a
+    restarted notebook rescores only runs that changed, or all after a change of code."""
     run_dir = Path(run_dir)
     current = scenario_hash()
-    stamp, key = _run_stamp(run_dir), run_dir.resolve()
+    stamp, folder = _run_stamp(run_dir), run_dir.resolve()
     with _LOCK:
-        hit = _RUNS.get(key)
+        hit = _RUNS.get(folder)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     manifest = read_manifest(run_dir)
-    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{key}\0".encode())
+    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{folder}\0".encode())
     for name in (MANIFEST, RESPONSES):
         try:
             digest.update((run_dir / name).read_bytes() + b"\0")
         except FileNotFoundError:
             digest.update(b"-\0")
-    base = cache_dir() / "run-scores" / digest.hexdigest()[:32]
-    parquet, notes = base.with_suffix(".parquet"), base.with_suffix(".json")
-    try:
-        scores = pl.read_parquet(parquet)
-        warnings = list(json.loads(notes.read_text(encoding="utf-8")))
-    except (OSError, ValueError, pl.exceptions.PolarsError):
+    key = digest.hexdigest()
+    cached = cache_dir() / "run-scores" / key[:32]
+    places = [
+        (run_dir / SCORES, run_dir / SCORE_NOTES),
+        (cached.with_suffix(".parquet"), cached.with_suffix(".json")),
+    ]
+    saved = next((s for p in places if (s := _saved_scores(*p, key)) is not None), None)
+    if saved is None:
         with gc_paused():  # the tasks and records built to score are freed before it ends
-            scores, warnings = _score(run_dir, manifest, current)
-        try:
-            parquet.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(parquet, scores.write_parquet)
-            _write_atomically(notes, lambda p: p.write_text(json.dumps(warnings), "utf-8"))
-        except OSError:
-            pass  # a read-only cache only costs the rescoring next time
+            saved = _score(run_dir, manifest, current)
+        _save_scores(places, key, *saved)
+    scores, warnings = saved
     loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
     with _LOCK:
-        _RUNS[key] = (stamp, loaded)
+        _RUNS[folder] = (stamp, loaded)
     return loaded
 
 

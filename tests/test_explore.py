@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -189,3 +191,59 @@ def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
     (run_dir / "responses.jsonl").write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
     changed = load_run(run_dir)
     assert (changed.scores["status"] == "missing").sum() == 1
+
+
+def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from peb_core import report
+
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    first = load_run(run_dir)
+    saved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
+    assert pl.read_parquet(run_dir / report.SCORES).equals(first.scores)
+    assert not (tmp_path / "cache" / "run-scores").exists()  # the folder was writable
+
+    # Another machine's copy: no cache folder; the saved scores serve without rescoring.
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "other-cache"))
+    monkeypatch.setattr(report, "_RUNS", {})
+    calls: list[object] = []
+    score = report._score
+    monkeypatch.setattr(report, "_score", lambda *a: calls.append(a) or score(*a))
+    assert load_run(run_dir).scores.equals(first.scores) and calls == []
+
+    # Saved for other code or data (another key), or unreadable: rescored, then saved again.
+    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json"):
+        (run_dir / report.SCORE_NOTES).write_text(notes, encoding="utf-8")
+        monkeypatch.setattr(report, "_RUNS", {})
+        assert load_run(run_dir).scores.equals(first.scores)
+    assert len(calls) == 2
+    assert json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8")) == saved
+
+
+def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from peb_core import report
+
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    monkeypatch.setattr(report, "_write_atomically", _refuse_in(run_dir, report._write_atomically))
+    first = load_run(run_dir)
+    assert not (run_dir / report.SCORES).exists()
+    assert len(list((tmp_path / "cache" / "run-scores").glob("*.parquet"))) == 1
+    monkeypatch.setattr(report, "_RUNS", {})
+    monkeypatch.setattr(report, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
+    assert load_run(run_dir).scores.equals(first.scores)
+
+
+def _refuse_in(folder: Path, write: Any) -> Any:
+    """`report._write_atomically`, failing as a read-only `folder` would (root ignores chmod)."""
+
+    def guarded(path: Path, how: Any) -> None:
+        if path.parent == folder:
+            raise PermissionError(f"read-only: {path}")
+        write(path, how)
+
+    return guarded
