@@ -13,7 +13,7 @@ def _():
     import polars as pl
 
     import peb_core
-    from peb_core import charts, explore
+    from peb_core import explore
     from peb_core.launch import build_system
     from peb_core.local import REGISTRY
     from peb_core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
@@ -37,7 +37,6 @@ def _():
         SYSTEMS,
         args,
         build_system,
-        charts,
         explore,
         families,
         mo,
@@ -213,17 +212,20 @@ def _(explore, family_pick, full_card, mo, peb_core, pl, scores, warnings):
 
 
 @app.cell
-def _(card, charts, mo, view):
+def _(card, mo, view):
+    # altair is imported here, after the scorecard cell has run, not before it.
+    from peb_core import charts as _charts
+
     mo.stop(view.is_empty())
     mo.vstack(
         [
             mo.md("## Completeness: true against claimed"),
-            charts.confusion_heatmap(view),
+            _charts.confusion_heatmap(view),
             mo.md(
                 "## Operating profile\nUnsafe completeness against over-blocking; "
                 "the bigger the mark, the better the answers."
             ),
-            charts.operating_profile(card),
+            _charts.operating_profile(card),
         ]
     )
     return
