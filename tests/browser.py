@@ -105,8 +105,8 @@ def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> It
 
 
 @contextmanager
-def chromium_page(*, width: int = 1600, height: int = 1200) -> Iterator[Any]:
-    """A page in headless Chromium."""
+def chromium_browser() -> Iterator[Any]:
+    """Headless Chromium; each `new_page()` opens in a fresh context (empty HTTP cache)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -114,10 +114,16 @@ def chromium_page(*, width: int = 1600, height: int = 1200) -> Iterator[Any]:
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            yield page
+            yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def chromium_page(*, width: int = 1600, height: int = 1200) -> Iterator[Any]:
+    """A page in headless Chromium."""
+    with chromium_browser() as browser:
+        yield browser.new_page(viewport={"width": width, "height": height})
 
 
 _ARM = """(target) => {
