@@ -87,6 +87,44 @@ def test_parses_each_behaviour(
     assert reply.usage.cost_usd is None  # unknown price, never 0
 
 
+def test_an_unpriced_model_stays_unknown_on_every_reply(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    system = _system(server, tmp_path, use_cache=False)
+    costs = [_respond(system).usage.cost_usd for _ in range(3)]
+    assert costs == [None, None, None] and server.script.requests == 3
+
+
+def test_a_registered_litellm_callback_still_sees_each_reply(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The logging pass is skipped only when nobody listens to it."""
+    import litellm
+    from litellm.integrations.custom_logger import CustomLogger
+
+    seen: list[Any] = []
+
+    class Listener(CustomLogger):  # type: ignore[misc]
+        async def async_log_success_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ) -> None:
+            seen.append(response_obj)
+
+    monkeypatch.setattr(litellm, "callbacks", [Listener()])
+    server.script.default = Step(text=json.dumps(VALID))
+
+    async def respond_and_wait() -> str:
+        reply = await _system(server, tmp_path).respond(model_view(TASK, DD))
+        for _ in range(100):  # litellm logs in a task on the same loop
+            if seen:
+                break
+            await asyncio.sleep(0.05)
+        return reply.status
+
+    assert asyncio.run(respond_and_wait()) == "ok"
+    assert len(seen) == 1
+
+
 def test_a_priced_model_records_litellm_cost(server: ScriptedServer, tmp_path: Path) -> None:
     import litellm
 
