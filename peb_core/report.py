@@ -211,7 +211,7 @@ def _save_scores(
             _write_atomically(note, lambda p: p.write_text(notes, "utf-8"))
             return
         except OSError:
-            continue  # a read-only run folder: the cache; neither only costs a rescoring
+            continue  # a read-only run folder: try the cache; if neither, we rescore next time
 
 
 def load_run(run_dir: Path) -> LoadedRun:
