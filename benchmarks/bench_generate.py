@@ -21,9 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from peb_core.generate import generate_task, generate_tasks
-from peb_core.scenarios import ScenarioFile, load_families
-from peb_core.tasks import Task
+from peb_core.tasks import ScenarioFile, Task, generate_task, generate_tasks, load_families
 
 SEEDS_PER_TEMPLATE = 239  # x 42 templates (7 families) = 10,038 tasks
 FIRST_SEED = 1000  # canonical seeds are small; fresh seeds start here

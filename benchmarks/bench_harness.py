@@ -89,7 +89,7 @@ def _statuses(run_dir: Path) -> dict[str, int]:
 
 def bench_overhead(tmp: Path, levels: list[int]) -> bool:
     from peb_core import load_families, run_system
-    from peb_core.model_system import ModelSystem
+    from peb_core.systems import ModelSystem
 
     families = [load_families()[f] for f in PAPER_FAMILIES]
     server = LatencyServer(LATENCY_S)
@@ -159,10 +159,11 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
 
 def bench_local(tmp: Path) -> None:
     from peb_core import load_families, read_records, run_system
-    from peb_core.launch import build_system
-    from peb_core.local import get_local, serve, status, stop
-    from peb_core.model_system import ModelSystem
     from peb_core.runs import RESPONSES
+    from peb_core.systems import ModelSystem, build_system, get_local
+    from peb_core.systems import local_status as status
+    from peb_core.systems import serve_local as serve
+    from peb_core.systems import stop_local as stop
 
     print(f"\n3. SmolLM2: {LOCAL_TASKS} tasks, concurrency 1")
     model = get_local("local/smollm2")

@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from peb_core.overlap import FRESH_SEEDS, SHINGLE, family_overlap
-from peb_core.scenarios import load_families
+from peb_core.tasks import FRESH_SEEDS, SHINGLE, family_overlap, load_families
 
 GOAL = 0.20
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"

@@ -22,15 +22,10 @@ from pathlib import Path
 
 import polars as pl
 
-from peb_core.generate import generate_tasks
-from peb_core.report import SCORECARD_KEYS
-from peb_core.responses import ResponseRecord, Usage
-from peb_core.runs import read_records
-from peb_core.scenarios import load_families
+from peb_core.runs import SCORECARD_KEYS, read_records
 from peb_core.scoring import expected_answers, response_frame, score_frames, scorecard, task_frame
-from peb_core.systems import BASELINES
-from peb_core.tasks import Task
-from peb_core.views import system_view
+from peb_core.systems import BASELINES, ResponseRecord, Usage
+from peb_core.tasks import Task, generate_tasks, load_families, system_view
 
 N_RESPONSES = 1_000_000
 N_LINES = 100_000

@@ -37,11 +37,9 @@ from browser import (
     toggle_option,
 )
 
-from peb_core.explore import run_folder_name
-from peb_core.report import SCORE_NOTES, SCORES, load_run
-from peb_core.runs import run_system
-from peb_core.scenarios import load_families
+from peb_core.runs import SCORE_NOTES, SCORES, load_run, run_folder_name, run_system
 from peb_core.systems import BASELINES
+from peb_core.tasks import load_families
 
 N_RUNS = 20
 MIN_RECORDS = 30_000

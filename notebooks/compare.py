@@ -13,14 +13,14 @@ def _():
     import polars as pl
 
     import peb_core
-    from peb_core import charts, explore
+    from peb_core.reporting import charts
 
     RUNS = Path(os.environ.get("PEB_RUNS_DIR") or Path(__file__).resolve().parent.parent / "runs")
     families = peb_core.load_families()
     run_dirs = (
         {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)} if RUNS.exists() else {}
     )
-    return RUNS, charts, explore, families, mo, peb_core, pl, run_dirs
+    return RUNS, charts, families, mo, peb_core, pl, run_dirs
 
 
 @app.cell
@@ -35,24 +35,26 @@ def _(RUNS, families, mo, run_dirs):
 
 
 @app.cell
-def _(explore, family_pick, mo, peb_core, run_dirs, run_pick):
+def _(family_pick, mo, peb_core, run_dirs, run_pick):
     mo.stop(
         len(run_pick.value) < 2,
         mo.callout("Pick two or more runs to compare.", kind="info"),
     )
     _scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
-    scores = explore.filter_scores(_scores, families=family_pick.value)
+    scores = peb_core.scoring.filter_scores(_scores, families=family_pick.value)
     card = peb_core.scorecard(scores)
     return card, scores, warnings
 
 
 @app.cell
-def _(card, charts, explore, mo, pl, warnings):
+def _(card, charts, mo, peb_core, pl, warnings):
     mo.vstack(
         [
             mo.md(f"## Scorecards ({card.height} rows)"),
             mo.ui.table(
-                card.select(explore.SCORECARD_COLUMNS).with_columns(pl.selectors.float().round(3)),
+                card.select(peb_core.scoring.SCORECARD_COLUMNS).with_columns(
+                    pl.selectors.float().round(3)
+                ),
                 selection=None,
                 show_column_summaries=False,
                 page_size=25,
@@ -79,8 +81,8 @@ def _(charts, mo, scores):
 
 
 @app.cell
-def _(explore, mo, scores):
-    _split = explore.disagreements(scores)
+def _(mo, peb_core, scores):
+    _split = peb_core.scoring.disagreements(scores)
     mo.vstack(
         [
             mo.md(f"## Tasks where they disagree ({_split.height})"),
@@ -102,8 +104,8 @@ def _(card, mo):
 
 
 @app.cell
-def _(card, explore, mo, pl, reference_pick):
-    _diff = explore.metric_differences(card, reference_pick.value)
+def _(card, mo, peb_core, pl, reference_pick):
+    _diff = peb_core.scoring.metric_differences(card, reference_pick.value)
     mo.vstack(
         [
             mo.md(f"## Differences per metric (run minus `{reference_pick.value}`)"),

@@ -10,18 +10,18 @@ def _():
 
     import marimo as mo
 
-    from peb_core import export, paper
+    from peb_core import reporting
 
-    # `python notebooks/paper.py -- --out DIR [--runs DIR]` exports headless.
+    # `python notebooks/reporting.py -- --out DIR [--runs DIR]` exports headless.
     ARGS = mo.cli_args()
-    RUNS = Path(str(ARGS.get("runs") or paper.RUNS_ROOT))
-    return ARGS, Path, RUNS, export, mo, paper
+    RUNS = Path(str(ARGS.get("runs") or reporting.RUNS_ROOT))
+    return ARGS, Path, RUNS, mo, reporting
 
 
 @app.cell
-def _(RUNS, mo, paper):
-    tables = paper.tables(RUNS)
-    figures = paper.figures(RUNS)
+def _(RUNS, mo, reporting):
+    tables = reporting.tables(RUNS)
+    figures = reporting.figures(RUNS)
     mo.md(
         "# Paper tables and figures\n\n"
         f"Regenerated from `scenarios/` and the runs in `{RUNS}`; nothing is copied from the "
@@ -31,10 +31,10 @@ def _(RUNS, mo, paper):
 
 
 @app.cell
-def _(mo, paper, tables):
+def _(mo, reporting, tables):
     mo.vstack(
         [
-            mo.vstack([mo.md(f"## {paper.CAPTIONS[stem]}"), mo.ui.table(frame, selection=None)])
+            mo.vstack([mo.md(f"## {reporting.CAPTIONS[stem]}"), mo.ui.table(frame, selection=None)])
             for stem, frame in tables.items()
             if stem != "table4_baselines"
         ]
@@ -43,12 +43,12 @@ def _(mo, paper, tables):
 
 
 @app.cell
-def _(mo, paper, tables):
+def _(mo, reporting, tables):
     table4 = tables["table4_baselines"]
     mismatches = table4.filter(~table4["matches_published"])
     mo.vstack(
         [
-            mo.md(f"## {paper.CAPTIONS['table4_baselines']}"),
+            mo.md(f"## {reporting.CAPTIONS['table4_baselines']}"),
             mo.ui.table(table4, selection=None),
             mo.callout(
                 f"{mismatches.height} of {table4.height} rows differ from the published table",
@@ -62,11 +62,11 @@ def _(mo, paper, tables):
 
 
 @app.cell
-def _(figures, mo, paper):
+def _(figures, mo, reporting):
     mo.vstack(
         [mo.md("## Figures")]
         + [
-            mo.vstack([mo.md(f"### {paper.CAPTIONS[stem]}"), chart])
+            mo.vstack([mo.md(f"### {reporting.CAPTIONS[stem]}"), chart])
             for stem, chart in figures.items()
         ]
         if figures
@@ -90,10 +90,10 @@ def _(ARGS, Path, mo):
 
 
 @app.cell
-def _(ARGS, Path, RUNS, export, export_button, mo, out_text):
+def _(ARGS, Path, RUNS, export_button, mo, out_text, reporting):
     target = ARGS.get("out") or (out_text.value if export_button.value else None)
     if target:
-        written = export.export_report(Path(str(target)), RUNS)
+        written = reporting.export_report(Path(str(target)), RUNS)
         print(*written, sep="\n")
         result = mo.callout(f"Wrote {len(written)} files to `{target}`", kind="success")
     else:

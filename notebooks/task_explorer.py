@@ -14,11 +14,10 @@ def _():
     import polars as pl
 
     import peb_core
-    from peb_core import explore
 
     RUNS = Path(os.environ.get("PEB_RUNS_DIR") or Path(__file__).resolve().parent.parent / "runs")
     families = peb_core.load_families()
-    return RUNS, explore, families, json, mo, peb_core, pl
+    return RUNS, families, json, mo, peb_core, pl
 
 
 @app.cell
@@ -124,9 +123,9 @@ def _(json, mo, pl, task):
 
 
 @app.cell
-def _(RUNS, explore, mo, task):
+def _(RUNS, mo, peb_core, task):
     _responses = (
-        explore.responses_to_task(RUNS, task.task_id, task.family) if RUNS.exists() else None
+        peb_core.runs.responses_to_task(RUNS, task.task_id, task.family) if RUNS.exists() else None
     )
     mo.vstack(
         [

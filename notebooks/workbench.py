@@ -13,10 +13,7 @@ def _():
     import polars as pl
 
     import peb_core
-    from peb_core import explore
-    from peb_core.launch import build_system
-    from peb_core.local import REGISTRY
-    from peb_core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+    from peb_core.systems import DEFAULT_PROTOCOL, PROTOCOLS, REGISTRY, build_system
 
     # Headless: `python notebooks/workbench.py -- --run fail_and_report --family F --out DIR`
     # (also --seeds LIST, --protocol P) runs as the Run button does and saves under DIR.
@@ -37,7 +34,6 @@ def _():
         SYSTEMS,
         args,
         build_system,
-        explore,
         families,
         mo,
         peb_core,
@@ -110,7 +106,6 @@ async def _(
     RUNS,
     api_base,
     build_system,
-    explore,
     families,
     family_pick,
     get_runs_version,
@@ -134,7 +129,7 @@ async def _(
         ]
     except ValueError as _exc:  # bad seeds, or a SystemSpecError
         mo.stop(True, mo.callout(str(_exc), kind="danger"))
-    _total = explore.count_tasks(_specs, _seeds)
+    _total = peb_core.tasks.count_tasks(_specs, _seeds)
     _done = []
     for _system in _systems:
         with mo.status.progress_bar(
@@ -146,7 +141,7 @@ async def _(
                 bar.update(increment=done - seen[0])
                 seen[0] = done
 
-            _dir, _manifest = await explore.launch_run_async(
+            _dir, _manifest = await peb_core.runs.launch_run_async(
                 _system, _specs, RUNS, seeds=_seeds, on_progress=_advance
             )
         _c = _manifest.counts
@@ -186,9 +181,9 @@ def _(peb_core, run_dirs, run_pick):
 
 
 @app.cell
-def _(explore, family_pick, full_card, mo, peb_core, pl, scores, warnings):
+def _(family_pick, full_card, mo, peb_core, pl, scores, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
-    view = explore.filter_scores(scores, families=family_pick.value)
+    view = peb_core.scoring.filter_scores(scores, families=family_pick.value)
     card = full_card.filter(pl.col("family").is_in(family_pick.value))
     mo.vstack(
         [
@@ -198,7 +193,9 @@ def _(explore, family_pick, full_card, mo, peb_core, pl, scores, warnings):
                 f"families {', '.join(sorted(family_pick.value)) or '(none)'}"
             ),
             mo.ui.table(
-                card.select(explore.SCORECARD_COLUMNS).with_columns(pl.selectors.float().round(3)),
+                card.select(peb_core.scoring.SCORECARD_COLUMNS).with_columns(
+                    pl.selectors.float().round(3)
+                ),
                 selection=None,
                 page_size=10,
                 show_column_summaries=False,
@@ -212,9 +209,9 @@ def _(explore, family_pick, full_card, mo, peb_core, pl, scores, warnings):
 
 
 @app.cell
-def _(card, mo, view):
+def _(card, mo, peb_core, view):
     # altair is imported here, after the scorecard cell has run, not before it.
-    from peb_core import charts as _charts
+    from peb_core.reporting import charts as _charts
 
     mo.stop(view.is_empty())
     mo.vstack(
@@ -232,9 +229,9 @@ def _(card, mo, view):
 
 
 @app.cell
-def _(explore, mo, pl, view):
+def _(mo, peb_core, pl, view):
     task_rows = mo.ui.table(
-        explore.task_table(view).with_columns(pl.selectors.float().round(3)),
+        peb_core.scoring.task_table(view).with_columns(pl.selectors.float().round(3)),
         selection="single",
         page_size=10,
         show_column_summaries=False,
@@ -270,7 +267,7 @@ def _(mo):
 
 
 @app.cell
-def _(doc_cards, explore, families, mo, peb_core, pl, run_dirs, task_rows):
+def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
     _picked = task_rows.value is not None and not task_rows.value.is_empty()
     _rows = task_rows.value if _picked else task_rows.data
     mo.stop(_rows.is_empty())
@@ -280,11 +277,11 @@ def _(doc_cards, explore, families, mo, peb_core, pl, run_dirs, task_rows):
     _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
     _distractors = peb_core.read_manifest(_dir).distractors
     _task = peb_core.generate_task(_spec, _template, _seed, _distractors)
-    _record = explore.run_record(_dir, _row["family"], _row["task_id"])
+    _record = peb_core.runs.run_record(_dir, _row["family"], _row["task_id"])
     _docs = peb_core.documents_frame(_task, _spec)
-    _target, _ = explore.answer_target(_task)
-    _fields = explore.field_comparison(_task, _record)
-    _gaps = explore.gap_comparison(_task, _record)
+    _target, _ = peb_core.scoring.answer_target(_task)
+    _fields = peb_core.scoring.field_comparison(_task, _record)
+    _gaps = peb_core.scoring.gap_comparison(_task, _record)
     mo.vstack(
         [
             mo.md(

@@ -8,35 +8,70 @@ runs -> scores -> reports.
 import os as _os
 
 # litellm fetches a price map from the internet at import unless told to use its local copy; set
-# before anything can import it (it is imported lazily, in peb_core.model_system).
+# before anything can import it (it is imported lazily, in peb_core.systems._model).
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from .answers import AnswerField, answer_schema, fold_answer, response_model
-from .compare import CompareError, compare_runs, compare_scores, compare_to_reference
-from .generate import generate_task, generate_tasks, parse_seeds, parse_task_id, task_id
-from .report import (
+from .runs import (
     SCORECARD_KEYS,
     LoadedRun,
+    RunError,
+    RunManifest,
+    compare_runs,
     discover_runs,
-    documents_frame,
     load_run,
+    read_manifest,
+    read_records,
+    run_system,
+    run_tasks,
     score_run_dirs,
     scorecard_of,
 )
-from .responses import GapReport, Reply, Response, ResponseRecord, Usage
-from .runs import RunError, RunManifest, read_manifest, read_records, run_system, run_tasks
-from .scenarios import (
+from .scoring import (
+    CompareError,
+    compare_scores,
+    compare_to_reference,
+    score_frames,
+    score_run,
+    scorecard,
+)
+from .systems import (
+    BASELINES,
+    Baseline,
+    Reply,
+    Response,
+    ResponseRecord,
+    System,
+    Usage,
+    response_model,
+)
+from .tasks import (
+    AnswerField,
+    Contract,
+    Document,
+    Fact,
+    GapReport,
+    ModelView,
+    Oracles,
     ScenarioError,
     ScenarioFile,
+    SystemView,
+    Task,
+    VisibleDocument,
+    answer_schema,
+    documents_frame,
     families_with_template,
+    fold_answer,
+    generate_task,
+    generate_tasks,
     load_families,
     load_scenario,
+    model_view,
+    parse_seeds,
+    parse_task_id,
     scenario_hash,
+    system_view,
+    task_id,
 )
-from .scoring import score_frames, score_run, scorecard
-from .systems import BASELINES, Baseline, System
-from .tasks import Contract, Document, Fact, Oracles, Task
-from .views import ModelView, SystemView, VisibleDocument, model_view, system_view
 
 __all__ = [
     "BASELINES",

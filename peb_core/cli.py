@@ -11,26 +11,44 @@ from typing import Any, NoReturn
 
 import polars as pl
 
-from .answers import response_model
-from .compare import CompareError, compare_scores
-from .generate import generate_task, generate_tasks, parse_seeds, parse_task_id
-from .launch import SystemSpecError, build_system
-from .local import (
+from .runs import (
+    INTERVAL_KEYS,
+    RunError,
+    RunManifest,
+    load_run,
+    run_system,
+    score_run_dirs,
+    scorecard_of,
+)
+from .scoring import CompareError, compare_scores
+from .systems import (
+    BASELINES,
     REGISTRY,
     LocalModel,
     LocalModelError,
+    ResponseRecord,
+    SystemSpecError,
+    build_system,
     get_local,
-    serve,
-    status,
-    stop,
+    local_status,
+    response_model,
+    serve_local,
+    stop_local,
 )
-from .report import INTERVAL_KEYS, load_run, score_run_dirs, scorecard_of
-from .responses import ResponseRecord
-from .runs import RunError, RunManifest, run_system
-from .scenarios import ScenarioError, ScenarioFile, families_with_template, load_families
-from .systems import BASELINES
-from .tasks import Task
-from .views import ModelView, SystemView, model_view
+from .tasks import (
+    ModelView,
+    ScenarioError,
+    ScenarioFile,
+    SystemView,
+    Task,
+    families_with_template,
+    generate_task,
+    generate_tasks,
+    load_families,
+    model_view,
+    parse_seeds,
+    parse_task_id,
+)
 
 _SHORT = {
     "unsafe_completeness_rate": "unsafe",
@@ -190,10 +208,10 @@ def _local(name: str) -> LocalModel:
 def cmd_local_model(args: argparse.Namespace) -> None:
     model = _local(args.name)
     if args.action == "serve":
-        pid, port = serve(model, args.port)
+        pid, port = serve_local(model, args.port)
         print(f"local/{model.name}: serving at http://127.0.0.1:{port}/v1 (pid {pid})")
     elif args.action == "status":
-        running = status(model)
+        running = local_status(model)
         print(
             f"local/{model.name}: "
             + (
@@ -203,7 +221,7 @@ def cmd_local_model(args: argparse.Namespace) -> None:
             )
         )
     else:
-        print(f"local/{model.name}: {'stopped' if stop(model) else 'was not running'}")
+        print(f"local/{model.name}: {'stopped' if stop_local(model) else 'was not running'}")
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -322,7 +340,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    from .export import export_report
+    from .reporting import export_report
 
     runs, out = Path(args.runs), Path(args.out)
     if not runs.is_dir():

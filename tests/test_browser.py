@@ -18,10 +18,9 @@ from browser import (
     toggle_option,
 )
 
-from peb_core.explore import run_folder_name
-from peb_core.runs import run_system
-from peb_core.scenarios import load_families
+from peb_core.runs import run_folder_name, run_system
 from peb_core.systems import BASELINES
+from peb_core.tasks import load_families
 
 pytestmark = pytest.mark.skipif(
     not browser_available(), reason="needs playwright and /usr/bin/chromium"

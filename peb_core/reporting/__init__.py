@@ -1,0 +1,60 @@
+"""Reporting: altair charts of scores and scorecards, the paper's tables and figures regenerated
+from the scenarios and the run folders, and export to Markdown, LaTeX, CSV, PNG, SVG and PDF."""
+
+from . import _charts as charts
+from ._export import (
+    FIGURE_FORMATS,
+    TABLE_FORMATS,
+    chart_bytes,
+    export_report,
+    latex_escape,
+    to_latex,
+    to_markdown,
+    write_chart,
+    write_table,
+)
+from ._paper import (
+    CAPTIONS,
+    DECIMALS,
+    MODEL_COLUMNS,
+    RUNS_ROOT,
+    SURFACES,
+    WORKED_EXAMPLE,
+    all_scores,
+    figures,
+    model_results,
+    published_table4,
+    table1_families,
+    table2_composition,
+    table3_worked_example,
+    table4_baselines,
+    tables,
+)
+
+__all__ = [
+    "CAPTIONS",
+    "DECIMALS",
+    "FIGURE_FORMATS",
+    "MODEL_COLUMNS",
+    "RUNS_ROOT",
+    "SURFACES",
+    "TABLE_FORMATS",
+    "WORKED_EXAMPLE",
+    "all_scores",
+    "chart_bytes",
+    "charts",
+    "export_report",
+    "figures",
+    "latex_escape",
+    "model_results",
+    "published_table4",
+    "table1_families",
+    "table2_composition",
+    "table3_worked_example",
+    "table4_baselines",
+    "tables",
+    "to_latex",
+    "to_markdown",
+    "write_chart",
+    "write_table",
+]

@@ -1,0 +1,155 @@
+"""Tables to Markdown, LaTeX (booktabs) and CSV; charts to PNG, SVG and PDF; the whole paper
+report to a folder.
+
+Markdown and LaTeX show floats at `paper.DECIMALS` decimals, the CSV keeps full precision. A
+null cell is `-` in Markdown and LaTeX and empty in CSV. Figures are rendered by vl-convert with
+no base URL allowed, so rendering never touches the network (the data is inline anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+import vl_convert
+
+from ._paper import CAPTIONS, DECIMALS, RUNS_ROOT, figures, tables
+
+TABLE_FORMATS = ("md", "tex", "csv")
+FIGURE_FORMATS = ("png", "svg", "pdf")
+NULL = "-"
+
+
+def _cell(value: Any, decimals: int) -> str:
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.{decimals}f}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _cells(frame: pl.DataFrame, decimals: int) -> list[list[str]]:
+    return [[_cell(v, decimals) for v in row] for row in frame.iter_rows()]
+
+
+def to_markdown(frame: pl.DataFrame, *, decimals: int = DECIMALS) -> str:
+    """A GitHub-flavoured Markdown table (`|` in a cell escaped as `\\|`)."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    numeric = [dtype.is_numeric() for dtype in frame.dtypes]
+    rule = ["---:" if n else "---" for n in numeric]
+    body = [line(frame.columns), "|" + "|".join(rule) + "|"]
+    body += [line(row) for row in _cells(frame, decimals)]
+    return "\n".join(body) + "\n"
+
+
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """`text` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def to_latex(
+    frame: pl.DataFrame,
+    *,
+    caption: str | None = None,
+    label: str | None = None,
+    decimals: int = DECIMALS,
+    wrap: str = "5cm",
+) -> str:
+    """A booktabs `table` (needs `\\usepackage{booktabs}`): numbers right-aligned, text columns
+    left-aligned, and text columns with long cells (over 60 characters) wrapped at `wrap`."""
+    cells = _cells(frame, decimals)
+    specs = []
+    for i, dtype in enumerate(frame.dtypes):
+        if dtype.is_numeric():
+            specs.append("r")
+        elif any(len(row[i]) > 60 for row in cells):
+            specs.append(f"p{{{wrap}}}")
+        else:
+            specs.append("l")
+    lines = [r"\begin{table}[ht]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [
+        rf"\begin{{tabular}}{{{''.join(specs)}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in frame.columns) + r" \\",
+        r"\midrule",
+        *(" & ".join(latex_escape(c) for c in row) + r" \\" for row in cells),
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(
+    frame: pl.DataFrame, out_dir: Path, stem: str, *, caption: str | None = None
+) -> list[Path]:
+    """`frame` as `stem.md`, `stem.tex` and `stem.csv` in `out_dir`; the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md, tex, csv = (out_dir / f"{stem}.{ext}" for ext in TABLE_FORMATS)
+    md.write_text(to_markdown(frame), encoding="utf-8")
+    tex.write_text(to_latex(frame, caption=caption, label=f"tab:{stem}"), encoding="utf-8")
+    frame.write_csv(csv)
+    return [md, tex, csv]
+
+
+def chart_bytes(chart: alt.TopLevelMixin, fmt: str, *, scale: float = 2.0) -> bytes:
+    """`chart` rendered as `png` (at `scale`), `svg` or `pdf`, offline."""
+    spec = json.dumps(chart.to_dict())
+    if fmt == "png":
+        return bytes(vl_convert.vegalite_to_png(spec, scale=scale, allowed_base_urls=[]))
+    if fmt == "svg":
+        return str(vl_convert.vegalite_to_svg(spec, allowed_base_urls=[])).encode("utf-8")
+    if fmt == "pdf":
+        return bytes(vl_convert.vegalite_to_pdf(spec, allowed_base_urls=[]))
+    raise ValueError(f"unknown figure format {fmt!r}; valid: {', '.join(FIGURE_FORMATS)}")
+
+
+def write_chart(chart: alt.TopLevelMixin, out_dir: Path, stem: str) -> list[Path]:
+    """`chart` as `stem.png`, `stem.svg` and `stem.pdf` in `out_dir`; the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FIGURE_FORMATS:
+        path = out_dir / f"{stem}.{fmt}"
+        path.write_bytes(chart_bytes(chart, fmt))
+        paths.append(path)
+    return paths
+
+
+def export_report(out_dir: Path, runs_root: Path = RUNS_ROOT) -> list[Path]:
+    """Every paper table (Markdown, LaTeX, CSV) and figure (PNG, SVG, PDF) of the scenarios and
+    the runs below `runs_root`, written to `out_dir` (created if need be); the paths written."""
+    paths: list[Path] = []
+    for stem, frame in tables(runs_root).items():
+        paths += write_table(frame, out_dir, stem, caption=CAPTIONS.get(stem))
+    for stem, chart in figures(runs_root).items():
+        paths += write_chart(chart, out_dir, stem)
+    return paths

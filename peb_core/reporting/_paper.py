@@ -1,0 +1,315 @@
+"""The paper's tables and figures, regenerated from `scenarios/` and the run folders on disk.
+
+- `table1_families()`: the shipped scenario families (paper, Table 1);
+- `table2_composition()`: task composition per family, from the generated tasks (Table 2);
+- `table3_worked_example()`: one task as field / value rows (Table 3);
+- `table4_baselines(runs_root)`: the baselines measured from `runs_root/baselines`, beside the
+  published numbers (`peb_core/data/published_table4.json`), mismatches flagged (Table 4);
+- `model_results(runs_root)`: every model run on disk per family and protocol (Tables 5 and 6);
+- `figures(runs_root)`: the charts of every run on disk.
+
+Every number is computed here; the published table is read only to be shown beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from ..runs import discover_runs, read_manifest, score_run_dirs
+from ..scoring import scorecard
+from ..systems import BASELINES, Baseline
+from ..tasks import (
+    families_with_template,
+    generate_task,
+    generate_tasks,
+    load_families,
+    parse_task_id,
+    view_for,
+)
+from . import _charts as charts
+
+RUNS_ROOT = Path(__file__).resolve().parents[2] / "runs"
+"""The checked-in run folders."""
+
+WORKED_EXAMPLE = "hidden_liability_annex__s11"
+"""The task of the paper's Table 3."""
+
+SURFACES: dict[str, str] = {
+    "unsafe_completeness_rate": "unsafe",
+    "answer_correctness": "answer",
+    "gap_report_quality": "gap",
+    "blocked_when_safe_to_answer_rate": "blocked_safe",
+}
+"""Scorecard metric -> the short column name the paper's tables use."""
+
+DECIMALS = 3
+"""Tables show, and compare against the published numbers at, this many decimals."""
+
+
+@cache
+def published_table4() -> dict[str, Any]:
+    """The paper's Table 4 as published (a data file, never used to compute a number)."""
+    text = resources.files("peb_core").joinpath("data/published_table4.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def table1_families() -> pl.DataFrame:
+    """Paper Table 1: each family's decision setting, hidden-evidence pattern and task count."""
+    return pl.DataFrame(
+        [
+            {
+                "scenario": spec.id,
+                "decision_setting": spec.decision_setting,
+                "hidden_evidence_pattern": spec.hidden_pattern,
+                "tasks": len(spec.templates) * len(spec.canonical_seeds),
+            }
+            for spec in load_families().values()
+        ],
+        schema={
+            "scenario": pl.String,
+            "decision_setting": pl.String,
+            "hidden_evidence_pattern": pl.String,
+            "tasks": pl.Int64,
+        },
+    )
+
+
+def table2_composition() -> pl.DataFrame:
+    """Paper Table 2, counted over each family's canonical tasks: patterns (templates x seeds),
+    complete and incomplete tasks, tasks whose contract permits a partial answer or requires a
+    block, and tasks whose material evidence stays outside the authorized view."""
+    rows = []
+    for spec in load_families().values():
+        tasks = generate_tasks([spec])
+        partial = sum(t.contract.partial_response_permitted for t in tasks)
+        complete = sum(t.oracles.completeness == "complete" for t in tasks)
+        rows.append(
+            {
+                "scenario": spec.id,
+                "patterns": f"{len(spec.templates)}x{len(spec.canonical_seeds)}",
+                "complete": complete,
+                "incomplete": len(tasks) - complete,
+                "partial": partial,
+                "block": len(tasks) - partial,
+                "hidden_outside": sum(bool(t.hidden_documents) for t in tasks),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "scenario": pl.String,
+            "patterns": pl.String,
+            "complete": pl.Int64,
+            "incomplete": pl.Int64,
+            "partial": pl.Int64,
+            "block": pl.Int64,
+            "hidden_outside": pl.Int64,
+        },
+    )
+
+
+def _answer_text(answer: dict[str, str | list[str]] | None) -> str:
+    if answer is None:
+        return "none (blocked)"
+    return "; ".join(
+        f"{field}: {value if isinstance(value, str) else ', '.join(value) or 'none'}"
+        for field, value in answer.items()
+    )
+
+
+def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
+    """Paper Table 3: one canonical-family task as field / value rows, with what the
+    silent_filter baseline answers on it (computed by running it)."""
+    template, seed = parse_task_id(task_id)
+    matches = families_with_template(list(load_families().values()), template)
+    if len(matches) != 1:
+        raise ValueError(f"task {task_id!r} is in {len(matches)} families; expected one")
+    spec = matches[0]
+    task = generate_task(spec, template, seed)
+    o = task.oracles
+    gap = o.gap_report
+    visible = " ".join(f"{d.title}: {d.body}" for d in task.authorized_documents)
+    hidden = " ".join(
+        f"{d.title} in scope {d.scope} ({', '.join(f.id for f in d.facts)}): {d.body}"
+        for d in task.hidden_documents
+    )
+    silent = BASELINES["silent_filter"]
+    assert isinstance(silent, Baseline)
+    reply = silent.policy(view_for(silent.view, task, spec))
+    behaviour = (
+        f"answer: {_answer_text(reply.answer)}; claims {reply.completeness}; "
+        f"gap report: {'none' if reply.gap_report is None else reply.gap_report.status}"
+    )
+    if o.completeness == "incomplete" and reply.answer is not None and reply.gap_report is None:
+        behaviour += " (unsafe completeness: answered as if complete)"
+    rows = [
+        ("Task", f"{task.task_id} ({task.family})"),
+        ("Prompt", task.prompt),
+        ("Completeness", o.completeness),
+        (
+            "Policy",
+            "partial answer permitted"
+            if task.contract.partial_response_permitted
+            else "block required",
+        ),
+        ("Authorized visible evidence", visible),
+        ("Hidden evidence outside scope", hidden or "none (the material document is visible)"),
+        ("Oracle complete answer", _answer_text(o.complete_answer)),
+        ("Oracle authorized-view answer", _answer_text(o.authorized_answer)),
+        (
+            "Expected gap report",
+            "none"
+            if gap is None
+            else f"status: {gap.status}; missing requirements: "
+            f"{', '.join(gap.missing_requirements)}; missing scopes: "
+            f"{', '.join(gap.missing_scopes)}; affected claims: "
+            f"{', '.join(gap.affected_claims)}; reason: {gap.reason}",
+        ),
+        ("silent_filter behaviour", behaviour),
+    ]
+    return pl.DataFrame(rows, schema={"field": pl.String, "value": pl.String}, orient="row")
+
+
+def _runs(runs_root: Path, *, baselines: bool) -> list[Path]:
+    return [
+        d for d in discover_runs(runs_root) if (read_manifest(d).system in BASELINES) == baselines
+    ]
+
+
+def table4_baselines(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
+    """Paper Table 4: each published (family, baseline) row, measured from the baseline runs in
+    `runs_root/baselines`, beside the published numbers. `matches_published` compares at
+    DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not run (null
+    when the row matches)."""
+    published = published_table4()
+    metrics: dict[str, str] = published["metrics"]
+    base = runs_root / "baselines"
+    dirs = discover_runs(base) if base.is_dir() else []
+    measured: dict[tuple[str, str], dict[str, Any]] = {}
+    if dirs:
+        scores, _ = score_run_dirs(dirs)
+        for line in scorecard(scores).iter_rows(named=True):
+            measured.setdefault((line["family"], line["system"]), line)
+    rows = []
+    for pub in published["rows"]:
+        got = measured.get((pub["family"], pub["baseline"]))
+        row: dict[str, Any] = {"family": pub["family"], "baseline": pub["baseline"]}
+        for short, column in metrics.items():
+            row[short] = None if got is None or got[column] is None else got[column]
+        for short in metrics:
+            row[f"published_{short}"] = float(pub[short])
+        if got is None:
+            differing = ["not run"]
+        else:
+            differing = [
+                short
+                for short in metrics
+                if row[short] is None or round(row[short], DECIMALS) != round(pub[short], DECIMALS)
+            ]
+        row["matches_published"] = not differing
+        row["mismatch"] = ", ".join(differing) or None
+        rows.append(row)
+    schema: dict[str, Any] = {"family": pl.String, "baseline": pl.String}
+    schema |= {short: pl.Float64 for short in metrics}
+    schema |= {f"published_{short}": pl.Float64 for short in metrics}
+    schema |= {"matches_published": pl.Boolean, "mismatch": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+MODEL_COLUMNS: dict[str, Any] = {
+    "run": pl.String,
+    "model": pl.String,
+    "protocol": pl.String,
+    "family": pl.String,
+    "n_tasks": pl.Int64,
+    "n_incomplete": pl.Int64,
+    "unsafe": pl.Float64,
+    "answer": pl.Float64,
+    "gap": pl.Float64,
+    "blocked_safe": pl.Float64,
+    "invalid_rate": pl.Float64,
+}
+"""The columns of `model_results`."""
+
+
+def model_results(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
+    """Paper Tables 5 and 6, for every model run on disk (a run whose system is not a
+    baseline): unsafe completeness, answer correctness, gap-report quality and blocked-when-safe
+    per run, family and protocol. No model runs: an empty frame with the same columns."""
+    dirs = _runs(runs_root, baselines=False) if runs_root.is_dir() else []
+    if not dirs:
+        return pl.DataFrame(schema=MODEL_COLUMNS)
+    models = {
+        d.name: str(read_manifest(d).config.get("model", read_manifest(d).system)) for d in dirs
+    }
+    scores, _ = score_run_dirs(dirs)
+    card = scorecard(scores)
+    return (
+        card.with_columns(model=pl.col("run").replace_strict(models, default=pl.col("system")))
+        .rename(SURFACES)
+        .select(pl.col(name).cast(dtype) for name, dtype in MODEL_COLUMNS.items())
+        .sort("model", "protocol", "family", "run")
+    )
+
+
+def all_scores(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
+    """Per-task scores of every run folder below `runs_root` (empty without any)."""
+    dirs = discover_runs(runs_root) if runs_root.is_dir() else []
+    if not dirs:
+        return pl.DataFrame()
+    scores, _ = score_run_dirs(dirs)
+    return scores
+
+
+def figures(runs_root: Path = RUNS_ROOT) -> dict[str, alt.TopLevelMixin]:
+    """The paper's figures over every run on disk, by file stem: the operating profile, the four
+    surfaces per system and family, the completeness confusion matrices and the per-task
+    outcome grid. No runs: no figures."""
+    scores = all_scores(runs_root)
+    if scores.is_empty():
+        return {}
+    card = scorecard(scores)
+    return {
+        "figure_operating_profile": charts.operating_profile(card),
+        "figure_metric_bars": charts.metric_bars(card),
+        "figure_confusion": charts.confusion_heatmap(scores),
+        "figure_outcome_grid": charts.outcome_grid(scores),
+    }
+
+
+def tables(runs_root: Path = RUNS_ROOT) -> dict[str, pl.DataFrame]:
+    """Every table, by file stem, with its caption."""
+    return {
+        "table1_families": table1_families(),
+        "table2_composition": table2_composition(),
+        "table3_worked_example": table3_worked_example(),
+        "table4_baselines": table4_baselines(runs_root),
+        "table5_models": model_results(runs_root),
+    }
+
+
+CAPTIONS: dict[str, str] = {
+    "table1_families": "Table 1: Shipped scenario families.",
+    "table2_composition": "Table 2: Task composition by scenario family, from the generated "
+    "tasks. Partial and block: whether the contract permits a partial answer. Hidden-outside: "
+    "tasks whose material evidence stays outside the authorized view.",
+    "table3_worked_example": f"Table 3: Worked example, task {WORKED_EXAMPLE}.",
+    "table4_baselines": "Table 4: Baseline results measured from the checked-in runs, beside "
+    "the published numbers (compared at 3 decimals).",
+    "table5_models": "Tables 5 and 6: Every model run on disk. Blocked-safe: the rate of "
+    "blocking when a partial answer was permitted.",
+    "figure_operating_profile": "Operating profile of every run: over-blocking against unsafe "
+    "completeness.",
+    "figure_metric_bars": "The four scored surfaces per system and family.",
+    "figure_confusion": "Completeness awareness: true versus claimed completeness.",
+    "figure_outcome_grid": "Verdict of every task and run.",
+}
+"""A caption per table and figure stem."""

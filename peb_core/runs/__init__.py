@@ -1,0 +1,62 @@
+"""Runs: the run folder store (manifest and responses), the resumable runner, and loading a run
+folder with its per-task scores (saved beside it)."""
+
+from ._load import (
+    INTERVAL_KEYS,
+    SCORE_NOTES,
+    SCORECARD_KEYS,
+    SCORES,
+    LoadedRun,
+    compare_runs,
+    discover_runs,
+    load_run,
+    responses_to_task,
+    run_record,
+    run_records,
+    score_run_dirs,
+    scorecard_of,
+)
+from ._runner import Progress, launch_run_async, run_folder_name, run_system, run_system_async
+from ._store import (
+    MANIFEST,
+    RESPONSES,
+    RunCounts,
+    RunError,
+    RunManifest,
+    count_records,
+    read_manifest,
+    read_records,
+    run_tasks,
+    write_manifest,
+)
+
+__all__ = [
+    "INTERVAL_KEYS",
+    "MANIFEST",
+    "RESPONSES",
+    "SCORECARD_KEYS",
+    "SCORES",
+    "SCORE_NOTES",
+    "LoadedRun",
+    "Progress",
+    "RunCounts",
+    "RunError",
+    "RunManifest",
+    "compare_runs",
+    "count_records",
+    "discover_runs",
+    "launch_run_async",
+    "load_run",
+    "read_manifest",
+    "read_records",
+    "responses_to_task",
+    "run_folder_name",
+    "run_record",
+    "run_records",
+    "run_system",
+    "run_system_async",
+    "run_tasks",
+    "score_run_dirs",
+    "scorecard_of",
+    "write_manifest",
+]

@@ -1,0 +1,351 @@
+"""Run folders to scores: the one place the CLI and the notebooks get their numbers from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .._gc import gc_paused
+from ..scoring import (
+    compare_scores,
+    expected_answers,
+    score_records,
+    scorecard,
+    task_frame,
+    verdict,
+)
+from ..systems import ResponseRecord, cache_dir
+from ..tasks import ScenarioFile, load_families, scenario_hash
+from ._store import MANIFEST, RESPONSES, RunManifest, read_manifest, read_records, run_tasks
+
+SCORECARD_KEYS = [
+    "run",
+    "system",
+    "protocol",
+    "family",
+    "n_tasks",
+    "n_incomplete",
+    "unsafe_completeness_rate",
+    "unsafe_completeness_rate_ci_low",
+    "unsafe_completeness_rate_ci_high",
+    "answer_correctness",
+    "answer_correctness_ci_low",
+    "answer_correctness_ci_high",
+    "gap_report_quality",
+    "gap_report_quality_ci_low",
+    "gap_report_quality_ci_high",
+    "blocked_when_safe_to_answer_rate",
+    "blocked_when_safe_to_answer_rate_ci_low",
+    "blocked_when_safe_to_answer_rate_ci_high",
+    "correct_complete",
+    "correct_incomplete",
+    "false_complete",
+    "false_incomplete",
+    "invalid_rate",
+    "invalid_rate_ci_low",
+    "invalid_rate_ci_high",
+    "n_missing",
+    "n_errors",
+]
+"""The columns of `peb score --json`, in order: each rate and mean is followed by the bounds
+of its 95% interval (Wilson for rates, seeded percentile bootstrap for means; null with an
+empty denominator)."""
+INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
+"""The interval columns of SCORECARD_KEYS."""
+
+
+def discover_runs(root: Path) -> list[Path]:
+    """Every run folder below `root` (a folder holding a manifest), sorted."""
+    return sorted(p.parent for p in root.rglob(MANIFEST))
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """One run folder read and scored: its manifest, its per-task scores (with the `protocol`
+    column) and the warnings met reading it."""
+
+    path: Path
+    manifest: RunManifest
+    scores: pl.DataFrame
+    warnings: tuple[str, ...]
+
+
+_Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None]
+_RUNS: dict[Path, tuple[_Stamp, LoadedRun]] = {}
+_RECORDS: dict[Path, tuple[_Stamp, tuple[ResponseRecord, ...]]] = {}
+_TASK_FRAMES: dict[tuple[str, str], tuple[pl.DataFrame, ...]]
+_TASK_FRAMES = {}
+_LOCK = threading.Lock()
+_MAX_TASK_FRAMES = 64
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+_CODE_DIGEST: list[str] = []
+
+
+def _code_digest() -> str:
+    """sha256 of the package's source, every subpackage included: a disk-cached frame is only
+    reused by the same code."""
+    if not _CODE_DIGEST:
+        digest = hashlib.sha256()
+        package = Path(__file__).resolve().parent.parent
+        for path in sorted(package.rglob("*.py")):
+            name = path.relative_to(package).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _CODE_DIGEST.append(digest.hexdigest())
+    return _CODE_DIGEST[0]
+
+
+def _task_frames(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile], current: str
+) -> tuple[pl.DataFrame, ...]:
+    """`task_frame` and `expected_answers` of a run's tasks, shared by every run over the same
+    families and seeds (regenerating them is most of the cost of scoring a run). Kept in this
+    process and on disk under `$PEB_CACHE_DIR/task-frames` (tasks are a pure function of the
+    scenario files, the code and the seeds, all three in the key)."""
+    # Everything in the manifest that is not about who ran, when, or how it went is a parameter
+    # of the tasks (families, seeds, distractors, limit, ...).
+    params = manifest.model_dump(
+        mode="json",
+        exclude={
+            "system",
+            "config",
+            "package_version",
+            "scenario_hash",
+            "started_at",
+            "finished_at",
+            "counts",
+        },
+    )
+    key = (current, json.dumps(params, sort_keys=True))
+    with _LOCK:
+        hit = _TASK_FRAMES.get(key)
+    if hit is not None:
+        return hit
+    name = hashlib.sha256(repr((key, _code_digest())).encode()).hexdigest()[:32]
+    folder = cache_dir() / "task-frames"
+    paths = [folder / f"{name}.{part}.parquet" for part in ("tasks", "expected")]
+    try:
+        hit = tuple(pl.read_parquet(p) for p in paths)
+    except (OSError, pl.exceptions.PolarsError):
+        tasks = run_tasks(run_dir, manifest, families)
+        hit = (task_frame(tasks), expected_answers(tasks))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for frame, path in zip(hit, paths, strict=True):
+                _write_atomically(path, frame.write_parquet)
+        except OSError:
+            pass  # a read-only cache only costs the regeneration next time
+    with _LOCK:
+        if len(_TASK_FRAMES) >= _MAX_TASK_FRAMES:
+            _TASK_FRAMES.pop(next(iter(_TASK_FRAMES)))
+        _TASK_FRAMES[key] = hit
+    return hit
+
+
+def _write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def _run_stamp(run_dir: Path) -> _Stamp:
+    return (scenario_hash(), _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
+
+
+def run_records(run_dir: Path) -> tuple[ResponseRecord, ...]:
+    """A run folder's valid records, cached in this process until its files change."""
+    run_dir = Path(run_dir)
+    stamp, key = _run_stamp(run_dir), run_dir.resolve()
+    with _LOCK:
+        hit = _RECORDS.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    records = tuple(read_records(run_dir / RESPONSES)[0])
+    with _LOCK:
+        _RECORDS[key] = (stamp, records)
+    return records
+
+
+def _score(run_dir: Path, manifest: RunManifest, current: str) -> tuple[pl.DataFrame, list[str]]:
+    warnings = []
+    if manifest.scenario_hash != current:
+        warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
+    records, problems = read_records(run_dir / RESPONSES)
+    warnings.extend(problems)
+    frame, expected = _task_frames(run_dir, manifest, load_families(), current)
+    scores = score_records(frame, expected, records, run=run_dir.name, system=manifest.system)
+    protocol = str(manifest.config.get("protocol", "-"))
+    return scores.with_columns(protocol=pl.lit(protocol)), warnings
+
+
+SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
+"""A run's per-task scores, saved beside its responses by the first `load_run` (`peb run` calls
+it), with the key they were computed for and the warnings met."""
+
+
+def _saved_scores(parquet: Path, notes: Path, key: str) -> tuple[pl.DataFrame, list[str]] | None:
+    try:
+        saved = json.loads(notes.read_text(encoding="utf-8"))
+        if saved["key"] != key:
+            return None
+        return pl.read_parquet(parquet), [str(w) for w in saved["warnings"]]
+    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
+        return None
+
+
+def _save_scores(
+    places: Sequence[tuple[Path, Path]], key: str, scores: pl.DataFrame, warnings: list[str]
+) -> None:
+    notes = json.dumps({"key": key, "warnings": warnings})
+    for parquet, note in places:
+        try:
+            parquet.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(parquet, scores.write_parquet)
+            _write_atomically(note, lambda p: p.write_text(notes, "utf-8"))
+            return
+        except OSError:
+            continue  # a read-only run folder: try the cache; if neither, we rescore next time
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """A run folder read and scored. Cached in this process until its manifest, its responses or
+    the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
+    re-rendering a selection does not reparse and rescore every run. Also saved on disk, keyed by
+    the sha256 of the code, the scenario files, the folder and its two files' bytes: beside the
+    responses (SCORES), or under `$PEB_CACHE_DIR/run-scores` when the folder is read-only; so a
+    restarted notebook rescores only runs that changed, or all after a change of code."""
+    run_dir = Path(run_dir)
+    current = scenario_hash()
+    stamp, folder = _run_stamp(run_dir), run_dir.resolve()
+    with _LOCK:
+        hit = _RUNS.get(folder)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    manifest = read_manifest(run_dir)
+    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{folder}\0".encode())
+    for name in (MANIFEST, RESPONSES):
+        try:
+            digest.update((run_dir / name).read_bytes() + b"\0")
+        except FileNotFoundError:
+            digest.update(b"-\0")
+    key = digest.hexdigest()
+    cached = cache_dir() / "run-scores" / key[:32]
+    places = [
+        (run_dir / SCORES, run_dir / SCORE_NOTES),
+        (cached.with_suffix(".parquet"), cached.with_suffix(".json")),
+    ]
+    saved = next((s for p in places if (s := _saved_scores(*p, key)) is not None), None)
+    if saved is None:
+        with gc_paused():  # the tasks and records built to score are freed before it ends
+            saved = _score(run_dir, manifest, current)
+        _save_scores(places, key, *saved)
+    scores, warnings = saved
+    loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
+    with _LOCK:
+        _RUNS[folder] = (stamp, loaded)
+    return loaded
+
+
+def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
+    """Per-task scores of each run folder (recomputed from its responses), and the warnings met
+    on the way: corrupt or repeated records skipped, runs made on other scenario files. The
+    prompt protocol (from the manifest; `-` for systems without one) is a column. Each run is
+    read through `load_run`, so unchanged runs are not rescored."""
+    runs = [load_run(d) for d in dirs]
+    warnings = [w for r in runs for w in r.warnings]
+    return pl.concat([r.scores for r in runs]), warnings
+
+
+def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
+    """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
+    scores, warnings = score_run_dirs(dirs)
+    return scorecard(scores).select(SCORECARD_KEYS), warnings
+
+
+def run_record(run_dir: Path, family: str, task_id: str) -> ResponseRecord | None:
+    """The record a run folder holds for one task, or None."""
+    return next(
+        (r for r in run_records(run_dir) if r.family == family and r.task_id == task_id),
+        None,
+    )
+
+
+_RESPONSES_TO_TASK = pl.Schema(
+    {
+        "run": pl.String(),
+        "path": pl.String(),
+        "system": pl.String(),
+        "protocol": pl.String(),
+        "status": pl.String(),
+        "verdict": pl.String(),
+        "answer_score": pl.Float64(),
+        "gap_score": pl.Float64(),
+        "completeness": pl.String(),
+        "answer": pl.String(),
+        "gap_report": pl.String(),
+    }
+)
+
+
+def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
+    """Every stored run's response to one task (runs below `runs_root` that cover it), with its
+    verdict and scores: run, path, system, protocol, status, verdict, answer_score, gap_score,
+    the claimed completeness, and the answer and gap report as JSON."""
+    rows = []
+    for run_dir in discover_runs(runs_root):
+        run = load_run(run_dir)
+        scored = run.scores.filter(pl.col("task_id") == task_id)
+        if family is not None:
+            scored = scored.filter(pl.col("family") == family)
+        if scored.is_empty():
+            continue
+        scored = scored.with_columns(verdict())
+        for row in scored.iter_rows(named=True):
+            record = next(
+                (
+                    r
+                    for r in run_records(run_dir)
+                    if r.task_id == task_id and r.family == row["family"]
+                ),
+                None,
+            )
+            resp = record.response if record is not None else None
+            rows.append(
+                {
+                    "run": str(run_dir.relative_to(runs_root)),
+                    "path": str(run_dir),
+                    "system": row["system"],
+                    "protocol": row["protocol"],
+                    "status": row["status"],
+                    "verdict": row["verdict"],
+                    "answer_score": row["answer_score"],
+                    "gap_score": row["gap_score"],
+                    "completeness": resp.completeness if resp else None,
+                    "answer": json.dumps(resp.answer, sort_keys=True) if resp else None,
+                    "gap_report": (
+                        resp.gap_report.model_dump_json() if resp and resp.gap_report else None
+                    ),
+                }
+            )
+    return pl.DataFrame(rows, schema=_RESPONSES_TO_TASK)
+
+
+def compare_runs(dir_a: Path, dir_b: Path) -> pl.DataFrame:
+    """`compare_scores` of two run folders, each scored from its responses."""
+    (scores_a, _), (scores_b, _) = (score_run_dirs([Path(d)]) for d in (dir_a, dir_b))
+    return compare_scores(scores_a, scores_b)

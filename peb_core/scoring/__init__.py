@@ -1,0 +1,90 @@
+"""Scoring (SPEC section 3): tasks plus replies in, polars frames out. Per-task scores, the
+scorecard with intervals, one verdict per task, why a task scored what it did, and paired
+comparisons of runs."""
+
+from ._compare import COMPARE_KEYS, CompareError, compare_scores, compare_to_reference
+from ._explain import (
+    BLOCKED,
+    GAP_PARTS,
+    INVALID,
+    NONE,
+    answer_target,
+    field_comparison,
+    gap_comparison,
+)
+from ._frames import (
+    MEAN_INTERVALS,
+    RATE_INTERVALS,
+    TASK_SCHEMA,
+    expected_answers,
+    interval_columns,
+    response_frame,
+    score_frames,
+    score_records,
+    score_run,
+    scorecard,
+    task_frame,
+)
+from ._stats import (
+    PairedMeans,
+    bootstrap_mean_interval,
+    bootstrap_mean_intervals,
+    mcnemar_exact,
+    newcombe_paired_interval,
+    paired_means,
+    wilson_interval,
+    wilson_intervals,
+)
+from ._tables import (
+    METRICS,
+    SCORECARD_COLUMNS,
+    disagreements,
+    filter_scores,
+    metric_differences,
+    task_table,
+)
+from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
+
+__all__ = [
+    "BLOCKED",
+    "COMPARE_KEYS",
+    "GAP_PARTS",
+    "INVALID",
+    "MEAN_INTERVALS",
+    "METRICS",
+    "NONE",
+    "RATE_INTERVALS",
+    "SCORECARD_COLUMNS",
+    "TASK_SCHEMA",
+    "VERDICTS",
+    "VERDICT_COLORS",
+    "VERDICT_LABELS",
+    "CompareError",
+    "PairedMeans",
+    "answer_target",
+    "bootstrap_mean_interval",
+    "bootstrap_mean_intervals",
+    "compare_scores",
+    "compare_to_reference",
+    "disagreements",
+    "expected_answers",
+    "field_comparison",
+    "filter_scores",
+    "gap_comparison",
+    "interval_columns",
+    "mcnemar_exact",
+    "metric_differences",
+    "newcombe_paired_interval",
+    "paired_means",
+    "response_frame",
+    "score_frames",
+    "score_records",
+    "score_run",
+    "scorecard",
+    "task_frame",
+    "task_table",
+    "verdict",
+    "wilson_interval",
+    "wilson_intervals",
+    "with_verdict",
+]

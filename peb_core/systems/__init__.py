@@ -1,0 +1,49 @@
+"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines, the
+litellm model system with its prompt protocols, response schema and reply cache, the embedded
+models, and `build_system`, which makes any of them from a name."""
+
+from ._baselines import BASELINES, Baseline, System
+from ._build import SystemSpecError, build_system
+from ._cache import ResponseCache, cache_dir, cache_key
+from ._local import (
+    REGISTRY,
+    LocalModel,
+    LocalModelError,
+    get_local,
+    local_status,
+    serve_local,
+    stop_local,
+)
+from ._model import ModelSystem
+from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, Protocol, get_protocol
+from ._reply import Reply, Response, ResponseRecord, Usage
+from ._schema import response_format, response_model
+
+__all__ = [
+    "BASELINES",
+    "DEFAULT_PROTOCOL",
+    "PROTOCOLS",
+    "REGISTRY",
+    "Baseline",
+    "LocalModel",
+    "LocalModelError",
+    "ModelSystem",
+    "Protocol",
+    "Reply",
+    "Response",
+    "ResponseCache",
+    "ResponseRecord",
+    "System",
+    "SystemSpecError",
+    "Usage",
+    "build_system",
+    "cache_dir",
+    "cache_key",
+    "get_local",
+    "get_protocol",
+    "local_status",
+    "response_format",
+    "response_model",
+    "serve_local",
+    "stop_local",
+]

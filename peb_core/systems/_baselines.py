@@ -1,0 +1,118 @@
+"""Systems: anything that turns a view of a task into a Reply. The four baselines of SPEC
+section 4 live here; model-backed systems implement the same protocol.
+
+A system declares which view it reads: `model` (ModelView), `boundary`
+(BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
+and the access layer's filter report) or `oracle` (the Task itself; only the oracle baseline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
+from ._reply import Reply, Response, Usage
+
+
+class System(Protocol):
+    """What the runner needs of a system."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def view(self) -> ViewKind: ...
+
+    def config(self) -> dict[str, Any]:
+        """Settings recorded in the run manifest (never secrets)."""
+        ...
+
+    async def respond(self, view: Any) -> Reply: ...
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A deterministic system defined by a pure function of its view."""
+
+    name: str
+    view: ViewKind
+    policy: Callable[[Any], Response]
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    async def respond(self, view: Any) -> Reply:
+        return Reply(status="ok", response=self.policy(view), usage=Usage(cost_usd=0.0))
+
+
+def _visible_answer(view: SystemView) -> Answer:
+    facts = [fact for doc in view.visible_facts for fact in doc.facts]
+    return fold_answer(view.model.answer_schema, live_effects(facts))
+
+
+def _filter_gap(view: SystemView, *, partial: bool) -> GapReport:
+    """The gap report the access layer's filter report implies."""
+    missing = [w.requirement for w in view.withheld]
+    informs = {r.id: r.informs for r in view.model.contract.required_evidence}
+    return GapReport(
+        status="partial" if partial else "blocked",
+        missing_requirements=missing,
+        missing_scopes=list(dict.fromkeys(s for w in view.withheld for s in w.scopes)),
+        affected_claims=list(dict.fromkeys(c for m in missing for c in informs[m])),
+        reason="partial_answer_permitted" if partial else "policy_requires_block",
+    )
+
+
+def _complete(answer: Answer) -> Response:
+    return Response(answer=answer, completeness="complete", gap_report=None)
+
+
+def _silent_filter(view: SystemView) -> Response:
+    return _complete(_visible_answer(view))
+
+
+def _warning_partial(view: SystemView) -> Response:
+    if not view.withheld:
+        return _complete(_visible_answer(view))
+    return Response(
+        answer=_visible_answer(view),
+        completeness="incomplete",
+        gap_report=_filter_gap(view, partial=True),
+    )
+
+
+def _fail_and_report(view: SystemView) -> Response:
+    if not view.withheld:
+        return _complete(_visible_answer(view))
+    partial = view.model.contract.partial_response_permitted
+    return Response(
+        answer=_visible_answer(view) if partial else None,
+        completeness="incomplete",
+        gap_report=_filter_gap(view, partial=partial),
+    )
+
+
+def _oracle(task: Task) -> Response:
+    o = task.oracles
+    if o.completeness == "complete":
+        return _complete(o.complete_answer)
+    partial = task.contract.partial_response_permitted
+    return Response(
+        answer=o.authorized_answer if partial else None,
+        completeness="incomplete",
+        gap_report=o.gap_report,
+    )
+
+
+BASELINES: dict[str, Baseline] = {
+    b.name: b
+    for b in (
+        Baseline("silent_filter", "system", _silent_filter),
+        Baseline("warning_partial", "system", _warning_partial),
+        Baseline("fail_and_report", "system", _fail_and_report),
+        Baseline("oracle", "oracle", _oracle),
+    )
+}
+"""The shipped baselines by name."""

@@ -1,0 +1,81 @@
+"""From a name to a runnable System: a baseline, an embedded `local/<name>` model (served on
+demand) or any litellm model string. The CLI and the workbench both build systems here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tasks import ScenarioFile
+from ._baselines import BASELINES, System
+from ._local import LocalModelError, get_local, serve_local
+
+
+class SystemSpecError(ValueError):
+    """A system that cannot be built from what was given; one line."""
+
+
+def build_system(
+    name: str,
+    families: Sequence[ScenarioFile],
+    *,
+    protocol: str = "structured_gap@1",
+    temperature: float = 0.0,
+    max_tokens: int = 1024,
+    api_base: str | None = None,
+    timeout_s: float = 120.0,
+    local_port: int | None = None,
+) -> System:
+    """The system called `name`.
+
+    Args:
+        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, or any
+            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...).
+        families: the families it will answer (model systems build one response schema each).
+        protocol: the prompt protocol of a model system.
+        temperature, max_tokens, timeout_s: sampling and the per-request timeout.
+        api_base: an OpenAI-compatible server for `openai/<name>` models.
+        local_port: where an embedded model is served if it is not running yet (default: the
+            model's own port).
+    """
+    if name in BASELINES:
+        return BASELINES[name]
+    if not name.strip() or any(c.isspace() for c in name):
+        raise SystemSpecError(
+            f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
+            "nor a model string such as openai/gpt-4o or local/smollm2"
+        )
+    from ._model import ModelSystem
+    from ._prompts import get_protocol
+
+    try:
+        prompt = get_protocol(protocol)
+    except KeyError as exc:
+        raise SystemSpecError(str(exc.args[0])) from None
+    for what, value in (("timeout", timeout_s), ("max_tokens", max_tokens)):
+        if value <= 0:
+            raise SystemSpecError(f"{what} must be positive, got {value}")
+    if name.startswith("local/"):
+        try:
+            local = get_local(name)
+            _, port = serve_local(local, local_port)
+        except LocalModelError as exc:
+            raise SystemSpecError(str(exc)) from None
+        return ModelSystem(
+            model=f"local/{local.name}",
+            families=families,
+            protocol=prompt,
+            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
+            format_style="json_object",
+            temperature=temperature,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+        )
+    return ModelSystem(
+        model=name,
+        families=families,
+        protocol=prompt,
+        api_base=api_base,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
+    )

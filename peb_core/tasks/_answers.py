@@ -1,0 +1,56 @@
+"""A family's answer schema (the fields shown to a model) and how facts fold into an answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ._scenario import ScenarioFile
+from ._task import Answer, Fact
+
+
+class AnswerField(BaseModel):
+    """One answer field as a model is shown it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: Literal["ordinal", "set"]
+    values: tuple[str, ...]
+    description: str
+
+
+def answer_schema(spec: ScenarioFile) -> tuple[AnswerField, ...]:
+    """The family's answer fields, in file order."""
+    return tuple(
+        AnswerField(name=name, kind=f.kind, values=tuple(f.values), description=f.description)
+        for name, f in spec.answer.items()
+    )
+
+
+def live_effects(facts: Iterable[Fact]) -> list[dict[str, list[str]]]:
+    """The effects of the facts that no other fact among `facts` retracts, in order. Hidden
+    evidence that contradicts visible evidence thus changes the complete answer only: the
+    authorized answer never holds the retracting fact."""
+    facts = list(facts)
+    retracted = {r for f in facts for r in f.retracts}
+    return [f.effects for f in facts if f.id not in retracted]
+
+
+def fold_answer(schema: Iterable[AnswerField], effects: Iterable[dict[str, list[str]]]) -> Answer:
+    """The answer a set of facts implies: per ordinal field the most severe contributed value (the
+    first value if none), per set field the union in vocabulary order."""
+    fields = tuple(schema)
+    seen: dict[str, set[str]] = {f.name: set() for f in fields}
+    for effect in effects:
+        for name, values in effect.items():
+            seen[name].update(values)
+    answer: Answer = {}
+    for f in fields:
+        present = [v for v in f.values if v in seen[f.name]]
+        answer[f.name] = (
+            (present[-1] if present else f.values[0]) if f.kind == "ordinal" else present
+        )
+    return answer

@@ -1,0 +1,95 @@
+"""The Task: a frozen value holding every document, the contract and the oracles, and the
+vocabulary of answers and gap reports the oracles are written in."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ._scenario import Role
+
+Completeness = Literal["complete", "incomplete"]
+GapStatus = Literal["partial", "blocked"]
+GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
+Answer = dict[str, str | list[str]]
+"""An answer: each field of the family's answer schema, a value (ordinal) or a list (set)."""
+
+
+class GapReport(BaseModel):
+    """A structured statement of what evidence is missing, from where, and what it affects."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: GapStatus
+    missing_requirements: list[str]
+    missing_scopes: list[str]
+    affected_claims: list[str]
+    reason: GapReason
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Fact(_Value):
+    """Structured ground truth a document's text was rendered from. Never shown to a model.
+    `retracts`: ids of facts this one contradicts; where both are in the evidence, their effects
+    are dropped (`peb_core.answers.live_effects`)."""
+
+    id: str
+    effects: dict[str, list[str]]
+    variables: dict[str, str]
+    retracts: list[str] = []
+
+
+class Document(_Value):
+    doc_id: str
+    title: str
+    role: Role
+    scope: str
+    evidence_family: str
+    body: str
+    facts: tuple[Fact, ...]
+
+
+class RequiredEvidence(_Value):
+    id: str
+    description: str
+    informs: tuple[str, ...]
+
+
+class Contract(_Value):
+    """What a complete answer needs, and whether a partial answer is permitted without it."""
+
+    required_evidence: tuple[RequiredEvidence, ...]
+    partial_response_permitted: bool
+
+
+class Oracles(_Value):
+    complete_answer: Answer
+    authorized_answer: Answer
+    completeness: Completeness
+    gap_report: GapReport | None
+
+
+class Task(_Value):
+    task_id: str
+    family: str
+    template: str
+    seed: int
+    prompt: str
+    documents: tuple[Document, ...]
+    user_scopes: tuple[str, ...]
+    authorized_doc_ids: tuple[str, ...]
+    contract: Contract
+    promoted: bool
+    oracles: Oracles
+
+    @property
+    def authorized_documents(self) -> tuple[Document, ...]:
+        return tuple(d for d in self.documents if d.doc_id in self.authorized_doc_ids)
+
+    @property
+    def hidden_documents(self) -> tuple[Document, ...]:
+        return tuple(d for d in self.documents if d.doc_id not in self.authorized_doc_ids)
