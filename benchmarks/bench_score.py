@@ -24,8 +24,8 @@ import polars as pl
 
 from peb_core.runs import SCORECARD_KEYS, read_records
 from peb_core.scoring import expected_answers, response_frame, score_frames, scorecard, task_frame
-from peb_core.systems import BASELINES, ResponseRecord, Usage
-from peb_core.tasks import Task, generate_tasks, load_families, system_view
+from peb_core.systems import BASELINES, Reply, ResponseRecord
+from peb_core.tasks import Task, generate_tasks, load_families, view_for
 
 N_RESPONSES = 1_000_000
 N_LINES = 100_000
@@ -48,11 +48,7 @@ def baseline_records(tasks: list[Task]) -> dict[str, list[ResponseRecord]]:
                 family=t.family,
                 task_id=t.task_id,
                 system=name,
-                status="ok",
-                response=baseline.policy(
-                    t if baseline.view == "oracle" else system_view(t, families[t.family])
-                ),
-                usage=Usage(cost_usd=0.0),
+                **dict(Reply.of(baseline.policy(view_for(baseline.view, t, families[t.family])))),
             )
             for t in tasks
         ]
@@ -84,7 +80,10 @@ def same_metrics(card: pl.DataFrame, base: pl.DataFrame) -> bool:
 
 
 def bench_scoring(tasks: list[Task], records: dict[str, list[ResponseRecord]]) -> bool:
-    frames = [response_frame(r, run=name, system=name) for name, r in records.items()]
+    families = load_families()
+    frames = [
+        response_frame(r, run=name, system=name, families=families) for name, r in records.items()
+    ]
     responses = pl.concat([f for f, _ in frames])
     answers = pl.concat([a for _, a in frames])
     t_frame, expected = task_frame(tasks), expected_answers(tasks)
@@ -141,7 +140,7 @@ def records_to_frames(path: Path, *, gc_off: bool) -> tuple[float, float, int]:
         read, problems = read_records(path)
         t_read = time.perf_counter() - start
         start = time.perf_counter()
-        frame, answers = response_frame(read, run="disk", system="mixed")
+        frame, answers = response_frame(read, run="disk", system="mixed", families=load_families())
         t_frame = time.perf_counter() - start
     finally:
         gc.enable()

@@ -52,9 +52,7 @@ def _(card, charts, mo, peb_core, pl, warnings):
         [
             mo.md(f"## Scorecards ({card.height} rows)"),
             mo.ui.table(
-                card.select(peb_core.scoring.SCORECARD_COLUMNS).with_columns(
-                    pl.selectors.float().round(3)
-                ),
+                peb_core.scoring.glance(card).with_columns(pl.selectors.float().round(3)),
                 selection=None,
                 show_column_summaries=False,
                 page_size=25,

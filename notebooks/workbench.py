@@ -146,8 +146,7 @@ async def _(
             )
         _c = _manifest.counts
         _done.append(
-            f"{_system.name}: {_c.n_tasks} tasks ({_c.ok} ok, {_c.invalid} invalid, "
-            f"{_c.error} errors) -> {_dir}"
+            f"{_system.name}: {_c.n_tasks} tasks ({_c.ok} replies, {_c.error} errors) -> {_dir}"
         )
         print(_done[-1])
     set_runs_version(get_runs_version() + 1)
@@ -193,9 +192,7 @@ def _(family_pick, full_card, mo, peb_core, pl, scores, warnings):
                 f"families {', '.join(sorted(family_pick.value)) or '(none)'}"
             ),
             mo.ui.table(
-                card.select(peb_core.scoring.SCORECARD_COLUMNS).with_columns(
-                    pl.selectors.float().round(3)
-                ),
+                peb_core.scoring.glance(card).with_columns(pl.selectors.float().round(3)),
                 selection=None,
                 page_size=10,
                 show_column_summaries=False,
@@ -280,8 +277,8 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
     _record = peb_core.runs.run_record(_dir, _row["family"], _row["task_id"])
     _docs = peb_core.documents_frame(_task, _spec)
     _target, _ = peb_core.scoring.answer_target(_task)
-    _fields = peb_core.scoring.field_comparison(_task, _record)
-    _gaps = peb_core.scoring.gap_comparison(_task, _record)
+    _shown = peb_core.scoring.explain(_task, _record, _spec, run=_row["run"], system=_row["system"])
+    _fields, _gaps = _shown.fields, _shown.gap
     mo.vstack(
         [
             mo.md(
@@ -321,8 +318,12 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
             ),
             mo.md(
                 f"Mean field score {_fields['score'].mean():.3f}, mean gap part score "
-                f"{_gaps.select(pl.col('score').mean()).item():.3f}."
+                f"{_gaps.select(pl.col('score').mean()).item():.3f}. Schema violations: "
+                + (", ".join(f"`{v}`" for v in _shown.violations) or "none")
+                + "."
             ),
+            mo.md("### The reply as given"),
+            mo.plain_text(_record.raw if _record is not None and _record.raw else "(no reply)"),
         ]
     )
     return

@@ -20,7 +20,7 @@ from .runs import (
     score_run_dirs,
     scorecard_of,
 )
-from .scoring import CompareError, compare_scores
+from .scoring import LABELS, METRICS, CompareError, compare_scores
 from .systems import (
     BASELINES,
     REGISTRY,
@@ -49,22 +49,6 @@ from .tasks import (
     parse_seeds,
     parse_task_id,
 )
-
-_SHORT = {
-    "unsafe_completeness_rate": "unsafe",
-    "answer_correctness": "answer",
-    "gap_report_quality": "gap",
-    "blocked_when_safe_to_answer_rate": "over_block",
-    "correct_complete": "cc",
-    "correct_incomplete": "ci",
-    "false_complete": "fc",
-    "false_incomplete": "fi",
-    "invalid_rate": "invalid",
-    "n_incomplete": "n_inc",
-    "n_tasks": "n",
-    "n_missing": "missing",
-    "n_errors": "errors",
-}
 
 
 class UsageError(Exception):
@@ -272,9 +256,13 @@ def cmd_run(args: argparse.Namespace) -> None:
         limit=args.limit,
         distractors=_distractors(args),
     )
-    load_run(Path(args.out))  # scores the run and saves them beside it, for the notebooks
+    scores = load_run(Path(args.out)).scores  # saved beside the run, for the notebooks
     c = manifest.counts
-    print(f"{args.out}: {c.n_tasks} tasks ({c.ok} ok, {c.invalid} invalid, {c.error} errors)")
+    unreadable = scores.filter(pl.col("status") == "unreadable").height
+    print(
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {unreadable} of them unreadable, "
+        f"{c.error} errors)"
+    )
 
 
 def cmd_score(args: argparse.Namespace) -> None:
@@ -286,14 +274,15 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
     elif args.ci:
-        metrics = [k.removesuffix("_ci_low") for k in INTERVAL_KEYS if k.endswith("_ci_low")]
         _print_frame(
-            card.with_columns(_with_interval(m, f"{m}_ci_low", f"{m}_ci_high") for m in metrics)
+            card.with_columns(
+                _with_interval(m.name, *m.interval_columns) for m in METRICS if m.kind != "count"
+            )
             .drop(INTERVAL_KEYS)
-            .rename(_SHORT)
+            .rename(LABELS)
         )
     else:
-        _print_frame(card.drop(INTERVAL_KEYS).rename(_SHORT))
+        _print_frame(card.drop(INTERVAL_KEYS).rename(LABELS))
 
 
 def _text(column: str, spec: str = ".3f") -> pl.Expr:
@@ -326,7 +315,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     _print_frame(
         frame.select(
             "family",
-            pl.col("metric").replace(_SHORT),
+            pl.col("metric").replace(LABELS),
             "n_pairs",
             a="value_a",
             b="value_b",

@@ -63,7 +63,7 @@ def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
         # The Run button: fail_and_report over the families still selected, saved and scored.
         page.get_by_role("button", name="Run selected systems").click()
         n_tasks = 24 * (n_families - 1)
-        page.get_by_text(f"fail_and_report: {n_tasks} tasks ({n_tasks} ok").first.wait_for(
+        page.get_by_text(f"fail_and_report: {n_tasks} tasks ({n_tasks} replies").first.wait_for(
             timeout=120_000
         )
         page.get_by_text(f"Scorecard: {3 * (n_families - 1)} rows").wait_for(timeout=60_000)

@@ -80,7 +80,7 @@ def test_run_and_score_from_scratch_reproduce_table4(tmp_path: Path) -> None:
     for system in ["silent_filter", "warning_partial", "fail_and_report", "oracle"]:
         result = peb("run", "--system", system, "--out", str(tmp_path / system))
         assert result.returncode == 0, result.stderr
-        assert f"{N_TASKS} tasks ({N_TASKS} ok" in result.stdout
+        assert f"{N_TASKS} tasks ({N_TASKS} replies, 0 of them unreadable" in result.stdout
         assert (tmp_path / system / "scores.parquet").is_file()  # saved for the notebooks
     result = peb("score", *(str(p) for p in sorted(tmp_path.iterdir())), "--json")
     assert result.returncode == 0, result.stderr

@@ -19,15 +19,11 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, with_verdict
+from ..scoring import SURFACES, VERDICT_COLORS, VERDICT_LABELS, VERDICTS, with_verdict
 
-METRICS: dict[str, str] = {
-    "unsafe_completeness_rate": "Unsafe completeness (lower is better)",
-    "answer_correctness": "Answer correctness (higher is better)",
-    "gap_report_quality": "Gap-report quality (higher is better)",
-    "blocked_when_safe_to_answer_rate": "Over-blocking (lower is better)",
-}
-"""The four scored surfaces (SPEC section 3), with the titles a reader of the paper knows."""
+METRICS: dict[str, str] = {m.name: f"{m.title} ({m.better} is better)" for m in SURFACES}
+"""The four scored surfaces (`peb_core.scoring.SURFACES`), titled as a reader of the paper
+knows them."""
 
 CLAIMED = ("complete", "incomplete", "invalid")
 """Columns of the confusion matrix: what a response claimed (a block claims incomplete)."""
@@ -374,9 +370,3 @@ def metric_bars(card: pl.DataFrame, *, by: str | None = None) -> alt.FacetChart:
             )
         )
     )
-
-
-def spec_of(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """A chart's Vega-Lite spec as a dict (data inline)."""
-    spec: dict[str, Any] = chart.to_dict()
-    return spec

@@ -23,7 +23,7 @@ import altair as alt
 import polars as pl
 
 from ..runs import discover_runs, read_manifest, score_run_dirs
-from ..scoring import scorecard
+from ..scoring import HEADLINE, SURFACES, metric, scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (
     families_with_template,
@@ -40,14 +40,6 @@ RUNS_ROOT = Path(__file__).resolve().parents[2] / "runs"
 
 WORKED_EXAMPLE = "hidden_liability_annex__s11"
 """The task of the paper's Table 3."""
-
-SURFACES: dict[str, str] = {
-    "unsafe_completeness_rate": "unsafe",
-    "answer_correctness": "answer",
-    "gap_report_quality": "gap",
-    "blocked_when_safe_to_answer_rate": "blocked_safe",
-}
-"""Scorecard metric -> the short column name the paper's tables use."""
 
 DECIMALS = 3
 """Tables show, and compare against the published numbers at, this many decimals."""
@@ -190,7 +182,7 @@ def table4_baselines(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not run (null
     when the row matches)."""
     published = published_table4()
-    metrics: dict[str, str] = published["metrics"]
+    metrics = {label: metric(label).name for label in published["metrics"]}
     base = runs_root / "baselines"
     dirs = discover_runs(base) if base.is_dir() else []
     measured: dict[tuple[str, str], dict[str, Any]] = {}
@@ -224,6 +216,8 @@ def table4_baselines(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
+MODEL_METRICS = tuple(dict.fromkeys((*SURFACES, *HEADLINE)))
+"""The metrics of `model_results`: the four surfaces, the worst case and format compliance."""
 MODEL_COLUMNS: dict[str, Any] = {
     "run": pl.String,
     "model": pl.String,
@@ -231,19 +225,17 @@ MODEL_COLUMNS: dict[str, Any] = {
     "family": pl.String,
     "n_tasks": pl.Int64,
     "n_incomplete": pl.Int64,
-    "unsafe": pl.Float64,
-    "answer": pl.Float64,
-    "gap": pl.Float64,
-    "blocked_safe": pl.Float64,
-    "invalid_rate": pl.Float64,
+    **{m.label: pl.Float64 for m in MODEL_METRICS},
+    "invalid": pl.Float64,
 }
 """The columns of `model_results`."""
 
 
 def model_results(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     """Paper Tables 5 and 6, for every model run on disk (a run whose system is not a
-    baseline): unsafe completeness, answer correctness, gap-report quality and blocked-when-safe
-    per run, family and protocol. No model runs: an empty frame with the same columns."""
+    baseline): per run, family and protocol, the four surfaces (unsafe completeness, answer
+    correctness, gap-report quality, over-blocking), the worst-case unsafe rate, format
+    compliance and the invalid rate. No model runs: an empty frame with the same columns."""
     dirs = _runs(runs_root, baselines=False) if runs_root.is_dir() else []
     if not dirs:
         return pl.DataFrame(schema=MODEL_COLUMNS)
@@ -254,7 +246,7 @@ def model_results(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     card = scorecard(scores)
     return (
         card.with_columns(model=pl.col("run").replace_strict(models, default=pl.col("system")))
-        .rename(SURFACES)
+        .rename({m.name: m.label for m in (*MODEL_METRICS, metric("invalid"))})
         .select(pl.col(name).cast(dtype) for name, dtype in MODEL_COLUMNS.items())
         .sort("model", "protocol", "family", "run")
     )
@@ -304,8 +296,9 @@ CAPTIONS: dict[str, str] = {
     "table3_worked_example": f"Table 3: Worked example, task {WORKED_EXAMPLE}.",
     "table4_baselines": "Table 4: Baseline results measured from the checked-in runs, beside "
     "the published numbers (compared at 3 decimals).",
-    "table5_models": "Tables 5 and 6: Every model run on disk. Blocked-safe: the rate of "
-    "blocking when a partial answer was permitted.",
+    "table5_models": "Tables 5 and 6: Every model run on disk. over_block: the rate of "
+    "blocking when an answer was allowed; unsafe_max: unsafe completeness counting unreadable "
+    "replies and errors as unsafe; format: the share of format-compliant replies.",
     "figure_operating_profile": "Operating profile of every run: over-blocking against unsafe "
     "completeness.",
     "figure_metric_bars": "The four scored surfaces per system and family.",

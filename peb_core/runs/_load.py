@@ -18,6 +18,7 @@ from ..scoring import (
     expected_answers,
     score_records,
     scorecard,
+    scorecard_keys,
     task_frame,
     verdict,
 )
@@ -25,38 +26,10 @@ from ..systems import ResponseRecord, cache_dir
 from ..tasks import ScenarioFile, load_families, scenario_hash
 from ._store import MANIFEST, RESPONSES, RunManifest, read_manifest, read_records, run_tasks
 
-SCORECARD_KEYS = [
-    "run",
-    "system",
-    "protocol",
-    "family",
-    "n_tasks",
-    "n_incomplete",
-    "unsafe_completeness_rate",
-    "unsafe_completeness_rate_ci_low",
-    "unsafe_completeness_rate_ci_high",
-    "answer_correctness",
-    "answer_correctness_ci_low",
-    "answer_correctness_ci_high",
-    "gap_report_quality",
-    "gap_report_quality_ci_low",
-    "gap_report_quality_ci_high",
-    "blocked_when_safe_to_answer_rate",
-    "blocked_when_safe_to_answer_rate_ci_low",
-    "blocked_when_safe_to_answer_rate_ci_high",
-    "correct_complete",
-    "correct_incomplete",
-    "false_complete",
-    "false_incomplete",
-    "invalid_rate",
-    "invalid_rate_ci_low",
-    "invalid_rate_ci_high",
-    "n_missing",
-    "n_errors",
-]
-"""The columns of `peb score --json`, in order: each rate and mean is followed by the bounds
-of its 95% interval (Wilson for rates, seeded percentile bootstrap for means; null with an
-empty denominator)."""
+SCORECARD_KEYS = scorecard_keys()
+"""The columns of `peb score --json`, in order: every metric of the registry, each rate and mean
+followed by the bounds of its 95% interval (Wilson for rates, seeded percentile bootstrap for
+means; null with an empty denominator)."""
 INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
 """The interval columns of SCORECARD_KEYS."""
 
@@ -181,14 +154,18 @@ def run_records(run_dir: Path) -> tuple[ResponseRecord, ...]:
     return records
 
 
-def _score(run_dir: Path, manifest: RunManifest, current: str) -> tuple[pl.DataFrame, list[str]]:
+def _score(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile], current: str
+) -> tuple[pl.DataFrame, list[str]]:
     warnings = []
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
     records, problems = read_records(run_dir / RESPONSES)
     warnings.extend(problems)
-    frame, expected = _task_frames(run_dir, manifest, load_families(), current)
-    scores = score_records(frame, expected, records, run=run_dir.name, system=manifest.system)
+    frame, expected = _task_frames(run_dir, manifest, families, current)
+    scores = score_records(
+        frame, expected, records, run=run_dir.name, system=manifest.system, families=families
+    )
     protocol = str(manifest.config.get("protocol", "-"))
     return scores.with_columns(protocol=pl.lit(protocol)), warnings
 
@@ -230,13 +207,14 @@ def load_run(run_dir: Path) -> LoadedRun:
     responses (SCORES), or under `$PEB_CACHE_DIR/run-scores` when the folder is read-only; so a
     restarted notebook rescores only runs that changed, or all after a change of code."""
     run_dir = Path(run_dir)
-    current = scenario_hash()
     stamp, folder = _run_stamp(run_dir), run_dir.resolve()
     with _LOCK:
         hit = _RUNS.get(folder)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     manifest = read_manifest(run_dir)
+    families = load_families()
+    current = scenario_hash(families[f] for f in manifest.families if f in families)
     digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{folder}\0".encode())
     for name in (MANIFEST, RESPONSES):
         try:
@@ -252,7 +230,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     saved = next((s for p in places if (s := _saved_scores(*p, key)) is not None), None)
     if saved is None:
         with gc_paused():  # the tasks and records built to score are freed before it ends
-            saved = _score(run_dir, manifest, current)
+            saved = _score(run_dir, manifest, families, current)
         _save_scores(places, key, *saved)
     scores, warnings = saved
     loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
@@ -295,17 +273,17 @@ _RESPONSES_TO_TASK = pl.Schema(
         "verdict": pl.String(),
         "answer_score": pl.Float64(),
         "gap_score": pl.Float64(),
-        "completeness": pl.String(),
-        "answer": pl.String(),
-        "gap_report": pl.String(),
+        "claimed": pl.String(),
+        "schema_violations": pl.String(),
+        "reply": pl.String(),
     }
 )
 
 
 def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
-    """Every stored run's response to one task (runs below `runs_root` that cover it), with its
+    """Every stored run's reply to one task (runs below `runs_root` that cover it), with its
     verdict and scores: run, path, system, protocol, status, verdict, answer_score, gap_score,
-    the claimed completeness, and the answer and gap report as JSON."""
+    the completeness it claimed, its schema violations, and the reply as given."""
     rows = []
     for run_dir in discover_runs(runs_root):
         run = load_run(run_dir)
@@ -316,15 +294,7 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
             continue
         scored = scored.with_columns(verdict())
         for row in scored.iter_rows(named=True):
-            record = next(
-                (
-                    r
-                    for r in run_records(run_dir)
-                    if r.task_id == task_id and r.family == row["family"]
-                ),
-                None,
-            )
-            resp = record.response if record is not None else None
+            record = run_record(run_dir, row["family"], task_id)
             rows.append(
                 {
                     "run": str(run_dir.relative_to(runs_root)),
@@ -335,11 +305,9 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
                     "verdict": row["verdict"],
                     "answer_score": row["answer_score"],
                     "gap_score": row["gap_score"],
-                    "completeness": resp.completeness if resp else None,
-                    "answer": json.dumps(resp.answer, sort_keys=True) if resp else None,
-                    "gap_report": (
-                        resp.gap_report.model_dump_json() if resp and resp.gap_report else None
-                    ),
+                    "claimed": row["claimed"],
+                    "schema_violations": "; ".join(row["schema_violations"]),
+                    "reply": record.raw if record is not None else None,
                 }
             )
     return pl.DataFrame(rows, schema=_RESPONSES_TO_TASK)

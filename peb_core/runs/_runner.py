@@ -95,7 +95,7 @@ async def run_system_async(
         distractors=distractors,
         limit=limit,
         package_version=package_version(),
-        scenario_hash=scenario_hash(),
+        scenario_hash=scenario_hash(families),
         started_at=now(),
         counts=RunCounts(n_tasks=n_tasks),
     )

@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
@@ -21,15 +21,27 @@ RESPONSES = "responses.jsonl"
 
 
 class RunCounts(BaseModel):
+    """How a run went: tasks, replies obtained (`ok`) and errors, tokens and cost (None when
+    any reply's price is unknown)."""
+
     model_config = ConfigDict(extra="forbid")
 
     n_tasks: int
     ok: int = 0
-    invalid: int = 0
     error: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_counts(cls, data: Any) -> Any:
+        """Manifests written before replies were read at scoring time counted `invalid` replies
+        apart; they were replies, so they count as `ok`."""
+        if isinstance(data, dict) and "invalid" in data:
+            data = dict(data)
+            data["ok"] = data.get("ok", 0) + data.pop("invalid")
+        return data
 
 
 class RunManifest(BaseModel):
@@ -131,7 +143,6 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
     return RunCounts(
         n_tasks=n_tasks,
         ok=sum(r.status == "ok" for r in records),
-        invalid=sum(r.status == "invalid" for r in records),
         error=sum(r.status == "error" for r in records),
         prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in records),
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),

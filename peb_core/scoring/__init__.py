@@ -1,30 +1,25 @@
-"""Scoring (SPEC section 3): tasks plus replies in, polars frames out. Per-task scores, the
-scorecard with intervals, one verdict per task, why a task scored what it did, and paired
-comparisons of runs."""
+"""Scoring (SPEC sections 2 and 3): how a reply is read, per-task scores from tasks plus
+replies, the metric registry and the scorecard with intervals, one verdict per task, why a task
+scored what it did, and paired comparisons of runs."""
 
 from ._compare import COMPARE_KEYS, CompareError, compare_scores, compare_to_reference
-from ._explain import (
-    BLOCKED,
-    GAP_PARTS,
-    INVALID,
-    NONE,
-    answer_target,
-    field_comparison,
-    gap_comparison,
-)
+from ._explain import BLOCKED, INVALID, NONE, Explanation, answer_target, explain
 from ._frames import (
-    MEAN_INTERVALS,
-    RATE_INTERVALS,
+    GAP_PARTS,
+    RESPONSE_SCHEMA,
     TASK_SCHEMA,
     expected_answers,
-    interval_columns,
+    field_scores,
     response_frame,
     score_frames,
     score_records,
     score_run,
     scorecard,
+    scorecard_keys,
     task_frame,
 )
+from ._metrics import COMPARED, HEADLINE, LABELS, METRICS, SURFACES, Metric, metric
+from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
 from ._stats import (
     PairedMeans,
     bootstrap_mean_interval,
@@ -36,10 +31,9 @@ from ._stats import (
     wilson_intervals,
 )
 from ._tables import (
-    METRICS,
-    SCORECARD_COLUMNS,
     disagreements,
     filter_scores,
+    glance,
     metric_differences,
     task_table,
 )
@@ -47,20 +41,28 @@ from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_v
 
 __all__ = [
     "BLOCKED",
+    "COMPARED",
     "COMPARE_KEYS",
     "GAP_PARTS",
+    "HEADLINE",
     "INVALID",
-    "MEAN_INTERVALS",
+    "LABELS",
     "METRICS",
     "NONE",
-    "RATE_INTERVALS",
-    "SCORECARD_COLUMNS",
+    "RESPONSE_SCHEMA",
+    "SURFACES",
     "TASK_SCHEMA",
     "VERDICTS",
     "VERDICT_COLORS",
     "VERDICT_LABELS",
+    "VIOLATION_KINDS",
     "CompareError",
+    "Explanation",
+    "Metric",
     "PairedMeans",
+    "ReadGap",
+    "ReadReply",
+    "Vocabulary",
     "answer_target",
     "bootstrap_mean_interval",
     "bootstrap_mean_intervals",
@@ -68,19 +70,22 @@ __all__ = [
     "compare_to_reference",
     "disagreements",
     "expected_answers",
-    "field_comparison",
+    "explain",
+    "field_scores",
     "filter_scores",
-    "gap_comparison",
-    "interval_columns",
+    "glance",
     "mcnemar_exact",
+    "metric",
     "metric_differences",
     "newcombe_paired_interval",
     "paired_means",
+    "read_reply",
     "response_frame",
     "score_frames",
     "score_records",
     "score_run",
     "scorecard",
+    "scorecard_keys",
     "task_frame",
     "task_table",
     "verdict",

@@ -1,12 +1,12 @@
 """Paired comparison of two runs over the tasks both ran (`peb compare`).
 
-Per family and over all families ("all"), each metric is compared pair by pair (difference =
-B - A):
-- unsafe completeness (over incomplete tasks) and over-blocking (`blocked_when_safe`, over tasks
-  where an answer is allowed): exact McNemar p-value on the discordant pairs (`only_a`: the event
-  in A only; `only_b`: in B only), Newcombe's (1998, method 10) interval for the difference;
-- answer correctness and gap-report quality: paired percentile bootstrap interval of the mean
-  difference and a sign-flip permutation p-value (`stats.paired_means`).
+Per family and over all families ("all"), each rate and mean of the metric registry
+(`_metrics.COMPARED`) is compared pair by pair (difference = B - A):
+- a rate (its event, over the tasks it is computed over): exact McNemar p-value on the
+  discordant pairs (`only_a`: the event in A only; `only_b`: in B only), Newcombe's (1998,
+  method 10) interval for the difference;
+- a mean: paired percentile bootstrap interval of the mean difference and a sign-flip
+  permutation p-value (`_stats.paired_means`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,10 @@ from typing import Any
 
 import polars as pl
 
+from ._metrics import COMPARED
 from ._stats import mcnemar_exact, newcombe_paired_interval, paired_means
 
 KEY = ["family", "task_id"]
-
-RATES = {
-    "unsafe_completeness_rate": ("unsafe", pl.col("completeness") == "incomplete"),
-    "blocked_when_safe_to_answer_rate": ("blocked_when_safe", pl.col("answer_allowed")),
-}
-"""Rate metrics: the per-task event and the tasks it is counted over."""
-MEANS = {"answer_correctness": "answer_score", "gap_report_quality": "gap_score"}
-"""Mean metrics: the per-task score averaged."""
 
 COMPARE_KEYS = [
     "run_a",
@@ -113,17 +106,29 @@ def _mean_row(pairs: pl.DataFrame, score: str) -> dict[str, Any]:
 
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
     """Paired comparison (COMPARE_KEYS) of two runs' per-task scores (as from `score_run` or
-    `report.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
+    `runs.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
     metric, then the same over all families (`family` = "all"). Raises CompareError when a
     frame holds several runs or the runs share no task."""
     run_a, run_b = _run_name(scores_a, "A"), _run_name(scores_b, "B")
-    events = [e for e, _ in RATES.values()]
-    values = [*events, *MEANS.values()]
     for label, frame in (("A", scores_a), ("B", scores_b)):
         if frame.select(KEY).is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
-    pairs = scores_a.select(*KEY, "completeness", "answer_allowed", *values).join(
-        scores_b.select(*KEY, *values), on=KEY, how="inner", suffix="_b"
+
+    def values(scores: pl.DataFrame) -> pl.DataFrame:
+        columns: dict[str, pl.Expr] = {}
+        for m in COMPARED:
+            if m.kind == "rate":
+                assert m.event is not None and m.within is not None
+                columns[f"{m.name}__event"] = m.event.fill_null(False)
+                columns[f"{m.name}__within"] = m.within
+            else:
+                assert m.score is not None
+                columns[m.name] = pl.col(m.score)
+        return scores.select(*KEY, **columns)
+
+    b = values(scores_b)
+    pairs = values(scores_a).join(
+        b.drop(c for c in b.columns if c.endswith("__within")), on=KEY, how="inner", suffix="_b"
     )
     if pairs.is_empty():
         raise CompareError(f"runs {run_a} and {run_b} have no task in common")
@@ -131,17 +136,15 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     families = sorted(pairs["family"].unique().to_list())
     for family in [*families, "all"]:
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
-        for metric, (event, over) in RATES.items():
-            counted = subset.filter(over)
-            rows.append(
-                {"metric": metric, "family": family, "n_pairs": counted.height}
-                | _rate_row(counted, event)
-            )
-        for metric, score in MEANS.items():
-            rows.append(
-                {"metric": metric, "family": family, "n_pairs": subset.height}
-                | _mean_row(subset, score)
-            )
+        for m in COMPARED:
+            if m.kind == "rate":
+                counted = subset.filter(pl.col(f"{m.name}__within"))
+                row = _rate_row(counted, f"{m.name}__event")
+                n = counted.height
+            else:
+                row = _mean_row(subset, m.name)
+                n = subset.height
+            rows.append({"metric": m.name, "family": family, "n_pairs": n} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
     return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)
 

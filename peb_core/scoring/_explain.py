@@ -1,36 +1,44 @@
-"""Why a task scored what it did: the oracle answer against the response field by field, and the
-oracle gap report against the response's part by part, each with its score.
-
-The per-field and per-part scores here follow SPEC section 3 exactly as `_frames.score_frames`
-does, so their mean is the task's `answer_score` / `gap_score` (tests check it).
-"""
+"""Why a task scored what it did: the oracle answer against the reply field by field, and the
+oracle gap report against the reply's part by part, each with its score. Every score here is
+read off the scoring frames (`_frames`), so it is the scorer's own, not a second computation."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
 from ..systems import ResponseRecord
-from ..tasks import Answer, GapReport, Task
+from ..tasks import Answer, ScenarioFile, Task
+from ._frames import GAP_PARTS, expected_answers, field_scores, response_frame, score_records
+from ._frames import task_frame as _task_frame
+from ._verdicts import verdict
 
 BLOCKED = "(blocked)"
 NONE = "(none)"
-INVALID = "(no valid response)"
+INVALID = "(no readable reply)"
 
-GAP_PARTS = ("status", "reason", "missing_requirements", "missing_scopes", "affected_claims")
-"""The five parts of a gap report that are scored (SPEC section 3), in order."""
-
-_COMPARISON = pl.Schema(
+_FIELDS = pl.Schema(
     {"field": pl.String(), "oracle": pl.String(), "response": pl.String(), "score": pl.Float64()}
 )
-_GAP_COMPARISON = pl.Schema(
+_PARTS = pl.Schema(
     {"part": pl.String(), "oracle": pl.String(), "response": pl.String(), "score": pl.Float64()}
 )
 
 
-def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+@dataclass(frozen=True)
+class Explanation:
+    """One reply to one task, scored: `scores` is the task's row of per-task scores (with its
+    verdict), `fields` the answer field by field and `gap` the gap report part by part (the mean
+    of each `score` column is the task's answer and gap score); `violations` the reply's schema
+    violations."""
+
+    scores: dict[str, Any]
+    fields: pl.DataFrame
+    gap: pl.DataFrame
+    violations: tuple[str, ...]
 
 
 def _show(value: str | list[str] | None) -> str:
@@ -41,15 +49,8 @@ def _show(value: str | list[str] | None) -> str:
     return ", ".join(value) if value else "(empty)"
 
 
-def _jaccard(got: list[str] | None, expected: list[str] | None) -> float:
-    if got is None or expected is None:
-        return 0.0
-    a, b = set(got), set(expected)
-    return 1.0 if not a | b else len(a & b) / len(a | b)
-
-
 def answer_target(task: Task) -> tuple[str, Answer | None]:
-    """What a response's answer is judged against: (`complete_answer`, the answer) on a complete
+    """What a reply's answer is judged against: (`complete_answer`, the answer) on a complete
     task, (`authorized_answer`, the answer) where a partial answer is permitted, (`block`, None)
     where policy requires a block."""
     if task.oracles.completeness == "complete":
@@ -59,84 +60,87 @@ def answer_target(task: Task) -> tuple[str, Answer | None]:
     return "block", None
 
 
-def field_comparison(task: Task, record: ResponseRecord | None) -> pl.DataFrame:
-    """The oracle answer against the response, one row per answer field (field, oracle,
-    response, score); where policy requires a block, one row `(block required)` scoring 1 iff the
-    response blocked. The mean of `score` is the task's answer score. `record` None (no record)
-    and an unparsed reply score 0."""
-    response = record.response if record is not None and record.status == "ok" else None
+def explain(
+    task: Task,
+    record: ResponseRecord | None,
+    spec: ScenarioFile,
+    *,
+    run: str = "-",
+    system: str = "-",
+) -> Explanation:
+    """`record`'s reply to `task` scored and laid out for reading (None: no record)."""
+    families = {spec.id: spec}
+    records = [record] if record is not None else []
+    frame, expected = _task_frame([task]), expected_answers([task])
+    row = (
+        score_records(frame, expected, records, run=run, system=system, families=families)
+        .with_columns(verdict())
+        .row(0, named=True)
+    )
+    responses, answers = response_frame(records, run=run, system=system, families=families)
+    reply = responses.row(0, named=True) if responses.height else None
+    readable = row["status"] == "ok"
+    return Explanation(
+        scores=row,
+        fields=_fields(task, row, readable, field_scores(expected, responses, answers), answers),
+        gap=_gap(task, row, reply if readable else None),
+        violations=tuple(row["schema_violations"]),
+    )
+
+
+def _fields(
+    task: Task, row: dict[str, Any], readable: bool, scored: pl.DataFrame, answers: pl.DataFrame
+) -> pl.DataFrame:
+    blocked = readable and row["blocked"]
+    given = {r["field"]: r["got"] for r in answers.iter_rows(named=True)}
     _, target = answer_target(task)
     if target is None:
-        if response is None:
-            shown, score = INVALID, 0.0
-        elif response.answer is None:
-            shown, score = BLOCKED, 1.0
+        if not readable:
+            shown = INVALID
+        elif blocked:
+            shown = BLOCKED
         else:
-            shown, score = json.dumps(response.answer, sort_keys=True), 0.0
+            shown = json.dumps(given, sort_keys=True)
         return pl.DataFrame(
-            [{"field": "(block required)", "oracle": BLOCKED, "response": shown, "score": score}],
-            schema=_COMPARISON,
+            [("(block required)", BLOCKED, shown, row["answer_score"])],
+            schema=_FIELDS,
+            orient="row",
         )
+    scores = {r["field"]: r["score"] for r in scored.iter_rows(named=True)}
     rows = []
     for field, expected in target.items():
-        if response is None:
-            shown, score = INVALID, 0.0
-        elif response.answer is None:
-            shown, score = BLOCKED, 0.0
+        if not readable:
+            shown = INVALID
+        elif blocked:
+            shown = BLOCKED
         else:
-            got = response.answer.get(field)
-            shown = _show(got)
-            if got is None:
-                score = 0.0
-            elif isinstance(expected, str):
-                score = float(_as_list(got) == [expected])
-            else:
-                score = _jaccard(_as_list(got), list(expected))
-        rows.append({"field": field, "oracle": _show(expected), "response": shown, "score": score})
-    return pl.DataFrame(rows, schema=_COMPARISON)
+            got = given.get(field)
+            shown = _show(got[0] if got and len(got) == 1 and isinstance(expected, str) else got)
+        rows.append((field, _show(expected), shown, scores.get(field, 0.0)))
+    return pl.DataFrame(rows, schema=_FIELDS, orient="row")
 
 
-def _gap_value(gap: GapReport, part: str) -> str | list[str]:
-    value: str | list[str] = getattr(gap, part)
-    return value
-
-
-def gap_comparison(task: Task, record: ResponseRecord | None) -> pl.DataFrame:
-    """The oracle gap report against the response's, part by part (part, oracle, response,
-    score). On a complete task, one row `(no report)` scoring 1 iff the response claimed complete
-    without a report. The mean of `score` is the task's gap score."""
-    response = record.response if record is not None and record.status == "ok" else None
+def _gap(task: Task, row: dict[str, Any], reply: dict[str, Any] | None) -> pl.DataFrame:
     expected = task.oracles.gap_report
     if expected is None:
-        if response is None:
-            shown, score = INVALID, 0.0
+        if reply is None:
+            shown = INVALID
         else:
-            claims_incomplete = response.answer is None or response.completeness == "incomplete"
-            report = response.gap_report
-            shown = f"claims {'incomplete' if claims_incomplete else 'complete'}, " + (
-                f"report {report.model_dump_json()}" if report else "no report"
-            )
-            score = float(not claims_incomplete and report is None)
+            claims = "incomplete" if row["outcome"] == "false_incomplete" else "complete"
+            shown = f"claims {claims}, " + ("a gap report" if row["has_gap"] else "no report")
         return pl.DataFrame(
-            [
-                {
-                    "part": "(no report)",
-                    "oracle": "claims complete, no report",
-                    "response": shown,
-                    "score": score,
-                }
-            ],
-            schema=_GAP_COMPARISON,
+            [("(no report)", "claims complete, no report", shown, row["gap_score"])],
+            schema=_PARTS,
+            orient="row",
         )
-    got = response.gap_report if response is not None else None
     rows = []
-    for part in GAP_PARTS:
-        want = _gap_value(expected, part)
-        if got is None:
-            shown, score = INVALID if response is None else NONE, 0.0
+    for part, (column, _) in GAP_PARTS.items():
+        if reply is None:
+            shown = INVALID
+        elif not row["has_gap"]:
+            shown = NONE
         else:
-            have = _gap_value(got, part)
-            shown = _show(have)
-            score = float(have == want) if isinstance(want, str) else _jaccard(_as_list(have), want)
-        rows.append({"part": part, "oracle": _show(want), "response": shown, "score": score})
-    return pl.DataFrame(rows, schema=_GAP_COMPARISON)
+            shown = _show(reply[column])
+        score = row[f"gap_{part}_score"]
+        rows.append((part, _show(getattr(expected, part)), shown, 0.0 if score is None else score))
+    return pl.DataFrame(rows, schema=_PARTS, orient="row")

@@ -1,17 +1,20 @@
-"""Scoring (SPEC section 3): tasks plus responses in, polars frames out.
+"""Scoring (SPEC section 3): tasks plus replies in, polars frames out.
 
-Four frames feed one vectorised scorer, so a million responses score in seconds:
+Frames feed one vectorised scorer, so a million responses score in seconds:
 - `task_frame`: one row per task with its completeness, policy and oracle gap report;
 - `expected_answers`: one row per (task, answer field) the response is judged against;
-- `response_frame`: one row per (run, task) with the reply's claims and gap report;
-- `response_answers`: one row per (run, task, answer field) with the value given.
+- `response_frame`: one row per (run, task) with what the reply decides, as read (SPEC section 2,
+  `_reading`), and one row per (run, task, answer field) with the value it gave;
+- `score_frames`: per-task scores, every gap-report part's score included; `field_scores`: the
+  per-field scores an answer score is the mean of;
+- `scorecard`: every metric of the registry (`_metrics`) per run and family, with intervals.
 Every field value is a list of strings (an ordinal value is a one-item list), so exact match on
 an ordinal and Jaccard on a set are one expression.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -19,14 +22,16 @@ import polars as pl
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
-from ..tasks import Task
+from ..tasks import ScenarioFile, Task
+from ._metrics import METRICS
+from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, wilson_intervals
 
 KEY = ["family", "task_id"]
 RUN_KEY = ["run", *KEY]
 LIST = pl.List(pl.String)
 
-_RESPONSE_SCHEMA = pl.Schema(
+RESPONSE_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
         "system": pl.String(),
@@ -41,9 +46,13 @@ _RESPONSE_SCHEMA = pl.Schema(
         "gap_requirements": LIST,
         "gap_scopes": LIST,
         "gap_claims": LIST,
+        "violations": LIST,
     }
 )
-_ANSWER_SCHEMA = pl.Schema(
+"""The columns of a response frame. `status`: `ok` (a readable reply), `unreadable` (no JSON
+object), `error` (no reply obtained) or `missing` (no record). The reply's decision is null
+unless `ok`; `claimed` is null when the reply states no completeness."""
+ANSWER_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
         "family": pl.String(),
@@ -52,6 +61,15 @@ _ANSWER_SCHEMA = pl.Schema(
         "got": LIST,
     }
 )
+GAP_PARTS: dict[str, tuple[str, str]] = {
+    "status": ("gap_status", "exp_status"),
+    "reason": ("gap_reason", "exp_reason"),
+    "missing_requirements": ("gap_requirements", "exp_requirements"),
+    "missing_scopes": ("gap_scopes", "exp_scopes"),
+    "affected_claims": ("gap_claims", "exp_claims"),
+}
+"""The five scored parts of a gap report (SPEC section 3), each with the response's and the
+oracle's column; its score is the column `gap_<part>_score` of `score_frames`."""
 
 
 def _as_list(value: str | list[str]) -> list[str]:
@@ -139,12 +157,23 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
     )
 
 
+def vocabularies(families: Mapping[str, ScenarioFile]) -> dict[str, Vocabulary]:
+    """The reading vocabulary of each family, by id."""
+    return {fid: Vocabulary.of(spec) for fid, spec in families.items()}
+
+
 def response_frame(
-    records: Sequence[ResponseRecord], *, run: str, system: str
+    records: Sequence[ResponseRecord],
+    *,
+    run: str,
+    system: str,
+    families: Mapping[str, ScenarioFile],
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The response frame and the response-answers frame of one run's records."""
+    """The response frame (RESPONSE_SCHEMA) and the response-answers frame of one run's records,
+    each reply read against its family's vocabulary. Records of a family not in `families` are
+    left out."""
     with gc_paused():
-        return _response_frame(records, run=run, system=system)
+        return _response_frame(records, run=run, system=system, vocab=vocabularies(families))
 
 
 def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
@@ -173,48 +202,52 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
 
 
 def _response_frame(
-    records: Sequence[ResponseRecord], *, run: str, system: str
+    records: Sequence[ResponseRecord], *, run: str, system: str, vocab: Mapping[str, Vocabulary]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     # Built column by column (lists, not a dict per row): several times faster for big runs.
     cols: dict[str, list[object]] = {
-        name: [] for name in _RESPONSE_SCHEMA if name not in ("run", "system")
+        name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system")
     }
     a_family: list[str] = []
     a_task: list[str] = []
     a_field: list[str] = []
     a_got: list[list[str]] = []
     for r in records:
-        resp = r.response if r.status == "ok" else None
-        gap = resp.gap_report if resp else None
+        if r.family not in vocab:
+            continue
+        read = read_reply(r.raw or "", vocab[r.family]) if r.status == "ok" else None
+        decided = read if read is not None and read.readable else None
+        gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
         cols["task_id"].append(r.task_id)
-        cols["status"].append(r.status if resp else ("invalid" if r.status == "ok" else r.status))
-        cols["answer_null"].append(resp.answer is None if resp else None)
-        cols["claimed"].append(resp.completeness if resp else None)
-        cols["has_gap"].append(gap is not None if resp else None)
+        cols["status"].append("error" if read is None else ("ok" if decided else "unreadable"))
+        cols["answer_null"].append(decided.answer is None if decided else None)
+        cols["claimed"].append(decided.completeness if decided else None)
+        cols["has_gap"].append(gap is not None if decided else None)
         cols["gap_status"].append(gap.status if gap else None)
         cols["gap_reason"].append(gap.reason if gap else None)
-        cols["gap_requirements"].append(gap.missing_requirements if gap else None)
-        cols["gap_scopes"].append(gap.missing_scopes if gap else None)
-        cols["gap_claims"].append(gap.affected_claims if gap else None)
-        if resp and resp.answer is not None:
-            for field, value in resp.answer.items():
+        cols["gap_requirements"].append(_listed(gap.missing_requirements) if gap else None)
+        cols["gap_scopes"].append(_listed(gap.missing_scopes) if gap else None)
+        cols["gap_claims"].append(_listed(gap.affected_claims) if gap else None)
+        cols["violations"].append(list(read.violations) if read else [])
+        if decided and decided.answer is not None:
+            for field, value in decided.answer.items():
                 a_family.append(r.family)
                 a_task.append(r.task_id)
                 a_field.append(field)
                 a_got.append(_as_list(value))
-    n, n_answers = len(records), len(a_field)
+    n, n_answers = len(cols["task_id"]), len(a_field)
     lists = {
         k: _string_lists(cast("list[list[str] | None]", cols.pop(k)))
-        for k in ("gap_requirements", "gap_scopes", "gap_claims")
+        for k in ("gap_requirements", "gap_scopes", "gap_claims", "violations")
     }
     responses = (
         pl.DataFrame(
             {"run": [run] * n, "system": [system] * n, **cols},
-            schema={k: v for k, v in _RESPONSE_SCHEMA.items() if k not in lists},
+            schema={k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists},
         )
         .with_columns(**lists)
-        .select(list(_RESPONSE_SCHEMA))
+        .select(list(RESPONSE_SCHEMA))
     )
     answers = pl.DataFrame(
         {
@@ -224,9 +257,13 @@ def _response_frame(
             "field": a_field,
             "got": _string_lists(a_got),
         },
-        schema=_ANSWER_SCHEMA,
+        schema=ANSWER_SCHEMA,
     )
     return responses, answers
+
+
+def _listed(values: tuple[str, ...] | None) -> list[str] | None:
+    return None if values is None else list(values)
 
 
 def _jaccard(got: pl.Expr, expected: pl.Expr) -> pl.Expr:
@@ -242,43 +279,64 @@ def _jaccard(got: pl.Expr, expected: pl.Expr) -> pl.Expr:
     )
 
 
+def field_scores(
+    expected: pl.DataFrame, responses: pl.DataFrame, answers: pl.DataFrame
+) -> pl.DataFrame:
+    """The score of every answer field of every answered reply on a task whose answer is judged
+    (run, family, task_id, field, ordinal, expected, got, score): exact match on an ordinal
+    field, Jaccard on a set field; a field the reply leaves out scores 0. A task's answer score
+    is the mean over its fields."""
+    answered = responses.filter((pl.col("status") == "ok") & ~pl.col("answer_null"))
+    return (
+        answered.select(RUN_KEY)
+        .join(expected, on=KEY)
+        .join(answers, on=[*RUN_KEY, "field"], how="left")
+        .with_columns(
+            score=pl.when(pl.col("ordinal"))
+            .then((pl.col("got") == pl.col("expected")).fill_null(False).cast(pl.Float64))
+            .otherwise(_jaccard(pl.col("got"), pl.col("expected")))
+        )
+        .select(*RUN_KEY, "field", "ordinal", "expected", "got", "score")
+    )
+
+
 def score_frames(
     tasks: pl.DataFrame,
     expected: pl.DataFrame,
     responses: pl.DataFrame,
     answers: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Per (run, task) scores. `responses` must hold one row per task of each run; a task with
-    no record has status `missing` and scores as invalid."""
-    answered = responses.filter((pl.col("status") == "ok") & ~pl.col("answer_null"))
-    field_scores = (
-        answered.select(RUN_KEY)
-        .join(expected, on=KEY)
-        .join(answers, on=[*RUN_KEY, "field"], how="left")
+    """Per (run, task) scores, with the reply's decision and schema violations. `responses`
+    must hold one row per task of each run (see `score_records` for missing records)."""
+    field_mean = (
+        field_scores(expected, responses, answers)
         .group_by(RUN_KEY)
-        .agg(
-            field_mean=pl.when(pl.col("ordinal"))
-            .then((pl.col("got") == pl.col("expected")).fill_null(False).cast(pl.Float64))
-            .otherwise(_jaccard(pl.col("got"), pl.col("expected")))
-            .mean()
-        )
+        .agg(field_mean=pl.col("score").mean())
     )
     valid = pl.col("status") == "ok"
     blocked = valid & pl.col("answer_null")
-    answered_expr = valid & ~pl.col("answer_null")
-    claims_incomplete = blocked | (pl.col("claimed") == "incomplete")
+    answered = valid & ~pl.col("answer_null")
+    says_incomplete = (pl.col("claimed") == "incomplete").fill_null(False)
+    claims_incomplete = blocked | says_incomplete
+    has_gap = pl.col("has_gap").fill_null(False)
     complete = pl.col("completeness") == "complete"
-    gap_parts = pl.mean_horizontal(
-        (pl.col("gap_status") == pl.col("exp_status")).cast(pl.Float64),
-        (pl.col("gap_reason") == pl.col("exp_reason")).cast(pl.Float64),
-        _jaccard(pl.col("gap_requirements"), pl.col("exp_requirements")),
-        _jaccard(pl.col("gap_scopes"), pl.col("exp_scopes")),
-        _jaccard(pl.col("gap_claims"), pl.col("exp_claims")),
-    )
     answer_allowed = complete | pl.col("partial_permitted")
+    parts = {
+        f"gap_{part}_score": pl.when(~valid | complete)
+        .then(None)
+        .when(~has_gap)
+        .then(0.0)
+        .otherwise(
+            (pl.col(got) == pl.col(want)).fill_null(False).cast(pl.Float64)
+            if part in ("status", "reason")
+            else _jaccard(pl.col(got), pl.col(want))
+        )
+        for part, (got, want) in GAP_PARTS.items()
+    }
+    unsafe = ~complete & answered & ~has_gap & ~says_incomplete
     return (
         responses.join(tasks, on=KEY, how="left")
-        .join(field_scores, on=RUN_KEY, how="left")
+        .join(field_mean, on=RUN_KEY, how="left")
         .select(
             "run",
             "system",
@@ -289,6 +347,7 @@ def score_frames(
             "completeness",
             "partial_permitted",
             "status",
+            "claimed",
             outcome=pl.when(~valid)
             .then(pl.lit("invalid"))
             .when(complete)
@@ -302,36 +361,49 @@ def score_frames(
                 .then(pl.lit("correct_incomplete"))
                 .otherwise(pl.lit("false_complete"))
             ),
-            answered=answered_expr,
+            answered=answered,
             blocked=blocked,
+            has_gap=has_gap & valid,
             answer_score=pl.when(~valid)
             .then(0.0)
-            .when(complete | pl.col("partial_permitted"))
+            .when(answer_allowed)
             .then(pl.col("field_mean").fill_null(0.0))
             .otherwise(blocked.cast(pl.Float64)),
             gap_score=pl.when(~valid)
             .then(0.0)
             .when(complete)
-            .then((~claims_incomplete & ~pl.col("has_gap")).cast(pl.Float64))
-            .when(~pl.col("has_gap"))
+            .then((~claims_incomplete & ~has_gap).cast(pl.Float64))
+            .when(~has_gap)
             .then(0.0)
-            .otherwise(gap_parts),
-            unsafe=~complete
-            & answered_expr
-            & ((pl.col("claimed") == "complete") | ~pl.col("has_gap")),
+            .otherwise(pl.mean_horizontal(*parts.values())),
+            **parts,
+            unsafe=unsafe,
+            unsafe_upper=~complete & (unsafe | ~valid),
             answer_allowed=answer_allowed,
             blocked_when_safe=answer_allowed & blocked,
+            compliant=valid & (pl.col("violations").list.len() == 0).fill_null(False),
+            schema_violations=pl.col("violations").fill_null(pl.lit([], dtype=LIST)),
         )
     )
 
 
 def score_run(
-    tasks: Sequence[Task], records: Sequence[ResponseRecord], *, run: str, system: str
+    tasks: Sequence[Task],
+    records: Sequence[ResponseRecord],
+    *,
+    run: str,
+    system: str,
+    families: Mapping[str, ScenarioFile],
 ) -> pl.DataFrame:
-    """Per-task scores of one run. Tasks without a record are scored as `missing` (invalid);
-    records for tasks outside `tasks` are ignored."""
+    """Per-task scores of one run. Tasks without a record are scored as `missing`; records for
+    tasks outside `tasks` are ignored."""
     return score_records(
-        task_frame(tasks), expected_answers(tasks), records, run=run, system=system
+        task_frame(tasks),
+        expected_answers(tasks),
+        records,
+        run=run,
+        system=system,
+        families=families,
     )
 
 
@@ -342,35 +414,19 @@ def score_records(
     *,
     run: str,
     system: str,
+    families: Mapping[str, ScenarioFile],
 ) -> pl.DataFrame:
     """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers`), so
     runs over the same tasks share them."""
-    responses, answers = response_frame(records, run=run, system=system)
+    responses, answers = response_frame(records, run=run, system=system, families=families)
     recorded = responses.join(frame.select(KEY), on=KEY, how="semi")
     missing = (
         frame.select(KEY)
         .join(recorded.select(KEY), on=KEY, how="anti")
         .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     )
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(
-        list(_RESPONSE_SCHEMA)
-    )
+    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
     return score_frames(frame, expected, responses, answers)
-
-
-RATE_INTERVALS = {
-    "unsafe_completeness_rate": ("_unsafe_k", "n_incomplete"),
-    "blocked_when_safe_to_answer_rate": ("_over_k", "_over_n"),
-    "invalid_rate": ("_invalid_k", "n_tasks"),
-}
-"""Each rate with the columns holding its numerator and denominator (Wilson interval)."""
-MEAN_INTERVALS = {"answer_correctness": "answer_score", "gap_report_quality": "gap_score"}
-"""Each mean with the per-task score it averages (bootstrap interval)."""
-
-
-def interval_columns(metric: str) -> list[str]:
-    """The interval columns of a scorecard metric: `<metric>_ci_low`, `<metric>_ci_high`."""
-    return [f"{metric}_ci_low", f"{metric}_ci_high"]
 
 
 def _bootstrap_columns(values: pl.Series, low: str, high: str) -> dict[str, pl.Series]:
@@ -390,52 +446,49 @@ def _bootstrap_columns(values: pl.Series, low: str, high: str) -> dict[str, pl.S
 
 
 def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
-    """Aggregate per-task scores by run, system, protocol (where the frame has one) and family:
-    every metric of SPEC section 3, each rate and mean followed by its 95% interval (Wilson for
-    rates, seeded percentile bootstrap for means; null with an empty denominator)."""
+    """Every metric of the registry (`_metrics.METRICS`, in order) per run, system, protocol
+    (where the frame has one) and family, each rate and mean followed by its 95% interval
+    (Wilson for rates, seeded percentile bootstrap for means; null with an empty denominator)."""
     keys = [k for k in ("run", "system", "protocol", "family") if k in scores.columns]
-    incomplete = pl.col("completeness") == "incomplete"
-    outcome = pl.col("outcome")
-    card = (
-        scores.group_by(keys, maintain_order=True)
-        .agg(
-            n_tasks=pl.len(),
-            n_incomplete=incomplete.sum(),
-            unsafe_completeness_rate=pl.col("unsafe").sum() / incomplete.sum(),
-            answer_correctness=pl.col("answer_score").mean(),
-            gap_report_quality=pl.col("gap_score").mean(),
-            blocked_when_safe_to_answer_rate=pl.col("blocked_when_safe").sum()
-            / pl.col("answer_allowed").sum(),
-            correct_complete=(outcome == "correct_complete").sum(),
-            correct_incomplete=(outcome == "correct_incomplete").sum(),
-            false_complete=(outcome == "false_complete").sum(),
-            false_incomplete=(outcome == "false_incomplete").sum(),
-            invalid_rate=(outcome == "invalid").mean(),
-            n_missing=(pl.col("status") == "missing").sum(),
-            n_errors=(pl.col("status") == "error").sum(),
-            _unsafe_k=pl.col("unsafe").sum(),
-            _over_k=pl.col("blocked_when_safe").sum(),
-            _over_n=pl.col("answer_allowed").sum(),
-            _invalid_k=(outcome == "invalid").sum(),
-            **{f"_{m}_values": pl.col(c).drop_nulls().sort() for m, c in MEAN_INTERVALS.items()},
-        )
-        .with_columns(
-            pl.col("unsafe_completeness_rate", "blocked_when_safe_to_answer_rate").fill_nan(None)
-        )
-        .sort("run", "family")
-    )
-    intervals: dict[str, pl.Series] = {}
-    for metric, (k, n) in RATE_INTERVALS.items():
-        bounds = wilson_intervals(card[k].to_numpy(), card[n].to_numpy())
-        for name, bound in zip(interval_columns(metric), bounds, strict=True):
-            intervals[name] = pl.Series(name, bound).fill_nan(None)
-    for metric in MEAN_INTERVALS:
-        low, high = interval_columns(metric)
-        intervals.update(_bootstrap_columns(card[f"_{metric}_values"], low, high))
-    order = []
-    for column in card.columns:
-        if not column.startswith("_"):
-            order.append(column)
-            if column in RATE_INTERVALS or column in MEAN_INTERVALS:
-                order.extend(interval_columns(column))
-    return card.with_columns(**intervals).select(order)
+    aggs: dict[str, pl.Expr] = {}
+    for m in METRICS:
+        if m.kind == "count":
+            assert m.event is not None
+            aggs[m.name] = m.event.sum()
+        elif m.kind == "rate":
+            assert m.event is not None and m.within is not None
+            aggs[f"_{m.name}_k"] = (m.event & m.within).sum()
+            aggs[f"_{m.name}_n"] = m.within.sum()
+        else:
+            assert m.score is not None
+            aggs[m.name] = pl.col(m.score).mean()
+            aggs[f"_{m.name}_values"] = pl.col(m.score).drop_nulls().sort()
+    card = scores.group_by(keys, maintain_order=True).agg(**aggs).sort("run", "family")
+    columns: dict[str, pl.Series] = {}
+    for m in METRICS:
+        low, high = m.interval_columns
+        if m.kind == "rate":
+            k, n = card[f"_{m.name}_k"].to_numpy(), card[f"_{m.name}_n"].to_numpy()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                columns[m.name] = pl.Series(m.name, k / n).fill_nan(None)
+            bounds = wilson_intervals(k, n)
+            columns[low] = pl.Series(low, bounds[0]).fill_nan(None)
+            columns[high] = pl.Series(high, bounds[1]).fill_nan(None)
+        elif m.kind == "mean":
+            columns.update(_bootstrap_columns(card[f"_{m.name}_values"], low, high))
+    order: list[str] = [*keys]
+    for m in METRICS:
+        order.append(m.name)
+        if m.kind != "count":
+            order.extend(m.interval_columns)
+    return card.with_columns(**columns).select(order)
+
+
+def scorecard_keys(*, protocol: bool = True) -> list[str]:
+    """The columns of `scorecard`, in order (with `protocol` when the scores carry it)."""
+    keys = ["run", "system", *(["protocol"] if protocol else []), "family"]
+    for m in METRICS:
+        keys.append(m.name)
+        if m.kind != "count":
+            keys.extend(m.interval_columns)
+    return keys

@@ -7,36 +7,18 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from ._metrics import COMPARED, METRICS
 from ._verdicts import verdict
 
-METRICS = (
-    "unsafe_completeness_rate",
-    "answer_correctness",
-    "gap_report_quality",
-    "blocked_when_safe_to_answer_rate",
-    "invalid_rate",
-)
-"""The scorecard metrics compared between runs: the four surfaces plus the invalid rate."""
+SCORECARD_KEYS = ("run", "system", "protocol", "family")
+"""The columns that name a scorecard row."""
 
-SCORECARD_COLUMNS = (
-    "run",
-    "system",
-    "protocol",
-    "family",
-    "n_tasks",
-    "n_incomplete",
-    "unsafe_completeness_rate",
-    "answer_correctness",
-    "gap_report_quality",
-    "blocked_when_safe_to_answer_rate",
-    "invalid_rate",
-    "correct_complete",
-    "correct_incomplete",
-    "false_complete",
-    "false_incomplete",
-)
-"""The scorecard columns a notebook shows at a glance: the four surfaces, over-blocking, the
-invalid rate and the confusion counts (the intervals stay in the full scorecard)."""
+
+def glance(card: pl.DataFrame) -> pl.DataFrame:
+    """A scorecard as shown at a glance: its key columns and every metric of the registry under
+    its short label, intervals left out (they stay in the full scorecard)."""
+    keys = [k for k in SCORECARD_KEYS if k in card.columns]
+    return card.select(*keys, *(pl.col(m.name).alias(m.label) for m in METRICS))
 
 
 def task_table(scores: pl.DataFrame) -> pl.DataFrame:
@@ -100,8 +82,9 @@ def metric_differences(card: pl.DataFrame, reference: str) -> pl.DataFrame:
     family, metric, run, value, reference_value, difference). Runs other than the reference
     only; families the reference run does not cover are left out."""
     keys = [k for k in ("run", "family") if k in card.columns]
-    long = card.select(*keys, *METRICS).unpivot(
-        index=keys, on=list(METRICS), variable_name="metric", value_name="value"
+    names = [m.name for m in COMPARED]
+    long = card.select(*keys, *names).unpivot(
+        index=keys, on=names, variable_name="metric", value_name="value"
     )
     ref = long.filter(pl.col("run") == reference).select(
         "family", "metric", reference_value="value"

@@ -44,7 +44,7 @@ class Baseline:
         return {}
 
     async def respond(self, view: Any) -> Reply:
-        return Reply(status="ok", response=self.policy(view), usage=Usage(cost_usd=0.0))
+        return Reply.of(self.policy(view), Usage(cost_usd=0.0))
 
 
 def _visible_answer(view: SystemView) -> Answer:

@@ -1,6 +1,6 @@
-"""A model-backed System via litellm: a prompt protocol, structured output, our own cache,
-retries with backoff, and deterministic parsing. API keys are read by litellm from the
-environment and never recorded."""
+"""A model-backed System via litellm: a prompt protocol, structured output, our own cache, and
+retries with backoff; the reply text is kept as given (it is read at scoring time). API keys are
+read by litellm from the environment and never recorded."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind, answer_schema
+from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
-from ._parsing import parse_reply
 from ._prompts import DEFAULT_PROTOCOL, Protocol, get_protocol
 from ._reply import Reply, Usage
-from ._schema import response_format, response_model
+from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -83,7 +82,6 @@ class ModelSystem:
     def __post_init__(self) -> None:
         self._specs = {s.id: s for s in self.families}
         self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
-        self._parsers = {s.id: (response_model(s), answer_schema(s)) for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
 
     @property
@@ -138,7 +136,7 @@ class ModelSystem:
             cost_usd=done.cost_usd,
             cached=cached is not None,
         )
-        return parse_reply(done.text, *self._parsers[spec.id], usage)
+        return Reply(status="ok", raw=done.text, usage=usage)
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""

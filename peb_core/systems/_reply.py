@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..tasks import Answer, Completeness, GapReport
 
 
 class Response(BaseModel):
-    """A system's reply. `answer` is None when the system blocks."""
+    """A well-formed response, as the baselines give it and the response schema asks for:
+    `answer` None when the system blocks."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -32,20 +34,22 @@ class Usage(BaseModel):
 
 
 class Reply(BaseModel):
-    """What a system gives back for one task.
-
-    `status` is `ok` with a parsed `response`, `invalid` when the reply could not be parsed
-    (`raw` keeps it), or `error` when no reply was obtained (`error` says why). Invalid and error
-    replies score 0 on answer and gap, are never unsafe, and count in the invalid rate.
-    """
+    """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
+    text; a baseline's response as JSON), or `error` when no reply was obtained (`error` says
+    why). The reply is read for what it decides at scoring time (`peb_core.scoring`), so a run
+    keeps exactly what was said and a change to the reading rules rescores old runs."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    status: Literal["ok", "invalid", "error"]
-    response: Response | None = None
+    status: Literal["ok", "error"]
     raw: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+
+    @classmethod
+    def of(cls, response: Response, usage: Usage | None = None) -> Reply:
+        """The reply that states `response` (as a well-formed JSON object)."""
+        return cls(status="ok", raw=response.model_dump_json(), usage=usage or Usage())
 
 
 class _RecordKey(BaseModel):
@@ -55,4 +59,23 @@ class _RecordKey(BaseModel):
 
 
 class ResponseRecord(Reply, _RecordKey):
-    """One line of `responses.jsonl`: a reply keyed by family and task id."""
+    """One line of `responses.jsonl`: a reply keyed by family and task id.
+
+    Lines written before replies were read at scoring time are read too: an `invalid` record
+    was a reply (its `raw` is read as any other), and a `response` without `raw` is that
+    response's JSON."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_records(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or (
+            "response" not in data and data.get("status") != "invalid"
+        ):
+            return data
+        data = dict(data)
+        response = data.pop("response", None)
+        if data.get("status") == "invalid":
+            data["status"] = "ok"
+        if data.get("raw") is None and response is not None:
+            data["raw"] = json.dumps(response)
+        return data

@@ -13,7 +13,6 @@ import os
 import string
 import tomllib
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -172,8 +171,16 @@ def scenarios_dir() -> Path:
 def load_scenario(path: Path) -> ScenarioFile:
     """Parse and validate one family file, or raise ScenarioError with one line."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
+    return _parse(path, data)
+
+
+def _parse(path: Path, data: bytes) -> ScenarioFile:
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
     try:
         spec = ScenarioFile.model_validate(raw)
@@ -333,17 +340,37 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                         )
 
 
-@cache
-def _load_dir(folder: str) -> dict[str, ScenarioFile]:
-    paths = sorted(Path(folder).glob("*.toml"))
-    if not paths:
-        raise ScenarioError(f"{folder}: no scenario files (*.toml) found")
-    return {spec.id: spec for spec in map(load_scenario, paths)}
+_PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}
+_PARSED_MAX = 8
 
 
 def load_families(folder: Path | None = None) -> dict[str, ScenarioFile]:
-    """All families in `folder` (default `scenarios_dir()`), keyed by id, in file-name order."""
-    return _load_dir(str(folder or scenarios_dir()))
+    """All families in `folder` (default `scenarios_dir()`), keyed by id, in file-name order.
+
+    The files are read on every call and parsed again whenever their bytes change (a parse is
+    kept per folder content), so an edit to a scenario file takes effect in a running process,
+    and what is loaded is always what `scenario_hash` describes."""
+    where = folder or scenarios_dir()
+    paths = sorted(Path(where).glob("*.toml"))
+    if not paths:
+        raise ScenarioError(f"{where}: no scenario files (*.toml) found")
+    files: list[tuple[Path, bytes]] = []
+    for path in paths:
+        try:
+            files.append((path, path.read_bytes()))
+        except OSError as exc:
+            raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
+    digest = hashlib.sha256()
+    for path, data in files:
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(data).digest())
+    key = (str(where), digest.digest())
+    hit = _PARSED.get(key)
+    if hit is None:
+        hit = {spec.id: spec for spec in (_parse(path, data) for path, data in files)}
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = hit
+    return dict(hit)
 
 
 def families_with_template(
@@ -353,9 +380,12 @@ def families_with_template(
     return [f for f in families if any(t.id == template_id for t in f.templates)]
 
 
-def scenario_hash(folder: Path | None = None) -> str:
-    """sha256 over the family files' names and bytes, to tie a run to the scenarios it used."""
+def scenario_hash(families: Iterable[ScenarioFile] | None = None) -> str:
+    """sha256 of what the given families declare (default: every family in the scenarios
+    folder), in id order: it ties a run to the scenarios it used, and changes with anything
+    that can change a task or its scoring, whatever the file's comments or layout."""
+    specs = load_families().values() if families is None else families
     digest = hashlib.sha256()
-    for path in sorted((folder or scenarios_dir()).glob("*.toml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for spec in sorted(specs, key=lambda s: s.id):
+        digest.update(spec.id.encode() + b"\0" + spec.model_dump_json().encode() + b"\0")
     return digest.hexdigest()

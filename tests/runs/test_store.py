@@ -74,7 +74,7 @@ def _scores(run_dir: Path, families: dict[str, ScenarioFile]) -> tuple[pl.DataFr
     records, problems = read_records(run_dir / "responses.jsonl")
     manifest = read_manifest(run_dir)
     tasks = run_tasks(run_dir, manifest, families)
-    return score_run(tasks, records, run="r", system=manifest.system), problems
+    return score_run(tasks, records, run="r", system=manifest.system, families=families), problems
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_repeated_record_is_reported_and_the_first_kept(run_copy: Path) -> None:
     assert problems == [f"{path}:{N_TASKS + 1}: repeated record for {first['task_id']} skipped"]
     assert len(records) == N_TASKS
     kept = next(r for r in records if r.task_id == first["task_id"])
-    assert kept.status == "ok" and kept.response is not None
+    assert kept.status == "ok" and kept.raw is not None
 
 
 def test_missing_responses_file_reads_as_empty(tmp_path: Path) -> None:
@@ -392,7 +392,8 @@ def test_distractors_are_recorded_and_a_mismatch_refused(
     tasks = run_tasks(run, manifest, families)
     assert all(sum(d.role == "distractor" for d in t.documents) == 2 for t in tasks)
     records, _ = read_records(run / "responses.jsonl")
-    rows = scorecard(score_run(tasks, records, run="noisy", system=manifest.system)).to_dicts()
+    scores = score_run(tasks, records, run="noisy", system=manifest.system, families=families)
+    rows = scorecard(scores).to_dicts()
     assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in rows] == [(0.0, 1.0)]
     with pytest.raises(RunError, match="distractors 2"):
         run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11, 401])

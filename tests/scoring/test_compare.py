@@ -12,17 +12,18 @@ import pytest
 
 from peb_core import cli
 from peb_core.runs import compare_runs, score_run_dirs
-from peb_core.scoring import COMPARE_KEYS, CompareError, compare_scores, compare_to_reference
+from peb_core.scoring import (
+    COMPARE_KEYS,
+    COMPARED,
+    CompareError,
+    compare_scores,
+    compare_to_reference,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [
-    "unsafe_completeness_rate",
-    "blocked_when_safe_to_answer_rate",
-    "answer_correctness",
-    "gap_report_quality",
-]
+METRICS = [m.name for m in COMPARED]
 
 
 def _rows(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:

@@ -12,6 +12,7 @@ import pytest
 
 from peb_core.runs import INTERVAL_KEYS, SCORECARD_KEYS, score_run_dirs
 from peb_core.scoring import (
+    METRICS,
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
     mcnemar_exact,
@@ -150,7 +151,8 @@ def test_scorecard_carries_an_interval_around_every_rate_and_mean(
     baseline_scores: pl.DataFrame,
 ) -> None:
     card = scorecard(baseline_scores)
-    assert set(INTERVAL_KEYS) <= set(card.columns) and len(INTERVAL_KEYS) == 10
+    with_interval = [m for m in METRICS if m.kind != "count"]
+    assert set(INTERVAL_KEYS) <= set(card.columns) and len(INTERVAL_KEYS) == 2 * len(with_interval)
     assert card.select(SCORECARD_KEYS).columns == SCORECARD_KEYS
     for metric in {k.rsplit("_ci_", 1)[0] for k in INTERVAL_KEYS}:
         low, value, high = (pl.col(c) for c in (f"{metric}_ci_low", metric, f"{metric}_ci_high"))

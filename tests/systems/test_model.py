@@ -18,7 +18,7 @@ from scripted_server import BLOCKED, ScriptedServer, Step
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.runs import RESPONSES
-from peb_core.scoring import score_run
+from peb_core.scoring import Vocabulary, read_reply, score_run, scorecard
 from peb_core.systems import PROTOCOLS, ModelSystem, get_protocol
 from peb_core.tasks import boundary_view
 
@@ -60,30 +60,55 @@ def _respond(system: ModelSystem) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("text", "status"),
+    ("text", "readable"),
     [
-        (json.dumps(VALID), "ok"),
-        (f"```json\n{json.dumps(VALID)}\n```", "ok"),
-        (f"Here is my answer:\n{json.dumps(VALID)}\nHope this helps.", "ok"),
-        ("I cannot decide.", "invalid"),
-        ('{"answer": {"recommendation": "maybe"}, "completeness": "complete"}', "invalid"),
+        (json.dumps(VALID), True),
+        (f"```json\n{json.dumps(VALID)}\n```", True),
+        (f"Here is my answer:\n{json.dumps(VALID)}\nHope this helps.", True),
+        ("I cannot decide.", False),
     ],
-    ids=["valid", "fenced", "prose", "garbage", "out_of_vocabulary"],
+    ids=["valid", "fenced", "prose", "garbage"],
 )
-def test_parses_each_behaviour(
-    server: ScriptedServer, tmp_path: Path, text: str, status: str
+def test_the_reply_is_kept_as_given_and_read_at_scoring_time(
+    server: ScriptedServer, tmp_path: Path, text: str, readable: bool
 ) -> None:
     server.script.default = Step(text=text)
     reply = _respond(_system(server, tmp_path))
-    assert reply.status == status
-    if status == "ok":
-        assert reply.response.answer["recommendation"] == "proceed_with_caution"
-        assert reply.response.answer["risk_summary"] == ["contractual_complexity"]
-        assert reply.response.completeness == "incomplete"
-    else:
-        assert reply.raw == text
+    assert reply.status == "ok" and reply.raw == text
+    read = read_reply(reply.raw, Vocabulary.of(DD))
+    assert read.readable == readable
+    if readable:
+        assert read.answer is not None
+        assert read.answer["recommendation"] == "proceed_with_caution"
+        assert read.answer["risk_summary"] == ["contractual_complexity"]
+        assert read.completeness == "incomplete"
     assert reply.usage.prompt_tokens == 100
     assert reply.usage.cost_usd is None  # unknown price, never 0
+
+
+def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:
+    """Under `plain@1` a model is asked for `"gap_report": null`. A model that always answers
+    and says `incomplete` on every task does not appear complete, so it is never unsafe (SPEC
+    section 3); the missing gap reports cost it on the gap surface instead."""
+    server.script.default = Step(
+        text=json.dumps(
+            {
+                "answer": {"recommendation": "block"},
+                "completeness": "incomplete",
+                "gap_report": None,
+            }
+        )
+    )
+    system = _system(server, tmp_path, protocol=get_protocol("plain@1"))
+    run_system(system, [DD], tmp_path / "plain")
+    records, _ = read_records(tmp_path / "plain" / RESPONSES)
+    tasks = generate_tasks([DD])
+    (row,) = scorecard(score_run(tasks, records, run="r", system="s", families=FAMILIES)).to_dicts()
+    assert row["n_incomplete"] == 21
+    assert row["unsafe_completeness_rate"] == 0.0
+    assert row["unsafe_completeness_upper"] == 0.0
+    assert row["gap_report_quality"] == 0.0  # incomplete claims without reports, and complete tasks
+    assert row["false_incomplete"] == 3
 
 
 def test_an_unpriced_model_stays_unknown_on_every_reply(
@@ -317,7 +342,7 @@ def test_killed_run_resumes_to_the_same_scores(server: ScriptedServer, tmp_path:
     )
     tasks = generate_tasks([DD])
     scores = [
-        score_run(tasks, read_records(d / RESPONSES)[0], run="r", system="s")
+        score_run(tasks, read_records(d / RESPONSES)[0], run="r", system="s", families=FAMILIES)
         .drop("latency_s", strict=False)
         .sort("task_id")
         for d in (out, straight)

@@ -1,0 +1,311 @@
+"""How a reply is read (SPEC section 2): for what it decides, even when its form is off.
+
+A reply is text. Its JSON object is found whole, fenced, or among prose; with none at all the
+reply is `unreadable`. Keys match case-insensitively, enum-like strings fold to the family's
+vocabulary (case, spaces, dashes), and a string where a list belongs is a one-item list. The
+answer is read field by field and the gap report part by part, so a malformed field costs that
+field only and never hides the decision beside it:
+
+- the answer: an object = answered (a field missing or of the wrong type scores 0; a value
+  outside the vocabulary is kept and simply does not match); null or absent = blocked; any
+  other value = answered, every field 0;
+- the completeness claim: `complete`, `incomplete`, or unstated (`None`);
+- the gap report: an object that names at least one of the family's requirement or scope ids
+  among its missing ones; anything else (null, absent, a string, an object naming nothing the
+  family knows) reports no gap, so boilerplate cannot stand in for a report.
+
+Every way the reply departs from the family's response schema is recorded as a violation
+`<kind>: <where>`; a reply with none is format-compliant.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..tasks import Answer, ScenarioFile
+
+ViolationKind = Literal[
+    "no_json_object",
+    "surrounding_text",
+    "missing_field",
+    "extra_key",
+    "miscased_key",
+    "unnormalised_value",
+    "unknown_value",
+    "wrong_type",
+]
+VIOLATION_KINDS: dict[ViolationKind, str] = {
+    "no_json_object": "the reply holds no JSON object at all (the reply is unreadable)",
+    "surrounding_text": "the JSON object is fenced or surrounded by other text",
+    "missing_field": "a key the schema requires is absent",
+    "extra_key": "a key the schema does not define",
+    "miscased_key": "a key that matches only ignoring case, spaces or dashes",
+    "unnormalised_value": "a value matching the vocabulary only ignoring case, spaces or dashes",
+    "unknown_value": "a value outside the vocabulary (kept; it matches nothing)",
+    "wrong_type": "a value of the wrong JSON type (a string for a list, a list for a value, ...)",
+}
+"""Every kind of schema violation, with what it means. Stable names: they are stored in scores."""
+
+_TOP = ("answer", "completeness", "gap_report")
+_GAP_LISTS = ("missing_requirements", "missing_scopes", "affected_claims")
+_GAP_VALUES = {
+    "status": ("partial", "blocked"),
+    "reason": ("partial_answer_permitted", "policy_requires_block"),
+}
+_FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
+_MAX_OPENINGS = 64
+"""How many `{` a search for the JSON object tries before giving up (bounded work per reply)."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a family's replies are read against: each answer field's kind and values, and the
+    ids a gap report's lists may hold."""
+
+    fields: Mapping[str, tuple[Literal["ordinal", "set"], tuple[str, ...]]]
+    requirements: tuple[str, ...]
+    scopes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, spec: ScenarioFile) -> Vocabulary:
+        return cls(
+            fields={name: (f.kind, tuple(f.values)) for name, f in spec.answer.items()},
+            requirements=tuple(e.id for e in spec.evidence_families),
+            scopes=tuple(spec.scopes),
+        )
+
+    def gap_vocabulary(self, part: str) -> tuple[str, ...]:
+        if part in _GAP_VALUES:
+            return _GAP_VALUES[part]
+        return {
+            "missing_requirements": self.requirements,
+            "missing_scopes": self.scopes,
+            "affected_claims": tuple(self.fields),
+        }[part]
+
+
+@dataclass(frozen=True)
+class ReadGap:
+    """A gap report as read, part by part: None where the part is missing or unusable."""
+
+    status: str | None
+    reason: str | None
+    missing_requirements: tuple[str, ...] | None
+    missing_scopes: tuple[str, ...] | None
+    affected_claims: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class ReadReply:
+    """What a reply decides. `readable` False: no JSON object was found (then nothing else
+    holds). `answer` None: blocked; otherwise the fields read (a field absent scores 0)."""
+
+    readable: bool
+    answer: Answer | None
+    completeness: Literal["complete", "incomplete"] | None
+    gap_report: ReadGap | None
+    violations: tuple[str, ...]
+
+    @property
+    def compliant(self) -> bool:
+        return not self.violations
+
+
+UNREADABLE = ReadReply(
+    readable=False,
+    answer=None,
+    completeness=None,
+    gap_report=None,
+    violations=("no_json_object: reply",),
+)
+
+
+def fold(value: str) -> str:
+    """`value` lower-cased with spaces and dashes as underscores, trimmed."""
+    return re.sub(r"[\s\-]+", "_", value.strip().lower()).strip("_")
+
+
+def find_object(text: str) -> tuple[dict[str, Any], bool] | None:
+    """The reply's JSON object and whether it stood alone (the whole text), or None. Tried in
+    order: the whole text, each fenced block, then each object that decodes from a `{`; among
+    several, the first that has a key of a response (answer, completeness, gap_report, in any
+    case), else the first."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole, True
+    found: list[dict[str, Any]] = []
+    for block in _FENCE.findall(text):
+        try:
+            value = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    for _ in range(_MAX_OPENINGS):
+        if start == -1:
+            break
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        start = text.find("{", end)
+    known = {fold(k) for k in _TOP}
+    for value in found:
+        if any(fold(str(k)) in known for k in value):
+            return value, False
+    return (found[0], False) if found else None
+
+
+class _Reader:
+    """One reply's reading, collecting violations as it goes."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
+        self.violations: list[str] = []
+
+    def flag(self, kind: ViolationKind, where: str) -> None:
+        self.violations.append(f"{kind}: {where}")
+
+    def keys(self, data: dict[str, Any], expected: Iterable[str], where: str) -> dict[str, Any]:
+        """`data` keyed by the expected names they fold to; other keys are extra."""
+        wanted = {fold(k): k for k in expected}
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            name = wanted.get(fold(key))
+            if name is None:
+                self.flag("extra_key", f"{where}{key}")
+                continue
+            if name in out:  # "Answer" beside "answer": the first one read stands
+                self.flag("extra_key", f"{where}{key}")
+                continue
+            if key != name:
+                self.flag("miscased_key", f"{where}{name}")
+            out[name] = value
+        for name in wanted.values():
+            if name not in out:
+                self.flag("missing_field", f"{where}{name}")
+        return out
+
+    def term(self, value: str, vocab: tuple[str, ...], where: str) -> str:
+        """A string folded to the vocabulary term it names, else kept (folded) as unknown."""
+        if value in vocab:
+            return value
+        folded = fold(value)
+        if folded in vocab:
+            self.flag("unnormalised_value", where)
+            return folded
+        self.flag("unknown_value", where)
+        return folded
+
+    def one(self, value: Any, vocab: tuple[str, ...], where: str) -> str | None:
+        """A single vocabulary value (a one-item list is taken as its item)."""
+        if isinstance(value, list) and len(value) == 1:
+            self.flag("wrong_type", where)
+            value = value[0]
+        if not isinstance(value, str):
+            self.flag("wrong_type", where)
+            return None
+        return self.term(value, vocab, where)
+
+    def many(self, value: Any, vocab: tuple[str, ...], where: str) -> tuple[str, ...] | None:
+        """A list of vocabulary values, distinct, in the order given (a string is one item)."""
+        if isinstance(value, str):
+            self.flag("wrong_type", where)
+            value = [value]
+        if not isinstance(value, list):
+            self.flag("wrong_type", where)
+            return None
+        items: dict[str, None] = {}
+        for item in value:
+            if isinstance(item, str):
+                items[self.term(item, vocab, where)] = None
+            else:
+                self.flag("wrong_type", where)
+        return tuple(items)
+
+    def answer(self, value: Any, present: bool) -> Answer | None:
+        if not present or value is None:
+            return None
+        if not isinstance(value, dict):
+            self.flag("wrong_type", "answer")
+            return {}
+        fields = self.vocabulary.fields
+        given = self.keys(value, fields, "answer.")
+        answer: Answer = {}
+        for name, raw in given.items():
+            kind, vocab = fields[name]
+            where = f"answer.{name}"
+            if kind == "ordinal":
+                one = self.one(raw, vocab, where)
+                if one is not None:
+                    answer[name] = one
+            else:
+                many = self.many(raw, vocab, where)
+                if many is not None:
+                    answer[name] = list(many)
+        return answer
+
+    def completeness(self, value: Any, present: bool) -> Literal["complete", "incomplete"] | None:
+        if not present:
+            return None
+        claim = self.one(value, ("complete", "incomplete"), "completeness")
+        if claim == "complete":
+            return "complete"
+        if claim == "incomplete":
+            return "incomplete"
+        return None
+
+    def gap(self, value: Any, present: bool) -> ReadGap | None:
+        if not present or value is None:
+            return None
+        if not isinstance(value, dict):
+            self.flag("wrong_type", "gap_report")
+            return None
+        given = self.keys(value, [*_GAP_VALUES, *_GAP_LISTS], "gap_report.")
+        vocab = self.vocabulary.gap_vocabulary
+        parts: dict[str, Any] = {}
+        for part in _GAP_VALUES:
+            parts[part] = (
+                self.one(given[part], vocab(part), f"gap_report.{part}") if part in given else None
+            )
+        for part in _GAP_LISTS:
+            parts[part] = (
+                self.many(given[part], vocab(part), f"gap_report.{part}") if part in given else None
+            )
+        gap = ReadGap(**parts)
+        known = self.vocabulary
+        names_a_gap = any(r in known.requirements for r in gap.missing_requirements or ()) or any(
+            s in known.scopes for s in gap.missing_scopes or ()
+        )
+        return gap if names_a_gap else None
+
+
+def read_reply(text: str, vocabulary: Vocabulary) -> ReadReply:
+    """What `text` decides, read against a family's vocabulary (see the module docstring)."""
+    found = find_object(text)
+    if found is None:
+        return UNREADABLE
+    data, alone = found
+    reader = _Reader(vocabulary)
+    if not alone:
+        reader.flag("surrounding_text", "reply")
+    given = reader.keys(data, _TOP, "")
+    return ReadReply(
+        readable=True,
+        answer=reader.answer(given.get("answer"), "answer" in given),
+        completeness=reader.completeness(given.get("completeness"), "completeness" in given),
+        gap_report=reader.gap(given.get("gap_report"), "gap_report" in given),
+        violations=tuple(reader.violations),
+    )

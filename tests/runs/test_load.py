@@ -1,0 +1,151 @@
+"""Loading a run folder with its scores: kept in this process until its files change, saved
+beside the run (or in the cache folder when the run folder is read-only) and reused after a
+restart, and rescored whenever the code, the scenarios it ran or its files change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from peb_core.runs import _load as report
+from peb_core.runs import load_run, run_folder_name, run_system
+from peb_core.systems import BASELINES
+from peb_core.tasks import load_families
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def _two_runs(root: Path) -> list[Path]:
+    families = list(load_families().values())[:1]
+    dirs = []
+    for name in ("silent_filter", "fail_and_report"):
+        system = BASELINES[name]
+        out = root / run_folder_name(system, families, [11, 23])
+        run_system(system, families, out, seeds=[11, 23])
+        dirs.append(out)
+    return dirs
+
+
+def test_load_run_is_cached_until_the_responses_change(tmp_path: Path) -> None:
+    run_dir = _two_runs(tmp_path)[0]
+    first = load_run(run_dir)
+    assert load_run(run_dir) is first
+    with (run_dir / "responses.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert load_run(run_dir) is not first
+
+
+def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    first = load_run(run_dir)
+    # A restarted process: nothing in memory, and scoring would fail if it were attempted.
+    monkeypatch.setattr(report, "_RUNS", {})
+
+    def fail(*args: object) -> None:
+        raise AssertionError("rescored an unchanged run")
+
+    monkeypatch.setattr(report, "_score", fail)
+    again = load_run(run_dir)
+    assert again.scores.equals(first.scores) and again.warnings == first.warnings
+
+    monkeypatch.undo()
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    lines = (run_dir / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    (run_dir / "responses.jsonl").write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
+    changed = load_run(run_dir)
+    assert (changed.scores["status"] == "missing").sum() == 1
+
+
+def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    first = load_run(run_dir)
+    saved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
+    assert pl.read_parquet(run_dir / report.SCORES).equals(first.scores)
+    assert not (tmp_path / "cache" / "run-scores").exists()  # the folder was writable
+
+    # Another machine's copy: no cache folder; the saved scores serve without rescoring.
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "other-cache"))
+    monkeypatch.setattr(report, "_RUNS", {})
+    calls: list[object] = []
+    score = report._score
+    monkeypatch.setattr(report, "_score", lambda *a: calls.append(a) or score(*a))
+    assert load_run(run_dir).scores.equals(first.scores) and calls == []
+
+    # Saved for other code or data (another key), or unreadable: rescored, then saved again.
+    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json"):
+        (run_dir / report.SCORE_NOTES).write_text(notes, encoding="utf-8")
+        monkeypatch.setattr(report, "_RUNS", {})
+        assert load_run(run_dir).scores.equals(first.scores)
+    assert len(calls) == 2
+    assert json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8")) == saved
+
+
+def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[0]
+    monkeypatch.setattr(report, "_write_atomically", _refuse_in(run_dir, report._write_atomically))
+    first = load_run(run_dir)
+    assert not (run_dir / report.SCORES).exists()
+    assert len(list((tmp_path / "cache" / "run-scores").glob("*.parquet"))) == 1
+    monkeypatch.setattr(report, "_RUNS", {})
+    monkeypatch.setattr(report, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
+    assert load_run(run_dir).scores.equals(first.scores)
+
+
+def _refuse_in(folder: Path, write: Any) -> Any:
+    """`report._write_atomically`, failing as a read-only `folder` would (root ignores chmod)."""
+
+    def guarded(path: Path, how: Any) -> None:
+        if path.parent == folder:
+            raise PermissionError(f"read-only: {path}")
+        write(path, how)
+
+    return guarded
+
+
+def test_an_edited_scenario_file_rescores_a_live_process_and_the_saved_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Editing a scenario file while a process (the workbench, say) is running takes effect at
+    once: the run is rescored on the edited file, and the scores saved beside it change too, so
+    a later process does not reuse scores computed on the old file."""
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(SCENARIOS, scenarios)
+    monkeypatch.setenv("PEB_SCENARIOS_DIR", str(scenarios))
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = _two_runs(tmp_path / "runs")[1]  # fail_and_report over the first family
+    before = load_run(run_dir)
+    assert before.scores["answer_score"].min() == 1.0
+    saved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
+
+    # A block template now permits a partial answer: the fail_and_report run blocked its
+    # tasks, so they become over-blocked and score 0 on the answer.
+    path = scenarios / f"{next(iter(load_families()))}.toml"
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace(
+        "partial_response_permitted = false", "partial_response_permitted = true", 1
+    )
+    assert edited != text
+    path.write_text(edited, encoding="utf-8")
+
+    after = load_run(run_dir)
+    assert after is not before
+    assert after.scores["blocked_when_safe"].sum() > 0
+    assert after.scores["answer_score"].min() == 0.0
+    assert any("other scenario files" in w for w in after.warnings)
+    resaved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
+    assert resaved["key"] != saved["key"]
+    assert pl.read_parquet(run_dir / report.SCORES).equals(after.scores)
