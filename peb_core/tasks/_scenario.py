@@ -50,14 +50,23 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Signal = Annotated[str, Field(pattern=r"\S")]
+
+
 class AnswerFieldSpec(_Spec):
     """One answer field. `ordinal`: one value, the most severe contributed (last in `values`);
     `set`: the union of contributed values. Both default to "nothing found" (first ordinal value,
-    empty set)."""
+    empty set).
+
+    `signals` maps a value to the phrases that state it to a reader ("high severity", "forensics
+    team"). Every value some finding contributes must have signals, and every phrasing of such a
+    finding must contain one of them (case-insensitive), so a model reading only the text can
+    derive the oracle's answer."""
 
     kind: Literal["ordinal", "set"]
     values: Annotated[list[Identifier], Field(min_length=1)]
     description: str
+    signals: dict[Identifier, Annotated[list[Signal], Field(min_length=1)]] = {}
 
 
 class EvidenceFamilySpec(_Spec):
@@ -228,6 +237,25 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                 yield f"evidence_families[{i}].informs: {f!r} is not an answer field; " + _one_of(
                     spec.answer
                 )
+    contributed = {
+        (field, v)
+        for t in spec.templates
+        for f in t.findings
+        for field, value in f.effects.items()
+        for v in ([value] if isinstance(value, str) else value)
+    }
+    for name, fspec in spec.answer.items():
+        for v in fspec.signals:
+            if v not in fspec.values:
+                yield f"answer.{name}.signals: {v!r} is not a value of {name}; " + _one_of(
+                    fspec.values
+                )
+        for v in fspec.values:
+            if (name, v) in contributed and v not in fspec.signals:
+                yield (
+                    f"answer.{name}.signals: value {v!r} is an effect of a finding but has no "
+                    "signals"
+                )
     variables = set(spec.pools) | set(spec.numbers)
     for i, slot in enumerate(spec.slots):
         where = f"slots[{i}]"
@@ -338,6 +366,13 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                         yield f"{fw}.effects.{field}: {v!r} is not in the vocabulary; " + _one_of(
                             fspec.values
                         )
+                    signals = fspec.signals.get(v)
+                    for k, text in enumerate(finding.text):
+                        if signals and not any(s.lower() in text.lower() for s in signals):
+                            yield (
+                                f"{fw}.text[{k}]: states no signal of {field}={v}; "
+                                + _one_of(signals)
+                            )
 
 
 _PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}

@@ -20,7 +20,7 @@ PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
 # sha256 of the canonical export: the 168 canonical tasks (7 families x 24), one
 # `task.model_dump_json()` per line, in generate_tasks order. Editing scenarios/*.toml or the
 # generator changes it ON PURPOSE: check the change is intended, then pin the new digest here.
-CANONICAL_EXPORT_SHA256 = "27f31ae86534fffb8826480b89dd302c4009302ee2217f3809d5e947fbcb51ca"
+CANONICAL_EXPORT_SHA256 = "685aef6a8476e30056b0bfea0d2d26041c47ca741f5fe2fbf8f02d07e82aec8a"
 
 EXPORT = (
     "import sys\n"

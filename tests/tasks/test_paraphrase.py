@@ -94,3 +94,53 @@ def test_distractors_need_an_unrequired_family(tmp_path: Path) -> None:
     )
     with pytest.raises(ScenarioError, match="distractors need a family no contract requires"):
         load_scenario(path)
+
+
+def _copy(tmp_path: Path, family: str, old: str, new: str) -> Path:
+    path = tmp_path / f"{family}.toml"
+    text = (SCENARIOS / path.name).read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_finding_text_must_state_each_effect_at_load(tmp_path: Path) -> None:
+    """Every phrasing of a finding states each value it contributes, by one of the value's
+    signals: here the phrasing the audit found (malware "detected and quarantined", which reads
+    as low severity and no escalation, while its effects are high severity and forensics)."""
+    path = _copy(
+        tmp_path,
+        "security_incident_v1",
+        '"Malware on {system} was detected and quarantined by endpoint protection, but the strain '
+        'is high severity and the forensics team must examine the host.",',
+        '"Malware on {system} was detected and quarantined by endpoint protection.",',
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == (
+        f"{path}: templates[4].findings[0].text[1]: states no signal of severity=high; "
+        "expected one of: high severity, high-severity"
+    )
+
+
+def test_contributed_value_without_signals_fails_at_load(tmp_path: Path) -> None:
+    """A value some finding contributes must declare signals, so the rule above cannot be
+    dodged by leaving a value out."""
+    path = _copy(
+        tmp_path,
+        "due_diligence_v1",
+        'block = ["block", "should not proceed", "must not proceed", "cannot proceed"]\n',
+        "",
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == (
+        f"{path}: answer.recommendation.signals: value 'block' is an effect of a finding but has "
+        "no signals"
+    )
+
+
+def test_signals_must_name_values_of_their_field(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "due_diligence_v1", 'block = ["block"', 'blocked = ["block"')
+    with pytest.raises(ScenarioError, match=r"answer\.recommendation\.signals: 'blocked' is not a"):
+        load_scenario(path)
