@@ -270,10 +270,10 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
     mo.stop(_rows.is_empty())
     _row = _rows.row(0, named=True)
     _spec = families[_row["family"]]
-    _template, _seed = peb_core.parse_task_id(_row["task_id"])
+    _template, _seed, _tier = peb_core.parse_task_id(_row["task_id"])
     _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
     _distractors = peb_core.read_manifest(_dir).distractors
-    _task = peb_core.generate_task(_spec, _template, _seed, _distractors)
+    _task = peb_core.generate_task(_spec, _template, _seed, _distractors, _tier)
     _record = peb_core.runs.run_record(_dir, _row["family"], _row["task_id"])
     _docs = peb_core.documents_frame(_task, _spec)
     _target, _ = peb_core.scoring.answer_target(_task)

@@ -91,7 +91,7 @@ def _find_task(
     task_ref: str, family: list[str] | None, distractors: int = 0
 ) -> tuple[Task, ScenarioFile]:
     try:
-        template, seed = parse_task_id(task_ref)
+        template, seed, tier = parse_task_id(task_ref)
     except ValueError as exc:
         raise UsageError(f"{exc}, e.g. hidden_liability_annex__s11") from None
     matches = families_with_template(_families(family), template)
@@ -100,7 +100,7 @@ def _find_task(
         raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")
     if len(matches) > 1:
         raise UsageError(f"template {template!r} is in several families; pass --family")
-    return generate_task(matches[0], template, seed, distractors), matches[0]
+    return generate_task(matches[0], template, seed, distractors, tier), matches[0]
 
 
 def _print_frame(frame: pl.DataFrame) -> None:

@@ -120,12 +120,12 @@ def _answer_text(answer: dict[str, str | list[str]] | None) -> str:
 def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
     """Paper Table 3: one canonical-family task as field / value rows, with what the
     silent_filter baseline answers on it (computed by running it)."""
-    template, seed = parse_task_id(task_id)
+    template, seed, tier = parse_task_id(task_id)
     matches = families_with_template(list(load_families().values()), template)
     if len(matches) != 1:
         raise ValueError(f"task {task_id!r} is in {len(matches)} families; expected one")
     spec = matches[0]
-    task = generate_task(spec, template, seed)
+    task = generate_task(spec, template, seed, tier=tier)
     o = task.oracles
     gap = o.gap_report
     visible = " ".join(f"{d.title}: {d.body}" for d in task.authorized_documents)

@@ -1,8 +1,19 @@
 """The generator: facts first, text rendered from facts, every oracle computed from facts.
 
-The same family, template and seed give the same Task in any process: all randomness comes from
-one `random.Random` seeded with a string (hashed with SHA-512 by the standard library, so
-independent of PYTHONHASHSEED), and nothing iterates over a set.
+The same family, template, seed and tier give the same Task in any process: all randomness comes
+from `random.Random` instances seeded with strings (hashed with SHA-512 by the standard library,
+so independent of PYTHONHASHSEED), and nothing iterates over a set.
+
+Two tiers share the rendering of documents from findings and the computation of the oracles:
+- `paper`: the paper's six documents, the tracker naming the excluded scope (or the opened one);
+- `hard` (SPEC section 7): every visible document carries a version stamp and a register lists
+  each kind of record with its current version and the scope it is kept in. Besides the
+  template's material record (M1) the contract requires a second restricted record (M2, kept in
+  another scope); the view holds a copy of each, current or out of date, while the masters stay
+  hidden. Complete and incomplete tasks are balanced, and so, independently of completeness, are
+  the two surface signals: the tracker naming an excluded scope (the missing one, or a decoy
+  holding nothing required) and a copy speaking of supersession (an out-of-date copy saying it
+  is superseded, or a current copy saying it replaces an archived version).
 """
 
 from __future__ import annotations
@@ -11,25 +22,50 @@ import random
 import re
 import string
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal, NamedTuple
 
 from .._gc import gc_paused
 from ._answers import answer_schema, fold_answer, live_effects
-from ._scenario import ROLES, ScenarioFile, TemplateSpec
-from ._task import Contract, Document, Fact, GapReport, Oracles, RequiredEvidence, Task
+from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
+from ._task import (
+    TIERS,
+    Contract,
+    Document,
+    Fact,
+    GapReport,
+    Oracles,
+    RequiredEvidence,
+    Task,
+    Tier,
+)
 
-_TASK_ID = re.compile(r"^(?P<template>[a-z][a-z0-9_]*?)__s(?P<seed>\d+)$")
+_TASK_ID = re.compile(
+    r"^(?P<template>[a-z][a-z0-9_]*?)(?:__(?P<tier>" + "|".join(TIERS[1:]) + r"))?__s(?P<seed>\d+)$"
+)
 
 
-def task_id(template_id: str, seed: int) -> str:
-    return f"{template_id}__s{seed}"
+class TaskRef(NamedTuple):
+    template: str
+    seed: int
+    tier: Tier
 
 
-def parse_task_id(value: str) -> tuple[str, int]:
-    """Split `<template>__s<seed>`; raise ValueError naming the expected form."""
+def task_id(template_id: str, seed: int, tier: Tier = "paper") -> str:
+    """`<template>__s<seed>` on the paper tier, `<template>__<tier>__s<seed>` on another."""
+    return f"{template_id}__s{seed}" if tier == "paper" else f"{template_id}__{tier}__s{seed}"
+
+
+def parse_task_id(value: str) -> TaskRef:
+    """Split a task id into template, seed and tier; raise ValueError naming the expected form."""
     match = _TASK_ID.match(value)
     if not match:
-        raise ValueError(f"task id {value!r} is not of the form <template>__s<seed>")
-    return match["template"], int(match["seed"])
+        raise ValueError(
+            f"task id {value!r} is not of the form <template>__s<seed> or <template>__hard__s<seed>"
+        )
+    tier: Tier = "hard" if match["tier"] == "hard" else "paper"
+    return TaskRef(match["template"], int(match["seed"]), tier)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -66,45 +102,34 @@ def _is_promoted(template: TemplateSpec, seed: int, canonical: Sequence[int], dr
     return draw < len(template.promoted_seeds) / len(canonical)
 
 
-def generate_task(spec: ScenarioFile, template_id: str, seed: int, distractors: int = 0) -> Task:
-    """One task of `spec` for a template and any non-negative integer seed.
+class _Draw:
+    """One task's seeded draws: its variables, document ids, and rendered findings."""
 
-    The six slot documents are rendered in slot order (the contract lists its evidence in that
-    order), then `distractors` neutral authorized documents are added, then the documents are
-    shuffled with the same seeded generator, so no role sits at a fixed position. Distractors
-    carry no facts and a family no contract requires: they never change an oracle."""
-    if seed < 0:
-        raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
-    if distractors < 0:
-        raise ValueError(f"distractors {distractors} is negative; expected an integer >= 0")
-    if distractors and spec.distractors is None:
-        raise ValueError(f"family {spec.id} declares no distractors")
-    template = spec.template(template_id)
-    rng = random.Random(f"{spec.id}|{template.id}|{seed}")
-    variables = {name: rng.choice(spec.pools[name]) for name in sorted(spec.pools)}
-    for name in sorted(spec.numbers):
-        low, high = spec.numbers[name]
-        variables[name] = f"{rng.randint(low, high):,}"
-    promoted = _is_promoted(template, seed, spec.canonical_seeds, rng.random())
-    material = template.material
-    user_scopes = (*spec.user_scopes, material.scope) if promoted else tuple(spec.user_scopes)
+    def __init__(self, spec: ScenarioFile, seed_text: str) -> None:
+        self.spec = spec
+        self.rng = random.Random(seed_text)
+        rng = self.rng
+        self.variables = {name: rng.choice(spec.pools[name]) for name in sorted(spec.pools)}
+        for name in sorted(spec.numbers):
+            low, high = spec.numbers[name]
+            self.variables[name] = f"{rng.randint(low, high):,}"
+        self._ids: set[str] = set()
 
-    documents: list[Document] = []
-    doc_ids: set[str] = set()
-
-    def new_doc_id() -> str:
-        doc_id = f"doc-{rng.getrandbits(24):06x}"
-        while doc_id in doc_ids:
-            doc_id = f"doc-{rng.getrandbits(24):06x}"
-        doc_ids.add(doc_id)
+    def doc_id(self) -> str:
+        doc_id = f"doc-{self.rng.getrandbits(24):06x}"
+        while doc_id in self._ids:
+            doc_id = f"doc-{self.rng.getrandbits(24):06x}"
+        self._ids.add(doc_id)
         return doc_id
 
-    slots = {s.role: s for s in spec.slots}
-    for role in ROLES:
-        slot = slots[role]
+    def text(self, phrasings: Sequence[str], **fills: str) -> str:
+        return _format(self.rng.choice(phrasings), {**self.variables, **fills})
+
+    def findings(self, findings: Iterable[FindingSpec]) -> tuple[list[Fact], list[str]]:
+        """Each finding's fact and its sentence, one phrasing drawn each."""
         facts, sentences = [], []
-        for finding in (f for f in template.findings if f.slot == role):
-            text = rng.choice(finding.text)
+        for finding in findings:
+            text = self.rng.choice(finding.text)
             effects = {
                 k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()
             }
@@ -112,27 +137,81 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int, distractors: 
                 Fact(
                     id=finding.id,
                     effects=effects,
-                    variables=_used(text, variables),
+                    variables=_used(text, self.variables),
                     retracts=list(finding.retracts),
                 )
             )
-            sentences.append(_format(text, variables))
-        fills = dict(variables)
+            sentences.append(_format(text, self.variables))
+        return facts, sentences
+
+    def distractor(self, scope: str | None = None) -> Document:
+        """A neutral document (no facts, a family no contract requires), in `scope` if given."""
+        neutral = self.spec.distractors
+        assert neutral is not None
+        return Document(
+            doc_id=self.doc_id(),
+            title=self.text(neutral.titles),
+            role="distractor",
+            scope=scope or neutral.scope,
+            evidence_family=neutral.evidence_family,
+            body=self.text(neutral.bodies),
+            facts=(),
+        )
+
+
+def _check(spec: ScenarioFile, seed: int, distractors: int, tier: str) -> None:
+    if seed < 0:
+        raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
+    if distractors < 0:
+        raise ValueError(f"distractors {distractors} is negative; expected an integer >= 0")
+    if distractors and spec.distractors is None:
+        raise ValueError(f"family {spec.id} declares no distractors")
+    if tier not in TIERS:
+        raise ValueError(f"unknown tier {tier!r}; valid: {', '.join(TIERS)}")
+    if tier == "hard" and spec.hard is None:
+        raise ValueError(f"family {spec.id} declares no [hard] text, so it has no hard tier")
+
+
+def generate_task(
+    spec: ScenarioFile, template_id: str, seed: int, distractors: int = 0, tier: Tier = "paper"
+) -> Task:
+    """One task of `spec` for a template, any non-negative integer seed and a tier, with
+    `distractors` neutral authorized documents added (they carry no facts and a family no
+    contract requires, so they never change an oracle). Documents are shuffled per seed, so no
+    role sits at a fixed position, and so is the contract's order."""
+    _check(spec, seed, distractors, tier)
+    template = spec.template(template_id)
+    if tier == "hard":
+        return _hard_task(spec, template, seed, distractors)
+    return _paper_task(spec, template, seed, distractors)
+
+
+def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
+    draw = _Draw(spec, f"{spec.id}|{template.id}|{seed}")
+    rng = draw.rng
+    promoted = _is_promoted(template, seed, spec.canonical_seeds, rng.random())
+    material = template.material
+    user_scopes = (*spec.user_scopes, material.scope) if promoted else tuple(spec.user_scopes)
+    documents: list[Document] = []
+    slots = {s.role: s for s in spec.slots}
+    for role in ROLES:
+        slot = slots[role]
+        facts, sentences = draw.findings(f for f in template.findings if f.slot == role)
+        fills = dict(draw.variables)
         if sentences:
             fills["findings"] = " ".join(sentences)
         elif slot.no_findings:
-            fills["findings"] = _format(rng.choice(slot.no_findings), variables)
+            fills["findings"] = draw.text(slot.no_findings)
         if role == "tracker":
             phrasing = rng.choice(spec.boundary.included if promoted else spec.boundary.excluded)
             fills["boundary"] = phrasing.format(
                 scope=material.scope, scope_description=spec.scopes[material.scope]
             )
-        titles = material.titles if role == "material" else slot.titles
-        title = _format(rng.choice(titles), variables)
+        title = draw.text(material.titles if role == "material" else slot.titles)
         body = _format(rng.choice(slot.bodies), fills)
         documents.append(
             Document(
-                doc_id=new_doc_id(),
+                doc_id=draw.doc_id(),
                 title=title,
                 role=role,
                 scope=material.scope if role == "material" else str(slot.scope),
@@ -143,50 +222,267 @@ def generate_task(spec: ScenarioFile, template_id: str, seed: int, distractors: 
                 facts=tuple(facts),
             )
         )
-    contract = _contract(spec, template, documents)
-
-    if spec.distractors is not None:
-        neutral = spec.distractors
-        for _ in range(distractors):
-            documents.append(
-                Document(
-                    doc_id=new_doc_id(),
-                    title=_format(rng.choice(neutral.titles), variables),
-                    role="distractor",
-                    scope=neutral.scope,
-                    evidence_family=neutral.evidence_family,
-                    body=_format(rng.choice(neutral.bodies), variables),
-                    facts=(),
-                )
-            )
+    required = [
+        d.evidence_family for d in documents if d.role == "material" or slots[d.role].required
+    ]
+    documents += [draw.distractor() for _ in range(distractors)]
     rng.shuffle(documents)
-
     authorized = [d for d in documents if d.scope in user_scopes]
+    contract = _contract(spec, template, required, seed, "paper")
+    oracles = _oracles(spec, contract, documents, authorized)
     return Task(
         task_id=task_id(template.id, seed),
         family=spec.id,
         template=template.id,
         seed=seed,
-        prompt=_format(template.prompt, variables),
+        prompt=_format(template.prompt, draw.variables),
         documents=tuple(documents),
         user_scopes=user_scopes,
         authorized_doc_ids=tuple(d.doc_id for d in authorized),
         contract=contract,
         promoted=promoted,
-        oracles=_oracles(spec, contract, documents, authorized),
+        oracles=oracles,
+        topologies=("named_gap",) if oracles.completeness == "incomplete" else (),
+    )
+
+
+Stale = Literal["none", "m1", "m2", "both"]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a hard task's evidence is laid out: which restricted copies are out of date, and
+    whether the tracker names an excluded scope and a copy speaks of supersession."""
+
+    stale: Stale
+    notice: bool
+    supersession: bool
+
+
+def _schedule(spec: ScenarioFile) -> list[_Layout]:
+    """The layouts of a family's canonical hard tasks (templates x canonical seeds, in order):
+    half complete; the incomplete half split evenly among M1, M2 and both out of date; and the
+    notice and the supersession sentence each present in half of either half, independently."""
+    cells = [(notice, sup) for notice in (False, True) for sup in (False, True)]
+    n = len(spec.templates) * len(spec.canonical_seeds)
+    layouts: list[_Layout] = []
+    stale_kinds: tuple[Stale, ...] = ("m1", "m2", "both")
+    for i in range(n):
+        notice, sup = cells[(i // 2) % len(cells)]
+        stale: Stale = "none" if i % 2 == 0 else stale_kinds[(i // 8) % len(stale_kinds)]
+        layouts.append(_Layout(stale, notice, sup))
+    random.Random(f"{spec.id}|hard-schedule").shuffle(layouts)
+    return layouts
+
+
+def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
+    """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
+    rates (half complete, each signal present half the time)."""
+    if seed in spec.canonical_seeds:
+        index = spec.templates.index(template) * len(spec.canonical_seeds)
+        return _schedule(spec)[index + spec.canonical_seeds.index(seed)]
+    stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
+    return _Layout(stale, rng.random() < 0.5, rng.random() < 0.5)
+
+
+def _date(rng: random.Random, before: date | None = None) -> date:
+    if before is None:
+        return date(2026, 1, 5) + timedelta(days=rng.randint(60, 320))
+    return before - timedelta(days=rng.randint(14, 90))
+
+
+def _shown(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
+
+
+def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
+    hard = spec.hard
+    assert hard is not None
+    draw = _Draw(spec, f"{spec.id}|{template.id}|{seed}|hard")
+    rng = draw.rng
+    layout = _layout(spec, template, seed, rng)
+    homes = spec.home_scopes()
+    m1, s1 = template.material.evidence_family, template.material.scope
+    m2 = rng.choice([f for f in spec.restricted_families() if f != m1 and homes[f] != s1])
+    s2 = homes[m2]
+    decoy = rng.choice([s for s in spec.scopes if s not in spec.user_scopes and s not in (s1, s2)])
+    stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
+    missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
+
+    versions = {e.id: rng.randint(2, 9) for e in spec.evidence_families}
+    dates = {e.id: _date(rng) for e in spec.evidence_families}
+    earlier = {f: _date(rng, dates[f]) for f in (m1, m2)}  # the date of an out-of-date copy
+
+    def stamp(family: str, old: bool = False) -> str:
+        day = earlier[family] if old else dates[family]
+        version = versions[family] - old
+        return draw.text(hard.stamps, version=str(version), date=_shown(day))
+
+    slots = {s.role: s for s in spec.slots}
+    visible = spec.user_scopes[0]
+    documents: list[Document] = []
+    for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
+        slot = slots[role]
+        facts, sentences = draw.findings(f for f in template.findings if f.slot == role)
+        fills = dict(draw.variables)
+        if sentences:
+            fills["findings"] = " ".join(sentences)
+        elif slot.no_findings:
+            fills["findings"] = draw.text(slot.no_findings)
+        if role == "tracker":
+            if layout.notice:
+                named = rng.choice(missing_scopes) if missing_scopes else decoy
+                phrasing = rng.choice(spec.boundary.excluded)
+                fills["boundary"] = phrasing.format(
+                    scope=named, scope_description=spec.scopes[named]
+                )
+            else:
+                fills["boundary"] = rng.choice(hard.neutral)
+        family = str(slot.evidence_family)
+        body = f"{_format(rng.choice(slot.bodies), fills)} {stamp(family)}"
+        documents.append(
+            Document(
+                doc_id=draw.doc_id(),
+                title=draw.text(slot.titles),
+                role=role,
+                scope=str(slot.scope),
+                evidence_family=family,
+                body=body,
+                facts=tuple(facts),
+            )
+        )
+
+    # The restricted records: a visible copy of each (with a stamp; perhaps a sentence on
+    # supersession) and the hidden master, current, in its home scope.
+    material_findings = [f for f in template.findings if f.slot == "material"]
+    facts, sentences = draw.findings(material_findings)
+    m2_titles = next(t.material.titles for t in spec.templates if t.material.evidence_family == m2)
+    speaks = rng.choice((m1, m2)) if layout.supersession and not missing_scopes else None
+    for family, titles in ((m1, template.material.titles), (m2, m2_titles)):
+        fills = dict(draw.variables)
+        fills["findings"] = (
+            " ".join(sentences) if family == m1 else draw.text(hard.no_findings[family])
+        )
+        body = _format(rng.choice(slots["material"].bodies), fills)
+        title = draw.text(titles)
+        own = tuple(facts) if family == m1 else ()
+        master = Document(
+            doc_id=draw.doc_id(),
+            title=title,
+            role="material",
+            scope=homes[family],
+            evidence_family=family,
+            body=f"{body} {stamp(family)}",
+            facts=own,
+        )
+        copy_text = f"{body} {stamp(family, old=stale[family])}"
+        pair = {
+            "version": str(versions[family]),
+            "date": _shown(dates[family]),
+            "old": str(versions[family] - 1),
+            "old_date": _shown(earlier[family]),
+        }
+        if stale[family] and layout.supersession:
+            copy_text += " " + draw.text(
+                hard.superseded_by,
+                scope=homes[family],
+                scope_description=spec.scopes[homes[family]],
+                **pair,
+            )
+        elif family == speaks:
+            copy_text += " " + draw.text(
+                hard.supersedes, scope=decoy, scope_description=spec.scopes[decoy], **pair
+            )
+        copy = Document(
+            doc_id=draw.doc_id(),
+            title=title,
+            role="material",
+            scope=visible,
+            evidence_family=family,
+            body=copy_text,
+            facts=own,
+            superseded=stale[family],
+        )
+        documents += [copy, master]
+
+    tracker = slots["tracker"]
+    lines = [
+        draw.text(
+            hard.register_lines,
+            description=e.description,
+            version=str(versions[e.id]),
+            date=_shown(dates[e.id]),
+            scope=homes.get(e.id, str(tracker.scope)),
+            scope_description=spec.scopes[homes.get(e.id, str(tracker.scope))],
+        )
+        for e in spec.evidence_families
+    ]
+    rng.shuffle(lines)
+    documents.append(
+        Document(
+            doc_id=draw.doc_id(),
+            title=draw.text(hard.register_titles),
+            role="register",
+            scope=str(tracker.scope),
+            evidence_family=str(tracker.evidence_family),
+            body=" ".join([draw.text(hard.register_intros), *lines]),
+            facts=(),
+        )
+    )
+    documents.append(draw.distractor(decoy))
+    for _ in range(distractors):
+        extra = draw.distractor()
+        documents.append(
+            extra.model_copy(update={"body": f"{extra.body} {stamp(extra.evidence_family)}"})
+        )
+    rng.shuffle(documents)
+
+    required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
+    contract = _contract(spec, template, [*map(str, required), m1, m2], seed, "hard")
+    authorized = [d for d in documents if d.scope in spec.user_scopes]
+    oracles = _oracles(spec, contract, documents, authorized)
+    topologies: list[str] = []
+    if missing_scopes:
+        # A gap is named by the tracker's notice (one missing scope) or by the out-of-date
+        # copies saying so (every missing scope); otherwise it is silent.
+        n_named = len(missing_scopes) if layout.supersession else int(layout.notice)
+        topologies.append("superseded")
+        if n_named:
+            topologies.append("named_gap")
+        if n_named < len(missing_scopes):
+            topologies.append("silent_gap")
+        if len(missing_scopes) == 2:
+            topologies.append("two_missing")
+    else:
+        if layout.notice:
+            topologies.append("decoy_notice")
+        if layout.supersession:
+            topologies.append("decoy_supersession")
+    return Task(
+        task_id=task_id(template.id, seed, "hard"),
+        family=spec.id,
+        template=template.id,
+        seed=seed,
+        tier="hard",
+        prompt=_format(template.prompt, draw.variables),
+        documents=tuple(documents),
+        user_scopes=tuple(spec.user_scopes),
+        authorized_doc_ids=tuple(d.doc_id for d in authorized),
+        contract=contract,
+        promoted=False,
+        oracles=oracles,
+        topologies=tuple(topologies),
     )
 
 
 def _contract(
-    spec: ScenarioFile, template: TemplateSpec, documents: Sequence[Document]
+    spec: ScenarioFile, template: TemplateSpec, required: Sequence[str], seed: int, tier: str
 ) -> Contract:
-    required = {s.role: s.required for s in spec.slots}
-    families: list[str] = []
-    for doc in documents:
-        needed = doc.role == "material" or required[doc.role]
-        if needed and doc.evidence_family not in families:
-            families.append(doc.evidence_family)
+    """The contract over the required evidence families, in an order drawn from the seed (from
+    a generator of its own, so the order carries no information and moves no other draw)."""
     declared = {e.id: e for e in spec.evidence_families}
+    families = list(dict.fromkeys(required))
+    random.Random(f"{spec.id}|{template.id}|{seed}|{tier}|contract").shuffle(families)
     return Contract(
         required_evidence=tuple(
             RequiredEvidence(id=e.id, description=e.description, informs=tuple(e.informs))
@@ -206,8 +502,11 @@ def _oracles(
     documents: Sequence[Document],
     authorized: Sequence[Document],
 ) -> Oracles:
+    """Every oracle from the facts: a required family is covered by an authorized document of
+    it that is not superseded; the gap report names the uncovered families, the scopes of the
+    hidden documents holding them, and the answer fields they inform."""
     schema = answer_schema(spec)
-    covered = {d.evidence_family for d in authorized}
+    covered = {d.evidence_family for d in authorized if not d.superseded}
     missing = [r for r in contract.required_evidence if r.id not in covered]
     gap = None
     if missing:
@@ -239,22 +538,28 @@ def _oracles(
 
 
 def iter_tasks(
-    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, distractors: int = 0
+    families: Iterable[ScenarioFile],
+    seeds: Sequence[int] | None = None,
+    distractors: int = 0,
+    tier: Tier = "paper",
 ) -> Iterator[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
     family, template, seed order, each with `distractors` neutral documents; one at a time."""
     for spec in families:
         for template in spec.templates:
             for seed in seeds if seeds is not None else spec.canonical_seeds:
-                yield generate_task(spec, template.id, seed, distractors)
+                yield generate_task(spec, template.id, seed, distractors, tier)
 
 
 def generate_tasks(
-    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, distractors: int = 0
+    families: Iterable[ScenarioFile],
+    seeds: Sequence[int] | None = None,
+    distractors: int = 0,
+    tier: Tier = "paper",
 ) -> list[Task]:
     """`iter_tasks` as a list."""
     with gc_paused():
-        return list(iter_tasks(families, seeds, distractors))
+        return list(iter_tasks(families, seeds, distractors, tier))
 
 
 def count_tasks(families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None) -> int:

@@ -26,6 +26,7 @@ Role = Literal[
     "material",
     "tracker",
     "distractor",
+    "register",
 ]
 ROLES: tuple[Role, ...] = (
     "overview",
@@ -36,7 +37,8 @@ ROLES: tuple[Role, ...] = (
     "tracker",
 )
 """The six document slots of every task, in the order the paper lists them. A task may also hold
-`distractor` documents (neutral, authorized, never required; see `DistractorSpec`)."""
+`distractor` documents (neutral, authorized, never required; see `DistractorSpec`), and a hard
+task a `register` (see `HardSpec`)."""
 
 MIN_PHRASINGS = 3
 """Every title, body, no-findings, boundary and finding text offers at least this many
@@ -138,6 +140,29 @@ class BoundarySpec(_Spec):
     included: Phrasings
 
 
+class HardSpec(_Spec):
+    """The text the hard tier (SPEC section 7) adds to a family. Every visible document carries a
+    version stamp; a register lists each kind of record with its current version and where it
+    is kept; a copy of a restricted record may be out of date, may say so, or may say that it
+    replaces an archived version; the tracker may name an excluded scope or none.
+
+    Placeholders: `stamps` {version} {date}; `register_lines` {description} {version} {date}
+    {scope} {scope_description}; `superseded_by` (a stale copy) and `supersedes` (a current copy)
+    {version} {date} {old} {old_date} {scope} {scope_description}, where {version} is the newer
+    version; `neutral` (a tracker sentence naming no scope) none; titles and intros the pools.
+    `no_findings` gives, per restricted evidence family (every template's material family), the
+    body of a copy of it that holds no finding."""
+
+    neutral: Phrasings
+    register_titles: Phrasings
+    register_intros: Phrasings
+    register_lines: Phrasings
+    stamps: Phrasings
+    superseded_by: Phrasings
+    supersedes: Phrasings
+    no_findings: dict[Identifier, Phrasings]
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -153,6 +178,7 @@ class ScenarioFile(_Spec):
     slots: list[SlotSpec]
     boundary: BoundarySpec
     distractors: DistractorSpec | None = None
+    hard: HardSpec | None = None
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]
@@ -165,6 +191,20 @@ class ScenarioFile(_Spec):
 
     def template(self, template_id: str) -> TemplateSpec:
         return next(t for t in self.templates if t.id == template_id)
+
+    def home_scopes(self) -> dict[str, str]:
+        """Where each evidence family's records are kept: a slot's family in the slot's scope,
+        the distractors' in theirs, a template's material family in the material's scope."""
+        homes = {s.evidence_family: s.scope for s in self.slots if s.evidence_family and s.scope}
+        if self.distractors is not None:
+            homes[self.distractors.evidence_family] = self.distractors.scope
+        for template in self.templates:
+            homes.setdefault(template.material.evidence_family, template.material.scope)
+        return homes
+
+    def restricted_families(self) -> list[str]:
+        """The templates' material families (kept outside the user's scopes), in file order."""
+        return list(dict.fromkeys(t.material.evidence_family for t in self.templates))
 
 
 class ScenarioError(ValueError):
@@ -313,6 +353,7 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         for text in [*d.titles, *d.bodies]:
             for name in _placeholders(text) - variables:
                 yield f"distractors: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
+    yield from _hard_problems(spec, variables)
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):
         yield "templates: template ids must be unique"
@@ -373,6 +414,61 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                                 f"{fw}.text[{k}]: states no signal of {field}={v}; "
                                 + _one_of(signals)
                             )
+
+
+def _hard_problems(spec: ScenarioFile, variables: set[str]) -> Iterable[str]:
+    """What the hard tier needs of a family: its text, and enough restricted scopes that every
+    template has a second restricted family in another scope and a decoy scope besides."""
+    hard = spec.hard
+    if hard is None:
+        return
+    scope_vars = {"scope", "scope_description"}
+    allowed = {
+        "neutral": set(),
+        "register_titles": variables,
+        "register_intros": variables,
+        "register_lines": {"description", "version", "date"} | scope_vars,
+        "stamps": {"version", "date"},
+        "superseded_by": {"version", "date", "old", "old_date"} | scope_vars,
+        "supersedes": {"version", "date", "old", "old_date"} | scope_vars,
+    }
+    for name, names in allowed.items():
+        for text in getattr(hard, name):
+            for placeholder in _placeholders(text) - names:
+                yield (
+                    f"hard.{name}: unknown placeholder {{{placeholder}}}; "
+                    + _one_of(sorted(names) or ["(none)"])
+                )
+    restricted = spec.restricted_families()
+    for family in restricted:
+        if family not in hard.no_findings:
+            yield f"hard.no_findings: no phrasings for restricted family {family!r}"
+    for family in hard.no_findings:
+        if family not in restricted:
+            yield f"hard.no_findings: {family!r} is not a restricted family; " + _one_of(restricted)
+    for text in (x for texts in hard.no_findings.values() for x in texts):
+        for placeholder in _placeholders(text) - variables:
+            yield f"hard.no_findings: unknown placeholder {{{placeholder}}}"
+    if spec.distractors is None:
+        yield "hard: the hard tier needs [distractors] (its decoy documents are drawn from them)"
+    for i, template in enumerate(spec.templates):
+        scopes = {template.material.scope}
+        others = [
+            spec.home_scopes()[f]
+            for f in restricted
+            if f != template.material.evidence_family
+            and template.material.scope != spec.home_scopes()[f]
+        ]
+        outside = [s for s in spec.scopes if s not in spec.user_scopes]
+        if not others or not any(set(outside) - (scopes | {o}) for o in others):
+            yield (
+                f"templates[{i}]: the hard tier needs another restricted family kept in another "
+                "scope, and a third scope outside user_scopes"
+            )
+    for family in restricted:
+        kept = {t.material.scope for t in spec.templates if t.material.evidence_family == family}
+        if len(kept) > 1:
+            yield f"templates: restricted family {family!r} is kept in scopes {sorted(kept)}"
 
 
 _PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ._scenario import Role
 
+Tier = Literal["paper", "hard"]
+TIERS: tuple[Tier, ...] = ("paper", "hard")
+"""The paper's tier (its tables reproduce exactly) and the hard tier (SPEC section 7)."""
 Completeness = Literal["complete", "incomplete"]
 GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
@@ -44,6 +47,9 @@ class Fact(_Value):
 
 
 class Document(_Value):
+    """One document. `superseded`: a later version of it exists in the task, so it does not
+    cover its evidence family (hard tier)."""
+
     doc_id: str
     title: str
     role: Role
@@ -51,6 +57,7 @@ class Document(_Value):
     evidence_family: str
     body: str
     facts: tuple[Fact, ...]
+    superseded: bool = False
 
 
 class RequiredEvidence(_Value):
@@ -74,10 +81,14 @@ class Oracles(_Value):
 
 
 class Task(_Value):
+    """One task. `topologies` names how its evidence is laid out (`named_gap`, `silent_gap`,
+    `superseded`, `two_missing`, `decoy_notice`, `decoy_supersession`); never shown to a model."""
+
     task_id: str
     family: str
     template: str
     seed: int
+    tier: Tier = "paper"
     prompt: str
     documents: tuple[Document, ...]
     user_scopes: tuple[str, ...]
@@ -85,6 +96,7 @@ class Task(_Value):
     contract: Contract
     promoted: bool
     oracles: Oracles
+    topologies: tuple[str, ...] = ()
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:

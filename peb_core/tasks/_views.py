@@ -81,9 +81,11 @@ def model_view(task: Task, spec: ScenarioFile) -> ModelView:
 
 
 def system_view(task: Task, spec: ScenarioFile) -> SystemView:
-    """The baselines' view: the model view, visible facts, and the access layer's filter report."""
+    """The baselines' view: the model view, visible facts, and the access layer's filter report
+    (each required family with no current authorized document, and the scopes where the access
+    layer withheld documents of it)."""
     authorized = task.authorized_documents
-    covered = {d.evidence_family for d in authorized}
+    covered = {d.evidence_family for d in authorized if not d.superseded}
     withheld = []
     for req in task.contract.required_evidence:
         if req.id in covered:

@@ -20,7 +20,7 @@ PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
 # sha256 of the canonical export: the 168 canonical tasks (7 families x 24), one
 # `task.model_dump_json()` per line, in generate_tasks order. Editing scenarios/*.toml or the
 # generator changes it ON PURPOSE: check the change is intended, then pin the new digest here.
-CANONICAL_EXPORT_SHA256 = "685aef6a8476e30056b0bfea0d2d26041c47ca741f5fe2fbf8f02d07e82aec8a"
+CANONICAL_EXPORT_SHA256 = "7d5b5ed20d51ba375695d4a7c20b73d8d4dfbee981bc4b03ae7f3a3bd52d7ef5"
 
 EXPORT = (
     "import sys\n"
