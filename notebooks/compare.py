@@ -6,42 +6,44 @@ app = marimo.App(width="full", app_title="partial-evidence-bench compare")
 
 @app.cell
 def _():
-    import os
-    from pathlib import Path
-
     import marimo as mo
     import polars as pl
 
     import peb_core
     from peb_core.reporting import charts
 
-    RUNS = Path(os.environ.get("PEB_RUNS_DIR") or Path(__file__).resolve().parent.parent / "runs")
+    RUNS = peb_core.runs.runs_root()
     families = peb_core.load_families()
-    run_dirs = (
-        {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)} if RUNS.exists() else {}
-    )
+    run_dirs = {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)}
     return RUNS, charts, families, mo, peb_core, pl, run_dirs
 
 
 @app.cell
-def _(RUNS, families, mo, run_dirs):
+def _(RUNS, families, mo, peb_core, run_dirs):
     _default = [r for r in run_dirs if r.startswith("baselines/")] or list(run_dirs)[:2]
     run_pick = mo.ui.multiselect(
         options=list(run_dirs), value=_default, label=f"Runs to compare (under {RUNS})"
     )
     family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
-    mo.vstack([mo.md("# Compare systems"), mo.hstack([run_pick, family_pick], justify="start")])
-    return family_pick, run_pick
+    tier_pick = mo.ui.multiselect(
+        options=list(peb_core.tasks.TIERS), value=list(peb_core.tasks.TIERS), label="Tiers"
+    )
+    mo.vstack(
+        [mo.md("# Compare systems"), mo.hstack([run_pick, family_pick, tier_pick], justify="start")]
+    )
+    return family_pick, run_pick, tier_pick
 
 
 @app.cell
-def _(family_pick, mo, peb_core, run_dirs, run_pick):
+def _(family_pick, mo, peb_core, run_dirs, run_pick, tier_pick):
     mo.stop(
         len(run_pick.value) < 2,
         mo.callout("Pick two or more runs to compare.", kind="info"),
     )
     _scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
-    scores = peb_core.scoring.filter_scores(_scores, families=family_pick.value)
+    scores = peb_core.scoring.filter_scores(
+        _scores, families=family_pick.value, tiers=tier_pick.value
+    )
     card = peb_core.scorecard(scores)
     return card, scores, warnings
 

@@ -10,20 +10,29 @@ def _():
 
     import marimo as mo
 
-    from peb_core import reporting
+    from peb_core import reporting, runs, tasks
 
-    # `python notebooks/reporting.py -- --out DIR [--runs DIR]` exports headless.
+    # `python notebooks/paper.py -- --out DIR [--runs DIR] [--tier hard]` exports headless.
     ARGS = mo.cli_args()
-    RUNS = Path(str(ARGS.get("runs") or reporting.RUNS_ROOT))
-    return ARGS, Path, RUNS, mo, reporting
+    RUNS = Path(str(ARGS.get("runs"))) if ARGS.get("runs") else runs.runs_root()
+    return ARGS, Path, RUNS, mo, reporting, tasks
 
 
 @app.cell
-def _(RUNS, mo, reporting):
-    tables = reporting.tables(RUNS)
-    figures = reporting.figures(RUNS)
+def _(ARGS, mo, tasks):
+    tier_pick = mo.ui.dropdown(
+        options=list(tasks.TIERS), value=str(ARGS.get("tier") or "paper"), label="Tier"
+    )
+    mo.hstack([tier_pick], justify="start")
+    return (tier_pick,)
+
+
+@app.cell
+def _(RUNS, mo, reporting, tier_pick):
+    tables = reporting.tables(RUNS, tier_pick.value)
+    figures = reporting.figures(RUNS, tier_pick.value)
     mo.md(
-        "# Paper tables and figures\n\n"
+        f"# Paper tables and figures ({tier_pick.value} tier)\n\n"
         f"Regenerated from `scenarios/` and the runs in `{RUNS}`; nothing is copied from the "
         "paper except the published Table 4, shown beside the measured one."
     )
@@ -90,10 +99,10 @@ def _(ARGS, Path, mo):
 
 
 @app.cell
-def _(ARGS, Path, RUNS, export_button, mo, out_text, reporting):
+def _(ARGS, Path, RUNS, export_button, mo, out_text, reporting, tier_pick):
     target = ARGS.get("out") or (out_text.value if export_button.value else None)
     if target:
-        written = reporting.export_report(Path(str(target)), RUNS)
+        written = reporting.export_report(Path(str(target)), RUNS, tier_pick.value)
         print(*written, sep="\n")
         result = mo.callout(f"Wrote {len(written)} files to `{target}`", kind="success")
     else:

@@ -7,70 +7,66 @@ app = marimo.App(width="full", app_title="partial-evidence-bench task explorer")
 @app.cell
 def _():
     import json
-    import os
-    from pathlib import Path
 
     import marimo as mo
     import polars as pl
 
-    import peb_core
+    from peb_core import runs, tasks
 
-    RUNS = Path(os.environ.get("PEB_RUNS_DIR") or Path(__file__).resolve().parent.parent / "runs")
-    families = peb_core.load_families()
-    return RUNS, families, json, mo, peb_core, pl
+    RUNS = runs.runs_root()
+    families = tasks.load_families()
+    return RUNS, families, json, mo, pl, runs, tasks
 
 
 @app.cell
-def _(families, mo):
+def _(families, mo, tasks):
     family_pick = mo.ui.dropdown(options=list(families), value=next(iter(families)), label="Family")
+    tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value="paper", label="Tier")
     seed_pick = mo.ui.number(start=0, stop=10**9, value=11, label="Seed (any integer is a task)")
-    return family_pick, seed_pick
+    return family_pick, seed_pick, tier_pick
 
 
 @app.cell
-def _(families, family_pick, mo, seed_pick):
+def _(families, family_pick, mo, seed_pick, tier_pick):
     _templates = [t.id for t in families[family_pick.value].templates]
     template_pick = mo.ui.dropdown(options=_templates, value=_templates[0], label="Template")
     mo.vstack(
         [
             mo.md("# Task explorer"),
-            mo.hstack([family_pick, template_pick, seed_pick], justify="start"),
+            mo.hstack([family_pick, template_pick, seed_pick, tier_pick], justify="start"),
         ]
     )
     return (template_pick,)
 
 
 @app.cell
-def _(families, family_pick, peb_core, seed_pick, template_pick):
+def _(families, family_pick, seed_pick, tasks, template_pick, tier_pick):
     spec = families[family_pick.value]
-    task = peb_core.generate_task(spec, template_pick.value, int(seed_pick.value))
-    docs = peb_core.documents_frame(task, spec)
-    return docs, spec, task
+    task = tasks.generate_task(
+        spec, template_pick.value, int(seed_pick.value), tier=tier_pick.value
+    )
+    docs = tasks.documents_frame(task, spec)
+    return docs, task
 
 
 @app.cell
-def _(docs, mo, pl, task):
+def _(docs, mo, task, tasks):
     def _cards(visible):
-        rows = docs.filter(pl.col("visible") == visible).to_dicts()
-        out = []
-        for d in rows:
-            body = d["body"]
-            if d["boundary_text"]:
-                body = body.replace(d["boundary_text"], f"<mark>{d['boundary_text']}</mark>")
-            card = mo.md(
-                f"**{d['title']}** `{d['doc_id']}`  \n{d['role']}, scope `{d['scope']}`, "
-                f"evidence `{d['evidence_family']}`\n\n{body}"
-            )
-            out.append(mo.callout(card, kind="warn") if d["boundary_signal"] else card)
-        return out or [mo.md("_(none)_")]
+        cards = tasks.document_cards(docs, visible=visible)
+        return [
+            mo.callout(mo.md(c.markdown), kind="warn") if c.boundary_signal else mo.md(c.markdown)
+            for c in cards
+        ] or [mo.md("_(none)_")]
 
     mo.vstack(
         [
             mo.md(
-                f"## `{task.task_id}` ({task.family})\n{task.prompt}\n\n"
+                f"## `{task.task_id}` ({task.family}, {task.tier} tier)\n{task.prompt}\n\n"
                 f"Completeness `{task.oracles.completeness}`, partial answer permitted "
                 f"`{task.contract.partial_response_permitted}`, user scopes "
-                f"`{', '.join(task.user_scopes)}`; the tracker's boundary sentence is marked."
+                f"`{', '.join(task.user_scopes)}`, evidence topologies "
+                f"`{', '.join(task.topologies) or '-'}`; the tracker's boundary sentence is "
+                "marked."
             ),
             mo.hstack(
                 [
@@ -123,15 +119,13 @@ def _(json, mo, pl, task):
 
 
 @app.cell
-def _(RUNS, mo, peb_core, task):
-    _responses = (
-        peb_core.runs.responses_to_task(RUNS, task.task_id, task.family) if RUNS.exists() else None
-    )
+def _(RUNS, mo, runs, task):
+    _responses = runs.responses_to_task(RUNS, task.task_id, task.family)
     mo.vstack(
         [
-            mo.md(f"## Stored responses to this task (runs under `{RUNS}`)"),
+            mo.md(f"## Stored replies to this task (runs under `{RUNS}`)"),
             mo.ui.table(_responses, selection=None, show_column_summaries=False)
-            if _responses is not None and _responses.height
+            if _responses.height
             else mo.md("_No stored run covers this task (fresh seeds are not run yet)._"),
         ]
     )

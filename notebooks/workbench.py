@@ -6,26 +6,21 @@ app = marimo.App(width="full", app_title="partial-evidence-bench workbench")
 
 @app.cell
 def _():
-    import os
     from pathlib import Path
 
     import marimo as mo
     import polars as pl
 
-    import peb_core
-    from peb_core.systems import DEFAULT_PROTOCOL, PROTOCOLS, REGISTRY, build_system
+    from peb_core import runs, scoring, tasks
+    from peb_core.systems import BASELINES, DEFAULT_PROTOCOL, PROTOCOLS, REGISTRY, build_system
 
     # Headless: `python notebooks/workbench.py -- --run fail_and_report --family F --out DIR`
-    # (also --seeds LIST, --protocol P) runs as the Run button does and saves under DIR.
+    # (also --seeds LIST, --tier hard, --protocol P) runs as the Run button does, under DIR.
     args = mo.cli_args()
-    RUNS = Path(
-        str(args.get("out") or "")
-        or os.environ.get("PEB_RUNS_DIR")
-        or Path(__file__).resolve().parent.parent / "runs"
-    )
+    RUNS = Path(str(args.get("out"))) if args.get("out") else runs.runs_root()
     HEADLESS_RUN = [n.strip() for n in str(args.get("run") or "").split(",") if n.strip()]
-    families = peb_core.load_families()
-    SYSTEMS = [*peb_core.BASELINES, *(f"local/{name}" for name in REGISTRY)]
+    families = tasks.load_families()
+    SYSTEMS = [*BASELINES, *(f"local/{name}" for name in REGISTRY)]
     return (
         DEFAULT_PROTOCOL,
         HEADLESS_RUN,
@@ -36,8 +31,10 @@ def _():
         build_system,
         families,
         mo,
-        peb_core,
         pl,
+        runs,
+        scoring,
+        tasks,
     )
 
 
@@ -48,7 +45,7 @@ def _(mo):
 
 
 @app.cell
-def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo):
+def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo, tasks):
     _asked = [f.strip() for f in str(args.get("family") or "").split(",") if f.strip()]
     family_pick = mo.ui.multiselect(
         options=list(families),
@@ -59,6 +56,11 @@ def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo):
         value=str(args.get("seeds") or ""),
         placeholder="canonical (11, 23, 37, 53)",
         label="Seeds (e.g. 11,23 or 400-439)",
+    )
+    tier_pick = mo.ui.dropdown(
+        options=list(tasks.TIERS),
+        value=str(args.get("tier") or "paper"),
+        label="Tier (paper: the paper's tasks; hard: surface cues do not solve them)",
     )
     system_pick = mo.ui.multiselect(
         options=SYSTEMS,
@@ -82,9 +84,10 @@ def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo):
             mo.md(
                 "# partial-evidence-bench workbench\n"
                 "Pick what to run; results are saved as run folders and reused (a run asked "
-                "for again resumes; model replies are cached)."
+                "for again resumes; model replies are cached). The tier also picks which runs "
+                "the tables below show."
             ),
-            mo.hstack([family_pick, seeds_text, protocol_pick], justify="start"),
+            mo.hstack([family_pick, seeds_text, tier_pick, protocol_pick], justify="start"),
             mo.hstack([system_pick, model_text, api_base], justify="start"),
             run_button,
         ]
@@ -97,6 +100,7 @@ def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo):
         run_button,
         seeds_text,
         system_pick,
+        tier_pick,
     )
 
 
@@ -111,25 +115,27 @@ async def _(
     get_runs_version,
     mo,
     model_text,
-    peb_core,
     protocol_pick,
     run_button,
+    runs,
     seeds_text,
     set_runs_version,
     system_pick,
+    tasks,
+    tier_pick,
 ):
     mo.stop(not (run_button.value or HEADLESS_RUN))
     _names = [*system_pick.value, *(m.strip() for m in model_text.value.split(",") if m.strip())]
     _specs = [families[f] for f in family_pick.value]
     try:
-        _seeds = peb_core.parse_seeds(seeds_text.value) if seeds_text.value.strip() else None
+        _seeds = tasks.parse_seeds(seeds_text.value) if seeds_text.value.strip() else None
         _systems = [
             build_system(n, _specs, protocol=protocol_pick.value, api_base=api_base.value or None)
             for n in _names
         ]
     except ValueError as _exc:  # bad seeds, or a SystemSpecError
         mo.stop(True, mo.callout(str(_exc), kind="danger"))
-    _total = peb_core.tasks.count_tasks(_specs, _seeds)
+    _total = tasks.count_tasks(_specs, _seeds)
     _done = []
     for _system in _systems:
         with mo.status.progress_bar(
@@ -141,8 +147,8 @@ async def _(
                 bar.update(increment=done - seen[0])
                 seen[0] = done
 
-            _dir, _manifest = await peb_core.runs.launch_run_async(
-                _system, _specs, RUNS, seeds=_seeds, on_progress=_advance
+            _dir, _manifest = await runs.launch_run_async(
+                _system, _specs, RUNS, seeds=_seeds, tier=tier_pick.value, on_progress=_advance
             )
         _c = _manifest.counts
         _done.append(
@@ -155,11 +161,9 @@ async def _(
 
 
 @app.cell
-def _(RUNS, get_runs_version, mo, peb_core):
+def _(RUNS, get_runs_version, mo, runs):
     get_runs_version()
-    run_dirs = (
-        {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)} if RUNS.exists() else {}
-    )
+    run_dirs = {str(p.relative_to(RUNS)): p for p in runs.discover_runs(RUNS)}
     run_pick = mo.ui.multiselect(
         options=list(run_dirs), value=list(run_dirs), label=f"Runs under {RUNS}"
     )
@@ -168,31 +172,32 @@ def _(RUNS, get_runs_version, mo, peb_core):
 
 
 @app.cell
-def _(peb_core, run_dirs, run_pick):
-    # Scored once per choice of runs (each run cached by peb_core.report.load_run); a family
-    # choice only filters these rows, since a scorecard row is one run x family.
+def _(run_dirs, run_pick, runs):
+    # Scored once per choice of runs (each run's scores are saved beside it); a family or tier
+    # choice only filters these rows.
     if run_pick.value:
-        scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
-        full_card = peb_core.scorecard(scores)
+        scores, warnings = runs.score_run_dirs([run_dirs[r] for r in run_pick.value])
     else:
-        scores, warnings, full_card = None, [], None
-    return full_card, scores, warnings
+        scores, warnings = None, []
+    return scores, warnings
 
 
 @app.cell
-def _(family_pick, full_card, mo, peb_core, pl, scores, warnings):
+def _(family_pick, mo, pl, scores, scoring, tier_pick, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
-    view = peb_core.scoring.filter_scores(scores, families=family_pick.value)
-    card = full_card.filter(pl.col("family").is_in(family_pick.value))
+    view = scoring.filter_scores(scores, families=family_pick.value, tiers=[tier_pick.value])
+    card = scoring.scorecard(view)
     mo.vstack(
         [
             mo.md(
-                f"## Scorecard\n"
+                f"## Scorecard ({tier_pick.value} tier)\n"
                 f"Scorecard: {card.height} rows, {view.height} scored responses, "
-                f"families {', '.join(sorted(family_pick.value)) or '(none)'}"
+                f"families {', '.join(sorted(family_pick.value)) or '(none)'}. "
+                "`unsafe` is the headline; `unsafe_max` counts unreadable replies, errors and "
+                "missing records as unsafe; `format` is the share of format-compliant replies."
             ),
             mo.ui.table(
-                peb_core.scoring.glance(card).with_columns(pl.selectors.float().round(3)),
+                scoring.glance(card).with_columns(pl.selectors.float().round(3)),
                 selection=None,
                 page_size=10,
                 show_column_summaries=False,
@@ -206,7 +211,7 @@ def _(family_pick, full_card, mo, peb_core, pl, scores, warnings):
 
 
 @app.cell
-def _(card, mo, peb_core, view):
+def _(card, mo, view):
     # altair is imported here, after the scorecard cell has run, not before it.
     from peb_core.reporting import charts as _charts
 
@@ -226,9 +231,9 @@ def _(card, mo, peb_core, view):
 
 
 @app.cell
-def _(mo, peb_core, pl, view):
+def _(mo, pl, scoring, view):
     task_rows = mo.ui.table(
-        peb_core.scoring.task_table(view).with_columns(pl.selectors.float().round(3)),
+        scoring.task_table(view).with_columns(pl.selectors.float().round(3)),
         selection="single",
         page_size=10,
         show_column_summaries=False,
@@ -240,45 +245,34 @@ def _(mo, peb_core, pl, view):
 
 
 @app.cell
-def _(mo):
-    def doc_cards(docs, visible):
-        """Markdown cards of the visible or hidden rows of a documents frame."""
-        rows = docs.filter(docs["visible"] == visible).to_dicts()
-        if not rows:
-            return [mo.md("_(none)_")]
-        cards = []
-        for d in rows:
-            body = d["body"]
-            if d["boundary_text"]:
-                body = body.replace(d["boundary_text"], f"<mark>{d['boundary_text']}</mark>")
-            head = f"**{d['title']}** `{d['doc_id']}` {d['role']}, scope `{d['scope']}`"
-            card = mo.md(f"{head}\n\n{body}")
-            if d["boundary_signal"]:
-                card = mo.callout(
-                    mo.vstack([mo.md("Boundary signal (tracker)"), card]), kind="warn"
-                )
-            cards.append(card)
-        return cards
-
-    return (doc_cards,)
-
-
-@app.cell
-def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
+def _(families, mo, run_dirs, runs, scoring, task_rows, tasks):
     _picked = task_rows.value is not None and not task_rows.value.is_empty()
     _rows = task_rows.value if _picked else task_rows.data
     mo.stop(_rows.is_empty())
     _row = _rows.row(0, named=True)
     _spec = families[_row["family"]]
-    _template, _seed, _tier = peb_core.parse_task_id(_row["task_id"])
+    _ref = tasks.parse_task_id(_row["task_id"])
     _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
-    _distractors = peb_core.read_manifest(_dir).distractors
-    _task = peb_core.generate_task(_spec, _template, _seed, _distractors, _tier)
-    _record = peb_core.runs.run_record(_dir, _row["family"], _row["task_id"])
-    _docs = peb_core.documents_frame(_task, _spec)
-    _target, _ = peb_core.scoring.answer_target(_task)
-    _shown = peb_core.scoring.explain(_task, _record, _spec, run=_row["run"], system=_row["system"])
-    _fields, _gaps = _shown.fields, _shown.gap
+    _manifest = runs.read_manifest(_dir)
+    _task = tasks.generate_task(_spec, _ref.template, _ref.seed, _manifest.distractors, _ref.tier)
+    _record = runs.run_record(_dir, _row["family"], _row["task_id"])
+    _shown = scoring.explain(_task, _record, _spec, run=_row["run"], system=_row["system"])
+    _docs = tasks.documents_frame(_task, _spec)
+    _target, _ = scoring.answer_target(_task)
+
+    def _cards(visible):
+        cards = tasks.document_cards(_docs, visible=visible)
+        if not cards:
+            return [mo.md("_(none)_")]
+        return [
+            mo.callout(
+                mo.vstack([mo.md("Boundary signal (tracker)"), mo.md(c.markdown)]), kind="warn"
+            )
+            if c.boundary_signal
+            else mo.md(c.markdown)
+            for c in cards
+        ]
+
     mo.vstack(
         [
             mo.md(
@@ -286,14 +280,15 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
                 f"(run `{_row['run']}`)\n"
                 f"{_task.prompt}\n\n"
                 f"Completeness `{_task.oracles.completeness}`, policy `{_row['policy']}`, "
+                f"topologies `{', '.join(_task.topologies) or '-'}`, "
                 f"verdict **{_row['verdict']}**; answer score {_row['answer_score']:.3f}, "
                 f"gap score {_row['gap_score']:.3f}."
                 + ("" if _picked else "  \n_The first task of the table; select a row._")
             ),
             mo.hstack(
                 [
-                    mo.vstack([mo.md("### Visible"), *doc_cards(_docs, True)]),
-                    mo.vstack([mo.md("### Hidden"), *doc_cards(_docs, False)]),
+                    mo.vstack([mo.md("### Visible"), *_cards(True)]),
+                    mo.vstack([mo.md("### Hidden"), *_cards(False)]),
                 ],
                 widths="equal",
                 align="start",
@@ -303,13 +298,13 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
                     mo.vstack(
                         [
                             mo.md(f"### Answer: oracle (`{_target}`) against the response"),
-                            mo.ui.table(_fields, selection=None, show_column_summaries=False),
+                            mo.ui.table(_shown.fields, selection=None, show_column_summaries=False),
                         ]
                     ),
                     mo.vstack(
                         [
                             mo.md("### Gap report: oracle against the response"),
-                            mo.ui.table(_gaps, selection=None, show_column_summaries=False),
+                            mo.ui.table(_shown.gap, selection=None, show_column_summaries=False),
                         ]
                     ),
                 ],
@@ -317,8 +312,8 @@ def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
                 align="start",
             ),
             mo.md(
-                f"Mean field score {_fields['score'].mean():.3f}, mean gap part score "
-                f"{_gaps.select(pl.col('score').mean()).item():.3f}. Schema violations: "
+                f"Mean field score {_shown.fields['score'].mean():.3f}, mean gap part score "
+                f"{_shown.gap['score'].mean():.3f}. Schema violations: "
                 + (", ".join(f"`{v}`" for v in _shown.violations) or "none")
                 + "."
             ),

@@ -17,6 +17,7 @@ from .runs import (
     RunManifest,
     load_run,
     run_system,
+    runs_root,
     score_run_dirs,
     scorecard_of,
 )
@@ -36,6 +37,7 @@ from .systems import (
     stop_local,
 )
 from .tasks import (
+    TIERS,
     ModelView,
     ScenarioError,
     ScenarioFile,
@@ -118,15 +120,19 @@ def _print_frame(frame: pl.DataFrame) -> None:
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(_families(args.family), _seeds(args.seeds), _distractors(args))
+    tasks = generate_tasks(
+        _families(args.family), _seeds(args.seeds), _distractors(args), args.tier
+    )
     rows = [
         {
             "task_id": t.task_id,
             "family": t.family,
             "completeness": t.oracles.completeness,
             "policy": "partial" if t.contract.partial_response_permitted else "block",
-            "promoted": t.promoted,
-            "hidden_scope": ", ".join(d.scope for d in t.hidden_documents) or "-",
+            "missing_scopes": ", ".join(t.oracles.gap_report.missing_scopes)
+            if t.oracles.gap_report
+            else "-",
+            "topologies": ", ".join(t.topologies) or "-",
         }
         for t in tasks
     ]
@@ -150,8 +156,8 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
     o = task.oracles
     policy = "partial answer permitted" if task.contract.partial_response_permitted else "block"
     lines = [
-        f"{task.task_id} ({task.family}; {o.completeness}; policy: {policy}; "
-        f"promoted: {task.promoted})",
+        f"{task.task_id} ({task.family}; {task.tier} tier; {o.completeness}; policy: {policy}; "
+        f"topologies: {', '.join(task.topologies) or '-'})",
         f"prompt: {task.prompt}",
         f"user scopes: {', '.join(task.user_scopes)}",
         *_doc_lines(task, hidden=False),
@@ -172,7 +178,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs = _families(args.family)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, _seeds(args.seeds), _distractors(args))
+    tasks = generate_tasks(specs, _seeds(args.seeds), _distractors(args), args.tier)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
@@ -255,6 +261,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         progress=progress,
         limit=args.limit,
         distractors=_distractors(args),
+        tier=args.tier,
     )
     scores = load_run(Path(args.out)).scores  # saved beside the run, for the notebooks
     c = manifest.counts
@@ -331,13 +338,13 @@ def cmd_compare(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     from .reporting import export_report
 
-    runs, out = Path(args.runs), Path(args.out)
+    runs, out = Path(args.runs) if args.runs else runs_root(), Path(args.out)
     if not runs.is_dir():
         raise UsageError(f"--runs: {runs} is not a folder")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
     try:
-        paths = export_report(out, runs)
+        paths = export_report(out, runs, args.tier)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     for path in paths:
@@ -386,6 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="N",
             help="add N neutral authorized documents to each task (default 0)",
         )
+        p.add_argument(
+            "--tier",
+            choices=TIERS,
+            default="paper",
+            help="paper: the paper's tasks (default); hard: tasks surface cues cannot solve",
+        )
 
     tasks = sub.add_parser("tasks", help="list, show and export tasks")
     tsub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=_Parser)
@@ -393,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     selection(p)
     p.set_defaults(func=cmd_tasks_list)
     p = tsub.add_parser("show", help="one task: visible versus hidden documents, oracles")
-    p.add_argument("task_id", help="<template>__s<seed>, any integer seed")
+    p.add_argument("task_id", help="<template>__s<seed> or <template>__hard__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
     p.add_argument("--distractors", type=int, default=0, metavar="N")
@@ -449,7 +462,12 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="the paper's tables (md, tex, csv) and figures (png, svg, pdf) to a folder"
     )
     p.add_argument("--out", required=True, metavar="DIR", help="created if need be")
-    p.add_argument("--runs", default="runs", metavar="DIR", help="run folders (default: runs)")
+    p.add_argument(
+        "--runs",
+        metavar="DIR",
+        help="run folders (default: $PEB_RUNS_DIR, else the checked-in runs)",
+    )
+    p.add_argument("--tier", choices=TIERS, default="paper", help="whose tasks and runs")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")

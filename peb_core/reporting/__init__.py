@@ -14,13 +14,14 @@ from ._export import (
     write_table,
 )
 from ._paper import (
+    BASELINE_METRICS,
     CAPTIONS,
     DECIMALS,
     MODEL_COLUMNS,
     MODEL_METRICS,
-    RUNS_ROOT,
     WORKED_EXAMPLE,
     all_scores,
+    baseline_results,
     figures,
     model_results,
     published_table4,
@@ -32,15 +33,16 @@ from ._paper import (
 )
 
 __all__ = [
+    "BASELINE_METRICS",
     "CAPTIONS",
     "DECIMALS",
     "FIGURE_FORMATS",
     "MODEL_COLUMNS",
     "MODEL_METRICS",
-    "RUNS_ROOT",
     "TABLE_FORMATS",
     "WORKED_EXAMPLE",
     "all_scores",
+    "baseline_results",
     "chart_bytes",
     "charts",
     "export_report",

@@ -17,7 +17,8 @@ import altair as alt
 import polars as pl
 import vl_convert
 
-from ._paper import CAPTIONS, DECIMALS, RUNS_ROOT, figures, tables
+from ..tasks import Tier
+from ._paper import CAPTIONS, DECIMALS, figures, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -144,12 +145,13 @@ def write_chart(chart: alt.TopLevelMixin, out_dir: Path, stem: str) -> list[Path
     return paths
 
 
-def export_report(out_dir: Path, runs_root: Path = RUNS_ROOT) -> list[Path]:
+def export_report(out_dir: Path, runs_root: Path | None = None, tier: Tier = "paper") -> list[Path]:
     """Every paper table (Markdown, LaTeX, CSV) and figure (PNG, SVG, PDF) of the scenarios and
-    the runs below `runs_root`, written to `out_dir` (created if need be); the paths written."""
+    the runs below `runs_root` (default: `runs.runs_root()`) on `tier`, written to `out_dir`
+    (created if need be); the paths written."""
     paths: list[Path] = []
-    for stem, frame in tables(runs_root).items():
+    for stem, frame in tables(runs_root, tier).items():
         paths += write_table(frame, out_dir, stem, caption=CAPTIONS.get(stem))
-    for stem, chart in figures(runs_root).items():
+    for stem, chart in figures(runs_root, tier).items():
         paths += write_chart(chart, out_dir, stem)
     return paths

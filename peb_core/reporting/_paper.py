@@ -23,9 +23,11 @@ import altair as alt
 import polars as pl
 
 from ..runs import discover_runs, read_manifest, score_run_dirs
+from ..runs import runs_root as default_runs_root
 from ..scoring import HEADLINE, SURFACES, metric, scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (
+    Tier,
     families_with_template,
     generate_task,
     generate_tasks,
@@ -34,9 +36,6 @@ from ..tasks import (
     view_for,
 )
 from . import _charts as charts
-
-RUNS_ROOT = Path(__file__).resolve().parents[2] / "runs"
-"""The checked-in run folders."""
 
 WORKED_EXAMPLE = "hidden_liability_annex__s11"
 """The task of the paper's Table 3."""
@@ -74,13 +73,13 @@ def table1_families() -> pl.DataFrame:
     )
 
 
-def table2_composition() -> pl.DataFrame:
-    """Paper Table 2, counted over each family's canonical tasks: patterns (templates x seeds),
-    complete and incomplete tasks, tasks whose contract permits a partial answer or requires a
-    block, and tasks whose material evidence stays outside the authorized view."""
+def table2_composition(tier: Tier = "paper") -> pl.DataFrame:
+    """Paper Table 2, counted over each family's canonical tasks of `tier`: patterns (templates
+    x seeds), complete and incomplete tasks, tasks whose contract permits a partial answer or
+    requires a block, and tasks whose required evidence is partly outside the authorized view."""
     rows = []
     for spec in load_families().values():
-        tasks = generate_tasks([spec])
+        tasks = generate_tasks([spec], tier=tier)
         partial = sum(t.contract.partial_response_permitted for t in tasks)
         complete = sum(t.oracles.completeness == "complete" for t in tasks)
         rows.append(
@@ -91,7 +90,7 @@ def table2_composition() -> pl.DataFrame:
                 "incomplete": len(tasks) - complete,
                 "partial": partial,
                 "block": len(tasks) - partial,
-                "hidden_outside": sum(bool(t.hidden_documents) for t in tasks),
+                "hidden_outside": sum(t.oracles.gap_report is not None for t in tasks),
             }
         )
     return pl.DataFrame(
@@ -171,16 +170,43 @@ def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
 
 
 def _runs(runs_root: Path, *, baselines: bool) -> list[Path]:
+    if not runs_root.is_dir():
+        return []
     return [
         d for d in discover_runs(runs_root) if (read_manifest(d).system in BASELINES) == baselines
     ]
 
 
-def table4_baselines(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
-    """Paper Table 4: each published (family, baseline) row, measured from the baseline runs in
-    `runs_root/baselines`, beside the published numbers. `matches_published` compares at
-    DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not run (null
-    when the row matches)."""
+BASELINE_METRICS = ("unsafe", "unsafe_max", "answer", "gap", "over_block", "aware", "format")
+"""The columns (metric labels) of `baseline_results`."""
+
+
+def baseline_results(runs_root: Path | None = None, tier: Tier = "paper") -> pl.DataFrame:
+    """Every baseline run on disk on `tier`, per baseline and family: the four surfaces, the
+    worst case, completeness awareness and format compliance (cue_reader included: it shows how
+    far surface cues go on the tier)."""
+    runs_root = runs_root or default_runs_root()
+    columns: dict[str, Any] = {"baseline": pl.String, "family": pl.String, "n_tasks": pl.Int64}
+    columns |= {label: pl.Float64 for label in BASELINE_METRICS}
+    dirs = _runs(runs_root, baselines=True)
+    if not dirs:
+        return pl.DataFrame(schema=columns)
+    scores, _ = score_run_dirs(dirs)
+    card = scorecard(scores.filter(pl.col("tier") == tier))
+    return (
+        card.rename({metric(label).name: label for label in BASELINE_METRICS})
+        .with_columns(baseline=pl.col("system"))
+        .select(pl.col(name).cast(dtype) for name, dtype in columns.items())
+        .sort("baseline", "family")
+    )
+
+
+def table4_baselines(runs_root: Path | None = None) -> pl.DataFrame:
+    """Paper Table 4: each published (family, baseline) row, measured from the paper-tier
+    baseline runs in `runs_root/baselines`, beside the published numbers. `matches_published`
+    compares at DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not
+    run (null when the row matches)."""
+    runs_root = runs_root or default_runs_root()
     published = published_table4()
     metrics = {label: metric(label).name for label in published["metrics"]}
     base = runs_root / "baselines"
@@ -188,7 +214,7 @@ def table4_baselines(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     measured: dict[tuple[str, str], dict[str, Any]] = {}
     if dirs:
         scores, _ = score_run_dirs(dirs)
-        for line in scorecard(scores).iter_rows(named=True):
+        for line in scorecard(scores.filter(pl.col("tier") == "paper")).iter_rows(named=True):
             measured.setdefault((line["family"], line["system"]), line)
     rows = []
     for pub in published["rows"]:
@@ -222,6 +248,7 @@ MODEL_COLUMNS: dict[str, Any] = {
     "run": pl.String,
     "model": pl.String,
     "protocol": pl.String,
+    "tier": pl.String,
     "family": pl.String,
     "n_tasks": pl.Int64,
     "n_incomplete": pl.Int64,
@@ -231,41 +258,49 @@ MODEL_COLUMNS: dict[str, Any] = {
 """The columns of `model_results`."""
 
 
-def model_results(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
+def model_results(runs_root: Path | None = None, tier: Tier | None = None) -> pl.DataFrame:
     """Paper Tables 5 and 6, for every model run on disk (a run whose system is not a
-    baseline): per run, family and protocol, the four surfaces (unsafe completeness, answer
-    correctness, gap-report quality, over-blocking), the worst-case unsafe rate, format
-    compliance and the invalid rate. No model runs: an empty frame with the same columns."""
-    dirs = _runs(runs_root, baselines=False) if runs_root.is_dir() else []
+    baseline), on `tier` (None: every tier): per run, family, protocol and tier, the four
+    surfaces (unsafe completeness, answer correctness, gap-report quality, over-blocking), the
+    worst-case unsafe rate, format compliance and the invalid rate. No model runs: an empty
+    frame with the same columns."""
+    runs_root = runs_root or default_runs_root()
+    dirs = _runs(runs_root, baselines=False)
     if not dirs:
         return pl.DataFrame(schema=MODEL_COLUMNS)
-    models = {
-        d.name: str(read_manifest(d).config.get("model", read_manifest(d).system)) for d in dirs
-    }
+    manifests = {d.name: read_manifest(d) for d in dirs}
+    models = {name: str(m.config.get("model", m.system)) for name, m in manifests.items()}
     scores, _ = score_run_dirs(dirs)
+    if tier is not None:
+        scores = scores.filter(pl.col("tier") == tier)
     card = scorecard(scores)
     return (
         card.with_columns(model=pl.col("run").replace_strict(models, default=pl.col("system")))
         .rename({m.name: m.label for m in (*MODEL_METRICS, metric("invalid"))})
         .select(pl.col(name).cast(dtype) for name, dtype in MODEL_COLUMNS.items())
-        .sort("model", "protocol", "family", "run")
+        .sort("model", "protocol", "tier", "family", "run")
     )
 
 
-def all_scores(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
-    """Per-task scores of every run folder below `runs_root` (empty without any)."""
+def all_scores(runs_root: Path | None = None, tier: Tier | None = None) -> pl.DataFrame:
+    """Per-task scores of every run folder below `runs_root` on `tier` (None: every tier;
+    empty without any run)."""
+    runs_root = runs_root or default_runs_root()
     dirs = discover_runs(runs_root) if runs_root.is_dir() else []
     if not dirs:
         return pl.DataFrame()
     scores, _ = score_run_dirs(dirs)
-    return scores
+    return scores if tier is None else scores.filter(pl.col("tier") == tier)
 
 
-def figures(runs_root: Path = RUNS_ROOT) -> dict[str, alt.TopLevelMixin]:
-    """The paper's figures over every run on disk, by file stem: the operating profile, the four
-    surfaces per system and family, the completeness confusion matrices and the per-task
-    outcome grid. No runs: no figures."""
-    scores = all_scores(runs_root)
+def figures(
+    runs_root: Path | None = None, tier: Tier | None = None
+) -> dict[str, alt.TopLevelMixin]:
+    """The paper's figures over every run on disk on `tier` (None: every tier), by file stem:
+    the operating profile, the four surfaces per system and family, the completeness confusion
+    matrices and the per-task outcome grid. No runs: no figures."""
+    runs_root = runs_root or default_runs_root()
+    scores = all_scores(runs_root, tier)
     if scores.is_empty():
         return {}
     card = scorecard(scores)
@@ -277,14 +312,20 @@ def figures(runs_root: Path = RUNS_ROOT) -> dict[str, alt.TopLevelMixin]:
     }
 
 
-def tables(runs_root: Path = RUNS_ROOT) -> dict[str, pl.DataFrame]:
-    """Every table, by file stem, with its caption."""
+def tables(runs_root: Path | None = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
+    """Every table of `tier`, by file stem (see CAPTIONS): Tables 1 and 4 are the paper's
+    whatever the tier; Tables 2 and 3 are computed on the tier's tasks; the baselines and the
+    model runs are those run on the tier."""
+    runs_root = runs_root or default_runs_root()
     return {
         "table1_families": table1_families(),
-        "table2_composition": table2_composition(),
-        "table3_worked_example": table3_worked_example(),
+        "table2_composition": table2_composition(tier),
+        "table3_worked_example": table3_worked_example(
+            WORKED_EXAMPLE if tier == "paper" else WORKED_EXAMPLE.replace("__s", f"__{tier}__s")
+        ),
         "table4_baselines": table4_baselines(runs_root),
-        "table5_models": model_results(runs_root),
+        "table_baselines": baseline_results(runs_root, tier),
+        "table5_models": model_results(runs_root, tier),
     }
 
 
@@ -293,9 +334,13 @@ CAPTIONS: dict[str, str] = {
     "table2_composition": "Table 2: Task composition by scenario family, from the generated "
     "tasks. Partial and block: whether the contract permits a partial answer. Hidden-outside: "
     "tasks whose material evidence stays outside the authorized view.",
-    "table3_worked_example": f"Table 3: Worked example, task {WORKED_EXAMPLE}.",
+    "table3_worked_example": f"Table 3: Worked example, task {WORKED_EXAMPLE} (on the hard "
+    "tier, its hard instance).",
     "table4_baselines": "Table 4: Baseline results measured from the checked-in runs, beside "
     "the published numbers (compared at 3 decimals).",
+    "table_baselines": "Every baseline run on the tier: aware is completeness awareness (the "
+    "share of tasks whose completeness is claimed correctly), format the share of "
+    "format-compliant replies; cue_reader decides by surface cues alone.",
     "table5_models": "Tables 5 and 6: Every model run on disk. over_block: the rate of "
     "blocking when an answer was allowed; unsafe_max: unsafe completeness counting unreadable "
     "replies and errors as unsafe; format: the share of format-compliant replies.",

@@ -13,6 +13,7 @@ from ._load import (
     responses_to_task,
     run_record,
     run_records,
+    runs_root,
     score_run_dirs,
     scorecard_of,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "run_system",
     "run_system_async",
     "run_tasks",
+    "runs_root",
     "score_run_dirs",
     "scorecard_of",
     "write_manifest",

@@ -34,6 +34,13 @@ INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")
 """The interval columns of SCORECARD_KEYS."""
 
 
+def runs_root() -> Path:
+    """Where run folders live: `$PEB_RUNS_DIR`, else `runs/` beside the package (the
+    checked-in runs). The CLI's and every notebook's default."""
+    override = os.environ.get("PEB_RUNS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
+
+
 def discover_runs(root: Path) -> list[Path]:
     """Every run folder below `root` (a folder holding a manifest), sorted."""
     return sorted(p.parent for p in root.rglob(MANIFEST))
@@ -167,7 +174,7 @@ def _score(
         frame, expected, records, run=run_dir.name, system=manifest.system, families=families
     )
     protocol = str(manifest.config.get("protocol", "-"))
-    return scores.with_columns(protocol=pl.lit(protocol)), warnings
+    return scores.with_columns(protocol=pl.lit(protocol), tier=pl.lit(manifest.tier)), warnings
 
 
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"

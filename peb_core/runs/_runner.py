@@ -13,7 +13,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..systems import ResponseRecord, System
-from ..tasks import ScenarioFile, Task, count_tasks, iter_tasks, scenario_hash, view_for
+from ..tasks import ScenarioFile, Task, Tier, count_tasks, iter_tasks, scenario_hash, view_for
 from ._store import (
     MANIFEST,
     RESPONSES,
@@ -42,6 +42,7 @@ def run_system(
     progress: Progress | None = None,
     limit: int | None = None,
     distractors: int = 0,
+    tier: Tier = "paper",
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
 
@@ -57,6 +58,8 @@ def run_system(
             only those are scored, and a later run into the folder may extend it.
         distractors: neutral authorized documents added to each task; recorded in the
             manifest, so a resumed run must ask for the same number.
+        tier: `paper` (the paper's tasks) or `hard` (docs/benchmark.md §7); recorded in the
+            manifest.
     """
     return asyncio.run(
         run_system_async(
@@ -68,6 +71,7 @@ def run_system(
             progress=progress,
             limit=limit,
             distractors=distractors,
+            tier=tier,
         )
     )
 
@@ -82,6 +86,7 @@ async def run_system_async(
     progress: Progress | None = None,
     limit: int | None = None,
     distractors: int = 0,
+    tier: Tier = "paper",
 ) -> RunManifest:
     """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
     specs = {spec.id: spec for spec in families}
@@ -93,6 +98,7 @@ async def run_system_async(
         families=list(specs),
         seeds=list(seeds) if seeds is not None else None,
         distractors=distractors,
+        tier=tier,
         limit=limit,
         package_version=package_version(),
         scenario_hash=scenario_hash(families),
@@ -102,11 +108,11 @@ async def run_system_async(
     run_dir.mkdir(parents=True, exist_ok=True)
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
-        same = ("system", "config", "families", "seeds", "distractors", "scenario_hash")
+        same = ("system", "config", "families", "seeds", "distractors", "tier", "scenario_hash")
         if old.model_dump(include=set(same)) != manifest.model_dump(include=set(same)):
             raise RunError(
                 f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}, "
-                f"distractors {old.distractors}, "
+                f"distractors {old.distractors}, tier {old.tier}, "
                 f"scenarios {old.scenario_hash[:12]}); choose another --out"
             )
         covered = None if old.limit is None or limit is None else max(old.limit, limit)
@@ -135,7 +141,7 @@ async def run_system_async(
                 progress(record, finished, n_tasks)
 
         pending = []
-        for task in islice(iter_tasks(families, seeds, distractors), n_tasks):
+        for task in islice(iter_tasks(families, seeds, distractors, tier), n_tasks):
             if (task.family, task.task_id) in done:
                 finished += 1
                 continue
@@ -154,24 +160,25 @@ async def run_system_async(
 
 
 def run_folder_name(
-    system: System, families: Sequence[ScenarioFile], seeds: Sequence[int] | None
+    system: System,
+    families: Sequence[ScenarioFile],
+    seeds: Sequence[int] | None,
+    tier: Tier = "paper",
 ) -> str:
-    """The folder a run of `system` over `families` at `seeds` is saved in (below a runs
-    root): readable, and the same for the same system, config, families and seeds, so asking
-    for the same run again resumes it (an unchanged run costs nothing)."""
-    what = json.dumps(
-        {
-            "system": system.name,
-            "config": system.config(),
-            "families": [f.id for f in families],
-            "seeds": list(seeds) if seeds is not None else None,
-        },
-        sort_keys=True,
-        default=str,
-    )
-    digest = hashlib.sha256(what.encode()).hexdigest()[:10]
+    """The folder a run of `system` over `families` at `seeds` on `tier` is saved in (below a
+    runs root): readable, and the same for the same system, config, families, seeds and tier,
+    so asking for the same run again resumes it (an unchanged run costs nothing)."""
+    what: dict[str, object] = {
+        "system": system.name,
+        "config": system.config(),
+        "families": [f.id for f in families],
+        "seeds": list(seeds) if seeds is not None else None,
+    }
+    if tier != "paper":  # paper-tier folders keep the names they had before tiers
+        what["tier"] = tier
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
-    return f"{slug}-{digest}"
+    return f"{slug}-{'' if tier == 'paper' else tier + '-'}{digest[:10]}"
 
 
 async def launch_run_async(
@@ -180,18 +187,20 @@ async def launch_run_async(
     root: Path,
     *,
     seeds: Sequence[int] | None = None,
+    tier: Tier = "paper",
     concurrency: int = 8,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Path, RunManifest]:
     """Run `system` into `root / run_folder_name(...)`, resuming what is already recorded there
     (so the same request twice costs nothing the second time; model replies are also cached by
     the model system). `on_progress(done, total)` is called after each new record."""
-    run_dir = Path(root) / run_folder_name(system, families, seeds)
+    run_dir = Path(root) / run_folder_name(system, families, seeds, tier)
     manifest = await run_system_async(
         system,
         families,
         run_dir,
         seeds=seeds,
+        tier=tier,
         concurrency=concurrency,
         progress=(lambda _r, done, total: on_progress(done, total)) if on_progress else None,
     )

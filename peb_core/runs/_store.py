@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task, generate_tasks
+from ..tasks import ScenarioFile, Task, Tier, generate_tasks
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -56,6 +56,8 @@ class RunManifest(BaseModel):
     """None: each family's canonical seeds."""
     distractors: int = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
+    tier: Tier = "paper"
+    """`paper` or `hard` (a generation parameter)."""
     limit: int | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
@@ -134,7 +136,10 @@ def run_tasks(
     if missing:
         raise RunError(f"{run_dir}: family {missing[0]!r} is not among the loaded scenarios")
     return generate_tasks(
-        [families[f] for f in manifest.families], manifest.seeds, manifest.distractors
+        [families[f] for f in manifest.families],
+        manifest.seeds,
+        manifest.distractors,
+        manifest.tier,
     )[: manifest.limit]
 
 

@@ -1,4 +1,4 @@
-"""Scoring (SPEC sections 2 and 3): how a reply is read, per-task scores from tasks plus
+"""Scoring (docs/benchmark.md §2-3): how a reply is read, per-task scores from tasks plus
 replies, the metric registry and the scorecard with intervals, one verdict per task, why a task
 scored what it did, and paired comparisons of runs."""
 

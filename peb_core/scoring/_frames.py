@@ -1,10 +1,11 @@
-"""Scoring (SPEC section 3): tasks plus replies in, polars frames out.
+"""Scoring (docs/benchmark.md §3): tasks plus replies in, polars frames out.
 
 Frames feed one vectorised scorer, so a million responses score in seconds:
 - `task_frame`: one row per task with its completeness, policy and oracle gap report;
 - `expected_answers`: one row per (task, answer field) the response is judged against;
-- `response_frame`: one row per (run, task) with what the reply decides, as read (SPEC section 2,
-  `_reading`), and one row per (run, task, answer field) with the value it gave;
+- `response_frame`: one row per (run, task) with what the reply decides, as read
+  (docs/benchmark.md §2, `_reading`), and one row per (run, task, answer field) with the value
+  it gave;
 - `score_frames`: per-task scores, every gap-report part's score included; `field_scores`: the
   per-field scores an answer score is the mean of;
 - `scorecard`: every metric of the registry (`_metrics`) per run and family, with intervals.
@@ -68,7 +69,7 @@ GAP_PARTS: dict[str, tuple[str, str]] = {
     "missing_scopes": ("gap_scopes", "exp_scopes"),
     "affected_claims": ("gap_claims", "exp_claims"),
 }
-"""The five scored parts of a gap report (SPEC section 3), each with the response's and the
+"""The five scored parts of a gap report (docs/benchmark.md §3), each with the response's and the
 oracle's column; its score is the column `gap_<part>_score` of `score_frames`."""
 
 
@@ -446,10 +447,10 @@ def _bootstrap_columns(values: pl.Series, low: str, high: str) -> dict[str, pl.S
 
 
 def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
-    """Every metric of the registry (`_metrics.METRICS`, in order) per run, system, protocol
-    (where the frame has one) and family, each rate and mean followed by its 95% interval
+    """Every metric of the registry (`_metrics.METRICS`, in order) per run, system, protocol and
+    tier (where the frame has them) and family, each rate and mean followed by its 95% interval
     (Wilson for rates, seeded percentile bootstrap for means; null with an empty denominator)."""
-    keys = [k for k in ("run", "system", "protocol", "family") if k in scores.columns]
+    keys = [k for k in ("run", "system", "protocol", "tier", "family") if k in scores.columns]
     aggs: dict[str, pl.Expr] = {}
     for m in METRICS:
         if m.kind == "count":
@@ -485,8 +486,9 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
 
 
 def scorecard_keys(*, protocol: bool = True) -> list[str]:
-    """The columns of `scorecard`, in order (with `protocol` when the scores carry it)."""
-    keys = ["run", "system", *(["protocol"] if protocol else []), "family"]
+    """The columns of `scorecard` for scores of run folders (which carry `protocol` and
+    `tier`), in order; without `protocol` and `tier` for bare scores."""
+    keys = ["run", "system", *(["protocol", "tier"] if protocol else []), "family"]
     for m in METRICS:
         keys.append(m.name)
         if m.kind != "count":

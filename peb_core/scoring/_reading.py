@@ -1,4 +1,4 @@
-"""How a reply is read (SPEC section 2): for what it decides, even when its form is off.
+"""How a reply is read (docs/benchmark.md §2): for what it decides, even when its form is off.
 
 A reply is text. Its JSON object is found whole, fenced, or among prose; with none at all the
 reply is `unreadable`. Keys match case-insensitively, enum-like strings fold to the family's

@@ -10,7 +10,7 @@ import polars as pl
 from ._metrics import COMPARED, METRICS
 from ._verdicts import verdict
 
-SCORECARD_KEYS = ("run", "system", "protocol", "family")
+SCORECARD_KEYS = ("run", "system", "protocol", "tier", "family")
 """The columns that name a scorecard row."""
 
 
@@ -46,9 +46,14 @@ def filter_scores(
     families: Sequence[str] | None = None,
     runs: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
+    tiers: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    """Per-task scores restricted to families, run names and seeds (None: no restriction)."""
+    """Per-task scores restricted to families, run names, seeds and tiers (None: no
+    restriction; scores without a `tier` column are of the paper tier)."""
     keep = pl.lit(True)
+    if tiers is not None:
+        tier = pl.col("tier") if "tier" in scores.columns else pl.lit("paper")
+        keep &= tier.is_in(list(tiers))
     if families is not None:
         keep &= pl.col("family").is_in(list(families))
     if runs is not None:

@@ -1,5 +1,5 @@
-"""Systems: anything that turns a view of a task into a Reply. The four baselines of SPEC
-section 4 live here; model-backed systems implement the same protocol.
+"""Systems: anything that turns a view of a task into a Reply. The baselines of
+docs/benchmark.md §4 live here; model-backed systems implement the same protocol.
 
 A system declares which view it reads: `model` (ModelView), `boundary`
 (BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
+from ._cues import cue_reader
 from ._reply import Reply, Response, Usage
 
 
@@ -113,6 +114,7 @@ BASELINES: dict[str, Baseline] = {
         Baseline("warning_partial", "system", _warning_partial),
         Baseline("fail_and_report", "system", _fail_and_report),
         Baseline("oracle", "oracle", _oracle),
+        Baseline("cue_reader", "model", cue_reader),
     )
 }
 """The shipped baselines by name."""

@@ -3,8 +3,9 @@ text rendered from facts, every oracle computed from facts), and the views a sys
 are derived from a task. Nothing here knows a family by name."""
 
 from ._answers import AnswerField, answer_schema, fold_answer, live_effects
-from ._documents import boundary_sentence, documents_frame
+from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._generate import (
+    TaskRef,
     count_tasks,
     generate_task,
     generate_tasks,
@@ -34,6 +35,7 @@ from ._scenario import (
     scenarios_dir,
 )
 from ._task import (
+    TIERS,
     Answer,
     Completeness,
     Contract,
@@ -45,6 +47,7 @@ from ._task import (
     Oracles,
     RequiredEvidence,
     Task,
+    Tier,
 )
 from ._views import (
     BoundaryView,
@@ -64,12 +67,14 @@ __all__ = [
     "FRESH_SEEDS",
     "ROLES",
     "SHINGLE",
+    "TIERS",
     "Answer",
     "AnswerField",
     "BoundaryView",
     "Completeness",
     "Contract",
     "Document",
+    "DocumentCard",
     "Fact",
     "GapReason",
     "GapReport",
@@ -82,6 +87,8 @@ __all__ = [
     "ScenarioFile",
     "SystemView",
     "Task",
+    "TaskRef",
+    "Tier",
     "ViewKind",
     "VisibleDocument",
     "VisibleFacts",
@@ -90,6 +97,7 @@ __all__ = [
     "boundary_sentence",
     "boundary_view",
     "count_tasks",
+    "document_cards",
     "documents_frame",
     "families_with_template",
     "family_overlap",

@@ -6,7 +6,7 @@ so independent of PYTHONHASHSEED), and nothing iterates over a set.
 
 Two tiers share the rendering of documents from findings and the computation of the oracles:
 - `paper`: the paper's six documents, the tracker naming the excluded scope (or the opened one);
-- `hard` (SPEC section 7): every visible document carries a version stamp and a register lists
+- `hard` (docs/benchmark.md §7): every visible document carries a version stamp and a register lists
   each kind of record with its current version and the scope it is kept in. Besides the
   template's material record (M1) the contract requires a second restricted record (M2, kept in
   another scope); the view holds a copy of each, current or out of date, while the masters stay

@@ -141,10 +141,10 @@ class BoundarySpec(_Spec):
 
 
 class HardSpec(_Spec):
-    """The text the hard tier (SPEC section 7) adds to a family. Every visible document carries a
-    version stamp; a register lists each kind of record with its current version and where it
-    is kept; a copy of a restricted record may be out of date, may say so, or may say that it
-    replaces an archived version; the tracker may name an excluded scope or none.
+    """The text the hard tier (docs/benchmark.md §7) adds to a family. Every visible document
+    carries a version stamp; a register lists each kind of record with its current version and
+    where it is kept; a copy of a restricted record may be out of date, may say so, or may say
+    that it replaces an archived version; the tracker may name an excluded scope or none.
 
     Placeholders: `stamps` {version} {date}; `register_lines` {description} {version} {date}
     {scope} {scope_description}; `superseded_by` (a stale copy) and `supersedes` (a current copy)

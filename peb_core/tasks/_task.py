@@ -11,7 +11,7 @@ from ._scenario import Role
 
 Tier = Literal["paper", "hard"]
 TIERS: tuple[Tier, ...] = ("paper", "hard")
-"""The paper's tier (its tables reproduce exactly) and the hard tier (SPEC section 7)."""
+"""The paper's tier (its tables reproduce exactly) and the hard tier (docs/benchmark.md §7)."""
 Completeness = Literal["complete", "incomplete"]
 GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]

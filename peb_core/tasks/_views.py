@@ -1,7 +1,7 @@
 """The views a system may receive. No view can hold a hidden document: each is built from the
 authorized documents alone, by one function, into types that have no field for anything else.
 
-- `ModelView`: what a model is shown (SPEC section 6): prompt, contract, answer schema and the
+- `ModelView`: what a model is shown (docs/benchmark.md §6): prompt, contract, answer schema and the
   authorized documents' id, title, scope and body. No facts, no evidence-family tags, no oracles,
   not even the task id (it names the hidden-evidence pattern).
 - `SystemView`: the model view plus the facts of the authorized documents and the access layer's

@@ -12,7 +12,7 @@ import altair as alt
 import polars as pl
 import pytest
 
-from peb_core import score_run_dirs, scorecard
+from peb_core import BASELINES, score_run_dirs, scorecard
 from peb_core.reporting import charts
 from peb_core.scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
 
@@ -100,7 +100,7 @@ def test_grid_caps_cells_and_says_so(scores: pl.DataFrame) -> None:
 
 def test_confusion_counts_add_up(scores: pl.DataFrame) -> None:
     counts = charts.confusion_counts(scores)
-    assert counts.height == 4 * len(charts.TRUTH) * len(charts.CLAIMED)
+    assert counts.height == len(BASELINES) * len(charts.TRUTH) * len(charts.CLAIMED)
     totals = counts.group_by("system").agg(pl.col("count").sum()).sort("system")
     assert totals.equals(
         scores.group_by("system").agg(count=pl.len().cast(pl.Int64)).sort("system")

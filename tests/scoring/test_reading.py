@@ -1,6 +1,6 @@
-"""SPEC section 2: a reply is read for what it decides, even when its form is off. An overclaim
-never hides behind a malformed field; format problems are counted apart (schema violations,
-format compliance); only a reply without any JSON object is unreadable."""
+"""docs/benchmark.md §2: a reply is read for what it decides, even when its form is off. An
+overclaim never hides behind a malformed field; format problems are counted apart (schema
+violations, format compliance); only a reply without any JSON object is unreadable."""
 
 from __future__ import annotations
 

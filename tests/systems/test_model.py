@@ -88,8 +88,8 @@ def test_the_reply_is_kept_as_given_and_read_at_scoring_time(
 
 def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:
     """Under `plain@1` a model is asked for `"gap_report": null`. A model that always answers
-    and says `incomplete` on every task does not appear complete, so it is never unsafe (SPEC
-    section 3); the missing gap reports cost it on the gap surface instead."""
+    and says `incomplete` on every task does not appear complete, so it is never unsafe
+    (docs/benchmark.md §3); the missing gap reports cost it on the gap surface instead."""
     server.script.default = Step(
         text=json.dumps(
             {

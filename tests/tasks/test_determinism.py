@@ -1,4 +1,4 @@
-"""Same family + seed = byte-identical task JSON in any process (SPEC section 1)."""
+"""Same family + seed = byte-identical task JSON in any process (docs/benchmark.md §1)."""
 
 from __future__ import annotations
 

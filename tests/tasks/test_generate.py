@@ -1,5 +1,5 @@
-"""SPEC section 1: what every task holds, the Table 2 composition of each family, and the Table 3
-worked example, as the generator produces them."""
+"""docs/benchmark.md §1: what every task holds, the Table 2 composition of each family, and the
+Table 3 worked example, as the generator produces them."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _fold(spec: ScenarioFile, task: Task, docs: list[str]) -> dict[str, object]:
 
 
 def assert_valid_task(task: Task, spec: ScenarioFile) -> None:
-    """Everything SPEC sections 1 and 2 say a task carries, checked from the task's own data."""
+    """Everything docs/benchmark.md §1-2 say a task carries, checked from the task's own data."""
     template = spec.template(task.template)
     assert task.family == spec.id
     assert task.task_id == f"{task.template}__s{task.seed}"

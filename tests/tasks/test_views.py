@@ -1,4 +1,4 @@
-"""SPEC section 6: the benchmark's own access boundary, proved over many generated tasks.
+"""docs/benchmark.md §6: the benchmark's own access boundary, proved over many generated tasks.
 
 A model view never holds a hidden document, a fact, an evidence-family tag or an oracle; the
 baselines' system view adds only the authorized documents' facts and the filter report.
@@ -26,6 +26,7 @@ from peb_core import (
     model_view,
     system_view,
 )
+from peb_core.tasks import TIERS, Tier
 
 FAMILIES = load_families()
 CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templates]
@@ -86,18 +87,22 @@ def _contains(dumped: str, parsed: Any, needle: str) -> bool:
 
 
 def hidden_leaks(dumped: str, task: Task) -> list[str]:
-    """Hidden documents' bodies, titles and ids found anywhere in a dumped view."""
+    """Hidden documents' bodies, titles and ids found anywhere in a dumped view. A title or
+    body that an authorized document has too (a current copy of a hidden master, on the hard
+    tier) tells nothing of the hidden document and is not a leak; an id always is."""
     parsed = json.loads(dumped)
+    shown = {getattr(d, what) for d in task.authorized_documents for what in ("title", "body")}
     problems = []
     for doc in task.hidden_documents:
         for what in ("body", "title", "doc_id"):
-            if _contains(dumped, parsed, getattr(doc, what)):
-                problems.append(f"hidden {doc.role} {what} {getattr(doc, what)!r}")
+            value = getattr(doc, what)
+            if value not in shown and _contains(dumped, parsed, value):
+                problems.append(f"hidden {doc.role} {what} {value!r}")
     return problems
 
 
 def model_view_leaks(dumped: str, task: Task, spec: ScenarioFile) -> list[str]:
-    """Everything SPEC section 6 says a model is never shown, found in a dumped view."""
+    """Everything docs/benchmark.md §6 says a model is never shown, found in a dumped view."""
     parsed = json.loads(dumped)
     problems = hidden_leaks(dumped, task)
     keys = _keys(parsed)
@@ -133,7 +138,8 @@ def generated_tasks(draw: st.DrawFn) -> tuple[Task, ScenarioFile]:
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**6)))
     distractors = draw(st.sampled_from([0, 0, 1, 3]))
-    return generate_task(spec, template, seed, distractors), spec
+    tier = draw(st.sampled_from(TIERS))
+    return generate_task(spec, template, seed, distractors, tier), spec
 
 
 @settings(max_examples=1000, deadline=None, derandomize=True)
@@ -150,7 +156,11 @@ def test_model_view_holds_nothing_a_model_must_not_see(case: tuple[Task, Scenari
     for shown, doc in zip(view.documents, task.authorized_documents, strict=True):
         assert (shown.title, shown.scope, shown.body) == (doc.title, doc.scope, doc.body)
     material = next(d for d in task.documents if d.role == "material")
-    if task.promoted:
+    if task.tier == "hard":
+        # The two restricted masters and the decoy stay hidden, whatever the task's layout.
+        assert len(task.hidden_documents) == 3
+        assert len(view.documents) == len(task.documents) - 3
+    elif task.promoted:
         assert material.doc_id in task.authorized_doc_ids
         assert (
             VisibleDocument(
@@ -208,11 +218,14 @@ def test_model_view_refuses_a_task_of_another_family(canonical_tasks: list[Task]
         model_view(task, FAMILIES["security_incident_v1"])
 
 
+@pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize(("family", "template"), CASES)
-def test_system_view_holds_no_hidden_document_and_no_oracle(family: str, template: str) -> None:
+def test_system_view_holds_no_hidden_document_and_no_oracle(
+    family: str, template: str, tier: Tier
+) -> None:
     spec = FAMILIES[family]
     for seed in [*spec.canonical_seeds, *range(400, 420)]:
-        task = generate_task(spec, template, seed)
+        task = generate_task(spec, template, seed, tier=tier)
         view = system_view(task, spec)
         dumped = view.model_dump_json()
         parsed = json.loads(dumped)
