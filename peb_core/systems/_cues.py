@@ -15,7 +15,7 @@ from ._reply import Response
 
 BOUNDARY = re.compile(
     r"exclud|withh[eo]ld|not (?:been )?(?:reviewed|provided|shared|made available)"
-    r"|supersed|out of date|no longer current|replaced by",
+    r"|supersed|out of date|no longer current|replac",
     re.IGNORECASE,
 )
 """Words that announce a boundary or a stale record."""

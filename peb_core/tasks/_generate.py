@@ -11,9 +11,10 @@ Two tiers share the rendering of documents from findings and the computation of 
   template's material record (M1) the contract requires a second restricted record (M2, kept in
   another scope); the view holds a copy of each, current or out of date, while the masters stay
   hidden. Complete and incomplete tasks are balanced, and so, independently of completeness, are
-  the two surface signals: the tracker naming an excluded scope (the missing one, or a decoy
+  the two surface signals: the tracker naming an excluded scope (a missing one, or a decoy
   holding nothing required) and a copy speaking of supersession (an out-of-date copy saying it
-  is superseded, or a current copy saying it replaces an archived version).
+  is superseded, or a current copy saying it replaces an archived version); on an incomplete
+  task either signal is a decoy as often as it is real.
 """
 
 from __future__ import annotations
@@ -247,42 +248,74 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
 
 
 Stale = Literal["none", "m1", "m2", "both"]
+Signal = Literal["none", "real", "decoy"]
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """How a hard task's evidence is laid out: which restricted copies are out of date, and
-    whether the tracker names an excluded scope and a copy speaks of supersession."""
+    """How a hard task's evidence is laid out: which restricted copies are out of date, and the
+    two surface signals. `notice`: the tracker names an excluded scope, a missing one (`real`)
+    or one holding nothing required (`decoy`). `supersession`: the out-of-date copies say so
+    (`real`), or a current copy says it replaces an archived version (`decoy`)."""
 
     stale: Stale
-    notice: bool
-    supersession: bool
+    notice: Signal
+    supersession: Signal
 
 
 def _schedule(spec: ScenarioFile) -> list[_Layout]:
     """The layouts of a family's canonical hard tasks (templates x canonical seeds, in order):
-    half complete; the incomplete half split evenly among M1, M2 and both out of date; and the
-    notice and the supersession sentence each present in half of either half, independently."""
-    cells = [(notice, sup) for notice in (False, True) for sup in (False, True)]
-    n = len(spec.templates) * len(spec.canonical_seeds)
+    half complete; the incomplete half split evenly among M1, M2 and both out of date; each
+    signal present in half of either half, independently, and on incomplete tasks a decoy as
+    often as a real one (where a current copy exists to carry a decoy supersession)."""
     layouts: list[_Layout] = []
-    stale_kinds: tuple[Stale, ...] = ("m1", "m2", "both")
-    for i in range(n):
-        notice, sup = cells[(i // 2) % len(cells)]
-        stale: Stale = "none" if i % 2 == 0 else stale_kinds[(i // 8) % len(stale_kinds)]
-        layouts.append(_Layout(stale, notice, sup))
+    kinds: dict[str, list[Signal]] = {"notice": [], "supersession": []}
+
+    def present(signal: str, decoy_possible: bool = True) -> Signal:
+        given = kinds[signal]
+        kind: Signal = (
+            "decoy" if decoy_possible and given.count("real") > given.count("decoy") else "real"
+        )
+        given.append(kind)
+        return kind
+
+    for notice in (False, True):
+        for sup in (False, True):
+            for _ in range(3):
+                layouts.append(
+                    _Layout("none", "decoy" if notice else "none", "decoy" if sup else "none")
+                )
+            for stale in ("m1", "m2", "both"):
+                layouts.append(
+                    _Layout(
+                        stale,
+                        present("notice") if notice else "none",
+                        present("supersession", stale != "both") if sup else "none",
+                    )
+                )
+    n = len(spec.templates) * len(spec.canonical_seeds)
+    layouts = [layouts[i % len(layouts)] for i in range(n)]
     random.Random(f"{spec.id}|hard-schedule").shuffle(layouts)
     return layouts
 
 
 def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
     """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
-    rates (half complete, each signal present half the time)."""
+    rates (half complete; each signal present half the time, a decoy or, on an incomplete
+    task, as often a real one)."""
     if seed in spec.canonical_seeds:
         index = spec.templates.index(template) * len(spec.canonical_seeds)
         return _schedule(spec)[index + spec.canonical_seeds.index(seed)]
     stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
-    return _Layout(stale, rng.random() < 0.5, rng.random() < 0.5)
+
+    def signal(decoy_possible: bool) -> Signal:
+        if rng.random() < 0.5:
+            return "none"
+        if stale == "none" or (decoy_possible and rng.random() < 0.5):
+            return "decoy"
+        return "real"
+
+    return _Layout(stale, signal(True), signal(stale != "both"))
 
 
 def _date(rng: random.Random, before: date | None = None) -> date:
@@ -330,8 +363,8 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
         elif slot.no_findings:
             fills["findings"] = draw.text(slot.no_findings)
         if role == "tracker":
-            if layout.notice:
-                named = rng.choice(missing_scopes) if missing_scopes else decoy
+            if layout.notice != "none":
+                named = rng.choice(missing_scopes) if layout.notice == "real" else decoy
                 phrasing = rng.choice(spec.boundary.excluded)
                 fills["boundary"] = phrasing.format(
                     scope=named, scope_description=spec.scopes[named]
@@ -354,17 +387,17 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
     # The restricted records: a visible copy of each (with a stamp; perhaps a sentence on
     # supersession) and the hidden master, current, in its home scope.
-    material_findings = [f for f in template.findings if f.slot == "material"]
-    facts, sentences = draw.findings(material_findings)
-    m2_titles = next(t.material.titles for t in spec.templates if t.material.evidence_family == m2)
-    speaks = rng.choice((m1, m2)) if layout.supersession and not missing_scopes else None
-    for family, titles in ((m1, template.material.titles), (m2, m2_titles)):
-        fills = dict(draw.variables)
-        fills["findings"] = (
-            " ".join(sentences) if family == m1 else draw.text(hard.no_findings[family])
-        )
-        body = _format(rng.choice(slots["material"].bodies), fills)
-        title = draw.text(titles)
+    # M1's copy carries the template's material findings under one of its titles; M2's copy
+    # holds none, so it is titled by what the record is (its template's titles name findings).
+    facts, sentences = draw.findings(f for f in template.findings if f.slot == "material")
+    current = [f for f in (m1, m2) if not stale[f]]
+    speaks = rng.choice(current) if layout.supersession == "decoy" else None
+    for family in (m1, m2):
+        if family == m1:
+            body, title = " ".join(sentences), draw.text(template.material.titles)
+        else:
+            body = draw.text(hard.no_findings[family])
+            title = spec.evidence_family(family).description.rstrip(".")
         own = tuple(facts) if family == m1 else ()
         master = Document(
             doc_id=draw.doc_id(),
@@ -382,7 +415,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             "old": str(versions[family] - 1),
             "old_date": _shown(earlier[family]),
         }
-        if stale[family] and layout.supersession:
+        if stale[family] and layout.supersession == "real":
             copy_text += " " + draw.text(
                 hard.superseded_by,
                 scope=homes[family],
@@ -443,9 +476,12 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     oracles = _oracles(spec, contract, documents, authorized)
     topologies: list[str] = []
     if missing_scopes:
-        # A gap is named by the tracker's notice (one missing scope) or by the out-of-date
-        # copies saying so (every missing scope); otherwise it is silent.
-        n_named = len(missing_scopes) if layout.supersession else int(layout.notice)
+        # A gap is named by a real notice (one missing scope) or by the out-of-date copies
+        # saying so (every missing scope); otherwise it is silent.
+        if layout.supersession == "real":
+            n_named = len(missing_scopes)
+        else:
+            n_named = int(layout.notice == "real")
         topologies.append("superseded")
         if n_named:
             topologies.append("named_gap")
@@ -453,11 +489,10 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             topologies.append("silent_gap")
         if len(missing_scopes) == 2:
             topologies.append("two_missing")
-    else:
-        if layout.notice:
-            topologies.append("decoy_notice")
-        if layout.supersession:
-            topologies.append("decoy_supersession")
+    if layout.notice == "decoy":
+        topologies.append("decoy_notice")
+    if layout.supersession == "decoy":
+        topologies.append("decoy_supersession")
     return Task(
         task_id=task_id(template.id, seed, "hard"),
         family=spec.id,
@@ -503,24 +538,19 @@ def _oracles(
     authorized: Sequence[Document],
 ) -> Oracles:
     """Every oracle from the facts: a required family is covered by an authorized document of
-    it that is not superseded; the gap report names the uncovered families, the scopes of the
-    hidden documents holding them, and the answer fields they inform."""
+    it that is not superseded; the gap report names the uncovered families (in contract order),
+    the scopes of the hidden documents holding them, and the answer fields they inform."""
     schema = answer_schema(spec)
     covered = {d.evidence_family for d in authorized if not d.superseded}
     missing = [r for r in contract.required_evidence if r.id not in covered]
     gap = None
     if missing:
-        missing_ids = {r.id for r in missing}
         claims = [claim for r in missing for claim in r.informs]
-        scopes: list[str] = []
         visible = {d.doc_id for d in authorized}
-        for doc in documents:
-            if (
-                doc.doc_id not in visible
-                and doc.evidence_family in missing_ids
-                and doc.scope not in scopes
-            ):
-                scopes.append(doc.scope)
+        hidden = [d for d in documents if d.doc_id not in visible]
+        scopes = list(
+            dict.fromkeys(d.scope for r in missing for d in hidden if d.evidence_family == r.id)
+        )
         partial = contract.partial_response_permitted
         gap = GapReport(
             status="partial" if partial else "blocked",

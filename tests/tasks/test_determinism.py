@@ -20,12 +20,15 @@ PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
 # sha256 of the canonical export: the 168 canonical tasks (7 families x 24), one
 # `task.model_dump_json()` per line, in generate_tasks order. Editing scenarios/*.toml or the
 # generator changes it ON PURPOSE: check the change is intended, then pin the new digest here.
-CANONICAL_EXPORT_SHA256 = "7d5b5ed20d51ba375695d4a7c20b73d8d4dfbee981bc4b03ae7f3a3bd52d7ef5"
+CANONICAL_EXPORT_SHA256 = "8693725e05de20dbcf7d5831fe9400ebd864b951ec7d02edefa23f1f27300f23"
+
+HARD_EXPORT_SHA256 = "3c843d9d924e15dc1dfd32db9eb886e848e994ac7d76280363c4ce5ed2a31489"
+"""The same for the hard tier's 168 canonical tasks."""
 
 EXPORT = (
     "import sys\n"
     "from peb_core import generate_tasks, load_families\n"
-    "tasks = generate_tasks(load_families().values())\n"
+    "tasks = generate_tasks(load_families().values(), tier=sys.argv[1])\n"
     "sys.stdout.buffer.write(''.join(t.model_dump_json() + '\\n' for t in tasks).encode())\n"
 )
 
@@ -34,12 +37,12 @@ def _export(tasks: list[Task]) -> bytes:
     return "".join(t.model_dump_json() + "\n" for t in tasks).encode()
 
 
-def _export_in_subprocess(hash_seed: str, cwd: Path) -> bytes:
+def _export_in_subprocess(hash_seed: str, cwd: Path, tier: str = "paper") -> bytes:
     env = {k: v for k, v in os.environ.items() if k != "PEB_SCENARIOS_DIR"}
     env["PYTHONHASHSEED"] = hash_seed
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, "-c", EXPORT],
+        [sys.executable, "-c", EXPORT, tier],
         capture_output=True,
         cwd=cwd,
         env=env,
@@ -53,11 +56,14 @@ def _export_in_subprocess(hash_seed: str, cwd: Path) -> bytes:
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     cwd = tmp_path_factory.mktemp("export")
-    return {seed: _export_in_subprocess(seed, cwd) for seed in ("0", "12345")}
+    out = {seed: _export_in_subprocess(seed, cwd) for seed in ("0", "12345")}
+    out |= {f"hard-{seed}": _export_in_subprocess(seed, cwd, "hard") for seed in ("0", "12345")}
+    return out
 
 
-def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes]) -> None:
-    first, second = exports["0"], exports["12345"]
+@pytest.mark.parametrize("tier", ["", "hard-"])
+def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes], tier: str) -> None:
+    first, second = exports[f"{tier}0"], exports[f"{tier}12345"]
     assert first.count(b"\n") == 168
     assert first == second
 
@@ -70,6 +76,7 @@ def test_subprocess_export_equals_in_process_export(
 
 def test_canonical_export_digest_is_pinned(exports: dict[str, bytes]) -> None:
     assert hashlib.sha256(exports["0"]).hexdigest() == CANONICAL_EXPORT_SHA256
+    assert hashlib.sha256(exports["hard-0"]).hexdigest() == HARD_EXPORT_SHA256
 
 
 def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: list[Task]) -> None:

@@ -87,16 +87,23 @@ def _contains(dumped: str, parsed: Any, needle: str) -> bool:
 
 
 def hidden_leaks(dumped: str, task: Task) -> list[str]:
-    """Hidden documents' bodies, titles and ids found anywhere in a dumped view. A title or
-    body that an authorized document has too (a current copy of a hidden master, on the hard
-    tier) tells nothing of the hidden document and is not a leak; an id always is."""
+    """Hidden documents' bodies, titles and ids found anywhere in a dumped view. On the hard
+    tier the view holds copies of hidden masters (the same record: role and evidence family),
+    whose text a master's may share; that tells nothing of the hidden document. An id, or text
+    found in any other document, is a leak."""
     parsed = json.loads(dumped)
-    shown = {getattr(d, what) for d in task.authorized_documents for what in ("title", "body")}
     problems = []
     for doc in task.hidden_documents:
+        copies = [
+            d
+            for d in task.authorized_documents
+            if (d.role, d.evidence_family) == (doc.role, doc.evidence_family)
+        ]
         for what in ("body", "title", "doc_id"):
             value = getattr(doc, what)
-            if value not in shown and _contains(dumped, parsed, value):
+            if what != "doc_id" and any(value in getattr(c, what) for c in copies):
+                continue
+            if _contains(dumped, parsed, value):
                 problems.append(f"hidden {doc.role} {what} {value!r}")
     return problems
 
