@@ -5,6 +5,9 @@ are derived from a task. Nothing here knows a family by name."""
 from ._answers import AnswerField, answer_schema, fold_answer, live_effects
 from ._documents import boundary_sentence, documents_frame
 from ._generate import (
+    MAX_DISTRACTORS,
+    MAX_TASKS,
+    TooManySeeds,
     count_tasks,
     generate_task,
     generate_tasks,
@@ -12,6 +15,7 @@ from ._generate import (
     parse_seeds,
     parse_task_id,
     task_id,
+    task_keys,
 )
 from ._overlap import (
     FRESH_SEEDS,
@@ -62,6 +66,8 @@ from ._views import (
 
 __all__ = [
     "FRESH_SEEDS",
+    "MAX_DISTRACTORS",
+    "MAX_TASKS",
     "ROLES",
     "SHINGLE",
     "Answer",
@@ -82,6 +88,7 @@ __all__ = [
     "ScenarioFile",
     "SystemView",
     "Task",
+    "TooManySeeds",
     "ViewKind",
     "VisibleDocument",
     "VisibleFacts",
@@ -109,6 +116,7 @@ __all__ = [
     "shingles",
     "system_view",
     "task_id",
+    "task_keys",
     "task_shingles",
     "template_overlap",
     "view_for",
