@@ -1,6 +1,7 @@
 """The runner: a system over tasks into a run folder, resumable. Each finished task is appended
 and flushed at once, so an interrupted run loses at most the requests in flight, and running it
-again skips what is recorded."""
+again skips what is recorded (and retries what ended in error). One process writes a run folder
+at a time (`run_lock`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
 
+from .._warn import warn
 from ..systems import ResponseRecord, System
 from ..tasks import ScenarioFile, Task, count_tasks, iter_tasks, scenario_hash, view_for
 from ._store import (
@@ -21,10 +23,16 @@ from ._store import (
     RunError,
     RunManifest,
     count_records,
+    drop_error_records,
     now,
     package_version,
     read_manifest,
     read_records,
+    records_within,
+    run_differences,
+    run_lock,
+    set_aside_torn_tail,
+    task_set,
     write_manifest,
 )
 
@@ -42,8 +50,15 @@ def run_system(
     progress: Progress | None = None,
     limit: int | None = None,
     distractors: int = 0,
+    retry_errors: bool = True,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
+
+    Resuming sets aside a torn last line (`set_aside_torn_tail`), warns (PebWarning) about
+    corrupt, repeated and foreign records, and runs again every task whose record is an error
+    (the new record replaces it) unless `retry_errors` is False. Only records of the run's own
+    tasks count. Another process writing `run_dir` at the time, or a file that cannot be read or
+    written, is a RunError.
 
     Args:
         system: the system to run.
@@ -57,6 +72,7 @@ def run_system(
             only those are scored, and a later run into the folder may extend it.
         distractors: neutral authorized documents added to each task; recorded in the
             manifest, so a resumed run must ask for the same number.
+        retry_errors: run again the tasks whose record is an error.
     """
     return asyncio.run(
         run_system_async(
@@ -68,6 +84,7 @@ def run_system(
             progress=progress,
             limit=limit,
             distractors=distractors,
+            retry_errors=retry_errors,
         )
     )
 
@@ -82,6 +99,7 @@ async def run_system_async(
     progress: Progress | None = None,
     limit: int | None = None,
     distractors: int = 0,
+    retry_errors: bool = True,
 ) -> RunManifest:
     """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
     specs = {spec.id: spec for spec in families}
@@ -99,25 +117,54 @@ async def run_system_async(
         started_at=now(),
         counts=RunCounts(n_tasks=n_tasks),
     )
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with run_lock(run_dir):
+            return await _run_locked(
+                system, specs, run_dir, manifest, progress, concurrency, retry_errors
+            )
+    except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
+        raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
+
+
+async def _run_locked(
+    system: System,
+    specs: dict[str, ScenarioFile],
+    run_dir: Path,
+    manifest: RunManifest,
+    progress: Progress | None,
+    concurrency: int,
+    retry_errors: bool,
+) -> RunManifest:
+    """The body of `run_system_async`, with the run folder locked."""
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
-        same = ("system", "config", "families", "seeds", "distractors", "scenario_hash")
-        if old.model_dump(include=set(same)) != manifest.model_dump(include=set(same)):
+        differences = run_differences(old, manifest)
+        if differences:
             raise RunError(
-                f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}, "
-                f"distractors {old.distractors}, "
-                f"scenarios {old.scenario_hash[:12]}); choose another --out"
+                f"{run_dir}: holds a different run: {'; '.join(differences)}; choose another --out"
             )
+        limit = manifest.limit
         covered = None if old.limit is None or limit is None else max(old.limit, limit)
         manifest = manifest.model_copy(update={"started_at": old.started_at, "limit": covered})
     write_manifest(run_dir, manifest)
 
     path = run_dir / RESPONSES
-    done_records, _ = read_records(path)
-    done = {(r.family, r.task_id) for r in done_records}
+    keys = set(task_set(run_dir, manifest, specs))
+    torn = set_aside_torn_tail(path)
+    if torn:
+        warn(torn)
+    records, problems = read_records(path)
+    records, foreign = records_within(path, records, keys)
+    for line in [*problems, *foreign]:
+        warn(line)
+    failed = {(r.family, r.task_id) for r in records if r.status == "error"}
+    if retry_errors and failed:
+        drop_error_records(path, failed)
+        records, _ = records_within(path, read_records(path)[0], keys)
+    done = {(r.family, r.task_id) for r in records}
     gate = asyncio.Semaphore(max(1, concurrency))
     finished = 0
+    n_tasks = manifest.counts.n_tasks
 
     with path.open("a", encoding="utf-8") as out:
 
@@ -135,19 +182,23 @@ async def run_system_async(
                 progress(record, finished, n_tasks)
 
         pending = []
-        for task in islice(iter_tasks(families, seeds, distractors), n_tasks):
+        tasks = iter_tasks(specs.values(), manifest.seeds, manifest.distractors)
+        for task in islice(tasks, n_tasks):
             if (task.family, task.task_id) in done:
                 finished += 1
                 continue
             pending.append(asyncio.ensure_future(one(task)))
             # Let the first requests go out while the later tasks are generated.
             await asyncio.sleep(0)
-        await asyncio.gather(*pending)
+        try:
+            await asyncio.gather(*pending)
+        finally:  # a write failed: stop the rest before the file closes
+            for future in pending:
+                future.cancel()
 
-    records, _ = read_records(path)
-    covered = n_every if manifest.limit is None else min(manifest.limit, n_every)
+    records, _ = records_within(path, read_records(path)[0], keys)
     manifest = manifest.model_copy(
-        update={"finished_at": now(), "counts": count_records(covered, records)}
+        update={"finished_at": now(), "counts": count_records(len(keys), records)}
     )
     write_manifest(run_dir, manifest)
     return manifest
