@@ -173,11 +173,14 @@ def _(peb_core, run_dirs, run_pick):
     # Scored once per choice of runs (each run cached by peb_core.report.load_run); a family
     # choice only filters these rows, since a scorecard row is one run x family.
     if run_pick.value:
-        scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
+        _picked = [run_dirs[r] for r in run_pick.value]
+        scores, warnings = peb_core.score_run_dirs(_picked)
         full_card = peb_core.scorecard(scores)
     else:
-        scores, warnings, full_card = None, [], None
-    return full_card, scores, warnings
+        _picked, scores, warnings, full_card = [], None, [], None
+    # The `run` column holds each folder's label (its name, or more of its path if two share it).
+    run_paths = {label: d for d, label in peb_core.runs.run_labels(_picked).items()}
+    return full_card, run_paths, scores, warnings
 
 
 @app.cell
@@ -267,14 +270,14 @@ def _(mo):
 
 
 @app.cell
-def _(doc_cards, families, mo, peb_core, pl, run_dirs, task_rows):
+def _(doc_cards, families, mo, peb_core, pl, run_paths, task_rows):
     _picked = task_rows.value is not None and not task_rows.value.is_empty()
     _rows = task_rows.value if _picked else task_rows.data
     mo.stop(_rows.is_empty())
     _row = _rows.row(0, named=True)
     _spec = families[_row["family"]]
     _template, _seed = peb_core.parse_task_id(_row["task_id"])
-    _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
+    _dir = run_paths[_row["run"]]
     _distractors = peb_core.read_manifest(_dir).distractors
     _task = peb_core.generate_task(_spec, _template, _seed, _distractors)
     _record = peb_core.runs.run_record(_dir, _row["family"], _row["task_id"])

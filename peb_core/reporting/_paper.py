@@ -22,7 +22,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..runs import discover_runs, read_manifest, score_run_dirs
+from ..runs import discover_runs, read_manifest, run_labels, score_run_dirs
 from ..scoring import scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (
@@ -248,7 +248,8 @@ def model_results(runs_root: Path = RUNS_ROOT) -> pl.DataFrame:
     if not dirs:
         return pl.DataFrame(schema=MODEL_COLUMNS)
     models = {
-        d.name: str(read_manifest(d).config.get("model", read_manifest(d).system)) for d in dirs
+        label: str(read_manifest(d).config.get("model", read_manifest(d).system))
+        for d, label in run_labels(dirs).items()
     }
     scores, _ = score_run_dirs(dirs)
     card = scorecard(scores)
