@@ -329,8 +329,8 @@ def test_killed_run_resumes_to_the_same_scores(server: ScriptedServer, tmp_path:
     ("args", "message"),
     [
         (["--protocol", "nope"], "unknown protocol 'nope'"),
-        (["--concurrency", "0"], "--concurrency must be at least 1"),
-        (["--timeout", "0"], "--timeout must be positive"),
+        (["--concurrency", "0"], "argument --concurrency: expected an integer >= 1"),
+        (["--timeout", "0"], "argument --timeout: expected a finite number > 0"),
     ],
 )
 def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
