@@ -46,6 +46,8 @@ class Reply(BaseModel):
     raw: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    truncated: bool = False
+    """The reply text was longer than a model system keeps (`MAX_REPLY_CHARS`) and was cut."""
 
 
 class _RecordKey(BaseModel):
