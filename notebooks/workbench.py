@@ -176,10 +176,13 @@ def _(run_dirs, run_pick, runs):
     # Scored once per choice of runs (each run's scores are saved beside it); a family or tier
     # choice only filters these rows.
     if run_pick.value:
-        scores, warnings = runs.score_run_dirs([run_dirs[r] for r in run_pick.value])
+        _picked = [run_dirs[r] for r in run_pick.value]
+        scores, warnings = runs.score_run_dirs(_picked)
     else:
-        scores, warnings = None, []
-    return scores, warnings
+        _picked, scores, warnings = [], None, []
+    # The `run` column holds each folder's label (its name, or more of its path if two share it).
+    run_paths = {label: d for d, label in runs.run_labels(_picked).items()}
+    return run_paths, scores, warnings
 
 
 @app.cell
@@ -245,14 +248,14 @@ def _(mo, pl, scoring, view):
 
 
 @app.cell
-def _(families, mo, run_dirs, runs, scoring, task_rows, tasks):
+def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
     _picked = task_rows.value is not None and not task_rows.value.is_empty()
     _rows = task_rows.value if _picked else task_rows.data
     mo.stop(_rows.is_empty())
     _row = _rows.row(0, named=True)
     _spec = families[_row["family"]]
     _ref = tasks.parse_task_id(_row["task_id"])
-    _dir = next(p for p in run_dirs.values() if p.name == _row["run"])
+    _dir = run_paths[_row["run"]]
     _manifest = runs.read_manifest(_dir)
     _task = tasks.generate_task(_spec, _ref.template, _ref.seed, _manifest.distractors, _ref.tier)
     _record = runs.run_record(_dir, _row["family"], _row["task_id"])

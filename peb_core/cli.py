@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from collections.abc import Sequence
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
+from urllib.parse import urlsplit
 
 import polars as pl
 
+from ._warn import PebWarning
 from .runs import (
     INTERVAL_KEYS,
     RunError,
     RunManifest,
     load_run,
+    run_records,
     run_system,
     runs_root,
     score_run_dirs,
@@ -37,12 +43,16 @@ from .systems import (
     stop_local,
 )
 from .tasks import (
+    MAX_DISTRACTORS,
+    MAX_TASKS,
     TIERS,
     ModelView,
     ScenarioError,
     ScenarioFile,
     SystemView,
     Task,
+    TooManySeeds,
+    count_tasks,
     families_with_template,
     generate_task,
     generate_tasks,
@@ -64,28 +74,44 @@ class _Parser(argparse.ArgumentParser):
 
 def _families(arg: list[str] | None) -> list[ScenarioFile]:
     known = load_families()
-    names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()] or list(known)
+    names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()]
+    if arg is not None and not names:
+        raise UsageError(f"--family: no family named; valid: {', '.join(known)}")
     for name in names:
         if name not in known:
             raise UsageError(f"unknown family {name!r}; valid: {', '.join(known)}")
-    return [known[n] for n in dict.fromkeys(names)]
+    return [known[n] for n in dict.fromkeys(names or known)]
 
 
-def _seeds(arg: str | None) -> list[int] | None:
-    try:
-        return parse_seeds(arg) if arg else None
-    except ValueError as exc:
-        raise UsageError(f"--seeds: {exc}") from None
+def _selection(
+    args: argparse.Namespace, limit: int | None = None
+) -> tuple[list[ScenarioFile], list[int] | None, int]:
+    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks (or
+    the first `limit` of them) and distractors only for families that declare them."""
+    specs = _families(args.family)
+    seeds = None
+    if args.seeds is not None:
+        try:
+            seeds = parse_seeds(args.seeds, limit=args.max_tasks)
+        except TooManySeeds as exc:
+            raise UsageError(
+                f"--seeds: {exc}; at most --max-tasks ({args.max_tasks:,}) tasks per command"
+            ) from None
+        except ValueError as exc:
+            raise UsageError(f"--seeds: {exc}") from None
+    n_tasks = count_tasks(specs, seeds)
+    if min(n_tasks, limit or n_tasks) > args.max_tasks:
+        raise UsageError(
+            f"{n_tasks:,} tasks asked for, more than --max-tasks ({args.max_tasks:,}); choose "
+            "fewer seeds or families, or raise --max-tasks"
+        )
+    return specs, seeds, _distractors(args.distractors, specs)
 
 
-def _distractors(args: argparse.Namespace) -> int:
-    n = int(getattr(args, "distractors", 0) or 0)
-    if n < 0:
-        raise UsageError(f"--distractors must be at least 0, got {n}")
-    if n:
-        for spec in _families(args.family):
-            if spec.distractors is None:
-                raise UsageError(f"--distractors: family {spec.id} declares no [distractors]")
+def _distractors(n: int, specs: Sequence[ScenarioFile]) -> int:
+    for spec in specs if n else []:
+        if spec.distractors is None:
+            raise UsageError(f"--distractors: family {spec.id} declares no [distractors]")
     return n
 
 
@@ -102,7 +128,8 @@ def _find_task(
         raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")
     if len(matches) > 1:
         raise UsageError(f"template {template!r} is in several families; pass --family")
-    return generate_task(matches[0], template, seed, distractors, tier), matches[0]
+    spec = matches[0]
+    return generate_task(spec, template, seed, _distractors(distractors, [spec]), tier), spec
 
 
 def _print_frame(frame: pl.DataFrame) -> None:
@@ -120,9 +147,7 @@ def _print_frame(frame: pl.DataFrame) -> None:
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(
-        _families(args.family), _seeds(args.seeds), _distractors(args), args.tier
-    )
+    tasks = generate_tasks(*_selection(args), args.tier)
     rows = [
         {
             "task_id": t.task_id,
@@ -149,7 +174,7 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = _find_task(args.task_id, args.family, _distractors(args))
+    task, _ = _find_task(args.task_id, args.family, args.distractors)
     if args.json:
         print(task.model_dump_json(indent=2))
         return
@@ -176,15 +201,18 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 
 
 def cmd_tasks_export(args: argparse.Namespace) -> None:
-    specs = _families(args.family)
+    specs, seeds, distractors = _selection(args)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, _seeds(args.seeds), _distractors(args), args.tier)
+    tasks = generate_tasks(specs, seeds, distractors, args.tier)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as handle:
-        for task in tasks:
-            item = model_view(task, by_id[task.family]) if args.model_view else task
-            handle.write(item.model_dump_json() + "\n")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for task in tasks:
+                item = model_view(task, by_id[task.family]) if args.model_view else task
+                handle.write(item.model_dump_json() + "\n")
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 
 
@@ -214,15 +242,14 @@ def cmd_local_model(args: argparse.Namespace) -> None:
         print(f"local/{model.name}: {'stopped' if stop_local(model) else 'was not running'}")
 
 
-def cmd_run(args: argparse.Namespace) -> None:
-    specs = _families(args.family)
-    if args.system and args.system not in BASELINES:
+def cmd_run(args: argparse.Namespace) -> int:
+    """Exit status 1 when any task of the run ended in error (after naming the commonest
+    reasons), else 0."""
+    specs, seeds, distractors = _selection(args, args.limit)
+    if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
-    for flag, value in (("--timeout", args.timeout), ("--max-tokens", args.max_tokens)):
-        if value <= 0:
-            raise UsageError(f"{flag} must be positive, got {value}")
     system = build_system(
-        args.model or args.system,
+        args.model if args.model is not None else args.system,
         specs,
         protocol=args.protocol,
         temperature=args.temperature,
@@ -231,10 +258,6 @@ def cmd_run(args: argparse.Namespace) -> None:
         timeout_s=args.timeout,
         local_port=args.local_port,
     )
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit must be at least 1, got {args.limit}")
     errors = tokens = 0
     costs: list[float | None] = []
 
@@ -252,30 +275,51 @@ def cmd_run(args: argparse.Namespace) -> None:
             flush=True,
         )
 
+    out = Path(args.out)
     manifest = run_system(
         system,
         specs,
-        Path(args.out),
-        seeds=_seeds(args.seeds),
+        out,
+        seeds=seeds,
         concurrency=args.concurrency,
         progress=progress,
         limit=args.limit,
-        distractors=_distractors(args),
+        distractors=distractors,
         tier=args.tier,
+        retry_errors=args.retry_errors,
     )
-    scores = load_run(Path(args.out)).scores  # saved beside the run, for the notebooks
+    scores = load_run(out).scores  # saved beside the run, for the notebooks
     c = manifest.counts
     unreadable = scores.filter(pl.col("status") == "unreadable").height
     print(
         f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {unreadable} of them unreadable, "
         f"{c.error} errors)"
     )
+    if not c.error:
+        return 0
+    reasons = Counter(r.error or "-" for r in run_records(out) if r.status == "error")
+    print(
+        f"peb: {c.error} of {c.n_tasks} tasks ended in error (the same command retries them); "
+        f"{'the commonest reasons' if len(reasons) > 3 else 'why'}:",
+        file=sys.stderr,
+    )
+    for reason, count in reasons.most_common(3):
+        print(f"peb:   {count} x {reason}", file=sys.stderr)
+    return 1
 
 
 def cmd_score(args: argparse.Namespace) -> None:
     card, warnings = scorecard_of([Path(d) for d in args.dirs])
-    if args.family:
-        card = card.filter(pl.col("family").is_in([s.id for s in _families(args.family)]))
+    if args.family is not None:
+        wanted = [s.id for s in _families(args.family)]
+        covered = set(card["family"])
+        lacking = [f for f in wanted if f not in covered]
+        if lacking:
+            raise UsageError(
+                f"--family: no given run covers {', '.join(lacking)}; "
+                f"they cover {', '.join(sorted(covered))}"
+            )
+        card = card.filter(pl.col("family").is_in(wanted))
     for line in warnings:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:
@@ -302,6 +346,10 @@ def _with_interval(value: str, low: str, high: str) -> pl.Expr:
     return text.fill_null("-").alias(value)
 
 
+FEW_COMMON_TASKS = 10
+"""`peb compare` warns when two runs share fewer tasks than this."""
+
+
 def cmd_compare(args: argparse.Namespace) -> None:
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
@@ -310,6 +358,12 @@ def cmd_compare(args: argparse.Namespace) -> None:
         frame = compare_scores(scores_a, scores_b)
     except CompareError as exc:
         raise UsageError(str(exc)) from None
+    common = frame.filter(pl.col("family") == "all")["n_pairs"].max()
+    if isinstance(common, int) and common < FEW_COMMON_TASKS:
+        warn_a.append(
+            f"{args.run_a} and {args.run_b} have only {common} task(s) in common; "
+            "the comparison says little"
+        )
     for line in [*warn_a, *warn_b]:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:
@@ -370,6 +424,67 @@ def cmd_schema(args: argparse.Namespace) -> None:
         print(json.dumps(schemas, indent=2))
 
 
+def _checked(
+    kind: Callable[[str], Any], ok: Callable[[Any], bool], valid: str
+) -> Callable[[str], Any]:
+    """An argparse type: `kind(text)` if that works and passes `ok`, else one line naming what
+    is valid."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {valid}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _path(kind: str) -> Callable[[str], str]:
+    """An argparse type for a path: not empty, UTF-8, and not an existing file where a `folder`
+    is wanted, nor a folder where a `file` is."""
+
+    def parse(text: str) -> str:
+        path = Path(text)
+        if not text:
+            problem = "expected a path, got ''"
+        elif not _utf8(text):
+            problem = f"{text!r} is not UTF-8; choose a UTF-8 path"
+        elif kind == "folder" and path.exists() and not path.is_dir():
+            problem = f"{text} exists and is not a folder"
+        elif kind == "file" and path.is_dir():
+            problem = f"{text} is a folder; expected a file path"
+        else:
+            return text
+        raise argparse.ArgumentTypeError(problem)
+
+    return parse
+
+
+_COUNT = _checked(int, lambda n: n >= 1, "an integer >= 1")
+_PORT = _checked(int, lambda n: 1 <= n <= 65535, "a port from 1 to 65535")
+_DISTRACTORS = _checked(
+    int,
+    lambda n: 0 <= n <= MAX_DISTRACTORS,
+    f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
+)
+_URL = _checked(
+    str,
+    lambda u: _utf8(u) and urlsplit(u).scheme in ("http", "https") and bool(urlsplit(u).hostname),
+    "an http(s) URL such as http://HOST/v1",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="peb", description="partial-evidence-bench: tasks, runs and scores.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -388,10 +503,18 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--distractors",
-            type=int,
+            type=_DISTRACTORS,
             default=0,
             metavar="N",
-            help="add N neutral authorized documents to each task (default 0)",
+            help=f"add N neutral authorized documents to each task (default 0, at most "
+            f"{MAX_DISTRACTORS}: each is one more document in every prompt)",
+        )
+        p.add_argument(
+            "--max-tasks",
+            type=_COUNT,
+            default=MAX_TASKS,
+            metavar="N",
+            help=f"refuse to generate more than N tasks (default {MAX_TASKS:,})",
         )
         p.add_argument(
             "--tier",
@@ -409,11 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task_id", help="<template>__s<seed> or <template>__hard__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
-    p.add_argument("--distractors", type=int, default=0, metavar="N")
+    p.add_argument("--distractors", type=_DISTRACTORS, default=0, metavar="N")
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     selection(p)
-    p.add_argument("--out", required=True, metavar="PATH")
+    p.add_argument("--out", required=True, type=_path("file"), metavar="PATH")
     p.add_argument(
         "--model-view",
         action="store_true",
@@ -426,44 +549,66 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
     who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
     selection(p)
-    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--out", required=True, type=_path("folder"), metavar="DIR")
     p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
-    p.add_argument("--concurrency", type=int, default=8, metavar="N")
-    p.add_argument("--temperature", type=float, default=0.0, metavar="T")
-    p.add_argument("--max-tokens", type=int, default=1024, metavar="N")
-    p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (--model)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="per request")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument("--concurrency", type=_COUNT, default=8, metavar="N")
     p.add_argument(
-        "--local-port", type=int, metavar="PORT", help="for local/<name> (default: its own)"
+        "--temperature",
+        type=_checked(float, lambda t: math.isfinite(t) and t >= 0, "a finite number >= 0"),
+        default=0.0,
+        metavar="T",
+    )
+    p.add_argument("--max-tokens", type=_COUNT, default=1024, metavar="N")
+    p.add_argument(
+        "--api-base", type=_URL, metavar="URL", help="an OpenAI-compatible server (--model)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_checked(float, lambda t: math.isfinite(t) and t > 0, "a finite number > 0"),
+        default=120.0,
+        metavar="S",
+        help="per request",
+    )
+    p.add_argument("--limit", type=_COUNT, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument(
+        "--no-retry-errors",
+        dest="retry_errors",
+        action="store_false",
+        help="on resume, keep tasks that ended in error as they are (default: run them again)",
+    )
+    p.add_argument(
+        "--local-port", type=_PORT, metavar="PORT", help="for local/<name> (default: its own)"
     )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
     p.add_argument("action", choices=["serve", "status", "stop"])
     p.add_argument("name", nargs="?", default="smollm2", help=f"one of: {', '.join(REGISTRY)}")
-    p.add_argument("--port", type=int, help="default: the model's own")
+    p.add_argument("--port", type=_PORT, help="default: the model's own")
     p.set_defaults(func=cmd_local_model)
 
     p = sub.add_parser("score", help="the scorecard of one or more run folders")
-    p.add_argument("dirs", nargs="+", metavar="DIR")
+    p.add_argument("dirs", nargs="+", type=_path("any"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="a JSON list of rows (with intervals)")
     p.add_argument("--ci", action="store_true", help="show each rate and mean with its interval")
     p.add_argument("--family", action="append", metavar="F", help="only these families")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
-    p.add_argument("run_a", metavar="RUN_A")
-    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("run_a", type=_path("any"), metavar="RUN_A")
+    p.add_argument("run_b", type=_path("any"), metavar="RUN_B")
     p.add_argument("--json", action="store_true", help="a JSON list of rows")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
         "report", help="the paper's tables (md, tex, csv) and figures (png, svg, pdf) to a folder"
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="created if need be")
+    p.add_argument(
+        "--out", required=True, type=_path("folder"), metavar="DIR", help="created if need be"
+    )
     p.add_argument(
         "--runs",
+        type=_path("any"),
         metavar="DIR",
         help="run folders (default: $PEB_RUNS_DIR, else the checked-in runs)",
     )
@@ -476,16 +621,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    if issubclass(category, PebWarning):
+        print(f"peb: warning: {message}", file=sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        args.func(args)
-    except (UsageError, ScenarioError, RunError, LocalModelError, SystemSpecError) as exc:
-        print(f"peb: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
-    return 0
+    """Run one command; its exit status: 0, 1 (`peb run` with tasks in error), 2 (bad input,
+    one line on stderr), 130 (interrupted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", PebWarning)
+        warnings.showwarning = _show_warning
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
+        except (UsageError, ScenarioError, RunError, LocalModelError, SystemSpecError) as exc:
+            print(f"peb: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(
+                "peb: interrupted (a run keeps what it recorded; the same command resumes it)",
+                file=sys.stderr,
+            )
+            return 130
+        except BrokenPipeError:
+            return 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
-"""Shared fixtures: the shipped families, their canonical tasks (24 per family), and baseline
-runs made from scratch (never the checked-in ones) in a session temp folder."""
+"""Shared fixtures: the shipped families, their canonical tasks (24 per family), baseline runs
+made from scratch (never the checked-in ones) in a session temp folder, and making a path
+read-only."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -46,3 +50,25 @@ def baseline_runs(
         name: (root / name, run_system(system, list(families.values()), root / name))
         for name, system in BASELINES.items()
     }
+
+
+@pytest.fixture
+def read_only() -> Iterator[Callable[[Path], None]]:
+    """Make a file or folder read-only, for root too (`chattr +i`: root ignores file modes);
+    undone after the test. Skips the test where that cannot be done."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
+                pytest.skip("root ignores file modes and chattr +i is not available")
+        else:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        made.append(path)
+
+    yield make
+    for path in made:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        else:
+            path.chmod(0o755 if path.is_dir() else 0o644)

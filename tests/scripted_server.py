@@ -1,5 +1,5 @@
 """An OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 whose behaviour per request is
-scripted. It records every request body. Real HTTP, no mocked client.
+scripted. It records every request's body, path and headers. Real HTTP, no mocked client.
 
 Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
 `python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
@@ -38,13 +38,15 @@ class Script:
     default: Step = field(default_factory=Step)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     raw: list[bytes] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     keep_bodies: bool = True
     requests: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
 
-    def next(self, body: bytes) -> Step:
+    def next(self, body: bytes, path: str = "", headers: dict[str, str] | None = None) -> Step:
         with self.lock:
             self.requests += 1
             self.in_flight += 1
@@ -52,6 +54,8 @@ class Script:
             if self.keep_bodies:
                 self.raw.append(body)
                 self.bodies.append(json.loads(body))
+                self.paths.append(path)
+                self.headers.append(headers or {})
             return self.steps.pop(0) if self.steps else self.default
 
     def done(self) -> None:
@@ -115,7 +119,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 script.reset()
                 self._send(200, b"{}", {})
                 return
-            step = script.next(body)
+            step = script.next(body, self.path, dict(self.headers))
             time.sleep(step.delay)
             script.done()
             if step.kind == "drop":

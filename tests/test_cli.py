@@ -206,4 +206,20 @@ def test_distractors_flag() -> None:
     assert shown["oracles"] == plain["oracles"]
     result = peb("tasks", "list", "--distractors", "-1")
     assert result.returncode == 2
-    assert "--distractors must be at least 0" in result.stderr
+    assert "argument --distractors: expected an integer from 0 to 50" in result.stderr
+
+
+def test_compare_warns_when_the_runs_share_few_tasks(tmp_path: Path) -> None:
+    runs = [tmp_path / s for s in ("silent_filter", "fail_and_report")]
+    for run in runs:
+        made = peb(
+            "run", "--system", run.name, "--family", "due_diligence_v1", "--seeds", "11",
+            "--out", str(run),
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    result = peb("compare", *map(str, runs))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        f"peb: warning: {runs[0]} and {runs[1]} have only 6 task(s) in common; "
+        "the comparison says little\n"
+    )

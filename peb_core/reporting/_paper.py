@@ -22,7 +22,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..runs import discover_runs, read_manifest, score_run_dirs
+from ..runs import discover_runs, read_manifest, run_labels, score_run_dirs
 from ..runs import runs_root as default_runs_root
 from ..scoring import HEADLINE, SURFACES, metric, scorecard
 from ..systems import BASELINES, Baseline
@@ -268,8 +268,10 @@ def model_results(runs_root: Path | None = None, tier: Tier | None = None) -> pl
     dirs = _runs(runs_root, baselines=False)
     if not dirs:
         return pl.DataFrame(schema=MODEL_COLUMNS)
-    manifests = {d.name: read_manifest(d) for d in dirs}
-    models = {name: str(m.config.get("model", m.system)) for name, m in manifests.items()}
+    models = {
+        label: str(read_manifest(d).config.get("model", read_manifest(d).system))
+        for d, label in run_labels(dirs).items()
+    }
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)

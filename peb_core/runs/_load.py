@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -24,7 +26,17 @@ from ..scoring import (
 )
 from ..systems import ResponseRecord, cache_dir
 from ..tasks import ScenarioFile, load_families, scenario_hash
-from ._store import MANIFEST, RESPONSES, RunManifest, read_manifest, read_records, run_tasks
+from ._store import (
+    MANIFEST,
+    RESPONSES,
+    RunError,
+    RunManifest,
+    read_manifest,
+    read_records,
+    records_within,
+    run_tasks,
+    task_set,
+)
 
 SCORECARD_KEYS = scorecard_keys()
 """The columns of `peb score --json`, in order: every metric of the registry, each rate and mean
@@ -69,7 +81,7 @@ _MAX_TASK_FRAMES = 64
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         stat = path.stat()
-    except FileNotFoundError:
+    except OSError:
         return None
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
@@ -119,15 +131,19 @@ def _task_frames(
     name = hashlib.sha256(repr((key, _code_digest())).encode()).hexdigest()[:32]
     folder = cache_dir() / "task-frames"
     paths = [folder / f"{name}.{part}.parquet" for part in ("tasks", "expected")]
+    notes = folder / f"{name}.json"
     try:
-        hit = tuple(pl.read_parquet(p) for p in paths)
-    except (OSError, pl.exceptions.PolarsError):
+        saved = _read_frames(notes, name, paths)
+    except _Untrusted:
+        saved = None  # a damaged cache entry only costs the regeneration
+    if saved is not None:
+        hit = tuple(saved[1])
+    else:
         tasks = run_tasks(run_dir, manifest, families)
         hit = (task_frame(tasks), expected_answers(tasks))
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            for frame, path in zip(hit, paths, strict=True):
-                _write_atomically(path, frame.write_parquet)
+            _write_frames(notes, name, dict(zip(paths, hit, strict=True)), {})
         except OSError:
             pass  # a read-only cache only costs the regeneration next time
     with _LOCK:
@@ -137,10 +153,63 @@ def _task_frames(
     return hit
 
 
-def _write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+def _write_atomically(path: Path, data: bytes) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    write(tmp)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+class _Untrusted(Exception):
+    """Saved frames that are there but cannot be trusted; the message says which and why."""
+
+
+def _write_frames(
+    notes: Path, key: str, frames: dict[Path, pl.DataFrame], extra: dict[str, Any]
+) -> None:
+    """Each frame to its parquet file, then `notes`: `key`, the sha256 of each file's bytes and
+    `extra`. Every file is written atomically, the notes last."""
+    digests = {}
+    for path, frame in frames.items():
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer)
+        data = buffer.getvalue()
+        _write_atomically(path, data)
+        digests[path.name] = hashlib.sha256(data).hexdigest()
+    _write_atomically(notes, json.dumps({**extra, "key": key, "sha256": digests}).encode())
+
+
+def _read_frames(
+    notes: Path, key: str, paths: Sequence[Path]
+) -> tuple[dict[str, Any], list[pl.DataFrame]] | None:
+    """The notes and frames `_write_frames` saved for `key`; None when none are saved for it (no
+    notes, or notes of another key). Raises _Untrusted when the notes cannot be read or a file's
+    bytes are not those the notes name (damaged, or copied from elsewhere): the parquet reader is
+    never given bytes it was not meant to read, since damaged ones can crash it."""
+    try:
+        saved = json.loads(notes.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise _Untrusted(f"{notes}: unreadable ({exc})") from None
+    if not isinstance(saved, dict) or saved.get("key") != key:
+        return None
+    digests = saved.get("sha256")
+    frames = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise _Untrusted(f"{path}: unreadable ({exc.strerror or exc})") from None
+        if (
+            not isinstance(digests, dict)
+            or digests.get(path.name) != hashlib.sha256(data).hexdigest()
+        ):
+            raise _Untrusted(f"{path}: not the file {notes.name} was saved with")
+        try:
+            frames.append(pl.read_parquet(io.BytesIO(data)))
+        except pl.exceptions.PolarsError as exc:
+            raise _Untrusted(f"{path}: unreadable ({exc})") from None
+    return saved, frames
 
 
 def _run_stamp(run_dir: Path) -> _Stamp:
@@ -168,7 +237,10 @@ def _score(
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
     records, problems = read_records(run_dir / RESPONSES)
-    warnings.extend(problems)
+    records, foreign = records_within(
+        run_dir / RESPONSES, records, set(task_set(run_dir, manifest, families))
+    )
+    warnings.extend([*problems, *foreign])
     frame, expected = _task_frames(run_dir, manifest, families, current)
     scores = score_records(
         frame, expected, records, run=run_dir.name, system=manifest.system, families=families
@@ -179,31 +251,17 @@ def _score(
 
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
 """A run's per-task scores, saved beside its responses by the first `load_run` (`peb run` calls
-it), with the key they were computed for and the warnings met."""
+it), with the key they were computed for, the sha256 of the parquet file and the warnings met."""
 
 
-def _saved_scores(parquet: Path, notes: Path, key: str) -> tuple[pl.DataFrame, list[str]] | None:
+def _run_bytes(path: Path) -> bytes:
+    """A run file's bytes for the scores key (`-` when missing), or a RunError naming it."""
     try:
-        saved = json.loads(notes.read_text(encoding="utf-8"))
-        if saved["key"] != key:
-            return None
-        return pl.read_parquet(parquet), [str(w) for w in saved["warnings"]]
-    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
-        return None
-
-
-def _save_scores(
-    places: Sequence[tuple[Path, Path]], key: str, scores: pl.DataFrame, warnings: list[str]
-) -> None:
-    notes = json.dumps({"key": key, "warnings": warnings})
-    for parquet, note in places:
-        try:
-            parquet.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(parquet, scores.write_parquet)
-            _write_atomically(note, lambda p: p.write_text(notes, "utf-8"))
-            return
-        except OSError:
-            continue  # a read-only run folder: try the cache; if neither, we rescore next time
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b"-"
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def load_run(run_dir: Path) -> LoadedRun:
@@ -212,7 +270,10 @@ def load_run(run_dir: Path) -> LoadedRun:
     re-rendering a selection does not reparse and rescore every run. Also saved on disk, keyed by
     the sha256 of the code, the scenario files, the folder and its two files' bytes: beside the
     responses (SCORES), or under `$PEB_CACHE_DIR/run-scores` when the folder is read-only; so a
-    restarted notebook rescores only runs that changed, or all after a change of code."""
+    restarted notebook rescores only runs that changed, or all after a change of code. Saved
+    scores are read only when their key is this run's and the parquet file's sha256 is the one
+    saved with it; saved scores that fail that check (damaged, or copied from another run) are
+    rescored and rewritten, with a warning."""
     run_dir = Path(run_dir)
     stamp, folder = _run_stamp(run_dir), run_dir.resolve()
     with _LOCK:
@@ -222,38 +283,86 @@ def load_run(run_dir: Path) -> LoadedRun:
     manifest = read_manifest(run_dir)
     families = load_families()
     current = scenario_hash(families[f] for f in manifest.families if f in families)
-    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0{folder}\0".encode())
+    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
-        try:
-            digest.update((run_dir / name).read_bytes() + b"\0")
-        except FileNotFoundError:
-            digest.update(b"-\0")
+        digest.update(b"\0" + _run_bytes(run_dir / name))
     key = digest.hexdigest()
     cached = cache_dir() / "run-scores" / key[:32]
     places = [
         (run_dir / SCORES, run_dir / SCORE_NOTES),
         (cached.with_suffix(".parquet"), cached.with_suffix(".json")),
     ]
-    saved = next((s for p in places if (s := _saved_scores(*p, key)) is not None), None)
+    saved: tuple[pl.DataFrame, list[str]] | None = None
+    rejected = []
+    for parquet, notes in places:
+        try:
+            found = _read_frames(notes, key, [parquet])
+        except _Untrusted as exc:
+            rejected.append(f"saved scores {exc}; rescored")
+            break
+        if found is not None:
+            saved = found[1][0], [str(w) for w in found[0].get("warnings", [])]
+            break
     if saved is None:
         with gc_paused():  # the tasks and records built to score are freed before it ends
             saved = _score(run_dir, manifest, families, current)
         _save_scores(places, key, *saved)
     scores, warnings = saved
-    loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
+    loaded = LoadedRun(
+        path=run_dir, manifest=manifest, scores=scores, warnings=(*rejected, *warnings)
+    )
     with _LOCK:
         _RUNS[folder] = (stamp, loaded)
     return loaded
 
 
+def _save_scores(
+    places: Sequence[tuple[Path, Path]], key: str, scores: pl.DataFrame, warnings: list[str]
+) -> None:
+    for parquet, notes in places:
+        try:
+            parquet.parent.mkdir(parents=True, exist_ok=True)
+            _write_frames(notes, key, {parquet: scores}, {"warnings": warnings})
+            return
+        except OSError:
+            continue  # a read-only run folder: try the cache; if neither, we rescore next time
+
+
+def run_labels(dirs: Sequence[Path]) -> dict[Path, str]:
+    """A distinct, readable label for each distinct run folder among `dirs` (a folder given
+    twice, by any path, counts once; the first path given is the key): its name, or as many of
+    its last path parts as tell it apart from the others (`a/run`, `b/run`)."""
+    first: dict[Path, Path] = {}
+    for d in dirs:
+        first.setdefault(Path(d).resolve(), Path(d))
+    parts = {resolved: resolved.parts for resolved in first}
+    depth = dict.fromkeys(first, 1)
+
+    def label(resolved: Path) -> str:
+        return Path(*parts[resolved][-depth[resolved] :]).as_posix()
+
+    while True:
+        by_label: dict[str, list[Path]] = {}
+        for resolved in first:
+            by_label.setdefault(label(resolved), []).append(resolved)
+        clashes = [r for group in by_label.values() if len(group) > 1 for r in group]
+        if not clashes:
+            return {first[r]: label(r) for r in first}
+        for resolved in clashes:
+            depth[resolved] += 1
+
+
 def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
-    """Per-task scores of each run folder (recomputed from its responses), and the warnings met
-    on the way: corrupt or repeated records skipped, runs made on other scenario files. The
-    prompt protocol (from the manifest; `-` for systems without one) is a column. Each run is
-    read through `load_run`, so unchanged runs are not rescored."""
-    runs = [load_run(d) for d in dirs]
-    warnings = [w for r in runs for w in r.warnings]
-    return pl.concat([r.scores for r in runs]), warnings
+    """Per-task scores of each distinct run folder (recomputed from its responses; a folder
+    given twice is scored once), and the warnings met on the way: corrupt, repeated or foreign
+    records skipped, runs made on other scenario files, saved scores rescored. The `run` column
+    is the folder's `run_labels` label, so two folders of the same name stay apart; the prompt
+    protocol (from the manifest; `-` for systems without one) is a column. Each run is read
+    through `load_run`, so unchanged runs are not rescored."""
+    runs = {label: load_run(d) for d, label in run_labels(dirs).items()}
+    warnings = [w for r in runs.values() for w in r.warnings]
+    frames = [r.scores.with_columns(run=pl.lit(label)) for label, r in runs.items()]
+    return pl.concat(frames), warnings
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:

@@ -1,6 +1,7 @@
 """The runner: a system over tasks into a run folder, resumable. Each finished task is appended
 and flushed at once, so an interrupted run loses at most the requests in flight, and running it
-again skips what is recorded."""
+again skips what is recorded (and retries what ended in error). One process writes a run folder
+at a time (`run_lock`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
 
+from .._warn import warn
 from ..systems import ResponseRecord, System
 from ..tasks import ScenarioFile, Task, Tier, count_tasks, iter_tasks, scenario_hash, view_for
 from ._store import (
@@ -21,10 +23,16 @@ from ._store import (
     RunError,
     RunManifest,
     count_records,
+    drop_error_records,
     now,
     package_version,
     read_manifest,
     read_records,
+    records_within,
+    run_differences,
+    run_lock,
+    set_aside_torn_tail,
+    task_set,
     write_manifest,
 )
 
@@ -43,8 +51,15 @@ def run_system(
     limit: int | None = None,
     distractors: int = 0,
     tier: Tier = "paper",
+    retry_errors: bool = True,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
+
+    Resuming sets aside a torn last line (`set_aside_torn_tail`), warns (PebWarning) about
+    corrupt, repeated and foreign records, and runs again every task whose record is an error
+    (the new record replaces it) unless `retry_errors` is False. Only records of the run's own
+    tasks count. Another process writing `run_dir` at the time, or a file that cannot be read or
+    written, is a RunError.
 
     Args:
         system: the system to run.
@@ -60,6 +75,7 @@ def run_system(
             manifest, so a resumed run must ask for the same number.
         tier: `paper` (the paper's tasks) or `hard` (docs/benchmark.md §7); recorded in the
             manifest.
+        retry_errors: run again the tasks whose record is an error.
     """
     return asyncio.run(
         run_system_async(
@@ -72,6 +88,7 @@ def run_system(
             limit=limit,
             distractors=distractors,
             tier=tier,
+            retry_errors=retry_errors,
         )
     )
 
@@ -87,6 +104,7 @@ async def run_system_async(
     limit: int | None = None,
     distractors: int = 0,
     tier: Tier = "paper",
+    retry_errors: bool = True,
 ) -> RunManifest:
     """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
     specs = {spec.id: spec for spec in families}
@@ -105,25 +123,54 @@ async def run_system_async(
         started_at=now(),
         counts=RunCounts(n_tasks=n_tasks),
     )
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with run_lock(run_dir):
+            return await _run_locked(
+                system, specs, run_dir, manifest, progress, concurrency, retry_errors
+            )
+    except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
+        raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
+
+
+async def _run_locked(
+    system: System,
+    specs: dict[str, ScenarioFile],
+    run_dir: Path,
+    manifest: RunManifest,
+    progress: Progress | None,
+    concurrency: int,
+    retry_errors: bool,
+) -> RunManifest:
+    """The body of `run_system_async`, with the run folder locked."""
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
-        same = ("system", "config", "families", "seeds", "distractors", "tier", "scenario_hash")
-        if old.model_dump(include=set(same)) != manifest.model_dump(include=set(same)):
+        differences = run_differences(old, manifest)
+        if differences:
             raise RunError(
-                f"{run_dir}: holds a different run ({old.system}, {', '.join(old.families)}, "
-                f"distractors {old.distractors}, tier {old.tier}, "
-                f"scenarios {old.scenario_hash[:12]}); choose another --out"
+                f"{run_dir}: holds a different run: {'; '.join(differences)}; choose another --out"
             )
+        limit = manifest.limit
         covered = None if old.limit is None or limit is None else max(old.limit, limit)
         manifest = manifest.model_copy(update={"started_at": old.started_at, "limit": covered})
     write_manifest(run_dir, manifest)
 
     path = run_dir / RESPONSES
-    done_records, _ = read_records(path)
-    done = {(r.family, r.task_id) for r in done_records}
+    keys = set(task_set(run_dir, manifest, specs))
+    torn = set_aside_torn_tail(path)
+    if torn:
+        warn(torn)
+    records, problems = read_records(path)
+    records, foreign = records_within(path, records, keys)
+    for line in [*problems, *foreign]:
+        warn(line)
+    failed = {(r.family, r.task_id) for r in records if r.status == "error"}
+    if retry_errors and failed:
+        drop_error_records(path, failed)
+        records, _ = records_within(path, read_records(path)[0], keys)
+    done = {(r.family, r.task_id) for r in records}
     gate = asyncio.Semaphore(max(1, concurrency))
     finished = 0
+    n_tasks = manifest.counts.n_tasks
 
     with path.open("a", encoding="utf-8") as out:
 
@@ -141,19 +188,23 @@ async def run_system_async(
                 progress(record, finished, n_tasks)
 
         pending = []
-        for task in islice(iter_tasks(families, seeds, distractors, tier), n_tasks):
+        tasks = iter_tasks(specs.values(), manifest.seeds, manifest.distractors, manifest.tier)
+        for task in islice(tasks, n_tasks):
             if (task.family, task.task_id) in done:
                 finished += 1
                 continue
             pending.append(asyncio.ensure_future(one(task)))
             # Let the first requests go out while the later tasks are generated.
             await asyncio.sleep(0)
-        await asyncio.gather(*pending)
+        try:
+            await asyncio.gather(*pending)
+        finally:  # a write failed: stop the rest before the file closes
+            for future in pending:
+                future.cancel()
 
-    records, _ = read_records(path)
-    covered = n_every if manifest.limit is None else min(manifest.limit, n_every)
+    records, _ = records_within(path, read_records(path)[0], keys)
     manifest = manifest.model_copy(
-        update={"finished_at": now(), "counts": count_records(covered, records)}
+        update={"finished_at": now(), "counts": count_records(len(keys), records)}
     )
     write_manifest(run_dir, manifest)
     return manifest

@@ -1,23 +1,36 @@
 """Run folders on disk: `<dir>/manifest.json` (what the run was) and `<dir>/responses.jsonl`
-(one record per task, appended as each task finishes)."""
+(one record per task, appended as each task finishes), with `<dir>/.lock` held by the process
+writing it and `<dir>/responses.jsonl.torn` keeping any torn last line set aside."""
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveInt,
+    ValidationError,
+    model_validator,
+)
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task, Tier, generate_tasks
+from ..tasks import MAX_DISTRACTORS, ScenarioFile, Task, Tier, generate_tasks, task_keys
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
+LOCK = ".lock"
 
 
 class RunCounts(BaseModel):
@@ -52,13 +65,13 @@ class RunManifest(BaseModel):
     system: str
     config: dict[str, Any] = {}
     families: list[str]
-    seeds: list[int] | None
+    seeds: list[NonNegativeInt] | None
     """None: each family's canonical seeds."""
-    distractors: int = 0
+    distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
     tier: Tier = "paper"
     """`paper` or `hard` (a generation parameter)."""
-    limit: int | None = None
+    limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
     scenario_hash: str
@@ -86,12 +99,80 @@ def read_manifest(run_dir: Path) -> RunManifest:
     path = run_dir / MANIFEST
     try:
         return RunManifest.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise RunError(f"{run_dir}: not a run folder (no {MANIFEST})") from None
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "<file>"
         raise RunError(f"{path}: {where}: {err['msg']}") from None
+
+
+def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
+    """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
+    system, each config field, families, seeds, distractors, tier and (for the same families) the
+    scenario files."""
+
+    def fields(m: RunManifest) -> dict[str, str]:
+        return {
+            "system": m.system,
+            **{k: str(v) for k, v in m.config.items()},
+            "families": ",".join(m.families),
+            "seeds": _seeds_text(m.seeds),
+            "distractors": str(m.distractors),
+            "tier": m.tier,
+            "scenario files": m.scenario_hash[:12],
+        }
+
+    a, b = fields(old), fields(new)
+    if old.families != new.families:  # other families: their files differ as a matter of course
+        a.pop("scenario files"), b.pop("scenario files")
+    return [
+        f"{name} {a.get(name, '-')} -> {b.get(name, '-')}"
+        for name in dict.fromkeys([*a, *b])
+        if a.get(name) != b.get(name)
+    ]
+
+
+def _seeds_text(seeds: Sequence[int] | None, width: int = 40) -> str:
+    """`11,23,400-439`: consecutive seeds as ranges, cut at about `width` characters."""
+    if seeds is None:
+        return "canonical"
+    parts: list[str] = []
+    start = end = None
+    for seed in [*seeds, None]:
+        if start is not None and end is not None and seed == end + 1:
+            end = seed
+            continue
+        if start is not None:
+            parts.append(str(start) if start == end else f"{start}-{end}")
+        start = end = seed
+    text = ",".join(parts)
+    return text if len(text) <= width else text[:width].rsplit(",", 1)[0] + ",..."
+
+
+@contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold `<run_dir>/.lock` exclusively (the folder is created if need be) while the body runs,
+    with this process's pid in it; the lock goes with the process, however it ends. A RunError
+    naming the holder's pid if another process holds it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / LOCK).open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise RunError(
+                f"{run_dir}: another process (pid {holder}) is writing this run; "
+                "wait for it to finish or choose another --out"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
 
 
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
@@ -101,13 +182,14 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
 
 
 def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of a responses file, and one line per corrupt or repeated record skipped."""
+    """The records of a responses file, and one line per corrupt or repeated record skipped; a
+    RunError if the file is there but cannot be read (a folder, say)."""
     records: list[ResponseRecord] = []
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
     if not path.exists():
         return records, problems
-    with path.open("rb") as handle, gc_paused():
+    with _opened(path) as handle, gc_paused():
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -128,19 +210,105 @@ def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
     return records, problems
 
 
+@contextmanager
+def _opened(path: Path, mode: str = "rb") -> Iterator[Any]:
+    """`path` opened in binary `mode`, or a RunError naming it (a folder, say)."""
+    try:
+        handle = path.open(mode)
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with handle:
+        yield handle
+
+
+def set_aside_torn_tail(path: Path) -> str | None:
+    """If the responses file `path` does not end with a newline (a write cut short by a crash or
+    a full disk), append its partial last line to `<path>.torn` after a line naming where it came
+    from, cut it from `path`, and return one line saying so; else None."""
+    if not path.exists():
+        return None
+    with _opened(path, "r+b") as handle:
+        lines = end = position = 0
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            if b"\n" in chunk:
+                lines += chunk.count(b"\n")
+                end = position + chunk.rindex(b"\n") + 1
+            position += len(chunk)
+        if end == position:
+            return None
+        handle.seek(end)
+        tail = handle.read()
+        side = path.with_name(path.name + ".torn")
+        with side.open("ab") as out:
+            out.write(f"# {path.name} line {lines + 1}, set aside {now()}\n".encode())
+            out.write(tail + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        handle.truncate(end)
+    return (
+        f"{path}:{lines + 1}: torn last line ({len(tail)} bytes of a write cut short) "
+        f"set aside in {side}"
+    )
+
+
+def drop_error_records(path: Path, keys: Collection[tuple[str, str]]) -> None:
+    """Rewrite the responses file `path` without the error records of the (family, task id)
+    `keys`, every other line kept as it is; atomically (a temporary file, then a rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with _opened(path) as source, tmp.open("wb") as target:
+        for line in source:
+            try:
+                record = ResponseRecord.model_validate_json(line)
+            except ValidationError:
+                record = None
+            if record and record.status == "error" and (record.family, record.task_id) in keys:
+                continue
+            target.write(line)
+        target.flush()
+        os.fsync(target.fileno())
+    os.replace(tmp, path)
+
+
+def task_set(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
+) -> list[tuple[str, str]]:
+    """The (family, task id) of each task a run covers, in order, without generating them."""
+    specs = _specs(run_dir, manifest, families)
+    return list(islice(task_keys(specs, manifest.seeds, manifest.tier), manifest.limit))
+
+
+def records_within(
+    path: Path, records: Sequence[ResponseRecord], keys: Collection[tuple[str, str]]
+) -> tuple[list[ResponseRecord], list[str]]:
+    """The records of tasks in `keys`, and one line reporting any others (ignored: they do not
+    count and are not scored)."""
+    inside = [r for r in records if (r.family, r.task_id) in keys]
+    others = [r for r in records if (r.family, r.task_id) not in keys]
+    if not others:
+        return inside, []
+    return inside, [
+        f"{path}: {len(others)} record(s) for tasks outside this run ignored "
+        f"(e.g. {others[0].family}/{others[0].task_id})"
+    ]
+
+
+def _specs(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
+) -> list[ScenarioFile]:
+    missing = [f for f in manifest.families if f not in families]
+    if missing:
+        raise RunError(f"{run_dir}: family {missing[0]!r} is not among the loaded scenarios")
+    return [families[f] for f in manifest.families]
+
+
 def run_tasks(
     run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
 ) -> list[Task]:
     """Regenerate the tasks a run covers."""
-    missing = [f for f in manifest.families if f not in families]
-    if missing:
-        raise RunError(f"{run_dir}: family {missing[0]!r} is not among the loaded scenarios")
-    return generate_tasks(
-        [families[f] for f in manifest.families],
-        manifest.seeds,
-        manifest.distractors,
-        manifest.tier,
-    )[: manifest.limit]
+    specs = _specs(run_dir, manifest, families)
+    return generate_tasks(specs, manifest.seeds, manifest.distractors, manifest.tier)[
+        : manifest.limit
+    ]
 
 
 def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:

@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from .._warn import warn
+
 
 def cache_dir() -> Path:
     """`$PEB_CACHE_DIR`, else `~/.cache/peb`."""
@@ -22,24 +24,52 @@ def cache_key(request: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Raw completion payloads by request key."""
+    """Raw completion payloads by request key. A fault of the SQLite file (corrupt, read-only,
+    a full disk) turns this cache off with one warning (PebWarning): from then on every lookup
+    misses and nothing is stored, so a reply is never lost to the cache."""
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(folder / "responses.sqlite", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # In WAL mode NORMAL never corrupts the file; it only skips an fsync per commit (which
-        # blocked the event loop ~1 ms per reply). A power cut may lose the last replies cached.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT)")
-        self._db.commit()
+        self._path = folder / "responses.sqlite"
+        self._db: sqlite3.Connection | None = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self._path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL never corrupts the file; it only skips an fsync per commit
+            # (which blocked the event loop ~1 ms per reply). A power cut may lose the last
+            # replies cached.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT)"
+            )
+            self._db.commit()
+        except (sqlite3.Error, OSError) as exc:
+            self._fault(exc)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            self._fault(exc)
+            return None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)", (key, json.dumps(value))
-        )
-        self._db.commit()
+        if self._db is None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)",
+                (key, json.dumps(value)),
+            )
+            self._db.commit()
+        except sqlite3.Error as exc:
+            self._fault(exc)
+
+    def _fault(self, exc: Exception) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        warn(f"reply cache {self._path} is unusable ({exc}); going on without it")

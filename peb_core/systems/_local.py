@@ -98,24 +98,48 @@ def _ready(port: int) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
+def _start_time(pid: int) -> str | None:
+    """When process `pid` started (field 22 of /proc/<pid>/stat, clock ticks since boot), or
+    None when there is no such process."""
     try:
-        os.kill(pid, 0)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # after the command name: field 3 onwards
+    return fields[19] if len(fields) > 19 else None
+
+
+def _is_server(pid: int, started: str) -> bool:
+    """Whether `pid` is still the server a pid file names: started at `started`, with
+    `llama_cpp.server` on its command line. A pid since reused by another process fails."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return True
+    return b"llama_cpp.server" in command and _start_time(pid) == started
+
+
+def _running(model: LocalModel) -> tuple[int, int, str] | None:
+    """(pid, port, start time) from the pid file if it names our running server; else None,
+    and a pid file naming anything else (garbage, a dead or reused pid) is removed."""
+    pid_file, _ = _state(model)
+    try:
+        pid, port, started = pid_file.read_text().split()
+        found = int(pid), int(port), started
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        found = None
+    if found is None or not _is_server(found[0], started):
+        pid_file.unlink(missing_ok=True)
+        return None
+    return found
 
 
 def local_status(model: LocalModel) -> tuple[int, int] | None:
     """(pid, port) of a running server started by `serve_local`, else None."""
-    pid_file, _ = _state(model)
-    if not pid_file.exists():
-        return None
-    pid, port = (int(x) for x in pid_file.read_text().split())
-    if not _alive(pid):
-        pid_file.unlink(missing_ok=True)
-        return None
-    return pid, port
+    running = _running(model)
+    return running[:2] if running else None
 
 
 def serve_local(
@@ -142,7 +166,7 @@ def serve_local(
         proc = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    pid_file.write_text(f"{proc.pid} {port}\n")
+    pid_file.write_text(f"{proc.pid} {port} {_start_time(proc.pid)}\n")
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -156,14 +180,15 @@ def serve_local(
 
 
 def stop_local(model: LocalModel) -> bool:
-    """Stop our server; False if none was running."""
-    running = local_status(model)
+    """Stop our server; False if none was running. No signal is sent unless the pid file names
+    our server (`_is_server`)."""
+    running = _running(model)
     if running is None:
         return False
-    pid, _ = running
+    pid, _, started = running
     os.kill(pid, signal.SIGTERM)
     for _ in range(40):
-        if not _alive(pid):
+        if not _is_server(pid, started):
             break
         time.sleep(0.25)
     else:

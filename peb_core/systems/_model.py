@@ -1,10 +1,12 @@
 """A model-backed System via litellm: a prompt protocol, structured output, our own cache, and
 retries with backoff; the reply text is kept as given (it is read at scoring time). API keys are
-read by litellm from the environment and never recorded."""
+read by litellm from the environment and never recorded; credentials in an api_base URL are
+sent, never recorded."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import random
 import time
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -20,6 +23,11 @@ from ._reply import Reply, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+MAX_RETRY_AFTER_S = 60.0
+"""The longest Retry-After honoured (and never longer than the request timeout): a server asking
+for more gets an error record at once, which a resumed run retries."""
+MAX_REPLY_CHARS = 1_000_000
+"""Reply text beyond this is cut (the record says `truncated`)."""
 
 # litellm's own HTTP handler for the openai provider, instead of a detour through the openai SDK
 # (which re-walks every message against its typed request model): about 1.5 ms less client CPU
@@ -36,19 +44,57 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
+    truncated: bool = False
 
 
 def _retry_after(exc: BaseException) -> float | None:
+    """The seconds a failed request's Retry-After header asks for (inf allowed), else None."""
     for headers in (
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "litellm_response_headers", None),
     ):
         if headers is not None and headers.get("retry-after") is not None:
             try:
-                return float(headers["retry-after"])
+                seconds = float(headers["retry-after"])
             except ValueError:
                 return None
+            return seconds if seconds >= 0 else None  # also None for nan
     return None
+
+
+def redact_url(url: str | None) -> str | None:
+    """`url` without what may be secret (a `user:password@`, the query string, the fragment):
+    what is recorded of an api_base."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _endpoint(url: str) -> tuple[str, dict[str, Any], list[str]]:
+    """How to call an api_base that may carry credentials: the URL to give litellm, the extra
+    litellm arguments, and the secret strings to keep out of error text. A `user:password@` is
+    sent as HTTP Basic auth (as curl would); a query string (`?key=...`) is kept on each request,
+    on the chat completions URL itself (litellm adds its path after the api_base)."""
+    parts = urlsplit(url)
+    base = redact_url(url) or url
+    extra: dict[str, Any] = {}
+    secrets = [s for s in (parts.password, unquote(parts.password or ""), parts.query) if s]
+    if "@" in parts.netloc:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        extra["extra_headers"] = {
+            "Authorization": "Basic " + base64.b64encode(pair.encode()).decode()
+        }
+    if parts.query:
+        base = f"{base.rstrip('/')}/chat/completions?{parts.query}"
+    return base, extra, secrets
+
+
+def _clean(text: str) -> tuple[str, bool]:
+    """Reply text as stored: at most MAX_REPLY_CHARS (and whether it was cut), with anything
+    that is not Unicode text (a lone surrogate from a `\\ud800` escape) replaced."""
+    cut = text[:MAX_REPLY_CHARS]
+    return cut.encode("utf-8", "replace").decode("utf-8"), len(cut) < len(text)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -95,7 +141,7 @@ class ModelSystem:
     def config(self) -> dict[str, Any]:
         return {
             "model": self.model,
-            "api_base": self.api_base,
+            "api_base": redact_url(self.api_base),
             "protocol": self.protocol.id,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -136,21 +182,28 @@ class ModelSystem:
             cost_usd=done.cost_usd,
             cached=cached is not None,
         )
-        return Reply(status="ok", raw=done.text, usage=usage)
+        return Reply(status="ok", raw=done.text, usage=usage, truncated=done.truncated)
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""
         import litellm
 
+        litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner per failure
         extra: dict[str, Any] = {}
         if not _has_callbacks(litellm):
             # litellm's success/failure logging only feeds callbacks; the reply's usage and
             # response_cost are set before it. A private flag, hence the pinned litellm range.
             extra["_is_litellm_internal_call"] = True
             _remember_unpriced(litellm)
-        if request["api_base"] and not os.environ.get("OPENAI_API_KEY"):
-            extra["api_key"] = "unused"
+        secrets: list[str] = []
+        if request["api_base"]:
+            base, auth, secrets = _endpoint(request["api_base"])
+            request = {**request, "api_base": base}
+            extra.update(auth)
+            if not auth and not os.environ.get("OPENAI_API_KEY"):
+                extra["api_key"] = "unused"
         error = ""
+        cap = min(MAX_RETRY_AFTER_S, self.timeout_s)
         for attempt in range(self.retries + 1):
             try:
                 reply = await asyncio.wait_for(
@@ -167,9 +220,14 @@ class ModelSystem:
                 if not _retryable(exc) or attempt == self.retries:
                     break
                 wait = _retry_after(exc)
+                if wait is not None and wait > cap:
+                    error += f"; Retry-After {wait:g} s is beyond the {cap:g} s cap"
+                    break
                 if wait is None:
                     wait = self.backoff_s * 2**attempt
                 await asyncio.sleep(wait + random.uniform(0, self.backoff_s / 2))
+        for secret in secrets:
+            error = error.replace(secret, "***")
         return f"after {attempt + 1} attempt(s): {error}"[:500]
 
 
@@ -206,9 +264,11 @@ def _completion(reply: Any) -> Completion:
     (None when it has no price for the model: unknown, never 0)."""
     usage = getattr(reply, "usage", None)
     cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
+    text, truncated = _clean(reply.choices[0].message.content or "")
     return Completion(
-        text=reply.choices[0].message.content or "",
+        text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=float(cost) if cost is not None else None,
+        truncated=truncated,
     )

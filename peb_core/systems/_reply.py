@@ -45,6 +45,8 @@ class Reply(BaseModel):
     raw: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    truncated: bool = False
+    """The reply text was longer than a model system keeps (`MAX_REPLY_CHARS`) and was cut."""
 
     @classmethod
     def of(cls, response: Response, usage: Usage | None = None) -> Reply:

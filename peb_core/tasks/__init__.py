@@ -5,7 +5,10 @@ are derived from a task. Nothing here knows a family by name."""
 from ._answers import AnswerField, answer_schema, fold_answer, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._generate import (
+    MAX_DISTRACTORS,
+    MAX_TASKS,
     TaskRef,
+    TooManySeeds,
     count_tasks,
     generate_task,
     generate_tasks,
@@ -13,6 +16,7 @@ from ._generate import (
     parse_seeds,
     parse_task_id,
     task_id,
+    task_keys,
 )
 from ._overlap import (
     FRESH_SEEDS,
@@ -65,6 +69,8 @@ from ._views import (
 
 __all__ = [
     "FRESH_SEEDS",
+    "MAX_DISTRACTORS",
+    "MAX_TASKS",
     "ROLES",
     "SHINGLE",
     "TIERS",
@@ -89,6 +95,7 @@ __all__ = [
     "Task",
     "TaskRef",
     "Tier",
+    "TooManySeeds",
     "ViewKind",
     "VisibleDocument",
     "VisibleFacts",
@@ -117,6 +124,7 @@ __all__ = [
     "shingles",
     "system_view",
     "task_id",
+    "task_keys",
     "task_shingles",
     "template_overlap",
     "view_for",

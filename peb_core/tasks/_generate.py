@@ -45,6 +45,14 @@ from ._task import (
 _TASK_ID = re.compile(
     r"^(?P<template>[a-z][a-z0-9_]*?)(?:__(?P<tier>" + "|".join(TIERS[1:]) + r"))?__s(?P<seed>\d+)$"
 )
+_SEED_PART = re.compile(r"(?P<low>-?\d+)(?:-(?P<high>-?\d+))?")
+
+MAX_TASKS = 100_000
+"""The most tasks (and so seeds) one command asks for unless told otherwise: a bound on memory
+and time."""
+MAX_DISTRACTORS = 50
+"""The most distractors a task takes: each is one more document in every prompt, and 50 already
+make a task's six documents nine times as many."""
 
 
 class TaskRef(NamedTuple):
@@ -69,21 +77,30 @@ def parse_task_id(value: str) -> TaskRef:
     return TaskRef(match["template"], int(match["seed"]), tier)
 
 
-def parse_seeds(text: str) -> list[int]:
-    """`11,23` and ranges `400-439` into a list of distinct integers, in the order given; a
-    ValueError names the part that is neither."""
+class TooManySeeds(ValueError):
+    """A seed list longer than the limit its caller set."""
+
+
+def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
+    """`11,23` and ranges `400-439` into a list of distinct integers >= 0, in the order given; a
+    ValueError names the part that is neither, or is negative. More than `limit` seeds raise
+    TooManySeeds before the list is built."""
     seeds: dict[int, None] = {}
     for part in (p.strip() for p in text.split(",")):
-        low, sep, high = part.partition("-")
-        try:
-            values = range(int(low), int(high) + 1) if sep else [int(part)]
-        except ValueError:
+        match = _SEED_PART.fullmatch(part)
+        if not match:
             raise ValueError(
                 f"{part!r} is not an integer or a range; expected e.g. 11,23 or 400-439"
-            ) from None
-        if sep and int(high) < int(low):
+            )
+        low, high = int(match["low"]), int(match["high"] or match["low"])
+        if min(low, high) < 0:
+            raise ValueError(f"{part!r}: seeds are integers >= 0")
+        if high < low:
             raise ValueError(f"range {part!r} is empty; expected LOW-HIGH with LOW <= HIGH")
-        seeds.update(dict.fromkeys(values))
+        if high - low < limit:  # else the range alone is too long to build
+            seeds.update(dict.fromkeys(range(low, high + 1)))
+        if high - low >= limit or len(seeds) > limit:
+            raise TooManySeeds(f"{part!r} brings the seeds to more than {limit:,}")
     return list(seeds)
 
 
@@ -165,6 +182,8 @@ def _check(spec: ScenarioFile, seed: int, distractors: int, tier: str) -> None:
         raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
     if distractors < 0:
         raise ValueError(f"distractors {distractors} is negative; expected an integer >= 0")
+    if distractors > MAX_DISTRACTORS:
+        raise ValueError(f"distractors {distractors}: at most {MAX_DISTRACTORS} per task")
     if distractors and spec.distractors is None:
         raise ValueError(f"family {spec.id} declares no distractors")
     if tier not in TIERS:
@@ -567,6 +586,15 @@ def _oracles(
     )
 
 
+def _slots(
+    families: Iterable[ScenarioFile], seeds: Sequence[int] | None
+) -> Iterator[tuple[ScenarioFile, str, int]]:
+    for spec in families:
+        for template in spec.templates:
+            for seed in seeds if seeds is not None else spec.canonical_seeds:
+                yield spec, template.id, seed
+
+
 def iter_tasks(
     families: Iterable[ScenarioFile],
     seeds: Sequence[int] | None = None,
@@ -575,10 +603,18 @@ def iter_tasks(
 ) -> Iterator[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
     family, template, seed order, each with `distractors` neutral documents; one at a time."""
-    for spec in families:
-        for template in spec.templates:
-            for seed in seeds if seeds is not None else spec.canonical_seeds:
-                yield generate_task(spec, template.id, seed, distractors, tier)
+    for spec, template, seed in _slots(families, seeds):
+        yield generate_task(spec, template, seed, distractors, tier)
+
+
+def task_keys(
+    families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None, tier: Tier = "paper"
+) -> Iterator[tuple[str, str]]:
+    """The (family, task id) of each task `iter_tasks(families, seeds, tier=tier)` yields, in
+    its order, without generating them."""
+    return (
+        (spec.id, task_id(template, seed, tier)) for spec, template, seed in _slots(families, seeds)
+    )
 
 
 def generate_tasks(

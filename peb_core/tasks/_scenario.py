@@ -12,11 +12,11 @@ import hashlib
 import os
 import string
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 Role = Literal[
     "overview",
@@ -170,7 +170,7 @@ class ScenarioFile(_Spec):
     title: str
     decision_setting: str
     hidden_pattern: str
-    canonical_seeds: Annotated[list[int], Field(min_length=1)]
+    canonical_seeds: Annotated[list[NonNegativeInt], Field(min_length=1)]
     user_scopes: Annotated[list[Identifier], Field(min_length=1)]
     scopes: dict[Identifier, str]
     answer: dict[Identifier, AnswerFieldSpec]
@@ -261,12 +261,74 @@ def _one_of(values: Iterable[str]) -> str:
     return "expected one of: " + ", ".join(values)
 
 
+def _texts(spec: ScenarioFile) -> Iterator[tuple[str, str, set[str]]]:
+    """Every text the generator formats, with where it is and the placeholders it may use."""
+    variables = set(spec.pools) | set(spec.numbers)
+    for i, slot in enumerate(spec.slots):
+        body = variables | {"findings"} | ({"boundary"} if slot.role == "tracker" else set())
+        for part, allowed in (("titles", variables), ("bodies", body), ("no_findings", variables)):
+            for j, text in enumerate(getattr(slot, part)):
+                yield f"slots[{i}].{part}[{j}]", text, allowed
+    for part in ("excluded", "included"):
+        for j, text in enumerate(getattr(spec.boundary, part)):
+            yield f"boundary.{part}[{j}]", text, {"scope", "scope_description"}
+    if spec.distractors is not None:
+        for part in ("titles", "bodies"):
+            for j, text in enumerate(getattr(spec.distractors, part)):
+                yield f"distractors.{part}[{j}]", text, variables
+    if spec.hard is not None:
+        scope = {"scope", "scope_description"}
+        versions = {"version", "date", "old", "old_date"} | scope
+        for part, allowed in (
+            ("neutral", set()),
+            ("register_titles", variables),
+            ("register_intros", variables),
+            ("register_lines", {"description", "version", "date"} | scope),
+            ("stamps", {"version", "date"}),
+            ("superseded_by", versions),
+            ("supersedes", versions),
+        ):
+            for j, text in enumerate(getattr(spec.hard, part)):
+                yield f"hard.{part}[{j}]", text, allowed
+        for family, texts in spec.hard.no_findings.items():
+            for j, text in enumerate(texts):
+                yield f"hard.no_findings.{family}[{j}]", text, variables
+    for i, t in enumerate(spec.templates):
+        yield f"templates[{i}].prompt", t.prompt, variables
+        for j, text in enumerate(t.material.titles):
+            yield f"templates[{i}].material.titles[{j}]", text, variables
+        for j, finding in enumerate(t.findings):
+            for k, text in enumerate(finding.text):
+                yield f"templates[{i}].findings[{j}].text[{k}]", text, variables
+
+
+def _format_problem(text: str, allowed: set[str]) -> str | None:
+    """What stops `text.format(**values)` from filling `text` with plain `allowed` values."""
+    try:
+        fields = [f for f in string.Formatter().parse(text) if f[1] is not None]
+    except ValueError as exc:  # an unbalanced brace
+        return f"{exc} (write {{{{ or }}}} for a literal brace)"
+    for _, name, spec, conversion in fields:
+        if name not in allowed:
+            return f"unknown placeholder {{{name}}}; {_one_of(sorted(allowed))}"
+        if spec or conversion:
+            return f"placeholder {{{name}}} takes no conversion or format spec"
+    return None
+
+
 def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     """Cross-field checks that pydantic field types cannot express, as 'field: problem' lines."""
     roles = [s.role for s in spec.slots]
     if sorted(roles) != sorted(ROLES):
         yield f"slots: expected exactly one slot for each role {', '.join(ROLES)}; got {roles}"
         return
+    texts = [(where, _format_problem(text, allowed)) for where, text, allowed in _texts(spec)]
+    if any(problem for _, problem in texts):
+        yield from (f"{where}: {problem}" for where, problem in texts if problem)
+        return
+    for name, (low, high) in spec.numbers.items():
+        if low > high:
+            yield f"numbers.{name}: expected [low, high] with low <= high, got [{low}, {high}]"
     families = {e.id for e in spec.evidence_families}
     for name in spec.user_scopes:
         if name not in spec.scopes:
@@ -296,7 +358,6 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                     f"answer.{name}.signals: value {v!r} is an effect of a finding but has no "
                     "signals"
                 )
-    variables = set(spec.pools) | set(spec.numbers)
     for i, slot in enumerate(spec.slots):
         where = f"slots[{i}]"
         if slot.role == "material":
@@ -325,13 +386,6 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
             and any("findings" in _placeholders(b) for b in slot.bodies)
         ):
             yield f"{where}.bodies: the tracker carries no findings; use {{boundary}}"
-        allowed = variables | {"findings"} | ({"boundary"} if slot.role == "tracker" else set())
-        for text in [*slot.titles, *slot.bodies, *slot.no_findings]:
-            for name in _placeholders(text) - allowed:
-                yield f"{where}: unknown placeholder {{{name}}}; {_one_of(sorted(allowed))}"
-    for text in [*spec.boundary.excluded, *spec.boundary.included]:
-        for name in _placeholders(text) - {"scope", "scope_description"}:
-            yield f"boundary: unknown placeholder {{{name}}}; expected scope, scope_description"
     if spec.distractors is not None:
         d = spec.distractors
         required = {s.evidence_family for s in spec.slots if s.required and s.evidence_family}
@@ -350,10 +404,7 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                 f"distractors.evidence_family: {d.evidence_family!r} is required by a slot or "
                 "template; distractors need a family no contract requires"
             )
-        for text in [*d.titles, *d.bodies]:
-            for name in _placeholders(text) - variables:
-                yield f"distractors: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
-    yield from _hard_problems(spec, variables)
+    yield from _hard_problems(spec)
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):
         yield "templates: template ids must be unique"
@@ -375,8 +426,6 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                 yield f"{where}.promoted_seeds: {seed} is not a canonical seed; " + _one_of(
                     map(str, spec.canonical_seeds)
                 )
-        for name in _placeholders(t.prompt) - variables:
-            yield f"{where}.prompt: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
         if not any(f.slot == "material" for f in t.findings):
             yield f"{where}.findings: expected at least one finding in the material slot"
         finding_ids = [f.id for f in t.findings]
@@ -392,9 +441,6 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                         f"{fw}.retracts: {other!r} is not another finding of this template; "
                         + _one_of(i for i in finding_ids if i != finding.id)
                     )
-            for text in finding.text:
-                for name in _placeholders(text) - variables:
-                    yield f"{fw}.text: unknown placeholder {{{name}}}; {_one_of(sorted(variables))}"
             for field, value in finding.effects.items():
                 if field not in spec.answer:
                     yield f"{fw}.effects: {field!r} is not an answer field; {_one_of(spec.answer)}"
@@ -416,29 +462,13 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                             )
 
 
-def _hard_problems(spec: ScenarioFile, variables: set[str]) -> Iterable[str]:
-    """What the hard tier needs of a family: its text, and enough restricted scopes that every
-    template has a second restricted family in another scope and a decoy scope besides."""
+def _hard_problems(spec: ScenarioFile) -> Iterable[str]:
+    """What the hard tier needs of a family (its text is checked with every other text): a
+    no-finding body for each restricted family, and enough restricted scopes that every template
+    has a second restricted family in another scope and a decoy scope besides."""
     hard = spec.hard
     if hard is None:
         return
-    scope_vars = {"scope", "scope_description"}
-    allowed = {
-        "neutral": set(),
-        "register_titles": variables,
-        "register_intros": variables,
-        "register_lines": {"description", "version", "date"} | scope_vars,
-        "stamps": {"version", "date"},
-        "superseded_by": {"version", "date", "old", "old_date"} | scope_vars,
-        "supersedes": {"version", "date", "old", "old_date"} | scope_vars,
-    }
-    for name, names in allowed.items():
-        for text in getattr(hard, name):
-            for placeholder in _placeholders(text) - names:
-                yield (
-                    f"hard.{name}: unknown placeholder {{{placeholder}}}; "
-                    + _one_of(sorted(names) or ["(none)"])
-                )
     restricted = spec.restricted_families()
     for family in restricted:
         if family not in hard.no_findings:
@@ -446,9 +476,6 @@ def _hard_problems(spec: ScenarioFile, variables: set[str]) -> Iterable[str]:
     for family in hard.no_findings:
         if family not in restricted:
             yield f"hard.no_findings: {family!r} is not a restricted family; " + _one_of(restricted)
-    for text in (x for texts in hard.no_findings.values() for x in texts):
-        for placeholder in _placeholders(text) - variables:
-            yield f"hard.no_findings: unknown placeholder {{{placeholder}}}"
     if spec.distractors is None:
         yield "hard: the hard tier needs [distractors] (its decoy documents are drawn from them)"
     for i, template in enumerate(spec.templates):

@@ -1,10 +1,12 @@
-"""Runs on disk (corrupt and repeated records, resuming, refusing a different run) and malformed
-scenario files."""
+"""Runs on disk (corrupt, torn, repeated and foreign records, resuming, the lock, refusing a
+different run) and malformed scenario files."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from peb_core import (
     score_run,
     scorecard,
 )
+from peb_core._warn import PebWarning
 from peb_core.runs import run_tasks
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -194,23 +197,111 @@ def test_resume_reruns_a_task_whose_record_was_corrupt(
     lines[7] = '{"family": "due_diligence_v1", "task_'
     _write_lines(run_copy, lines)
     system = Counting(BASELINES["fail_and_report"])
-    run_system(system, list(families.values()), run_copy)
+    with pytest.warns(PebWarning, match="responses.jsonl:8: corrupt record skipped"):
+        run_system(system, list(families.values()), run_copy)
     assert len(system.calls) == 1
     records, problems = read_records(run_copy / "responses.jsonl")
     assert len(records) == N_TASKS and len(problems) == 1
     assert sum(r.task_id == lost for r in records) == 1
 
 
+def test_resume_sets_aside_a_torn_last_line(
+    run_copy: Path, families: dict[str, ScenarioFile]
+) -> None:
+    """A crash or a full disk can leave the last line half written: the resume keeps those bytes
+    in a side file, cuts them from the responses, reruns that task and records it once."""
+    path = run_copy / "responses.jsonl"
+    lines = _lines(run_copy)
+    torn = lines[-1][: len(lines[-1]) // 2]
+    path.write_text("\n".join([*lines[:-1], torn]), encoding="utf-8")  # no final newline
+
+    system = Counting(BASELINES["fail_and_report"])
+    with pytest.warns(PebWarning) as caught:
+        manifest = run_system(system, list(families.values()), run_copy)
+    messages = [str(w.message) for w in caught]
+    assert f"{path}:{N_TASKS}: torn last line" in messages[0]
+    assert len(system.calls) == 1
+    note, kept = (run_copy / "responses.jsonl.torn").read_text(encoding="utf-8").splitlines()
+    assert note.startswith(f"# responses.jsonl line {N_TASKS}, set aside ") and kept == torn
+    records, problems = read_records(path)
+    assert problems == [] and len(records) == N_TASKS
+    assert manifest.counts.ok == manifest.counts.n_tasks == N_TASKS
+
+
+def test_resume_reports_corrupt_records(run_copy: Path, families: dict[str, ScenarioFile]) -> None:
+    lines = _lines(run_copy)
+    lines[3] = "not json"
+    _write_lines(run_copy, lines)
+    with pytest.warns(PebWarning, match=r"responses.jsonl:4: corrupt record skipped"):
+        run_system(BASELINES["fail_and_report"], list(families.values()), run_copy)
+
+
+def test_records_of_tasks_outside_the_run_do_not_count(
+    tmp_path: Path, families: dict[str, ScenarioFile]
+) -> None:
+    spec = families["due_diligence_v1"]
+    run = tmp_path / "run"
+    run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11])
+    other = tmp_path / "other"
+    run_system(BASELINES["fail_and_report"], [spec], other, seeds=[23])
+    _write_lines(run, [*_lines(run), *_lines(other)[:2]])  # two tasks this run does not cover
+    with pytest.warns(PebWarning, match="2 record\\(s\\) for tasks outside this run ignored"):
+        manifest = run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11])
+    assert (manifest.counts.n_tasks, manifest.counts.ok) == (6, 6)
+
+
+def test_a_second_writer_is_refused_naming_the_holder(
+    run_copy: Path, families: dict[str, ScenarioFile]
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "f = open(sys.argv[1], 'a+')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "f.seek(0); f.truncate(); f.write(f'{os.getpid()}\\n'); f.flush()\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(60)\n",
+            str(run_copy / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        _write_lines(run_copy, _lines(run_copy)[:-3])
+        system = Counting(BASELINES["fail_and_report"])
+        with pytest.raises(RunError) as info:
+            run_system(system, list(families.values()), run_copy)
+        message = str(info.value)
+        assert "\n" not in message and f"(pid {holder.pid})" in message
+        assert system.calls == []
+    finally:
+        holder.kill()
+        holder.communicate()
+    # Once the holder is gone (however it ended), the lock is free.
+    run_system(system, list(families.values()), run_copy)
+    assert len(system.calls) == 3
+    assert len(read_records(run_copy / "responses.jsonl")[0]) == N_TASKS
+
+
 # --- refusing a different run -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("system", "family_ids", "seeds"),
+    ("system", "family_ids", "seeds", "difference"),
     [
-        ("silent_filter", None, None),  # another system
-        ("fail_and_report", ["due_diligence_v1"], None),  # other families
-        ("fail_and_report", None, [11, 23]),  # other seeds
+        ("silent_filter", None, None, "system fail_and_report -> silent_filter"),
+        (
+            "fail_and_report",
+            ["due_diligence_v1"],
+            None,
+            f"families {','.join(sorted(load_families()))} -> due_diligence_v1",
+        ),
+        ("fail_and_report", None, [11, 23, 400, 401, 402], "seeds canonical -> 11,23,400-402"),
     ],
+    ids=["system", "families", "seeds"],
 )
 def test_run_into_a_folder_holding_a_different_run_raises(
     run_copy: Path,
@@ -218,6 +309,7 @@ def test_run_into_a_folder_holding_a_different_run_raises(
     system: str,
     family_ids: list[str] | None,
     seeds: list[int] | None,
+    difference: str,
 ) -> None:
     before = (run_copy / "responses.jsonl").read_bytes()
     specs = [families[f] for f in family_ids] if family_ids else list(families.values())
@@ -225,7 +317,7 @@ def test_run_into_a_folder_holding_a_different_run_raises(
         run_system(BASELINES[system], specs, run_copy, seeds=seeds)
     message = str(info.value)
     assert "\n" not in message
-    assert str(run_copy) in message and "different run" in message
+    assert message == f"{run_copy}: holds a different run: {difference}; choose another --out"
     assert (run_copy / "responses.jsonl").read_bytes() == before
 
 
@@ -395,7 +487,7 @@ def test_distractors_are_recorded_and_a_mismatch_refused(
     scores = score_run(tasks, records, run="noisy", system=manifest.system, families=families)
     rows = scorecard(scores).to_dicts()
     assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in rows] == [(0.0, 1.0)]
-    with pytest.raises(RunError, match="distractors 2"):
+    with pytest.raises(RunError, match="distractors 2 -> 0"):
         run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11, 401])
 
 

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scripted_server import BLOCKED, ScriptedServer, Step
 
-from peb_core import generate_tasks, load_families, model_view, read_records, run_system
+from peb_core import (
+    RunError,
+    generate_tasks,
+    load_families,
+    model_view,
+    read_manifest,
+    read_records,
+    run_system,
+)
+from peb_core._warn import PebWarning
 from peb_core.runs import RESPONSES
 from peb_core.scoring import Vocabulary, read_reply, score_run, scorecard
 from peb_core.systems import PROTOCOLS, ModelSystem, get_protocol
@@ -350,12 +360,142 @@ def test_killed_run_resumes_to_the_same_scores(server: ScriptedServer, tmp_path:
     assert scores[0].equals(scores[1])
 
 
+def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    return subprocess.run(
+        [sys.executable, "-m", "peb_core.cli", *args],
+        cwd=ROOT,
+        env={**env, "PEB_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_resume_runs_error_records_again(server: ScriptedServer, tmp_path: Path) -> None:
+    """An outage heals: the resumed run asks again for every task that ended in error, and the
+    new record replaces the error record (one line per task). --no-retry-errors keeps them."""
+    run = tmp_path / "run"
+    server.script.default = Step(kind="status", status=503)
+    system = _system(server, tmp_path, retries=0)
+    failed = run_system(system, [DD], run, seeds=[11])
+    assert failed.counts.error == 6 and server.script.requests == 6
+    server.script.default = Step(text=json.dumps(VALID))
+    kept = run_system(system, [DD], run, seeds=[11], retry_errors=False)
+    assert kept.counts.error == 6 and server.script.requests == 6
+    healed = run_system(system, [DD], run, seeds=[11])
+    assert (healed.counts.ok, healed.counts.error) == (6, 0) and server.script.requests == 12
+    lines = (run / RESPONSES).read_text().splitlines()
+    assert len(lines) == 6 and len({json.loads(line)["task_id"] for line in lines}) == 6
+    assert read_records(run / RESPONSES)[1] == []
+
+
+@pytest.mark.parametrize("fault", ["corrupt", "read_only"])
+def test_a_faulty_cache_is_given_up_with_one_warning(
+    server: ScriptedServer, tmp_path: Path, read_only: Callable[[Path], None], fault: str
+) -> None:
+    cache = tmp_path / "cache"
+    run_system(_system(server, tmp_path), [DD], tmp_path / "first", seeds=[11])
+    db = cache / "responses.sqlite"
+    if fault == "corrupt":
+        for path in cache.glob("responses.sqlite*"):
+            path.unlink()
+        db.write_bytes(b"SQLite format 3\0" + os.urandom(8192))
+    else:
+        read_only(db)
+    with pytest.warns(PebWarning) as caught:
+        # Another temperature: every request misses the cache, so replies must be stored.
+        system = _system(server, tmp_path, temperature=0.5)
+        manifest = run_system(system, [DD], tmp_path / "second", seeds=[11])
+    assert (manifest.counts.n_tasks, manifest.counts.error) == (6, 0)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert str(caught[0].message).startswith(f"reply cache {db} is unusable (")
+
+
+def test_a_retry_after_beyond_the_cap_is_an_error_at_once(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.script.default = Step(kind="status", status=429, retry_after=86400)
+    system = _system(server, tmp_path, timeout_s=2.0)
+    reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 30))
+    assert reply.status == "error" and server.script.requests == 1
+    assert reply.error and "Retry-After 86400 s is beyond the 2 s cap" in reply.error
+
+
+def test_a_huge_reply_is_cut_and_flagged(server: ScriptedServer, tmp_path: Path) -> None:
+    from peb_core.systems._model import MAX_REPLY_CHARS
+
+    server.script.default = Step(text="x" * (MAX_REPLY_CHARS + 5000))
+    reply = _respond(_system(server, tmp_path))
+    assert reply.truncated and reply.raw == "x" * MAX_REPLY_CHARS
+    again = _respond(_system(server, tmp_path))  # from the cache: still flagged
+    assert again.usage.cached and again.truncated and again.raw == reply.raw
+
+
+def test_a_reply_that_is_not_unicode_text_is_recorded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A lone surrogate (a JSON `\\ud800` escape) cannot be written as UTF-8: replaced."""
+    server.script.default = Step(text="half a pair: \ud800")
+    manifest = run_system(_system(server, tmp_path), [DD], tmp_path / "run", seeds=[11])
+    records, _ = read_records(tmp_path / "run" / RESPONSES)
+    assert manifest.counts.error == 0 and len(records) == 6
+    assert {r.raw for r in records} == {"half a pair: ?"}
+
+
+def test_credentials_in_the_api_base_are_sent_but_never_recorded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    out, cache = tmp_path / "run", tmp_path / "cache"
+    url = server.url.replace("http://", "http://user:pa%24%24word@") + "?key=k3y-SECRET"
+    done = _cli(
+        "run", "--model", "openai/scripted", "--api-base", url, "--family", "due_diligence_v1",
+        "--seeds", "11", "--out", str(out), cache=cache,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert read_manifest(out).config["api_base"] == server.url
+    for folder in (out, cache):
+        for path in folder.rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                for secret in (b"pa$$word", b"pa%24%24word", b"k3y-SECRET"):
+                    assert secret not in data, (path, secret)
+    assert set(server.script.paths) == {"/v1/chat/completions?key=k3y-SECRET"}
+    basic = "Basic " + base64.b64encode(b"user:pa$$word").decode()
+    assert {h["authorization"] for h in server.script.headers} == {basic}
+
+
+def test_a_run_with_errors_exits_1_naming_the_reasons(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.script.default = Step(kind="status", status=401)
+    done = _cli(
+        "run", "--model", "openai/scripted", "--api-base", server.url, "--family",
+        "due_diligence_v1", "--seeds", "11", "--out", str(tmp_path / "run"),
+        cache=tmp_path / "cache",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "6 tasks (0 replies, 0 of them unreadable, 6 errors)" in done.stdout
+    assert "Give Feedback" not in done.stdout + done.stderr  # litellm's banner
+    lines = done.stderr.splitlines()
+    assert lines[-2].startswith("peb: 6 of 6 tasks ended in error (the same command retries")
+    assert lines[-1].startswith("peb:   6 x after 1 attempt(s): AuthenticationError (HTTP 401)")
+
+
+def test_a_different_config_is_refused_naming_the_field(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    run_system(_system(server, tmp_path), [DD], tmp_path / "run", seeds=[11])
+    with pytest.raises(RunError, match=r"holds a different run: temperature 0\.0 -> 0\.7; "):
+        run_system(_system(server, tmp_path, temperature=0.7), [DD], tmp_path / "run", seeds=[11])
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--protocol", "nope"], "unknown protocol 'nope'"),
-        (["--concurrency", "0"], "--concurrency must be at least 1"),
-        (["--timeout", "0"], "--timeout must be positive"),
+        (["--concurrency", "0"], "argument --concurrency: expected an integer >= 1"),
+        (["--timeout", "0"], "argument --timeout: expected a finite number > 0"),
     ],
 )
 def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:

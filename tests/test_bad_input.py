@@ -1,0 +1,350 @@
+"""The `peb` command line under bad input, as a hostile user would give it: every probe gets
+one line on stderr (`peb: error: ...`, naming what was wrong) and exit status 2, never a
+traceback, a hang or unbounded work. The real CLI, in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from scripted_server import BLOCKED, ScriptedServer, Step
+
+from peb_core import BASELINES, load_families, read_records, run_system
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE = ROOT / "runs" / "baselines" / "oracle"
+
+Args = list[str | bytes]
+Probe = Callable[[Path, Callable[[Path], None]], tuple[Args, dict[str, str], str]]
+"""(a scratch folder, the read_only fixture) -> (arguments, extra environment, needle)."""
+PROBES: dict[str, Probe] = {}
+
+
+def probe(name: str, args: list[str] | None = None, needle: str = "") -> Callable[[Probe], Probe]:
+    """Register a probe: either fixed `args` (`{tmp}` in them is the scratch folder) and
+    `needle`, or a function making them."""
+
+    def register(make: Probe) -> Probe:
+        PROBES[name] = make
+        return make
+
+    if args is not None:
+        register(lambda tmp, _ro: ([a.replace("{tmp}", str(tmp)) for a in args], {}, needle))
+    return register
+
+
+def peb(
+    args: Args, env: dict[str, str], preexec_fn: Callable[[], None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "peb_core.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=preexec_fn,
+    )
+
+
+def _file(tmp: Path) -> str:
+    (tmp / "a-file").write_text("not a folder\n")
+    return str(tmp / "a-file")
+
+
+def _run_folder(tmp: Path, **manifest: object) -> str:
+    """A copy of a checked-in run, with its manifest fields changed."""
+    run = tmp / "run"
+    shutil.copytree(ORACLE, run, ignore=shutil.ignore_patterns("scores.*"))
+    data = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**data, **manifest}))
+    return str(run)
+
+
+def _scenarios(tmp: Path, old: str, new: str) -> dict[str, str]:
+    """PEB_SCENARIOS_DIR for a copy of the shipped families with one edit to due_diligence_v1."""
+    folder = tmp / "scenarios"
+    shutil.copytree(ROOT / "scenarios", folder)
+    path = folder / "due_diligence_v1.toml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return {"PEB_SCENARIOS_DIR": str(folder)}
+
+
+# --- inputs that were tracebacks ---------------------------------------------------------------
+
+RUN = ["run", "--system", "oracle", "--family", "due_diligence_v1"]
+
+probe("model_empty", ["run", "--model", "", "--out", "{tmp}/never"], "system ''")
+
+
+@probe("out_is_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return [*RUN, "--out", _file(tmp)], {}, "a-file exists and is not a folder"
+
+
+@probe("out_under_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return [*RUN, "--out", f"{_file(tmp)}/run"], {}, "a-file/run: Not a directory"
+
+
+@probe("out_read_only")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    (tmp / "locked").mkdir()
+    ro(tmp / "locked")
+    return [*RUN, "--out", str(tmp / "locked" / "run")], {}, f"{tmp}/locked/run: "
+
+
+@probe("out_not_utf8")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return [*RUN, "--out", os.fsencode(tmp) + b"/\xff"], {}, "is not UTF-8"
+
+
+@probe("export_out_a_folder")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return ["tasks", "export", "--out", str(tmp)], {}, "is a folder; expected a file path"
+
+
+probe("export_out_empty", ["tasks", "export", "--out", ""], "argument --out: expected a path")
+
+
+@probe("score_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return ["score", _file(tmp)], {}, "a-file: not a run folder"
+
+
+@probe("compare_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return ["compare", _file(tmp), str(ORACLE)], {}, "a-file: not a run folder"
+
+
+@probe("responses_a_folder")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    run = _run_folder(tmp)
+    os.remove(f"{run}/responses.jsonl")
+    os.mkdir(f"{run}/responses.jsonl")
+    return ["score", run], {}, "responses.jsonl: cannot read (Is a directory)"
+
+
+@probe("manifest_seed_negative")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    run = _run_folder(tmp, seeds=[-5])
+    return ["score", run], {}, "manifest.json: seeds.0: Input should be greater than or equal to 0"
+
+
+for _name, _port in [("port_negative", "-1"), ("port_too_big", "70000")]:
+    probe(
+        _name,
+        ["local-model", "serve", "--port", _port],
+        f"argument --port: expected a port from 1 to 65535, got '{_port}'",
+    )
+probe(
+    "local_port_zero",
+    ["run", "--model", "local/smollm2", "--local-port", "0", "--out", "{tmp}/never"],
+    "argument --local-port: expected a port from 1 to 65535",
+)
+
+SCENARIO_DEFECTS = {
+    "numbers_reversed": (
+        "deal_value = [120, 900]",
+        "deal_value = [900, 120]",
+        "numbers.deal_value: expected [low, high] with low <= high, got [900, 120]",
+    ),
+    "unbalanced_brace": (
+        '"Advisor memo: {findings}"',
+        '"Advisor memo: {findings"',
+        "slots[3].bodies[0]: expected '}' before end of string",
+    ),
+    "empty_placeholder": (
+        '"Advisor memo: {findings}"',
+        '"Advisor memo: {}"',
+        "slots[3].bodies[0]: unknown placeholder {}; expected one of: ",
+    ),
+    "conversion": (
+        '"Advisor memo: {findings}"',
+        '"Advisor memo: {findings!x}"',
+        "slots[3].bodies[0]: placeholder {findings} takes no conversion or format spec",
+    ),
+    "format_spec": (
+        '"Advisor memo: {findings}"',
+        '"Advisor memo: {findings:d}"',
+        "slots[3].bodies[0]: placeholder {findings} takes no conversion or format spec",
+    ),
+    "negative_canonical_seed": (
+        "canonical_seeds = [11, 23, 37, 53]",
+        "canonical_seeds = [-1, 23, 37, 53]",
+        "canonical_seeds[0]: Input should be greater than or equal to 0 (got -1)",
+    ),
+}
+
+
+def _scenario_probe(old: str, new: str, needle: str) -> Probe:
+    def make(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+        return ["tasks", "list"], _scenarios(tmp, old, new), f"due_diligence_v1.toml: {needle}"
+
+    return make
+
+
+for _name, (_old, _new, _needle) in SCENARIO_DEFECTS.items():
+    probe(f"scenario_{_name}")(_scenario_probe(_old, _new, _needle))
+
+# --- unbounded work ----------------------------------------------------------------------------
+
+probe(
+    "seeds_ten_million",
+    ["tasks", "list", "--seeds", "0-10000000"],
+    "--seeds: '0-10000000' brings the seeds to more than 100,000; at most --max-tasks",
+)
+probe(
+    "tasks_beyond_max",
+    ["tasks", "export", "--seeds", "0-20000", "--out", "{tmp}/never.jsonl"],
+    "840,042 tasks asked for, more than --max-tasks (100,000)",
+)
+probe(
+    "max_tasks_lowered",
+    [*RUN, "--seeds", "11,23", "--max-tasks", "10", "--out", "{tmp}/never"],
+    "12 tasks asked for, more than --max-tasks (10)",
+)
+probe(
+    "distractors_million",
+    ["tasks", "list", "--distractors", "1000000"],
+    "argument --distractors: expected an integer from 0 to 50",
+)
+
+# --- values that were taken for something else -------------------------------------------------
+
+for _flag, _value, _needle in [
+    ("--timeout", "nan", "a finite number > 0"),
+    ("--timeout", "inf", "a finite number > 0"),
+    ("--temperature", "nan", "a finite number >= 0"),
+    ("--concurrency", "0", "an integer >= 1"),
+    ("--out", "", "a path, got ''"),
+]:
+    probe(
+        f"{_flag[2:]}_{_value or 'empty'}",
+        [*RUN, "--out", "{tmp}/never", _flag, _value],
+        f"argument {_flag}: expected {_needle}",
+    )
+probe(
+    "api_base_empty",
+    ["run", "--model", "openai/x", "--api-base", "", "--out", "{tmp}/never"],
+    "argument --api-base: expected an http(s) URL",
+)
+probe("seeds_empty", ["tasks", "list", "--seeds", ""], "--seeds: '' is not an integer or a range")
+probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no family named")
+probe(
+    "seeds_negative", ["tasks", "list", "--seeds", "-5"], "--seeds: '-5': seeds are integers >= 0"
+)
+
+
+@probe("score_family_not_covered")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    run = tmp / "dd"
+    run_system(BASELINES["oracle"], [load_families()["due_diligence_v1"]], run, seeds=[11])
+    return (
+        ["score", str(run), "--family", "procurement_v1"],
+        {},
+        "--family: no given run covers procurement_v1; they cover due_diligence_v1",
+    )
+
+
+@pytest.mark.parametrize("name", list(PROBES))
+def test_bad_input_is_one_line_and_exit_2(
+    name: str, tmp_path: Path, read_only: Callable[[Path], None]
+) -> None:
+    args, env, needle = PROBES[name](tmp_path, read_only)
+    result = peb(args, {"PEB_CACHE_DIR": str(tmp_path / "cache"), **env})
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("peb: error: ") and needle in lines[0], lines[0]
+    assert not (tmp_path / "never").exists() and not (tmp_path / "never.jsonl").exists()
+
+
+# --- faults in the middle of a run -------------------------------------------------------------
+
+
+def _limit_file_size() -> None:
+    """In the child: a file may grow to 20 kB, after which a write fails (EFBIG) as it would on
+    a full disk (ENOSPC), possibly leaving a torn line."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+
+def test_a_full_disk_mid_run_is_one_line_and_the_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    env = {"PEB_CACHE_DIR": str(tmp_path / "cache")}
+    full = peb(["run", "--system", "oracle", "--out", str(out)], env, preexec_fn=_limit_file_size)
+    assert full.returncode == 2
+    assert full.stderr.splitlines()[-1] == f"peb: error: {out}: File too large"
+    assert "Traceback" not in full.stderr
+    written = len((out / "responses.jsonl").read_bytes())
+    assert 10_000 < written <= 20_000
+
+    again = peb(["run", "--system", "oracle", "--out", str(out)], env)
+    assert again.returncode == 0, again.stderr
+    records, problems = read_records(out / "responses.jsonl")
+    assert problems == [] and len(records) == 168 == len({r.task_id for r in records})
+    if (out / "responses.jsonl.torn").exists():  # the write was cut mid-line
+        assert ": torn last line (" in again.stderr
+
+
+@pytest.fixture
+def slow_server() -> Iterator[ScriptedServer]:
+    server = ScriptedServer().start()
+    server.script.default = Step(text=BLOCKED, delay=0.3)
+    yield server
+    server.stop()
+
+
+def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
+    slow_server: ScriptedServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "peb_core.cli",
+            "run",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            slow_server.url,
+            "--family",
+            "due_diligence_v1",
+            "--concurrency",
+            "2",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (out / "responses.jsonl").exists():
+        time.sleep(0.05)
+    while time.monotonic() < deadline and len(read_records(out / "responses.jsonl")[0]) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines()[-1] == (
+        "peb: interrupted (a run keeps what it recorded; the same command resumes it)"
+    )
+    assert "Traceback" not in stderr
+    records, problems = read_records(out / "responses.jsonl")
+    assert problems == [] and 2 <= len(records) < 24
