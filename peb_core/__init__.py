@@ -2,76 +2,80 @@
 and block when policy says so?
 
 The public surface, in the order data flows: scenario files -> tasks -> views -> systems ->
-runs -> scores -> reports.
+runs -> scores -> reports. Each name is imported from its stage on first use, so importing the
+package (or the CLI) costs only the stages a command needs.
 """
 
+import importlib as _importlib
 import os as _os
+from typing import TYPE_CHECKING, Any
 
 # litellm fetches a price map from the internet at import unless told to use its local copy; set
 # before anything can import it (it is imported lazily, in peb_core.systems._model).
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from .runs import (
-    SCORECARD_KEYS,
-    LoadedRun,
-    RunError,
-    RunManifest,
-    compare_runs,
-    discover_runs,
-    load_run,
-    read_manifest,
-    read_records,
-    run_system,
-    run_tasks,
-    score_run_dirs,
-    scorecard_of,
-)
-from .scoring import (
-    CompareError,
-    compare_scores,
-    compare_to_reference,
-    score_frames,
-    score_run,
-    scorecard,
-)
-from .systems import (
-    BASELINES,
-    Baseline,
-    Reply,
-    Response,
-    ResponseRecord,
-    System,
-    Usage,
-    response_model,
-)
-from .tasks import (
-    AnswerField,
-    Contract,
-    Document,
-    Fact,
-    GapReport,
-    ModelView,
-    Oracles,
-    ScenarioError,
-    ScenarioFile,
-    SystemView,
-    Task,
-    VisibleDocument,
-    answer_schema,
-    documents_frame,
-    families_with_template,
-    fold_answer,
-    generate_task,
-    generate_tasks,
-    load_families,
-    load_scenario,
-    model_view,
-    parse_seeds,
-    parse_task_id,
-    scenario_hash,
-    system_view,
-    task_id,
-)
+if TYPE_CHECKING:
+    from .runs import (
+        SCORECARD_KEYS,
+        LoadedRun,
+        RunError,
+        RunManifest,
+        compare_runs,
+        discover_runs,
+        load_run,
+        read_manifest,
+        read_records,
+        run_system,
+        run_tasks,
+        score_run_dirs,
+        scorecard_of,
+    )
+    from .scoring import (
+        CompareError,
+        compare_scores,
+        compare_to_reference,
+        score_frames,
+        score_run,
+        scorecard,
+    )
+    from .systems import (
+        BASELINES,
+        Baseline,
+        Reply,
+        Response,
+        ResponseRecord,
+        System,
+        Usage,
+        response_model,
+    )
+    from .tasks import (
+        AnswerField,
+        Contract,
+        Document,
+        Fact,
+        GapReport,
+        ModelView,
+        Oracles,
+        ScenarioError,
+        ScenarioFile,
+        SystemView,
+        Task,
+        VisibleDocument,
+        answer_schema,
+        documents_frame,
+        families_with_template,
+        fold_answer,
+        generate_task,
+        generate_tasks,
+        load_families,
+        load_scenario,
+        model_view,
+        parse_seeds,
+        parse_task_id,
+        scenario_hash,
+        system_view,
+        task_id,
+    )
 
 __all__ = [
     "BASELINES",
@@ -128,3 +132,16 @@ __all__ = [
     "system_view",
     "task_id",
 ]
+
+
+_STAGES = ("tasks", "systems", "scoring", "runs")
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, from the first stage (in data-flow order) that offers it."""
+    if name in __all__:
+        for stage in _STAGES:
+            module = _importlib.import_module(f"{__name__}.{stage}")
+            if name in module.__all__:
+                return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

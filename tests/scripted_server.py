@@ -3,8 +3,9 @@ scripted. It records every request's body, path and headers. Real HTTP, no mocke
 
 Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
 `python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
-with a valid reply after the latency; `GET /stats` gives the request count and the peak number in
-flight, `POST /stats/reset` zeroes them."""
+with a valid reply after the latency; `GET /stats` gives the request count, the peak number in
+flight and the wall-clock times of the first request and of the last reply, `POST /stats/reset`
+zeroes them."""
 
 from __future__ import annotations
 
@@ -45,9 +46,13 @@ class Script:
     requests: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    first_request_at: float | None = None
+    last_reply_at: float | None = None
 
     def next(self, body: bytes, path: str = "", headers: dict[str, str] | None = None) -> Step:
         with self.lock:
+            if self.first_request_at is None:
+                self.first_request_at = time.time()
             self.requests += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -61,14 +66,21 @@ class Script:
     def done(self) -> None:
         with self.lock:
             self.in_flight -= 1
+            self.last_reply_at = time.time()
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, float | int | None]:
         with self.lock:
-            return {"requests": self.requests, "max_in_flight": self.max_in_flight}
+            return {
+                "requests": self.requests,
+                "max_in_flight": self.max_in_flight,
+                "first_request_at": self.first_request_at,
+                "last_reply_at": self.last_reply_at,
+            }
 
     def reset(self) -> None:
         with self.lock:
             self.requests = self.max_in_flight = 0
+            self.first_request_at = self.last_reply_at = None
 
 
 def _completion(text: str) -> bytes:

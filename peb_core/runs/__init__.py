@@ -1,23 +1,30 @@
 """Runs: the run folder store (manifest and responses), the resumable runner, and loading a run
-folder with its per-task scores (saved beside it)."""
+folder with its per-task scores (saved beside it). Loading (which scores, with polars) is
+imported on first use, so running a system does not pay for it."""
 
-from ._load import (
-    INTERVAL_KEYS,
-    SCORE_NOTES,
-    SCORECARD_KEYS,
-    SCORES,
-    LoadedRun,
-    compare_runs,
-    discover_runs,
-    load_run,
-    responses_to_task,
-    run_labels,
-    run_record,
-    run_records,
-    runs_root,
-    score_run_dirs,
-    scorecard_of,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._load import (
+        INTERVAL_KEYS,
+        SCORE_NOTES,
+        SCORECARD_KEYS,
+        SCORES,
+        LoadedRun,
+        compare_runs,
+        discover_runs,
+        load_run,
+        load_runs,
+        responses_to_task,
+        run_labels,
+        run_record,
+        run_records,
+        runs_root,
+        score_run_dirs,
+        scorecard_of,
+    )
+
 from ._runner import Progress, launch_run_async, run_folder_name, run_system, run_system_async
 from ._store import (
     MANIFEST,
@@ -49,6 +56,7 @@ __all__ = [
     "discover_runs",
     "launch_run_async",
     "load_run",
+    "load_runs",
     "read_manifest",
     "read_records",
     "responses_to_task",
@@ -64,3 +72,10 @@ __all__ = [
     "scorecard_of",
     "write_manifest",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the loading stage, imported on first use."""
+    if name in __all__:
+        return getattr(importlib.import_module(f"{__name__}._load"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

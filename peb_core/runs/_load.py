@@ -71,11 +71,8 @@ class LoadedRun:
 
 _Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None]
 _RUNS: dict[Path, tuple[_Stamp, LoadedRun]] = {}
-_RECORDS: dict[Path, tuple[_Stamp, tuple[ResponseRecord, ...]]] = {}
-_TASK_FRAMES: dict[tuple[str, str], tuple[pl.DataFrame, ...]]
-_TASK_FRAMES = {}
+"""The one in-process memo: each run folder loaded, until its files or the scenarios change."""
 _LOCK = threading.Lock()
-_MAX_TASK_FRAMES = 64
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -102,15 +99,10 @@ def _code_digest() -> str:
     return _CODE_DIGEST[0]
 
 
-def _task_frames(
-    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile], current: str
-) -> tuple[pl.DataFrame, ...]:
-    """`task_frame` and `expected_answers` of a run's tasks, shared by every run over the same
-    families and seeds (regenerating them is most of the cost of scoring a run). Kept in this
-    process and on disk under `$PEB_CACHE_DIR/task-frames` (tasks are a pure function of the
-    scenario files, the code and the seeds, all three in the key)."""
-    # Everything in the manifest that is not about who ran, when, or how it went is a parameter
-    # of the tasks (families, seeds, distractors, limit, ...).
+def _task_params(manifest: RunManifest, current: str) -> str:
+    """What a run's tasks are a function of: the scenarios it ran and every manifest field that
+    is a generation parameter (families, seeds, distractors, tier, limit); runs with the same
+    parameters share one generation of their tasks."""
     params = manifest.model_dump(
         mode="json",
         exclude={
@@ -123,34 +115,7 @@ def _task_frames(
             "counts",
         },
     )
-    key = (current, json.dumps(params, sort_keys=True))
-    with _LOCK:
-        hit = _TASK_FRAMES.get(key)
-    if hit is not None:
-        return hit
-    name = hashlib.sha256(repr((key, _code_digest())).encode()).hexdigest()[:32]
-    folder = cache_dir() / "task-frames"
-    paths = [folder / f"{name}.{part}.parquet" for part in ("tasks", "expected")]
-    notes = folder / f"{name}.json"
-    try:
-        saved = _read_frames(notes, name, paths)
-    except _Untrusted:
-        saved = None  # a damaged cache entry only costs the regeneration
-    if saved is not None:
-        hit = tuple(saved[1])
-    else:
-        tasks = run_tasks(run_dir, manifest, families)
-        hit = (task_frame(tasks), expected_answers(tasks))
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            _write_frames(notes, name, dict(zip(paths, hit, strict=True)), {})
-        except OSError:
-            pass  # a read-only cache only costs the regeneration next time
-    with _LOCK:
-        if len(_TASK_FRAMES) >= _MAX_TASK_FRAMES:
-            _TASK_FRAMES.pop(next(iter(_TASK_FRAMES)))
-        _TASK_FRAMES[key] = hit
-    return hit
+    return json.dumps([current, params], sort_keys=True)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -216,22 +181,17 @@ def _run_stamp(run_dir: Path) -> _Stamp:
     return (scenario_hash(), _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
 
 
-def run_records(run_dir: Path) -> tuple[ResponseRecord, ...]:
-    """A run folder's valid records, cached in this process until its files change."""
-    run_dir = Path(run_dir)
-    stamp, key = _run_stamp(run_dir), run_dir.resolve()
-    with _LOCK:
-        hit = _RECORDS.get(key)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    records = tuple(read_records(run_dir / RESPONSES)[0])
-    with _LOCK:
-        _RECORDS[key] = (stamp, records)
-    return records
+def run_records(run_dir: Path) -> list[ResponseRecord]:
+    """A run folder's valid records (corrupt and repeated lines skipped)."""
+    return read_records(Path(run_dir) / RESPONSES)[0]
 
 
 def _score(
-    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile], current: str
+    run_dir: Path,
+    manifest: RunManifest,
+    families: dict[str, ScenarioFile],
+    current: str,
+    frames: tuple[pl.DataFrame, pl.DataFrame],
 ) -> tuple[pl.DataFrame, list[str]]:
     warnings = []
     if manifest.scenario_hash != current:
@@ -241,17 +201,16 @@ def _score(
         run_dir / RESPONSES, records, set(task_set(run_dir, manifest, families))
     )
     warnings.extend([*problems, *foreign])
-    frame, expected = _task_frames(run_dir, manifest, families, current)
     scores = score_records(
-        frame, expected, records, run=run_dir.name, system=manifest.system, families=families
+        *frames, records, run=run_dir.name, system=manifest.system, families=families
     )
     protocol = str(manifest.config.get("protocol", "-"))
     return scores.with_columns(protocol=pl.lit(protocol), tier=pl.lit(manifest.tier)), warnings
 
 
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
-"""A run's per-task scores, saved beside its responses by the first `load_run` (`peb run` calls
-it), with the key they were computed for, the sha256 of the parquet file and the warnings met."""
+"""A run's per-task scores, saved beside its responses by the first `load_run`, with the key
+they were computed for, the sha256 of the parquet file and the warnings met."""
 
 
 def _run_bytes(path: Path) -> bytes:
@@ -264,17 +223,59 @@ def _run_bytes(path: Path) -> bytes:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+@dataclass
+class _Pending:
+    """A run folder whose saved scores are missing or untrusted: what scoring it needs."""
+
+    run_dir: Path
+    manifest: RunManifest
+    families: dict[str, ScenarioFile]
+    current: str
+    key: str
+    places: list[tuple[Path, Path]]
+    stamp: _Stamp
+    rejected: list[str]
+
+
+def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
+    """Run folders read and scored, in order (see `load_run`). The runs that must be scored
+    share one generation of their tasks per set of generation parameters."""
+    loaded: dict[int, LoadedRun] = {}
+    pending: dict[int, _Pending] = {}
+    for i, run_dir in enumerate(map(Path, dirs)):
+        found = _find(run_dir)
+        if isinstance(found, LoadedRun):
+            loaded[i] = found
+        else:
+            pending[i] = found
+    frames: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+    with gc_paused():  # the tasks and records built to score are freed before it ends
+        for i, p in pending.items():
+            params = _task_params(p.manifest, p.current)
+            if params not in frames:
+                tasks = run_tasks(p.run_dir, p.manifest, p.families)
+                frames[params] = (task_frame(tasks), expected_answers(tasks))
+            scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, frames[params])
+            _save_scores(p.places, p.key, scores, warnings)
+            loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
+    return [loaded[i] for i in range(len(loaded))]
+
+
 def load_run(run_dir: Path) -> LoadedRun:
-    """A run folder read and scored. Cached in this process until its manifest, its responses or
+    """A run folder read and scored. Kept in this process until its manifest, its responses or
     the scenario files change (keyed by their modification times, sizes and inodes), so a notebook
     re-rendering a selection does not reparse and rescore every run. Also saved on disk, keyed by
-    the sha256 of the code, the scenario files, the folder and its two files' bytes: beside the
+    the sha256 of the code, the scenarios it ran, the folder and its two files' bytes: beside the
     responses (SCORES), or under `$PEB_CACHE_DIR/run-scores` when the folder is read-only; so a
     restarted notebook rescores only runs that changed, or all after a change of code. Saved
     scores are read only when their key is this run's and the parquet file's sha256 is the one
     saved with it; saved scores that fail that check (damaged, or copied from another run) are
     rescored and rewritten, with a warning."""
-    run_dir = Path(run_dir)
+    return load_runs([run_dir])[0]
+
+
+def _find(run_dir: Path) -> LoadedRun | _Pending:
+    """A run folder from the memo or its saved scores, or what scoring it needs."""
     stamp, folder = _run_stamp(run_dir), run_dir.resolve()
     with _LOCK:
         hit = _RUNS.get(folder)
@@ -292,7 +293,6 @@ def load_run(run_dir: Path) -> LoadedRun:
         (run_dir / SCORES, run_dir / SCORE_NOTES),
         (cached.with_suffix(".parquet"), cached.with_suffix(".json")),
     ]
-    saved: tuple[pl.DataFrame, list[str]] | None = None
     rejected = []
     for parquet, notes in places:
         try:
@@ -301,18 +301,17 @@ def load_run(run_dir: Path) -> LoadedRun:
             rejected.append(f"saved scores {exc}; rescored")
             break
         if found is not None:
-            saved = found[1][0], [str(w) for w in found[0].get("warnings", [])]
-            break
-    if saved is None:
-        with gc_paused():  # the tasks and records built to score are freed before it ends
-            saved = _score(run_dir, manifest, families, current)
-        _save_scores(places, key, *saved)
-    scores, warnings = saved
-    loaded = LoadedRun(
-        path=run_dir, manifest=manifest, scores=scores, warnings=(*rejected, *warnings)
-    )
+            warnings = [str(w) for w in found[0].get("warnings", [])]
+            return _remember(run_dir, stamp, manifest, found[1][0], warnings)
+    return _Pending(run_dir, manifest, families, current, key, places, stamp, rejected)
+
+
+def _remember(
+    run_dir: Path, stamp: _Stamp, manifest: RunManifest, scores: pl.DataFrame, warnings: list[str]
+) -> LoadedRun:
+    loaded = LoadedRun(path=run_dir, manifest=manifest, scores=scores, warnings=tuple(warnings))
     with _LOCK:
-        _RUNS[folder] = (stamp, loaded)
+        _RUNS[run_dir.resolve()] = (stamp, loaded)
     return loaded
 
 
@@ -358,8 +357,9 @@ def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     records skipped, runs made on other scenario files, saved scores rescored. The `run` column
     is the folder's `run_labels` label, so two folders of the same name stay apart; the prompt
     protocol (from the manifest; `-` for systems without one) is a column. Each run is read
-    through `load_run`, so unchanged runs are not rescored."""
-    runs = {label: load_run(d) for d, label in run_labels(dirs).items()}
+    through `load_runs`, so unchanged runs are not rescored."""
+    labels = run_labels(dirs)
+    runs = dict(zip(labels.values(), load_runs(list(labels)), strict=True))
     warnings = [w for r in runs.values() for w in r.warnings]
     frames = [r.scores.with_columns(run=pl.lit(label)) for label, r in runs.items()]
     return pl.concat(frames), warnings

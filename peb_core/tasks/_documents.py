@@ -4,11 +4,13 @@ sentence), and each as a Markdown card, so every notebook shows a document the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from ._scenario import ScenarioFile
 from ._task import Task
+
+if TYPE_CHECKING:  # imported where used: generating and running tasks needs no polars
+    import polars as pl
 
 
 def boundary_sentence(task: Task, spec: ScenarioFile) -> str | None:
@@ -33,6 +35,8 @@ def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFram
     `boundary_signal` marks the tracker, the document that states the view's boundary in
     words; with the task's `spec`, `boundary_text` holds that sentence (else null).
     `superseded`: a later version of the document exists in the task (hard tier)."""
+    import polars as pl
+
     sentence = boundary_sentence(task, spec) if spec is not None else None
     return pl.DataFrame(
         [
@@ -67,7 +71,7 @@ def document_cards(documents: pl.DataFrame, *, visible: bool) -> list[DocumentCa
     """The visible (or hidden) rows of a `documents_frame` as cards: title, id, role, scope,
     evidence family and body."""
     cards = []
-    for d in documents.filter(pl.col("visible") == visible).iter_rows(named=True):
+    for d in documents.filter(documents["visible"] == visible).iter_rows(named=True):
         body = d["body"]
         if d["boundary_text"]:
             body = body.replace(d["boundary_text"], f"<mark>{d['boundary_text']}</mark>")

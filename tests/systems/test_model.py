@@ -475,7 +475,7 @@ def test_a_run_with_errors_exits_1_naming_the_reasons(
         cache=tmp_path / "cache",
     )  # fmt: skip
     assert done.returncode == 1
-    assert "6 tasks (0 replies, 0 of them unreadable, 6 errors)" in done.stdout
+    assert "6 tasks (0 replies, 6 errors)" in done.stdout
     assert "Give Feedback" not in done.stdout + done.stderr  # litellm's banner
     lines = done.stderr.splitlines()
     assert lines[-2].startswith("peb: 6 of 6 tasks ended in error (the same command retries")
