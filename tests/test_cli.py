@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from peb_core.systems import BASELINES
+
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").read_text())
 FAMILIES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
@@ -72,29 +74,26 @@ def test_score_json_of_checked_in_baselines_reproduces_table4() -> None:
         "invalid_rate",
     }
     assert all(expected_keys <= set(r) for r in rows)
-    assert len(rows) == 4 * len(FAMILIES)
+    assert len(rows) == len(BASELINES) * len(FAMILIES)
     _assert_table4(rows)
 
 
-def test_run_and_score_from_scratch_reproduce_table4(tmp_path: Path) -> None:
-    for system in ["silent_filter", "warning_partial", "fail_and_report", "oracle"]:
+def test_run_then_score_from_scratch(tmp_path: Path) -> None:
+    """`peb run` records replies and ends; `peb score` reads, scores and saves them. (Table 4
+    from fresh runs is checked in tests/scoring/test_frames.py.)"""
+    systems = ["silent_filter", "fail_and_report"]
+    for system in systems:
         result = peb("run", "--system", system, "--out", str(tmp_path / system))
         assert result.returncode == 0, result.stderr
         assert f"{N_TASKS} tasks ({N_TASKS} replies, 0 errors)" in result.stdout
         # A run ends as soon as its replies are recorded; scoring it is the next command's.
         assert not (tmp_path / system / "scores.parquet").exists()
-    result = peb("score", *(str(p) for p in sorted(tmp_path.iterdir())), "--json")
+    result = peb("score", *(str(tmp_path / s) for s in systems), "--json")
     assert result.returncode == 0, result.stderr
-    for system in ["silent_filter", "warning_partial", "fail_and_report", "oracle"]:
+    for system in systems:
         assert (tmp_path / system / "scores.parquet").is_file()  # saved for the notebooks
     rows = json.loads(result.stdout)
-    _assert_table4(rows)
-    oracle = {r["family"]: r for r in rows if r["system"] == "oracle"}
-    fail = {r["family"]: r for r in rows if r["system"] == "fail_and_report"}
-    drop = {"run", "system"}
-    assert {k: {m: v for m, v in r.items() if m not in drop} for k, r in oracle.items()} == {
-        k: {m: v for m, v in r.items() if m not in drop} for k, r in fail.items()
-    }
+    assert {(r["system"], r["n_tasks"]) for r in rows} == {(s, 24) for s in systems}
 
 
 def test_family_and_seed_selection(tmp_path: Path) -> None:
