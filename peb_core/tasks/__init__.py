@@ -2,7 +2,7 @@
 text rendered from facts, every oracle computed from facts), and the views a system may receive
 are derived from a task. Nothing here knows a family by name."""
 
-from ._answers import AnswerField, answer_schema, fold_answer, live_effects
+from ._answers import answer_schema, fold_answer, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._generate import (
     MAX_DISTRACTORS,
@@ -29,6 +29,7 @@ from ._overlap import (
 )
 from ._scenario import (
     ROLES,
+    AnswerField,
     Role,
     ScenarioError,
     ScenarioFile,

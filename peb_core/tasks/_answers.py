@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from ._scenario import ScenarioFile
+from ._scenario import AnswerField, ScenarioFile
 from ._task import Answer, Fact
 
 
-class AnswerField(BaseModel):
-    """One answer field as a model is shown it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    kind: Literal["ordinal", "set"]
-    values: tuple[str, ...]
-    description: str
-
-
 def answer_schema(spec: ScenarioFile) -> tuple[AnswerField, ...]:
-    """The family's answer fields, in file order."""
-    return tuple(
-        AnswerField(name=name, kind=f.kind, values=tuple(f.values), description=f.description)
-        for name, f in spec.answer.items()
-    )
+    """The family's answer fields, in file order (made once per loaded family)."""
+    return spec.answer_fields
 
 
 def live_effects(facts: Iterable[Fact]) -> list[dict[str, list[str]]]:

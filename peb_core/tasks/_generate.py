@@ -19,6 +19,7 @@ Two tiers share the rendering of documents from findings and the computation of 
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import string
@@ -37,7 +38,6 @@ from ._task import (
     Fact,
     GapReport,
     Oracles,
-    RequiredEvidence,
     Task,
     Tier,
 )
@@ -109,8 +109,13 @@ def _format(text: str, variables: dict[str, str]) -> str:
 
 
 def _used(text: str, variables: dict[str, str]) -> dict[str, str]:
-    names = [name for _, name, _, _ in string.Formatter().parse(text) if name]
-    return {name: variables[name] for name in sorted(set(names)) if name in variables}
+    return {name: variables[name] for name in _placeholders(text) if name in variables}
+
+
+@functools.cache
+def _placeholders(text: str) -> tuple[str, ...]:
+    """The distinct placeholder names of a phrasing, sorted (parsed once per phrasing)."""
+    return tuple(sorted({name for _, name, _, _ in string.Formatter().parse(text) if name}))
 
 
 def _is_promoted(template: TemplateSpec, seed: int, canonical: Sequence[int], draw: float) -> bool:
@@ -141,20 +146,19 @@ class _Draw:
         return doc_id
 
     def text(self, phrasings: Sequence[str], **fills: str) -> str:
-        return _format(self.rng.choice(phrasings), {**self.variables, **fills})
+        return _format(
+            self.rng.choice(phrasings), {**self.variables, **fills} if fills else self.variables
+        )
 
     def findings(self, findings: Iterable[FindingSpec]) -> tuple[list[Fact], list[str]]:
         """Each finding's fact and its sentence, one phrasing drawn each."""
         facts, sentences = [], []
         for finding in findings:
             text = self.rng.choice(finding.text)
-            effects = {
-                k: [v] if isinstance(v, str) else list(v) for k, v in finding.effects.items()
-            }
             facts.append(
                 Fact(
                     id=finding.id,
-                    effects=effects,
+                    effects=finding.effect_lists,
                     variables=_used(text, self.variables),
                     retracts=list(finding.retracts),
                 )
@@ -213,10 +217,10 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
     material = template.material
     user_scopes = (*spec.user_scopes, material.scope) if promoted else tuple(spec.user_scopes)
     documents: list[Document] = []
-    slots = {s.role: s for s in spec.slots}
+    slots = spec.slots_by_role
     for role in ROLES:
         slot = slots[role]
-        facts, sentences = draw.findings(f for f in template.findings if f.slot == role)
+        facts, sentences = draw.findings(template.findings_by_slot[role])
         fills = dict(draw.variables)
         if sentences:
             fills["findings"] = " ".join(sentences)
@@ -245,10 +249,10 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
     required = [
         d.evidence_family for d in documents if d.role == "material" or slots[d.role].required
     ]
+    contract = _contract(spec, template, required, rng)
     documents += [draw.distractor() for _ in range(distractors)]
     rng.shuffle(documents)
     authorized = [d for d in documents if d.scope in user_scopes]
-    contract = _contract(spec, template, required, seed, "paper")
     oracles = _oracles(spec, contract, documents, authorized)
     return Task(
         task_id=task_id(template.id, seed),
@@ -282,7 +286,13 @@ class _Layout:
     supersession: Signal
 
 
-def _schedule(spec: ScenarioFile) -> list[_Layout]:
+def _schedule(spec: ScenarioFile) -> tuple[_Layout, ...]:
+    """`_schedule_of` for a family's canonical tasks (computed once per family)."""
+    return _schedule_of(spec.id, len(spec.templates) * len(spec.canonical_seeds))
+
+
+@functools.cache
+def _schedule_of(family: str, n: int) -> tuple[_Layout, ...]:
     """The layouts of a family's canonical hard tasks (templates x canonical seeds, in order):
     half complete; the incomplete half split evenly among M1, M2 and both out of date; each
     signal present in half of either half, independently, and on incomplete tasks a decoy as
@@ -312,10 +322,9 @@ def _schedule(spec: ScenarioFile) -> list[_Layout]:
                         present("supersession", stale != "both") if sup else "none",
                     )
                 )
-    n = len(spec.templates) * len(spec.canonical_seeds)
     layouts = [layouts[i % len(layouts)] for i in range(n)]
-    random.Random(f"{spec.id}|hard-schedule").shuffle(layouts)
-    return layouts
+    random.Random(f"{family}|hard-schedule").shuffle(layouts)
+    return tuple(layouts)
 
 
 def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
@@ -337,14 +346,14 @@ def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.R
     return _Layout(stale, signal(True), signal(stale != "both"))
 
 
-def _date(rng: random.Random, before: date | None = None) -> date:
-    if before is None:
-        return date(2026, 1, 5) + timedelta(days=rng.randint(60, 320))
-    return before - timedelta(days=rng.randint(14, 90))
+_DAY_ONE = date(2026, 1, 5)
 
 
-def _shown(day: date) -> str:
-    return f"{day.day} {day:%B %Y}"
+@functools.cache
+def _shown(day: int) -> str:
+    """Day `day` after 5 January 2026, as `14 March 2026`."""
+    when = _DAY_ONE + timedelta(days=day)
+    return f"{when.day} {when:%B %Y}"
 
 
 def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
@@ -353,29 +362,37 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     draw = _Draw(spec, f"{spec.id}|{template.id}|{seed}|hard")
     rng = draw.rng
     layout = _layout(spec, template, seed, rng)
-    homes = spec.home_scopes()
+    homes = spec.home_scopes
     m1, s1 = template.material.evidence_family, template.material.scope
-    m2 = rng.choice([f for f in spec.restricted_families() if f != m1 and homes[f] != s1])
+    m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
     s2 = homes[m2]
     decoy = rng.choice([s for s in spec.scopes if s not in spec.user_scopes and s not in (s1, s2)])
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
     missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
 
-    versions = {e.id: rng.randint(2, 9) for e in spec.evidence_families}
-    dates = {e.id: _date(rng) for e in spec.evidence_families}
-    earlier = {f: _date(rng, dates[f]) for f in (m1, m2)}  # the date of an out-of-date copy
+    # Each record's current version (2-9) and date, and an out-of-date copy's earlier date, from
+    # one draw of bits; one stamp and one register line phrasing per task, as one document-control
+    # office would write them, and the register in the family's order of evidence.
+    families = [e.id for e in spec.evidence_families]
+    bits = rng.getrandbits(12 * len(families))
+    versions, dates = {}, {}
+    for i, family in enumerate(families):
+        versions[family] = 2 + (bits >> 12 * i) % 8
+        dates[family] = 60 + (bits >> (12 * i + 3)) % 261  # days after _DAY_ONE
+    earlier = {f: dates[f] - rng.randint(14, 90) for f in (m1, m2)}  # 2 to 13 weeks before
+    stamp_text, line_text = rng.choice(hard.stamps), rng.choice(hard.register_lines)
 
     def stamp(family: str, old: bool = False) -> str:
         day = earlier[family] if old else dates[family]
-        version = versions[family] - old
-        return draw.text(hard.stamps, version=str(version), date=_shown(day))
+        fills = {"version": str(versions[family] - old), "date": _shown(day)}
+        return stamp_text.format(**fills)
 
-    slots = {s.role: s for s in spec.slots}
+    slots = spec.slots_by_role
     visible = spec.user_scopes[0]
     documents: list[Document] = []
     for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
         slot = slots[role]
-        facts, sentences = draw.findings(f for f in template.findings if f.slot == role)
+        facts, sentences = draw.findings(template.findings_by_slot[role])
         fills = dict(draw.variables)
         if sentences:
             fills["findings"] = " ".join(sentences)
@@ -408,7 +425,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     # supersession) and the hidden master, current, in its home scope.
     # M1's copy carries the template's material findings under one of its titles; M2's copy
     # holds none, so it is titled by what the record is (its template's titles name findings).
-    facts, sentences = draw.findings(f for f in template.findings if f.slot == "material")
+    facts, sentences = draw.findings(template.findings_by_slot["material"])
     current = [f for f in (m1, m2) if not stale[f]]
     speaks = rng.choice(current) if layout.supersession == "decoy" else None
     for family in (m1, m2):
@@ -459,17 +476,15 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
     tracker = slots["tracker"]
     lines = [
-        draw.text(
-            hard.register_lines,
+        line_text.format(
             description=e.description,
-            version=str(versions[e.id]),
+            version=versions[e.id],
             date=_shown(dates[e.id]),
-            scope=homes.get(e.id, str(tracker.scope)),
+            scope=homes.get(e.id, tracker.scope),
             scope_description=spec.scopes[homes.get(e.id, str(tracker.scope))],
         )
         for e in spec.evidence_families
     ]
-    rng.shuffle(lines)
     documents.append(
         Document(
             doc_id=draw.doc_id(),
@@ -481,6 +496,8 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             facts=(),
         )
     )
+    required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
+    contract = _contract(spec, template, [*map(str, required), m1, m2], rng)
     documents.append(draw.distractor(decoy))
     for _ in range(distractors):
         extra = draw.distractor()
@@ -488,9 +505,6 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             extra.model_copy(update={"body": f"{extra.body} {stamp(extra.evidence_family)}"})
         )
     rng.shuffle(documents)
-
-    required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
-    contract = _contract(spec, template, [*map(str, required), m1, m2], seed, "hard")
     authorized = [d for d in documents if d.scope in spec.user_scopes]
     oracles = _oracles(spec, contract, documents, authorized)
     topologies: list[str] = []
@@ -530,18 +544,15 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
 
 def _contract(
-    spec: ScenarioFile, template: TemplateSpec, required: Sequence[str], seed: int, tier: str
+    spec: ScenarioFile, template: TemplateSpec, required: Sequence[str], rng: random.Random
 ) -> Contract:
-    """The contract over the required evidence families, in an order drawn from the seed (from
-    a generator of its own, so the order carries no information and moves no other draw)."""
-    declared = {e.id: e for e in spec.evidence_families}
+    """The contract over the required evidence families, in an order drawn from the task's
+    generator before any distractor (so the order carries no information, and distractors
+    leave it as it is)."""
     families = list(dict.fromkeys(required))
-    random.Random(f"{spec.id}|{template.id}|{seed}|{tier}|contract").shuffle(families)
+    rng.shuffle(families)
     return Contract(
-        required_evidence=tuple(
-            RequiredEvidence(id=e.id, description=e.description, informs=tuple(e.informs))
-            for e in (declared[f] for f in families)
-        ),
+        required_evidence=tuple(spec.requirements[f] for f in families),
         partial_response_permitted=template.partial_response_permitted,
     )
 

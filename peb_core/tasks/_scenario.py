@@ -8,15 +8,19 @@ with their phrasings, the pools that entity names and figures are drawn from, an
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import string
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+
+if TYPE_CHECKING:
+    from ._task import RequiredEvidence
 
 Role = Literal[
     "overview",
@@ -71,6 +75,17 @@ class AnswerFieldSpec(_Spec):
     signals: dict[Identifier, Annotated[list[Signal], Field(min_length=1)]] = {}
 
 
+class AnswerField(BaseModel):
+    """One answer field as a model is shown it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: Literal["ordinal", "set"]
+    values: tuple[str, ...]
+    description: str
+
+
 class EvidenceFamilySpec(_Spec):
     id: Identifier
     description: str
@@ -105,6 +120,11 @@ class FindingSpec(_Spec):
     effects: dict[Identifier, Identifier | list[Identifier]]
     retracts: list[Identifier] = []
 
+    @functools.cached_property
+    def effect_lists(self) -> Mapping[str, list[str]]:
+        """`effects` with every value a list (an ordinal's one value a one-item list)."""
+        return {k: [v] if isinstance(v, str) else list(v) for k, v in self.effects.items()}
+
 
 class MaterialSpec(_Spec):
     """The hidden material document of a template."""
@@ -121,6 +141,10 @@ class TemplateSpec(_Spec):
     promoted_seeds: list[int] = []
     material: MaterialSpec
     findings: Annotated[list[FindingSpec], Field(min_length=1)]
+
+    @functools.cached_property
+    def findings_by_slot(self) -> Mapping[Role, tuple[FindingSpec, ...]]:
+        return {role: tuple(f for f in self.findings if f.slot == role) for role in ROLES}
 
 
 class DistractorSpec(_Spec):
@@ -192,7 +216,10 @@ class ScenarioFile(_Spec):
     def template(self, template_id: str) -> TemplateSpec:
         return next(t for t in self.templates if t.id == template_id)
 
-    def home_scopes(self) -> dict[str, str]:
+    # Derived once per loaded family (a frozen value): generation reads them for every task.
+
+    @functools.cached_property
+    def home_scopes(self) -> Mapping[str, str]:
         """Where each evidence family's records are kept: a slot's family in the slot's scope,
         the distractors' in theirs, a template's material family in the material's scope."""
         homes = {s.evidence_family: s.scope for s in self.slots if s.evidence_family and s.scope}
@@ -202,9 +229,32 @@ class ScenarioFile(_Spec):
             homes.setdefault(template.material.evidence_family, template.material.scope)
         return homes
 
-    def restricted_families(self) -> list[str]:
+    @functools.cached_property
+    def restricted_families(self) -> tuple[str, ...]:
         """The templates' material families (kept outside the user's scopes), in file order."""
-        return list(dict.fromkeys(t.material.evidence_family for t in self.templates))
+        return tuple(dict.fromkeys(t.material.evidence_family for t in self.templates))
+
+    @functools.cached_property
+    def slots_by_role(self) -> Mapping[Role, SlotSpec]:
+        return {s.role: s for s in self.slots}
+
+    @functools.cached_property
+    def requirements(self) -> Mapping[str, RequiredEvidence]:
+        """Each evidence family as a contract lists it, by id."""
+        from ._task import RequiredEvidence
+
+        return {
+            e.id: RequiredEvidence(id=e.id, description=e.description, informs=tuple(e.informs))
+            for e in self.evidence_families
+        }
+
+    @functools.cached_property
+    def answer_fields(self) -> tuple[AnswerField, ...]:
+        """The answer fields as a model is shown them, in file order."""
+        return tuple(
+            AnswerField(name=name, kind=f.kind, values=tuple(f.values), description=f.description)
+            for name, f in self.answer.items()
+        )
 
 
 class ScenarioError(ValueError):
@@ -469,7 +519,7 @@ def _hard_problems(spec: ScenarioFile) -> Iterable[str]:
     hard = spec.hard
     if hard is None:
         return
-    restricted = spec.restricted_families()
+    restricted = spec.restricted_families
     for family in restricted:
         if family not in hard.no_findings:
             yield f"hard.no_findings: no phrasings for restricted family {family!r}"
@@ -481,10 +531,10 @@ def _hard_problems(spec: ScenarioFile) -> Iterable[str]:
     for i, template in enumerate(spec.templates):
         scopes = {template.material.scope}
         others = [
-            spec.home_scopes()[f]
+            spec.home_scopes[f]
             for f in restricted
             if f != template.material.evidence_family
-            and template.material.scope != spec.home_scopes()[f]
+            and template.material.scope != spec.home_scopes[f]
         ]
         outside = [s for s in spec.scopes if s not in spec.user_scopes]
         if not others or not any(set(outside) - (scopes | {o}) for o in others):

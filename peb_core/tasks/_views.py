@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._answers import AnswerField, answer_schema
-from ._scenario import ScenarioFile
+from ._answers import answer_schema
+from ._scenario import AnswerField, ScenarioFile
 from ._task import Contract, Fact, Task
 
 

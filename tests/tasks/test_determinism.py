@@ -20,9 +20,9 @@ PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
 # sha256 of the canonical export: the 168 canonical tasks (7 families x 24), one
 # `task.model_dump_json()` per line, in generate_tasks order. Editing scenarios/*.toml or the
 # generator changes it ON PURPOSE: check the change is intended, then pin the new digest here.
-CANONICAL_EXPORT_SHA256 = "8693725e05de20dbcf7d5831fe9400ebd864b951ec7d02edefa23f1f27300f23"
+CANONICAL_EXPORT_SHA256 = "318de70e0c9217dfefbe145186beaf022df74779716b678c6a1e6db6528d67cb"
 
-HARD_EXPORT_SHA256 = "3c843d9d924e15dc1dfd32db9eb886e848e994ac7d76280363c4ce5ed2a31489"
+HARD_EXPORT_SHA256 = "1c6c05a8e7bcc78127c8e63ea09ee6ec3252252497bad6900912c5e3ca5dfc86"
 """The same for the hard tier's 168 canonical tasks."""
 
 EXPORT = (

@@ -105,7 +105,7 @@ def test_every_oracle_is_stated_in_the_view(family: str) -> None:
     record is missing exactly when its copy is older, and the gap's scopes are the homes the
     register gives."""
     spec = FAMILIES[family]
-    homes = spec.home_scopes()
+    homes = spec.home_scopes
     for task in [*HARD[family], *FRESH[family][:30]]:
         register = _register(task)
         missing = []
@@ -135,7 +135,7 @@ def test_every_oracle_is_stated_in_the_view(family: str) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_decoy_notice_names_a_scope_holding_nothing_required(family: str) -> None:
     spec = FAMILIES[family]
-    homes = spec.home_scopes()
+    homes = spec.home_scopes
     for task in HARD[family]:
         required_homes = {homes[r.id] for r in task.contract.required_evidence}
         tracker = next(d for d in task.authorized_documents if d.role == "tracker")
