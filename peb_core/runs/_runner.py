@@ -9,9 +9,10 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from itertools import islice
 from pathlib import Path
+from typing import Any, ParamSpec
 
 from .._warn import warn
 from ..systems import ResponseRecord, System
@@ -36,11 +37,12 @@ from ._store import (
     write_manifest,
 )
 
+P = ParamSpec("P")
 Progress = Callable[[ResponseRecord, int, int], None]
 """Called after each record with (record, done, total)."""
 
 
-def run_system(
+async def run_system_async(
     system: System,
     families: Sequence[ScenarioFile],
     run_dir: Path,
@@ -53,7 +55,8 @@ def run_system(
     tier: Tier = "paper",
     retry_errors: bool = True,
 ) -> RunManifest:
-    """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`.
+    """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`
+    (from inside an event loop: a notebook cell, a server; `run_system` starts its own).
 
     Resuming sets aside a torn last line (`set_aside_torn_tail`), warns (PebWarning) about
     corrupt, repeated and foreign records, and runs again every task whose record is an error
@@ -77,36 +80,6 @@ def run_system(
             manifest.
         retry_errors: run again the tasks whose record is an error.
     """
-    return asyncio.run(
-        run_system_async(
-            system,
-            families,
-            run_dir,
-            seeds=seeds,
-            concurrency=concurrency,
-            progress=progress,
-            limit=limit,
-            distractors=distractors,
-            tier=tier,
-            retry_errors=retry_errors,
-        )
-    )
-
-
-async def run_system_async(
-    system: System,
-    families: Sequence[ScenarioFile],
-    run_dir: Path,
-    *,
-    seeds: Sequence[int] | None = None,
-    concurrency: int = 8,
-    progress: Progress | None = None,
-    limit: int | None = None,
-    distractors: int = 0,
-    tier: Tier = "paper",
-    retry_errors: bool = True,
-) -> RunManifest:
-    """`run_system` for callers already inside an event loop (a notebook cell, a server)."""
     specs = {spec.id: spec for spec in families}
     n_every = count_tasks(families, seeds)
     n_tasks = n_every if limit is None else min(limit, n_every)
@@ -208,6 +181,19 @@ async def _run_locked(
     )
     write_manifest(run_dir, manifest)
     return manifest
+
+
+def _in_own_loop(
+    run: Callable[P, Coroutine[Any, Any, RunManifest]],
+) -> Callable[P, RunManifest]:
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> RunManifest:
+        return asyncio.run(run(*args, **kwargs))
+
+    blocking.__doc__ = f"`{run.__name__}` (same arguments) in an event loop of its own."
+    return blocking
+
+
+run_system = _in_own_loop(run_system_async)
 
 
 def run_folder_name(

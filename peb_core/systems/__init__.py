@@ -15,7 +15,7 @@ from ._local import (
     stop_local,
 )
 from ._model import ModelSystem
-from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, Protocol, get_protocol
+from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import Reply, Response, ResponseRecord, Usage
 from ._schema import response_format, response_model
 
@@ -28,7 +28,7 @@ __all__ = [
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
-    "Protocol",
+    "PromptProtocol",
     "Reply",
     "Response",
     "ResponseCache",

@@ -4,6 +4,7 @@ demand) or any litellm model string. The CLI and the workbench both build system
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..tasks import ScenarioFile
 from ._baselines import BASELINES, System
@@ -54,28 +55,23 @@ def build_system(
     for what, value in (("timeout", timeout_s), ("max_tokens", max_tokens)):
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
-    if name.startswith("local/"):
-        try:
-            local = get_local(name)
-            _, port = serve_local(local, local_port)
-        except LocalModelError as exc:
-            raise SystemSpecError(str(exc)) from None
-        return ModelSystem(
-            model=f"local/{local.name}",
-            families=families,
-            protocol=prompt,
-            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
-            format_style="json_object",
-            temperature=temperature,
-            max_tokens=max_tokens,
-            timeout_s=timeout_s,
-        )
+    common: dict[str, Any] = {
+        "families": families,
+        "protocol": prompt,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "timeout_s": timeout_s,
+    }
+    if not name.startswith("local/"):
+        return ModelSystem(model=name, api_base=api_base, **common)
+    try:
+        local = get_local(name)
+        _, port = serve_local(local, local_port)
+    except LocalModelError as exc:
+        raise SystemSpecError(str(exc)) from None
     return ModelSystem(
-        model=name,
-        families=families,
-        protocol=prompt,
-        api_base=api_base,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        timeout_s=timeout_s,
+        model=f"local/{local.name}",
+        endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
+        format_style="json_object",
+        **common,
     )

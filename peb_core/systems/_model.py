@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
-from ._prompts import DEFAULT_PROTOCOL, Protocol, get_protocol
+from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
 from ._reply import Reply, Usage
 from ._schema import response_format
 
@@ -114,7 +114,7 @@ class ModelSystem:
 
     model: str
     families: Sequence[ScenarioFile]
-    protocol: Protocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
+    protocol: PromptProtocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
     api_base: str | None = None
     temperature: float = 0.0
     max_tokens: int = 1024

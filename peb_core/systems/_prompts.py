@@ -24,7 +24,7 @@ _SYSTEM = (
 
 
 @dataclass(frozen=True)
-class Protocol:
+class PromptProtocol:
     """A named, versioned prompt protocol and the view it reads."""
 
     name: str
@@ -117,18 +117,18 @@ def _boundary_metadata(view: BoundaryView) -> list[Message]:
     return _structured(view.model, notice)
 
 
-PROTOCOLS: dict[str, Protocol] = {
+PROTOCOLS: dict[str, PromptProtocol] = {
     p.id: p
     for p in (
-        Protocol("plain", 1, "model", _plain),
-        Protocol("structured_gap", 1, "model", _structured_gap),
-        Protocol("boundary_metadata", 1, "boundary", _boundary_metadata),
+        PromptProtocol("plain", 1, "model", _plain),
+        PromptProtocol("structured_gap", 1, "model", _structured_gap),
+        PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
     )
 }
 DEFAULT_PROTOCOL = "structured_gap@1"
 
 
-def get_protocol(name: str) -> Protocol:
+def get_protocol(name: str) -> PromptProtocol:
     """A protocol by `name@version`, or by bare name for its latest version."""
     if name in PROTOCOLS:
         return PROTOCOLS[name]

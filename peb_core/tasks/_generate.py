@@ -30,7 +30,7 @@ from typing import Literal, NamedTuple
 
 from .._gc import gc_paused
 from ._answers import answer_schema, fold_answer, live_effects
-from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
+from ._scenario import ROLES, FindingSpec, ScenarioFile, SlotSpec, TemplateSpec
 from ._task import (
     TIERS,
     Contract,
@@ -166,6 +166,19 @@ class _Draw:
             sentences.append(_format(text, self.variables))
         return facts, sentences
 
+    def slot(
+        self, slot: SlotSpec, findings: Iterable[FindingSpec]
+    ) -> tuple[list[Fact], dict[str, str]]:
+        """A slot document's facts and the fills of its body: the variables, and `findings` as
+        the findings' sentences or, without any, one of the slot's no-findings phrasings."""
+        facts, sentences = self.findings(findings)
+        fills = dict(self.variables)
+        if sentences:
+            fills["findings"] = " ".join(sentences)
+        elif slot.no_findings:
+            fills["findings"] = self.text(slot.no_findings)
+        return facts, fills
+
     def distractor(self, scope: str | None = None) -> Document:
         """A neutral document (no facts, a family no contract requires), in `scope` if given."""
         neutral = self.spec.distractors
@@ -220,12 +233,7 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
     slots = spec.slots_by_role
     for role in ROLES:
         slot = slots[role]
-        facts, sentences = draw.findings(template.findings_by_slot[role])
-        fills = dict(draw.variables)
-        if sentences:
-            fills["findings"] = " ".join(sentences)
-        elif slot.no_findings:
-            fills["findings"] = draw.text(slot.no_findings)
+        facts, fills = draw.slot(slot, template.findings_by_slot[role])
         if role == "tracker":
             phrasing = rng.choice(spec.boundary.included if promoted else spec.boundary.excluded)
             fills["boundary"] = phrasing.format(
@@ -392,12 +400,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     documents: list[Document] = []
     for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
         slot = slots[role]
-        facts, sentences = draw.findings(template.findings_by_slot[role])
-        fills = dict(draw.variables)
-        if sentences:
-            fills["findings"] = " ".join(sentences)
-        elif slot.no_findings:
-            fills["findings"] = draw.text(slot.no_findings)
+        facts, fills = draw.slot(slot, template.findings_by_slot[role])
         if role == "tracker":
             if layout.notice != "none":
                 named = rng.choice(missing_scopes) if layout.notice == "real" else decoy

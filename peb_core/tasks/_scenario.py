@@ -15,31 +15,23 @@ import string
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 if TYPE_CHECKING:
     from ._task import RequiredEvidence
 
-Role = Literal[
+SlotRole = Literal[
     "overview",
     "primary_evidence",
     "context_note",
     "advisor_note",
     "material",
     "tracker",
-    "distractor",
-    "register",
 ]
-ROLES: tuple[Role, ...] = (
-    "overview",
-    "primary_evidence",
-    "context_note",
-    "advisor_note",
-    "material",
-    "tracker",
-)
+Role = SlotRole | Literal["distractor", "register"]
+ROLES: tuple[SlotRole, ...] = get_args(SlotRole)
 """The six document slots of every task, in the order the paper lists them. A task may also hold
 `distractor` documents (neutral, authorized, never required; see `DistractorSpec`), and a hard
 task a `register` (see `HardSpec`)."""
@@ -366,6 +358,16 @@ def _format_problem(text: str, allowed: set[str]) -> str | None:
     return None
 
 
+def _placed(
+    where: str, scope: str | None, family: str | None, spec: ScenarioFile, families: set[str]
+) -> Iterable[str]:
+    """A user-visible document's scope must be a user scope, its family a declared one."""
+    if scope not in spec.user_scopes:
+        yield f"{where}.scope: {scope!r} is not a user scope; " + _one_of(spec.user_scopes)
+    if family not in families:
+        yield f"{where}.evidence_family: {family!r} is not declared; " + _one_of(families)
+
+
 def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     """Cross-field checks that pydantic field types cannot express, as 'field: problem' lines."""
     roles = [s.role for s in spec.slots]
@@ -421,15 +423,7 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
                 yield f"{where}.titles: expected at least {MIN_PHRASINGS} titles"
             if slot.role != "tracker" and len(slot.no_findings) < MIN_PHRASINGS:
                 yield f"{where}.no_findings: expected at least {MIN_PHRASINGS} phrasings"
-            if slot.scope not in spec.user_scopes:
-                yield f"{where}.scope: {slot.scope!r} is not a user scope; " + _one_of(
-                    spec.user_scopes
-                )
-            if slot.evidence_family not in families:
-                yield (
-                    f"{where}.evidence_family: {slot.evidence_family!r} is not declared; "
-                    + _one_of(families)
-                )
+            yield from _placed(where, slot.scope, slot.evidence_family, spec, families)
         if (
             slot.role == "tracker"
             and not slot.no_findings
@@ -440,16 +434,8 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         d = spec.distractors
         required = {s.evidence_family for s in spec.slots if s.required and s.evidence_family}
         required |= {t.material.evidence_family for t in spec.templates}
-        if d.scope not in spec.user_scopes:
-            yield f"distractors.scope: {d.scope!r} is not a user scope; " + _one_of(
-                spec.user_scopes
-            )
-        if d.evidence_family not in families:
-            yield (
-                f"distractors.evidence_family: {d.evidence_family!r} is not declared; "
-                + _one_of(families)
-            )
-        elif d.evidence_family in required:
+        yield from _placed("distractors", d.scope, d.evidence_family, spec, families)
+        if d.evidence_family in required:
             yield (
                 f"distractors.evidence_family: {d.evidence_family!r} is required by a slot or "
                 "template; distractors need a family no contract requires"

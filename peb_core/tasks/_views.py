@@ -1,12 +1,14 @@
-"""The views a system may receive. No view can hold a hidden document: each is built from the
-authorized documents alone, by one function, into types that have no field for anything else.
+"""The views a system may receive. No view can hold a hidden document: each is built by one
+function into types that have no field for one.
 
-- `ModelView`: what a model is shown (docs/benchmark.md §6): prompt, contract, answer schema and the
-  authorized documents' id, title, scope and body. No facts, no evidence-family tags, no oracles,
-  not even the task id (it names the hidden-evidence pattern).
+- `ModelView`: what a model is shown (docs/benchmark.md §6): prompt, contract, answer schema and
+  the authorized documents' id, title, scope and body. No facts, no evidence-family tags, no
+  oracles, not even the task id (it names the hidden-evidence pattern).
 - `SystemView`: the model view plus the facts of the authorized documents and the access layer's
   filter report (which required evidence families it withheld, from which scopes), as a real
-  governance layer would know. This is what the deterministic baselines read.
+  governance layer would know. Building the report reads which families and scopes the hidden
+  documents hold; the view keeps only those names. This is what the deterministic baselines read.
+- `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
 """
 
 from __future__ import annotations
