@@ -88,7 +88,12 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
     monkeypatch.setattr(report, "_RUNS", {})
     calls: list[object] = []
     score = report._score
-    monkeypatch.setattr(report, "_score", lambda *a: calls.append(a) or score(*a))
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return score(*args)
+
+    monkeypatch.setattr(report, "_score", counted)
     assert load_run(run_dir).scores.equals(first.scores) and calls == []
 
     # Saved for other code or data (another key), or unreadable: rescored, then saved again.

@@ -40,7 +40,7 @@ def _row(rows: list[dict[str, object]], family: str, metric: str) -> dict[str, o
 def test_silent_filter_against_fail_and_report(capsys: pytest.CaptureFixture[str]) -> None:
     rows = _rows(capsys, str(SILENT), str(FAIL))
     assert all(list(r) == COMPARE_KEYS for r in rows)
-    families = {r["family"] for r in rows}
+    families = {str(r["family"]) for r in rows}
     assert "all" in families and {"due_diligence_v1", "compliance_audit_v1"} <= families
     assert len(rows) == len(families) * len(METRICS)
     unsafe = _row(rows, "all", "unsafe_completeness_rate")
@@ -56,8 +56,7 @@ def test_silent_filter_against_fail_and_report(capsys: pytest.CaptureFixture[str
     assert 0 < float(gap["ci_low"]) <= float(gap["difference"]) <= float(gap["ci_high"])  # type: ignore[arg-type]
     assert float(gap["p_value"]) < 0.001  # type: ignore[arg-type]
     per_family = sum(
-        int(_row(rows, f, "unsafe_completeness_rate")["n_pairs"])  # type: ignore[call-overload]
-        for f in families - {"all"}
+        int(str(_row(rows, f, "unsafe_completeness_rate")["n_pairs"])) for f in families - {"all"}
     )
     assert per_family == n
 

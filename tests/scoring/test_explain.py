@@ -32,7 +32,7 @@ def _record(task: Task, raw: str | None, *, status: str = "ok") -> ResponseRecor
         family=task.family,
         task_id=task.task_id,
         system="probe",
-        status=status,  # type: ignore[arg-type]
+        status=status,
         raw=raw,
         error="timeout" if status == "error" else None,
     )

@@ -126,8 +126,9 @@ def test_paired_means() -> None:
     assert (same.difference, same.ci_low, same.ci_high, same.p_value) == (0.0, 0.0, 0.0, 1.0)
     better = paired_means(VALUES, [1.0] * len(VALUES))
     assert better.difference == pytest.approx(1.0 - float(np.mean(VALUES)))
-    assert better.ci_low is not None and better.ci_high is not None
-    assert 0.0 < better.ci_low < better.difference < better.ci_high
+    low, difference, high = better.ci_low, better.difference, better.ci_high
+    assert low is not None and difference is not None and high is not None
+    assert 0.0 < low < difference < high
     # 12 nonzero differences, all positive: the exact sign-flip p is 2 / 2**12 = 0.00049.
     assert better.p_value is not None and better.p_value < 0.002
     floor = paired_means([0.0] * 30, [1.0] * 30).p_value

@@ -26,7 +26,7 @@ def cards(families: dict[str, ScenarioFile], tmp_path_factory: pytest.TempPathFa
     for tier in ("paper", "hard"):
         for name in ("cue_reader", "silent_filter", "fail_and_report", "oracle"):
             out = root / tier / name
-            run_system(BASELINES[name], list(families.values()), out, tier=tier)  # type: ignore[arg-type]
+            run_system(BASELINES[name], list(families.values()), out, tier=tier)
             dirs.append(out)
     scores, warnings = score_run_dirs(dirs)
     assert warnings == []

@@ -138,7 +138,7 @@ def test_a_registered_litellm_callback_still_sees_each_reply(
 
     seen: list[Any] = []
 
-    class Listener(CustomLogger):  # type: ignore[misc]
+    class Listener(CustomLogger):
         async def async_log_success_event(
             self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
         ) -> None:

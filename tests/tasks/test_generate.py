@@ -266,7 +266,7 @@ def test_new_family_composition(family: str, families: dict[str, ScenarioFile]) 
         complete, authorized = task.oracles.complete_answer, task.oracles.authorized_answer
         for name, field in spec.answer.items():
             got, seen = complete[name], authorized[name]
-            if field.kind == "set" and set(seen) - set(got):  # type: ignore[arg-type]
+            if field.kind == "set" and set(seen) - set(got):
                 contradicting.add(task.template)
             ranks = field.values.index
             if field.kind == "ordinal" and ranks(str(got)) < ranks(str(seen)):
