@@ -322,16 +322,22 @@ def cmd_score(args: argparse.Namespace) -> None:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
-    elif args.ci:
-        _print_frame(
-            card.with_columns(
-                _with_interval(m.name, *m.interval_columns) for m in METRICS if m.kind != "count"
-            )
-            .drop(INTERVAL_KEYS)
-            .rename(LABELS)
+        return
+    if args.ci:
+        card = card.with_columns(
+            _with_interval(m.name, *m.interval_columns) for m in METRICS if m.kind != "count"
         )
-    else:
-        _print_frame(card.drop(INTERVAL_KEYS).rename(LABELS))
+    table = card.drop(INTERVAL_KEYS).rename(LABELS)
+    if args.columns is not None:
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in table.columns]
+        if unknown or not wanted:
+            raise UsageError(
+                f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
+                f"valid: {', '.join(table.columns)}"
+            )
+        table = table.select(wanted)
+    _print_frame(table)
 
 
 def _text(column: str, spec: str = ".3f") -> pl.Expr:
@@ -600,6 +606,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="a JSON list of rows (with intervals)")
     p.add_argument("--ci", action="store_true", help="show each rate and mean with its interval")
     p.add_argument("--family", action="append", metavar="F", help="only these families")
+    p.add_argument(
+        "--columns",
+        metavar="LIST",
+        help="only these columns of the table, in this order, e.g. run,family,unsafe,gap",
+    )
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")

@@ -258,6 +258,13 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     )
 
 
+probe(
+    "score_unknown_column",
+    ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
+    "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, family, n,",
+)
+
+
 @pytest.mark.parametrize("name", list(PROBES))
 def test_bad_input_is_one_line_and_exit_2(
     name: str, tmp_path: Path, read_only: Callable[[Path], None]

@@ -171,6 +171,15 @@ def test_score_family_filter_keeps_only_those_families() -> None:
     assert [r["family"] for r in rows] == ["due_diligence_v1", "security_incident_v1"]
 
 
+def test_score_columns_picks_and_orders_the_table() -> None:
+    oracle = str(ROOT / "runs" / "baselines" / "oracle")
+    result = peb("score", oracle, "--family", "due_diligence_v1", "--columns", "gap,run,unsafe")
+    assert result.returncode == 0, result.stderr
+    header, _, row = result.stdout.splitlines()
+    assert header.split("|")[1:-1] == [" gap   ", " run    ", " unsafe "]
+    assert row.split("|")[1:-1] == [" 1.000 ", " oracle ", " 0.000  "]
+
+
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
     for path in (ROOT / "scenarios").glob("*.toml"):
         shutil.copy(path, tmp_path / path.name)

@@ -1,5 +1,5 @@
-"""Systems: anything that turns a view of a task into a Reply. The baselines of
-docs/benchmark.md §4 live here; model-backed systems implement the same protocol.
+"""The `System` protocol every system implements, and the deterministic baselines of
+docs/benchmark.md §4 (`cue_reader` has a module of its own).
 
 A system declares which view it reads: `model` (ModelView), `boundary`
 (BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
