@@ -9,9 +9,10 @@ Run: .venv/bin/python benchmarks/bench_harness.py [--no-local] [--concurrency 1 
 2. Cached rerun: the same 72 tasks into a new run folder with the same cache folder. Goal: the
    server receives 0 requests and the rerun takes < 2 s.
 3. SmolLM2 (only if `llama_cpp` imports; skip with --no-local): 6 tasks at concurrency 1 against
-   `local/smollm2` (served through peb_core.local, or reused if already serving). Reported:
-   seconds per task, completion tokens/s, and the share of wall time outside the requests
-   (1 - sum of record latencies / wall). Goal: under 5% (reported, not part of the exit code).
+   `local/smollm2` (served through peb_core.systems.serve_local, or reused if already
+   serving). Reported: seconds per task, completion tokens/s, and the share of wall time
+   outside the requests (1 - sum of record latencies / wall). Goal: under 5% (reported, not
+   part of the exit code).
 
 `import litellm` is timed once, apart from everything else. Exits 1 if goal 1 or 2 is missed.
 """
@@ -209,7 +210,7 @@ def main() -> int:
     parser.add_argument("--no-local", action="store_true")
     args = parser.parse_args()
 
-    # As peb_core.model_system does: use litellm's bundled cost map (no network fetch).
+    # As peb_core.systems does: use litellm's bundled cost map (no network fetch).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     started = time.perf_counter()
     import litellm  # noqa: F401

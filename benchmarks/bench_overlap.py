@@ -1,6 +1,6 @@
 """Paraphrase overlap: across 100 fresh seeds of a template, how much 8-word text two instances
-share (`peb_core.overlap`: prompt, titles and bodies; contract and schema left out). Reported per
-family: the mean over its six templates, and its most repetitive template.
+share (`peb_core.tasks.template_overlap`: prompt, titles and bodies; contract and schema left
+out). Reported per family: the mean over its six templates, and its most repetitive template.
 
 Run: .venv/bin/python benchmarks/bench_overlap.py [--write]
 Goal: every family's mean below 20%. `--write` puts the table into benchmarks/RESULTS.md, in its

@@ -3,7 +3,7 @@
 Every chart is built from a polars frame and carries its data inline (`{"values": [...]}`, no
 `url`), so a saved spec or an exported figure needs no network and no file beside it. Frames are
 aggregated in polars before they reach altair, so a chart of tens of thousands of per-task rows
-stays small. Verdict colours come only from `peb_core.outcomes`; nothing here touches altair's
+stays small. Verdict colours come only from `scoring.VERDICT_COLORS`; nothing here touches altair's
 global settings.
 
 - `confusion_heatmap(scores)`: true completeness x claimed completeness, counts, per system;

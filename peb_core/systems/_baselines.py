@@ -55,14 +55,11 @@ def _visible_answer(view: SystemView) -> Answer:
 
 def _filter_gap(view: SystemView, *, partial: bool) -> GapReport:
     """The gap report the access layer's filter report implies."""
-    missing = [w.requirement for w in view.withheld]
-    informs = {r.id: r.informs for r in view.model.contract.required_evidence}
-    return GapReport(
-        status="partial" if partial else "blocked",
-        missing_requirements=missing,
-        missing_scopes=list(dict.fromkeys(s for w in view.withheld for s in w.scopes)),
-        affected_claims=list(dict.fromkeys(c for m in missing for c in informs[m])),
-        reason="partial_answer_permitted" if partial else "policy_requires_block",
+    required = {r.id: r for r in view.model.contract.required_evidence}
+    return GapReport.of(
+        [required[w.requirement] for w in view.withheld],
+        (s for w in view.withheld for s in w.scopes),
+        partial=partial,
     )
 
 

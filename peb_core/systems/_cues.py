@@ -110,12 +110,6 @@ def cue_reader(view: ModelView) -> Response:
                         scopes.append(_scopes(line)[0])
                         break
     partial = view.contract.partial_response_permitted
-    gap = GapReport(
-        status="partial" if partial else "blocked",
-        missing_requirements=[r.id for r in missing],
-        missing_scopes=list(dict.fromkeys(scopes)),
-        affected_claims=list(dict.fromkeys(c for r in missing for c in r.informs)),
-        reason="partial_answer_permitted" if partial else "policy_requires_block",
-    )
+    gap = GapReport.of(missing, scopes, partial=partial)
     partial_answer = _answer(view, " ".join(texts)) if partial else None
     return Response(answer=partial_answer, completeness="incomplete", gap_report=gap)

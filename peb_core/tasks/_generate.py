@@ -578,20 +578,10 @@ def _oracles(
     missing = [r for r in contract.required_evidence if r.id not in covered]
     gap = None
     if missing:
-        claims = [claim for r in missing for claim in r.informs]
         visible = {d.doc_id for d in authorized}
         hidden = [d for d in documents if d.doc_id not in visible]
-        scopes = list(
-            dict.fromkeys(d.scope for r in missing for d in hidden if d.evidence_family == r.id)
-        )
-        partial = contract.partial_response_permitted
-        gap = GapReport(
-            status="partial" if partial else "blocked",
-            missing_requirements=[r.id for r in missing],
-            missing_scopes=scopes,
-            affected_claims=list(dict.fromkeys(claims)),
-            reason="partial_answer_permitted" if partial else "policy_requires_block",
-        )
+        scopes = (d.scope for r in missing for d in hidden if d.evidence_family == r.id)
+        gap = GapReport.of(missing, scopes, partial=contract.partial_response_permitted)
     return Oracles(
         complete_answer=fold_answer(schema, _effects(documents)),
         authorized_answer=fold_answer(schema, _effects(authorized)),

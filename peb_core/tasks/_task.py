@@ -3,6 +3,7 @@ vocabulary of answers and gap reports the oracles are written in."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +31,20 @@ class GapReport(BaseModel):
     affected_claims: list[str]
     reason: GapReason
 
+    @classmethod
+    def of(
+        cls, missing: Sequence[RequiredEvidence], scopes: Iterable[str], *, partial: bool
+    ) -> GapReport:
+        """The report of `missing` requirements held in `scopes` (docs/benchmark.md §1): status
+        and reason follow the policy; the affected claims are the fields the missing inform."""
+        return cls(
+            status="partial" if partial else "blocked",
+            missing_requirements=[r.id for r in missing],
+            missing_scopes=list(dict.fromkeys(scopes)),
+            affected_claims=list(dict.fromkeys(c for r in missing for c in r.informs)),
+            reason="partial_answer_permitted" if partial else "policy_requires_block",
+        )
+
 
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -38,7 +53,7 @@ class _Value(BaseModel):
 class Fact(_Value):
     """Structured ground truth a document's text was rendered from. Never shown to a model.
     `retracts`: ids of facts this one contradicts; where both are in the evidence, their effects
-    are dropped (`peb_core.answers.live_effects`)."""
+    are dropped (`tasks.live_effects`)."""
 
     id: str
     effects: dict[str, list[str]]

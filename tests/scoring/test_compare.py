@@ -1,4 +1,4 @@
-"""`peb compare` and peb_core.compare: paired comparison of two runs."""
+"""`peb compare` and peb_core.scoring.compare_scores: paired comparison of two runs."""
 
 from __future__ import annotations
 

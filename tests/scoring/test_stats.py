@@ -1,4 +1,4 @@
-"""peb_core.stats against textbook values, and the scorecard's interval columns."""
+"""peb_core.scoring's statistics against textbook values, and the scorecard's interval columns."""
 
 from __future__ import annotations
 

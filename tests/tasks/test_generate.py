@@ -16,7 +16,7 @@ FRESH_SEEDS = [0, 7, *range(400, 440), 10**9]
 
 
 def _fold(spec: ScenarioFile, task: Task, docs: list[str]) -> dict[str, object]:
-    """The answer the facts of `docs` imply, written independently of peb_core.answers: per
+    """The answer the facts of `docs` imply, written independently of `tasks.fold_answer`: per
     ordinal field the latest vocabulary value contributed (else the first), per set field the
     contributed values in vocabulary order. A fact retracted by another fact among `docs` counts
     for nothing."""

@@ -1,6 +1,6 @@
 """Issue 5: fresh seeds give fresh text. Every phrasing list offers at least three phrasings (a
 load-time rule), and across 100 fresh seeds two instances of a template share under 20% of their
-8-word sequences (peb_core.overlap), contract and schema text left out."""
+8-word sequences (`tasks.template_overlap`), contract and schema text left out."""
 
 from __future__ import annotations
 
