@@ -20,6 +20,7 @@ from peb_core import (
     load_families,
     run_system,
 )
+from peb_core.runs import run_folder_name
 
 
 @pytest.fixture(scope="session")
@@ -72,3 +73,16 @@ def read_only() -> Iterator[Callable[[Path], None]]:
             subprocess.run(["chattr", "-i", str(path)], check=True)
         else:
             path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path, families: dict[str, ScenarioFile]) -> list[Path]:
+    """Fresh runs of `silent_filter` and `fail_and_report` over the first family at seeds 11
+    and 23, under `tmp_path / "runs"`."""
+    first = list(families.values())[:1]
+    dirs = []
+    for name in ("silent_filter", "fail_and_report"):
+        out = tmp_path / "runs" / run_folder_name(BASELINES[name], first, [11, 23])
+        run_system(BASELINES[name], first, out, seeds=[11, 23])
+        dirs.append(out)
+    return dirs

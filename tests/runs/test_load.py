@@ -21,7 +21,7 @@ import pytest
 
 from peb_core import ScenarioFile, scorecard
 from peb_core.runs import _load as report
-from peb_core.runs import load_run, run_folder_name, run_system, score_run_dirs
+from peb_core.runs import load_run, run_system, score_run_dirs
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 
@@ -29,19 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
 
-def _two_runs(root: Path) -> list[Path]:
-    families = list(load_families().values())[:1]
-    dirs = []
-    for name in ("silent_filter", "fail_and_report"):
-        system = BASELINES[name]
-        out = root / run_folder_name(system, families, [11, 23])
-        run_system(system, families, out, seeds=[11, 23])
-        dirs.append(out)
-    return dirs
-
-
-def test_load_run_is_cached_until_the_responses_change(tmp_path: Path) -> None:
-    run_dir = _two_runs(tmp_path)[0]
+def test_load_run_is_cached_until_the_responses_change(two_runs: list[Path]) -> None:
+    run_dir = two_runs[0]
     first = load_run(run_dir)
     assert load_run(run_dir) is first
     with (run_dir / "responses.jsonl").open("a", encoding="utf-8") as handle:
@@ -50,10 +39,10 @@ def test_load_run_is_cached_until_the_responses_change(tmp_path: Path) -> None:
 
 
 def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, two_runs: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
-    run_dir = _two_runs(tmp_path / "runs")[0]
+    run_dir = two_runs[0]
     first = load_run(run_dir)
     # A restarted process: nothing in memory, and scoring would fail if it were attempted.
     monkeypatch.setattr(report, "_RUNS", {})
@@ -74,10 +63,10 @@ def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
 
 
 def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, two_runs: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
-    run_dir = _two_runs(tmp_path / "runs")[0]
+    run_dir = two_runs[0]
     first = load_run(run_dir)
     saved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
     assert pl.read_parquet(run_dir / report.SCORES).equals(first.scores)
@@ -106,10 +95,10 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
 
 
 def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, two_runs: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
-    run_dir = _two_runs(tmp_path / "runs")[0]
+    run_dir = two_runs[0]
     monkeypatch.setattr(report, "_write_atomically", _refuse_in(run_dir, report._write_atomically))
     first = load_run(run_dir)
     assert not (run_dir / report.SCORES).exists()
@@ -131,7 +120,7 @@ def _refuse_in(folder: Path, write: Any) -> Any:
 
 
 def test_an_edited_scenario_file_rescores_a_live_process_and_the_saved_scores(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, two_runs: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Editing a scenario file while a process (the workbench, say) is running takes effect at
     once: the run is rescored on the edited file, and the scores saved beside it change too, so
@@ -140,7 +129,7 @@ def test_an_edited_scenario_file_rescores_a_live_process_and_the_saved_scores(
     shutil.copytree(SCENARIOS, scenarios)
     monkeypatch.setenv("PEB_SCENARIOS_DIR", str(scenarios))
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
-    run_dir = _two_runs(tmp_path / "runs")[1]  # fail_and_report over the first family
+    run_dir = two_runs[1]  # fail_and_report over the first family
     before = load_run(run_dir)
     assert before.scores["answer_score"].min() == 1.0
     saved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))

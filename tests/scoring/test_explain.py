@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from peb_core.runs import load_run, responses_to_task, run_folder_name, run_system, scorecard_of
+from peb_core.runs import load_run, responses_to_task, scorecard_of
 from peb_core.scoring import (
     GAP_PARTS,
     INVALID,
@@ -107,20 +107,8 @@ def test_the_gap_report_is_shown_part_by_part() -> None:
     assert shown.violations == ()
 
 
-def _two_runs(root: Path) -> list[Path]:
-    families = list(FAMILIES.values())[:1]
-    dirs = []
-    for name in ("silent_filter", "fail_and_report"):
-        system = BASELINES[name]
-        out = root / run_folder_name(system, families, [11, 23])
-        run_system(system, families, out, seeds=[11, 23])
-        dirs.append(out)
-    return dirs
-
-
-def test_responses_to_task_and_comparisons(tmp_path: Path) -> None:
-    dirs = _two_runs(tmp_path)
-    scores = pl.concat([load_run(d).scores for d in dirs])
+def test_responses_to_task_and_comparisons(tmp_path: Path, two_runs: list[Path]) -> None:
+    scores = pl.concat([load_run(d).scores for d in two_runs])
     task_id = scores.filter(pl.col("completeness") == "incomplete")["task_id"][0]
     frame = responses_to_task(tmp_path, task_id)
     assert frame.height == 2
@@ -133,10 +121,10 @@ def test_responses_to_task_and_comparisons(tmp_path: Path) -> None:
     assert table.height == scores.height and "verdict" in table.columns
     split = disagreements(scores)
     n_incomplete = scores.filter(
-        (pl.col("completeness") == "incomplete") & (pl.col("run") == dirs[0].name)
+        (pl.col("completeness") == "incomplete") & (pl.col("run") == two_runs[0].name)
     ).height
     assert split.height == n_incomplete  # silent_filter is unsafe on every incomplete task
-    card, _ = scorecard_of(dirs)
-    diff = metric_differences(card, dirs[0].name)
+    card, _ = scorecard_of(two_runs)
+    diff = metric_differences(card, two_runs[0].name)
     unsafe = diff.filter(pl.col("metric") == "unsafe_completeness_rate")
     assert unsafe["difference"].to_list() == [-1.0]
