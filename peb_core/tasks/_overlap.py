@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from ._generate import generate_task
 from ._scenario import ScenarioFile
-from ._task import Task
+from ._task import Task, Tier
 
 SHINGLE = 8
 """Words per shingle."""
@@ -63,13 +63,17 @@ def pooled_overlap(sets: Sequence[set[tuple[str, ...]]]) -> float:
 
 
 def template_overlap(
-    spec: ScenarioFile, template_id: str, seeds: Iterable[int] = FRESH_SEEDS
+    spec: ScenarioFile, template_id: str, seeds: Iterable[int] = FRESH_SEEDS, tier: Tier = "paper"
 ) -> float:
-    """The pooled overlap of one template's instances at `seeds`."""
-    return pooled_overlap([task_shingles(generate_task(spec, template_id, s)) for s in seeds])
+    """The pooled overlap of one template's instances at `seeds` on `tier`."""
+    return pooled_overlap(
+        [task_shingles(generate_task(spec, template_id, s, tier=tier)) for s in seeds]
+    )
 
 
-def family_overlap(spec: ScenarioFile, seeds: Iterable[int] = FRESH_SEEDS) -> dict[str, float]:
-    """Each template's overlap, in file order."""
+def family_overlap(
+    spec: ScenarioFile, seeds: Iterable[int] = FRESH_SEEDS, tier: Tier = "paper"
+) -> dict[str, float]:
+    """Each template's overlap on `tier`, in file order."""
     seeds = tuple(seeds)
-    return {t.id: template_overlap(spec, t.id, seeds) for t in spec.templates}
+    return {t.id: template_overlap(spec, t.id, seeds, tier) for t in spec.templates}
