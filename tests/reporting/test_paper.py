@@ -90,18 +90,6 @@ def test_table3_is_the_worked_example() -> None:
     assert "unsafe completeness" in rows["silent_filter behaviour"]
 
 
-def _assert_table4_matches(table: pl.DataFrame) -> None:
-    published = paper.published_table4()["rows"]
-    assert table.height == len(published)
-    for row, pub in zip(table.iter_rows(named=True), published, strict=True):
-        assert (row["family"], row["baseline"]) == (pub["family"], pub["baseline"])
-        for metric in ("unsafe", "answer", "gap"):
-            assert round(row[metric], 3) == pub[metric], (row, metric)
-            assert row[f"published_{metric}"] == pub[metric]
-        assert row["matches_published"] is True
-        assert row["mismatch"] is None
-
-
 def test_table4_flags_a_mismatch_and_a_missing_baseline(
     baseline_runs: dict[str, tuple[Path, Any]], tmp_path: Path
 ) -> None:
