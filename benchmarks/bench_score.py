@@ -23,7 +23,14 @@ from pathlib import Path
 import polars as pl
 
 from peb_core.runs import SCORECARD_KEYS, read_records
-from peb_core.scoring import expected_answers, response_frame, score_frames, scorecard, task_frame
+from peb_core.scoring import (
+    ROW_KEYS,
+    expected_answers,
+    response_frame,
+    score_frames,
+    scorecard,
+    task_frame,
+)
 from peb_core.systems import BASELINES, Reply, ResponseRecord
 from peb_core.tasks import Task, generate_tasks, load_families, view_for
 
@@ -31,7 +38,7 @@ N_RESPONSES = 1_000_000
 N_LINES = 100_000
 REPEATS = 3
 GOAL = 200_000.0  # responses/s
-METRICS = [k for k in SCORECARD_KEYS if k not in ("run", "system", "protocol", "family")]
+METRICS = [k for k in SCORECARD_KEYS if k not in ROW_KEYS]
 
 
 def max_rss_mib() -> float:

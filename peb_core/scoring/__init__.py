@@ -7,6 +7,7 @@ from ._explain import BLOCKED, INVALID, NONE, Explanation, answer_target, explai
 from ._frames import (
     GAP_PARTS,
     RESPONSE_SCHEMA,
+    ROW_KEYS,
     TASK_SCHEMA,
     expected_answers,
     field_scores,
@@ -50,6 +51,7 @@ __all__ = [
     "METRICS",
     "NONE",
     "RESPONSE_SCHEMA",
+    "ROW_KEYS",
     "SURFACES",
     "TASK_SCHEMA",
     "VERDICTS",

@@ -30,6 +30,9 @@ from ._stats import bootstrap_mean_intervals, wilson_intervals
 
 KEY = ["family", "task_id"]
 RUN_KEY = ["run", *KEY]
+ROW_KEYS = ("run", "system", "protocol", "tier", "family")
+"""The columns that name a scorecard row, in order (`protocol` and `tier` where the scores have
+them: scores of run folders do)."""
 LIST = pl.List(pl.String)
 
 RESPONSE_SCHEMA = pl.Schema(
@@ -450,7 +453,7 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     """Every metric of the registry (`_metrics.METRICS`, in order) per run, system, protocol and
     tier (where the frame has them) and family, each rate and mean followed by its 95% interval
     (Wilson for rates, seeded percentile bootstrap for means; null with an empty denominator)."""
-    keys = [k for k in ("run", "system", "protocol", "tier", "family") if k in scores.columns]
+    keys = [k for k in ROW_KEYS if k in scores.columns]
     aggs: dict[str, pl.Expr] = {}
     for m in METRICS:
         if m.kind == "count":
@@ -488,7 +491,7 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
 def scorecard_keys(*, protocol: bool = True) -> list[str]:
     """The columns of `scorecard` for scores of run folders (which carry `protocol` and
     `tier`), in order; without `protocol` and `tier` for bare scores."""
-    keys = ["run", "system", *(["protocol", "tier"] if protocol else []), "family"]
+    keys = [k for k in ROW_KEYS if protocol or k not in ("protocol", "tier")]
     for m in METRICS:
         keys.append(m.name)
         if m.kind != "count":

@@ -7,17 +7,15 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from ._frames import ROW_KEYS
 from ._metrics import COMPARED, METRICS
 from ._verdicts import verdict
-
-SCORECARD_KEYS = ("run", "system", "protocol", "tier", "family")
-"""The columns that name a scorecard row."""
 
 
 def glance(card: pl.DataFrame) -> pl.DataFrame:
     """A scorecard as shown at a glance: its key columns and every metric of the registry under
     its short label, intervals left out (they stay in the full scorecard)."""
-    keys = [k for k in SCORECARD_KEYS if k in card.columns]
+    keys = [k for k in ROW_KEYS if k in card.columns]
     return card.select(*keys, *(pl.col(m.name).alias(m.label) for m in METRICS))
 
 
