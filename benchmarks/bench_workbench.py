@@ -41,9 +41,10 @@ from peb_core.runs import SCORE_NOTES, SCORES, load_run, run_folder_name, run_sy
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 
-N_RUNS = 20
-MIN_RECORDS = 30_000
+SYSTEMS = ("silent_filter", "warning_partial", "fail_and_report", "oracle")
 SEED_SETS = 5
+N_RUNS = len(SYSTEMS) * SEED_SETS
+MIN_RECORDS = 30_000
 FIRST_GOAL_S = 5.0
 RERENDER_GOAL_MS = 300.0
 TOGGLES = 10
@@ -58,7 +59,7 @@ def make_runs(root: Path) -> int:
     total = 0
     for k in range(SEED_SETS):
         seeds = list(range(1000 + k * n_seeds, 1000 + (k + 1) * n_seeds))
-        for system in BASELINES.values():
+        for system in (BASELINES[name] for name in SYSTEMS):
             run_dir = root / run_folder_name(system, families, seeds)
             manifest = run_system(system, families, run_dir, seeds=seeds)
             load_run(run_dir)

@@ -32,7 +32,8 @@ def fold_answer(schema: Iterable[AnswerField], effects: Iterable[dict[str, list[
             seen[name].update(values)
     answer: Answer = {}
     for f in fields:
-        present = [v for v in f.values if v in seen[f.name]]
+        given = seen[f.name]
+        present = [v for v in f.values if v in given] if given else []
         answer[f.name] = (
             (present[-1] if present else f.values[0]) if f.kind == "ordinal" else present
         )

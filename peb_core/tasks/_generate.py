@@ -105,7 +105,7 @@ def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
 
 
 def _format(text: str, variables: dict[str, str]) -> str:
-    return text.format(**variables)
+    return text.format_map(variables)
 
 
 def _used(text: str, variables: dict[str, str]) -> dict[str, str]:
@@ -392,8 +392,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
     def stamp(family: str, old: bool = False) -> str:
         day = earlier[family] if old else dates[family]
-        fills = {"version": str(versions[family] - old), "date": _shown(day)}
-        return stamp_text.format(**fills)
+        return stamp_text.format(version=versions[family] - old, date=_shown(day))
 
     slots = spec.slots_by_role
     visible = spec.user_scopes[0]
@@ -479,14 +478,8 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
     tracker = slots["tracker"]
     lines = [
-        line_text.format(
-            description=e.description,
-            version=versions[e.id],
-            date=_shown(dates[e.id]),
-            scope=homes.get(e.id, tracker.scope),
-            scope_description=spec.scopes[homes.get(e.id, str(tracker.scope))],
-        )
-        for e in spec.evidence_families
+        line.format(version=versions[family], date=_shown(dates[family]))
+        for family, line in spec.register_lines[line_text]
     ]
     documents.append(
         Document(

@@ -222,6 +222,37 @@ class ScenarioFile(_Spec):
         return homes
 
     @functools.cached_property
+    def register_lines(self) -> Mapping[str, tuple[tuple[str, str], ...]]:
+        """For each register-line phrasing of the hard text: each evidence family (in file order)
+        with its line, everything filled but `{version}` and `{date}`."""
+        if self.hard is None:
+            return {}
+        tracker_scope = str(self.slots_by_role["tracker"].scope)
+
+        def literal(text: str) -> str:
+            return text.replace("{", "{{").replace("}", "}}")
+
+        lines = {}
+        for phrasing in self.hard.register_lines:
+            rows = []
+            for e in self.evidence_families:
+                scope = self.home_scopes.get(e.id, tracker_scope)
+                fills = {"description": e.description, "scope": scope}
+                fills["scope_description"] = self.scopes[scope]
+                rows.append(
+                    (
+                        e.id,
+                        phrasing.format(
+                            version="{version}",
+                            date="{date}",
+                            **{k: literal(v) for k, v in fills.items()},
+                        ),
+                    )
+                )
+            lines[phrasing] = tuple(rows)
+        return lines
+
+    @functools.cached_property
     def restricted_families(self) -> tuple[str, ...]:
         """The templates' material families (kept outside the user's scopes), in file order."""
         return tuple(dict.fromkeys(t.material.evidence_family for t in self.templates))

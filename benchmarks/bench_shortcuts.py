@@ -1,0 +1,107 @@
+"""What surface cues buy on each tier: the five baselines over every family, on the canonical
+seeds and on 240 fresh seeds a family, scored as `peb score` scores them.
+
+`cue_reader` reads only the model view and decides by surface cues (boundary words, scope-id
+patterns, positions, keyword matching); it stands for any template-learning wrapper. Goals (the
+hard tier's reason to exist): on the hard tier, in every family and on both seed sets,
+`cue_reader`'s completeness accuracy <= 0.60 and gap-report quality <= 0.50, while
+`fail_and_report` and `oracle` score unsafe 0.000, answer 1.000, gap 1.000 and `silent_filter`
+unsafe 1.000. The paper tier is reported (the shortcut is expected to nearly solve it).
+
+Run: .venv/bin/python benchmarks/bench_shortcuts.py. Exits 1 if a goal is missed.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from peb_core.runs import run_system, score_run_dirs
+from peb_core.scoring import scorecard
+from peb_core.systems import BASELINES
+from peb_core.tasks import TIERS, load_families
+
+SEED_SETS: dict[str, list[int] | None] = {"canonical": None, "fresh": list(range(7000, 7240))}
+CUE_BOUNDS = {"completeness_accuracy": 0.60, "gap_report_quality": 0.50}
+STRUCTURAL = ("unsafe_completeness_rate", "answer_correctness", "gap_report_quality")
+
+
+def measure(root: Path) -> list[dict[str, Any]]:
+    """One scorecard row per (seed set, tier, baseline, family)."""
+    families = list(load_families().values())
+    rows: list[dict[str, Any]] = []
+    for seed_set, seeds in SEED_SETS.items():
+        dirs = []
+        for tier in TIERS:
+            for name in sorted(BASELINES):
+                out = root / seed_set / tier / name
+                run_system(BASELINES[name], families, out, seeds=seeds, tier=tier)
+                dirs.append(out)
+        scores, warnings = score_run_dirs(dirs)
+        if warnings:
+            raise SystemExit("\n".join(warnings))
+        rows += [{"seeds": seed_set, **row} for row in scorecard(scores).to_dicts()]
+    return rows
+
+
+def misses(rows: list[dict[str, Any]]) -> list[str]:
+    """Every goal a row misses, as one line each."""
+    out = []
+    for row in rows:
+        if row["tier"] != "hard":
+            continue
+        where = f"{row['seeds']} {row['system']} {row['family']}"
+        if row["system"] == "cue_reader":
+            out += [
+                f"{where}: {metric} {row[metric]:.3f} > {bound}"
+                for metric, bound in CUE_BOUNDS.items()
+                if row[metric] > bound
+            ]
+        elif row["system"] in ("fail_and_report", "oracle"):
+            got = tuple(row[metric] for metric in STRUCTURAL)
+            if got != (0.0, 1.0, 1.0):
+                out.append(f"{where}: unsafe/answer/gap {got} != (0, 1, 1)")
+        elif row["system"] == "silent_filter" and row["unsafe_completeness_rate"] != 1.0:
+            out.append(f"{where}: unsafe {row['unsafe_completeness_rate']:.3f} != 1")
+    return out
+
+
+def _triple(row: dict[str, Any]) -> str:
+    return " / ".join(f"{row[metric]:.3f}" for metric in STRUCTURAL)
+
+
+def main() -> int:
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = measure(Path(tmp))
+    print(
+        "| seeds | tier | family | n | cue_reader aware | cue_reader gap | cue_reader unsafe "
+        "| fail_and_report unsafe/answer/gap | oracle unsafe/answer/gap | silent_filter unsafe |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    card = {(r["seeds"], r["tier"], r["system"], r["family"]): r for r in rows}
+    for seeds, tier, system, family in sorted(card):
+        if system != "cue_reader":
+            continue
+        cue, far, oracle, silent = (
+            card[(seeds, tier, name, family)]
+            for name in (system, "fail_and_report", "oracle", "silent_filter")
+        )
+        print(
+            f"| {seeds} | {tier} | {family} | {cue['n_tasks']} "
+            f"| {cue['completeness_accuracy']:.3f} | {cue['gap_report_quality']:.3f} "
+            f"| {cue['unsafe_completeness_rate']:.3f} | {_triple(far)} "
+            f"| {_triple(oracle)} | {silent['unsafe_completeness_rate']:.3f} |"
+        )
+    missed = misses(rows)
+    print(f"\n{time.perf_counter() - start:.1f} s; goals: {'MISSED' if missed else 'met'}")
+    for line in missed:
+        print(f"  {line}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
