@@ -9,14 +9,13 @@ import math
 import os
 import sys
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from urllib.parse import urlsplit
 
 from ._warn import PebWarning
-from .runs import RESPONSES, RunError, RunManifest, read_records, run_system
+from .runs import RunError, RunManifest, run_status, run_system
 from .systems import (
     BASELINES,
     REGISTRY,
@@ -288,15 +287,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors); peb score reads them")
     if not c.error:
         return 0
-    reasons = Counter(
-        r.error or "-" for r in read_records(out / RESPONSES)[0] if r.status == "error"
-    )
     print(
         f"peb: {c.error} of {c.n_tasks} tasks ended in error (the same command retries them); "
-        f"{'the commonest reasons' if len(reasons) > 3 else 'why'}:",
+        "the commonest reasons:",
         file=sys.stderr,
     )
-    for reason, count in reasons.most_common(3):
+    for reason, count in run_status(out).reasons:
         print(f"peb:   {count} x {reason}", file=sys.stderr)
     return 1
 
@@ -404,15 +400,21 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     from .reporting import export_report
-    from .runs import runs_root
+    from .runs import select_runs
 
-    runs, out = Path(args.runs) if args.runs else runs_root(), Path(args.out)
-    if not runs.is_dir():
-        raise UsageError(f"--runs: {runs} is not a folder")
+    out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
     try:
-        paths = export_report(out, runs, args.tier)
+        dirs, left_out = select_runs(args.runs, include_unclean=args.include_failed)
+    except RunError as exc:
+        raise UsageError(f"--runs: {exc}") from None
+    for line in left_out:
+        print(f"peb: {line} (--include-failed)", file=sys.stderr)
+    if not dirs:
+        raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
+    try:
+        paths = export_report(out, dirs, args.tier)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     for path in paths:
@@ -627,9 +629,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--runs",
+        nargs="+",
         type=_path("any"),
-        metavar="DIR",
-        help="run folders (default: $PEB_RUNS_DIR, else the checked-in runs)",
+        metavar="RUN",
+        help="run folders, folders of runs or globs (default: every run under $PEB_RUNS_DIR, "
+        "else the checked-in runs, but the scratch area)",
+    )
+    p.add_argument(
+        "--include-failed",
+        action="store_true",
+        help="also report runs with errors or missing tasks, or not finished (left out "
+        "by default: their numbers are not a system's)",
     )
     p.add_argument("--tier", choices=TIERS, default="paper", help="whose tasks and runs")
     p.set_defaults(func=cmd_report)

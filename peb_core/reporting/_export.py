@@ -18,7 +18,7 @@ import polars as pl
 import vl_convert
 
 from ..tasks import Tier
-from ._paper import CAPTIONS, DECIMALS, figures, tables
+from ._paper import CAPTIONS, DECIMALS, Runs, figures, run_dirs, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -145,13 +145,14 @@ def write_chart(chart: alt.TopLevelMixin, out_dir: Path, stem: str) -> list[Path
     return paths
 
 
-def export_report(out_dir: Path, runs_root: Path | None = None, tier: Tier = "paper") -> list[Path]:
+def export_report(out_dir: Path, runs: Runs = None, tier: Tier = "paper") -> list[Path]:
     """Every paper table (Markdown, LaTeX, CSV) and figure (PNG, SVG, PDF) of the scenarios and
-    the runs below `runs_root` (default: `runs.runs_root()`) on `tier`, written to `out_dir`
-    (created if need be); the paths written."""
+    the selected runs (`_paper.run_dirs`) on `tier`, written to `out_dir` (created if need be);
+    the paths written."""
     paths: list[Path] = []
-    for stem, frame in tables(runs_root, tier).items():
+    dirs = run_dirs(runs)
+    for stem, frame in tables(dirs, tier).items():
         paths += write_table(frame, out_dir, stem, caption=CAPTIONS.get(stem))
-    for stem, chart in figures(runs_root, tier).items():
+    for stem, chart in figures(dirs, tier).items():
         paths += write_chart(chart, out_dir, stem)
     return paths

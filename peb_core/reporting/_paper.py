@@ -3,10 +3,14 @@
 - `table1_families()`: the shipped scenario families (paper, Table 1);
 - `table2_composition()`: task composition per family, from the generated tasks (Table 2);
 - `table3_worked_example()`: one task as field / value rows (Table 3);
-- `table4_baselines(runs_root)`: the baselines measured from `runs_root/baselines`, beside the
-  published numbers (`peb_core/data/published_table4.json`), mismatches flagged (Table 4);
-- `model_results(runs_root)`: every model run on disk per family and protocol (Tables 5 and 6);
-- `figures(runs_root)`: the charts of every run on disk.
+- `table4_baselines(runs)`: the paper-tier baseline runs measured, beside the published
+  numbers (`peb_core/data/published_table4.json`), mismatches flagged (Table 4);
+- `model_results(runs)`: every model run per family and protocol (Tables 5 and 6);
+- `figures(runs)`: the charts of the runs.
+
+`runs` is what `runs.select_runs` takes: None (every finished, clean run under the runs root
+but its scratch area), a folder of runs (the same below it), or a list of run folders (taken as
+given).
 
 Every number is computed here; the published table is read only to be shown beside it.
 """
@@ -14,6 +18,7 @@ Every number is computed here; the published table is read only to be shown besi
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -22,8 +27,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..runs import discover_runs, read_manifest, run_labels, score_run_dirs
-from ..runs import runs_root as default_runs_root
+from ..runs import read_manifest, run_labels, score_run_dirs, select_runs
 from ..scoring import HEADLINE, SURFACES, metric, scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (
@@ -169,26 +173,32 @@ def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"field": pl.String, "value": pl.String}, orient="row")
 
 
-def _runs(runs_root: Path, *, baselines: bool) -> list[Path]:
-    if not runs_root.is_dir():
-        return []
-    return [
-        d for d in discover_runs(runs_root) if (read_manifest(d).system in BASELINES) == baselines
-    ]
+Runs = Path | Sequence[Path] | None
+"""A selection of runs: see the module's docstring."""
+
+
+def run_dirs(runs: Runs = None) -> list[Path]:
+    """The run folders of a selection (a folder or None: its clean runs, `select_runs`)."""
+    if runs is None or isinstance(runs, Path):
+        return select_runs(runs)[0]
+    return list(runs)
+
+
+def _runs(runs: Runs, *, baselines: bool) -> list[Path]:
+    return [d for d in run_dirs(runs) if (read_manifest(d).system in BASELINES) == baselines]
 
 
 BASELINE_METRICS = ("unsafe", "unsafe_max", "answer", "gap", "over_block", "aware", "format")
 """The columns (metric labels) of `baseline_results`."""
 
 
-def baseline_results(runs_root: Path | None = None, tier: Tier = "paper") -> pl.DataFrame:
-    """Every baseline run on disk on `tier`, per baseline and family: the four surfaces, the
+def baseline_results(runs: Runs = None, tier: Tier = "paper") -> pl.DataFrame:
+    """Every baseline run of `runs` on `tier`, per baseline and family: the four surfaces, the
     worst case, completeness awareness and format compliance (cue_reader included: it shows how
     far surface cues go on the tier)."""
-    runs_root = runs_root or default_runs_root()
     columns: dict[str, Any] = {"baseline": pl.String, "family": pl.String, "n_tasks": pl.Int64}
     columns |= {label: pl.Float64 for label in BASELINE_METRICS}
-    dirs = _runs(runs_root, baselines=True)
+    dirs = _runs(runs, baselines=True)
     if not dirs:
         return pl.DataFrame(schema=columns)
     scores, _ = score_run_dirs(dirs)
@@ -201,16 +211,14 @@ def baseline_results(runs_root: Path | None = None, tier: Tier = "paper") -> pl.
     )
 
 
-def table4_baselines(runs_root: Path | None = None) -> pl.DataFrame:
+def table4_baselines(runs: Runs = None) -> pl.DataFrame:
     """Paper Table 4: each published (family, baseline) row, measured from the paper-tier
-    baseline runs in `runs_root/baselines`, beside the published numbers. `matches_published`
-    compares at DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not
-    run (null when the row matches)."""
-    runs_root = runs_root or default_runs_root()
+    baseline runs of `runs`, beside the published numbers. `matches_published` compares at
+    DECIMALS; `mismatch` names the metrics that differ, or says the baseline was not run (null
+    when the row matches)."""
     published = published_table4()
     metrics = {label: metric(label).name for label in published["metrics"]}
-    base = runs_root / "baselines"
-    dirs = discover_runs(base) if base.is_dir() else []
+    dirs = _runs(runs, baselines=True)
     measured: dict[tuple[str, str], dict[str, Any]] = {}
     if dirs:
         scores, _ = score_run_dirs(dirs)
@@ -258,14 +266,13 @@ MODEL_COLUMNS: dict[str, Any] = {
 """The columns of `model_results`."""
 
 
-def model_results(runs_root: Path | None = None, tier: Tier | None = None) -> pl.DataFrame:
-    """Paper Tables 5 and 6, for every model run on disk (a run whose system is not a
+def model_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+    """Paper Tables 5 and 6, for every model run of `runs` (a run whose system is not a
     baseline), on `tier` (None: every tier): per run, family, protocol and tier, the four
     surfaces (unsafe completeness, answer correctness, gap-report quality, over-blocking), the
     worst-case unsafe rate, format compliance and the invalid rate. No model runs: an empty
     frame with the same columns."""
-    runs_root = runs_root or default_runs_root()
-    dirs = _runs(runs_root, baselines=False)
+    dirs = _runs(runs, baselines=False)
     if not dirs:
         return pl.DataFrame(schema=MODEL_COLUMNS)
     models = {
@@ -284,25 +291,20 @@ def model_results(runs_root: Path | None = None, tier: Tier | None = None) -> pl
     )
 
 
-def all_scores(runs_root: Path | None = None, tier: Tier | None = None) -> pl.DataFrame:
-    """Per-task scores of every run folder below `runs_root` on `tier` (None: every tier;
-    empty without any run)."""
-    runs_root = runs_root or default_runs_root()
-    dirs = discover_runs(runs_root) if runs_root.is_dir() else []
+def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+    """Per-task scores of the runs on `tier` (None: every tier; empty without any run)."""
+    dirs = run_dirs(runs)
     if not dirs:
         return pl.DataFrame()
     scores, _ = score_run_dirs(dirs)
     return scores if tier is None else scores.filter(pl.col("tier") == tier)
 
 
-def figures(
-    runs_root: Path | None = None, tier: Tier | None = None
-) -> dict[str, alt.TopLevelMixin]:
-    """The paper's figures over every run on disk on `tier` (None: every tier), by file stem:
-    the operating profile, the four surfaces per system and family, the completeness confusion
+def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLevelMixin]:
+    """The paper's figures over the runs on `tier` (None: every tier), by file stem: the
+    operating profile, the four surfaces per system and family, the completeness confusion
     matrices and the per-task outcome grid. No runs: no figures."""
-    runs_root = runs_root or default_runs_root()
-    scores = all_scores(runs_root, tier)
+    scores = all_scores(runs, tier)
     if scores.is_empty():
         return {}
     card = scorecard(scores)
@@ -314,20 +316,20 @@ def figures(
     }
 
 
-def tables(runs_root: Path | None = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
+def tables(runs: Runs = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
     """Every table of `tier`, by file stem (see CAPTIONS): Tables 1 and 4 are the paper's
     whatever the tier; Tables 2 and 3 are computed on the tier's tasks; the baselines and the
-    model runs are those run on the tier."""
-    runs_root = runs_root or default_runs_root()
+    model runs are those of `runs` on the tier."""
+    runs = run_dirs(runs)
     return {
         "table1_families": table1_families(),
         "table2_composition": table2_composition(tier),
         "table3_worked_example": table3_worked_example(
             WORKED_EXAMPLE if tier == "paper" else WORKED_EXAMPLE.replace("__s", f"__{tier}__s")
         ),
-        "table4_baselines": table4_baselines(runs_root),
-        "table_baselines": baseline_results(runs_root, tier),
-        "table5_models": model_results(runs_root, tier),
+        "table4_baselines": table4_baselines(runs),
+        "table_baselines": baseline_results(runs, tier),
+        "table5_models": model_results(runs, tier),
     }
 
 

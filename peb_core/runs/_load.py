@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import io
 import json
@@ -31,9 +32,12 @@ from ._store import (
     RESPONSES,
     RunError,
     RunManifest,
+    is_locked,
     read_manifest,
     read_records,
     records_within,
+    run_state,
+    run_status,
     run_tasks,
     task_set,
 )
@@ -53,9 +57,62 @@ def runs_root() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
 
 
-def discover_runs(root: Path) -> list[Path]:
-    """Every run folder below `root` (a folder holding a manifest), sorted."""
-    return sorted(p.parent for p in root.rglob(MANIFEST))
+SCRATCH = "scratch"
+"""The folder under a runs root that runs started from the workbench go to: kept out of a
+report unless picked by name."""
+
+
+def discover_runs(root: Path, *, scratch: bool = True) -> list[Path]:
+    """Every run folder below `root` (a folder holding a manifest), sorted; without those under
+    `root/scratch` if `scratch` is False."""
+    found = sorted(p.parent for p in root.rglob(MANIFEST))
+    if scratch:
+        return found
+    return [d for d in found if SCRATCH not in d.relative_to(root).parts[:1]]
+
+
+def select_runs(
+    picks: Sequence[str | Path] | Path | None = None, *, include_unclean: bool = False
+) -> tuple[list[Path], list[str]]:
+    """The run folders a report covers, and one line per run left out.
+
+    Args:
+        picks: None for every run under `runs_root()` but its scratch area; a folder for every
+            run below it but its scratch area; or a list of run folders, folders of runs, and
+            globs (`runs/smollm2-*`), each taken as given (a scratch run is taken if named).
+        include_unclean: keep runs that are not finished with a reply for every task (errors,
+            missing tasks, still running, stopped early); by default they are left out, since
+            their numbers are not a system's.
+    """
+    if picks is None or isinstance(picks, Path):
+        root = runs_root() if picks is None else picks
+        found = discover_runs(root, scratch=False) if root.is_dir() else []
+    else:
+        found = []
+        for pick in map(str, picks):
+            matches = sorted(map(Path, glob.glob(pick))) if glob.has_magic(pick) else [Path(pick)]
+            if not matches:
+                raise RunError(f"{pick}: matches no run folder")
+            for match in matches:
+                if (match / MANIFEST).is_file():
+                    found.append(match)
+                elif match.is_dir() and (below := discover_runs(match)):
+                    found += below
+                else:
+                    raise RunError(
+                        f"{match}: not a run folder (no {MANIFEST}) nor a folder of runs"
+                    )
+    dirs = list(dict.fromkeys(d.resolve() for d in found))
+    if include_unclean:
+        return dirs, []
+    kept, left_out = [], []
+    for d in dirs:
+        status = run_status(d)
+        if status.clean:
+            kept.append(d)
+        else:
+            left_out.append(f"{d}: left out ({status.summary()}); include it on purpose to show it")
+    return kept, left_out
 
 
 @dataclass(frozen=True)
@@ -69,7 +126,7 @@ class LoadedRun:
     warnings: tuple[str, ...]
 
 
-_Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None]
+_Stamp = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None, bool]
 _RUNS: dict[Path, tuple[_Stamp, LoadedRun]] = {}
 """The one in-process memo: each run folder loaded, until its files or the scenarios change."""
 _LOCK = threading.Lock()
@@ -178,7 +235,12 @@ def _read_frames(
 
 
 def _run_stamp(run_dir: Path) -> _Stamp:
-    return (scenario_hash(), _stamp(run_dir / MANIFEST), _stamp(run_dir / RESPONSES))
+    return (
+        scenario_hash(),
+        _stamp(run_dir / MANIFEST),
+        _stamp(run_dir / RESPONSES),
+        is_locked(run_dir),
+    )
 
 
 def run_records(run_dir: Path) -> list[ResponseRecord]:
@@ -204,8 +266,13 @@ def _score(
     scores = score_records(
         *frames, records, run=run_dir.name, system=manifest.system, families=families
     )
+    state = run_state(run_dir, manifest)
+    if state == "running":  # tasks not done yet are pending, not missing: left out until done
+        scores = scores.filter(pl.col("status") != "missing")
     protocol = str(manifest.config.get("protocol", "-"))
-    return scores.with_columns(protocol=pl.lit(protocol), tier=pl.lit(manifest.tier)), warnings
+    return scores.with_columns(
+        protocol=pl.lit(protocol), tier=pl.lit(manifest.tier), run_state=pl.lit(state)
+    ), warnings
 
 
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
@@ -256,7 +323,8 @@ def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
                 tasks = run_tasks(p.run_dir, p.manifest, p.families)
                 frames[params] = (task_frame(tasks), expected_answers(tasks))
             scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, frames[params])
-            _save_scores(p.places, p.key, scores, warnings)
+            if p.manifest.state != "running":  # a running run's scores change by the second
+                _save_scores(p.places, p.key, scores, warnings)
             loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
     return [loaded[i] for i in range(len(loaded))]
 

@@ -6,6 +6,7 @@ at a time (`run_lock`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -23,6 +24,7 @@ from ._store import (
     RunCounts,
     RunError,
     RunManifest,
+    RunState,
     count_records,
     drop_error_records,
     now,
@@ -94,6 +96,7 @@ async def run_system_async(
         package_version=package_version(),
         scenario_hash=scenario_hash(families),
         started_at=now(),
+        state="running",
         counts=RunCounts(n_tasks=n_tasks),
     )
     try:
@@ -140,6 +143,38 @@ async def _run_locked(
     if retry_errors and failed:
         drop_error_records(path, failed)
         records, _ = records_within(path, read_records(path)[0], keys)
+
+    def ended(state: RunState) -> RunManifest:
+        records, _ = records_within(path, read_records(path)[0], keys)
+        return manifest.model_copy(
+            update={
+                "finished_at": now() if state == "finished" else None,
+                "state": state,
+                "counts": count_records(len(keys), records),
+            }
+        )
+
+    try:
+        await _run_tasks(system, specs, path, manifest, records, progress, concurrency)
+    except BaseException:  # stopped early (cancelled, Ctrl-C, a failure): say so if we can
+        with contextlib.suppress(OSError, RunError):
+            write_manifest(run_dir, ended("interrupted"))
+        raise
+    manifest = ended("finished")
+    write_manifest(run_dir, manifest)
+    return manifest
+
+
+async def _run_tasks(
+    system: System,
+    specs: dict[str, ScenarioFile],
+    path: Path,
+    manifest: RunManifest,
+    records: list[ResponseRecord],
+    progress: Progress | None,
+    concurrency: int,
+) -> None:
+    """Every task of the run without a record in `records`, appended to `path` as it ends."""
     done = {(r.family, r.task_id) for r in records}
     gate = asyncio.Semaphore(max(1, concurrency))
     finished = 0
@@ -171,16 +206,9 @@ async def _run_locked(
             await asyncio.sleep(0)
         try:
             await asyncio.gather(*pending)
-        finally:  # a write failed: stop the rest before the file closes
+        finally:  # a write failed, or the run was stopped: stop the rest before the file closes
             for future in pending:
                 future.cancel()
-
-    records, _ = records_within(path, read_records(path)[0], keys)
-    manifest = manifest.model_copy(
-        update={"finished_at": now(), "counts": count_records(len(keys), records)}
-    )
-    write_manifest(run_dir, manifest)
-    return manifest
 
 
 def _in_own_loop(

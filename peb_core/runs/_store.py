@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -26,7 +27,17 @@ from pydantic import (
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
-from ..tasks import MAX_DISTRACTORS, ScenarioFile, Task, Tier, generate_tasks, task_keys
+from ..tasks import (
+    MAX_DISTRACTORS,
+    ScenarioFile,
+    Task,
+    Tier,
+    generate_tasks,
+    load_families,
+    task_keys,
+)
+
+RunState = Literal["running", "finished", "interrupted"]
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -77,7 +88,18 @@ class RunManifest(BaseModel):
     scenario_hash: str
     started_at: str
     finished_at: str | None = None
+    state: RunState = "finished"
+    """As the writer last left it: `running` while it runs (read it through `run_state`, which
+    knows a writer that died), `interrupted` when it stopped early (Stop, Ctrl-C, a failure)."""
     counts: RunCounts
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_state(cls, data: Any) -> Any:
+        """Manifests written before runs recorded their state: finished if they say when."""
+        if isinstance(data, dict) and "state" not in data:
+            data = {**data, "state": "finished" if data.get("finished_at") else "interrupted"}
+        return data
 
 
 class RunError(ValueError):
@@ -173,6 +195,80 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         handle.write(f"{os.getpid()}\n")
         handle.flush()
         yield
+
+
+def is_locked(run_dir: Path) -> bool:
+    """Whether a writer (in this process or another) holds `<run_dir>/.lock` now."""
+    try:
+        handle = (run_dir / LOCK).open("rb")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def run_state(run_dir: Path, manifest: RunManifest | None = None) -> RunState:
+    """A run's state now: its manifest's, except that a run whose writer is gone (killed, the
+    machine restarted) is `interrupted`."""
+    manifest = manifest or read_manifest(run_dir)
+    if manifest.state == "running" and not is_locked(run_dir):
+        return "interrupted"
+    return manifest.state
+
+
+class RunStatus(BaseModel):
+    """What a run folder holds now, for a person deciding whether to trust it."""
+
+    state: RunState
+    n_tasks: int
+    ok: int
+    errors: int
+    missing: int
+    """Tasks without a record (pending while the run is running)."""
+    reasons: list[tuple[str, int]]
+    """The commonest error reasons (at most three) with their counts."""
+
+    @property
+    def clean(self) -> bool:
+        """Finished with a reply for every task."""
+        return self.state == "finished" and not self.errors and not self.missing
+
+    def summary(self) -> str:
+        """One line: `finished: 72 tasks, 66 replies, 6 errors (6 x timeout)`."""
+        parts = [f"{self.n_tasks} tasks", f"{self.ok} replies"]
+        if self.errors:
+            why = "; ".join(f"{n} x {reason}" for reason, n in self.reasons)
+            parts.append(f"{self.errors} errors ({why})")
+        if self.missing:
+            parts.append(f"{self.missing} {'pending' if self.state == 'running' else 'missing'}")
+        return f"{self.state}: {', '.join(parts)}"
+
+
+def run_status(run_dir: Path) -> RunStatus:
+    """`RunStatus` of a run folder, from its manifest, its records and its lock."""
+    manifest = read_manifest(run_dir)
+    keys = set(task_set(run_dir, manifest, load_families()))
+    path = run_dir / RESPONSES
+    records, _ = records_within(path, read_records(path)[0], keys)
+    errors = Counter(
+        ((r.error or "").strip().splitlines() or ["(no reason given)"])[0][:200]
+        for r in records
+        if r.status == "error"
+    )
+    n_errors = sum(errors.values())
+    return RunStatus(
+        state=run_state(run_dir, manifest),
+        n_tasks=len(keys),
+        ok=len(records) - n_errors,
+        errors=n_errors,
+        missing=len(keys) - len(records),
+        reasons=errors.most_common(3),
+    )
 
 
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:

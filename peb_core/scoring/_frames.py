@@ -467,6 +467,8 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
             assert m.score is not None
             aggs[m.name] = pl.col(m.score).mean()
             aggs[f"_{m.name}_values"] = pl.col(m.score).drop_nulls().sort()
+    if "run_state" in scores.columns:
+        aggs["_run_state"] = pl.col("run_state").first()
     card = scores.group_by(keys, maintain_order=True).agg(**aggs).sort("run", "family")
     columns: dict[str, pl.Series] = {}
     for m in METRICS:
@@ -480,18 +482,34 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
             columns[high] = pl.Series(high, bounds[1]).fill_nan(None)
         elif m.kind == "mean":
             columns.update(_bootstrap_columns(card[f"_{m.name}_values"], low, high))
-    order: list[str] = [*keys]
-    for m in METRICS:
-        order.append(m.name)
-        if m.kind != "count":
-            order.extend(m.interval_columns)
-    return card.with_columns(**columns).select(order)
+    state = pl.col("_run_state") if "_run_state" in card.columns else pl.lit("finished")
+    columns["status"] = card.select(
+        pl.when(state == "running")
+        .then(pl.lit("running"))
+        .when((pl.col("n_errors") > 0) & (pl.col("n_errors") == pl.col("n_tasks")))
+        .then(pl.lit("failed"))
+        .when(pl.col("n_errors") > 0)
+        .then(pl.lit("errors"))
+        .when((pl.col("n_missing") > 0) | (state == "interrupted"))
+        .then(pl.lit("incomplete"))
+        .otherwise(pl.lit("ok"))
+    ).to_series()
+    return card.with_columns(**columns).select(scorecard_keys(protocol=False, keys=keys))
 
 
-def scorecard_keys(*, protocol: bool = True) -> list[str]:
+STATUSES = ("ok", "running", "incomplete", "errors", "failed")
+"""A scorecard row's `status`: `ok` (a reply for every task of a finished run), `running` (tasks
+still pending are left out), `incomplete` (missing records, or a run stopped early), `errors`
+(some tasks ended in error), `failed` (every task did). Only `ok` rows are finished numbers."""
+
+
+def scorecard_keys(*, protocol: bool = True, keys: Sequence[str] | None = None) -> list[str]:
     """The columns of `scorecard` for scores of run folders (which carry `protocol` and
-    `tier`), in order; without `protocol` and `tier` for bare scores."""
-    keys = [k for k in ROW_KEYS if protocol or k not in ("protocol", "tier")]
+    `tier`), in order: the row keys, `status`, then the metrics; without `protocol` and `tier`
+    for bare scores (or with the row `keys` given)."""
+    if keys is None:
+        keys = [k for k in ROW_KEYS if protocol or k not in ("protocol", "tier")]
+    keys = [*keys, "status"]
     for m in METRICS:
         keys.append(m.name)
         if m.kind != "count":

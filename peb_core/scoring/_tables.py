@@ -8,15 +8,40 @@ from collections.abc import Sequence
 import polars as pl
 
 from ._frames import ROW_KEYS
-from ._metrics import COMPARED, METRICS
+from ._metrics import BY_NAME, COMPARED, METRICS, Metric
 from ._verdicts import verdict
 
 
-def glance(card: pl.DataFrame) -> pl.DataFrame:
-    """A scorecard as shown at a glance: its key columns and every metric of the registry under
-    its short label, intervals left out (they stay in the full scorecard)."""
-    keys = [k for k in ROW_KEYS if k in card.columns]
-    return card.select(*keys, *(pl.col(m.name).alias(m.label) for m in METRICS))
+def glance(
+    card: pl.DataFrame, *, intervals: bool = False, keys: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """A scorecard as shown at a glance: its key columns (or `keys`), its `status`, and every
+    metric of the registry under its short label. With `intervals`, each rate and mean is a
+    string `0.450 [0.258, 0.658]` (value and 95% interval, 3 decimals; `-` when undefined),
+    and the error and missing counts come right after the status, so that a row that is not a
+    finished number says so before its metrics."""
+    keys = [k for k in (ROW_KEYS if keys is None else keys) if k in card.columns]
+    if not intervals:
+        return card.select(*keys, "status", *(pl.col(m.name).alias(m.label) for m in METRICS))
+    first = [BY_NAME["n_errors"], BY_NAME["n_missing"]]
+    shown = [*first, *(m for m in METRICS if m not in first)]
+    return card.select(*keys, "status", *(_with_interval(m).alias(m.label) for m in shown))
+
+
+def _with_interval(m: Metric) -> pl.Expr:
+    if m.kind == "count":
+        return pl.col(m.name)
+    low, high = m.interval_columns
+    return pl.struct(v=m.name, lo=low, hi=high).map_elements(
+        lambda r: (
+            "-"
+            if r["v"] is None
+            else f"{r['v']:.3f}"
+            if r["lo"] is None
+            else f"{r['v']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
+        ),
+        return_dtype=pl.String,
+    )
 
 
 def task_table(scores: pl.DataFrame) -> pl.DataFrame:
