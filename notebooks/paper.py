@@ -12,31 +12,59 @@ def _():
 
     from peb_core import reporting, runs, tasks
 
-    # `python notebooks/paper.py -- --out DIR [--runs DIR] [--tier hard]` exports headless.
+    # `python notebooks/paper.py -- --out DIR [--runs RUN,RUN,...] [--tier hard]
+    # [--include-failed true]` exports headless (runs: folders, folders of runs or globs).
     ARGS = mo.cli_args()
-    RUNS = Path(str(ARGS.get("runs"))) if ARGS.get("runs") else runs.runs_root()
-    return ARGS, Path, RUNS, mo, reporting, tasks
+    ROOT = runs.runs_root()
+    _asked = [r.strip() for r in str(ARGS.get("runs") or "").split(",") if r.strip()]
+    ASKED = runs.select_runs(_asked, include_unclean=True)[0] if _asked else None
+    return ARGS, ASKED, Path, ROOT, mo, reporting, runs, tasks
 
 
 @app.cell
-def _(ARGS, mo, tasks):
+def _(ARGS, ASKED, ROOT, mo, runs, tasks):
     tier_pick = mo.ui.dropdown(
         options=list(tasks.TIERS), value=str(ARGS.get("tier") or "paper"), label="Tier"
     )
-    mo.hstack([tier_pick], justify="start")
-    return (tier_pick,)
+    include_failed = mo.ui.checkbox(
+        value=str(ARGS.get("include-failed") or "").lower() == "true",
+        label="Include runs with errors, missing tasks or not finished",
+    )
+    _every = ASKED if ASKED is not None else runs.discover_runs(ROOT) if ROOT.is_dir() else []
+    _default = ASKED if ASKED is not None else runs.discover_runs(ROOT, scratch=False)
+    run_options = {
+        (str(d.relative_to(ROOT)) if d.is_relative_to(ROOT) else str(d)): d for d in _every
+    }
+    run_pick = mo.ui.multiselect(
+        options=list(run_options),
+        value=[k for k, d in run_options.items() if d in _default],
+        label=f"Runs (under {ROOT}; scratch runs only if picked)",
+    )
+    mo.vstack([mo.hstack([tier_pick, include_failed], justify="start"), run_pick])
+    return include_failed, run_options, run_pick, tier_pick
 
 
 @app.cell
-def _(RUNS, mo, reporting, tier_pick):
-    tables = reporting.tables(RUNS, tier_pick.value)
-    figures = reporting.figures(RUNS, tier_pick.value)
-    mo.md(
-        f"# Paper tables and figures ({tier_pick.value} tier)\n\n"
-        f"Regenerated from `scenarios/` and the runs in `{RUNS}`; nothing is copied from the "
-        "paper except the published Table 4, shown beside the measured one."
+def _(include_failed, mo, reporting, run_options, run_pick, runs, tier_pick):
+    picked, _left_out = runs.select_runs(
+        [run_options[k] for k in run_pick.value], include_unclean=include_failed.value
     )
-    return figures, tables
+    tables = reporting.tables(picked, tier_pick.value)
+    figures = reporting.figures(picked, tier_pick.value)
+    mo.vstack(
+        [
+            mo.md(
+                f"# Paper tables and figures ({tier_pick.value} tier)\n\n"
+                f"Regenerated from `scenarios/` and {len(picked)} selected runs; nothing is "
+                "copied from the paper except the published Table 4, shown beside the measured "
+                "one."
+            ),
+            mo.callout(mo.md("Left out:  \n" + "  \n".join(_left_out)), kind="warn")
+            if _left_out
+            else mo.md(""),
+        ]
+    )
+    return figures, picked, tables
 
 
 @app.cell
@@ -99,12 +127,14 @@ def _(ARGS, Path, mo):
 
 
 @app.cell
-def _(ARGS, Path, RUNS, export_button, mo, out_text, reporting, tier_pick):
+def _(ARGS, Path, export_button, mo, out_text, picked, reporting, tier_pick):
     target = ARGS.get("out") or (out_text.value if export_button.value else None)
     if target:
-        written = reporting.export_report(Path(str(target)), RUNS, tier_pick.value)
+        written = reporting.export_report(Path(str(target)), picked, tier_pick.value)
         print(*written, sep="\n")
-        result = mo.callout(f"Wrote {len(written)} files to `{target}`", kind="success")
+        result = mo.callout(
+            f"Wrote {len(written)} files of {len(picked)} runs to `{target}`", kind="success"
+        )
     else:
         result = mo.md("Press the button to export.")
     mo.vstack([result])

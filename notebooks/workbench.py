@@ -6,42 +6,61 @@ app = marimo.App(width="full", app_title="partial-evidence-bench workbench")
 
 @app.cell
 def _():
+    import time
     from pathlib import Path
 
     import marimo as mo
     import polars as pl
 
     from peb_core import runs, scoring, tasks
-    from peb_core.systems import BASELINES, DEFAULT_PROTOCOL, PROTOCOLS, REGISTRY, build_system
+    from peb_core.systems import (
+        BASELINES,
+        DEFAULT_PROTOCOL,
+        PROTOCOLS,
+        REGISTRY,
+        build_system,
+        get_local,
+        local_status,
+        stop_local,
+    )
 
     # Headless: `python notebooks/workbench.py -- --run fail_and_report --family F --out DIR`
-    # (also --seeds LIST, --tier hard, --protocol P) runs as the Run button does, under DIR.
+    # (also --seeds LIST, --tier hard, --protocol P, --name NAME, --limit N) runs as the Run
+    # button does, into DIR (the Run button: into the scratch area of the runs root).
     args = mo.cli_args()
     RUNS = Path(str(args.get("out"))) if args.get("out") else runs.runs_root()
     HEADLESS_RUN = [n.strip() for n in str(args.get("run") or "").split(",") if n.strip()]
+    LAUNCH_ROOT = RUNS if HEADLESS_RUN else RUNS / runs.SCRATCH
     families = tasks.load_families()
     SYSTEMS = [*BASELINES, *(f"local/{name}" for name in REGISTRY)]
+    LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
     return (
         DEFAULT_PROTOCOL,
         HEADLESS_RUN,
+        LAUNCH_ROOT,
+        LOCAL_MODELS,
         PROTOCOLS,
         RUNS,
         SYSTEMS,
         args,
         build_system,
         families,
+        local_status,
         mo,
         pl,
         runs,
         scoring,
+        stop_local,
         tasks,
+        time,
     )
 
 
 @app.cell
 def _(mo):
     get_runs_version, set_runs_version = mo.state(0)
-    return get_runs_version, set_runs_version
+    get_seen, set_seen = mo.state((0, 0.0))
+    return get_runs_version, get_seen, set_runs_version, set_seen
 
 
 @app.cell
@@ -78,43 +97,58 @@ def _(DEFAULT_PROTOCOL, HEADLESS_RUN, PROTOCOLS, SYSTEMS, args, families, mo, ta
         value=str(args.get("protocol") or DEFAULT_PROTOCOL),
         label="Protocol (models)",
     )
+    name_text = mo.ui.text(
+        value=str(args.get("name") or ""),
+        placeholder="from the system and selection",
+        label="Run name",
+    )
+    limit_text = mo.ui.text(
+        value=str(args.get("limit") or ""), placeholder="every task", label="Task limit"
+    )
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
+    stop_button = mo.ui.run_button(label="Stop", kind="danger")
     mo.vstack(
         [
             mo.md(
                 "# partial-evidence-bench workbench\n"
-                "Pick what to run; results are saved as run folders and reused (a run asked "
-                "for again resumes; model replies are cached). The tier also picks which runs "
-                "the tables below show."
+                "Pick what to run. Runs started here are saved under `scratch/` in the runs "
+                "root (kept out of `peb report` unless picked) and resumed when asked for "
+                "again: Run again retries tasks that ended in error. Model replies are cached. "
+                "The tier also picks which runs the tables below show."
             ),
             mo.hstack([family_pick, seeds_text, tier_pick, protocol_pick], justify="start"),
             mo.hstack([system_pick, model_text, api_base], justify="start"),
-            run_button,
+            mo.hstack([name_text, limit_text, run_button, stop_button], justify="start"),
         ]
     )
     return (
         api_base,
         family_pick,
+        limit_text,
         model_text,
+        name_text,
         protocol_pick,
         run_button,
         seeds_text,
+        stop_button,
         system_pick,
         tier_pick,
     )
 
 
 @app.cell
-async def _(
+def _(
     HEADLESS_RUN,
-    RUNS,
+    LAUNCH_ROOT,
     api_base,
     build_system,
     families,
     family_pick,
     get_runs_version,
+    limit_text,
     mo,
     model_text,
+    name_text,
     protocol_pick,
     run_button,
     runs,
@@ -127,36 +161,159 @@ async def _(
     mo.stop(not (run_button.value or HEADLESS_RUN))
     _names = [*system_pick.value, *(m.strip() for m in model_text.value.split(",") if m.strip())]
     _specs = [families[f] for f in family_pick.value]
+    _problems = []
+    if not _specs:
+        _problems.append("Pick at least one family.")
+    if not _names:
+        _problems.append("Pick at least one system, or type a litellm model string.")
     try:
         _seeds = tasks.parse_seeds(seeds_text.value) if seeds_text.value.strip() else None
+    except ValueError as _exc:
+        _problems.append(f"Seeds: {_exc}.")
+    _limit = limit_text.value.strip()
+    if _limit and not (_limit.isdigit() and int(_limit) > 0):
+        _problems.append(f"Task limit: expected a whole number >= 1, got {_limit!r}.")
+    _name = name_text.value.strip()
+    if _name and not runs.is_run_name(_name):
+        _problems.append(
+            f"Run name: {_name!r}; use letters, digits and . _ @ - (no spaces or slashes)."
+        )
+    if _problems:
+        mo.stop(
+            True, mo.callout(mo.md("Nothing was run.  \n" + "  \n".join(_problems)), kind="danger")
+        )
+    try:
         _systems = [
             build_system(n, _specs, protocol=protocol_pick.value, api_base=api_base.value or None)
             for n in _names
         ]
-    except ValueError as _exc:  # bad seeds, or a SystemSpecError
-        mo.stop(True, mo.callout(str(_exc), kind="danger"))
-    _total = tasks.count_tasks(_specs, _seeds)
-    _done = []
-    for _system in _systems:
-        with mo.status.progress_bar(
-            total=_total, title=f"Running {_system.name}", remove_on_exit=True
-        ) as _bar:
-            _seen = [0]
-
-            def _advance(done: int, total: int, bar=_bar, seen=_seen) -> None:
-                bar.update(increment=done - seen[0])
-                seen[0] = done
-
-            _dir, _manifest = await runs.launch_run_async(
-                _system, _specs, RUNS, seeds=_seeds, tier=tier_pick.value, on_progress=_advance
-            )
-        _c = _manifest.counts
-        _done.append(
-            f"{_system.name}: {_c.n_tasks} tasks ({_c.ok} replies, {_c.error} errors) -> {_dir}"
+    except ValueError as _exc:  # a SystemSpecError: one line naming what is valid
+        mo.stop(True, mo.callout(f"Nothing was run. {_exc}", kind="danger"))
+    _plan = [
+        (
+            _s,
+            LAUNCH_ROOT
+            / runs.launch_folder(
+                _s, _specs, _seeds, tier_pick.value, _name, several=len(_systems) > 1
+            ),
         )
-        print(_done[-1])
-    set_runs_version(get_runs_version() + 1)
-    mo.callout(mo.md("\n\n".join(f"`{d}`" for d in _done)), kind="success")
+        for _s in _systems
+    ]
+    _job = runs.start_runs(
+        _plan, _specs, seeds=_seeds, tier=tier_pick.value, limit=int(_limit) if _limit else None
+    )
+    _retrying = [f"{n} of {d.name}" for d, n in _job.retrying.items() if n]
+    if HEADLESS_RUN:
+        _job.wait()
+        _names_of = {d: sys_.name for sys_, d in _plan}
+        for _dir, _status in _job.ended:
+            print(f"{_names_of[_dir]}: {_status.summary()} -> {_dir}")
+        if _job.failure:
+            print(f"failed: {_job.failure}")
+        set_runs_version(get_runs_version() + 1)
+    mo.callout(
+        mo.md(
+            f"Started {', '.join(f'`{s.name}`' for s in _systems)} into "
+            + ", ".join(f"`{d}`" for _, d in _plan)
+            + (
+                f"; retrying the error records of an earlier attempt ({', '.join(_retrying)})."
+                if _retrying
+                else "."
+            )
+        ),
+        kind="info",
+    )
+    return
+
+
+@app.cell
+def _(mo):
+    ticker = mo.ui.refresh(default_interval="1s", label="Progress refresh")
+    server_stop = mo.ui.run_button(label="Stop the embedded model servers", kind="danger")
+    return server_stop, ticker
+
+
+@app.cell
+def _(
+    LAUNCH_ROOT,
+    get_runs_version,
+    get_seen,
+    mo,
+    runs,
+    set_runs_version,
+    set_seen,
+    stop_button,
+    ticker,
+    time,
+):
+    ticker.value  # noqa: B018  (re-run every second)
+    _jobs = runs.run_jobs()
+    if stop_button.value:
+        for _job in _jobs:
+            if _job.running:
+                _job.stop()
+    _lines = []
+    for _job in _jobs:
+        if _job.running and _job.current is not None:
+            _lines.append(
+                mo.md(
+                    f"Running `{_job.current.relative_to(LAUNCH_ROOT.parent)}`: "
+                    f"{_job.done} of {_job.total} tasks "
+                    f"<progress value='{_job.done}' max='{max(_job.total, 1)}'></progress>"
+                    + (" (stopping)" if _job.stopped else "")
+                )
+            )
+        for _dir, _status in _job.ended:
+            _retried = _job.retrying.get(_dir, 0)
+            _kind = "success" if _status.clean else "danger" if _status.errors else "warn"
+            _lines.append(
+                mo.callout(
+                    mo.md(
+                        f"`{_dir.relative_to(LAUNCH_ROOT.parent)}` {_status.summary()}"
+                        + (f"; retried {_retried} error records" if _retried else "")
+                    ),
+                    kind=_kind,
+                )
+            )
+        if _job.failure:
+            _lines.append(mo.callout(f"Run failed: {_job.failure}", kind="danger"))
+    # Rescore what is on disk when a run ends, and every 5 s while one runs.
+    _ended = sum(len(j.ended) + bool(j.failure) for j in _jobs)
+    _seen, _last = get_seen()
+    _live = any(j.running for j in _jobs)
+    if _ended != _seen or (_live and time.monotonic() - _last > 5):
+        set_seen((_ended, time.monotonic()))
+        set_runs_version(get_runs_version() + 1)
+    # The ticker must be on the page for it to tick.
+    mo.vstack([mo.Html(f"<div style='display: none'>{ticker}</div>"), *_lines[-6:]])
+    return
+
+
+@app.cell
+def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
+    ticker.value  # noqa: B018  (re-checked every second)
+    if server_stop.value:
+        for _model in LOCAL_MODELS:
+            stop_local(_model)
+    _serving = [(m, local_status(m)) for m in LOCAL_MODELS]
+    _serving = [(m, s) for m, s in _serving if s is not None]
+    mo.stop(not _serving)
+    mo.callout(
+        mo.vstack(
+            [
+                mo.md(
+                    "Embedded model servers still serving (they outlive this page and the "
+                    "workbench until stopped): "
+                    + ", ".join(
+                        f"`local/{m.name}` on port {port} (pid {pid})"
+                        for m, (pid, port) in _serving
+                    )
+                ),
+                server_stop,
+            ]
+        ),
+        kind="warn",
+    )
     return
 
 
@@ -186,25 +343,48 @@ def _(run_dirs, run_pick, runs):
 
 
 @app.cell
-def _(family_pick, mo, pl, scores, scoring, tier_pick, warnings):
+def _(family_pick, mo, run_paths, runs, scores, scoring, tier_pick, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=family_pick.value, tiers=[tier_pick.value])
     card = scoring.scorecard(view)
+    _shown = scoring.glance(card, intervals=True, keys=["run", "family"])
+    _unclean = card.filter(card["status"] != "ok")
+    _notes = []
+    for _label in dict.fromkeys(_unclean["run"].to_list()):
+        _notes.append(f"`{_label}`: {runs.run_status(run_paths[_label]).summary()}")
     mo.vstack(
         [
             mo.md(
                 f"## Scorecard ({tier_pick.value} tier)\n"
                 f"Scorecard: {card.height} rows, {view.height} scored responses, "
-                f"families {', '.join(sorted(family_pick.value)) or '(none)'}. "
-                "`unsafe` is the headline; `unsafe_max` counts unreadable replies, errors and "
-                "missing records as unsafe; `format` is the share of format-compliant replies."
+                f"families {', '.join(sorted(family_pick.value)) or '(none)'}. Each rate and "
+                "mean with its 95% interval. `unsafe` is the headline; `unsafe_max` counts "
+                "unreadable replies, errors and missing records as unsafe; `format` is the share "
+                "of format-compliant replies. Only rows whose `status` is `ok` are finished "
+                "numbers."
             ),
+            mo.callout(
+                mo.md(
+                    f"{_unclean.height} of {card.height} rows are not finished numbers (their "
+                    "runs are left out of the charts):  \n" + "  \n".join(_notes)
+                ),
+                kind="danger",
+            )
+            if _notes
+            else mo.md(""),
             mo.ui.table(
-                scoring.glance(card).with_columns(pl.selectors.float().round(3)),
+                _shown,
                 selection=None,
                 page_size=10,
                 show_column_summaries=False,
                 show_data_types=False,
+                freeze_columns_left=["run"],
+                header_tooltip={m.label: f"{m.title}: over {m.over}" for m in scoring.METRICS},
+                style_cell=lambda _row, column, value: (
+                    {"color": "#b00020", "fontWeight": "bold"}
+                    if column == "status" and value != "ok"
+                    else {}
+                ),
             ),
             *(mo.callout(w, kind="warn") for w in warnings[:3]),
             mo.md(f"_and {len(warnings) - 3} more warnings_") if len(warnings) > 3 else mo.md(""),
@@ -218,16 +398,18 @@ def _(card, mo, view):
     # altair is imported here, after the scorecard cell has run, not before it.
     from peb_core.reporting import charts as _charts
 
-    mo.stop(view.is_empty())
+    _clean = card.filter(card["status"] == "ok")
+    _view = view.join(_clean.select("run", "family"), on=["run", "family"], how="semi")
+    mo.stop(_view.is_empty(), mo.md("_No finished run to chart._"))
     mo.vstack(
         [
             mo.md("## Completeness: true against claimed"),
-            _charts.confusion_heatmap(view),
+            _charts.confusion_heatmap(_view),
             mo.md(
                 "## Operating profile\nUnsafe completeness against over-blocking; "
                 "the bigger the mark, the better the answers."
             ),
-            _charts.operating_profile(card),
+            _charts.operating_profile(_clean),
         ]
     )
     return

@@ -166,6 +166,22 @@ def toggle_option(page: Any, multiselect: int, option: str, expect: str) -> floa
     return ms
 
 
+def pick_options(page: Any, multiselect: int, options: list[str]) -> None:
+    """Make `options` the whole selection of the `multiselect`-th multiselect (none: empty)."""
+    page.locator("marimo-multiselect").nth(multiselect).locator("button").first.click()
+    page.get_by_role("option", name="Deselect all", exact=True).click()  # lists of 3 or more
+    for option in options:
+        page.get_by_role("option", name=option, exact=True).click()
+    page.keyboard.press("Escape")
+
+
+def fill(page: Any, label: str, value: str) -> None:
+    """Type `value` into the text input labelled `label` (and press Enter, as a user would)."""
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+
+
 def select_table_row(page: Any, table: int, row: int, column: str) -> str:
     """Tick row `row` (0-based, on the page shown) of the `table`-th table; return the text of
     its `column` cell."""

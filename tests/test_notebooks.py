@@ -59,7 +59,7 @@ def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
         command, capture_output=True, text=True, env=scratch_env(tmp_path / "home"), timeout=300
     )
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "fail_and_report: 24 tasks (24 replies, 0 errors)" in first.stdout
+    assert "fail_and_report: finished: 24 tasks, 24 replies ->" in first.stdout
     (run_dir,) = [p.parent for p in out.rglob("manifest.json")]
     card, warnings = scorecard_of([run_dir])
     assert not warnings

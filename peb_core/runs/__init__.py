@@ -27,7 +27,15 @@ if TYPE_CHECKING:
         select_runs,
     )
 
-from ._runner import Progress, launch_run_async, run_folder_name, run_system, run_system_async
+from ._jobs import RunJob, run_jobs, start_runs
+from ._runner import (
+    Progress,
+    is_run_name,
+    launch_folder,
+    run_folder_name,
+    run_system,
+    run_system_async,
+)
 from ._store import (
     MANIFEST,
     RESPONSES,
@@ -57,19 +65,22 @@ __all__ = [
     "Progress",
     "RunCounts",
     "RunError",
+    "RunJob",
     "RunManifest",
     "RunState",
     "RunStatus",
     "compare_runs",
     "count_records",
     "discover_runs",
-    "launch_run_async",
+    "is_run_name",
+    "launch_folder",
     "load_run",
     "load_runs",
     "read_manifest",
     "read_records",
     "responses_to_task",
     "run_folder_name",
+    "run_jobs",
     "run_labels",
     "run_record",
     "run_records",
@@ -82,6 +93,7 @@ __all__ = [
     "score_run_dirs",
     "scorecard_of",
     "select_runs",
+    "start_runs",
     "write_manifest",
 ]
 

@@ -246,27 +246,26 @@ def run_folder_name(
     return f"{slug}-{'' if tier == 'paper' else tier + '-'}{digest[:10]}"
 
 
-async def launch_run_async(
+_NAME = re.compile(r"[A-Za-z0-9_.@-]+")
+
+
+def is_run_name(name: str) -> bool:
+    """Whether `name` can name a run folder: letters, digits and `. _ @ -`, not only dots."""
+    return bool(_NAME.fullmatch(name)) and name.strip(".") != ""
+
+
+def launch_folder(
     system: System,
     families: Sequence[ScenarioFile],
-    root: Path,
-    *,
-    seeds: Sequence[int] | None = None,
+    seeds: Sequence[int] | None,
     tier: Tier = "paper",
-    concurrency: int = 8,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> tuple[Path, RunManifest]:
-    """Run `system` into `root / run_folder_name(...)`, resuming what is already recorded there
-    (so the same request twice costs nothing the second time; model replies are also cached by
-    the model system). `on_progress(done, total)` is called after each new record."""
-    run_dir = Path(root) / run_folder_name(system, families, seeds, tier)
-    manifest = await run_system_async(
-        system,
-        families,
-        run_dir,
-        seeds=seeds,
-        tier=tier,
-        concurrency=concurrency,
-        progress=(lambda _r, done, total: on_progress(done, total)) if on_progress else None,
-    )
-    return run_dir, manifest
+    name: str = "",
+    *,
+    several: bool = False,
+) -> Path:
+    """Where a launched run goes, below the launch root: `name` if given (for one of `several`
+    systems launched together, `name/<run_folder_name>`), else `run_folder_name`."""
+    folder = run_folder_name(system, families, seeds, tier)
+    if not name:
+        return Path(folder)
+    return Path(name) / folder if several else Path(name)

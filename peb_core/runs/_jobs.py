@@ -1,0 +1,133 @@
+"""Runs in the background of a long-lived process (the workbench): started, watched and stopped
+from a notebook that stays responsive meanwhile, and still listed when its page is reloaded."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..systems import ResponseRecord, System
+from ..tasks import ScenarioFile, Tier, count_tasks
+from ._runner import run_system_async
+from ._store import MANIFEST, RunError, RunStatus, read_manifest, run_status
+
+
+@dataclass(eq=False)
+class RunJob:
+    """Systems run one after another, each into its own run folder, in a thread of their own.
+    Read its fields from any thread; `stop()` ends the run in progress (its manifest then says
+    `interrupted`, its records are kept) and skips the rest."""
+
+    plan: list[tuple[System, Path]]
+    families: list[ScenarioFile]
+    seeds: list[int] | None
+    tier: Tier
+    limit: int | None
+    concurrency: int
+    retrying: dict[Path, int]
+    """Each run folder's error records from an earlier attempt, retried by this job."""
+    done: int = 0
+    """Tasks of the current run with a record (earlier ones included)."""
+    total: int = 0
+    current: Path | None = None
+    ended: list[tuple[Path, RunStatus]] = field(default_factory=list)
+    """Each run finished or stopped so far, with its status at the time."""
+    failure: str | None = None
+    """Why the job ended early other than by `stop()` (one line)."""
+    stopped: bool = False
+    _thread: threading.Thread | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+    _task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> RunJob:
+        self._thread = threading.Thread(target=asyncio.run, args=(self._all(),), daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the run in progress and skip the rest (no effect once the job has ended)."""
+        self.stopped = True
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def _progress(self, _record: ResponseRecord, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    async def _all(self) -> None:
+        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            for system, run_dir in self.plan:
+                if self.stopped:
+                    break
+                self.current, self.done = run_dir, 0
+                self.total = count_tasks(self.families, self.seeds)
+                if self.limit is not None:
+                    self.total = min(self.total, self.limit)
+                await run_system_async(
+                    system,
+                    self.families,
+                    run_dir,
+                    seeds=self.seeds,
+                    tier=self.tier,
+                    limit=self.limit,
+                    concurrency=self.concurrency,
+                    progress=self._progress,
+                )
+                self.ended.append((run_dir, run_status(run_dir)))
+        except asyncio.CancelledError:
+            self.stopped = True
+            if self.current is not None and (self.current / MANIFEST).exists():
+                self.ended.append((self.current, run_status(self.current)))
+        except (RunError, OSError, ValueError) as exc:
+            self.failure = str(exc)
+        finally:
+            self.current = None
+
+
+_JOBS: list[RunJob] = []
+"""Every job started in this process, oldest first."""
+
+
+def start_runs(
+    plan: Sequence[tuple[System, Path]],
+    families: Sequence[ScenarioFile],
+    *,
+    seeds: Sequence[int] | None = None,
+    tier: Tier = "paper",
+    limit: int | None = None,
+    concurrency: int = 8,
+) -> RunJob:
+    """Start running each (system, run folder) of `plan` in turn in the background, resuming
+    what each folder holds and retrying its error records; the job is listed by `run_jobs()`."""
+    retrying = {}
+    for _, run_dir in plan:
+        if (run_dir / MANIFEST).exists():
+            retrying[run_dir] = read_manifest(run_dir).counts.error
+    job = RunJob(
+        plan=list(plan),
+        families=list(families),
+        seeds=list(seeds) if seeds is not None else None,
+        tier=tier,
+        limit=limit,
+        concurrency=concurrency,
+        retrying=retrying,
+    )
+    _JOBS.append(job)
+    return job.start()
+
+
+def run_jobs() -> list[RunJob]:
+    """The jobs started in this process, oldest first."""
+    return list(_JOBS)
