@@ -40,7 +40,7 @@ def main() -> None:
             screenshot_of(page, f"Worked example: {task_id}", DOCS / "workbench-example.png")
         with serve(nb / "task_explorer.py", env) as url, chromium_page(height=1000) as page:
             page.goto(url)
-            page.get_by_text("Stored responses to this task").first.wait_for(timeout=60_000)
+            page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
             page.wait_for_timeout(1500)
             screenshot_of(page, "Task explorer", DOCS / "task_explorer.png")
         with serve(nb / "compare.py", env) as url, chromium_page(height=1000) as page:

@@ -7,46 +7,49 @@ app = marimo.App(width="full", app_title="partial-evidence-bench task explorer")
 @app.cell
 def _():
     import json
+    from pathlib import Path
 
     import marimo as mo
     import polars as pl
 
-    from peb_core import runs, tasks
+    from peb_core import runs, scoring, tasks
 
     RUNS = runs.runs_root()
     families = tasks.load_families()
-    return RUNS, families, json, mo, pl, runs, tasks
+    return Path, RUNS, families, json, mo, pl, runs, scoring, tasks
 
 
 @app.cell
 def _(families, mo, tasks):
     family_pick = mo.ui.dropdown(options=list(families), value=next(iter(families)), label="Family")
     tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value="paper", label="Tier")
-    seed_pick = mo.ui.number(start=0, stop=10**9, value=11, label="Seed (any integer is a task)")
-    return family_pick, seed_pick, tier_pick
+    seed_text = mo.ui.text(value="11", label="Seed (any integer >= 0 is a task)")
+    return family_pick, seed_text, tier_pick
 
 
 @app.cell
-def _(families, family_pick, mo, seed_pick, tier_pick):
+def _(families, family_pick, mo, seed_text, tier_pick):
     _templates = [t.id for t in families[family_pick.value].templates]
     template_pick = mo.ui.dropdown(options=_templates, value=_templates[0], label="Template")
     mo.vstack(
         [
             mo.md("# Task explorer"),
-            mo.hstack([family_pick, template_pick, seed_pick, tier_pick], justify="start"),
+            mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start"),
         ]
     )
     return (template_pick,)
 
 
 @app.cell
-def _(families, family_pick, seed_pick, tasks, template_pick, tier_pick):
+def _(families, family_pick, mo, seed_text, tasks, template_pick, tier_pick):
+    try:
+        _seed = tasks.parse_seed(seed_text.value)
+    except ValueError as _exc:
+        mo.stop(True, mo.callout(str(_exc), kind="danger"))
     spec = families[family_pick.value]
-    task = tasks.generate_task(
-        spec, template_pick.value, int(seed_pick.value), tier=tier_pick.value
-    )
+    task = tasks.generate_task(spec, template_pick.value, _seed, tier=tier_pick.value)
     docs = tasks.documents_frame(task, spec)
-    return docs, task
+    return docs, spec, task
 
 
 @app.cell
@@ -119,14 +122,52 @@ def _(json, mo, pl, task):
 
 
 @app.cell
-def _(RUNS, mo, runs, task):
+def _(RUNS, mo, runs, scoring, task):
     _responses = runs.responses_to_task(RUNS, task.task_id, task.family)
+    reply_rows = mo.ui.table(
+        _responses,
+        selection="single",
+        show_column_summaries=False,
+        format_mapping=scoring.float_formats(_responses),
+        hidden_columns=["path"],
+        label="Select a reply to read it against the oracles",
+    )
     mo.vstack(
         [
             mo.md(f"## Stored replies to this task (runs under `{RUNS}`)"),
-            mo.ui.table(_responses, selection=None, show_column_summaries=False)
+            reply_rows
             if _responses.height
             else mo.md("_No stored run covers this task (fresh seeds are not run yet)._"),
+        ]
+    )
+    return (reply_rows,)
+
+
+@app.cell
+def _(Path, mo, reply_rows, runs, scoring, spec, task):
+    _picked = reply_rows.value is not None and not reply_rows.value.is_empty()
+    _rows = reply_rows.value if _picked else reply_rows.data
+    mo.stop(_rows.is_empty())
+    _row = _rows.row(0, named=True)
+    _record = runs.run_record(Path(_row["path"]), task.family, task.task_id)
+    _shown = scoring.explain(task, _record, spec, run=_row["run"], system=_row["system"])
+    _target, _ = scoring.answer_target(task)
+    mo.vstack(
+        [
+            mo.md(
+                f"### `{_row['system']}` (run `{_row['run']}`): the answer field by field\n"
+                f"The response is scored against `{_target}` (`expected`)."
+                + ("" if _picked else "  \n_The first stored reply; select a row._")
+            ),
+            mo.ui.table(
+                _shown.fields,
+                selection=None,
+                show_column_summaries=False,
+                format_mapping=scoring.float_formats(_shown.fields),
+                wrapped_columns=["complete_answer", "authorized_answer", "expected", "response"],
+            ),
+            mo.md("### The reply (pretty-printed if it is JSON)"),
+            mo.md(scoring.reply_markdown(_record.raw if _record is not None else None)),
         ]
     )
     return

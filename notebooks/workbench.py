@@ -458,6 +458,7 @@ def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
             for c in cards
         ]
 
+    _fmt = scoring.format_float
     mo.vstack(
         [
             mo.md(
@@ -466,8 +467,8 @@ def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
                 f"{_task.prompt}\n\n"
                 f"Completeness `{_task.oracles.completeness}`, policy `{_row['policy']}`, "
                 f"topologies `{', '.join(_task.topologies) or '-'}`, "
-                f"verdict **{_row['verdict']}**; answer score {_row['answer_score']:.3f}, "
-                f"gap score {_row['gap_score']:.3f}."
+                f"verdict **{_row['verdict']}**; answer score {_fmt(_row['answer_score'])}, "
+                f"gap score {_fmt(_row['gap_score'])}."
                 + ("" if _picked else "  \n_The first task of the table; select a row._")
             ),
             mo.hstack(
@@ -478,32 +479,33 @@ def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
                 widths="equal",
                 align="start",
             ),
-            mo.hstack(
-                [
-                    mo.vstack(
-                        [
-                            mo.md(f"### Answer: oracle (`{_target}`) against the response"),
-                            mo.ui.table(_shown.fields, selection=None, show_column_summaries=False),
-                        ]
-                    ),
-                    mo.vstack(
-                        [
-                            mo.md("### Gap report: oracle against the response"),
-                            mo.ui.table(_shown.gap, selection=None, show_column_summaries=False),
-                        ]
-                    ),
-                ],
-                widths="equal",
-                align="start",
+            mo.md(
+                "### Answer: the complete-world and authorized-view answers against the response\n"
+                f"The response is scored against `{_target}` (`expected`)."
+            ),
+            mo.ui.table(
+                _shown.fields,
+                selection=None,
+                show_column_summaries=False,
+                format_mapping=scoring.float_formats(_shown.fields),
+                wrapped_columns=["complete_answer", "authorized_answer", "expected", "response"],
+            ),
+            mo.md("### Gap report: oracle against the response"),
+            mo.ui.table(
+                _shown.gap,
+                selection=None,
+                show_column_summaries=False,
+                format_mapping=scoring.float_formats(_shown.gap),
+                wrapped_columns=["oracle", "response"],
             ),
             mo.md(
-                f"Mean field score {_shown.fields['score'].mean():.3f}, mean gap part score "
-                f"{_shown.gap['score'].mean():.3f}. Schema violations: "
+                f"Mean field score {_fmt(_shown.fields['score'].mean())}, mean gap part score "
+                f"{_fmt(_shown.gap['score'].mean())}. Schema violations: "
                 + (", ".join(f"`{v}`" for v in _shown.violations) or "none")
                 + "."
             ),
-            mo.md("### The reply as given"),
-            mo.plain_text(_record.raw if _record is not None and _record.raw else "(no reply)"),
+            mo.md("### The reply (pretty-printed if it is JSON)"),
+            mo.md(scoring.reply_markdown(_record.raw if _record is not None else None)),
         ]
     )
     return

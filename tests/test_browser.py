@@ -4,6 +4,7 @@ test-artifacts/ (gitignored)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,11 @@ def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
         assert page.get_by_text("Boundary signal (tracker)").count() >= 1
         assert page.get_by_text("The first task of the table").count() == 0
         page.get_by_text("Gap report: oracle against the response").first.wait_for()
+        # The answer field by field: the complete-world answer beside the authorized-view answer
+        # and the reply's, every score to three decimals.
+        answers = page.locator("marimo-table").nth(2).locator("table").inner_text()
+        assert "complete_answer" in answers and "authorized_answer" in answers
+        assert re.search(r"\b[01]\.\d{3}\b", answers) and not re.search(r"\d\.\d{4}", answers)
         screenshot_of(page, f"Worked example: {task_id}", ARTIFACTS / "workbench-example.png")
 
         # The Run button: fail_and_report over the families still selected, saved in the

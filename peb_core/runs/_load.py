@@ -459,15 +459,14 @@ _RESPONSES_TO_TASK = pl.Schema(
         "gap_score": pl.Float64(),
         "claimed": pl.String(),
         "schema_violations": pl.String(),
-        "reply": pl.String(),
     }
 )
 
 
 def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
     """Every stored run's reply to one task (runs below `runs_root` that cover it), with its
-    verdict and scores: run, path, system, protocol, status, verdict, answer_score, gap_score,
-    the completeness it claimed, its schema violations, and the reply as given."""
+    verdict and scores: run, path (for `run_record`), system, protocol, status, verdict,
+    answer_score, gap_score, the completeness it claimed and its schema violations."""
     rows = []
     for run_dir in discover_runs(runs_root):
         run = load_run(run_dir)
@@ -478,7 +477,6 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
             continue
         scored = scored.with_columns(verdict())
         for row in scored.iter_rows(named=True):
-            record = run_record(run_dir, row["family"], task_id)
             rows.append(
                 {
                     "run": str(run_dir.relative_to(runs_root)),
@@ -491,7 +489,6 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
                     "gap_score": row["gap_score"],
                     "claimed": row["claimed"],
                     "schema_violations": "; ".join(row["schema_violations"]),
-                    "reply": record.raw if record is not None else None,
                 }
             )
     return pl.DataFrame(rows, schema=_RESPONSES_TO_TASK)

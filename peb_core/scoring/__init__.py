@@ -1,9 +1,19 @@
 """Scoring (docs/benchmark.md §2-3): how a reply is read, per-task scores from tasks plus
 replies, the metric registry and the scorecard with intervals, one verdict per task, why a task
-scored what it did, and paired comparisons of runs."""
+scored what it did (and how a score and a reply are shown), and paired comparisons of runs."""
 
 from ._compare import COMPARE_KEYS, CompareError, compare_scores, compare_to_reference
-from ._explain import BLOCKED, INVALID, NONE, Explanation, answer_target, explain
+from ._explain import (
+    BLOCKED,
+    INVALID,
+    NONE,
+    Explanation,
+    answer_target,
+    explain,
+    float_formats,
+    format_float,
+    reply_markdown,
+)
 from ._frames import (
     GAP_PARTS,
     RESPONSE_SCHEMA,
@@ -77,6 +87,8 @@ __all__ = [
     "explain",
     "field_scores",
     "filter_scores",
+    "float_formats",
+    "format_float",
     "glance",
     "mcnemar_exact",
     "metric",
@@ -84,6 +96,7 @@ __all__ = [
     "newcombe_paired_interval",
     "paired_means",
     "read_reply",
+    "reply_markdown",
     "response_frame",
     "score_frames",
     "score_records",

@@ -1,10 +1,13 @@
-"""Why a task scored what it did: the oracle answer against the reply field by field, and the
+"""Why a task scored what it did: the oracle answers against the reply field by field, and the
 oracle gap report against the reply's part by part, each with its score. Every score here is
-read off the scoring frames (`_frames`), so it is the scorer's own, not a second computation."""
+read off the scoring frames (`_frames`), so it is the scorer's own, not a second computation.
+Also how a score and a reply are shown: three decimals, and the reply whole in a code block."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +24,14 @@ NONE = "(none)"
 INVALID = "(no readable reply)"
 
 _FIELDS = pl.Schema(
-    {"field": pl.String(), "oracle": pl.String(), "response": pl.String(), "score": pl.Float64()}
+    {
+        "field": pl.String(),
+        "complete_answer": pl.String(),
+        "authorized_answer": pl.String(),
+        "expected": pl.String(),
+        "response": pl.String(),
+        "score": pl.Float64(),
+    }
 )
 _PARTS = pl.Schema(
     {"part": pl.String(), "oracle": pl.String(), "response": pl.String(), "score": pl.Float64()}
@@ -33,7 +43,10 @@ class Explanation:
     """One reply to one task, scored: `scores` is the task's row of per-task scores (with its
     verdict), `fields` the answer field by field and `gap` the gap report part by part (the mean
     of each `score` column is the task's answer and gap score); `violations` the reply's schema
-    violations."""
+    violations. A row of `fields` holds the complete-world answer, the authorized-view answer,
+    what the reply is scored against (`expected`: one of the two, or `(blocked)` where policy
+    requires a block, every field then scoring what the task's answer scored) and the reply's
+    value."""
 
     scores: dict[str, Any]
     fields: pl.DataFrame
@@ -93,30 +106,25 @@ def _fields(
 ) -> pl.DataFrame:
     blocked = readable and row["blocked"]
     given = {r["field"]: r["got"] for r in answers.iter_rows(named=True)}
-    _, target = answer_target(task)
-    if target is None:
-        if not readable:
-            shown = INVALID
-        elif blocked:
-            shown = BLOCKED
-        else:
-            shown = json.dumps(given, sort_keys=True)
-        return pl.DataFrame(
-            [("(block required)", BLOCKED, shown, row["answer_score"])],
-            schema=_FIELDS,
-            orient="row",
-        )
     scores = {r["field"]: r["score"] for r in scored.iter_rows(named=True)}
+    oracles = task.oracles
+    _, target = answer_target(task)
     rows = []
-    for field, expected in target.items():
+    for field, complete in oracles.complete_answer.items():
         if not readable:
             shown = INVALID
         elif blocked:
             shown = BLOCKED
         else:
             got = given.get(field)
-            shown = _show(got[0] if got and len(got) == 1 and isinstance(expected, str) else got)
-        rows.append((field, _show(expected), shown, scores.get(field, 0.0)))
+            shown = _show(got[0] if got and len(got) == 1 and isinstance(complete, str) else got)
+        expected, score = (
+            (BLOCKED, row["answer_score"])
+            if target is None
+            else (_show(target[field]), scores.get(field, 0.0))
+        )
+        authorized = _show(oracles.authorized_answer[field])
+        rows.append((field, _show(complete), authorized, expected, shown, score))
     return pl.DataFrame(rows, schema=_FIELDS, orient="row")
 
 
@@ -144,3 +152,26 @@ def _gap(task: Task, row: dict[str, Any], reply: dict[str, Any] | None) -> pl.Da
         score = row[f"gap_{part}_score"]
         rows.append((part, _show(getattr(expected, part)), shown, 0.0 if score is None else score))
     return pl.DataFrame(rows, schema=_PARTS, orient="row")
+
+
+def format_float(value: float | None) -> str:
+    """A score as shown to a reader: three decimals; `-` for none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def float_formats(frame: pl.DataFrame) -> dict[str, Callable[[float | None], str]]:
+    """`format_float` for each float column of `frame` (a marimo table's `format_mapping`)."""
+    return {name: format_float for name, dtype in frame.schema.items() if dtype.is_float()}
+
+
+def reply_markdown(raw: str | None) -> str:
+    """A reply as a Markdown code block, nothing cut: pretty-printed when the whole reply is JSON
+    (parsed and written again with indentation), else exactly as given."""
+    if raw is None:
+        return "_(no reply)_"
+    try:
+        text, language = json.dumps(json.loads(raw), indent=2, ensure_ascii=False), "json"
+    except ValueError:
+        text, language = raw, "text"
+    fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    return f"{fence}{language}\n{text}\n{fence}"

@@ -81,6 +81,14 @@ class TooManySeeds(ValueError):
     """A seed list longer than the limit its caller set."""
 
 
+def parse_seed(text: str) -> int:
+    """One seed from text (spaces around it allowed); a ValueError naming what is valid, an
+    integer >= 0, for anything else."""
+    if not re.fullmatch(r"[0-9]+", text.strip()):
+        raise ValueError(f"{text.strip()!r} is not a seed: seeds are integers >= 0, e.g. 11 or 400")
+    return int(text)
+
+
 def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
     """`11,23` and ranges `400-439` into a list of distinct integers >= 0, in the order given; a
     ValueError names the part that is neither, or is negative. More than `limit` seeds raise

@@ -7,7 +7,7 @@ import pytest
 from published import TABLE2
 
 from peb_core import ScenarioFile, Task, generate_task, generate_tasks, parse_task_id
-from peb_core.tasks import ROLES
+from peb_core.tasks import ROLES, parse_seed
 
 # The four families added after the paper (its future work), each 6 templates x 4 seeds.
 NEW_FAMILIES = ["procurement_v1", "legal_review_v1", "insider_risk_v1", "hr_investigation_v1"]
@@ -245,6 +245,16 @@ def test_negative_seed_raises(seed: int, families: dict[str, ScenarioFile]) -> N
     for spec in families.values():
         with pytest.raises(ValueError, match="negative"):
             generate_task(spec, spec.templates[0].id, seed)
+
+
+@pytest.mark.parametrize("text", ["abc", "-5", "", "1.5", "11,23", "400-439", "+3"])
+def test_a_bad_seed_is_refused_naming_what_is_valid(text: str) -> None:
+    with pytest.raises(ValueError, match=r"is not a seed: seeds are integers >= 0"):
+        parse_seed(text)
+
+
+def test_a_seed_is_read_from_text() -> None:
+    assert [parse_seed(t) for t in ("0", "11", " 400 ", str(10**9))] == [0, 11, 400, 10**9]
 
 
 @pytest.mark.parametrize("family", NEW_FAMILIES)
