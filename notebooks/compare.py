@@ -74,7 +74,11 @@ def _(charts, mo, scores):
                 "## Task x system, coloured by outcome\n"
                 "correct, unsafe, over-blocked, false incomplete, invalid"
             ),
-            charts.outcome_grid(scores),
+            # As wide as the page, legend underneath: at one step per task, a grid of a few
+            # hundred tasks is wider than the page and pushes a legend beside it off screen.
+            charts.outcome_grid(scores)
+            .properties(width="container")
+            .configure_legend(orient="bottom"),
         ]
     )
     return
@@ -125,15 +129,18 @@ def _(mo, peb_core, pl, reference_pick, scores):
     mo.vstack(
         [
             mo.md(
-                f"## Paired tests against `{reference_pick.value}` (over the tasks both ran)\n"
-                "Rates: exact McNemar p-value, Newcombe interval of the difference. Means: "
-                "paired bootstrap interval, sign-flip permutation p-value. Difference = run "
-                "minus reference."
+                f"## Paired tests against `{reference_pick.value}`, per family and pooled (`all`)\n"
+                f"Over the tasks both ran: A = `{reference_pick.value}`, B = each other run. "
+                + peb_core.scoring.COMPARE_NOTE
             ),
             mo.ui.table(
-                _tests.with_columns(pl.selectors.float().round(4)),
+                # pooled rows first
+                peb_core.scoring.compare_table(
+                    _tests.sort(pl.col("family") != "all", maintain_order=True)
+                ),
                 selection=None,
                 show_column_summaries=False,
+                page_size=20,
             ),
         ]
     )

@@ -336,17 +336,13 @@ def cmd_score(args: argparse.Namespace) -> None:
     _print_frame(table)
 
 
-def _text(column: str, spec: str = ".3f") -> pl.Expr:
-    import polars as pl
-
-    return pl.col(column).map_elements(lambda v: format(v, spec), return_dtype=pl.String)
-
-
 def _with_interval(value: str, low: str, high: str) -> pl.Expr:
     """`value` as text with its interval, e.g. `0.583 [0.375, 0.792]`; `-` where null."""
     import polars as pl
 
-    text = pl.format("{} [{}, {}]", _text(value), _text(low), _text(high))
+    from .scoring import decimals
+
+    text = pl.format("{} [{}, {}]", decimals(value), decimals(low), decimals(high))
     return text.fill_null("-").alias(value)
 
 
@@ -358,7 +354,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     import polars as pl
 
     from .runs import score_run_dirs
-    from .scoring import LABELS, CompareError, compare_scores
+    from .scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
 
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
@@ -378,24 +374,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2))
         return
-    print(
-        f"A = {args.run_a}, B = {args.run_b}; difference = B - A with its 95% interval; "
-        "p: exact McNemar (rates), sign-flip permutation (means)"
-    )
-    _print_frame(
-        frame.select(
-            "family",
-            pl.col("metric").replace(LABELS),
-            "n_pairs",
-            a="value_a",
-            b="value_b",
-            diff="difference",
-            ci=pl.format("[{}, {}]", _text("ci_low"), _text("ci_high")).fill_null("-"),
-            p=_text("p_value", ".2g").fill_null("-"),
-            only_a=pl.col("only_a").cast(pl.String).fill_null("-"),
-            only_b=pl.col("only_b").cast(pl.String).fill_null("-"),
-        )
-    )
+    print(f"A = {args.run_a}, B = {args.run_b}")
+    _print_frame(compare_table(frame))
+    print(COMPARE_NOTE)
 
 
 def cmd_report(args: argparse.Namespace) -> None:

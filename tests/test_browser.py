@@ -208,3 +208,36 @@ def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None
     exported = pl.read_csv(out / "table_baselines.csv")
     assert set(exported["baseline"]) == {"fail_and_report"}
     assert (out / "figure_operating_profile.png").exists()
+
+
+def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> None:
+    """At 1440x900, the paired tests' p and sig columns and every chart, legend included, are
+    on screen: nothing clipped or scrolled sideways."""
+    width = 1440
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with (
+        serve(ROOT / "notebooks" / "compare.py", env) as url,
+        chromium_page(width=width, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Paired tests against").first.wait_for(timeout=60_000)
+        table = page.locator("marimo-table").last
+        for column in ("p", "sig"):
+            header = table.get_by_role("columnheader").filter(has_text=column).first
+            box = header.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= width, (column, box)
+        first = table.get_by_role("row").nth(1)  # pooled rows come first
+        assert first.locator('td[data-cell-id$="_family"]').inner_text().strip() == "all"
+        assert table.get_by_text("< 0.0001").count() > 0 and table.get_by_text("*").count() > 0
+        screenshot_of(page, "Paired tests against", ARTIFACTS / "compare-tests.png")
+
+        canvases = page.locator("canvas")
+        assert canvases.count() == 2  # the metric bars and the outcome grid
+        for i in range(canvases.count()):
+            canvas = canvases.nth(i)
+            canvas.scroll_into_view_if_needed()
+            shown, drawn = canvas.evaluate("e => [e.parentElement.clientWidth, e.clientWidth]")
+            box = canvas.bounding_box()
+            assert drawn <= shown, f"chart {i}: {drawn} px drawn in {shown} px"
+            assert box is not None and box["x"] + box["width"] <= width, (i, box)
+        screenshot_of(page, "Task x system", ARTIFACTS / "compare-grid.png")

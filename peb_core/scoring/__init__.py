@@ -2,7 +2,15 @@
 replies, the metric registry and the scorecard with intervals, one verdict per task, why a task
 scored what it did (and how a score and a reply are shown), and paired comparisons of runs."""
 
-from ._compare import COMPARE_KEYS, CompareError, compare_scores, compare_to_reference
+from ._compare import (
+    COMPARE_KEYS,
+    COMPARE_NOTE,
+    CompareError,
+    compare_scores,
+    compare_table,
+    compare_to_reference,
+    decimals,
+)
 from ._explain import (
     BLOCKED,
     INVALID,
@@ -33,12 +41,13 @@ from ._frames import (
 from ._metrics import COMPARED, HEADLINE, LABELS, METRICS, SURFACES, Metric, metric
 from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
 from ._stats import (
-    PairedMeans,
+    ALPHA,
+    PairedTest,
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
-    mcnemar_exact,
-    newcombe_paired_interval,
+    format_p,
     paired_means,
+    paired_rates,
     wilson_interval,
     wilson_intervals,
 )
@@ -52,9 +61,11 @@ from ._tables import (
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
 
 __all__ = [
+    "ALPHA",
     "BLOCKED",
     "COMPARED",
     "COMPARE_KEYS",
+    "COMPARE_NOTE",
     "GAP_PARTS",
     "HEADLINE",
     "INVALID",
@@ -73,7 +84,7 @@ __all__ = [
     "CompareError",
     "Explanation",
     "Metric",
-    "PairedMeans",
+    "PairedTest",
     "ReadGap",
     "ReadReply",
     "Vocabulary",
@@ -81,7 +92,9 @@ __all__ = [
     "bootstrap_mean_interval",
     "bootstrap_mean_intervals",
     "compare_scores",
+    "compare_table",
     "compare_to_reference",
+    "decimals",
     "disagreements",
     "expected_answers",
     "explain",
@@ -89,12 +102,12 @@ __all__ = [
     "filter_scores",
     "float_formats",
     "format_float",
+    "format_p",
     "glance",
-    "mcnemar_exact",
     "metric",
     "metric_differences",
-    "newcombe_paired_interval",
     "paired_means",
+    "paired_rates",
     "read_reply",
     "reply_markdown",
     "response_frame",

@@ -1,12 +1,13 @@
-"""Paired comparison of two runs over the tasks both ran (`peb compare`).
+"""Paired comparison of two runs over the tasks both ran (`peb compare`, notebooks/compare.py).
 
 Per family and over all families ("all"), each rate and mean of the metric registry
-(`_metrics.COMPARED`) is compared pair by pair (difference = B - A):
-- a rate (its event, over the tasks it is computed over): exact McNemar p-value on the
-  discordant pairs (`only_a`: the event in A only; `only_b`: in B only), Newcombe's (1998,
-  method 10) interval for the difference;
-- a mean: paired percentile bootstrap interval of the mean difference and a sign-flip
-  permutation p-value (`_stats.paired_means`).
+(`_metrics.COMPARED`) is compared pair by pair (difference = B - A) by a test and the 95%
+interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`significant`):
+- a rate (its event, over the tasks it is computed over): McNemar's score test on the discordant
+  pairs (`only_a`: the event in A only; `only_b`: in B only) with Tango's score interval
+  (`_stats.paired_rates`);
+- a mean: a sign-flip permutation test with the interval of the shifts it does not reject
+  (`_stats.paired_means`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from ._metrics import COMPARED
-from ._stats import mcnemar_exact, newcombe_paired_interval, paired_means
+from ._metrics import COMPARED, LABELS
+from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
 
@@ -33,10 +34,22 @@ COMPARE_KEYS = [
     "ci_low",
     "ci_high",
     "p_value",
+    "significant",
     "only_a",
     "only_b",
 ]
 """The columns of `compare_scores`, in order (`only_a`, `only_b` are null for means)."""
+
+TESTS = {"rate": "mcnemar_score", "mean": "sign_flip"}
+"""The `test` of a row, by the kind of its metric."""
+
+COMPARE_NOTE = (
+    f"Difference = B - A with its {1 - ALPHA:.0%} interval. p: McNemar score test for rates "
+    "(interval: Tango score), sign-flip permutation test for means (interval: the shifts it "
+    "does not reject). Each interval inverts its own test, so it excludes 0 exactly when "
+    f"p < {ALPHA}: such rows are significant, marked *."
+)
+"""How to read a comparison table, printed under every one."""
 
 _SCHEMA = pl.Schema(
     {
@@ -52,6 +65,7 @@ _SCHEMA = pl.Schema(
         "ci_low": pl.Float64(),
         "ci_high": pl.Float64(),
         "p_value": pl.Float64(),
+        "significant": pl.Boolean(),
         "only_a": pl.Int64(),
         "only_b": pl.Int64(),
     }
@@ -69,39 +83,32 @@ def _run_name(scores: pl.DataFrame, label: str) -> str:
     return str(runs[0]) if runs else label
 
 
+def _test_columns(result: PairedTest) -> dict[str, Any]:
+    p = result.p_value
+    return {
+        "n_pairs": result.n_pairs,
+        "value_a": result.value_a,
+        "value_b": result.value_b,
+        "difference": result.difference,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "p_value": p,
+        "significant": None if p is None else p < ALPHA,
+    }
+
+
 def _rate_row(pairs: pl.DataFrame, event: str) -> dict[str, Any]:
     a, b = pairs[event].fill_null(False), pairs[f"{event}_b"].fill_null(False)
     both = int((a & b).sum())
     only_a = int((a & ~b).sum())
     only_b = int((~a & b).sum())
-    n = pairs.height
-    low, high = newcombe_paired_interval(both, only_a, only_b, n - both - only_a - only_b)
-    value_a = (both + only_a) / n if n else None
-    value_b = (both + only_b) / n if n else None
-    return {
-        "test": "mcnemar_exact",
-        "value_a": value_a,
-        "value_b": value_b,
-        "difference": (only_b - only_a) / n if n else None,
-        "ci_low": low,
-        "ci_high": high,
-        "p_value": mcnemar_exact(only_a, only_b) if n else None,
-        "only_a": only_a,
-        "only_b": only_b,
-    }
+    neither = pairs.height - both - only_a - only_b
+    result = paired_rates(both, only_a, only_b, neither)
+    return _test_columns(result) | {"only_a": only_a, "only_b": only_b}
 
 
 def _mean_row(pairs: pl.DataFrame, score: str) -> dict[str, Any]:
-    result = paired_means(pairs[score].to_numpy(), pairs[f"{score}_b"].to_numpy())
-    return {
-        "test": "sign_flip",
-        "value_a": result.mean_a,
-        "value_b": result.mean_b,
-        "difference": result.difference,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
-        "p_value": result.p_value,
-    }
+    return _test_columns(paired_means(pairs[score].to_numpy(), pairs[f"{score}_b"].to_numpy()))
 
 
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
@@ -138,20 +145,17 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
         for m in COMPARED:
             if m.kind == "rate":
-                counted = subset.filter(pl.col(f"{m.name}__within"))
-                row = _rate_row(counted, f"{m.name}__event")
-                n = counted.height
+                row = _rate_row(subset.filter(pl.col(f"{m.name}__within")), f"{m.name}__event")
             else:
                 row = _mean_row(subset, m.name)
-                n = subset.height
-            rows.append({"metric": m.name, "family": family, "n_pairs": n} | row)
+            rows.append({"metric": m.name, "family": family, "test": TESTS[m.kind]} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
     return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)
 
 
 def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B),
-    over all families (`family` = "all"); runs sharing no task with it are left out."""
+    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), one
+    after the other; runs sharing no task with it are left out."""
     base = scores.filter(pl.col("run") == reference)
     frames = []
     for run in scores["run"].unique(maintain_order=True).to_list():
@@ -163,4 +167,32 @@ def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
             continue
     if not frames:
         return pl.DataFrame(schema=_SCHEMA).select(COMPARE_KEYS)
-    return pl.concat(frames).filter(pl.col("family") == "all")
+    return pl.concat(frames)
+
+
+def decimals(column: str) -> pl.Expr:
+    """A float column as text to 3 decimals, null kept: the tables of comparisons and of
+    `peb score --ci`."""
+    return pl.col(column).map_elements(lambda v: f"{v:.3f}", return_dtype=pl.String)
+
+
+def compare_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """A `compare_scores` frame as text, one row per row, for the CLI and the notebook: run B
+    (only when there are several), family, metric label, pairs, the two values, the difference
+    and its interval to 3 decimals, p (`format_p`), `sig` (`*` when significant) and the
+    discordant counts (`-` for means). Read it with COMPARE_NOTE."""
+    several = frame["run_b"].n_unique() > 1
+    return frame.select(
+        *(["run_b"] if several else []),
+        "family",
+        pl.col("metric").replace(LABELS),
+        "n_pairs",
+        a=decimals("value_a").fill_null("-"),
+        b=decimals("value_b").fill_null("-"),
+        diff=decimals("difference").fill_null("-"),
+        ci=pl.format("[{}, {}]", decimals("ci_low"), decimals("ci_high")).fill_null("-"),
+        p=pl.col("p_value").map_elements(format_p, return_dtype=pl.String).fill_null("-"),
+        sig=pl.when(pl.col("significant")).then(pl.lit("*")).otherwise(pl.lit("")),
+        only_a=pl.col("only_a").cast(pl.String).fill_null("-"),
+        only_b=pl.col("only_b").cast(pl.String).fill_null("-"),
+    )

@@ -3,17 +3,21 @@
 Rates get a Wilson score interval; means get a seeded percentile bootstrap. Every random draw
 comes from a fixed seed and the sample size alone, and values are sorted before resampling, so
 an interval is a function of the multiset of values: the same in every process, whatever the
-row order. Paired tests: exact McNemar on discordant pairs with the Newcombe (1998, method 10)
-interval for a difference of paired proportions, and for means a paired bootstrap interval with
-a sign-flip permutation p-value.
+row order.
+
+Paired tests give a p-value and the interval that inverts the same test, so the interval
+excludes 0 exactly when p < ALPHA: for rates McNemar's score test with Tango's score interval,
+for means a sign-flip permutation test with the interval of shifts it does not reject.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +28,9 @@ RESAMPLES = 2_000
 """Bootstrap resamples per interval."""
 PERMUTATIONS = 10_000
 """Random sign flips per permutation p-value."""
+ALPHA = 0.05
+"""The level of every paired test: a difference is significant when p < ALPHA, exactly when its
+1 - ALPHA interval excludes 0."""
 SEED = 20_261_202
 """The base seed of every draw; the draws for n values use the seed sequence (SEED, n)."""
 _CHUNK = 2_048  # distinct groups per bootstrap matrix product: bounds memory at ~33 MB
@@ -64,12 +71,6 @@ def _resample_counts(n: int, resamples: int = RESAMPLES) -> Floats:
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
     counts.setflags(write=False)
     return counts
-
-
-def _sign_flips(n: int, flips: int = PERMUTATIONS) -> Floats:
-    """(flips, n) random signs +-1, seeded by n."""
-    rng = np.random.default_rng([SEED, n, 1])
-    return rng.integers(0, 2, size=(flips, n)).astype(np.float64) * 2.0 - 1.0
 
 
 def _percentiles(means: Floats, level: float) -> tuple[Floats, Floats]:
@@ -115,74 +116,131 @@ def bootstrap_mean_intervals(
     return low, high
 
 
-def mcnemar_exact(only_a: int, only_b: int) -> float:
-    """Two-sided exact McNemar p-value: the binomial test of `only_a` against `only_b`
-    discordant pairs at 1/2, doubled and capped at 1 (1.0 with no discordant pairs)."""
-    n = only_a + only_b
-    k = min(only_a, only_b)
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
-    return min(1.0, 2.0 * tail)
-
-
-def newcombe_paired_interval(
-    both: int, only_a: int, only_b: int, neither: int, z: float = Z95
-) -> tuple[float | None, float | None]:
-    """Newcombe's (1998, method 10) square-and-add interval for p_b - p_a on paired binary data,
-    from the 2x2 counts (both, A only, B only, neither); (None, None) with no pairs."""
-    n = both + only_a + only_b + neither
-    if n == 0:
-        return None, None
-    k_a, k_b = both + only_a, both + only_b
-    p_a, p_b = k_a / n, k_b / n
-    (l_a, u_a), (l_b, u_b) = (wilson_interval(k, n, z) for k in (k_a, k_b))
-    assert l_a is not None and u_a is not None and l_b is not None and u_b is not None
-    margins = k_a * (n - k_a) * k_b * (n - k_b)
-    cross = both * neither - only_a * only_b
-    phi = 0.0
-    if margins:
-        phi = (cross - n / 2 if cross > n / 2 else min(cross, 0)) / math.sqrt(margins)
-    d = p_b - p_a
-    down_b, up_a = p_b - l_b, u_a - p_a  # the distances that widen the interval downwards
-    up_b, down_a = u_b - p_b, p_a - l_a  # and upwards
-    low = d - math.sqrt(max(0.0, down_b**2 - 2 * phi * down_b * up_a + up_a**2))
-    high = d + math.sqrt(max(0.0, up_b**2 - 2 * phi * up_b * down_a + down_a**2))
-    return max(-1.0, low), min(1.0, high)
+def format_p(p: float) -> str:
+    """A p-value as text: `< 0.0001` below 0.0001, else truncated (not rounded) to 4 decimals,
+    so that text <= p < text + 0.0001 and the text is below 0.05 exactly when p is: 0.04996
+    reads `0.0499`, never `0.0500`."""
+    if p < 0.0001:
+        return "< 0.0001"
+    return str(Decimal(repr(p)).quantize(Decimal("0.0001"), rounding=ROUND_DOWN))
 
 
 @dataclass(frozen=True)
-class PairedMeans:
-    """A paired comparison of two means: B - A, its bootstrap interval and p-value."""
+class PairedTest:
+    """B - A over pairs: the two values, their difference, its interval and the two-sided p-value
+    of the test the interval inverts, so the interval excludes 0 exactly when p < alpha. With no
+    pairs, all but n_pairs are None."""
 
     n_pairs: int
-    mean_a: float | None
-    mean_b: float | None
+    value_a: float | None
+    value_b: float | None
     difference: float | None
     ci_low: float | None
     ci_high: float | None
     p_value: float | None
 
 
-def paired_means(a: npt.ArrayLike, b: npt.ArrayLike, level: float = 0.95) -> PairedMeans:
-    """Mean of B - A over pairs, with a percentile bootstrap interval (pairs resampled, i.e. the
-    differences) and a two-sided sign-flip permutation p-value: the share of PERMUTATIONS random
-    sign assignments of the differences whose |mean| reaches the observed |mean|, as
-    (1 + hits) / (1 + PERMUTATIONS). With every difference 0, p is 1."""
+def _tango_statistic(delta: float, n: int, only_a: int, only_b: int) -> float:
+    """Tango's (1998) score statistic for p_b - p_a = delta on n pairs: the observed difference
+    less delta over its standard error at the restricted maximum-likelihood estimate of the
+    table; decreasing in delta. At delta 0 it is McNemar's (only_b - only_a) / sqrt(only_a +
+    only_b)."""
+    numerator = only_b - only_a - n * delta
+    if numerator == 0:
+        return 0.0
+    a = 2 * n
+    b = -only_b - only_a + (2 * n - only_b + only_a) * delta
+    c = -only_a * delta * (1 - delta)
+    restricted = (math.sqrt(max(0.0, b * b - 4 * a * c)) - b) / (2 * a)
+    variance = n * (2 * restricted + delta * (1 - delta))
+    return numerator / math.sqrt(variance) if variance > 0 else math.copysign(math.inf, numerator)
+
+
+def _bisect(f: Callable[[float], float], low: float, high: float) -> float:
+    """The point in [low, high] where the decreasing f crosses 0, to float precision."""
+    for _ in range(200):
+        mid = (low + high) / 2
+        if mid in (low, high):
+            break
+        low, high = (mid, high) if f(mid) > 0 else (low, mid)
+    return (low + high) / 2
+
+
+def paired_rates(
+    both: int, only_a: int, only_b: int, neither: int, alpha: float = ALPHA
+) -> PairedTest:
+    """p_b - p_a on paired binary data from the 2x2 counts (the event in both runs, in A only, in
+    B only, in neither): McNemar's score test without continuity correction (p = erfc(|z| /
+    sqrt 2), z = (only_b - only_a) / sqrt(only_a + only_b); p = 1 with no discordant pair) and
+    the interval that inverts it, Tango's (1998) asymptotic score interval: every difference
+    whose score statistic stays within the normal 1 - alpha/2 quantile."""
+    n = both + only_a + only_b + neither
+    if n == 0:
+        return PairedTest(0, None, None, None, None, None, None)
+    d = (only_b - only_a) / n
+
+    def statistic(delta: float) -> float:
+        return _tango_statistic(delta, n, only_a, only_b)
+
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    low = -1.0 if d == -1 else _bisect(lambda t: statistic(t) - z, -1.0, d)
+    high = 1.0 if d == 1 else _bisect(lambda t: statistic(t) + z, d, 1.0)
+    p = math.erfc(abs(statistic(0.0)) / math.sqrt(2))
+    return PairedTest(n, (both + only_a) / n, (both + only_b) / n, d, low, high, p)
+
+
+_GRID = 1e9  # differences are compared on a grid of 1e-9, as integers: sums are then exact
+
+
+@lru_cache(maxsize=64)
+def _sign_flips(n: int, flips: int = PERMUTATIONS) -> npt.NDArray[np.int64]:
+    """(flips, n) random signs +-1, seeded by n."""
+    rng = np.random.default_rng([SEED, n, 1])
+    signs = rng.integers(0, 2, size=(flips, n)) * 2 - 1
+    signs.setflags(write=False)
+    return signs
+
+
+def paired_means(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA) -> PairedTest:
+    """Mean of B - A over pairs of scores in [0, 1], with a two-sided sign-flip permutation
+    p-value and the interval that inverts it.
+
+    p is the share of PERMUTATIONS random sign assignments of the differences whose |sum| reaches
+    the observed |sum|, as (1 + hits) / (1 + PERMUTATIONS); with every difference 0 it is 1.
+    The interval is every shift t whose differences minus t the same sign assignments do not
+    reject at alpha (the differences taken as symmetric about their true mean), clipped to
+    [-1, 1]. Each assignment rejects t outside an interval around the mean, with ends
+    (S -+ s.d) / (n -+ sum(s)), so the interval's ends are order statistics of those ends.
+    Differences are sorted first (the result is a function of their multiset) and taken on a
+    grid of 1e-9, so the sums, and whether p < alpha, are exact."""
     xa = np.asarray(a, dtype=np.float64)
     xb = np.asarray(b, dtype=np.float64)
     if xa.shape != xb.shape:
         raise ValueError(f"paired samples differ in length: {xa.size} and {xb.size}")
     n = int(xa.size)
     if n == 0:
-        return PairedMeans(0, None, None, None, None, None, None)
-    d = np.sort(xb - xa)
-    observed = float(d.mean())
-    (low,), (high,) = bootstrap_mean_intervals([d], level)
-    if not d.any():
-        p = 1.0
-    else:
-        means = np.abs(_sign_flips(n) @ d) / n
-        hits = int(np.count_nonzero(means >= abs(observed) - 1e-12))
-        p = (1 + hits) / (1 + PERMUTATIONS)
-    return PairedMeans(n, float(xa.mean()), float(xb.mean()), observed, float(low), float(high), p)
+        return PairedTest(0, None, None, None, None, None, None)
+    d = np.sort(np.rint((xb - xa) * _GRID).astype(np.int64))
+    signs = _sign_flips(n)
+    total, flipped, balance = int(d.sum()), signs @ d, signs.sum(axis=1)
+    hits = int(np.count_nonzero(np.abs(flipped) >= abs(total)))
+    p = (1 + hits) / (1 + PERMUTATIONS)
+    with np.errstate(divide="ignore", invalid="ignore"):  # all signs equal: never rejects
+        ends = ((total - flipped) / (n - balance), (total + flipped) / (n + balance))
+    lows = np.where(np.abs(balance) == n, -np.inf, np.minimum(*ends))
+    highs = np.where(np.abs(balance) == n, np.inf, np.maximum(*ends))
+    # the fewest hits a shift needs to be kept: the same test as p >= alpha
+    needed = int(np.argmax((1 + np.arange(PERMUTATIONS + 1)) / (1 + PERMUTATIONS) >= alpha))
+    low, high = -np.inf, np.inf
+    if needed:
+        low = float(np.sort(lows)[needed - 1])
+        high = float(np.sort(highs)[PERMUTATIONS - needed])
+    return PairedTest(
+        n,
+        float(xa.mean()),
+        float(xb.mean()),
+        total / n / _GRID,
+        max(-1.0, low / _GRID),
+        min(1.0, high / _GRID),
+        p,
+    )

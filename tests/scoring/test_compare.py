@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +15,17 @@ import pytest
 from peb_core import cli
 from peb_core.runs import compare_runs, score_run_dirs
 from peb_core.scoring import (
+    ALPHA,
     COMPARE_KEYS,
+    COMPARE_NOTE,
     COMPARED,
+    LABELS,
     CompareError,
     compare_scores,
+    compare_table,
     compare_to_reference,
 )
+from peb_core.scoring._compare import TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
@@ -46,15 +53,18 @@ def test_silent_filter_against_fail_and_report(capsys: pytest.CaptureFixture[str
     unsafe = _row(rows, "all", "unsafe_completeness_rate")
     assert unsafe["run_a"] == "silent_filter" and unsafe["run_b"] == "fail_and_report"
     assert (unsafe["value_a"], unsafe["value_b"], unsafe["difference"]) == (1.0, 0.0, -1.0)
-    assert unsafe["test"] == "mcnemar_exact"
+    assert unsafe["test"] == "mcnemar_score"
     n = unsafe["n_pairs"]
     assert isinstance(n, int) and n == unsafe["only_a"] and unsafe["only_b"] == 0
-    assert unsafe["p_value"] == pytest.approx(2.0 / 2**n)  # tiny: every pair discordant
-    assert unsafe["ci_low"] == -1.0 and -1.0 < float(unsafe["ci_high"]) < -0.8  # type: ignore[arg-type]
+    # every pair discordant: McNemar's z is -n / sqrt(n)
+    assert unsafe["p_value"] == pytest.approx(math.erfc(math.sqrt(n / 2)))
+    assert unsafe["ci_low"] == -1.0 and -1.0 < float(unsafe["ci_high"]) < -0.9  # type: ignore[arg-type]
+    assert unsafe["significant"] is True
     gap = _row(rows, "all", "gap_report_quality")
     assert gap["test"] == "sign_flip" and gap["only_a"] is None
     assert 0 < float(gap["ci_low"]) <= float(gap["difference"]) <= float(gap["ci_high"])  # type: ignore[arg-type]
-    assert float(gap["p_value"]) < 0.001  # type: ignore[arg-type]
+    assert float(gap["p_value"]) < 0.001 and gap["significant"] is True  # type: ignore[arg-type]
+    assert _row(rows, "all", "invalid_rate")["significant"] is False  # neither run has one
     per_family = sum(
         int(str(_row(rows, f, "unsafe_completeness_rate")["n_pairs"])) for f in families - {"all"}
     )
@@ -65,8 +75,23 @@ def test_a_run_against_itself_differs_by_nothing(capsys: pytest.CaptureFixture[s
     rows = _rows(capsys, str(SILENT), str(SILENT))
     for row in rows:
         assert row["difference"] == 0.0 and row["p_value"] == 1.0, row
-        if row["test"] == "mcnemar_exact":
+        assert row["significant"] is False
+        if row["test"] == "mcnemar_score":
             assert row["only_a"] == row["only_b"] == 0
+
+
+def test_every_interval_excludes_zero_exactly_when_significant() -> None:
+    scores, _ = score_run_dirs(sorted((ROOT / "runs" / "baselines").iterdir()))
+    frame = pl.concat(
+        compare_to_reference(scores, run) for run in scores["run"].unique().sort().to_list()
+    )
+    excludes = (pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)
+    assert frame.filter(pl.col("significant")).height > 0
+    assert frame.filter(~pl.col("significant")).height > 0
+    assert frame.filter(excludes != pl.col("significant")).is_empty()
+    assert frame.select((pl.col("significant") == (pl.col("p_value") < ALPHA)).all()).item()
+    tests = {m.name: TESTS[m.kind] for m in COMPARED}
+    assert frame.select(pl.col("test") == pl.col("metric").replace_strict(tests)).to_series().all()
 
 
 def test_markdown_table_by_default() -> None:
@@ -79,10 +104,24 @@ def test_markdown_table_by_default() -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("A = ") and "difference = B - A" in lines[0]
-    assert lines[1].startswith("| family") and "| p " in lines[1]
-    all_unsafe = [line for line in lines if line.startswith("| all ") and "| unsafe " in line]
-    assert len(all_unsafe) == 1 and "-1.000" in all_unsafe[0]
+    assert lines[0] == f"A = {SILENT}, B = {FAIL}"
+    header = [c.strip() for c in lines[1].strip("|").split("|")]
+    assert header == [
+        "family", "metric", "n_pairs", "a", "b", "diff", "ci", "p", "sig", "only_a", "only_b"
+    ]  # fmt: skip
+    assert lines[-1] == COMPARE_NOTE and "excludes 0 exactly when p < 0.05" in lines[-1]
+    cells = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
+             for line in lines[3:-1]]  # fmt: skip
+    families = {c["family"] for c in cells}
+    assert "all" in families and len(families) > 2  # per family and pooled
+    assert len(cells) == len(families) * len(METRICS)
+    assert {c["metric"] for c in cells} == {LABELS[m] for m in METRICS}
+    (unsafe,) = [c for c in cells if c["family"] == "all" and c["metric"] == "unsafe"]
+    assert (unsafe["diff"], unsafe["p"], unsafe["sig"]) == ("-1.000", "< 0.0001", "*")
+    (invalid,) = [c for c in cells if c["family"] == "all" and c["metric"] == "invalid"]
+    assert (invalid["p"], invalid["sig"]) == ("1.0000", "")
+    shown = {c["p"] for c in cells}
+    assert all(re.fullmatch(r"< 0\.0001|[01]\.\d{4}", p) for p in shown) and "0.0000" not in shown
 
 
 def test_frame_level_compare_uses_only_common_tasks() -> None:
@@ -132,12 +171,19 @@ def test_bad_input_gets_one_line_and_exit_2(
     assert lines[0].startswith("peb: error: ") and needle in lines[0]
 
 
-def test_compare_to_reference_pairs_every_other_run_over_all_families() -> None:
+def test_compare_to_reference_pairs_every_other_run_per_family_and_pooled() -> None:
     names = ["fail_and_report", "silent_filter", "warning_partial"]
     scores, _ = score_run_dirs([ROOT / "runs" / "baselines" / n for n in names])
     table = compare_to_reference(scores, "fail_and_report")
     assert set(table["run_b"]) == {"silent_filter", "warning_partial"}
-    assert set(table["family"]) == {"all"}
-    unsafe = table.filter(pl.col("metric") == "unsafe_completeness_rate")
+    families = set(scores["family"])
+    assert set(table["family"]) == families | {"all"}
+    assert table.height == 2 * (len(families) + 1) * len(METRICS)
+    unsafe = table.filter(pl.col("metric") == "unsafe_completeness_rate", family="all")
     by_run = dict(zip(unsafe["run_b"], unsafe["difference"], strict=True))
     assert by_run == {"silent_filter": 1.0, "warning_partial": 0.0}
+    shown = compare_table(table)
+    assert shown.columns[:3] == ["run_b", "family", "metric"]  # several runs B: each named
+    assert shown.height == table.height
+    assert shown["sig"].to_list() == ["*" if s else "" for s in table["significant"]]
+    assert "run_b" not in compare_table(table.filter(run_b="silent_filter")).columns

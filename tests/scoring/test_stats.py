@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -9,20 +10,24 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from peb_core.runs import INTERVAL_KEYS, SCORECARD_KEYS, score_run_dirs
 from peb_core.scoring import (
+    ALPHA,
     METRICS,
+    PairedTest,
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
-    mcnemar_exact,
-    newcombe_paired_interval,
+    format_p,
     paired_means,
+    paired_rates,
     scorecard,
     wilson_interval,
     wilson_intervals,
 )
-from peb_core.scoring._stats import PERMUTATIONS
+from peb_core.scoring._stats import PERMUTATIONS, Z95, _sign_flips
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINES = ROOT / "runs" / "baselines"
@@ -96,29 +101,67 @@ def test_bootstrap_of_many_groups_equals_one_at_a_time() -> None:
 # --- paired tests ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("only_a", "only_b", "p"),
-    [
-        (0, 6, 0.03125),  # 2 / 2**6
-        (6, 0, 0.03125),
-        (1, 9, 0.021484375),  # 2 * (1 + 10) / 2**10
-        (6, 16, 0.052479),  # Fagerland, Lydersen, Laake: the Cavo et al. (2012) table
-        (5, 5, 1.0),
-        (0, 0, 1.0),
-    ],
-)
-def test_mcnemar_exact(only_a: int, only_b: int, p: float) -> None:
-    assert mcnemar_exact(only_a, only_b) == pytest.approx(p, abs=1e-6)
+def _excludes_zero(test: PairedTest) -> bool:
+    assert test.ci_low is not None and test.ci_high is not None
+    return test.ci_low > 0 or test.ci_high < 0
 
 
-def test_newcombe_paired_interval() -> None:
-    # Cavo et al. (2012) as in Fagerland et al.: p_a - p_b = -0.0621 (-0.1186 to -0.0046), so
-    # B - A is 0.0621 (0.0046 to 0.1186).
-    low, high = newcombe_paired_interval(59, 6, 16, 80)
-    assert (round(low or 0, 4), round(high or 0, 4)) == (0.0046, 0.1186)
-    low, high = newcombe_paired_interval(0, 58, 0, 0)  # every pair: A only
-    assert low == -1.0 and high is not None and -1.0 < high < -0.9
-    assert newcombe_paired_interval(0, 0, 0, 0) == (None, None)
+def _significant(test: PairedTest) -> bool:
+    assert test.p_value is not None
+    return test.p_value < ALPHA
+
+
+def test_paired_rates_textbook_case() -> None:
+    # Cavo et al. (2012) as in Fagerland, Lydersen and Laake (2014) and the R package
+    # ContingencyTables: McNemar asymptotic P = 0.033006; Tango score interval for p_a - p_b:
+    # -0.0621 (-0.1240 to -0.0054), so B - A is 0.0621 (0.0054 to 0.1240).
+    test = paired_rates(59, 6, 16, 80)
+    assert test.p_value == pytest.approx(0.033006, abs=1e-6)
+    assert test.difference == pytest.approx(10 / 161)
+    assert (round(test.ci_low or 0, 4), round(test.ci_high or 0, 4)) == (0.0054, 0.1240)
+    assert (test.value_a, test.value_b) == (65 / 161, 75 / 161)
+
+
+def test_the_old_methods_disagreed_on_it_and_the_new_ones_agree() -> None:
+    # The same table under the old methods: exact McNemar P = 0.052479 (not significant) beside a
+    # Newcombe interval of 0.0046 to 0.1186 (excluding 0). Now both say significant.
+    test = paired_rates(59, 6, 16, 80)
+    assert _significant(test) and _excludes_zero(test)
+    # Means: 4 of 24 differences 0.25, the rest 0. The percentile bootstrap excludes 0 (a
+    # resample without a nonzero difference has probability (20/24)**24, about 1.3%), while the
+    # sign-flip p is 2 / 2**4. The interval that inverts the sign-flip test keeps 0.
+    a, b = [0.0] * 24, [0.25] * 4 + [0.0] * 20
+    low, _ = bootstrap_mean_interval(np.subtract(b, a))
+    assert low is not None and low > 0
+    means = paired_means(a, b)
+    assert means.p_value == pytest.approx(0.125, abs=0.01)
+    assert not _significant(means) and not _excludes_zero(means)
+
+
+def test_paired_rates_edges() -> None:
+    every = paired_rates(0, 20, 0, 0)  # every pair: A only
+    assert every.difference == -1.0 and every.ci_low == -1.0
+    assert every.ci_high is not None and -1.0 < every.ci_high < -0.5
+    assert every.p_value == pytest.approx(math.erfc(math.sqrt(20) / math.sqrt(2)))
+    assert paired_rates(0, 0, 20, 0).ci_high == 1.0
+    same = paired_rates(10, 0, 0, 14)  # no discordant pair: p is 1, the interval symmetric
+    assert (same.difference, same.p_value) == (0.0, 1.0)
+    assert same.ci_high == pytest.approx(-(same.ci_low or 0))
+    assert same.ci_high == pytest.approx(Z95**2 / (24 + Z95**2))  # Tango with no discordance
+    assert paired_rates(0, 0, 0, 0) == PairedTest(0, None, None, None, None, None, None)
+
+
+def test_paired_rates_interval_excludes_zero_exactly_when_significant() -> None:
+    for only_a in range(40):
+        for only_b in range(40):
+            for concordant in (0, 1, 30):
+                if only_a + only_b + concordant == 0:
+                    continue
+                test = paired_rates(concordant, only_a, only_b, concordant)
+                assert _excludes_zero(test) == _significant(test), (only_a, only_b, concordant)
+                low, high, d = test.ci_low, test.ci_high, test.difference
+                assert low is not None and high is not None and d is not None
+                assert -1.0 <= low <= d <= high <= 1.0
 
 
 def test_paired_means() -> None:
@@ -134,9 +177,69 @@ def test_paired_means() -> None:
     floor = paired_means([0.0] * 30, [1.0] * 30).p_value
     assert floor == pytest.approx(1 / (1 + PERMUTATIONS))  # (1 + 0 hits) / (1 + PERMUTATIONS)
     assert paired_means(VALUES, [1.0] * len(VALUES)) == better
+    assert paired_means(VALUES[::-1], [1.0] * len(VALUES)) == better  # a function of the pairs
+    few = paired_means([0.0, 0.0, 0.0], [1.0, 0.0, 0.5])  # 3 pairs: no sign-flip p below 0.05
+    assert (few.ci_low, few.ci_high) == (-1.0, 1.0)
     assert paired_means([], []).p_value is None
     with pytest.raises(ValueError, match="differ in length"):
         paired_means([1.0], [1.0, 0.0])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.2, 1 / 3, 0.5, 0.75, 1.0]), st.floats(0.0, 1.0)),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_paired_means_interval_is_the_shifts_the_test_keeps(
+    pairs: list[tuple[float, float]],
+) -> None:
+    a, b = [a for a, _ in pairs], [b for _, b in pairs]
+    test = paired_means(a, b)
+    assert _excludes_zero(test) == _significant(test)
+    low, high, d = test.ci_low, test.ci_high, test.difference
+    assert low is not None and high is not None and d is not None
+    assert -1.0 <= low <= d <= high <= 1.0
+    # The same sign flips, shifted by hand: p just inside an end is at least alpha, just
+    # outside it below. (A flip whose |sum| equals the observed one is a hit: in floats, up to
+    # rounding.)
+    differences = np.sort(np.subtract(b, a))
+    signs = _sign_flips(len(pairs))
+
+    def p_at(shift: float) -> float:
+        moved = differences - shift
+        hits = np.count_nonzero(np.abs(signs @ moved) >= abs(moved.sum()) - 1e-9)
+        return (1 + hits) / (1 + PERMUTATIONS)
+
+    assert test.p_value == p_at(0.0)
+    step = 1e-6
+    if low > -1.0:
+        assert p_at(low - step) < ALPHA
+        assert low + step > d or p_at(low + step) >= ALPHA
+    if high < 1.0:
+        assert p_at(high + step) < ALPHA
+        assert high - step < d or p_at(high - step) >= ALPHA
+
+
+@pytest.mark.parametrize(
+    ("p", "text"),
+    [
+        (0.0, "< 0.0001"),
+        (1 / (1 + PERMUTATIONS), "< 0.0001"),  # the sign-flip floor
+        (0.0000999999, "< 0.0001"),
+        (0.0001, "0.0001"),
+        (0.0003, "0.0003"),  # 0.0003 * 10_000 is 2.9999999999999996 in floats
+        (0.00019, "0.0001"),  # truncated, not rounded
+        (0.049996, "0.0499"),  # never 0.0500 beside a significance mark
+        (0.05, "0.0500"),
+        (0.123456, "0.1234"),
+        (1.0, "1.0000"),
+    ],
+)
+def test_format_p(p: float, text: str) -> None:
+    assert format_p(p) == text
 
 
 # --- scorecard intervals -----------------------------------------------------------------------
