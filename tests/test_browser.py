@@ -42,9 +42,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("runs")
+@pytest.fixture
+def runs_root(tmp_path: Path) -> Path:
+    """Two baseline runs over every family (each test gets its own: the workbench adds runs)."""
+    root = tmp_path / "runs"
     families = list(load_families().values())
     for name in ("silent_filter", "fail_and_report"):
         system = BASELINES[name]
