@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ._frames import ROW_KEYS
-from ._metrics import BY_NAME, COMPARED, METRICS, Metric
+from ._metrics import BY_NAME, COMPARED, HEADLINE, METRICS, SURFACES, Metric
 from ._verdicts import verdict
 
 
@@ -18,12 +18,14 @@ def glance(
     """A scorecard as shown at a glance: its key columns (or `keys`), its `status`, and every
     metric of the registry under its short label. With `intervals`, each rate and mean is a
     string `0.450 [0.258, 0.658]` (value and 95% interval, 3 decimals; `-` when undefined),
-    and the error and missing counts come right after the status, so that a row that is not a
-    finished number says so before its metrics."""
+    and the columns are reordered for a screen: the error and missing counts right after the
+    status (a row that is not a finished number says so before its metrics), then the headline,
+    its worst case, the other surfaces, completeness awareness and format compliance."""
     keys = [k for k in (ROW_KEYS if keys is None else keys) if k in card.columns]
     if not intervals:
         return card.select(*keys, "status", *(pl.col(m.name).alias(m.label) for m in METRICS))
-    first = [BY_NAME["n_errors"], BY_NAME["n_missing"]]
+    first = [BY_NAME[n] for n in ("n_errors", "n_missing")]
+    first += [*HEADLINE[:2], *SURFACES[1:], BY_NAME["completeness_accuracy"], HEADLINE[2]]
     shown = [*first, *(m for m in METRICS if m not in first)]
     return card.select(*keys, "status", *(_with_interval(m).alias(m.label) for m in shown))
 
