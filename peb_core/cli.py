@@ -403,7 +403,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    from .reporting import export_report
+    from .reporting import FIGURE_DPI, export_report
     from .runs import runs_root
 
     runs, out = Path(args.runs) if args.runs else runs_root(), Path(args.out)
@@ -412,7 +412,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
     try:
-        paths = export_report(out, runs, args.tier)
+        paths = export_report(out, runs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     for path in paths:
@@ -632,6 +632,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run folders (default: $PEB_RUNS_DIR, else the checked-in runs)",
     )
     p.add_argument("--tier", choices=TIERS, default="paper", help="whose tasks and runs")
+    p.add_argument(
+        "--dpi",
+        type=_checked(int, lambda n: 72 <= n <= 1200, "an integer from 72 to 1200"),
+        help="PNG pixels to the inch, figures being 7 inches wide (default: 300, for print)",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")

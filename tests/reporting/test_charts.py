@@ -1,11 +1,14 @@
 """Charts carry their data inline, have titles and axis titles, colour verdicts with the one
 shared palette and each series alike in every chart, cut no label short, draw every task of a
-paper run, keep overlapping points apart and print numbers legibly."""
+paper run, keep overlapping points apart, print numbers legibly, and export exactly 3.5 or 7
+inches wide."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 from specs import walk
 
 from peb_core import BASELINES, load_families, score_run_dirs, scorecard
-from peb_core.reporting import charts
+from peb_core.reporting import chart_bytes, charts
 from peb_core.scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
 
 
@@ -299,3 +302,34 @@ def test_profile_keeps_points_apart_on_honest_axes(card: pl.DataFrame, many: pl.
         moved = max(math.hypot(r["dx"], r["dy"]) for r in _rows(spec))
         subtitle = " ".join(spec["title"]["subtitle"])
         assert moved > 0 and f"up to {moved / panel:.0%} of an axis" in subtitle
+
+
+def _png_size_and_dpi(data: bytes) -> tuple[int, int, float]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    at = data.index(b"pHYs")
+    per_metre, _, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
+    assert unit == 1
+    return width, height, per_metre * 0.0254
+
+
+@pytest.mark.parametrize("width", [charts.ONE_COLUMN, charts.TWO_COLUMNS])
+def test_figures_export_at_their_print_width_with_legible_text(
+    scores: pl.DataFrame, card: pl.DataFrame, width: float
+) -> None:
+    for name, chart in {
+        "confusion": charts.confusion_heatmap(scores, width=width),
+        "bars": charts.metric_bars(card, width=width),
+    }.items():
+        png_width, _, dpi = _png_size_and_dpi(chart_bytes(chart, "png", dpi=300))
+        assert png_width == round(width * 300) and round(dpi) == 300, name
+        svg = chart_bytes(chart, "svg").decode()
+        root = re.search(r'width="([\d.]+)in" height="[\d.]+in" viewBox="0 0 ([\d.]+) ', svg)
+        assert root is not None and float(root[1]) == width, name
+        # The smallest text, as printed: FONT pixels scaled from the drawn width to the print
+        # width, at 72 points to 96 pixels.
+        printed = charts.FONT * width * charts.PX_PER_INCH / float(root[2]) * 72 / 96
+        assert printed >= 6, (name, printed)
+        pdf = chart_bytes(chart, "pdf")
+        box = re.search(rb"MediaBox \[0 0 ([\d.]+) ", pdf)
+        assert box is not None and float(box[1]) == pytest.approx(width * 72, abs=0.01), name
