@@ -380,7 +380,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    from .reporting import export_report
+    from .reporting import FIGURE_DPI, export_report
     from .runs import select_runs
 
     out = Path(args.out)
@@ -395,7 +395,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     if not dirs:
         raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
     try:
-        paths = export_report(out, dirs, args.tier)
+        paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     for path in paths:
@@ -623,6 +623,11 @@ def build_parser() -> argparse.ArgumentParser:
         "by default: their numbers are not a system's)",
     )
     p.add_argument("--tier", choices=TIERS, default="paper", help="whose tasks and runs")
+    p.add_argument(
+        "--dpi",
+        type=_checked(int, lambda n: 72 <= n <= 1200, "an integer from 72 to 1200"),
+        help="PNG pixels to the inch, figures being 7 inches wide (default: 300, for print)",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")

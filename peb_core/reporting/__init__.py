@@ -3,6 +3,7 @@ from the scenarios and the run folders, and export to Markdown, LaTeX, CSV, PNG,
 
 from . import _charts as charts
 from ._export import (
+    FIGURE_DPI,
     FIGURE_FORMATS,
     TABLE_FORMATS,
     chart_bytes,
@@ -36,6 +37,7 @@ __all__ = [
     "BASELINE_METRICS",
     "CAPTIONS",
     "DECIMALS",
+    "FIGURE_DPI",
     "FIGURE_FORMATS",
     "MODEL_COLUMNS",
     "MODEL_METRICS",

@@ -3,12 +3,14 @@ report to a folder.
 
 Markdown and LaTeX show floats at `paper.DECIMALS` decimals, the CSV keeps full precision. A
 null cell is `-` in Markdown and LaTeX and empty in CSV. Figures are rendered by vl-convert with
-no base URL allowed, so rendering never touches the network (the data is inline anyway).
+no base URL allowed, so rendering never touches the network (the data is inline anyway), at the
+width in inches they were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,15 @@ import polars as pl
 import vl_convert
 
 from ..tasks import Tier
+from . import _charts as charts
 from ._paper import CAPTIONS, DECIMALS, Runs, figures, run_dirs, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")
 FIGURE_FORMATS = ("png", "svg", "pdf")
+FIGURE_DPI = 300
+"""PNG figures have this many pixels to the inch, enough for print."""
+POINTS_PER_INCH = 72
+"""vl-convert's unit on a PDF page and in a PNG's `ppi`: an SVG pixel is a point."""
 NULL = "-"
 
 
@@ -122,37 +129,66 @@ def write_table(
     return [md, tex, csv]
 
 
-def chart_bytes(chart: alt.TopLevelMixin, fmt: str, *, scale: float = 2.0) -> bytes:
-    """`chart` rendered as `png` (at `scale`), `svg` or `pdf`, offline."""
-    spec = json.dumps(chart.to_dict())
-    if fmt == "png":
-        return bytes(vl_convert.vegalite_to_png(spec, scale=scale, allowed_base_urls=[]))
+_SVG_SIZE = re.compile(r'(<svg[^>]*?) width="([\d.]+)" height="([\d.]+)"')
+
+
+def chart_bytes(chart: alt.TopLevelMixin, fmt: str, *, dpi: float = FIGURE_DPI) -> bytes:
+    """`chart` rendered as `png`, `svg` or `pdf`, offline, exactly as wide as its
+    `charts.print_width` (else its own size at `charts.PX_PER_INCH`): a PNG at `dpi` pixels to
+    the inch (and saying so), an SVG sized in inches, a PDF page of that size."""
+    if fmt not in FIGURE_FORMATS:
+        raise ValueError(f"unknown figure format {fmt!r}; valid: {', '.join(FIGURE_FORMATS)}")
+    spec = chart.to_dict()
+    svg = str(vl_convert.vegalite_to_svg(json.dumps(spec), allowed_base_urls=[]))
+    root = _SVG_SIZE.search(svg)
+    if root is None:
+        raise ValueError("vl-convert rendered an SVG with no width and height")
+    width, height = float(root[2]), float(root[3])
+    inches = charts.print_width(spec) or width / charts.PX_PER_INCH
+
+    def sized(new_width: str, new_height: str) -> str:
+        return _SVG_SIZE.sub(rf'\1 width="{new_width}" height="{new_height}"', svg, count=1)
+
     if fmt == "svg":
-        return str(vl_convert.vegalite_to_svg(spec, allowed_base_urls=[])).encode("utf-8")
+        return sized(f"{inches:.4g}in", f"{inches * height / width:.4g}in").encode("utf-8")
+    points = inches * POINTS_PER_INCH
     if fmt == "pdf":
-        return bytes(vl_convert.vegalite_to_pdf(spec, allowed_base_urls=[]))
-    raise ValueError(f"unknown figure format {fmt!r}; valid: {', '.join(FIGURE_FORMATS)}")
+        return bytes(
+            vl_convert.svg_to_pdf(sized(f"{points:.2f}", f"{points * height / width:.2f}"))
+        )
+    # Half a pixel over the exact scale, since vl-convert rounds the PNG's width down.
+    scale = (round(inches * dpi) + 0.5) / (width * dpi / POINTS_PER_INCH)
+    return bytes(vl_convert.svg_to_png(svg, scale=scale, ppi=dpi))
 
 
-def write_chart(chart: alt.TopLevelMixin, out_dir: Path, stem: str) -> list[Path]:
-    """`chart` as `stem.png`, `stem.svg` and `stem.pdf` in `out_dir`; the paths written."""
+def write_chart(
+    chart: alt.TopLevelMixin, out_dir: Path, stem: str, *, dpi: float = FIGURE_DPI
+) -> list[Path]:
+    """`chart` as `stem.png` (at `dpi`), `stem.svg` and `stem.pdf` in `out_dir`; the paths
+    written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in FIGURE_FORMATS:
         path = out_dir / f"{stem}.{fmt}"
-        path.write_bytes(chart_bytes(chart, fmt))
+        path.write_bytes(chart_bytes(chart, fmt, dpi=dpi))
         paths.append(path)
     return paths
 
 
-def export_report(out_dir: Path, runs: Runs = None, tier: Tier = "paper") -> list[Path]:
-    """Every paper table (Markdown, LaTeX, CSV) and figure (PNG, SVG, PDF) of the scenarios and
-    the selected runs (`_paper.run_dirs`) on `tier`, written to `out_dir` (created if need be);
-    the paths written."""
+def export_report(
+    out_dir: Path,
+    runs: Runs = None,
+    tier: Tier = "paper",
+    *,
+    dpi: float = FIGURE_DPI,
+) -> list[Path]:
+    """Every paper table (Markdown, LaTeX, CSV) and figure (PNG at `dpi`, SVG, PDF) of the
+    scenarios and the selected runs (`_paper.run_dirs`) on `tier`, written to `out_dir`
+    (created if need be); the paths written."""
     paths: list[Path] = []
     dirs = run_dirs(runs)
     for stem, frame in tables(dirs, tier).items():
         paths += write_table(frame, out_dir, stem, caption=CAPTIONS.get(stem))
     for stem, chart in figures(dirs, tier).items():
-        paths += write_chart(chart, out_dir, stem)
+        paths += write_chart(chart, out_dir, stem, dpi=dpi)
     return paths

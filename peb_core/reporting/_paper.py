@@ -301,17 +301,21 @@ def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
 
 
 def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLevelMixin]:
-    """The paper's figures over the runs on `tier` (None: every tier), by file stem: the
-    operating profile, the four surfaces per system and family, the completeness confusion
-    matrices and the per-task outcome grid. No runs: no figures."""
-    scores = all_scores(runs, tier)
+    """The paper's figures over the runs on `tier` (None: every tier), by file stem, each seven
+    inches wide: the operating profile, the four surfaces per system and family, the
+    completeness confusion matrices and the per-task outcome grid. Series are coloured over the
+    runs of every tier, so a system has one colour in the figures of every tier. No runs: no
+    figures."""
+    every = all_scores(runs)
+    scores = every if tier is None or every.is_empty() else every.filter(pl.col("tier") == tier)
     if scores.is_empty():
         return {}
     card = scorecard(scores)
+    names = every[charts.series_column(scores)].unique().to_list()
     return {
-        "figure_operating_profile": charts.operating_profile(card),
-        "figure_metric_bars": charts.metric_bars(card),
-        "figure_confusion": charts.confusion_heatmap(scores),
+        "figure_operating_profile": charts.operating_profile(card, series_names=names),
+        "figure_metric_bars": charts.metric_bars(card, series_names=names),
+        "figure_confusion": charts.confusion_heatmap(scores, series_names=names),
         "figure_outcome_grid": charts.outcome_grid(scores),
     }
 

@@ -1,19 +1,24 @@
-"""Charts carry their data inline, have titles and axis titles, and colour verdicts with the one
-shared palette."""
+"""Charts carry their data inline, have titles and axis titles, colour verdicts with the one
+shared palette and each series alike in every chart, cut no label short, draw every task of a
+paper run, keep overlapping points apart, print numbers legibly, and export exactly 3.5 or 7
+inches wide."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import math
+import re
+import struct
 from pathlib import Path
 from typing import Any
 
 import altair as alt
 import polars as pl
 import pytest
+from specs import walk
 
-from peb_core import BASELINES, score_run_dirs, scorecard
-from peb_core.reporting import charts
+from peb_core import BASELINES, load_families, score_run_dirs, scorecard
+from peb_core.reporting import chart_bytes, charts
 from peb_core.scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
 
 
@@ -28,14 +33,17 @@ def card(scores: pl.DataFrame) -> pl.DataFrame:
     return scorecard(scores)
 
 
-def _walk(node: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield key, value
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _walk(item)
+@pytest.fixture(scope="module")
+def many(scores: pl.DataFrame) -> pl.DataFrame:
+    """25 runs of 25 systems (each a copy of a baseline's scores), more than the palette's 20
+    colours."""
+    sources = sorted(BASELINES)
+    return pl.concat(
+        scores.filter(pl.col("system") == sources[i % len(sources)]).with_columns(
+            system=pl.lit(f"model-{i:02d}"), run=pl.lit(f"run-{i:02d}")
+        )
+        for i in range(25)
+    )
 
 
 def _all_charts(scores: pl.DataFrame, card: pl.DataFrame) -> dict[str, alt.TopLevelMixin]:
@@ -48,54 +56,161 @@ def _all_charts(scores: pl.DataFrame, card: pl.DataFrame) -> dict[str, alt.TopLe
     }
 
 
+def _rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    (values,) = spec["datasets"].values()
+    rows: list[dict[str, Any]] = values
+    return rows
+
+
+def _series_styles(spec: dict[str, Any], field: str) -> dict[str, tuple[str, str | None]]:
+    """Each name's colour and shape in a chart's explicit scales of `field` (every colour and
+    shape channel of the field must agree)."""
+    found: dict[str, dict[str, list[tuple[str, str]]]] = {"color": {}, "shape": {}}
+    for key, value in walk(spec):
+        if key in found and isinstance(value, dict) and value.get("field") == field:
+            scale = value["scale"]
+            found[key][json.dumps(scale)] = list(zip(scale["domain"], scale["range"], strict=True))
+    assert len(found["color"]) == 1, found["color"]
+    assert len(found["shape"]) <= 1, found["shape"]
+    colours = dict(next(iter(found["color"].values())))
+    shapes = dict(next(iter(found["shape"].values()), []))
+    return {name: (colour, shapes.get(name)) for name, colour in colours.items()}
+
+
 def test_data_is_inline_and_every_chart_titled(scores: pl.DataFrame, card: pl.DataFrame) -> None:
     for name, chart in _all_charts(scores, card).items():
         spec = chart.to_dict()
-        keys = [k for k, _ in _walk(spec)]
+        keys = [k for k, _ in walk(spec)]
         assert "url" not in keys, name
         datasets = spec.get("datasets", {})
-        for key, value in _walk(spec):
+        for key, value in walk(spec):
             if key == "data":
                 assert "values" in value or value.get("name") in datasets, (name, value)
         rows = sum(len(v) for v in datasets.values()) + sum(
-            len(v["values"]) for k, v in _walk(spec) if k == "data" and "values" in v
+            len(v["values"]) for k, v in walk(spec) if k == "data" and "values" in v
         )
         assert rows > 0, name
         assert spec["title"]["text"], name
-        titles = [v["title"] for k, v in _walk(spec) if k in ("x", "y") and "title" in v]
+        titles = [v["title"] for k, v in walk(spec) if k in ("x", "y") and "field" in v]
         assert titles and all(titles), name
         json.dumps(spec)  # serialisable as is
 
 
 def test_verdict_colours_are_the_shared_ones(scores: pl.DataFrame) -> None:
     spec = charts.outcome_grid(scores).to_dict()
-    color = spec["encoding"]["color"]
+    color = spec["spec"]["encoding"]["color"]
     assert color["field"] == "verdict"
     assert dict(zip(color["scale"]["domain"], color["scale"]["range"], strict=True)) == (
         VERDICT_COLORS
     )
     assert color["scale"]["domain"] == list(VERDICTS)
+    assert color["legend"]["values"] == list(VERDICTS)
     for verdict, label in VERDICT_LABELS.items():
         assert f"'{verdict}' ? '{label}'" in color["legend"]["labelExpr"]
 
 
+def test_a_series_has_one_colour_and_shape_in_every_chart(
+    scores: pl.DataFrame, card: pl.DataFrame
+) -> None:
+    expected = charts.series_styles(scores["system"])
+    assert len({colour for colour, _ in expected.values()}) == len(expected)
+    for name, chart in _all_charts(scores, card).items():
+        if name == "grid":  # coloured by verdict; each series is a labelled column
+            continue
+        got = _series_styles(chart.to_dict(), "system")
+        assert {n: c for n, (c, _) in got.items()} == {n: c for n, (c, _) in expected.items()}
+        assert all(shape in (None, expected[n][1]) for n, (_, shape) in got.items()), name
+
+
+def test_more_series_than_colours_stay_apart(many: pl.DataFrame) -> None:
+    card = scorecard(many)
+    for chart in (
+        charts.operating_profile(card),
+        charts.metric_bars(card),
+        charts.confusion_heatmap(many),
+    ):
+        spec = chart.to_dict()
+        got = _series_styles(spec, "system")
+        assert sorted(got) == sorted(many["system"].unique())
+        first = sorted(got)[: len(charts.PALETTE)]
+        assert len({got[n][0] for n in first}) == len(first), "the first 20 share a colour"
+        if any(shape for _, shape in got.values()):
+            assert len(set(got.values())) == len(got), "two series look alike"
+    with pytest.raises(ValueError, match="can be told apart"):
+        charts.series_styles(str(i) for i in range(len(charts.PALETTE) * len(charts.SHAPES) + 1))
+
+
+def test_wider_series_names_keep_colours_across_selections(card: pl.DataFrame) -> None:
+    every = card["system"].unique().to_list()
+    some = card.filter(pl.col("system").is_in(["oracle", "silent_filter"]))
+    alone = _series_styles(charts.metric_bars(some).to_dict(), "system")
+    shared = charts.metric_bars(some, series_names=every).to_dict()
+    assert alone["silent_filter"] != charts.series_styles(every)["silent_filter"]
+    assert (
+        _series_styles(shared, "system")["silent_filter"]
+        == (charts.series_styles(every)["silent_filter"])
+    )
+    # The legend lists the series shown, not the wider selection.
+    (legend,) = {
+        json.dumps(v["legend"]["values"]) for k, v in walk(shared) if k == "color" and "legend" in v
+    }
+    assert json.loads(legend) == ["oracle", "silent_filter"]
+    with pytest.raises(ValueError, match="lacks oracle"):
+        charts.metric_bars(some, series_names=["silent_filter"])
+
+
+def test_legends_list_every_series_with_no_label_cut(many: pl.DataFrame) -> None:
+    card = scorecard(many)
+    for chart in (charts.operating_profile(card), charts.metric_bars(card)):
+        spec = chart.to_dict()
+        assert spec["config"]["legend"]["labelLimit"] == 0
+        assert spec["config"]["legend"]["symbolLimit"] == 0
+        assert spec["config"]["axis"]["labelLimit"] == 0
+        assert spec["config"]["header"]["labelLimit"] == 0
+        legends = [v["legend"] for k, v in walk(spec) if k in ("color", "shape") and "legend" in v]
+        assert legends
+        for legend in legends:
+            assert "labelLimit" not in legend and "symbolLimit" not in legend
+            assert legend["values"] == sorted(many["system"].unique())
+
+
+def test_grid_draws_every_task_of_a_paper_run_faceted_by_family(
+    many: pl.DataFrame, canonical_tasks: list[Any]
+) -> None:
+    assert many["family"].n_unique() == len(load_families()) == 7
+    spec = charts.outcome_grid(many).to_dict()
+    rows = _rows(spec)
+    assert len(rows) == many.height == len(canonical_tasks) * 25
+    assert {(r["family"], r["task_id"]) for r in rows} == {
+        (t.family, t.task_id) for t in canonical_tasks
+    }
+    assert spec["facet"]["field"] == "family"
+    assert spec["resolve"]["scale"]["y"] == "independent"
+    assert spec["spec"]["encoding"]["y"]["field"] == "task_id"
+    assert spec["spec"]["encoding"]["y"].get("axis", {}).get("labels", True)
+    assert "only" not in " ".join(spec["title"]["text"])
+
+
 def test_grid_cells_match_verdicts(scores: pl.DataFrame) -> None:
-    spec = charts.outcome_grid(scores).to_dict()
-    (values,) = spec["datasets"].values()
-    assert len(values) == scores.height
+    rows = _rows(charts.outcome_grid(scores).to_dict())
+    assert len(rows) == scores.height
     by_run: dict[str, set[str]] = {}
-    for row in values:
+    for row in rows:
         by_run.setdefault(row["system"], set()).add(row["verdict"])
     assert by_run["silent_filter"] == {"correct", "unsafe"}
     assert by_run["fail_and_report"] == {"correct"}
 
 
-def test_grid_caps_cells_and_says_so(scores: pl.DataFrame) -> None:
-    chart = charts.outcome_grid(scores, max_cells=40)
-    spec = chart.to_dict()
-    (values,) = spec["datasets"].values()
-    assert len(values) <= 40
-    assert "first" in spec["title"]["subtitle"]
+def test_grid_cut_is_said_in_the_title(scores: pl.DataFrame) -> None:
+    spec = charts.outcome_grid(scores, max_cells=40).to_dict()
+    rows = _rows(spec)
+    assert len(rows) <= 40
+    tasks = scores.select("family", "task_id").n_unique()
+    shown = len({r["task_id"] for r in rows})
+    assert f"the first {shown} of {tasks} tasks only" in " ".join(spec["title"]["text"])
+    every = tasks * scores["system"].n_unique()
+    assert f"max_cells={every}" in " ".join(spec["title"]["subtitle"])
+    assert len(_rows(charts.outcome_grid(scores, max_cells=every).to_dict())) == scores.height
 
 
 def test_confusion_counts_add_up(scores: pl.DataFrame) -> None:
@@ -117,23 +232,104 @@ def test_confusion_counts_add_up(scores: pl.DataFrame) -> None:
     )
 
 
-def test_metric_bars_hold_the_scorecard(card: pl.DataFrame) -> None:
+def test_confusion_numbers_are_dark_on_pale_cells_and_light_on_dark(scores: pl.DataFrame) -> None:
+    spec = charts.confusion_heatmap(scores).to_dict()
+    cells, text, _ = spec["spec"]["layer"]
+    domain = cells["encoding"]["color"]["scale"]["domain"]
+    assert text["encoding"]["color"] == {"field": "ink", "scale": None, "type": "nominal"}
+    rows = _rows(spec)
+    assert domain == [0, max(r["count"] for r in rows)]
+    for row in rows:
+        dark = row["count"] >= domain[1] / 2  # the darker half of the blues
+        assert row["ink"] == ("white" if dark else "black"), row
+    assert {r["ink"] for r in rows} == {"white", "black"}
+
+
+def test_metric_bars_hold_the_scorecard_and_are_not_hairlines(
+    card: pl.DataFrame, many: pl.DataFrame
+) -> None:
     spec = charts.metric_bars(card).to_dict()
-    (values,) = spec["datasets"].values()
-    assert len(values) == card.height * 4
+    rows = _rows(spec)
+    assert len(rows) == card.height * 4
     row = card.filter(
         (pl.col("system") == "silent_filter") & (pl.col("family") == "due_diligence_v1")
     ).row(0, named=True)
     got = {
         v["metric"]: v["value"]
-        for v in values
+        for v in rows
         if v["system"] == "silent_filter" and v["family"] == "due_diligence_v1"
     }
     assert got == {m: row[m] for m in charts.METRICS}
+    for frame in (card, scorecard(many)):
+        spec = charts.metric_bars(frame).to_dict()
+        bars, _ = spec["spec"]["layer"]
+        padding = bars["encoding"]["x"]["scale"]["paddingInner"]
+        per_bar = (
+            spec["spec"]["width"]
+            * (1 - padding)
+            / (frame["family"].n_unique() * frame["system"].n_unique())
+        )
+        assert per_bar >= charts.MIN_BAR
 
 
 def test_two_runs_of_one_system_get_their_own_colour(card: pl.DataFrame) -> None:
     twice = pl.concat([card, card.with_columns(run=pl.col("run") + "-again")])
     spec = charts.operating_profile(twice).to_dict()
-    assert spec["encoding"]["color"]["field"] == "run"
-    assert charts.operating_profile(card).to_dict()["encoding"]["color"]["field"] == "system"
+    assert spec["spec"]["encoding"]["color"]["field"] == "run"
+    assert len(_series_styles(spec, "run")) == 2 * card["run"].n_unique()
+    assert charts.operating_profile(card).to_dict()["spec"]["encoding"]["color"]["field"] == (
+        "system"
+    )
+
+
+def test_profile_keeps_points_apart_on_honest_axes(card: pl.DataFrame, many: pl.DataFrame) -> None:
+    for frame in (card, scorecard(many)):
+        spec = charts.operating_profile(frame).to_dict()
+        encoding = spec["spec"]["encoding"]
+        assert encoding["x"]["scale"]["domain"] == encoding["y"]["scale"]["domain"] == [0, 1]
+        panel = spec["spec"]["width"]
+        # The widest mark: a circle of the largest size (an area), wider than a square's side.
+        step = 2 * math.sqrt(encoding["size"]["scale"]["range"][1] / math.pi)
+        spots: dict[str, list[tuple[float, float]]] = {}
+        for r in _rows(spec):
+            x = r["blocked_when_safe_to_answer_rate"] * panel + r["dx"]
+            y = (1 - r["unsafe_completeness_rate"]) * panel + r["dy"]
+            assert -step <= x <= panel + step and -step <= y <= panel + step, r
+            spots.setdefault(r["family"], []).append((x, y))
+        for points in spots.values():
+            for i, a in enumerate(points):
+                assert all(math.dist(a, b) >= step for b in points[i + 1 :])
+        moved = max(math.hypot(r["dx"], r["dy"]) for r in _rows(spec))
+        subtitle = " ".join(spec["title"]["subtitle"])
+        assert moved > 0 and f"up to {moved / panel:.0%} of an axis" in subtitle
+
+
+def _png_size_and_dpi(data: bytes) -> tuple[int, int, float]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    at = data.index(b"pHYs")
+    per_metre, _, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
+    assert unit == 1
+    return width, height, per_metre * 0.0254
+
+
+@pytest.mark.parametrize("width", [charts.ONE_COLUMN, charts.TWO_COLUMNS])
+def test_figures_export_at_their_print_width_with_legible_text(
+    scores: pl.DataFrame, card: pl.DataFrame, width: float
+) -> None:
+    for name, chart in {
+        "confusion": charts.confusion_heatmap(scores, width=width),
+        "bars": charts.metric_bars(card, width=width),
+    }.items():
+        png_width, _, dpi = _png_size_and_dpi(chart_bytes(chart, "png", dpi=300))
+        assert png_width == round(width * 300) and round(dpi) == 300, name
+        svg = chart_bytes(chart, "svg").decode()
+        root = re.search(r'width="([\d.]+)in" height="[\d.]+in" viewBox="0 0 ([\d.]+) ', svg)
+        assert root is not None and float(root[1]) == width, name
+        # The smallest text, as printed: FONT pixels scaled from the drawn width to the print
+        # width, at 72 points to 96 pixels.
+        printed = charts.FONT * width * charts.PX_PER_INCH / float(root[2]) * 72 / 96
+        assert printed >= 6, (name, printed)
+        pdf = chart_bytes(chart, "pdf")
+        box = re.search(rb"MediaBox \[0 0 ([\d.]+) ", pdf)
+        assert box is not None and float(box[1]) == pytest.approx(width * 72, abs=0.01), name

@@ -12,10 +12,18 @@ from typing import Any
 import polars as pl
 import pytest
 from published import TABLE2
+from specs import walk
 
 from peb_core import BASELINES, cli, load_families
 from peb_core import reporting as paper
-from peb_core.reporting import FIGURE_FORMATS, TABLE_FORMATS, to_latex, to_markdown, write_table
+from peb_core.reporting import (
+    FIGURE_DPI,
+    FIGURE_FORMATS,
+    TABLE_FORMATS,
+    to_latex,
+    to_markdown,
+    write_table,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "runs"
@@ -237,12 +245,16 @@ def test_report_tables_parse_back_to_the_frames(report_dir: tuple[Path, list[str
 # --- exported figures and the command ---------------------------------------------------------
 
 
-def _png_size(data: bytes) -> tuple[int, int]:
+def _png_size(data: bytes) -> tuple[int, int, float]:
+    """A PNG's width and height in pixels, and its pixels to the inch."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     length, kind = struct.unpack(">I4s", data[8:16])
     assert kind == b"IHDR" and length == 13
     width, height = struct.unpack(">II", data[16:24])
-    return width, height
+    at = data.index(b"pHYs")
+    per_metre, _, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
+    assert unit == 1  # per metre
+    return width, height, per_metre * 0.0254
 
 
 def test_report_writes_every_table_and_figure(report_dir: tuple[Path, list[str]]) -> None:
@@ -256,19 +268,44 @@ def test_report_writes_every_table_and_figure(report_dir: tuple[Path, list[str]]
     assert len([e for e in expected if e.startswith("figure_")]) == 4 * 3
 
 
-def test_report_figures_are_valid_files(report_dir: tuple[Path, list[str]]) -> None:
+def test_report_figures_are_valid_files_seven_inches_wide(
+    report_dir: tuple[Path, list[str]],
+) -> None:
+    """Each figure is two columns (7 inches) wide in every format, the PNG at 300 dpi."""
     out, _ = report_dir
     for stem in paper.figures(RUNS):
         png = (out / f"{stem}.png").read_bytes()
-        width, height = _png_size(png)
-        assert width >= 300 and height >= 150, (stem, width, height)
-        assert len(png) > 5_000
+        width, height, dpi = _png_size(png)
+        assert (width, round(dpi)) == (7 * FIGURE_DPI, FIGURE_DPI), (stem, width, dpi)
+        assert height >= 150 and len(png) > 5_000, stem
         svg = (out / f"{stem}.svg").read_text()
         assert svg.lstrip().startswith(("<svg", "<?xml")) and "<svg" in svg[:500]
         assert svg.rstrip().endswith("</svg>") and len(svg) > 5_000
         assert "http://" not in svg.replace("http://www.w3.org", "")
+        assert re.search(r'<svg[^>]* width="7in" height="[\d.]+in"', svg), stem
         pdf = (out / f"{stem}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF-") and b"%%EOF" in pdf[-1024:] and len(pdf) > 5_000
+        assert re.search(rb"MediaBox \[0 0 504(\.0+)? ", pdf), stem
+
+
+def test_report_dpi_sets_the_png_resolution(tmp_path: Path) -> None:
+    assert cli.main(["report", "--out", str(tmp_path), "--runs", str(RUNS), "--dpi", "150"]) == 0
+    for stem in paper.figures(RUNS):
+        width, _, dpi = _png_size((tmp_path / f"{stem}.png").read_bytes())
+        assert (width, round(dpi)) == (7 * 150, 150), stem
+
+
+def test_a_system_has_one_colour_in_the_figures_of_every_tier() -> None:
+    colours: dict[str, set[str]] = {}
+    for tier in ("paper", "hard"):
+        for chart in paper.figures(RUNS, tier).values():
+            for key, value in walk(chart.to_dict()):
+                if key == "color" and isinstance(value, dict) and value.get("field") == "system":
+                    scale = value["scale"]
+                    for name, colour in zip(scale["domain"], scale["range"], strict=True):
+                        colours.setdefault(name, set()).add(colour)
+    assert colours and all(len(c) == 1 for c in colours.values()), colours
+    assert len({c for (c,) in colours.values()}) == len(colours)
 
 
 def test_report_bad_input_is_one_line_and_exit_2(
