@@ -74,11 +74,7 @@ def _(charts, mo, scores):
                 "## Task x system, coloured by outcome\n"
                 "correct, unsafe, over-blocked, false incomplete, invalid"
             ),
-            # As wide as the page, legend underneath: at one step per task, a grid of a few
-            # hundred tasks is wider than the page and pushes a legend beside it off screen.
-            charts.outcome_grid(scores)
-            .properties(width="container")
-            .configure_legend(orient="bottom"),
+            charts.outcome_grid(scores),
         ]
     )
     return
