@@ -40,21 +40,29 @@ def _(family_pick, mo, peb_core, run_dirs, run_pick, tier_pick):
         len(run_pick.value) < 2,
         mo.callout("Pick two or more runs to compare.", kind="info"),
     )
+    mo.stop(
+        not family_pick.value or not tier_pick.value,
+        mo.callout("Pick at least one family and one tier.", kind="warn"),
+    )
     _scores, warnings = peb_core.score_run_dirs([run_dirs[r] for r in run_pick.value])
     scores = peb_core.scoring.filter_scores(
         _scores, families=family_pick.value, tiers=tier_pick.value
+    )
+    mo.stop(
+        scores.is_empty(),
+        mo.callout("The runs picked hold no task of these families and tiers.", kind="warn"),
     )
     card = peb_core.scorecard(scores)
     return card, scores, warnings
 
 
 @app.cell
-def _(card, charts, mo, peb_core, pl, warnings):
+def _(card, charts, mo, peb_core, warnings):
     mo.vstack(
         [
             mo.md(f"## Scorecards ({card.height} rows)"),
             mo.ui.table(
-                peb_core.scoring.glance(card).with_columns(pl.selectors.float().round(3)),
+                peb_core.scoring.glance(card, intervals=True),
                 selection=None,
                 show_column_summaries=False,
                 page_size=25,

@@ -242,3 +242,7 @@ def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> 
             assert drawn <= shown, f"chart {i}: {drawn} px drawn in {shown} px"
             assert box is not None and box["x"] + box["width"] <= width, (i, box)
         screenshot_of(page, "Task x system", ARTIFACTS / "compare-grid.png")
+
+        # No family picked: said so, and no section fails.
+        pick_options(page, 1, [])
+        page.get_by_text("Pick at least one family and one tier.").wait_for(timeout=30_000)
