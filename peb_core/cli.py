@@ -300,10 +300,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from .runs import INTERVAL_KEYS, scorecard_of
-    from .scoring import LABELS, METRICS
+    from .runs import INTERVAL_KEYS, run_labels, scorecard_of
+    from .scoring import LABELS, METRICS, with_interval
 
-    card, warnings = scorecard_of([Path(d) for d in args.dirs])
+    dirs = [Path(d) for d in args.dirs]
+    card, warnings = scorecard_of(dirs)
+    unclean = set(card.filter(pl.col("status") != "ok")["run"])
+    warnings += [
+        f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
+        for d, label in run_labels(dirs).items()
+        if label in unclean
+    ]
     if args.family is not None:
         wanted = [s.id for s in _families(args.family)]
         covered = set(card["family"])
@@ -320,9 +327,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         print(json.dumps(card.to_dicts(), indent=2))
         return
     if args.ci:
-        card = card.with_columns(
-            _with_interval(m.name, *m.interval_columns) for m in METRICS if m.kind != "count"
-        )
+        card = card.with_columns(with_interval(m) for m in METRICS if m.kind != "count")
     table = card.drop(INTERVAL_KEYS).rename(LABELS)
     if args.columns is not None:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -334,16 +339,6 @@ def cmd_score(args: argparse.Namespace) -> None:
             )
         table = table.select(wanted)
     _print_frame(table)
-
-
-def _with_interval(value: str, low: str, high: str) -> pl.Expr:
-    """`value` as text with its interval, e.g. `0.583 [0.375, 0.792]`; `-` where null."""
-    import polars as pl
-
-    from .scoring import decimals
-
-    text = pl.format("{} [{}, {}]", decimals(value), decimals(low), decimals(high))
-    return text.fill_null("-").alias(value)
 
 
 FEW_COMMON_TASKS = 10

@@ -234,3 +234,49 @@ def test_compare_warns_when_the_runs_share_few_tasks(tmp_path: Path) -> None:
         f"peb: warning: {runs[0]} and {runs[1]} have only 6 task(s) in common; "
         "the comparison says little\n"
     )
+
+
+def _failed_copy(run: Path, out: Path) -> Path:
+    """`run` copied to `out` with every record turned into an error (`timeout`)."""
+    shutil.copytree(run, out)
+    lines = []
+    for line in (out / "responses.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        lines.append(json.dumps({**record, "status": "error", "raw": None, "error": "timeout"}))
+    (out / "responses.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -> None:
+    good = tmp_path / "runs" / "good"
+    made = peb(
+        "run", "--system", "fail_and_report", "--family", "due_diligence_v1", "--seeds", "11",
+        "--out", str(good),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    bad = _failed_copy(good, tmp_path / "runs" / "bad")
+
+    scored = peb("score", str(good), str(bad), "--columns", "run,status,errors,unsafe")
+    assert scored.returncode == 0, scored.stderr
+    rows = {line.split("|")[1].strip(): line for line in scored.stdout.splitlines()[2:]}
+    assert "| failed " in rows["bad"] and "| 6 " in rows["bad"]
+    assert "| ok " in rows["good"]
+    assert scored.stderr == (
+        "peb: warning: bad: finished: 6 tasks, 0 replies, 6 errors (6 x timeout); "
+        "its rows are not finished numbers\n"
+    )
+
+    out = tmp_path / "paper"
+    report = peb("report", "--out", str(out), "--runs", str(tmp_path / "runs" / "*"))
+    assert report.returncode == 0, report.stderr
+    assert f"{bad.resolve()}: left out (finished: 6 tasks, 0 replies, 6 errors" in report.stderr
+    baselines = (out / "table_baselines.csv").read_text().splitlines()[1:]
+    assert len(baselines) == 1  # the good run's one family: the failed copy is left out
+
+    every = peb("report", "--out", str(out), "--runs", str(good), str(bad), "--include-failed")
+    assert every.returncode == 0, every.stderr
+    assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 2
+    nothing = peb("report", "--out", str(out), "--runs", str(bad))
+    assert nothing.returncode == 2 and nothing.stderr.endswith(
+        "no finished run to report; run one, or pass --include-failed\n"
+    )

@@ -57,6 +57,7 @@ from ._tables import (
     glance,
     metric_differences,
     task_table,
+    with_interval,
 )
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
 
@@ -121,5 +122,6 @@ __all__ = [
     "verdict",
     "wilson_interval",
     "wilson_intervals",
+    "with_interval",
     "with_verdict",
 ]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from ._compare import decimals
 from ._frames import ROW_KEYS
 from ._metrics import BY_NAME, COMPARED, HEADLINE, METRICS, SURFACES, Metric
 from ._verdicts import verdict
@@ -27,23 +28,16 @@ def glance(
     first = [BY_NAME[n] for n in ("n_errors", "n_missing")]
     first += [*HEADLINE[:2], *SURFACES[1:], BY_NAME["completeness_accuracy"], HEADLINE[2]]
     shown = [*first, *(m for m in METRICS if m not in first)]
-    return card.select(*keys, "status", *(_with_interval(m).alias(m.label) for m in shown))
+    return card.select(*keys, "status", *(with_interval(m).alias(m.label) for m in shown))
 
 
-def _with_interval(m: Metric) -> pl.Expr:
+def with_interval(m: Metric) -> pl.Expr:
+    """Metric `m`'s column as text with its 95% interval, `0.583 [0.375, 0.792]` (`-` when
+    undefined); a count as it is."""
     if m.kind == "count":
         return pl.col(m.name)
-    low, high = m.interval_columns
-    return pl.struct(v=m.name, lo=low, hi=high).map_elements(
-        lambda r: (
-            "-"
-            if r["v"] is None
-            else f"{r['v']:.3f}"
-            if r["lo"] is None
-            else f"{r['v']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
-        ),
-        return_dtype=pl.String,
-    )
+    text = pl.format("{} [{}, {}]", *map(decimals, (m.name, *m.interval_columns)))
+    return text.fill_null("-").alias(m.name)
 
 
 def task_table(scores: pl.DataFrame) -> pl.DataFrame:
