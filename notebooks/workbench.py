@@ -10,7 +10,6 @@ def _():
     from pathlib import Path
 
     import marimo as mo
-    import polars as pl
 
     from peb_core import runs, scoring, tasks
     from peb_core.systems import (
@@ -47,7 +46,6 @@ def _():
         families,
         local_status,
         mo,
-        pl,
         runs,
         scoring,
         stop_local,
@@ -416,9 +414,11 @@ def _(card, mo, view):
 
 
 @app.cell
-def _(mo, pl, scoring, view):
+def _(mo, scoring, view):
+    _tasks = scoring.task_table(view)
     task_rows = mo.ui.table(
-        scoring.task_table(view).with_columns(pl.selectors.float().round(3)),
+        _tasks,
+        format_mapping=scoring.float_formats(_tasks),
         selection="single",
         page_size=10,
         show_column_summaries=False,
