@@ -39,6 +39,7 @@ from .tasks import (
     ScenarioFile,
     SystemView,
     Task,
+    Tier,
     TooManySeeds,
     count_tasks,
     families_with_template,
@@ -74,12 +75,25 @@ def _families(arg: list[str] | None) -> list[ScenarioFile]:
     return [known[n] for n in dict.fromkeys(names or known)]
 
 
+def _tiers(args: argparse.Namespace) -> tuple[Tier, ...]:
+    """The tier asked for, or every tier where --tier defaults to none."""
+    return TIERS if args.tier is None else (args.tier,)
+
+
 def _selection(
     args: argparse.Namespace, limit: int | None = None
 ) -> tuple[list[ScenarioFile], list[int] | None, int]:
-    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks (or
-    the first `limit` of them) and distractors only for families that declare them."""
+    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks over
+    the tiers asked for (or the first `limit` of them), the hard tier only for families that
+    declare one, and distractors only for families that declare them."""
     specs = _families(args.family)
+    tiers = _tiers(args)
+    for spec in specs if "hard" in tiers else []:
+        if spec.hard is None:
+            raise UsageError(
+                f"--tier: family {spec.id} declares no [hard] text, so it has no hard tier; "
+                "choose --tier paper or other families"
+            )
     seeds = None
     if args.seeds is not None:
         try:
@@ -90,7 +104,7 @@ def _selection(
             ) from None
         except ValueError as exc:
             raise UsageError(f"--seeds: {exc}") from None
-    n_tasks = count_tasks(specs, seeds)
+    n_tasks = count_tasks(specs, seeds) * len(tiers)
     if min(n_tasks, limit or n_tasks) > args.max_tasks:
         raise UsageError(
             f"{n_tasks:,} tasks asked for, more than --max-tasks ({args.max_tasks:,}); choose "

@@ -70,14 +70,16 @@ def _run_folder(tmp: Path, **manifest: object) -> str:
     return str(run)
 
 
-def _scenarios(tmp: Path, old: str, new: str) -> dict[str, str]:
-    """PEB_SCENARIOS_DIR for a copy of the shipped families with one edit to due_diligence_v1."""
+def _scenarios(tmp: Path, old: str, new: str | None) -> dict[str, str]:
+    """PEB_SCENARIOS_DIR for a copy of the shipped families with one edit to due_diligence_v1:
+    `old` replaced by `new`, or (`new` None) the file cut short before `old`."""
     folder = tmp / "scenarios"
     shutil.copytree(ROOT / "scenarios", folder)
     path = folder / "due_diligence_v1.toml"
     text = path.read_text(encoding="utf-8")
     assert old in text, old
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    edited = text[: text.index(old)] if new is None else text.replace(old, new, 1)
+    path.write_text(edited, encoding="utf-8")
     return {"PEB_SCENARIOS_DIR": str(folder)}
 
 
@@ -197,6 +199,16 @@ def _scenario_probe(old: str, new: str, needle: str) -> Probe:
 
 for _name, (_old, _new, _needle) in SCENARIO_DEFECTS.items():
     probe(f"scenario_{_name}")(_scenario_probe(_old, _new, _needle))
+
+
+@probe("hard_tier_of_a_family_without_one")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["tasks", "list", "--tier", "hard"],
+        _scenarios(tmp, "\n[hard]\n", None),  # [hard] is the file's last table
+        "--tier: family due_diligence_v1 declares no [hard] text, so it has no hard tier",
+    )
+
 
 # --- unbounded work ----------------------------------------------------------------------------
 
