@@ -225,6 +225,22 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 
 
+def cmd_dataset_export(args: argparse.Namespace) -> None:
+    from .dataset import CARD, export_dataset
+
+    specs, seeds, distractors = _selection(args)
+    out = Path(args.out)
+    try:
+        if out.is_dir() and any(out.iterdir()):
+            raise UsageError(f"--out: {out} is not empty; choose a new or empty folder")
+        release = export_dataset(out, specs, seeds, distractors, _tiers(args))
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for config in release.configs:
+        print(f"{out / config.path}: {config.name}, {config.rows} rows")
+    print(f"{out / CARD}: the dataset card")
+
+
 def _local(name: str) -> LocalModel:
     try:
         return get_local(name)
@@ -495,7 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="peb", description="partial-evidence-bench: tasks, runs and scores.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def selection(p: argparse.ArgumentParser) -> None:
+    def selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
+        """--family, --seeds, --distractors, --max-tasks and --tier, which defaults to paper
+        (or, with `every_tier`, to none: both tiers)."""
         p.add_argument(
             "--family",
             action="append",
@@ -525,8 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--tier",
             choices=TIERS,
-            default="paper",
-            help="paper: the paper's tasks (default); hard: tasks surface cues cannot solve",
+            default=None if every_tier else "paper",
+            help="paper: the paper's tasks; hard: tasks surface cues cannot solve (default: "
+            + ("both)" if every_tier else "paper)"),
         )
 
     tasks = sub.add_parser("tasks", help="list, show and export tasks")
@@ -549,6 +568,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="only what a model is shown (no ids, facts, tags or oracles)",
     )
     p.set_defaults(func=cmd_tasks_export)
+
+    p = sub.add_parser("dataset", help="the dataset release, for the Hugging Face Hub")
+    dsub = p.add_subparsers(dest="dataset_command", required=True, parser_class=_Parser)
+    p = dsub.add_parser(
+        "export", help="per tier, the tasks and the model views as parquet, with a dataset card"
+    )
+    selection(p, every_tier=True)
+    p.add_argument(
+        "--out", required=True, type=_path("folder"), metavar="DIR", help="a new or empty folder"
+    )
+    p.set_defaults(func=cmd_dataset_export)
 
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
     who = p.add_mutually_exclusive_group(required=True)

@@ -210,6 +210,42 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     )
 
 
+@probe("dataset_of_a_family_without_a_hard_tier")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["dataset", "export", "--out", f"{tmp}/never"],
+        _scenarios(tmp, "\n[hard]\n", None),
+        "family due_diligence_v1 declares no [hard] text, so it has no hard tier; choose "
+        "--tier paper",
+    )
+
+
+@probe("dataset_out_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return ["dataset", "export", "--out", _file(tmp)], {}, "a-file exists and is not a folder"
+
+
+@probe("dataset_out_not_empty")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _file(tmp)
+    return ["dataset", "export", "--out", str(tmp)], {}, f"--out: {tmp} is not empty; choose a new"
+
+
+@probe("dataset_out_read_only")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    (tmp / "locked").mkdir()
+    ro(tmp / "locked")
+    out = tmp / "locked" / "dataset"
+    return ["dataset", "export", "--out", str(out)], {}, f"--out: cannot write to {out} ("
+
+
+probe("dataset_out_empty", ["dataset", "export", "--out", ""], "argument --out: expected a path")
+probe(
+    "dataset_tier_unknown",
+    ["dataset", "export", "--tier", "easy", "--out", "{tmp}/never"],
+    "argument --tier: invalid choice: 'easy'",
+)
+
 # --- unbounded work ----------------------------------------------------------------------------
 
 probe(
@@ -226,6 +262,11 @@ probe(
     "max_tasks_lowered",
     [*RUN, "--seeds", "11,23", "--max-tasks", "10", "--out", "{tmp}/never"],
     "12 tasks asked for, more than --max-tasks (10)",
+)
+probe(
+    "dataset_both_tiers_beyond_max",
+    ["dataset", "export", "--max-tasks", "300", "--out", "{tmp}/never"],
+    "336 tasks asked for, more than --max-tasks (300)",
 )
 probe(
     "distractors_million",
