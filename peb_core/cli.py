@@ -39,6 +39,7 @@ from .tasks import (
     ScenarioFile,
     SystemView,
     Task,
+    Tier,
     TooManySeeds,
     count_tasks,
     families_with_template,
@@ -74,12 +75,25 @@ def _families(arg: list[str] | None) -> list[ScenarioFile]:
     return [known[n] for n in dict.fromkeys(names or known)]
 
 
+def _tiers(args: argparse.Namespace) -> tuple[Tier, ...]:
+    """The tier asked for, or every tier where --tier defaults to none."""
+    return TIERS if args.tier is None else (args.tier,)
+
+
 def _selection(
     args: argparse.Namespace, limit: int | None = None
 ) -> tuple[list[ScenarioFile], list[int] | None, int]:
-    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks (or
-    the first `limit` of them) and distractors only for families that declare them."""
+    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks over
+    the tiers asked for (or the first `limit` of them), the hard tier only for families that
+    declare one, and distractors only for families that declare them."""
     specs = _families(args.family)
+    tiers = _tiers(args)
+    for spec in specs if "hard" in tiers else []:
+        if spec.hard is None:
+            raise UsageError(
+                f"--tier: family {spec.id} declares no [hard] text, so it has no hard tier; "
+                "choose --tier paper or other families"
+            )
     seeds = None
     if args.seeds is not None:
         try:
@@ -90,7 +104,7 @@ def _selection(
             ) from None
         except ValueError as exc:
             raise UsageError(f"--seeds: {exc}") from None
-    n_tasks = count_tasks(specs, seeds)
+    n_tasks = count_tasks(specs, seeds) * len(tiers)
     if min(n_tasks, limit or n_tasks) > args.max_tasks:
         raise UsageError(
             f"{n_tasks:,} tasks asked for, more than --max-tasks ({args.max_tasks:,}); choose "
@@ -209,6 +223,22 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
+
+
+def cmd_dataset_export(args: argparse.Namespace) -> None:
+    from .dataset import CARD, export_dataset
+
+    specs, seeds, distractors = _selection(args)
+    out = Path(args.out)
+    try:
+        if out.is_dir() and any(out.iterdir()):
+            raise UsageError(f"--out: {out} is not empty; choose a new or empty folder")
+        release = export_dataset(out, specs, seeds, distractors, _tiers(args))
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for config in release.configs:
+        print(f"{out / config.path}: {config.name}, {config.rows} rows")
+    print(f"{out / CARD}: the dataset card")
 
 
 def _local(name: str) -> LocalModel:
@@ -481,7 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="peb", description="partial-evidence-bench: tasks, runs and scores.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def selection(p: argparse.ArgumentParser) -> None:
+    def selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
+        """--family, --seeds, --distractors, --max-tasks and --tier, which defaults to paper
+        (or, with `every_tier`, to none: both tiers)."""
         p.add_argument(
             "--family",
             action="append",
@@ -511,8 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--tier",
             choices=TIERS,
-            default="paper",
-            help="paper: the paper's tasks (default); hard: tasks surface cues cannot solve",
+            default=None if every_tier else "paper",
+            help="paper: the paper's tasks; hard: tasks surface cues cannot solve (default: "
+            + ("both)" if every_tier else "paper)"),
         )
 
     tasks = sub.add_parser("tasks", help="list, show and export tasks")
@@ -535,6 +568,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="only what a model is shown (no ids, facts, tags or oracles)",
     )
     p.set_defaults(func=cmd_tasks_export)
+
+    p = sub.add_parser("dataset", help="the dataset release, for the Hugging Face Hub")
+    dsub = p.add_subparsers(dest="dataset_command", required=True, parser_class=_Parser)
+    p = dsub.add_parser(
+        "export", help="per tier, the tasks and the model views as parquet, with a dataset card"
+    )
+    selection(p, every_tier=True)
+    p.add_argument(
+        "--out", required=True, type=_path("folder"), metavar="DIR", help="a new or empty folder"
+    )
+    p.set_defaults(func=cmd_dataset_export)
 
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
     who = p.add_mutually_exclusive_group(required=True)

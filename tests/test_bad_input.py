@@ -70,14 +70,16 @@ def _run_folder(tmp: Path, **manifest: object) -> str:
     return str(run)
 
 
-def _scenarios(tmp: Path, old: str, new: str) -> dict[str, str]:
-    """PEB_SCENARIOS_DIR for a copy of the shipped families with one edit to due_diligence_v1."""
+def _scenarios(tmp: Path, old: str, new: str | None) -> dict[str, str]:
+    """PEB_SCENARIOS_DIR for a copy of the shipped families with one edit to due_diligence_v1:
+    `old` replaced by `new`, or (`new` None) the file cut short before `old`."""
     folder = tmp / "scenarios"
     shutil.copytree(ROOT / "scenarios", folder)
     path = folder / "due_diligence_v1.toml"
     text = path.read_text(encoding="utf-8")
     assert old in text, old
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    edited = text[: text.index(old)] if new is None else text.replace(old, new, 1)
+    path.write_text(edited, encoding="utf-8")
     return {"PEB_SCENARIOS_DIR": str(folder)}
 
 
@@ -198,6 +200,52 @@ def _scenario_probe(old: str, new: str, needle: str) -> Probe:
 for _name, (_old, _new, _needle) in SCENARIO_DEFECTS.items():
     probe(f"scenario_{_name}")(_scenario_probe(_old, _new, _needle))
 
+
+@probe("hard_tier_of_a_family_without_one")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["tasks", "list", "--tier", "hard"],
+        _scenarios(tmp, "\n[hard]\n", None),  # [hard] is the file's last table
+        "--tier: family due_diligence_v1 declares no [hard] text, so it has no hard tier",
+    )
+
+
+@probe("dataset_of_a_family_without_a_hard_tier")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["dataset", "export", "--out", f"{tmp}/never"],
+        _scenarios(tmp, "\n[hard]\n", None),
+        "family due_diligence_v1 declares no [hard] text, so it has no hard tier; choose "
+        "--tier paper",
+    )
+
+
+@probe("dataset_out_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return ["dataset", "export", "--out", _file(tmp)], {}, "a-file exists and is not a folder"
+
+
+@probe("dataset_out_not_empty")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _file(tmp)
+    return ["dataset", "export", "--out", str(tmp)], {}, f"--out: {tmp} is not empty; choose a new"
+
+
+@probe("dataset_out_read_only")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    (tmp / "locked").mkdir()
+    ro(tmp / "locked")
+    out = tmp / "locked" / "dataset"
+    return ["dataset", "export", "--out", str(out)], {}, f"--out: cannot write to {out} ("
+
+
+probe("dataset_out_empty", ["dataset", "export", "--out", ""], "argument --out: expected a path")
+probe(
+    "dataset_tier_unknown",
+    ["dataset", "export", "--tier", "easy", "--out", "{tmp}/never"],
+    "argument --tier: invalid choice: 'easy'",
+)
+
 # --- unbounded work ----------------------------------------------------------------------------
 
 probe(
@@ -214,6 +262,11 @@ probe(
     "max_tasks_lowered",
     [*RUN, "--seeds", "11,23", "--max-tasks", "10", "--out", "{tmp}/never"],
     "12 tasks asked for, more than --max-tasks (10)",
+)
+probe(
+    "dataset_both_tiers_beyond_max",
+    ["dataset", "export", "--max-tasks", "300", "--out", "{tmp}/never"],
+    "336 tasks asked for, more than --max-tasks (300)",
 )
 probe(
     "distractors_million",

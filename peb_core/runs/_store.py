@@ -107,6 +107,7 @@ class RunError(ValueError):
 
 
 def package_version() -> str:
+    """The installed version of partial-evidence-bench (`0+unknown` if it is not installed)."""
     try:
         return version("partial-evidence-bench")
     except PackageNotFoundError:
@@ -141,7 +142,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "system": m.system,
             **{k: str(v) for k, v in m.config.items()},
             "families": ",".join(m.families),
-            "seeds": _seeds_text(m.seeds),
+            "seeds": seeds_text(m.seeds),
             "distractors": str(m.distractors),
             "tier": m.tier,
             "scenario files": m.scenario_hash[:12],
@@ -157,8 +158,9 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     ]
 
 
-def _seeds_text(seeds: Sequence[int] | None, width: int = 40) -> str:
-    """`11,23,400-439`: consecutive seeds as ranges, cut at about `width` characters."""
+def seeds_text(seeds: Sequence[int] | None, width: int | None = 40) -> str:
+    """`11,23,400-439`: consecutive seeds as ranges (as `--seeds` takes them), cut at about
+    `width` characters unless `width` is None; `canonical` for None."""
     if seeds is None:
         return "canonical"
     parts: list[str] = []
@@ -171,7 +173,9 @@ def _seeds_text(seeds: Sequence[int] | None, width: int = 40) -> str:
             parts.append(str(start) if start == end else f"{start}-{end}")
         start = end = seed
     text = ",".join(parts)
-    return text if len(text) <= width else text[:width].rsplit(",", 1)[0] + ",..."
+    if width is None or len(text) <= width:
+        return text
+    return text[:width].rsplit(",", 1)[0] + ",..."
 
 
 @contextmanager

@@ -7,12 +7,12 @@ baselines' system view adds only the authorized documents' facts and the filter 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from leaks import ORACLE_KEYS, hidden_leaks, json_keys, json_objects, model_view_leaks
 from pydantic import ValidationError
 
 from peb_core import (
@@ -31,17 +31,6 @@ from peb_core.tasks import TIERS, Tier
 FAMILIES = load_families()
 CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templates]
 
-FACT_KEYS = {"facts", "effects", "variables", "retracts"}
-ORACLE_KEYS = {
-    "oracles",
-    "complete_answer",
-    "authorized_answer",
-    "gap_report",
-    "completeness",
-    "promoted",
-    "template",
-    "task_id",
-}
 # The exact keys of every object in a dumped ModelView, by path ("[]" = any list item).
 MODEL_VIEW_KEYS: dict[tuple[str, ...], set[str]] = {
     (): {"family", "prompt", "contract", "answer_schema", "documents"},
@@ -52,85 +41,10 @@ MODEL_VIEW_KEYS: dict[tuple[str, ...], set[str]] = {
 }
 
 
-def _objects(
-    value: Any, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
-    """Every JSON object inside `value`, with its path."""
-    if isinstance(value, dict):
-        yield path, value
-        for key, item in value.items():
-            yield from _objects(item, (*path, key))
-    elif isinstance(value, list):
-        for item in value:
-            yield from _objects(item, (*path, "[]"))
-
-
-def _keys(value: Any) -> set[str]:
-    return {key for _, obj in _objects(value) for key in obj}
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string (key or value) inside a parsed JSON value."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _contains(dumped: str, parsed: Any, needle: str) -> bool:
-    return needle in dumped or any(needle in s for s in _strings(parsed))
-
-
-def hidden_leaks(dumped: str, task: Task) -> list[str]:
-    """Hidden documents' bodies, titles and ids found anywhere in a dumped view. On the hard
-    tier the view holds copies of hidden masters (the same record: role and evidence family),
-    whose text a master's may share; that tells nothing of the hidden document. An id, or text
-    found in any other document, is a leak."""
-    parsed = json.loads(dumped)
-    problems = []
-    for doc in task.hidden_documents:
-        copies = [
-            d
-            for d in task.authorized_documents
-            if (d.role, d.evidence_family) == (doc.role, doc.evidence_family)
-        ]
-        for what in ("body", "title", "doc_id"):
-            value = getattr(doc, what)
-            if what != "doc_id" and any(value in getattr(c, what) for c in copies):
-                continue
-            if _contains(dumped, parsed, value):
-                problems.append(f"hidden {doc.role} {what} {value!r}")
-    return problems
-
-
-def model_view_leaks(dumped: str, task: Task, spec: ScenarioFile) -> list[str]:
-    """Everything docs/benchmark.md §6 says a model is never shown, found in a dumped view."""
-    parsed = json.loads(dumped)
-    problems = hidden_leaks(dumped, task)
-    keys = _keys(parsed)
-    fact_ids = {f.id for d in task.documents for f in d.facts}
-    fact_ids |= {f.id for f in spec.template(task.template).findings}
-    problems += [f"fact key {k!r}" for k in sorted(keys & (FACT_KEYS | fact_ids))]
-    problems += [f"oracle key {k!r}" for k in sorted(keys & ORACLE_KEYS)]
-    if "evidence_family" in keys:
-        problems.append("evidence_family key")
-    family_ids = [e.id for e in spec.evidence_families]
-    documents = parsed.get("documents", []) if isinstance(parsed, dict) else []
-    for doc in documents:
-        text = " ".join(str(doc.get(k, "")) for k in ("title", "body"))
-        problems += [f"evidence family {e!r} in a document" for e in family_ids if e in text]
-    return problems
-
-
 def shape_problems(parsed: dict[str, Any]) -> list[str]:
     """Objects whose keys are not exactly the allowed set for their path."""
     problems = []
-    for path, obj in _objects(parsed):
+    for path, obj in json_objects(parsed):
         allowed = MODEL_VIEW_KEYS.get(path)
         if allowed is None:
             problems.append(f"unexpected object at {'.'.join(path)}")
@@ -237,8 +151,8 @@ def test_system_view_holds_no_hidden_document_and_no_oracle(
         dumped = view.model_dump_json()
         parsed = json.loads(dumped)
         assert hidden_leaks(dumped, task) == []
-        assert _keys(parsed) & ORACLE_KEYS == set()
-        assert "evidence_family" not in _keys(parsed)
+        assert json_keys(parsed) & ORACLE_KEYS == set()
+        assert "evidence_family" not in json_keys(parsed)
         assert set(parsed) == {"model", "visible_facts", "withheld"}
         assert view.model == model_view(task, spec)
         # Facts of the authorized documents only, document by document.

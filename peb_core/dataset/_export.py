@@ -1,0 +1,48 @@
+"""Writing the release into a folder: the configurations, then the card (`README.md`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..runs import package_version
+from ..tasks import TIERS, ScenarioFile, Tier, scenario_hash
+from ._card import dataset_card
+from ._configs import Release, write_configs
+
+CARD = "README.md"
+
+
+def export_dataset(
+    out: Path,
+    families: Sequence[ScenarioFile],
+    seeds: Sequence[int] | None = None,
+    distractors: int = 0,
+    tiers: Sequence[Tier] = TIERS,
+) -> Release:
+    """Every template of `families` at `seeds` (default: each family's canonical seeds) with
+    `distractors` on each of `tiers`, written with its card into `out`, which must be a new or
+    empty folder. All is written into a scratch folder beside it that then takes its place, so
+    a failure leaves no partial release."""
+    target = out.resolve()
+    scratch = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    try:
+        release = Release(
+            configs=write_configs(scratch, families, seeds, distractors, tiers),
+            families=tuple(families),
+            seeds=None if seeds is None else tuple(seeds),
+            distractors=distractors,
+            tiers=tuple(tiers),
+            package_version=package_version(),
+            scenario_hash=scenario_hash(families),
+        )
+        (scratch / CARD).write_text(dataset_card(release), encoding="utf-8")
+        os.replace(scratch, target)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return release
