@@ -233,10 +233,12 @@ def _first_line(text: str) -> str:
 
 
 def _reason(exc: BaseException) -> str:
-    """One line on why a model call failed, as the runner's error records say it."""
-    status = getattr(exc, "status_code", None)
+    """One line on why a call failed, as the runner's error records say it: from the error it
+    was raised from, if any (inspect's ModelGenerateError holds the whole request)."""
+    cause = exc.__cause__ or exc
+    status = getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
     http = f" (HTTP {status})" if status else ""
-    return f"{type(exc).__name__}{http}: {_first_line(str(exc))}"[:500]
+    return f"{type(cause).__name__}{http}: {_first_line(str(cause))}"[:500]
 
 
 @solver
@@ -359,7 +361,9 @@ def import_log(log: Path, out: Path) -> RunManifest:
         )
         for s in evaluation.samples
     ]
-    limit = spec.config.limit if isinstance(spec.config.limit, int) else None
+    limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
+    if not isinstance(limit, int) or spec.config.sample_shuffle:
+        limit = None
     n_tasks = count_tasks([families[meta["family"]]], meta["seeds"])
     settings = evaluation.plan.config
     finished = evaluation.status == "success"

@@ -336,7 +336,8 @@ def test_a_log_round_trips_to_a_run_folder_with_the_expected_scorecard(
     for task in evaluated.tasks:
         record, kind = records[task.task_id], evaluated.kinds[task.task_id]
         if kind == "error":
-            assert record.status == "error" and "HTTP 400" in (record.error or "")
+            assert record.status == "error"
+            assert (record.error or "").startswith("BadRequestError (HTTP 400): ")
         else:
             assert record.status == "ok" and record.raw == _reply(task, kind).text
 
