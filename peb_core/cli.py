@@ -427,6 +427,29 @@ def cmd_report(args: argparse.Namespace) -> None:
         print(path)
 
 
+def cmd_import_inspect(args: argparse.Namespace) -> None:
+    try:
+        from .inspect_task import InspectLogError, import_log
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("inspect_ai"):
+            raise
+        raise UsageError(
+            "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
+        ) from None
+    out = Path(args.out)
+    try:
+        manifest = import_log(Path(args.log), out)
+    except InspectLogError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    c = manifest.counts
+    print(
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors) from {args.log}; "
+        "peb score reads them"
+    )
+
+
 def cmd_schema(args: argparse.Namespace) -> None:
     schemas: dict[str, Any] = {
         "Task": Task.model_json_schema(),
@@ -668,6 +691,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="PNG pixels to the inch, figures being 7 inches wide (default: 300, for print)",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("import", help="another harness's log as a run folder")
+    isub = p.add_subparsers(dest="import_command", required=True, parser_class=_Parser)
+    p = isub.add_parser(
+        "inspect", help="an inspect_ai eval log (.eval or .json) of the partial_evidence task"
+    )
+    p.add_argument("log", type=_path("file"), metavar="LOG")
+    p.add_argument(
+        "--out", required=True, type=_path("folder"), metavar="DIR", help="a new run folder"
+    )
+    p.set_defaults(func=cmd_import_inspect)
 
     p = sub.add_parser("schema", help="JSON schemas of the benchmark's data")
     p.add_argument("name", nargs="?", help="one schema by name (default: all)")

@@ -1,5 +1,6 @@
 """An OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 whose behaviour per request is
-scripted. It records every request's body, path and headers. Real HTTP, no mocked client.
+scripted, in order or chosen from the request by a `route`. It records every request's body,
+path and headers. Real HTTP, no mocked client.
 
 Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
 `python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
@@ -13,6 +14,7 @@ import argparse
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +39,8 @@ class Step:
 class Script:
     steps: list[Step] = field(default_factory=list)
     default: Step = field(default_factory=Step)
+    route: Callable[[dict[str, Any]], Step] | None = None
+    """When set, the step for a request with no scripted step left, chosen from its body."""
     bodies: list[dict[str, Any]] = field(default_factory=list)
     raw: list[bytes] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
@@ -61,7 +65,9 @@ class Script:
                 self.bodies.append(json.loads(body))
                 self.paths.append(path)
                 self.headers.append(headers or {})
-            return self.steps.pop(0) if self.steps else self.default
+            if self.steps:
+                return self.steps.pop(0)
+            return self.route(json.loads(body)) if self.route else self.default
 
     def done(self) -> None:
         with self.lock:

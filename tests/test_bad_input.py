@@ -4,6 +4,7 @@ traceback, a hang or unbounded work. The real CLI, in subprocesses."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import resource
@@ -316,6 +317,20 @@ probe(
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
     "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, family, status, n,",
 )
+
+
+probe(
+    "import_inspect_log_a_folder",
+    ["import", "inspect", "{tmp}", "--out", "{tmp}/never"],
+    "argument LOG: ",
+)
+probe("import_inspect_no_format", ["import", "--out", "{tmp}/never"], "argument import_command")
+if importlib.util.find_spec("inspect_ai"):  # the `inspect` extra; tests/test_inspect.py has more
+    probe(
+        "import_inspect_missing_log",
+        ["import", "inspect", "{tmp}/missing.eval", "--out", "{tmp}/never"],
+        "missing.eval: no such file",
+    )
 
 
 @pytest.mark.parametrize("name", list(PROBES))

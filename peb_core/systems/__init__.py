@@ -14,7 +14,7 @@ from ._local import (
     serve_local,
     stop_local,
 )
-from ._model import ModelSystem
+from ._model import ModelSystem, clean_reply, redact_url, system_name
 from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import Reply, Response, ResponseRecord, Usage
 from ._schema import response_format, response_model
@@ -39,11 +39,14 @@ __all__ = [
     "build_system",
     "cache_dir",
     "cache_key",
+    "clean_reply",
     "get_local",
     "get_protocol",
     "local_status",
+    "redact_url",
     "response_format",
     "response_model",
     "serve_local",
     "stop_local",
+    "system_name",
 ]

@@ -93,11 +93,16 @@ def _endpoint(url: str) -> tuple[str, dict[str, Any], list[str]]:
     return base, extra, secrets
 
 
-def _clean(text: str) -> tuple[str, bool]:
+def clean_reply(text: str) -> tuple[str, bool]:
     """Reply text as stored: at most MAX_REPLY_CHARS (and whether it was cut), with anything
     that is not Unicode text (a lone surrogate from a `\\ud800` escape) replaced."""
     cut = text[:MAX_REPLY_CHARS]
     return cut.encode("utf-8", "replace").decode("utf-8"), len(cut) < len(text)
+
+
+def system_name(model: str, protocol: str) -> str:
+    """The name of a system that is `model` under the prompt protocol `protocol`."""
+    return f"{model}:{protocol}"
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -136,7 +141,7 @@ class ModelSystem:
 
     @property
     def name(self) -> str:
-        return f"{self.model}:{self.protocol.id}"
+        return system_name(self.model, self.protocol.id)
 
     @property
     def view(self) -> ViewKind:
@@ -290,7 +295,7 @@ def _completion(reply: Any) -> Completion:
     (None when it has no price for the model: unknown, never 0)."""
     usage = getattr(reply, "usage", None)
     cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
-    text, truncated = _clean(reply.choices[0].message.content or "")
+    text, truncated = clean_reply(reply.choices[0].message.content or "")
     return Completion(
         text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
