@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._local import file_sha256
 from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
 from ._reply import Reply, Usage
 from ._schema import response_format
@@ -127,6 +128,8 @@ class ModelSystem:
     endpoint: tuple[str, str] | None = None
     """(litellm model, api base) actually called, when it differs from what is recorded: an
     embedded model is recorded as `local/<name>` whatever port serves it."""
+    model_file: Path | None = None
+    """An embedded model's GGUF file, whose sha256 is among `digests()`."""
 
     def __post_init__(self) -> None:
         _import_litellm_in_background()
@@ -153,6 +156,12 @@ class ModelSystem:
             "retries": self.retries,
             "response_format": self.format_style,
         }
+
+    def digests(self) -> dict[str, str]:
+        found = {"protocol_text": self.protocol.digest}
+        if self.model_file is not None:
+            found["model_file"] = file_sha256(self.model_file)
+        return found
 
     async def respond(self, view: ModelView | BoundaryView) -> Reply:
         model_view = view.model if isinstance(view, BoundaryView) else view
