@@ -135,7 +135,9 @@ def _boundary_metadata(view: BoundaryView) -> list[Message]:
 
 
 def _probes(kind: ViewKind) -> list[Any]:
-    """Placeholder views of `kind` (`model` or `boundary`) for `PromptProtocol.digest`."""
+    """Placeholder views of `kind` (`model` or `boundary`) for `PromptProtocol.digest`. Any
+    change here changes every protocol's digest, and so refuses the resume of every model run
+    recorded before it."""
     models = [
         ModelView(
             family="<family>",
