@@ -5,7 +5,8 @@ Run: .venv/bin/python benchmarks/bench_harness.py [--no-local] [--concurrency 1 
 1. Overhead: tests/scripted_server.py, in its own process on 127.0.0.1, answers every chat
    completion with valid JSON after a fixed 200 ms. Each concurrency gets a fresh, empty cache
    folder and run folder, so every task makes one request. Reported: wall time of `run_system`,
-   the ideal 72 * 0.2 / c, and their ratio. Goal: ratio <= 1.3 at concurrency 16.
+   the ideal 72 * 0.2 / c, their ratio, and the client's CPU per request (`time.process_time()`
+   over the run, all threads, / 72). Goal: ratio <= 1.3 at concurrency 16.
 2. Cached rerun: the same 72 tasks into a new run folder with the same cache folder. Goal: the
    server receives 0 requests and the rerun takes < 2 s.
 3. SmolLM2 (only if `llama_cpp` imports; skip with --no-local): 6 tasks at concurrency 1 against
@@ -111,22 +112,26 @@ def bench_overhead(tmp: Path, levels: list[int]) -> bool:
         run_system(system(tmp / "warm_cache"), families, tmp / "warm_run", limit=2)
 
         print(f"\n1. overhead: {N_TASKS} tasks, server latency {LATENCY_S * 1000:.0f} ms")
-        print(f"{'c':>4} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'reqs':>5} {'peak':>5} status")
+        print(
+            f"{'c':>4} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'cpu ms/req':>10} {'reqs':>5} "
+            f"{'peak':>5} status"
+        )
         last_cache = tmp / "cache_none"
         for c in levels:
             cache, run_dir = tmp / f"cache_c{c}", tmp / f"run_c{c}"
             server.reset()
             model = system(cache)  # setup, like process start: schemas built, cache opened
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             manifest = run_system(model, families, run_dir, concurrency=c)
             wall = time.perf_counter() - started
+            cpu_ms = (time.process_time() - cpu_started) / N_TASKS * 1000
             ideal = N_TASKS * LATENCY_S / c
             ratio = wall / ideal
             assert manifest.counts.n_tasks == N_TASKS, manifest.counts
             stats = server.stats()
             print(
-                f"{c:>4} {wall:>8.3f} {ideal:>8.3f} {ratio:>6.2f} {stats['requests']:>5} "
-                f"{stats['max_in_flight']:>5} {_statuses(run_dir)}"
+                f"{c:>4} {wall:>8.3f} {ideal:>8.3f} {ratio:>6.2f} {cpu_ms:>10.2f} "
+                f"{stats['requests']:>5} {stats['max_in_flight']:>5} {_statuses(run_dir)}"
             )
             if c == GOAL_CONCURRENCY:
                 ok = ratio <= GOAL_RATIO

@@ -27,6 +27,8 @@ from ._store import (
     RunState,
     count_records,
     drop_error_records,
+    installed_versions,
+    made_with,
     now,
     package_version,
     read_manifest,
@@ -36,6 +38,7 @@ from ._store import (
     run_lock,
     set_aside_torn_tail,
     task_set,
+    version_changes,
     write_manifest,
 )
 
@@ -70,7 +73,7 @@ async def run_system_async(
         system: the system to run.
         families: the scenario families to cover.
         run_dir: the run folder; created if missing. An existing run must have the same system,
-            config, families and seeds.
+            config, digests, families and seeds.
         seeds: integer seeds; None for each family's canonical seeds.
         concurrency: how many tasks may be in flight at once.
         progress: called after each finished task.
@@ -94,6 +97,8 @@ async def run_system_async(
         tier=tier,
         limit=limit,
         package_version=package_version(),
+        versions=installed_versions(),
+        digests=system.digests(),
         scenario_hash=scenario_hash(families),
         started_at=now(),
         state="running",
@@ -125,9 +130,17 @@ async def _run_locked(
             raise RunError(
                 f"{run_dir}: holds a different run: {'; '.join(differences)}; choose another --out"
             )
+        changes = version_changes(old, manifest)
+        if changes:
+            warn(f"{run_dir}: resuming a run made with other versions: {'; '.join(changes)}")
+        earlier = old.earlier_versions
+        if made_with(old) != made_with(manifest):
+            earlier = [*earlier, made_with(old)]
         limit = manifest.limit
         covered = None if old.limit is None or limit is None else max(old.limit, limit)
-        manifest = manifest.model_copy(update={"started_at": old.started_at, "limit": covered})
+        manifest = manifest.model_copy(
+            update={"started_at": old.started_at, "limit": covered, "earlier_versions": earlier}
+        )
     write_manifest(run_dir, manifest)
 
     path = run_dir / RESPONSES

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import platform
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from itertools import islice
@@ -85,6 +86,16 @@ class RunManifest(BaseModel):
     limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
+    versions: dict[str, str] = {}
+    """Python's version and each `VERSIONED` package's (those installed) in the process that last
+    wrote the run; empty in manifests written before versions were recorded."""
+    earlier_versions: list[dict[str, str]] = []
+    """`made_with` of each earlier writer whose versions differed, oldest first: a run resumed
+    under other versions keeps what made its first records."""
+    digests: dict[str, str] = {}
+    """sha256 of what the replies depend on beyond `config` (`System.digests`): `protocol_text`,
+    the prompt protocol's own text; `model_file`, an embedded model's GGUF file. A different one
+    is a different run. Empty for baselines and in manifests written before digests were."""
     scenario_hash: str
     started_at: str
     finished_at: str | None = None
@@ -106,12 +117,31 @@ class RunError(ValueError):
     """A run folder that cannot be used as asked; one line."""
 
 
+PACKAGE = "partial-evidence-bench"
+VERSIONED = ("litellm", "llama-cpp-python", "pydantic", "polars")
+"""The packages whose installed versions a manifest records."""
+
+
 def package_version() -> str:
     """The installed version of partial-evidence-bench (`0+unknown` if it is not installed)."""
     try:
-        return version("partial-evidence-bench")
+        return version(PACKAGE)
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def installed_versions() -> dict[str, str]:
+    """Python's version and each installed `VERSIONED` package's."""
+    found = {"python": platform.python_version()}
+    for name in VERSIONED:
+        with suppress(PackageNotFoundError):
+            found[name] = version(name)
+    return found
+
+
+def made_with(manifest: RunManifest) -> dict[str, str]:
+    """Every version a manifest records, this package's first."""
+    return {PACKAGE: manifest.package_version, **manifest.versions}
 
 
 def now() -> str:
@@ -134,8 +164,9 @@ def read_manifest(run_dir: Path) -> RunManifest:
 
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
-    system, each config field, families, seeds, distractors, tier and (for the same families) the
-    scenario files."""
+    system, each config field, families, seeds, distractors, tier, (for the same families) the
+    scenario files, and each digest both record (a different prompt text or model file). Versions
+    are not among them (`version_changes`)."""
 
     def fields(m: RunManifest) -> dict[str, str]:
         return {
@@ -151,10 +182,31 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     a, b = fields(old), fields(new)
     if old.families != new.families:  # other families: their files differ as a matter of course
         a.pop("scenario files"), b.pop("scenario files")
+    for key in sorted(old.digests.keys() & new.digests.keys()):  # older manifests lack some
+        name = key.replace("_", " ")
+        a[name], b[name] = old.digests[key][:12], new.digests[key][:12]
     return [
         f"{name} {a.get(name, '-')} -> {b.get(name, '-')}"
         for name in dict.fromkeys([*a, *b])
         if a.get(name) != b.get(name)
+    ]
+
+
+def version_changes(old: RunManifest, new: RunManifest) -> list[str]:
+    """`<name> <old> -> <new>` for each version in which the process resuming a run (`new`)
+    differs from the one that last wrote it (`old`), and for each digest `old` did not record:
+    worth a warning, not a different run."""
+    a, b = made_with(old), made_with(new)
+    missing = "not installed" if old.versions else "unrecorded"
+    changes = [
+        f"{name} {a.get(name, missing)} -> {b.get(name, 'not installed')}"
+        for name in dict.fromkeys([*a, *b])
+        if a.get(name) != b.get(name)
+    ]
+    return changes + [
+        f"{key.replace('_', ' ')} digest unrecorded -> {digest[:12]}"
+        for key, digest in new.digests.items()
+        if key not in old.digests
     ]
 
 

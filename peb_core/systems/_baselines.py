@@ -30,6 +30,12 @@ class System(Protocol):
         """Settings recorded in the run manifest (never secrets)."""
         ...
 
+    def digests(self) -> dict[str, str]:
+        """sha256 of what the replies depend on beyond `config()`, recorded in the run
+        manifest: `protocol_text` (the prompt protocol's own text), `model_file` (an embedded
+        model's weights). A run resumed with another is refused."""
+        ...
+
     async def respond(self, view: Any) -> Reply: ...
 
 
@@ -42,6 +48,9 @@ class Baseline:
     policy: Callable[[Any], Response]
 
     def config(self) -> dict[str, Any]:
+        return {}
+
+    def digests(self) -> dict[str, str]:
         return {}
 
     async def respond(self, view: Any) -> Reply:

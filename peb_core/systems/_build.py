@@ -8,7 +8,7 @@ from typing import Any
 
 from ..tasks import ScenarioFile
 from ._baselines import BASELINES, System
-from ._local import LocalModelError, get_local, serve_local
+from ._local import LocalModelError, get_local, gguf_path, serve_local
 
 
 class SystemSpecError(ValueError):
@@ -67,11 +67,13 @@ def build_system(
     try:
         local = get_local(name)
         _, port = serve_local(local, local_port)
+        weights = gguf_path(local)
     except LocalModelError as exc:
         raise SystemSpecError(str(exc)) from None
     return ModelSystem(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
+        model_file=weights,
         format_style="json_object",
         **common,
     )

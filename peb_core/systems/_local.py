@@ -3,8 +3,10 @@ OpenAI-compatible server as a background process (pid file and log under the cac
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -82,6 +84,36 @@ def gguf_path(model: LocalModel) -> Path:
     if not path.is_file():
         raise LocalModelError(f"{path}: model file missing")
     return path
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file (a GGUF file: 100-250 MB), computed once per path, size and modification
+    time and kept in `<cache>/local/sha256.json`; a cache that cannot be written only costs the
+    hash again next time."""
+    path = path.resolve()
+    stat = path.stat()
+    book = cache_dir() / "local" / "sha256.json"
+    try:
+        known = json.loads(book.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    entry = known.get(str(path))
+    if isinstance(entry, dict) and entry.get("stamp") == stamp and "sha256" in entry:
+        return str(entry["sha256"])
+    with path.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    known[str(path)] = {"stamp": stamp, "sha256": digest}
+    try:
+        book.parent.mkdir(parents=True, exist_ok=True)
+        tmp = book.with_name(f"{book.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+        os.replace(tmp, book)
+    except OSError:
+        pass
+    return digest
 
 
 def _state(model: LocalModel) -> tuple[Path, Path]:

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._local import file_sha256
 from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
 from ._reply import Reply, Usage
 from ._schema import response_format
@@ -33,9 +34,9 @@ MAX_REPLY_CHARS = 1_000_000
 """Reply text beyond this is cut (the record says `truncated`)."""
 
 # litellm's own HTTP handler for the openai provider, instead of a detour through the openai SDK
-# (which re-walks every message against its typed request model): about 1.5 ms less client CPU
-# per request, same replies, usage, cost and error classes (benchmarks/RESULTS.md). Set to
-# "false" in the environment to use the SDK path.
+# (which re-walks every message against its typed request model): 0.6-1.2 ms less client CPU per
+# request on litellm 1.110, same replies, usage, cost and error classes (benchmarks/RESULTS.md).
+# Set to "false" in the environment to use the SDK path.
 os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "true")
 
 
@@ -132,6 +133,8 @@ class ModelSystem:
     endpoint: tuple[str, str] | None = None
     """(litellm model, api base) actually called, when it differs from what is recorded: an
     embedded model is recorded as `local/<name>` whatever port serves it."""
+    model_file: Path | None = None
+    """An embedded model's GGUF file, whose sha256 is among `digests()`."""
 
     def __post_init__(self) -> None:
         _import_litellm_in_background()
@@ -158,6 +161,12 @@ class ModelSystem:
             "retries": self.retries,
             "response_format": self.format_style,
         }
+
+    def digests(self) -> dict[str, str]:
+        found = {"protocol_text": self.protocol.digest}
+        if self.model_file is not None:
+            found["model_file"] = file_sha256(self.model_file)
+        return found
 
     async def respond(self, view: ModelView | BoundaryView) -> Reply:
         model_view = view.model if isinstance(view, BoundaryView) else view
@@ -200,9 +209,6 @@ class ModelSystem:
         litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner per failure
         extra: dict[str, Any] = {}
         if not _has_callbacks(litellm):
-            # litellm's success/failure logging only feeds callbacks; the reply's usage and
-            # response_cost are set before it. A private flag, hence the pinned litellm range.
-            extra["_is_litellm_internal_call"] = True
             _remember_unpriced(litellm)
         secrets: list[str] = []
         if request["api_base"]:

@@ -8,12 +8,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..tasks import BoundaryView, ModelView, ViewKind
+from ..tasks import (
+    AnswerField,
+    BoundaryView,
+    Contract,
+    ModelView,
+    RequiredEvidence,
+    ViewKind,
+    VisibleDocument,
+)
 
 Message = dict[str, str]
 
@@ -35,6 +44,14 @@ class PromptProtocol:
     @property
     def id(self) -> str:
         return f"{self.name}@{self.version}"
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the protocol's own text: its messages rendered for placeholder views that
+        take every branch (a partial answer permitted or not, scopes withheld or none), so any
+        change to its instructions or layout changes it, and no scenario file does."""
+        renders = [self.render(view) for view in _probes(self.view)]
+        return hashlib.sha256(json.dumps(renders, sort_keys=True).encode()).hexdigest()
 
 
 def _documents(view: ModelView) -> str:
@@ -115,6 +132,36 @@ def _boundary_metadata(view: BoundaryView) -> list[Message]:
     else:
         notice = "Access notice: no matching documents were withheld."
     return _structured(view.model, notice)
+
+
+def _probes(kind: ViewKind) -> list[Any]:
+    """Placeholder views of `kind` (`model` or `boundary`) for `PromptProtocol.digest`. Any
+    change here changes every protocol's digest, and so refuses the resume of every model run
+    recorded before it."""
+    models = [
+        ModelView(
+            family="<family>",
+            prompt="<prompt>",
+            contract=Contract(
+                required_evidence=(
+                    RequiredEvidence(id="<req>", description="<req text>", informs=("<field>",)),
+                ),
+                partial_response_permitted=partial,
+            ),
+            answer_schema=(
+                AnswerField(name="<one>", kind="ordinal", values=("<a>", "<b>"), description="<x>"),
+                AnswerField(name="<many>", kind="set", values=("<a>", "<b>"), description="<x>"),
+            ),
+            documents=tuple(
+                VisibleDocument(doc_id=f"<doc{i}>", title="<title>", scope="<scope>", body="<body>")
+                for i in (1, 2)
+            ),
+        )
+        for partial in (True, False)
+    ]
+    if kind == "boundary":
+        return [BoundaryView(model=m, withheld_scopes=s) for m in models for s in (("<s>",), ())]
+    return models
 
 
 PROTOCOLS: dict[str, PromptProtocol] = {

@@ -59,6 +59,9 @@ class Counting:
     def config(self) -> dict[str, Any]:
         return dict(self.inner.config())
 
+    def digests(self) -> dict[str, str]:
+        return dict(self.inner.digests())
+
     async def respond(self, view: Any) -> Reply:
         self.calls.append(tuple(d.doc_id for d in view.model.documents))
         reply: Reply = await self.inner.respond(view)

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from peb_core import read_records
+from peb_core import read_manifest, read_records
 from peb_core.runs import RESPONSES
 from peb_core.systems import REGISTRY
+from peb_core.systems._local import file_sha256, gguf_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,8 +35,9 @@ def _free_port() -> int:
 
 @needs_llama_cpp
 @pytest.mark.parametrize("name", list(REGISTRY))
-def test_local_model_smoke_run(name: str, tmp_path: Path) -> None:
-    env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache")}
+def test_local_model_smoke_run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    env = dict(os.environ)
     port = str(_free_port())
 
     def peb(*args: str) -> subprocess.CompletedProcess[str]:
@@ -62,6 +64,9 @@ def test_local_model_smoke_run(name: str, tmp_path: Path) -> None:
     assert len(records) == 3
     assert {r.status for r in records} <= {"ok", "invalid"}
     assert {r.system for r in records} == {f"local/{name}:structured_gap@1"}
+    # The GGUF file's digest, as the run cached it (not hashed again here).
+    weights = gguf_path(REGISTRY[name])
+    assert read_manifest(tmp_path / "run").digests["model_file"] == file_sha256(weights)
 
 
 @needs_llama_cpp

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -132,7 +133,8 @@ def test_an_unpriced_model_stays_unknown_on_every_reply(
 def test_a_registered_litellm_callback_still_sees_each_reply(
     server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The logging pass is skipped only when nobody listens to it."""
+    """litellm's logging pass still feeds a registered callback: the shortcut for unpriced
+    models is taken only when no callback is registered."""
     import litellm
     from litellm.integrations.custom_logger import CustomLogger
 
@@ -509,3 +511,83 @@ def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr
+
+
+_PROBE = """
+import asyncio, json, sys, time
+
+hosts = []
+
+
+def audit(event, args):
+    if event == "socket.connect" and isinstance(args[1], tuple):
+        hosts.append(args[1][0])
+    elif event == "socket.getaddrinfo":
+        hosts.append(args[0])
+
+
+sys.addaudithook(audit)
+from peb_core import generate_tasks, load_families, model_view
+from peb_core.systems import ModelSystem
+
+url, closed = sys.argv[1:]
+dd = load_families()["due_diligence_v1"]
+view = model_view(generate_tasks([dd], [11])[0], dd)
+replies = {}
+for name, model, base in [
+    ("unpriced", "openai/scripted", url),
+    ("priced", "openai/gpt-4o", url),
+    ("rate_limited", "openai/scripted", url),
+    ("refused", "openai/scripted", closed),
+]:
+    system = ModelSystem(
+        model=model, families=[dd], api_base=base, use_cache=False, retries=1, backoff_s=0.01
+    )
+    started = time.monotonic()
+    reply = asyncio.run(system.respond(view))
+    replies[name] = {**reply.model_dump(mode="json"), "took": time.monotonic() - started}
+print(json.dumps({"replies": replies, "hosts": hosts}))
+"""
+
+
+@pytest.mark.parametrize("handler", ["true", "false"])
+def test_both_http_paths_agree_and_stay_on_loopback(server: ScriptedServer, handler: str) -> None:
+    """litellm's own HTTP handler (the default) and the openai SDK path give the same replies,
+    usage, cost (a model without a price stays unknown), error classes (429 is a RateLimitError
+    whose Retry-After is honoured; a refused connection is retried), and nothing but the
+    endpoint is contacted: no price map fetched at import (`LITELLM_LOCAL_MODEL_COST_MAP`)."""
+    server.script.default = Step(text=json.dumps(VALID))
+    limited = Step(kind="status", status=429, retry_after=0.5)
+    server.script.steps = [Step(text=json.dumps(VALID)), Step(text=json.dumps(VALID)), limited]
+    server.script.steps.append(limited)
+    with socket.socket() as spare:
+        spare.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{spare.getsockname()[1]}/v1"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "OPENAI_API_KEY")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, server.url, closed],
+        cwd=ROOT,
+        env={**env, "EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER": handler},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    replies = found["replies"]
+    for name in ("unpriced", "priced"):
+        reply = replies[name]
+        assert (reply["status"], reply["raw"]) == ("ok", json.dumps(VALID))
+        assert (reply["usage"]["prompt_tokens"], reply["usage"]["completion_tokens"]) == (100, 20)
+    assert replies["unpriced"]["usage"]["cost_usd"] is None
+    assert replies["priced"]["usage"]["cost_usd"] > 0
+    limited_reply = replies["rate_limited"]
+    assert limited_reply["error"].startswith("after 2 attempt(s): RateLimitError (HTTP 429)")
+    assert limited_reply["took"] >= 0.5
+    assert replies["refused"]["error"].startswith("after 2 attempt(s): ")
+    assert server.script.requests == 4
+    assert found["hosts"] and set(found["hosts"]) <= {"127.0.0.1"}
