@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from peb_core import ScenarioFile, Task
+from peb_core import Document, ScenarioFile, Task
 
 FACT_KEYS = {"facts", "effects", "variables", "retracts"}
 ORACLE_KEYS = {
@@ -57,13 +57,11 @@ def _contains(dumped: str, parsed: Any, needle: str) -> bool:
     return needle in dumped or any(needle in s for s in _strings(parsed))
 
 
-def hidden_leaks(dumped: str, task: Task) -> list[str]:
-    """Hidden documents' bodies, titles and ids found anywhere in a dumped view. On the hard
-    tier the view holds copies of hidden masters (the same record: role and evidence family),
-    whose text a master's may share; that tells nothing of the hidden document. An id, or text
-    found in any other document, is a leak."""
-    parsed = json.loads(dumped)
-    problems = []
+def hidden_values(task: Task) -> Iterator[tuple[Document, str, str]]:
+    """(hidden document, field, value) for each hidden document's id, title and body a model must
+    not see. On the hard tier the view holds copies of hidden masters (the same record: role and
+    evidence family), whose text a master's may share; that tells nothing of the hidden document,
+    so a title or body found in such a copy is not one of them. An id always is."""
     for doc in task.hidden_documents:
         copies = [
             d
@@ -72,11 +70,19 @@ def hidden_leaks(dumped: str, task: Task) -> list[str]:
         ]
         for what in ("body", "title", "doc_id"):
             value = getattr(doc, what)
-            if what != "doc_id" and any(value in getattr(c, what) for c in copies):
-                continue
-            if _contains(dumped, parsed, value):
-                problems.append(f"hidden {doc.role} {what} {value!r}")
-    return problems
+            if what == "doc_id" or not any(value in getattr(c, what) for c in copies):
+                yield doc, what, value
+
+
+def hidden_leaks(dumped: str, task: Task) -> list[str]:
+    """Hidden documents' bodies, titles and ids (`hidden_values`) found anywhere in a dumped
+    view."""
+    parsed = json.loads(dumped)
+    return [
+        f"hidden {doc.role} {what} {value!r}"
+        for doc, what, value in hidden_values(task)
+        if _contains(dumped, parsed, value)
+    ]
 
 
 def model_view_leaks(dumped: str, task: Task, spec: ScenarioFile) -> list[str]:

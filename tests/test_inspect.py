@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from leaks import hidden_values
 from scripted_server import ScriptedServer, Step
 
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `inspect` extra)")
@@ -370,18 +371,9 @@ def _leaks(text: str, task: Task) -> list[str]:
     body or title (unless a visible copy of the same record holds it: hard-tier copies of
     hidden masters), a fact or a fact's key, an evidence-family tag on a document's line, the
     task id or an oracle."""
-    problems = []
-    for doc in task.hidden_documents:
-        copies = [
-            d
-            for d in task.authorized_documents
-            if (d.role, d.evidence_family) == (doc.role, doc.evidence_family)
-        ]
-        for what in ("doc_id", "title", "body"):
-            value = getattr(doc, what)
-            shared = what != "doc_id" and any(value in getattr(c, what) for c in copies)
-            if value in text and not shared:
-                problems.append(f"hidden {what} {value!r}")
+    problems = [
+        f"hidden {what} {value!r}" for _, what, value in hidden_values(task) if value in text
+    ]
     tags = [e.id for e in FAMILIES[task.family].evidence_families]
     for doc in task.documents:
         problems += [f"fact {f.id}" for f in doc.facts if f.model_dump_json() in text]
