@@ -191,6 +191,14 @@ def select_table_row(page: Any, table: int, row: int, column: str) -> str:
     return text.strip()
 
 
+def wait_count(locator: Any, n: int, timeout_ms: float = 60_000) -> None:
+    """Wait until `locator` matches exactly `n` elements (the page re-renders on its own
+    schedule; a count read at once races it)."""
+    from playwright.sync_api import expect
+
+    expect(locator).to_have_count(n, timeout=timeout_ms)
+
+
 def screenshot_of(page: Any, text: str, path: Path) -> None:
     """Scroll `text` into view and save a screenshot of the viewport."""
     path.parent.mkdir(parents=True, exist_ok=True)
