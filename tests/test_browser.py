@@ -72,7 +72,7 @@ def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
         task_id = select_table_row(page, 1, 3, "task_id")
         example = page.get_by_text(f"Worked example: {task_id}").first
         example.wait_for(timeout=30_000)
-        assert page.get_by_text("Boundary signal (tracker)").count() >= 1
+        page.get_by_text("Boundary signal (tracker)").first.wait_for(timeout=30_000)
         assert page.get_by_text("The first task of the table").count() == 0
         page.get_by_text("Gap report: oracle against the response").first.wait_for()
         # The answer field by field: the complete-world answer beside the authorized-view answer
@@ -187,7 +187,7 @@ def test_an_empty_selection_is_refused_and_nothing_is_written(
     pick_options(page, 0, [])
     page.get_by_role("button", name="Run selected systems").click()
     page.get_by_text("Pick at least one family.").wait_for(timeout=30_000)
-    assert page.get_by_text("Nothing was run.").count() == 1
+    wait_count(page.get_by_text("Nothing was run."), 1)
     assert list(root.rglob("*")) == []
 
 
@@ -237,7 +237,7 @@ def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> 
         screenshot_of(page, "Paired tests against", ARTIFACTS / "compare-tests.png")
 
         canvases = page.locator("canvas")
-        assert canvases.count() == 2  # the metric bars and the outcome grid
+        wait_count(canvases, 2)  # the metric bars and the outcome grid (vega draws late)
         for i in range(canvases.count()):
             canvas = canvases.nth(i)
             canvas.scroll_into_view_if_needed()
