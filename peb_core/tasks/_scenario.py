@@ -211,6 +211,11 @@ class ScenarioFile(_Spec):
     # Derived once per loaded family (a frozen value): generation reads them for every task.
 
     @functools.cached_property
+    def declared(self) -> bytes:
+        """What the family declares, as JSON (`scenario_hash` reads it for every run loaded)."""
+        return self.model_dump_json().encode()
+
+    @functools.cached_property
     def home_scopes(self) -> Mapping[str, str]:
         """Where each evidence family's records are kept: a slot's family in the slot's scope,
         the distractors' in theirs, a template's material family in the material's scope."""
@@ -612,5 +617,5 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None) -> str:
     specs = load_families().values() if families is None else families
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
-        digest.update(spec.id.encode() + b"\0" + spec.model_dump_json().encode() + b"\0")
+        digest.update(spec.id.encode() + b"\0" + spec.declared + b"\0")
     return digest.hexdigest()
