@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gc
 import os
 import random
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from .._gc import gc_paused
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._local import file_sha256
@@ -257,16 +259,10 @@ def _import_litellm_in_background() -> None:
         return
 
     def load() -> None:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            import litellm  # noqa: F401
-        except Exception:
-            pass
-        finally:
+        with gc_paused():
+            with contextlib.suppress(Exception):  # the first request's import reports it
+                import litellm  # noqa: F401
             gc.freeze()
-            if enabled:
-                gc.enable()
 
     threading.Thread(target=load, name="peb-import-litellm", daemon=True).start()
 
