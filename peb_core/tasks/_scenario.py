@@ -222,35 +222,34 @@ class ScenarioFile(_Spec):
         return homes
 
     @functools.cached_property
-    def register_lines(self) -> Mapping[str, tuple[tuple[str, str], ...]]:
-        """For each register-line phrasing of the hard text: each evidence family (in file order)
-        with its line, everything filled but `{version}` and `{date}`."""
+    def registers(self) -> Mapping[str, str]:
+        """For each register-line phrasing of the hard text: the register's lines, one per
+        evidence family in file order, joined by spaces and filled but for positional fields:
+        `{i}` is the i-th family's version and `{n + i}` its date, of n families."""
         if self.hard is None:
             return {}
         tracker_scope = str(self.slots_by_role["tracker"].scope)
+        n = len(self.evidence_families)
 
         def literal(text: str) -> str:
             return text.replace("{", "{{").replace("}", "}}")
 
-        lines = {}
+        registers = {}
         for phrasing in self.hard.register_lines:
-            rows = []
-            for e in self.evidence_families:
+            lines = []
+            for i, e in enumerate(self.evidence_families):
                 scope = self.home_scopes.get(e.id, tracker_scope)
                 fills = {"description": e.description, "scope": scope}
                 fills["scope_description"] = self.scopes[scope]
-                rows.append(
-                    (
-                        e.id,
-                        phrasing.format(
-                            version="{version}",
-                            date="{date}",
-                            **{k: literal(v) for k, v in fills.items()},
-                        ),
+                lines.append(
+                    phrasing.format(
+                        version=f"{{{i}}}",
+                        date=f"{{{n + i}}}",
+                        **{k: literal(v) for k, v in fills.items()},
                     )
                 )
-            lines[phrasing] = tuple(rows)
-        return lines
+            registers[phrasing] = " ".join(lines)
+        return registers
 
     @functools.cached_property
     def restricted_families(self) -> tuple[str, ...]:
