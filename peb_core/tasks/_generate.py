@@ -382,7 +382,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     m1, s1 = template.material.evidence_family, template.material.scope
     m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
     s2 = homes[m2]
-    decoy = rng.choice([s for s in spec.scopes if s not in spec.user_scopes and s not in (s1, s2)])
+    decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
     missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
 
@@ -560,7 +560,7 @@ def _contract(
 
 
 def _effects(documents: Iterable[Document]) -> list[dict[str, list[str]]]:
-    return live_effects(fact for doc in documents for fact in doc.facts)
+    return live_effects([fact for doc in documents for fact in doc.facts])
 
 
 def _oracles(

@@ -206,7 +206,7 @@ class ScenarioFile(_Spec):
         return next(e for e in self.evidence_families if e.id == family_id)
 
     def template(self, template_id: str) -> TemplateSpec:
-        return next(t for t in self.templates if t.id == template_id)
+        return self.templates_by_id[template_id]
 
     # Derived once per loaded family (a frozen value): generation reads them for every task.
 
@@ -250,6 +250,15 @@ class ScenarioFile(_Spec):
                 )
             registers[phrasing] = " ".join(lines)
         return registers
+
+    @functools.cached_property
+    def templates_by_id(self) -> Mapping[str, TemplateSpec]:
+        return {t.id: t for t in self.templates}
+
+    @functools.cached_property
+    def restricted_scopes(self) -> tuple[str, ...]:
+        """The declared scopes outside the user's scopes, in file order."""
+        return tuple(s for s in self.scopes if s not in self.user_scopes)
 
     @functools.cached_property
     def restricted_families(self) -> tuple[str, ...]:
@@ -477,10 +486,9 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     for i, t in enumerate(spec.templates):
         where = f"templates[{i}]"
         if t.material.scope not in spec.scopes or t.material.scope in spec.user_scopes:
-            outside = [s for s in spec.scopes if s not in spec.user_scopes]
             yield (
                 f"{where}.material.scope: {t.material.scope!r} must be a declared scope outside "
-                f"user_scopes; {_one_of(outside)}"
+                f"user_scopes; {_one_of(spec.restricted_scopes)}"
             )
         if t.material.evidence_family not in families:
             yield (
@@ -552,8 +560,8 @@ def _hard_problems(spec: ScenarioFile) -> Iterable[str]:
             if f != template.material.evidence_family
             and template.material.scope != spec.home_scopes[f]
         ]
-        outside = [s for s in spec.scopes if s not in spec.user_scopes]
-        if not others or not any(set(outside) - (scopes | {o}) for o in others):
+        outside = set(spec.restricted_scopes)
+        if not others or not any(outside - (scopes | {o}) for o in others):
             yield (
                 f"templates[{i}]: the hard tier needs another restricted family kept in another "
                 "scope, and a third scope outside user_scopes"
