@@ -382,25 +382,26 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     m1, s1 = template.material.evidence_family, template.material.scope
     m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
     s2 = homes[m2]
-    decoy = rng.choice([s for s in spec.scopes if s not in spec.user_scopes and s not in (s1, s2)])
+    decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
     missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
 
     # Each record's current version (2-9) and date, and an out-of-date copy's earlier date, from
     # one draw of bits; one stamp and one register line phrasing per task, as one document-control
     # office would write them, and the register in the family's order of evidence.
-    families = [e.id for e in spec.evidence_families]
-    bits = rng.getrandbits(12 * len(families))
-    versions, dates = {}, {}
-    for i, family in enumerate(families):
-        versions[family] = 2 + (bits >> 12 * i) % 8
-        dates[family] = 60 + (bits >> (12 * i + 3)) % 261  # days after _DAY_ONE
-    earlier = {f: dates[f] - rng.randint(14, 90) for f in (m1, m2)}  # 2 to 13 weeks before
+    bits = rng.getrandbits(12 * len(spec.evidence_families))
+    versions, days = {}, {}
+    for i, e in enumerate(spec.evidence_families):
+        versions[e.id] = 2 + (bits >> 12 * i) % 8
+        days[e.id] = 60 + (bits >> (12 * i + 3)) % 261  # after _DAY_ONE
+    dates = {family: _shown(day) for family, day in days.items()}
+    earlier = {f: _shown(days[f] - rng.randint(14, 90)) for f in (m1, m2)}  # 2 to 13 weeks before
     stamp_text, line_text = rng.choice(hard.stamps), rng.choice(hard.register_lines)
 
     def stamp(family: str, old: bool = False) -> str:
-        day = earlier[family] if old else dates[family]
-        return stamp_text.format(version=versions[family] - old, date=_shown(day))
+        return stamp_text.format(
+            version=versions[family] - old, date=(earlier if old else dates)[family]
+        )
 
     slots = spec.slots_by_role
     visible = spec.user_scopes[0]
@@ -443,7 +444,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             body, title = " ".join(sentences), draw.text(template.material.titles)
         else:
             body = draw.text(hard.no_findings[family])
-            title = spec.evidence_family(family).description.rstrip(".")
+            title = spec.requirements[family].description.rstrip(".")
         own = tuple(facts) if family == m1 else ()
         master = Document(
             doc_id=draw.doc_id(),
@@ -457,9 +458,9 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
         copy_text = f"{body} {stamp(family, old=stale[family])}"
         pair = {
             "version": str(versions[family]),
-            "date": _shown(dates[family]),
+            "date": dates[family],
             "old": str(versions[family] - 1),
-            "old_date": _shown(earlier[family]),
+            "old_date": earlier[family],
         }
         if stale[family] and layout.supersession == "real":
             copy_text += " " + draw.text(
@@ -485,10 +486,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
         documents += [copy, master]
 
     tracker = slots["tracker"]
-    lines = [
-        line.format(version=versions[family], date=_shown(dates[family]))
-        for family, line in spec.register_lines[line_text]
-    ]
+    register = spec.registers[line_text].format(*versions.values(), *dates.values())
     documents.append(
         Document(
             doc_id=draw.doc_id(),
@@ -496,7 +494,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             role="register",
             scope=str(tracker.scope),
             evidence_family=str(tracker.evidence_family),
-            body=" ".join([draw.text(hard.register_intros), *lines]),
+            body=f"{draw.text(hard.register_intros)} {register}",
             facts=(),
         )
     )
@@ -562,7 +560,7 @@ def _contract(
 
 
 def _effects(documents: Iterable[Document]) -> list[dict[str, list[str]]]:
-    return live_effects(fact for doc in documents for fact in doc.facts)
+    return live_effects([fact for doc in documents for fact in doc.facts])
 
 
 def _oracles(

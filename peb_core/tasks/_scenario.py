@@ -206,7 +206,7 @@ class ScenarioFile(_Spec):
         return next(e for e in self.evidence_families if e.id == family_id)
 
     def template(self, template_id: str) -> TemplateSpec:
-        return next(t for t in self.templates if t.id == template_id)
+        return self.templates_by_id[template_id]
 
     # Derived once per loaded family (a frozen value): generation reads them for every task.
 
@@ -227,35 +227,43 @@ class ScenarioFile(_Spec):
         return homes
 
     @functools.cached_property
-    def register_lines(self) -> Mapping[str, tuple[tuple[str, str], ...]]:
-        """For each register-line phrasing of the hard text: each evidence family (in file order)
-        with its line, everything filled but `{version}` and `{date}`."""
+    def registers(self) -> Mapping[str, str]:
+        """For each register-line phrasing of the hard text: the register's lines, one per
+        evidence family in file order, joined by spaces and filled but for positional fields:
+        `{i}` is the i-th family's version and `{n + i}` its date, of n families."""
         if self.hard is None:
             return {}
         tracker_scope = str(self.slots_by_role["tracker"].scope)
+        n = len(self.evidence_families)
 
         def literal(text: str) -> str:
             return text.replace("{", "{{").replace("}", "}}")
 
-        lines = {}
+        registers = {}
         for phrasing in self.hard.register_lines:
-            rows = []
-            for e in self.evidence_families:
+            lines = []
+            for i, e in enumerate(self.evidence_families):
                 scope = self.home_scopes.get(e.id, tracker_scope)
                 fills = {"description": e.description, "scope": scope}
                 fills["scope_description"] = self.scopes[scope]
-                rows.append(
-                    (
-                        e.id,
-                        phrasing.format(
-                            version="{version}",
-                            date="{date}",
-                            **{k: literal(v) for k, v in fills.items()},
-                        ),
+                lines.append(
+                    phrasing.format(
+                        version=f"{{{i}}}",
+                        date=f"{{{n + i}}}",
+                        **{k: literal(v) for k, v in fills.items()},
                     )
                 )
-            lines[phrasing] = tuple(rows)
-        return lines
+            registers[phrasing] = " ".join(lines)
+        return registers
+
+    @functools.cached_property
+    def templates_by_id(self) -> Mapping[str, TemplateSpec]:
+        return {t.id: t for t in self.templates}
+
+    @functools.cached_property
+    def restricted_scopes(self) -> tuple[str, ...]:
+        """The declared scopes outside the user's scopes, in file order."""
+        return tuple(s for s in self.scopes if s not in self.user_scopes)
 
     @functools.cached_property
     def restricted_families(self) -> tuple[str, ...]:
@@ -483,10 +491,9 @@ def _consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     for i, t in enumerate(spec.templates):
         where = f"templates[{i}]"
         if t.material.scope not in spec.scopes or t.material.scope in spec.user_scopes:
-            outside = [s for s in spec.scopes if s not in spec.user_scopes]
             yield (
                 f"{where}.material.scope: {t.material.scope!r} must be a declared scope outside "
-                f"user_scopes; {_one_of(outside)}"
+                f"user_scopes; {_one_of(spec.restricted_scopes)}"
             )
         if t.material.evidence_family not in families:
             yield (
@@ -558,8 +565,8 @@ def _hard_problems(spec: ScenarioFile) -> Iterable[str]:
             if f != template.material.evidence_family
             and template.material.scope != spec.home_scopes[f]
         ]
-        outside = [s for s in spec.scopes if s not in spec.user_scopes]
-        if not others or not any(set(outside) - (scopes | {o}) for o in others):
+        outside = set(spec.restricted_scopes)
+        if not others or not any(outside - (scopes | {o}) for o in others):
             yield (
                 f"templates[{i}]: the hard tier needs another restricted family kept in another "
                 "scope, and a third scope outside user_scopes"
