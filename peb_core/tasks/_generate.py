@@ -26,18 +26,18 @@ import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, NotRequired, TypedDict
 
 from .._gc import gc_paused
 from ._answers import answer_schema, fold_answer, live_effects
-from ._scenario import ROLES, FindingSpec, ScenarioFile, SlotSpec, TemplateSpec
+from ._scenario import ROLES, FindingSpec, Role, ScenarioFile, SlotSpec, TemplateSpec
 from ._task import (
     TIERS,
-    Contract,
-    Document,
+    Answer,
+    Completeness,
     Fact,
     GapReport,
-    Oracles,
+    RequiredEvidence,
     Task,
     Tier,
 )
@@ -112,10 +112,6 @@ def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
     return list(seeds)
 
 
-def _format(text: str, variables: dict[str, str]) -> str:
-    return text.format_map(variables)
-
-
 def _used(text: str, variables: dict[str, str]) -> dict[str, str]:
     return {name: variables[name] for name in _placeholders(text) if name in variables}
 
@@ -131,6 +127,36 @@ def _is_promoted(template: TemplateSpec, seed: int, canonical: Sequence[int], dr
     if seed in canonical:
         return seed in template.promoted_seeds
     return draw < len(template.promoted_seeds) / len(canonical)
+
+
+class _Document(TypedDict):
+    """A `Document`'s fields: a task's documents are built as data and validated once, with the
+    Task."""
+
+    doc_id: str
+    title: str
+    role: Role
+    scope: str
+    evidence_family: str
+    body: str
+    facts: list[Fact]
+    superseded: NotRequired[bool]
+
+
+class _Contract(TypedDict):
+    """A `Contract`'s fields."""
+
+    required_evidence: list[RequiredEvidence]
+    partial_response_permitted: bool
+
+
+class _Oracles(TypedDict):
+    """An `Oracles`' fields."""
+
+    complete_answer: Answer
+    authorized_answer: Answer
+    completeness: Completeness
+    gap_report: GapReport | None
 
 
 class _Draw:
@@ -154,8 +180,8 @@ class _Draw:
         return doc_id
 
     def text(self, phrasings: Sequence[str], **fills: str) -> str:
-        return _format(
-            self.rng.choice(phrasings), {**self.variables, **fills} if fills else self.variables
+        return self.rng.choice(phrasings).format_map(
+            {**self.variables, **fills} if fills else self.variables
         )
 
     def findings(self, findings: Iterable[FindingSpec]) -> tuple[list[Fact], list[str]]:
@@ -171,7 +197,7 @@ class _Draw:
                     retracts=list(finding.retracts),
                 )
             )
-            sentences.append(_format(text, self.variables))
+            sentences.append(text.format_map(self.variables))
         return facts, sentences
 
     def slot(
@@ -187,19 +213,19 @@ class _Draw:
             fills["findings"] = self.text(slot.no_findings)
         return facts, fills
 
-    def distractor(self, scope: str | None = None) -> Document:
+    def distractor(self, scope: str | None = None) -> _Document:
         """A neutral document (no facts, a family no contract requires), in `scope` if given."""
         neutral = self.spec.distractors
         assert neutral is not None
-        return Document(
-            doc_id=self.doc_id(),
-            title=self.text(neutral.titles),
-            role="distractor",
-            scope=scope or neutral.scope,
-            evidence_family=neutral.evidence_family,
-            body=self.text(neutral.bodies),
-            facts=(),
-        )
+        return {
+            "doc_id": self.doc_id(),
+            "title": self.text(neutral.titles),
+            "role": "distractor",
+            "scope": scope or neutral.scope,
+            "evidence_family": neutral.evidence_family,
+            "body": self.text(neutral.bodies),
+            "facts": [],
+        }
 
 
 def _check(spec: ScenarioFile, seed: int, distractors: int, tier: str) -> None:
@@ -237,7 +263,7 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
     promoted = _is_promoted(template, seed, spec.canonical_seeds, rng.random())
     material = template.material
     user_scopes = (*spec.user_scopes, material.scope) if promoted else tuple(spec.user_scopes)
-    documents: list[Document] = []
+    documents: list[_Document] = []
     slots = spec.slots_by_role
     for role in ROLES:
         slot = slots[role]
@@ -248,41 +274,45 @@ def _paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distracto
                 scope=material.scope, scope_description=spec.scopes[material.scope]
             )
         title = draw.text(material.titles if role == "material" else slot.titles)
-        body = _format(rng.choice(slot.bodies), fills)
+        body = rng.choice(slot.bodies).format_map(fills)
         documents.append(
-            Document(
-                doc_id=draw.doc_id(),
-                title=title,
-                role=role,
-                scope=material.scope if role == "material" else str(slot.scope),
-                evidence_family=(
+            {
+                "doc_id": draw.doc_id(),
+                "title": title,
+                "role": role,
+                "scope": material.scope if role == "material" else str(slot.scope),
+                "evidence_family": (
                     material.evidence_family if role == "material" else str(slot.evidence_family)
                 ),
-                body=body,
-                facts=tuple(facts),
-            )
+                "body": body,
+                "facts": facts,
+            }
         )
     required = [
-        d.evidence_family for d in documents if d.role == "material" or slots[d.role].required
+        d["evidence_family"]
+        for d in documents
+        if d["role"] == "material" or slots[d["role"]].required
     ]
     contract = _contract(spec, template, required, rng)
     documents += [draw.distractor() for _ in range(distractors)]
     rng.shuffle(documents)
-    authorized = [d for d in documents if d.scope in user_scopes]
+    authorized = [d for d in documents if d["scope"] in user_scopes]
     oracles = _oracles(spec, contract, documents, authorized)
-    return Task(
-        task_id=task_id(template.id, seed),
-        family=spec.id,
-        template=template.id,
-        seed=seed,
-        prompt=_format(template.prompt, draw.variables),
-        documents=tuple(documents),
-        user_scopes=user_scopes,
-        authorized_doc_ids=tuple(d.doc_id for d in authorized),
-        contract=contract,
-        promoted=promoted,
-        oracles=oracles,
-        topologies=("named_gap",) if oracles.completeness == "incomplete" else (),
+    return Task.model_validate(
+        {
+            "task_id": task_id(template.id, seed),
+            "family": spec.id,
+            "template": template.id,
+            "seed": seed,
+            "prompt": template.prompt.format_map(draw.variables),
+            "documents": documents,
+            "user_scopes": user_scopes,
+            "authorized_doc_ids": [d["doc_id"] for d in authorized],
+            "contract": contract,
+            "promoted": promoted,
+            "oracles": oracles,
+            "topologies": ("named_gap",) if oracles["completeness"] == "incomplete" else (),
+        }
     )
 
 
@@ -405,7 +435,7 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
 
     slots = spec.slots_by_role
     visible = spec.user_scopes[0]
-    documents: list[Document] = []
+    documents: list[_Document] = []
     for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
         slot = slots[role]
         facts, fills = draw.slot(slot, template.findings_by_slot[role])
@@ -419,17 +449,17 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             else:
                 fills["boundary"] = rng.choice(hard.neutral)
         family = str(slot.evidence_family)
-        body = f"{_format(rng.choice(slot.bodies), fills)} {stamp(family)}"
+        body = f"{rng.choice(slot.bodies).format_map(fills)} {stamp(family)}"
         documents.append(
-            Document(
-                doc_id=draw.doc_id(),
-                title=draw.text(slot.titles),
-                role=role,
-                scope=str(slot.scope),
-                evidence_family=family,
-                body=body,
-                facts=tuple(facts),
-            )
+            {
+                "doc_id": draw.doc_id(),
+                "title": draw.text(slot.titles),
+                "role": role,
+                "scope": str(slot.scope),
+                "evidence_family": family,
+                "body": body,
+                "facts": facts,
+            }
         )
 
     # The restricted records: a visible copy of each (with a stamp; perhaps a sentence on
@@ -445,16 +475,16 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
         else:
             body = draw.text(hard.no_findings[family])
             title = spec.requirements[family].description.rstrip(".")
-        own = tuple(facts) if family == m1 else ()
-        master = Document(
-            doc_id=draw.doc_id(),
-            title=title,
-            role="material",
-            scope=homes[family],
-            evidence_family=family,
-            body=f"{body} {stamp(family)}",
-            facts=own,
-        )
+        own = facts if family == m1 else []
+        master: _Document = {
+            "doc_id": draw.doc_id(),
+            "title": title,
+            "role": "material",
+            "scope": homes[family],
+            "evidence_family": family,
+            "body": f"{body} {stamp(family)}",
+            "facts": own,
+        }
         copy_text = f"{body} {stamp(family, old=stale[family])}"
         pair = {
             "version": str(versions[family]),
@@ -473,41 +503,40 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
             copy_text += " " + draw.text(
                 hard.supersedes, scope=decoy, scope_description=spec.scopes[decoy], **pair
             )
-        copy = Document(
-            doc_id=draw.doc_id(),
-            title=title,
-            role="material",
-            scope=visible,
-            evidence_family=family,
-            body=copy_text,
-            facts=own,
-            superseded=stale[family],
-        )
+        copy: _Document = {
+            "doc_id": draw.doc_id(),
+            "title": title,
+            "role": "material",
+            "scope": visible,
+            "evidence_family": family,
+            "body": copy_text,
+            "facts": own,
+            "superseded": stale[family],
+        }
         documents += [copy, master]
 
     tracker = slots["tracker"]
     register = spec.registers[line_text].format(*versions.values(), *dates.values())
     documents.append(
-        Document(
-            doc_id=draw.doc_id(),
-            title=draw.text(hard.register_titles),
-            role="register",
-            scope=str(tracker.scope),
-            evidence_family=str(tracker.evidence_family),
-            body=f"{draw.text(hard.register_intros)} {register}",
-            facts=(),
-        )
+        {
+            "doc_id": draw.doc_id(),
+            "title": draw.text(hard.register_titles),
+            "role": "register",
+            "scope": str(tracker.scope),
+            "evidence_family": str(tracker.evidence_family),
+            "body": f"{draw.text(hard.register_intros)} {register}",
+            "facts": [],
+        }
     )
     required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
     contract = _contract(spec, template, [*map(str, required), m1, m2], rng)
     documents.append(draw.distractor(decoy))
     for _ in range(distractors):
         extra = draw.distractor()
-        documents.append(
-            extra.model_copy(update={"body": f"{extra.body} {stamp(extra.evidence_family)}"})
-        )
+        extra["body"] += f" {stamp(extra['evidence_family'])}"
+        documents.append(extra)
     rng.shuffle(documents)
-    authorized = [d for d in documents if d.scope in spec.user_scopes]
+    authorized = [d for d in documents if d["scope"] in spec.user_scopes]
     oracles = _oracles(spec, contract, documents, authorized)
     topologies: list[str] = []
     if missing_scopes:
@@ -528,65 +557,67 @@ def _hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
         topologies.append("decoy_notice")
     if layout.supersession == "decoy":
         topologies.append("decoy_supersession")
-    return Task(
-        task_id=task_id(template.id, seed, "hard"),
-        family=spec.id,
-        template=template.id,
-        seed=seed,
-        tier="hard",
-        prompt=_format(template.prompt, draw.variables),
-        documents=tuple(documents),
-        user_scopes=tuple(spec.user_scopes),
-        authorized_doc_ids=tuple(d.doc_id for d in authorized),
-        contract=contract,
-        promoted=False,
-        oracles=oracles,
-        topologies=tuple(topologies),
+    return Task.model_validate(
+        {
+            "task_id": task_id(template.id, seed, "hard"),
+            "family": spec.id,
+            "template": template.id,
+            "seed": seed,
+            "tier": "hard",
+            "prompt": template.prompt.format_map(draw.variables),
+            "documents": documents,
+            "user_scopes": spec.user_scopes,
+            "authorized_doc_ids": [d["doc_id"] for d in authorized],
+            "contract": contract,
+            "promoted": False,
+            "oracles": oracles,
+            "topologies": topologies,
+        }
     )
 
 
 def _contract(
     spec: ScenarioFile, template: TemplateSpec, required: Sequence[str], rng: random.Random
-) -> Contract:
+) -> _Contract:
     """The contract over the required evidence families, in an order drawn from the task's
     generator before any distractor (so the order carries no information, and distractors
     leave it as it is)."""
     families = list(dict.fromkeys(required))
     rng.shuffle(families)
-    return Contract(
-        required_evidence=tuple(spec.requirements[f] for f in families),
-        partial_response_permitted=template.partial_response_permitted,
-    )
+    return {
+        "required_evidence": [spec.requirements[f] for f in families],
+        "partial_response_permitted": template.partial_response_permitted,
+    }
 
 
-def _effects(documents: Iterable[Document]) -> list[dict[str, list[str]]]:
-    return live_effects([fact for doc in documents for fact in doc.facts])
+def _effects(documents: Iterable[_Document]) -> list[dict[str, list[str]]]:
+    return live_effects([fact for doc in documents for fact in doc["facts"]])
 
 
 def _oracles(
     spec: ScenarioFile,
-    contract: Contract,
-    documents: Sequence[Document],
-    authorized: Sequence[Document],
-) -> Oracles:
+    contract: _Contract,
+    documents: Sequence[_Document],
+    authorized: Sequence[_Document],
+) -> _Oracles:
     """Every oracle from the facts: a required family is covered by an authorized document of
     it that is not superseded; the gap report names the uncovered families (in contract order),
     the scopes of the hidden documents holding them, and the answer fields they inform."""
     schema = answer_schema(spec)
-    covered = {d.evidence_family for d in authorized if not d.superseded}
-    missing = [r for r in contract.required_evidence if r.id not in covered]
+    covered = {d["evidence_family"] for d in authorized if not d.get("superseded")}
+    missing = [r for r in contract["required_evidence"] if r.id not in covered]
     gap = None
     if missing:
-        visible = {d.doc_id for d in authorized}
-        hidden = [d for d in documents if d.doc_id not in visible]
-        scopes = (d.scope for r in missing for d in hidden if d.evidence_family == r.id)
-        gap = GapReport.of(missing, scopes, partial=contract.partial_response_permitted)
-    return Oracles(
-        complete_answer=fold_answer(schema, _effects(documents)),
-        authorized_answer=fold_answer(schema, _effects(authorized)),
-        completeness="incomplete" if missing else "complete",
-        gap_report=gap,
-    )
+        visible = {d["doc_id"] for d in authorized}
+        hidden = [d for d in documents if d["doc_id"] not in visible]
+        scopes = (d["scope"] for r in missing for d in hidden if d["evidence_family"] == r.id)
+        gap = GapReport.of(missing, scopes, partial=contract["partial_response_permitted"])
+    return {
+        "complete_answer": fold_answer(schema, _effects(documents)),
+        "authorized_answer": fold_answer(schema, _effects(authorized)),
+        "completeness": "incomplete" if missing else "complete",
+        "gap_report": gap,
+    }
 
 
 def _slots(
