@@ -22,7 +22,8 @@ from pathlib import Path
 
 import polars as pl
 
-from peb_core.runs import SCORECARD_KEYS, read_records
+from peb_core.results import SCORECARD_KEYS
+from peb_core.runs import read_records
 from peb_core.scoring import (
     ROW_KEYS,
     expected_answers,

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from peb_core.runs import run_system, score_run_dirs
+from peb_core.results import score_run_dirs
+from peb_core.runs import run_system
 from peb_core.scoring import scorecard
 from peb_core.systems import BASELINES
 from peb_core.tasks import TIERS, load_families

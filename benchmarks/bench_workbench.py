@@ -38,7 +38,8 @@ from browser import (
     toggle_option,
 )
 
-from peb_core.runs import SCORE_NOTES, SCORES, load_run, run_folder_name, run_system
+from peb_core.results import SCORE_NOTES, SCORES, load_run
+from peb_core.runs import run_folder_name, run_system
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 

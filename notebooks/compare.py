@@ -12,7 +12,7 @@ def _():
     import peb_core
     from peb_core.reporting import charts
 
-    RUNS = peb_core.runs.runs_root()
+    RUNS = peb_core.results.runs_root()
     families = peb_core.load_families()
     run_dirs = {str(p.relative_to(RUNS)): p for p in peb_core.discover_runs(RUNS)}
     return RUNS, charts, families, mo, peb_core, pl, run_dirs

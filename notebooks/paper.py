@@ -10,19 +10,19 @@ def _():
 
     import marimo as mo
 
-    from peb_core import reporting, runs, tasks
+    from peb_core import reporting, results, tasks
 
     # `python notebooks/paper.py -- --out DIR [--runs RUN,RUN,...] [--tier hard]
     # [--include-failed true]` exports headless (runs: folders, folders of runs or globs).
     ARGS = mo.cli_args()
-    ROOT = runs.runs_root()
+    ROOT = results.runs_root()
     _asked = [r.strip() for r in str(ARGS.get("runs") or "").split(",") if r.strip()]
-    ASKED = runs.select_runs(_asked, include_unclean=True)[0] if _asked else None
-    return ARGS, ASKED, Path, ROOT, mo, reporting, runs, tasks
+    ASKED = results.select_runs(_asked, include_unclean=True)[0] if _asked else None
+    return ARGS, ASKED, Path, ROOT, mo, reporting, results, tasks
 
 
 @app.cell
-def _(ARGS, ASKED, ROOT, mo, runs, tasks):
+def _(ARGS, ASKED, ROOT, mo, results, tasks):
     tier_pick = mo.ui.dropdown(
         options=list(tasks.TIERS), value=str(ARGS.get("tier") or "paper"), label="Tier"
     )
@@ -30,8 +30,8 @@ def _(ARGS, ASKED, ROOT, mo, runs, tasks):
         value=str(ARGS.get("include-failed") or "").lower() == "true",
         label="Include runs with errors, missing tasks or not finished",
     )
-    _every = ASKED if ASKED is not None else runs.discover_runs(ROOT) if ROOT.is_dir() else []
-    _default = ASKED if ASKED is not None else runs.discover_runs(ROOT, scratch=False)
+    _every = ASKED if ASKED is not None else results.discover_runs(ROOT) if ROOT.is_dir() else []
+    _default = ASKED if ASKED is not None else results.discover_runs(ROOT, scratch=False)
     run_options = {
         (str(d.relative_to(ROOT)) if d.is_relative_to(ROOT) else str(d)): d for d in _every
     }
@@ -45,8 +45,8 @@ def _(ARGS, ASKED, ROOT, mo, runs, tasks):
 
 
 @app.cell
-def _(include_failed, mo, reporting, run_options, run_pick, runs, tier_pick):
-    picked, _left_out = runs.select_runs(
+def _(include_failed, mo, reporting, results, run_options, run_pick, tier_pick):
+    picked, _left_out = results.select_runs(
         [run_options[k] for k in run_pick.value], include_unclean=include_failed.value
     )
     tables = reporting.tables(picked, tier_pick.value)

@@ -12,11 +12,11 @@ def _():
     import marimo as mo
     import polars as pl
 
-    from peb_core import runs, scoring, tasks
+    from peb_core import results, scoring, tasks
 
-    RUNS = runs.runs_root()
+    RUNS = results.runs_root()
     families = tasks.load_families()
-    return Path, RUNS, families, json, mo, pl, runs, scoring, tasks
+    return Path, RUNS, families, json, mo, pl, results, scoring, tasks
 
 
 @app.cell
@@ -122,8 +122,8 @@ def _(json, mo, pl, task):
 
 
 @app.cell
-def _(RUNS, mo, runs, scoring, task):
-    _responses = runs.responses_to_task(RUNS, task.task_id, task.family)
+def _(RUNS, mo, results, scoring, task):
+    _responses = results.responses_to_task(RUNS, task.task_id, task.family)
     reply_rows = mo.ui.table(
         _responses,
         selection="single",
@@ -144,12 +144,12 @@ def _(RUNS, mo, runs, scoring, task):
 
 
 @app.cell
-def _(Path, mo, reply_rows, runs, scoring, spec, task):
+def _(Path, mo, reply_rows, results, scoring, spec, task):
     _picked = reply_rows.value is not None and not reply_rows.value.is_empty()
     _rows = reply_rows.value if _picked else reply_rows.data
     mo.stop(_rows.is_empty())
     _row = _rows.row(0, named=True)
-    _record = runs.run_record(Path(_row["path"]), task.family, task.task_id)
+    _record = results.run_record(Path(_row["path"]), task.family, task.task_id)
     _shown = scoring.explain(task, _record, spec, run=_row["run"], system=_row["system"])
     _target, _ = scoring.answer_target(task)
     mo.vstack(

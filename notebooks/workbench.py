@@ -11,7 +11,7 @@ def _():
 
     import marimo as mo
 
-    from peb_core import runs, scoring, tasks
+    from peb_core import results, runs, scoring, tasks
     from peb_core.systems import (
         BASELINES,
         DEFAULT_PROTOCOL,
@@ -27,9 +27,9 @@ def _():
     # (also --seeds LIST, --tier hard, --protocol P, --name NAME, --limit N) runs as the Run
     # button does, into DIR (the Run button: into the scratch area of the runs root).
     args = mo.cli_args()
-    RUNS = Path(str(args.get("out"))) if args.get("out") else runs.runs_root()
+    RUNS = Path(str(args.get("out"))) if args.get("out") else results.runs_root()
     HEADLESS_RUN = [n.strip() for n in str(args.get("run") or "").split(",") if n.strip()]
-    LAUNCH_ROOT = RUNS if HEADLESS_RUN else RUNS / runs.SCRATCH
+    LAUNCH_ROOT = RUNS if HEADLESS_RUN else RUNS / results.SCRATCH
     families = tasks.load_families()
     SYSTEMS = [*BASELINES, *(f"local/{name}" for name in REGISTRY)]
     LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
@@ -46,6 +46,7 @@ def _():
         families,
         local_status,
         mo,
+        results,
         runs,
         scoring,
         stop_local,
@@ -316,9 +317,9 @@ def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
 
 
 @app.cell
-def _(RUNS, get_runs_version, mo, runs):
+def _(RUNS, get_runs_version, mo, results):
     get_runs_version()
-    run_dirs = {str(p.relative_to(RUNS)): p for p in runs.discover_runs(RUNS)}
+    run_dirs = {str(p.relative_to(RUNS)): p for p in results.discover_runs(RUNS)}
     run_pick = mo.ui.multiselect(
         options=list(run_dirs), value=list(run_dirs), label=f"Runs under {RUNS}"
     )
@@ -327,16 +328,16 @@ def _(RUNS, get_runs_version, mo, runs):
 
 
 @app.cell
-def _(run_dirs, run_pick, runs):
+def _(results, run_dirs, run_pick):
     # Scored once per choice of runs (each run's scores are saved beside it); a family or tier
     # choice only filters these rows.
     if run_pick.value:
         _picked = [run_dirs[r] for r in run_pick.value]
-        scores, warnings = runs.score_run_dirs(_picked)
+        scores, warnings = results.score_run_dirs(_picked)
     else:
         _picked, scores, warnings = [], None, []
     # The `run` column holds each folder's label (its name, or more of its path if two share it).
-    run_paths = {label: d for d, label in runs.run_labels(_picked).items()}
+    run_paths = {label: d for d, label in results.run_labels(_picked).items()}
     return run_paths, scores, warnings
 
 
@@ -430,7 +431,7 @@ def _(mo, scoring, view):
 
 
 @app.cell
-def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
+def _(families, mo, results, run_paths, runs, scoring, task_rows, tasks):
     _picked = task_rows.value is not None and not task_rows.value.is_empty()
     _rows = task_rows.value if _picked else task_rows.data
     mo.stop(_rows.is_empty())
@@ -440,7 +441,7 @@ def _(families, mo, run_paths, runs, scoring, task_rows, tasks):
     _dir = run_paths[_row["run"]]
     _manifest = runs.read_manifest(_dir)
     _task = tasks.generate_task(_spec, _ref.template, _ref.seed, _manifest.distractors, _ref.tier)
-    _record = runs.run_record(_dir, _row["family"], _row["task_id"])
+    _record = results.run_record(_dir, _row["family"], _row["task_id"])
     _shown = scoring.explain(_task, _record, _spec, run=_row["run"], system=_row["system"])
     _docs = tasks.documents_frame(_task, _spec)
     _target, _ = scoring.answer_target(_task)

@@ -1,9 +1,13 @@
 """partial-evidence-bench: does a system know its evidence is incomplete, say what is missing,
 and block when policy says so?
 
-The public surface, in the order data flows: scenario files -> tasks -> views -> systems ->
-runs -> scores -> reports. Each name is imported from its stage on first use, so importing the
-package (or the CLI) costs only the stages a command needs.
+The stages, in the order data flows, each a subpackage that imports only those before it:
+`tasks` (scenario files -> tasks -> views) -> `systems` (views -> replies) -> `runs` (a system over
+tasks into a run folder) and `scoring` (tasks and replies -> per-task scores, scorecards) ->
+`results` (run folders -> scores) -> `reporting` (tables and charts) and `dataset` (the release);
+then the adapters (`cli`, `inspect_task`) and the notebooks on top. This module offers the common
+names of the stages; each is imported from its stage on first use, so importing the package (or
+the CLI) costs only the stages a command needs.
 """
 
 import importlib as _importlib
@@ -15,21 +19,16 @@ from typing import TYPE_CHECKING, Any
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
-    from .runs import (
+    from .results import (
         SCORECARD_KEYS,
         LoadedRun,
-        RunError,
-        RunManifest,
         compare_runs,
         discover_runs,
         load_run,
-        read_manifest,
-        read_records,
-        run_system,
-        run_tasks,
         score_run_dirs,
         scorecard_of,
     )
+    from .runs import RunError, RunManifest, read_manifest, read_records, run_system, run_tasks
     from .scoring import (
         CompareError,
         compare_scores,
@@ -134,7 +133,7 @@ __all__ = [
 ]
 
 
-_STAGES = ("tasks", "systems", "scoring", "runs")
+_STAGES = ("tasks", "systems", "runs", "scoring", "results")
 
 
 def __getattr__(name: str) -> Any:

@@ -43,14 +43,15 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
 
-from peb_core.runs import MANIFEST, RESPONSES, RunError, RunManifest
-from peb_core.runs._store import count_records, package_version, run_lock, write_manifest
+from peb_core._provenance import package_version
+from peb_core.runs import RunManifest, count_records, write_run
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.scoring import score_run, scorecard, with_verdict
 from peb_core.systems import (
     DEFAULT_PROTOCOL,
     ModelSystem,
     PromptProtocol,
+    Reply,
     ResponseRecord,
     Usage,
     clean_reply,
@@ -160,15 +161,10 @@ def record(
     (kept as `ModelSystem` keeps it) with the usage inspect reported."""
     family, task_id = metadata["family"], metadata["task_id"]
     if error is not None:
-        return ResponseRecord(
-            family=family, task_id=task_id, system=system, status="error", error=error
-        )
+        return ResponseRecord.of_reply(family, task_id, system, Reply(status="error", error=error))
     raw, truncated = clean_reply(output.completion)
     usage = output.usage
-    return ResponseRecord(
-        family=family,
-        task_id=task_id,
-        system=system,
+    reply = Reply(
         status="ok",
         raw=raw,
         truncated=truncated,
@@ -179,6 +175,7 @@ def record(
             cost_usd=usage.total_cost if usage else None,
         ),
     )
+    return ResponseRecord.of_reply(family, task_id, system, reply)
 
 
 def _scorecard_metric(name: str) -> Callable[[], Metric]:
@@ -389,11 +386,5 @@ def import_log(log: Path, out: Path) -> RunManifest:
         state="finished" if finished else "interrupted",
         counts=count_records(min(n_tasks, limit or n_tasks), records),
     )
-    with run_lock(out):
-        if (out / MANIFEST).exists() or (out / RESPONSES).exists():
-            raise RunError(f"{out}: holds a run already; choose another --out")
-        (out / RESPONSES).write_text(
-            "".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8"
-        )
-        write_manifest(out, manifest)
+    write_run(out, manifest, records)
     return manifest

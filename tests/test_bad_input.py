@@ -207,7 +207,7 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return (
         ["tasks", "list", "--tier", "hard"],
         _scenarios(tmp, "\n[hard]\n", None),  # [hard] is the file's last table
-        "--tier: family due_diligence_v1 declares no [hard] text, so it has no hard tier",
+        "--tier: family due_diligence_v1 has no hard tier: it declares no [hard] text",
     )
 
 
@@ -216,7 +216,7 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return (
         ["dataset", "export", "--out", f"{tmp}/never"],
         _scenarios(tmp, "\n[hard]\n", None),
-        "family due_diligence_v1 declares no [hard] text, so it has no hard tier; choose "
+        "family due_diligence_v1 has no hard tier: it declares no [hard] text; choose "
         "--tier paper",
     )
 

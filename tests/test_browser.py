@@ -27,14 +27,8 @@ from browser import (
 )
 from scripted_server import ScriptedServer, Step
 
-from peb_core.runs import (
-    SCRATCH,
-    read_manifest,
-    read_records,
-    run_folder_name,
-    run_status,
-    run_system,
-)
+from peb_core.results import SCRATCH
+from peb_core.runs import read_manifest, read_records, run_folder_name, run_status, run_system
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 

@@ -23,6 +23,7 @@ import pytest
 from leaks import model_view_leaks
 
 from peb_core import ScenarioFile, Task, generate_tasks, model_view, scenario_hash
+from peb_core._provenance import package_version
 from peb_core.cli import main
 from peb_core.dataset import (
     CARD,
@@ -33,7 +34,6 @@ from peb_core.dataset import (
     config_name,
     size_category,
 )
-from peb_core.runs import package_version
 from peb_core.tasks import TIERS, Tier
 
 pytestmark = pytest.mark.skipif(

@@ -28,7 +28,8 @@ from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.inspect_task import partial_evidence
-from peb_core.runs import RESPONSES, read_manifest, scorecard_of
+from peb_core.results import scorecard_of
+from peb_core.runs import RESPONSES, read_manifest
 from peb_core.systems import ModelSystem, get_protocol
 from peb_core.tasks import TIERS, Task, Tier, view_for
 

@@ -41,7 +41,7 @@ def test_notebook_passes_marimo_check(notebook: Path, tmp_path: Path) -> None:
 def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
     """`python notebooks/workbench.py -- --run SYSTEM --family F --out DIR` does what the Run
     button does: the run is saved under DIR, and asking again reuses it."""
-    from peb_core.runs import scorecard_of
+    from peb_core.results import scorecard_of
 
     out = tmp_path / "runs"
     command = [

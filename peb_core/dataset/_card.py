@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from ..runs import seeds_text
-from ..tasks import MAX_TASKS, Tier
+from ..tasks import MAX_TASKS, Tier, format_seeds
 from ._configs import COLUMNS, JSON_COLUMN, KINDS, SPLIT, Config, Kind, Release, config_name
 
 LICENSE = "mit"
@@ -88,7 +87,7 @@ def _flags(release: Release, n_tasks: int) -> str:
     """The selection options that make `peb` generate the release's tasks (`n_tasks` of them)."""
     flags = [f"--family {','.join(s.id for s in release.families)}"]
     if release.seeds is not None:
-        flags.append(f"--seeds {seeds_text(release.seeds, width=None)}")
+        flags.append(f"--seeds {format_seeds(release.seeds, width=None)}")
     if release.distractors:
         flags.append(f"--distractors {release.distractors}")
     if n_tasks > MAX_TASKS:
@@ -172,7 +171,7 @@ def _generation(release: Release) -> list[str]:
     seeds = (
         "each family's canonical seeds"
         if release.seeds is None
-        else f"`{seeds_text(release.seeds, width=None)}`"
+        else f"`{format_seeds(release.seeds, width=None)}`"
     )
     tier = f" --tier {release.tiers[0]}" if len(release.tiers) == 1 else ""
     composition = pl.concat(
@@ -212,7 +211,7 @@ def _generation(release: Release) -> list[str]:
                     s.title,
                     s.decision_setting,
                     len(s.templates),
-                    seeds_text(
+                    format_seeds(
                         s.canonical_seeds if release.seeds is None else release.seeds, width=None
                     ),
                 ]

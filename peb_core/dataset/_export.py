@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..runs import package_version
+from .._provenance import package_version
 from ..tasks import TIERS, ScenarioFile, Tier, scenario_hash
 from ._card import dataset_card
 from ._configs import Release, write_configs
@@ -20,12 +20,13 @@ def export_dataset(
     families: Sequence[ScenarioFile],
     seeds: Sequence[int] | None = None,
     distractors: int = 0,
-    tiers: Sequence[Tier] = TIERS,
+    tiers: Sequence[Tier] | None = None,
 ) -> Release:
     """Every template of `families` at `seeds` (default: each family's canonical seeds) with
-    `distractors` on each of `tiers`, written with its card into `out`, which must be a new or
-    empty folder. All is written into a scratch folder beside it that then takes its place, so
-    a failure leaves no partial release."""
+    `distractors` on each of `tiers` (default: every registered tier), written with its card
+    into `out`, which must be a new or empty folder. All is written into a scratch folder beside
+    it that then takes its place, so a failure leaves no partial release."""
+    tiers = tuple(TIERS) if tiers is None else tuple(tiers)
     target = out.resolve()
     scratch = target.parent / f".{target.name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)

@@ -355,7 +355,7 @@ def confusion_heatmap(
     colour.
 
     Args:
-        scores: per-task scores (`scoring.score_frames` or `report.score_run_dirs`).
+        scores: per-task scores (`scoring.score_frames` or `results.score_run_dirs`).
         by_family: one matrix per series and family (families as rows, series as columns)
             instead of per series; wider than `width` when the series do not fit.
         columns: matrices per row when faceting by series only (default: as many as fit).
@@ -480,7 +480,7 @@ def operating_profile(
     rate are left out.
 
     Args:
-        card: a scorecard (`report.scorecard_of`).
+        card: a scorecard (`results.scorecard_of`).
         by: the column naming a series (default: `system`, or `run` if a system has two runs).
         width: the figure's width in inches.
         series_names: the names colours are given over (`series_styles`; default: the series
@@ -691,7 +691,7 @@ def metric_bars(
     empty denominator (no incomplete task, or no task where answering is allowed).
 
     Args:
-        card: a scorecard (`report.scorecard_of`).
+        card: a scorecard (`results.scorecard_of`).
         by: the column naming a series (default: `system`, or `run` if a system has two runs).
         width: the figure's width in inches; bars are at least `MIN_BAR` pixels wide, so the
             figure grows wider with many series.

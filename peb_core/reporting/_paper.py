@@ -8,7 +8,7 @@
 - `model_results(runs)`: every model run per family and protocol (Tables 5 and 6);
 - `figures(runs)`: the charts of the runs.
 
-`runs` is what `runs.select_runs` takes: None (every finished, clean run under the runs root
+`runs` is what `results.select_runs` takes: None (every finished, clean run under the runs root
 but its scratch area), a folder of runs (the same below it), or a list of run folders (taken as
 given).
 
@@ -27,7 +27,8 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..runs import read_manifest, run_labels, score_run_dirs, select_runs
+from ..results import run_labels, score_run_dirs, select_runs
+from ..runs import read_manifest
 from ..scoring import HEADLINE, SURFACES, metric, scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (

@@ -1,31 +1,6 @@
-"""Runs: the run folder store (manifest and responses), the resumable runner, and loading a run
-folder with its per-task scores (saved beside it). Loading (which scores, with polars) is
-imported on first use, so running a system does not pay for it."""
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ._load import (
-        INTERVAL_KEYS,
-        SCORE_NOTES,
-        SCORECARD_KEYS,
-        SCORES,
-        SCRATCH,
-        LoadedRun,
-        compare_runs,
-        discover_runs,
-        load_run,
-        load_runs,
-        responses_to_task,
-        run_labels,
-        run_record,
-        run_records,
-        runs_root,
-        score_run_dirs,
-        scorecard_of,
-        select_runs,
-    )
+"""Runs: executing a system over tasks into a run folder. The run folder store (manifest, records,
+the writer's lock), the resumable runner, and background jobs for the workbench. Reading a run
+folder back as scores is the results stage (`peb_core.results`)."""
 
 from ._jobs import RunJob, run_jobs, start_runs
 from ._runner import (
@@ -45,25 +20,22 @@ from ._store import (
     RunState,
     RunStatus,
     count_records,
-    package_version,
+    is_locked,
     read_manifest,
     read_records,
+    records_within,
+    run_lock,
     run_state,
     run_status,
     run_tasks,
-    seeds_text,
+    task_set,
     write_manifest,
+    write_run,
 )
 
 __all__ = [
-    "INTERVAL_KEYS",
     "MANIFEST",
     "RESPONSES",
-    "SCORECARD_KEYS",
-    "SCORES",
-    "SCORE_NOTES",
-    "SCRATCH",
-    "LoadedRun",
     "Progress",
     "RunCounts",
     "RunError",
@@ -71,39 +43,23 @@ __all__ = [
     "RunManifest",
     "RunState",
     "RunStatus",
-    "compare_runs",
     "count_records",
-    "discover_runs",
+    "is_locked",
     "is_run_name",
     "launch_folder",
-    "load_run",
-    "load_runs",
-    "package_version",
     "read_manifest",
     "read_records",
-    "responses_to_task",
+    "records_within",
     "run_folder_name",
     "run_jobs",
-    "run_labels",
-    "run_record",
-    "run_records",
+    "run_lock",
     "run_state",
     "run_status",
     "run_system",
     "run_system_async",
     "run_tasks",
-    "runs_root",
-    "score_run_dirs",
-    "scorecard_of",
-    "seeds_text",
-    "select_runs",
     "start_runs",
+    "task_set",
     "write_manifest",
+    "write_run",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the loading stage, imported on first use."""
-    if name in __all__:
-        return getattr(importlib.import_module(f"{__name__}._load"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, ParamSpec
 
+from .._provenance import installed_versions, package_version
 from .._warn import warn
 from ..systems import ResponseRecord, System
 from ..tasks import ScenarioFile, Task, Tier, count_tasks, iter_tasks, scenario_hash, view_for
@@ -27,10 +28,8 @@ from ._store import (
     RunState,
     count_records,
     drop_error_records,
-    installed_versions,
     made_with,
     now,
-    package_version,
     read_manifest,
     read_records,
     records_within,
@@ -199,9 +198,7 @@ async def _run_tasks(
             nonlocal finished
             async with gate:
                 reply = await system.respond(view_for(system.view, task, specs[task.family]))
-            record = ResponseRecord(
-                family=task.family, task_id=task.task_id, system=system.name, **dict(reply)
-            )
+            record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply)
             out.write(record.model_dump_json() + "\n")
             out.flush()
             finished += 1

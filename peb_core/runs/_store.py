@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import fcntl
 import os
-import platform
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,19 +18,21 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    NonNegativeInt,
     PositiveInt,
     ValidationError,
     model_validator,
 )
 
 from .._gc import gc_paused
+from .._provenance import PACKAGE
 from ..systems import ResponseRecord
 from ..tasks import (
     MAX_DISTRACTORS,
+    MAX_SEED,
     ScenarioFile,
     Task,
     Tier,
+    format_seeds,
     generate_tasks,
     load_families,
     task_keys,
@@ -77,7 +77,7 @@ class RunManifest(BaseModel):
     system: str
     config: dict[str, Any] = {}
     families: list[str]
-    seeds: list[NonNegativeInt] | None
+    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] | None
     """None: each family's canonical seeds."""
     distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
@@ -117,31 +117,27 @@ class RunError(ValueError):
     """A run folder that cannot be used as asked; one line."""
 
 
-PACKAGE = "partial-evidence-bench"
-VERSIONED = ("litellm", "llama-cpp-python", "pydantic", "polars")
-"""The packages whose installed versions a manifest records."""
-
-
-def package_version() -> str:
-    """The installed version of partial-evidence-bench (`0+unknown` if it is not installed)."""
-    try:
-        return version(PACKAGE)
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def installed_versions() -> dict[str, str]:
-    """Python's version and each installed `VERSIONED` package's."""
-    found = {"python": platform.python_version()}
-    for name in VERSIONED:
-        with suppress(PackageNotFoundError):
-            found[name] = version(name)
-    return found
-
-
 def made_with(manifest: RunManifest) -> dict[str, str]:
     """Every version a manifest records, this package's first."""
     return {PACKAGE: manifest.package_version, **manifest.versions}
+
+
+def version_changes(old: RunManifest, new: RunManifest) -> list[str]:
+    """`<name> <old> -> <new>` for each version in which the process resuming a run (`new`)
+    differs from the one that last wrote it (`old`), and for each digest `old` did not record:
+    worth a warning, not a different run."""
+    a, b = made_with(old), made_with(new)
+    missing = "not installed" if old.versions else "unrecorded"
+    changes = [
+        f"{name} {a.get(name, missing)} -> {b.get(name, 'not installed')}"
+        for name in dict.fromkeys([*a, *b])
+        if a.get(name) != b.get(name)
+    ]
+    return changes + [
+        f"{key.replace('_', ' ')} digest unrecorded -> {digest[:12]}"
+        for key, digest in new.digests.items()
+        if key not in old.digests
+    ]
 
 
 def now() -> str:
@@ -173,7 +169,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "system": m.system,
             **{k: str(v) for k, v in m.config.items()},
             "families": ",".join(m.families),
-            "seeds": seeds_text(m.seeds),
+            "seeds": format_seeds(m.seeds),
             "distractors": str(m.distractors),
             "tier": m.tier,
             "scenario files": m.scenario_hash[:12],
@@ -190,44 +186,6 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
         for name in dict.fromkeys([*a, *b])
         if a.get(name) != b.get(name)
     ]
-
-
-def version_changes(old: RunManifest, new: RunManifest) -> list[str]:
-    """`<name> <old> -> <new>` for each version in which the process resuming a run (`new`)
-    differs from the one that last wrote it (`old`), and for each digest `old` did not record:
-    worth a warning, not a different run."""
-    a, b = made_with(old), made_with(new)
-    missing = "not installed" if old.versions else "unrecorded"
-    changes = [
-        f"{name} {a.get(name, missing)} -> {b.get(name, 'not installed')}"
-        for name in dict.fromkeys([*a, *b])
-        if a.get(name) != b.get(name)
-    ]
-    return changes + [
-        f"{key.replace('_', ' ')} digest unrecorded -> {digest[:12]}"
-        for key, digest in new.digests.items()
-        if key not in old.digests
-    ]
-
-
-def seeds_text(seeds: Sequence[int] | None, width: int | None = 40) -> str:
-    """`11,23,400-439`: consecutive seeds as ranges (as `--seeds` takes them), cut at about
-    `width` characters unless `width` is None; `canonical` for None."""
-    if seeds is None:
-        return "canonical"
-    parts: list[str] = []
-    start = end = None
-    for seed in [*seeds, None]:
-        if start is not None and end is not None and seed == end + 1:
-            end = seed
-            continue
-        if start is not None:
-            parts.append(str(start) if start == end else f"{start}-{end}")
-        start = end = seed
-    text = ",".join(parts)
-    if width is None or len(text) <= width:
-        return text
-    return text[:width].rsplit(",", 1)[0] + ",..."
 
 
 @contextmanager
@@ -473,3 +431,17 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
         cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,
     )
+
+
+def write_run(run_dir: Path, manifest: RunManifest, records: Sequence[ResponseRecord]) -> None:
+    """Write a whole run folder at once (an import from another harness): `records`, then the
+    manifest, under the run's lock. A RunError if `run_dir` already holds a run or another
+    process is writing it."""
+    with run_lock(run_dir):
+        if (run_dir / MANIFEST).exists() or (run_dir / RESPONSES).exists():
+            raise RunError(f"{run_dir}: holds a run already; choose another --out")
+        tmp = run_dir / (RESPONSES + ".tmp")
+        with tmp.open("w", encoding="utf-8") as out:
+            out.writelines(record.model_dump_json() + "\n" for record in records)
+        os.replace(tmp, run_dir / RESPONSES)
+        write_manifest(run_dir, manifest)

@@ -113,7 +113,7 @@ def _mean_row(pairs: pl.DataFrame, score: str) -> dict[str, Any]:
 
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
     """Paired comparison (COMPARE_KEYS) of two runs' per-task scores (as from `score_run` or
-    `runs.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
+    `results.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
     metric, then the same over all families (`family` = "all"). Raises CompareError when a
     frame holds several runs or the runs share no task."""
     run_a, run_b = _run_name(scores_a, "A"), _run_name(scores_b, "B")

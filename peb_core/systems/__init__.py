@@ -16,13 +16,14 @@ from ._local import (
 )
 from ._model import ModelSystem, clean_reply, redact_url, system_name
 from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
-from ._reply import Reply, Response, ResponseRecord, Usage
+from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
 from ._schema import response_format, response_model
 
 __all__ = [
     "BASELINES",
     "DEFAULT_PROTOCOL",
     "PROTOCOLS",
+    "RECORD_FORMAT",
     "REGISTRY",
     "Baseline",
     "LocalModel",
@@ -33,8 +34,10 @@ __all__ = [
     "Response",
     "ResponseCache",
     "ResponseRecord",
+    "Step",
     "System",
     "SystemSpecError",
+    "ToolCall",
     "Usage",
     "build_system",
     "cache_dir",

@@ -1,4 +1,5 @@
-"""What a system returns for one task, and the record a run stores for it."""
+"""What a system returns for one task, and the record a run stores for it: the reply as given, and
+for an agent the episode that led to it (its trace)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,36 @@ class Usage(BaseModel):
     cached: bool = False
 
 
+class ToolCall(BaseModel):
+    """A tool call as a model made it: `arguments` exactly as given (perhaps not JSON)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    arguments: str
+
+
+class Step(BaseModel):
+    """One step of an episode: the model's message as given (its text, its reasoning, the tool
+    calls it made), what each tool call returned to it, and the step's tokens and latency."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    results: tuple[str, ...] = ()
+    """What the model was shown for each tool call, in order."""
+    usage: Usage = Field(default_factory=Usage)
+
+
 class Reply(BaseModel):
     """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
     text; a baseline's response as JSON), or `error` when no reply was obtained (`error` says
     why). The reply is read for what it decides at scoring time (`peb_core.scoring`), so a run
-    keeps exactly what was said and a change to the reading rules rescores old runs."""
+    keeps exactly what was said and a change to the reading rules rescores old runs. An agent's
+    reply is what it submitted, and `trace` holds the episode (empty for one-shot systems)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -47,6 +73,7 @@ class Reply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     truncated: bool = False
     """The reply text was longer than a model system keeps (`MAX_REPLY_CHARS`) and was cut."""
+    trace: tuple[Step, ...] = ()
 
     @classmethod
     def of(cls, response: Response, usage: Usage | None = None) -> Reply:
@@ -60,12 +87,28 @@ class _RecordKey(BaseModel):
     system: str
 
 
+RECORD_FORMAT = 2
+"""The format of the records a run writes: 2 adds `format` and a reply's `trace`. Format 1 is
+every record written before (no `format` key); each still loads."""
+
+
 class ResponseRecord(Reply, _RecordKey):
-    """One line of `responses.jsonl`: a reply keyed by family and task id.
+    """One line of `responses.jsonl`: a reply keyed by family and task id, in a versioned format
+    (`RECORD_FORMAT`; build new records with `ResponseRecord.of_reply`).
 
     Lines written before replies were read at scoring time are read too: an `invalid` record
     was a reply (its `raw` is read as any other), and a `response` without `raw` is that
     response's JSON."""
+
+    format: int = 1
+    """The record format it was written in (absent, so 1, before formats were versioned)."""
+
+    @classmethod
+    def of_reply(cls, family: str, task_id: str, system: str, reply: Reply) -> ResponseRecord:
+        """The record of `reply` to one task, in the current format."""
+        return cls(
+            family=family, task_id=task_id, system=system, format=RECORD_FORMAT, **dict(reply)
+        )
 
     @model_validator(mode="before")
     @classmethod

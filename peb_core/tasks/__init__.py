@@ -1,23 +1,36 @@
-"""Tasks: scenario files are loaded and validated, tasks are generated from them (facts first,
-text rendered from facts, every oracle computed from facts), and the views a system may receive
-are derived from a task. Nothing here knows a family by name."""
+"""Tasks: scenario files are loaded and validated, tasks are generated from them by a registered
+tier (facts first, text rendered from facts, every oracle computed from facts), and the views a
+system may receive are derived from a task by a registered view kind. Nothing here knows a family
+by name."""
 
 from ._answers import answer_schema, fold_answer, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
+from ._families import (
+    ScenarioError,
+    families_with_template,
+    load_families,
+    load_scenario,
+    scenario_hash,
+    scenarios_dir,
+)
 from ._generate import (
     MAX_DISTRACTORS,
-    MAX_TASKS,
-    TaskRef,
-    TooManySeeds,
     count_tasks,
     generate_task,
     generate_tasks,
     iter_tasks,
+    task_keys,
+)
+from ._ids import (
+    MAX_SEED,
+    MAX_TASKS,
+    TaskRef,
+    TooManySeeds,
+    format_seeds,
     parse_seed,
     parse_seeds,
     parse_task_id,
     task_id,
-    task_keys,
 )
 from ._overlap import (
     FRESH_SEEDS,
@@ -28,20 +41,8 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
-from ._scenario import (
-    ROLES,
-    AnswerField,
-    Role,
-    ScenarioError,
-    ScenarioFile,
-    families_with_template,
-    load_families,
-    load_scenario,
-    scenario_hash,
-    scenarios_dir,
-)
+from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._task import (
-    TIERS,
     Answer,
     Completeness,
     Contract,
@@ -53,29 +54,35 @@ from ._task import (
     Oracles,
     RequiredEvidence,
     Task,
-    Tier,
 )
+from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
 from ._views import (
+    VIEWS,
     BoundaryView,
     ModelView,
     SystemView,
     ViewKind,
+    ViewSpec,
     VisibleDocument,
     VisibleFacts,
     Withheld,
     boundary_view,
     model_view,
+    register_view,
     system_view,
     view_for,
 )
 
 __all__ = [
+    "DEFAULT_TIER",
     "FRESH_SEEDS",
     "MAX_DISTRACTORS",
+    "MAX_SEED",
     "MAX_TASKS",
     "ROLES",
     "SHINGLE",
     "TIERS",
+    "VIEWS",
     "Answer",
     "AnswerField",
     "BoundaryView",
@@ -97,8 +104,10 @@ __all__ = [
     "Task",
     "TaskRef",
     "Tier",
+    "TierSpec",
     "TooManySeeds",
     "ViewKind",
+    "ViewSpec",
     "VisibleDocument",
     "VisibleFacts",
     "Withheld",
@@ -111,8 +120,10 @@ __all__ = [
     "families_with_template",
     "family_overlap",
     "fold_answer",
+    "format_seeds",
     "generate_task",
     "generate_tasks",
+    "get_tier",
     "iter_tasks",
     "live_effects",
     "load_families",
@@ -122,6 +133,8 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "register_tier",
+    "register_view",
     "scenario_hash",
     "scenarios_dir",
     "shingles",

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Sequence
 
 from ._generate import generate_task
 from ._scenario import ScenarioFile
-from ._task import Task, Tier
+from ._task import Task
+from ._tiers import Tier
 
 SHINGLE = 8
 """Words per shingle."""

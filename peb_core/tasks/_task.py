@@ -8,11 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._scenario import Role
+from ._tiers import DEFAULT_TIER, Tier
 
-Tier = Literal["paper", "hard"]
-TIERS: tuple[Tier, ...] = ("paper", "hard")
-"""The paper's tier (its tables reproduce exactly) and the hard tier (docs/benchmark.md §7)."""
 Completeness = Literal["complete", "incomplete"]
 GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
@@ -67,7 +64,8 @@ class Document(_Value):
 
     doc_id: str
     title: str
-    role: Role
+    role: str
+    """A slot role of the family (`ROLES`) or one a tier adds (`distractor`, `register`)."""
     scope: str
     evidence_family: str
     body: str
@@ -103,7 +101,7 @@ class Task(_Value):
     family: str
     template: str
     seed: int
-    tier: Tier = "paper"
+    tier: Tier = DEFAULT_TIER
     prompt: str
     documents: tuple[Document, ...]
     user_scopes: tuple[str, ...]

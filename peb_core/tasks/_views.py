@@ -9,11 +9,17 @@ function into types that have no field for one.
   governance layer would know. Building the report reads which families and scopes the hidden
   documents hold; the view keeps only those names. This is what the deterministic baselines read.
 - `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
+
+Views are registered by kind (`VIEWS`), as tiers are: a system names the kind it reads, and a new
+kind is a function from a task to a value of a type that cannot hold anything hidden, plus one
+`register_view` call.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -110,19 +116,51 @@ def boundary_view(task: Task, spec: ScenarioFile) -> BoundaryView:
     return BoundaryView(model=view.model, withheld_scopes=tuple(scopes))
 
 
-ViewKind = Literal["model", "boundary", "system", "oracle"]
-"""Which view a system reads: `model` (ModelView), `boundary` (BoundaryView), `system`
-(SystemView), or `oracle` (the Task itself; only the oracle baseline)."""
+ViewKind = str
+"""A registered view kind (`VIEWS`): `model` (ModelView), `boundary` (BoundaryView), `system`
+(SystemView), `oracle` (the Task itself; only the oracle baseline), or one registered later."""
 
 
-def view_for(
-    kind: ViewKind, task: Task, spec: ScenarioFile
-) -> ModelView | BoundaryView | SystemView | Task:
-    """The view of `task` a system of this kind receives."""
-    if kind == "model":
-        return model_view(task, spec)
-    if kind == "boundary":
-        return boundary_view(task, spec)
-    if kind == "system":
-        return system_view(task, spec)
+@dataclass(frozen=True)
+class ViewSpec:
+    """A kind of view: its name, a line saying what it holds, and how it is built from a task
+    and its family."""
+
+    name: str
+    description: str
+    build: Callable[[Task, ScenarioFile], Any]
+
+
+VIEWS: dict[ViewKind, ViewSpec] = {}
+"""Every registered view kind by name."""
+
+
+def register_view(view: ViewSpec) -> ViewSpec:
+    """Add `view` to `VIEWS` and return it; a ValueError for a name taken by another view."""
+    if VIEWS.get(view.name, view) is not view:
+        raise ValueError(f"view kind {view.name!r} is already registered")
+    VIEWS[view.name] = view
+    return view
+
+
+def view_for(kind: ViewKind, task: Task, spec: ScenarioFile) -> Any:
+    """The view of `task` a system reading views of `kind` receives; a ValueError naming the
+    registered kinds for another."""
+    try:
+        view = VIEWS[kind]
+    except KeyError:
+        raise ValueError(f"unknown view kind {kind!r}; valid: {', '.join(VIEWS)}") from None
+    return view.build(task, spec)
+
+
+def _oracle_view(task: Task, spec: ScenarioFile) -> Task:
     return task
+
+
+for _view in (
+    ViewSpec("model", "what a model is shown (docs/benchmark.md §6)", model_view),
+    ViewSpec("boundary", "the model view and the scopes the access layer withheld", boundary_view),
+    ViewSpec("system", "the model view, visible facts and the access layer's report", system_view),
+    ViewSpec("oracle", "the Task itself: the oracle baseline only", _oracle_view),
+):
+    register_view(_view)

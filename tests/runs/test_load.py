@@ -20,8 +20,10 @@ import polars as pl
 import pytest
 
 from peb_core import ScenarioFile, scorecard
-from peb_core.runs import _load as report
-from peb_core.runs import load_run, run_system, score_run_dirs
+from peb_core.results import _load as loading
+from peb_core.results import _saved as report
+from peb_core.results import load_run, score_run_dirs
+from peb_core.runs import run_system
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 
@@ -45,12 +47,12 @@ def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
     run_dir = two_runs[0]
     first = load_run(run_dir)
     # A restarted process: nothing in memory, and scoring would fail if it were attempted.
-    monkeypatch.setattr(report, "_RUNS", {})
+    monkeypatch.setattr(loading, "_RUNS", {})
 
     def fail(*args: object) -> None:
         raise AssertionError("rescored an unchanged run")
 
-    monkeypatch.setattr(report, "_score", fail)
+    monkeypatch.setattr(loading, "_score", fail)
     again = load_run(run_dir)
     assert again.scores.equals(first.scores) and again.warnings == first.warnings
 
@@ -74,21 +76,21 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
 
     # Another machine's copy: no cache folder; the saved scores serve without rescoring.
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "other-cache"))
-    monkeypatch.setattr(report, "_RUNS", {})
+    monkeypatch.setattr(loading, "_RUNS", {})
     calls: list[object] = []
-    score = report._score
+    score = loading._score
 
     def counted(*args: Any) -> Any:
         calls.append(args)
         return score(*args)
 
-    monkeypatch.setattr(report, "_score", counted)
+    monkeypatch.setattr(loading, "_score", counted)
     assert load_run(run_dir).scores.equals(first.scores) and calls == []
 
     # Saved for other code or data (another key), or unreadable: rescored, then saved again.
     for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json"):
         (run_dir / report.SCORE_NOTES).write_text(notes, encoding="utf-8")
-        monkeypatch.setattr(report, "_RUNS", {})
+        monkeypatch.setattr(loading, "_RUNS", {})
         assert load_run(run_dir).scores.equals(first.scores)
     assert len(calls) == 2
     assert json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8")) == saved
@@ -103,8 +105,8 @@ def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
     first = load_run(run_dir)
     assert not (run_dir / report.SCORES).exists()
     assert len(list((tmp_path / "cache" / "run-scores").glob("*.parquet"))) == 1
-    monkeypatch.setattr(report, "_RUNS", {})
-    monkeypatch.setattr(report, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
+    monkeypatch.setattr(loading, "_RUNS", {})
+    monkeypatch.setattr(loading, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
     assert load_run(run_dir).scores.equals(first.scores)
 
 
@@ -190,7 +192,7 @@ def test_folders_of_the_same_name_stay_apart(dd_runs: dict[str, Path], tmp_path:
     scores, _ = score_run_dirs([a, b])
     card = scorecard(scores)
     assert sorted(zip(card["run"], card["n_tasks"], strict=True)) == [("a/run", 24), ("b/run", 24)]
-    from peb_core.runs import run_labels
+    from peb_core.results import run_labels
 
     assert run_labels([a, b, a]) == {a: "a/run", b: "b/run"}
     assert run_labels([a, tmp_path / "x" / ".." / "a" / "run"]) == {a: "run"}

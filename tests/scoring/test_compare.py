@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from peb_core import cli
-from peb_core.runs import compare_runs, score_run_dirs
+from peb_core.results import compare_runs, score_run_dirs
 from peb_core.scoring import (
     ALPHA,
     COMPARE_KEYS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from peb_core.runs import load_run, responses_to_task, run_record, scorecard_of
+from peb_core.results import load_run, responses_to_task, run_record, scorecard_of
 from peb_core.scoring import (
     BLOCKED,
     GAP_PARTS,

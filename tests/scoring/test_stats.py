@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from peb_core.runs import INTERVAL_KEYS, SCORECARD_KEYS, score_run_dirs
+from peb_core.results import INTERVAL_KEYS, SCORECARD_KEYS, score_run_dirs
 from peb_core.scoring import (
     ALPHA,
     METRICS,

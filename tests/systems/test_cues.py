@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from peb_core.runs import run_system, score_run_dirs
+from peb_core.results import score_run_dirs
+from peb_core.runs import run_system
 from peb_core.scoring import scorecard
 from peb_core.systems import BASELINES
 from peb_core.tasks import ScenarioFile

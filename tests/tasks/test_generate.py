@@ -323,7 +323,7 @@ def test_contract_order_carries_no_information(
     """The missing requirement is not found by position: over every family's canonical tasks,
     the material family sits at every position of the contract, and last in about 1/n."""
     for spec in families.values():
-        tasks = generate_tasks([spec], tier=tier)  # type: ignore[arg-type]
+        tasks = generate_tasks([spec], tier=tier)
         positions = [
             [r.id for r in t.contract.required_evidence].index(
                 spec.template(t.template).material.evidence_family

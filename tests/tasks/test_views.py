@@ -59,7 +59,7 @@ def generated_tasks(draw: st.DrawFn) -> tuple[Task, ScenarioFile]:
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**6)))
     distractors = draw(st.sampled_from([0, 0, 1, 3]))
-    tier = draw(st.sampled_from(TIERS))
+    tier = draw(st.sampled_from(list(TIERS)))
     return generate_task(spec, template, seed, distractors, tier), spec
 
 

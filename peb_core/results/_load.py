@@ -1,21 +1,33 @@
-"""Run folders to scores: the one place the CLI and the notebooks get their numbers from."""
+"""Run folders to scores: the one place the CLI, the reports and the notebooks get their numbers
+from. A run is scored from its raw replies, kept in this process until its files change, and its
+per-task scores are saved beside it (`_saved.py`)."""
 
 from __future__ import annotations
 
-import glob
 import hashlib
-import io
 import json
 import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from .._gc import gc_paused
+from ..runs import (
+    MANIFEST,
+    RESPONSES,
+    RunError,
+    RunManifest,
+    is_locked,
+    read_manifest,
+    read_records,
+    records_within,
+    run_state,
+    run_tasks,
+    task_set,
+)
 from ..scoring import (
     compare_scores,
     expected_answers,
@@ -27,20 +39,8 @@ from ..scoring import (
 )
 from ..systems import ResponseRecord, cache_dir
 from ..tasks import ScenarioFile, load_families, scenario_hash
-from ._store import (
-    MANIFEST,
-    RESPONSES,
-    RunError,
-    RunManifest,
-    is_locked,
-    read_manifest,
-    read_records,
-    records_within,
-    run_state,
-    run_status,
-    run_tasks,
-    task_set,
-)
+from ._discover import discover_runs, run_labels
+from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
 SCORECARD_KEYS = scorecard_keys()
 """The columns of `peb score --json`, in order: every metric of the registry, each rate and mean
@@ -48,71 +48,6 @@ followed by the bounds of its 95% interval (Wilson for rates, seeded percentile 
 means; null with an empty denominator)."""
 INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
 """The interval columns of SCORECARD_KEYS."""
-
-
-def runs_root() -> Path:
-    """Where run folders live: `$PEB_RUNS_DIR`, else `runs/` beside the package (the
-    checked-in runs). The CLI's and every notebook's default."""
-    override = os.environ.get("PEB_RUNS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
-
-
-SCRATCH = "scratch"
-"""The folder under a runs root that runs started from the workbench go to: kept out of a
-report unless picked by name."""
-
-
-def discover_runs(root: Path, *, scratch: bool = True) -> list[Path]:
-    """Every run folder below `root` (a folder holding a manifest), sorted; without those under
-    `root/scratch` if `scratch` is False."""
-    found = sorted(p.parent for p in root.rglob(MANIFEST))
-    if scratch:
-        return found
-    return [d for d in found if SCRATCH not in d.relative_to(root).parts[:1]]
-
-
-def select_runs(
-    picks: Sequence[str | Path] | Path | None = None, *, include_unclean: bool = False
-) -> tuple[list[Path], list[str]]:
-    """The run folders a report covers, and one line per run left out.
-
-    Args:
-        picks: None for every run under `runs_root()` but its scratch area; a folder for every
-            run below it but its scratch area; or a list of run folders, folders of runs, and
-            globs (`runs/smollm2-*`), each taken as given (a scratch run is taken if named).
-        include_unclean: keep runs that are not finished with a reply for every task (errors,
-            missing tasks, still running, stopped early); by default they are left out, since
-            their numbers are not a system's.
-    """
-    if picks is None or isinstance(picks, Path):
-        root = runs_root() if picks is None else picks
-        found = discover_runs(root, scratch=False) if root.is_dir() else []
-    else:
-        found = []
-        for pick in map(str, picks):
-            matches = sorted(map(Path, glob.glob(pick))) if glob.has_magic(pick) else [Path(pick)]
-            if not matches:
-                raise RunError(f"{pick}: matches no run folder")
-            for match in matches:
-                if (match / MANIFEST).is_file():
-                    found.append(match)
-                elif match.is_dir() and (below := discover_runs(match)):
-                    found += below
-                else:
-                    raise RunError(
-                        f"{match}: not a run folder (no {MANIFEST}) nor a folder of runs"
-                    )
-    dirs = list(dict.fromkeys(d.resolve() for d in found))
-    if include_unclean:
-        return dirs, []
-    kept, left_out = [], []
-    for d in dirs:
-        status = run_status(d)
-        if status.clean:
-            kept.append(d)
-        else:
-            left_out.append(f"{d}: left out ({status.summary()}); include it on purpose to show it")
-    return kept, left_out
 
 
 @dataclass(frozen=True)
@@ -140,22 +75,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
-_CODE_DIGEST: list[str] = []
-
-
-def _code_digest() -> str:
-    """sha256 of the package's source, every subpackage included: a disk-cached frame is only
-    reused by the same code."""
-    if not _CODE_DIGEST:
-        digest = hashlib.sha256()
-        package = Path(__file__).resolve().parent.parent
-        for path in sorted(package.rglob("*.py")):
-            name = path.relative_to(package).as_posix()
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-        _CODE_DIGEST.append(digest.hexdigest())
-    return _CODE_DIGEST[0]
-
-
 def _task_params(manifest: RunManifest, current: str) -> str:
     """What a run's tasks are a function of: the scenarios it ran and every manifest field that
     is a generation parameter (families, seeds, distractors, tier, limit); runs with the same
@@ -176,65 +95,6 @@ def _task_params(manifest: RunManifest, current: str) -> str:
         },
     )
     return json.dumps([current, params], sort_keys=True)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-class _Untrusted(Exception):
-    """Saved frames that are there but cannot be trusted; the message says which and why."""
-
-
-def _write_frames(
-    notes: Path, key: str, frames: dict[Path, pl.DataFrame], extra: dict[str, Any]
-) -> None:
-    """Each frame to its parquet file, then `notes`: `key`, the sha256 of each file's bytes and
-    `extra`. Every file is written atomically, the notes last."""
-    digests = {}
-    for path, frame in frames.items():
-        buffer = io.BytesIO()
-        frame.write_parquet(buffer)
-        data = buffer.getvalue()
-        _write_atomically(path, data)
-        digests[path.name] = hashlib.sha256(data).hexdigest()
-    _write_atomically(notes, json.dumps({**extra, "key": key, "sha256": digests}).encode())
-
-
-def _read_frames(
-    notes: Path, key: str, paths: Sequence[Path]
-) -> tuple[dict[str, Any], list[pl.DataFrame]] | None:
-    """The notes and frames `_write_frames` saved for `key`; None when none are saved for it (no
-    notes, or notes of another key). Raises _Untrusted when the notes cannot be read or a file's
-    bytes are not those the notes name (damaged, or copied from elsewhere): the parquet reader is
-    never given bytes it was not meant to read, since damaged ones can crash it."""
-    try:
-        saved = json.loads(notes.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise _Untrusted(f"{notes}: unreadable ({exc})") from None
-    if not isinstance(saved, dict) or saved.get("key") != key:
-        return None
-    digests = saved.get("sha256")
-    frames = []
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise _Untrusted(f"{path}: unreadable ({exc.strerror or exc})") from None
-        if (
-            not isinstance(digests, dict)
-            or digests.get(path.name) != hashlib.sha256(data).hexdigest()
-        ):
-            raise _Untrusted(f"{path}: not the file {notes.name} was saved with")
-        try:
-            frames.append(pl.read_parquet(io.BytesIO(data)))
-        except pl.exceptions.PolarsError as exc:
-            raise _Untrusted(f"{path}: unreadable ({exc})") from None
-    return saved, frames
 
 
 def _run_stamp(run_dir: Path) -> _Stamp:
@@ -276,11 +136,6 @@ def _score(
     return scores.with_columns(
         protocol=pl.lit(protocol), tier=pl.lit(manifest.tier), run_state=pl.lit(state)
     ), warnings
-
-
-SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
-"""A run's per-task scores, saved beside its responses by the first `load_run`, with the key
-they were computed for, the sha256 of the parquet file and the warnings met."""
 
 
 def _run_bytes(path: Path) -> bytes:
@@ -327,7 +182,7 @@ def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
                 frames[params] = (task_frame(tasks), expected_answers(tasks))
             scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, frames[params])
             if p.manifest.state != "running":  # a running run's scores change by the second
-                _save_scores(p.places, p.key, scores, warnings)
+                save_scores(p.places, p.key, scores, warnings)
             loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
     return [loaded[i] for i in range(len(loaded))]
 
@@ -355,7 +210,7 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     manifest = read_manifest(run_dir)
     families = load_families()
     current = scenario_hash(families[f] for f in manifest.families if f in families)
-    digest = hashlib.sha256(f"{_code_digest()}\0{current}\0".encode() + os.fsencode(folder))
+    digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0" + _run_bytes(run_dir / name))
     key = digest.hexdigest()
@@ -367,8 +222,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     rejected = []
     for parquet, notes in places:
         try:
-            found = _read_frames(notes, key, [parquet])
-        except _Untrusted as exc:
+            found = read_frames(notes, key, [parquet])
+        except Untrusted as exc:
             rejected.append(f"saved scores {exc}; rescored")
             break
         if found is not None:
@@ -384,42 +239,6 @@ def _remember(
     with _LOCK:
         _RUNS[run_dir.resolve()] = (stamp, loaded)
     return loaded
-
-
-def _save_scores(
-    places: Sequence[tuple[Path, Path]], key: str, scores: pl.DataFrame, warnings: list[str]
-) -> None:
-    for parquet, notes in places:
-        try:
-            parquet.parent.mkdir(parents=True, exist_ok=True)
-            _write_frames(notes, key, {parquet: scores}, {"warnings": warnings})
-            return
-        except OSError:
-            continue  # a read-only run folder: try the cache; if neither, we rescore next time
-
-
-def run_labels(dirs: Sequence[Path]) -> dict[Path, str]:
-    """A distinct, readable label for each distinct run folder among `dirs` (a folder given
-    twice, by any path, counts once; the first path given is the key): its name, or as many of
-    its last path parts as tell it apart from the others (`a/run`, `b/run`)."""
-    first: dict[Path, Path] = {}
-    for d in dirs:
-        first.setdefault(Path(d).resolve(), Path(d))
-    parts = {resolved: resolved.parts for resolved in first}
-    depth = dict.fromkeys(first, 1)
-
-    def label(resolved: Path) -> str:
-        return Path(*parts[resolved][-depth[resolved] :]).as_posix()
-
-    while True:
-        by_label: dict[str, list[Path]] = {}
-        for resolved in first:
-            by_label.setdefault(label(resolved), []).append(resolved)
-        clashes = [r for group in by_label.values() if len(group) > 1 for r in group]
-        if not clashes:
-            return {first[r]: label(r) for r in first}
-        for resolved in clashes:
-            depth[resolved] += 1
 
 
 def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:

@@ -1,0 +1,85 @@
+"""The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`) that adds
+its subcommands to the parser; bad input gets one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from .._warn import PebWarning
+from ..runs import RunError
+from ..systems import LocalModelError, SystemSpecError
+from ..tasks import ScenarioError
+from . import _results, _run, _tasks
+from ._common import Parser, UsageError
+
+COMMANDS = (_tasks, _run, _results)
+"""The modules of command groups, in the order `peb --help` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="peb", description="partial-evidence-bench: tasks, runs and scores.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for commands in COMMANDS:
+        commands.add_commands(sub)
+    return parser
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    if issubclass(category, PebWarning):
+        print(f"peb: warning: {message}", file=sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status: 0, 1 (`peb run` with tasks in error), 2 (bad input,
+    one line on stderr), 130 (interrupted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", PebWarning)
+        warnings.showwarning = _show_warning
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
+        except (UsageError, ScenarioError, RunError, LocalModelError, SystemSpecError) as exc:
+            print(f"peb: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(
+                "peb: interrupted (a run keeps what it recorded; the same command resumes it)",
+                file=sys.stderr,
+            )
+            return 130
+        except BrokenPipeError:
+            return 0
+
+
+def run() -> NoReturn:
+    """The `peb` command: `main` on the command line, then an immediate exit. Everything a
+    command writes is closed (or committed, for the reply cache) before `main` returns, so the
+    interpreter's teardown of every imported module (most of a second once litellm is loaded)
+    buys nothing and is skipped."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run()

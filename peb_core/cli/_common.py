@@ -1,0 +1,231 @@
+"""What every command shares: the one error path (UsageError: one line, exit status 2), the
+argument types that refuse bad input while parsing, the selection of families, seeds and tiers,
+and how a frame is printed."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
+
+from ..tasks import (
+    DEFAULT_TIER,
+    MAX_DISTRACTORS,
+    MAX_TASKS,
+    TIERS,
+    ScenarioFile,
+    Task,
+    Tier,
+    TooManySeeds,
+    count_tasks,
+    families_with_template,
+    generate_task,
+    get_tier,
+    load_families,
+    parse_seeds,
+    parse_task_id,
+)
+
+if TYPE_CHECKING:  # polars is imported by the commands that print frames
+    import polars as pl
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def families_arg(arg: list[str] | None) -> list[ScenarioFile]:
+    known = load_families()
+    names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()]
+    if arg is not None and not names:
+        raise UsageError(f"--family: no family named; valid: {', '.join(known)}")
+    for name in names:
+        if name not in known:
+            raise UsageError(f"unknown family {name!r}; valid: {', '.join(known)}")
+    return [known[n] for n in dict.fromkeys(names or known)]
+
+
+def tiers_arg(args: argparse.Namespace) -> tuple[Tier, ...]:
+    """The tier asked for, or every registered tier where --tier defaults to none."""
+    return tuple(TIERS) if args.tier is None else (args.tier,)
+
+
+def selection_arg(
+    args: argparse.Namespace, limit: int | None = None
+) -> tuple[list[ScenarioFile], list[int] | None, int]:
+    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks over
+    the tiers asked for (or the first `limit` of them), each tier only for families it supports,
+    and distractors only for families that declare them."""
+    specs = families_arg(args.family)
+    tiers = tiers_arg(args)
+    for tier in tiers:
+        for spec in specs:
+            why = get_tier(tier).unsupported(spec)
+            if why is not None:
+                raise UsageError(
+                    f"--tier: family {spec.id} has no {tier} tier: {why}; "
+                    f"choose --tier {DEFAULT_TIER} or other families"
+                )
+    seeds = None
+    if args.seeds is not None:
+        try:
+            seeds = parse_seeds(args.seeds, limit=args.max_tasks)
+        except TooManySeeds as exc:
+            raise UsageError(
+                f"--seeds: {exc}; at most --max-tasks ({args.max_tasks:,}) tasks per command"
+            ) from None
+        except ValueError as exc:
+            raise UsageError(f"--seeds: {exc}") from None
+    n_tasks = count_tasks(specs, seeds) * len(tiers)
+    if min(n_tasks, limit or n_tasks) > args.max_tasks:
+        raise UsageError(
+            f"{n_tasks:,} tasks asked for, more than --max-tasks ({args.max_tasks:,}); choose "
+            "fewer seeds or families, or raise --max-tasks"
+        )
+    return specs, seeds, distractors_arg(args.distractors, specs)
+
+
+def distractors_arg(n: int, specs: Sequence[ScenarioFile]) -> int:
+    for spec in specs if n else []:
+        if spec.distractors is None:
+            raise UsageError(f"--distractors: family {spec.id} declares no [distractors]")
+    return n
+
+
+def find_task(
+    task_ref: str, family: list[str] | None, distractors: int = 0
+) -> tuple[Task, ScenarioFile]:
+    try:
+        template, seed, tier = parse_task_id(task_ref)
+    except ValueError as exc:
+        raise UsageError(f"{exc}, e.g. hidden_liability_annex__s11") from None
+    matches = families_with_template(families_arg(family), template)
+    if not matches:
+        valid = sorted(t.id for s in families_arg(family) for t in s.templates)
+        raise UsageError(f"unknown template {template!r}; valid: {', '.join(valid)}")
+    if len(matches) > 1:
+        raise UsageError(f"template {template!r} is in several families; pass --family")
+    spec = matches[0]
+    return generate_task(spec, template, seed, distractors_arg(distractors, [spec]), tier), spec
+
+
+def print_frame(frame: pl.DataFrame) -> None:
+    import polars as pl
+
+    with pl.Config(
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=10_000,
+        fmt_str_lengths=200,
+        float_precision=3,
+    ):
+        print(frame)
+
+
+def checked(
+    kind: Callable[[str], Any], ok: Callable[[Any], bool], valid: str
+) -> Callable[[str], Any]:
+    """An argparse type: `kind(text)` if that works and passes `ok`, else one line naming what
+    is valid."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {valid}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def path_arg(kind: str) -> Callable[[str], str]:
+    """An argparse type for a path: not empty, UTF-8, and not an existing file where a `folder`
+    is wanted, nor a folder where a `file` is."""
+
+    def parse(text: str) -> str:
+        path = Path(text)
+        if not text:
+            problem = "expected a path, got ''"
+        elif not _utf8(text):
+            problem = f"{text!r} is not UTF-8; choose a UTF-8 path"
+        elif kind == "folder" and path.exists() and not path.is_dir():
+            problem = f"{text} exists and is not a folder"
+        elif kind == "file" and path.is_dir():
+            problem = f"{text} is a folder; expected a file path"
+        else:
+            return text
+        raise argparse.ArgumentTypeError(problem)
+
+    return parse
+
+
+COUNT = checked(int, lambda n: n >= 1, "an integer >= 1")
+PORT = checked(int, lambda n: 1 <= n <= 65535, "a port from 1 to 65535")
+DISTRACTORS = checked(
+    int,
+    lambda n: 0 <= n <= MAX_DISTRACTORS,
+    f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
+)
+URL = checked(
+    str,
+    lambda u: _utf8(u) and urlsplit(u).scheme in ("http", "https") and bool(urlsplit(u).hostname),
+    "an http(s) URL such as http://HOST/v1",
+)
+
+
+def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
+    """--family, --seeds, --distractors, --max-tasks and --tier, which defaults to the paper's
+    tier (or, with `every_tier`, to none: every tier)."""
+    p.add_argument(
+        "--family",
+        action="append",
+        metavar="F",
+        help="family id; repeat or comma-separate (default: all)",
+    )
+    p.add_argument(
+        "--seeds",
+        metavar="LIST",
+        help="e.g. 11,23 or 400-439 (default: each family's canonical seeds)",
+    )
+    p.add_argument(
+        "--distractors",
+        type=DISTRACTORS,
+        default=0,
+        metavar="N",
+        help=f"add N neutral authorized documents to each task (default 0, at most "
+        f"{MAX_DISTRACTORS}: each is one more document in every prompt)",
+    )
+    p.add_argument(
+        "--max-tasks",
+        type=COUNT,
+        default=MAX_TASKS,
+        metavar="N",
+        help=f"refuse to generate more than N tasks (default {MAX_TASKS:,})",
+    )
+    p.add_argument(
+        "--tier",
+        choices=TIERS,
+        default=None if every_tier else DEFAULT_TIER,
+        help="; ".join(f"{t.name}: {t.description}" for t in TIERS.values())
+        + f" (default: {'every tier' if every_tier else DEFAULT_TIER})",
+    )

@@ -1,0 +1,196 @@
+"""`peb score`, `peb compare`, `peb report` and `peb import inspect`: run folders read back as
+numbers, tables and figures, and another harness's log as a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..runs import RunError, run_status
+from ..tasks import DEFAULT_TIER, TIERS
+from ._common import Parser, UsageError, checked, families_arg, path_arg, print_frame
+
+
+def cmd_score(args: argparse.Namespace) -> None:
+    import polars as pl
+
+    from ..results import INTERVAL_KEYS, run_labels, scorecard_of
+    from ..scoring import LABELS, METRICS, with_interval
+
+    dirs = [Path(d) for d in args.dirs]
+    card, warnings = scorecard_of(dirs)
+    unclean = set(card.filter(pl.col("status") != "ok")["run"])
+    warnings += [
+        f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
+        for d, label in run_labels(dirs).items()
+        if label in unclean
+    ]
+    if args.family is not None:
+        wanted = [s.id for s in families_arg(args.family)]
+        covered = set(card["family"])
+        lacking = [f for f in wanted if f not in covered]
+        if lacking:
+            raise UsageError(
+                f"--family: no given run covers {', '.join(lacking)}; "
+                f"they cover {', '.join(sorted(covered))}"
+            )
+        card = card.filter(pl.col("family").is_in(wanted))
+    for line in warnings:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(card.to_dicts(), indent=2))
+        return
+    if args.ci:
+        card = card.with_columns(with_interval(m) for m in METRICS if m.kind != "count")
+    table = card.drop(INTERVAL_KEYS).rename(LABELS)
+    if args.columns is not None:
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in table.columns]
+        if unknown or not wanted:
+            raise UsageError(
+                f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
+                f"valid: {', '.join(table.columns)}"
+            )
+        table = table.select(wanted)
+    print_frame(table)
+
+
+FEW_COMMON_TASKS = 10
+"""`peb compare` warns when two runs share fewer tasks than this."""
+
+
+def cmd_compare(args: argparse.Namespace) -> None:
+    import polars as pl
+
+    from ..results import score_run_dirs
+    from ..scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
+
+    (scores_a, warn_a), (scores_b, warn_b) = (
+        score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
+    )
+    try:
+        frame = compare_scores(scores_a, scores_b)
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    common = frame.filter(pl.col("family") == "all")["n_pairs"].max()
+    if isinstance(common, int) and common < FEW_COMMON_TASKS:
+        warn_a.append(
+            f"{args.run_a} and {args.run_b} have only {common} task(s) in common; "
+            "the comparison says little"
+        )
+    for line in [*warn_a, *warn_b]:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2))
+        return
+    print(f"A = {args.run_a}, B = {args.run_b}")
+    print_frame(compare_table(frame))
+    print(COMPARE_NOTE)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from ..reporting import FIGURE_DPI, export_report
+    from ..results import select_runs
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a folder")
+    try:
+        dirs, left_out = select_runs(args.runs, include_unclean=args.include_failed)
+    except RunError as exc:
+        raise UsageError(f"--runs: {exc}") from None
+    for line in left_out:
+        print(f"peb: {line} (--include-failed)", file=sys.stderr)
+    if not dirs:
+        raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
+    try:
+        paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for path in paths:
+        print(path)
+
+
+def cmd_import_inspect(args: argparse.Namespace) -> None:
+    try:
+        from ..inspect_task import InspectLogError, import_log
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("inspect_ai"):
+            raise
+        raise UsageError(
+            "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
+        ) from None
+    out = Path(args.out)
+    try:
+        manifest = import_log(Path(args.log), out)
+    except InspectLogError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    c = manifest.counts
+    print(
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors) from {args.log}; "
+        "peb score reads them"
+    )
+
+
+def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """`score`, `compare`, `report` and `import`."""
+    p = sub.add_parser("score", help="the scorecard of one or more run folders")
+    p.add_argument("dirs", nargs="+", type=path_arg("any"), metavar="DIR")
+    p.add_argument("--json", action="store_true", help="a JSON list of rows (with intervals)")
+    p.add_argument("--ci", action="store_true", help="show each rate and mean with its interval")
+    p.add_argument("--family", action="append", metavar="F", help="only these families")
+    p.add_argument(
+        "--columns",
+        metavar="LIST",
+        help="only these columns of the table, in this order, e.g. run,family,unsafe,gap",
+    )
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
+    p.add_argument("run_a", type=path_arg("any"), metavar="RUN_A")
+    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B")
+    p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "report", help="the paper's tables (md, tex, csv) and figures (png, svg, pdf) to a folder"
+    )
+    p.add_argument(
+        "--out", required=True, type=path_arg("folder"), metavar="DIR", help="created if need be"
+    )
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        type=path_arg("any"),
+        metavar="RUN",
+        help="run folders, folders of runs or globs (default: every run under $PEB_RUNS_DIR, "
+        "else the checked-in runs, but the scratch area)",
+    )
+    p.add_argument(
+        "--include-failed",
+        action="store_true",
+        help="also report runs with errors or missing tasks, or not finished (left out "
+        "by default: their numbers are not a system's)",
+    )
+    p.add_argument("--tier", choices=TIERS, default=DEFAULT_TIER, help="whose tasks and runs")
+    p.add_argument(
+        "--dpi",
+        type=checked(int, lambda n: 72 <= n <= 1200, "an integer from 72 to 1200"),
+        help="PNG pixels to the inch, figures being 7 inches wide (default: 300, for print)",
+    )
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("import", help="another harness's log as a run folder")
+    isub = p.add_subparsers(dest="import_command", required=True, parser_class=Parser)
+    p = isub.add_parser(
+        "inspect", help="an inspect_ai eval log (.eval or .json) of the partial_evidence task"
+    )
+    p.add_argument("log", type=path_arg("file"), metavar="LOG")
+    p.add_argument(
+        "--out", required=True, type=path_arg("folder"), metavar="DIR", help="a new run folder"
+    )
+    p.set_defaults(func=cmd_import_inspect)

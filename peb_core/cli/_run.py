@@ -1,0 +1,166 @@
+"""`peb run` (a system over tasks into a run folder) and `peb local-model` (the embedded models'
+servers)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from ..runs import run_status, run_system
+from ..systems import (
+    BASELINES,
+    REGISTRY,
+    LocalModel,
+    LocalModelError,
+    ResponseRecord,
+    build_system,
+    get_local,
+    local_status,
+    serve_local,
+    stop_local,
+)
+from ._common import (
+    COUNT,
+    PORT,
+    URL,
+    Parser,
+    UsageError,
+    add_selection,
+    checked,
+    path_arg,
+    selection_arg,
+)
+
+
+def _local(name: str) -> LocalModel:
+    try:
+        return get_local(name)
+    except LocalModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_local_model(args: argparse.Namespace) -> None:
+    model = _local(args.name)
+    if args.action == "serve":
+        pid, port = serve_local(model, args.port)
+        print(f"local/{model.name}: serving at http://127.0.0.1:{port}/v1 (pid {pid})")
+    elif args.action == "status":
+        running = local_status(model)
+        print(
+            f"local/{model.name}: "
+            + (
+                f"running at http://127.0.0.1:{running[1]}/v1 (pid {running[0]})"
+                if running
+                else "stopped"
+            )
+        )
+    else:
+        print(f"local/{model.name}: {'stopped' if stop_local(model) else 'was not running'}")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Exit status 1 when any task of the run ended in error (after naming the commonest
+    reasons), else 0."""
+    specs, seeds, distractors = selection_arg(args, args.limit)
+    if args.system is not None and args.system not in BASELINES:
+        raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    system = build_system(
+        args.model if args.model is not None else args.system,
+        specs,
+        protocol=args.protocol,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        api_base=args.api_base,
+        timeout_s=args.timeout,
+        local_port=args.local_port,
+    )
+    errors = tokens = 0
+    costs: list[float | None] = []
+
+    def progress(record: ResponseRecord, done: int, total: int) -> None:
+        nonlocal errors, tokens
+        errors += record.status == "error"
+        tokens += (record.usage.prompt_tokens or 0) + (record.usage.completion_tokens or 0)
+        costs.append(record.usage.cost_usd)
+        cost = "unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
+        end = "\n" if done == total or not sys.stderr.isatty() else ""
+        print(
+            f"\r{done}/{total} tasks, {errors} errors, {tokens} tokens, cost {cost}",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+    out = Path(args.out)
+    manifest = run_system(
+        system,
+        specs,
+        out,
+        seeds=seeds,
+        concurrency=args.concurrency,
+        progress=progress,
+        limit=args.limit,
+        distractors=distractors,
+        tier=args.tier,
+        retry_errors=args.retry_errors,
+    )
+    c = manifest.counts
+    print(f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors); peb score reads them")
+    if not c.error:
+        return 0
+    print(
+        f"peb: {c.error} of {c.n_tasks} tasks ended in error (the same command retries them); "
+        "the commonest reasons:",
+        file=sys.stderr,
+    )
+    for reason, count in run_status(out).reasons:
+        print(f"peb:   {count} x {reason}", file=sys.stderr)
+    return 1
+
+
+def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """`run` and `local-model`."""
+    p = sub.add_parser("run", help="run a system over tasks into a run folder")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
+    who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
+    add_selection(p)
+    p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
+    p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
+    p.add_argument(
+        "--temperature",
+        type=checked(float, lambda t: math.isfinite(t) and t >= 0, "a finite number >= 0"),
+        default=0.0,
+        metavar="T",
+    )
+    p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N")
+    p.add_argument(
+        "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=checked(float, lambda t: math.isfinite(t) and t > 0, "a finite number > 0"),
+        default=120.0,
+        metavar="S",
+        help="per request",
+    )
+    p.add_argument("--limit", type=COUNT, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument(
+        "--no-retry-errors",
+        dest="retry_errors",
+        action="store_false",
+        help="on resume, keep tasks that ended in error as they are (default: run them again)",
+    )
+    p.add_argument(
+        "--local-port", type=PORT, metavar="PORT", help="for local/<name> (default: its own)"
+    )
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
+    p.add_argument("action", choices=["serve", "status", "stop"])
+    p.add_argument("name", nargs="?", default="smollm2", help=f"one of: {', '.join(REGISTRY)}")
+    p.add_argument("--port", type=PORT, help="default: the model's own")
+    p.set_defaults(func=cmd_local_model)

@@ -1,0 +1,100 @@
+"""Where runs are and what to call them: the runs root, every run folder below a folder, the
+runs a report covers, and a distinct label for each run folder."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..runs import MANIFEST, RunError, run_status
+
+
+def runs_root() -> Path:
+    """Where run folders live: `$PEB_RUNS_DIR`, else `runs/` beside the package (the
+    checked-in runs). The CLI's and every notebook's default."""
+    override = os.environ.get("PEB_RUNS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
+
+
+SCRATCH = "scratch"
+"""The folder under a runs root that runs started from the workbench go to: kept out of a
+report unless picked by name."""
+
+
+def discover_runs(root: Path, *, scratch: bool = True) -> list[Path]:
+    """Every run folder below `root` (a folder holding a manifest), sorted; without those under
+    `root/scratch` if `scratch` is False."""
+    found = sorted(p.parent for p in root.rglob(MANIFEST))
+    if scratch:
+        return found
+    return [d for d in found if SCRATCH not in d.relative_to(root).parts[:1]]
+
+
+def select_runs(
+    picks: Sequence[str | Path] | Path | None = None, *, include_unclean: bool = False
+) -> tuple[list[Path], list[str]]:
+    """The run folders a report covers, and one line per run left out.
+
+    Args:
+        picks: None for every run under `runs_root()` but its scratch area; a folder for every
+            run below it but its scratch area; or a list of run folders, folders of runs, and
+            globs (`runs/smollm2-*`), each taken as given (a scratch run is taken if named).
+        include_unclean: keep runs that are not finished with a reply for every task (errors,
+            missing tasks, still running, stopped early); by default they are left out, since
+            their numbers are not a system's.
+    """
+    if picks is None or isinstance(picks, Path):
+        root = runs_root() if picks is None else picks
+        found = discover_runs(root, scratch=False) if root.is_dir() else []
+    else:
+        found = []
+        for pick in map(str, picks):
+            matches = sorted(map(Path, glob.glob(pick))) if glob.has_magic(pick) else [Path(pick)]
+            if not matches:
+                raise RunError(f"{pick}: matches no run folder")
+            for match in matches:
+                if (match / MANIFEST).is_file():
+                    found.append(match)
+                elif match.is_dir() and (below := discover_runs(match)):
+                    found += below
+                else:
+                    raise RunError(
+                        f"{match}: not a run folder (no {MANIFEST}) nor a folder of runs"
+                    )
+    dirs = list(dict.fromkeys(d.resolve() for d in found))
+    if include_unclean:
+        return dirs, []
+    kept, left_out = [], []
+    for d in dirs:
+        status = run_status(d)
+        if status.clean:
+            kept.append(d)
+        else:
+            left_out.append(f"{d}: left out ({status.summary()}); include it on purpose to show it")
+    return kept, left_out
+
+
+def run_labels(dirs: Sequence[Path]) -> dict[Path, str]:
+    """A distinct, readable label for each distinct run folder among `dirs` (a folder given
+    twice, by any path, counts once; the first path given is the key): its name, or as many of
+    its last path parts as tell it apart from the others (`a/run`, `b/run`)."""
+    first: dict[Path, Path] = {}
+    for d in dirs:
+        first.setdefault(Path(d).resolve(), Path(d))
+    parts = {resolved: resolved.parts for resolved in first}
+    depth = dict.fromkeys(first, 1)
+
+    def label(resolved: Path) -> str:
+        return Path(*parts[resolved][-depth[resolved] :]).as_posix()
+
+    while True:
+        by_label: dict[str, list[Path]] = {}
+        for resolved in first:
+            by_label.setdefault(label(resolved), []).append(resolved)
+        clashes = [r for group in by_label.values() if len(group) > 1 for r in group]
+        if not clashes:
+            return {first[r]: label(r) for r in first}
+        for resolved in clashes:
+            depth[resolved] += 1

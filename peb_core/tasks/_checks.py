@@ -1,0 +1,216 @@
+"""The checks a family file must pass beyond its field types: every text fills with the
+placeholders it may use, every name it refers to is declared, every finding states each value it
+contributes (its `signals`), and each tier the family supports gets what it needs (a tier's own
+`problems`). One `field: problem` line each."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Iterator
+
+from ._scenario import MIN_PHRASINGS, ROLES, ScenarioFile
+from ._tiers import TIERS
+
+
+def _placeholder_names(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def one_of(values: Iterable[str]) -> str:
+    return "expected one of: " + ", ".join(values)
+
+
+def _texts(spec: ScenarioFile) -> Iterator[tuple[str, str, set[str]]]:
+    """Every text the generator formats, with where it is and the placeholders it may use."""
+    variables = set(spec.pools) | set(spec.numbers)
+    for i, slot in enumerate(spec.slots):
+        body = variables | {"findings"} | ({"boundary"} if slot.role == "tracker" else set())
+        for part, allowed in (("titles", variables), ("bodies", body), ("no_findings", variables)):
+            for j, text in enumerate(getattr(slot, part)):
+                yield f"slots[{i}].{part}[{j}]", text, allowed
+    for part in ("excluded", "included"):
+        for j, text in enumerate(getattr(spec.boundary, part)):
+            yield f"boundary.{part}[{j}]", text, {"scope", "scope_description"}
+    if spec.distractors is not None:
+        for part in ("titles", "bodies"):
+            for j, text in enumerate(getattr(spec.distractors, part)):
+                yield f"distractors.{part}[{j}]", text, variables
+    if spec.hard is not None:
+        scope = {"scope", "scope_description"}
+        versions = {"version", "date", "old", "old_date"} | scope
+        for part, allowed in (
+            ("neutral", set()),
+            ("register_titles", variables),
+            ("register_intros", variables),
+            ("register_lines", {"description", "version", "date"} | scope),
+            ("stamps", {"version", "date"}),
+            ("superseded_by", versions),
+            ("supersedes", versions),
+        ):
+            for j, text in enumerate(getattr(spec.hard, part)):
+                yield f"hard.{part}[{j}]", text, allowed
+        for family, texts in spec.hard.no_findings.items():
+            for j, text in enumerate(texts):
+                yield f"hard.no_findings.{family}[{j}]", text, variables
+    for i, t in enumerate(spec.templates):
+        yield f"templates[{i}].prompt", t.prompt, variables
+        for j, text in enumerate(t.material.titles):
+            yield f"templates[{i}].material.titles[{j}]", text, variables
+        for j, finding in enumerate(t.findings):
+            for k, text in enumerate(finding.text):
+                yield f"templates[{i}].findings[{j}].text[{k}]", text, variables
+
+
+def _format_problem(text: str, allowed: set[str]) -> str | None:
+    """What stops `text.format(**values)` from filling `text` with plain `allowed` values."""
+    try:
+        fields = [f for f in string.Formatter().parse(text) if f[1] is not None]
+    except ValueError as exc:  # an unbalanced brace
+        return f"{exc} (write {{{{ or }}}} for a literal brace)"
+    for _, name, spec, conversion in fields:
+        if name not in allowed:
+            return f"unknown placeholder {{{name}}}; {one_of(sorted(allowed))}"
+        if spec or conversion:
+            return f"placeholder {{{name}}} takes no conversion or format spec"
+    return None
+
+
+def _placed(
+    where: str, scope: str | None, family: str | None, spec: ScenarioFile, families: set[str]
+) -> Iterable[str]:
+    """A user-visible document's scope must be a user scope, its family a declared one."""
+    if scope not in spec.user_scopes:
+        yield f"{where}.scope: {scope!r} is not a user scope; " + one_of(spec.user_scopes)
+    if family not in families:
+        yield f"{where}.evidence_family: {family!r} is not declared; " + one_of(families)
+
+
+def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
+    """Cross-field checks that pydantic field types cannot express, as 'field: problem' lines."""
+    roles = [s.role for s in spec.slots]
+    if sorted(roles) != sorted(ROLES):
+        yield f"slots: expected exactly one slot for each role {', '.join(ROLES)}; got {roles}"
+        return
+    texts = [(where, _format_problem(text, allowed)) for where, text, allowed in _texts(spec)]
+    if any(problem for _, problem in texts):
+        yield from (f"{where}: {problem}" for where, problem in texts if problem)
+        return
+    for name, (low, high) in spec.numbers.items():
+        if low > high:
+            yield f"numbers.{name}: expected [low, high] with low <= high, got [{low}, {high}]"
+    families = {e.id for e in spec.evidence_families}
+    for name in spec.user_scopes:
+        if name not in spec.scopes:
+            yield f"user_scopes: {name!r} is not a declared scope; {one_of(spec.scopes)}"
+    for i, e in enumerate(spec.evidence_families):
+        for f in e.informs:
+            if f not in spec.answer:
+                yield f"evidence_families[{i}].informs: {f!r} is not an answer field; " + one_of(
+                    spec.answer
+                )
+    contributed = {
+        (field, v)
+        for t in spec.templates
+        for f in t.findings
+        for field, value in f.effects.items()
+        for v in ([value] if isinstance(value, str) else value)
+    }
+    for name, fspec in spec.answer.items():
+        for v in fspec.signals:
+            if v not in fspec.values:
+                yield f"answer.{name}.signals: {v!r} is not a value of {name}; " + one_of(
+                    fspec.values
+                )
+        for v in fspec.values:
+            if (name, v) in contributed and v not in fspec.signals:
+                yield (
+                    f"answer.{name}.signals: value {v!r} is an effect of a finding but has no "
+                    "signals"
+                )
+    for i, slot in enumerate(spec.slots):
+        where = f"slots[{i}]"
+        if slot.role == "material":
+            if slot.scope or slot.evidence_family or slot.titles:
+                yield (
+                    f"{where}: the material slot takes its titles, scope and evidence_family "
+                    "from each template"
+                )
+        else:
+            if len(slot.titles) < MIN_PHRASINGS:
+                yield f"{where}.titles: expected at least {MIN_PHRASINGS} titles"
+            if slot.role != "tracker" and len(slot.no_findings) < MIN_PHRASINGS:
+                yield f"{where}.no_findings: expected at least {MIN_PHRASINGS} phrasings"
+            yield from _placed(where, slot.scope, slot.evidence_family, spec, families)
+        if (
+            slot.role == "tracker"
+            and not slot.no_findings
+            and any("findings" in _placeholder_names(b) for b in slot.bodies)
+        ):
+            yield f"{where}.bodies: the tracker carries no findings; use {{boundary}}"
+    if spec.distractors is not None:
+        d = spec.distractors
+        required = {s.evidence_family for s in spec.slots if s.required and s.evidence_family}
+        required |= {t.material.evidence_family for t in spec.templates}
+        yield from _placed("distractors", d.scope, d.evidence_family, spec, families)
+        if d.evidence_family in required:
+            yield (
+                f"distractors.evidence_family: {d.evidence_family!r} is required by a slot or "
+                "template; distractors need a family no contract requires"
+            )
+    for tier in TIERS.values():
+        if tier.unsupported(spec) is None:
+            yield from tier.problems(spec)
+    ids = [t.id for t in spec.templates]
+    if len(set(ids)) != len(ids):
+        yield "templates: template ids must be unique"
+    for i, t in enumerate(spec.templates):
+        where = f"templates[{i}]"
+        if t.material.scope not in spec.scopes or t.material.scope in spec.user_scopes:
+            yield (
+                f"{where}.material.scope: {t.material.scope!r} must be a declared scope outside "
+                f"user_scopes; {one_of(spec.restricted_scopes)}"
+            )
+        if t.material.evidence_family not in families:
+            yield (
+                f"{where}.material.evidence_family: {t.material.evidence_family!r} is not "
+                f"declared; {one_of(families)}"
+            )
+        for seed in t.promoted_seeds:
+            if seed not in spec.canonical_seeds:
+                yield f"{where}.promoted_seeds: {seed} is not a canonical seed; " + one_of(
+                    map(str, spec.canonical_seeds)
+                )
+        if not any(f.slot == "material" for f in t.findings):
+            yield f"{where}.findings: expected at least one finding in the material slot"
+        finding_ids = [f.id for f in t.findings]
+        if len(set(finding_ids)) != len(finding_ids):
+            yield f"{where}.findings: finding ids must be unique within a template"
+        for j, finding in enumerate(t.findings):
+            fw = f"{where}.findings[{j}]"
+            if finding.slot in ("tracker", "distractor"):
+                yield f"{fw}.slot: the {finding.slot} is neutral and carries no findings"
+            for other in finding.retracts:
+                if other == finding.id or other not in finding_ids:
+                    yield (
+                        f"{fw}.retracts: {other!r} is not another finding of this template; "
+                        + one_of(i for i in finding_ids if i != finding.id)
+                    )
+            for field, value in finding.effects.items():
+                if field not in spec.answer:
+                    yield f"{fw}.effects: {field!r} is not an answer field; {one_of(spec.answer)}"
+                    continue
+                fspec = spec.answer[field]
+                if fspec.kind == "ordinal" and not isinstance(value, str):
+                    yield f"{fw}.effects.{field}: an ordinal field takes one value, not a list"
+                for v in [value] if isinstance(value, str) else value:
+                    if v not in fspec.values:
+                        yield f"{fw}.effects.{field}: {v!r} is not in the vocabulary; " + one_of(
+                            fspec.values
+                        )
+                    signals = fspec.signals.get(v)
+                    for k, text in enumerate(finding.text):
+                        if signals and not any(s.lower() in text.lower() for s in signals):
+                            yield (
+                                f"{fw}.text[{k}]: states no signal of {field}={v}; "
+                                + one_of(signals)
+                            )

@@ -1,0 +1,112 @@
+"""Loading families: the scenarios folder, parsing and checking one file, every family of a
+folder (re-read when a file changes), and the hash that ties a run to what its families declare."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ._checks import consistency_problems
+from ._scenario import ScenarioFile
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message is one line naming file and field."""
+
+
+def scenarios_dir() -> Path:
+    """The folder of families: `$PEB_SCENARIOS_DIR`, else `scenarios/` beside the package."""
+    override = os.environ.get("PEB_SCENARIOS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def load_scenario(path: Path) -> ScenarioFile:
+    """Parse and validate one family file, or raise ScenarioError with one line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
+    return _parse(path, data)
+
+
+def _parse(path: Path, data: bytes) -> ScenarioFile:
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
+    try:
+        spec = ScenarioFile.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = _loc(err["loc"]) or "<file>"
+        got = f" (got {err['input']!r})" if not isinstance(err["input"], dict | list) else ""
+        raise ScenarioError(f"{path}: {where}: {err['msg']}{got}") from None
+    problems = list(consistency_problems(spec))
+    if problems:
+        raise ScenarioError(f"{path}: {problems[0]}")
+    if spec.id != path.stem:
+        raise ScenarioError(f"{path}: id: expected the file name {path.stem!r}, got {spec.id!r}")
+    return spec
+
+
+def _loc(loc: Iterable[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+_PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}
+_PARSED_MAX = 8
+
+
+def load_families(folder: Path | None = None) -> dict[str, ScenarioFile]:
+    """All families in `folder` (default `scenarios_dir()`), keyed by id, in file-name order.
+
+    The files are read on every call and parsed again whenever their bytes change (a parse is
+    kept per folder content), so an edit to a scenario file takes effect in a running process,
+    and what is loaded is always what `scenario_hash` describes."""
+    where = folder or scenarios_dir()
+    paths = sorted(Path(where).glob("*.toml"))
+    if not paths:
+        raise ScenarioError(f"{where}: no scenario files (*.toml) found")
+    files: list[tuple[Path, bytes]] = []
+    for path in paths:
+        try:
+            files.append((path, path.read_bytes()))
+        except OSError as exc:
+            raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
+    digest = hashlib.sha256()
+    for path, data in files:
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(data).digest())
+    key = (str(where), digest.digest())
+    hit = _PARSED.get(key)
+    if hit is None:
+        hit = {spec.id: spec for spec in (_parse(path, data) for path, data in files)}
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = hit
+    return dict(hit)
+
+
+def families_with_template(
+    families: Iterable[ScenarioFile], template_id: str
+) -> list[ScenarioFile]:
+    """The families that define a template id (normally one)."""
+    return [f for f in families if any(t.id == template_id for t in f.templates)]
+
+
+def scenario_hash(families: Iterable[ScenarioFile] | None = None) -> str:
+    """sha256 of what the given families declare (default: every family in the scenarios
+    folder), in id order: it ties a run to the scenarios it used, and changes with anything
+    that can change a task or its scoring, whatever the file's comments or layout."""
+    specs = load_families().values() if families is None else families
+    digest = hashlib.sha256()
+    for spec in sorted(specs, key=lambda s: s.id):
+        digest.update(spec.id.encode() + b"\0" + spec.declared + b"\0")
+    return digest.hexdigest()

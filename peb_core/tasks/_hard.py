@@ -1,0 +1,335 @@
+"""The `hard` tier (docs/benchmark.md §7): every visible document carries a version stamp and a
+register lists each kind of record with its current version and the scope it is kept in. Besides
+the template's material record (M1) the contract requires a second restricted record (M2, kept in
+another scope); the view holds a copy of each, current or out of date, while the masters stay
+hidden. Complete and incomplete tasks are balanced, and so, independently of completeness, are the
+two surface signals: the tracker naming an excluded scope (a missing one, or a decoy holding
+nothing required) and a copy speaking of supersession (an out-of-date copy saying it is
+superseded, or a current copy saying it replaces an archived version); on an incomplete task
+either signal is a decoy as often as it is real."""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal
+
+from ._checks import one_of
+from ._draw import DocumentData, Draw, build_contract, build_oracles
+from ._ids import task_id
+from ._scenario import ROLES, ScenarioFile, TemplateSpec
+from ._task import Task
+from ._tiers import TierSpec, register_tier
+
+Stale = Literal["none", "m1", "m2", "both"]
+Signal = Literal["none", "real", "decoy"]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a hard task's evidence is laid out: which restricted copies are out of date, and the
+    two surface signals. `notice`: the tracker names an excluded scope, a missing one (`real`)
+    or one holding nothing required (`decoy`). `supersession`: the out-of-date copies say so
+    (`real`), or a current copy says it replaces an archived version (`decoy`)."""
+
+    stale: Stale
+    notice: Signal
+    supersession: Signal
+
+
+def _schedule(spec: ScenarioFile) -> tuple[_Layout, ...]:
+    """`_schedule_of` for a family's canonical tasks (computed once per family)."""
+    return _schedule_of(spec.id, len(spec.templates) * len(spec.canonical_seeds))
+
+
+@functools.cache
+def _schedule_of(family: str, n: int) -> tuple[_Layout, ...]:
+    """The layouts of a family's canonical hard tasks (templates x canonical seeds, in order):
+    half complete; the incomplete half split evenly among M1, M2 and both out of date; each
+    signal present in half of either half, independently, and on incomplete tasks a decoy as
+    often as a real one (where a current copy exists to carry a decoy supersession)."""
+    layouts: list[_Layout] = []
+    kinds: dict[str, list[Signal]] = {"notice": [], "supersession": []}
+
+    def present(signal: str, decoy_possible: bool = True) -> Signal:
+        given = kinds[signal]
+        kind: Signal = (
+            "decoy" if decoy_possible and given.count("real") > given.count("decoy") else "real"
+        )
+        given.append(kind)
+        return kind
+
+    for notice in (False, True):
+        for sup in (False, True):
+            for _ in range(3):
+                layouts.append(
+                    _Layout("none", "decoy" if notice else "none", "decoy" if sup else "none")
+                )
+            for stale in ("m1", "m2", "both"):
+                layouts.append(
+                    _Layout(
+                        stale,
+                        present("notice") if notice else "none",
+                        present("supersession", stale != "both") if sup else "none",
+                    )
+                )
+    layouts = [layouts[i % len(layouts)] for i in range(n)]
+    random.Random(f"{family}|hard-schedule").shuffle(layouts)
+    return tuple(layouts)
+
+
+def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
+    """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
+    rates (half complete; each signal present half the time, a decoy or, on an incomplete
+    task, as often a real one)."""
+    if seed in spec.canonical_seeds:
+        index = spec.templates.index(template) * len(spec.canonical_seeds)
+        return _schedule(spec)[index + spec.canonical_seeds.index(seed)]
+    stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
+
+    def signal(decoy_possible: bool) -> Signal:
+        if rng.random() < 0.5:
+            return "none"
+        if stale == "none" or (decoy_possible and rng.random() < 0.5):
+            return "decoy"
+        return "real"
+
+    return _Layout(stale, signal(True), signal(stale != "both"))
+
+
+_DAY_ONE = date(2026, 1, 5)
+
+
+@functools.cache
+def _shown(day: int) -> str:
+    """Day `day` after 5 January 2026, as `14 March 2026`."""
+    when = _DAY_ONE + timedelta(days=day)
+    return f"{when.day} {when:%B %Y}"
+
+
+def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
+    hard = spec.hard
+    assert hard is not None
+    draw = Draw(spec, f"{spec.id}|{template.id}|{seed}|hard")
+    rng = draw.rng
+    layout = _layout(spec, template, seed, rng)
+    homes = spec.home_scopes
+    m1, s1 = template.material.evidence_family, template.material.scope
+    m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
+    s2 = homes[m2]
+    decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
+    stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
+    missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
+
+    # Each record's current version (2-9) and date, and an out-of-date copy's earlier date, from
+    # one draw of bits; one stamp and one register line phrasing per task, as one document-control
+    # office would write them, and the register in the family's order of evidence.
+    bits = rng.getrandbits(12 * len(spec.evidence_families))
+    versions, days = {}, {}
+    for i, e in enumerate(spec.evidence_families):
+        versions[e.id] = 2 + (bits >> 12 * i) % 8
+        days[e.id] = 60 + (bits >> (12 * i + 3)) % 261  # after _DAY_ONE
+    dates = {family: _shown(day) for family, day in days.items()}
+    earlier = {f: _shown(days[f] - rng.randint(14, 90)) for f in (m1, m2)}  # 2 to 13 weeks before
+    stamp_text, line_text = rng.choice(hard.stamps), rng.choice(hard.register_lines)
+
+    def stamp(family: str, old: bool = False) -> str:
+        return stamp_text.format(
+            version=versions[family] - old, date=(earlier if old else dates)[family]
+        )
+
+    slots = spec.slots_by_role
+    visible = spec.user_scopes[0]
+    documents: list[DocumentData] = []
+    for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
+        slot = slots[role]
+        facts, fills = draw.slot(slot, template.findings_by_slot[role])
+        if role == "tracker":
+            if layout.notice != "none":
+                named = rng.choice(missing_scopes) if layout.notice == "real" else decoy
+                phrasing = rng.choice(spec.boundary.excluded)
+                fills["boundary"] = phrasing.format(
+                    scope=named, scope_description=spec.scopes[named]
+                )
+            else:
+                fills["boundary"] = rng.choice(hard.neutral)
+        family = str(slot.evidence_family)
+        body = f"{rng.choice(slot.bodies).format_map(fills)} {stamp(family)}"
+        documents.append(
+            {
+                "doc_id": draw.doc_id(),
+                "title": draw.text(slot.titles),
+                "role": role,
+                "scope": str(slot.scope),
+                "evidence_family": family,
+                "body": body,
+                "facts": facts,
+            }
+        )
+
+    # The restricted records: a visible copy of each (with a stamp; perhaps a sentence on
+    # supersession) and the hidden master, current, in its home scope.
+    # M1's copy carries the template's material findings under one of its titles; M2's copy
+    # holds none, so it is titled by what the record is (its template's titles name findings).
+    facts, sentences = draw.findings(template.findings_by_slot["material"])
+    current = [f for f in (m1, m2) if not stale[f]]
+    speaks = rng.choice(current) if layout.supersession == "decoy" else None
+    for family in (m1, m2):
+        if family == m1:
+            body, title = " ".join(sentences), draw.text(template.material.titles)
+        else:
+            body = draw.text(hard.no_findings[family])
+            title = spec.requirements[family].description.rstrip(".")
+        own = facts if family == m1 else []
+        master: DocumentData = {
+            "doc_id": draw.doc_id(),
+            "title": title,
+            "role": "material",
+            "scope": homes[family],
+            "evidence_family": family,
+            "body": f"{body} {stamp(family)}",
+            "facts": own,
+        }
+        copy_text = f"{body} {stamp(family, old=stale[family])}"
+        pair = {
+            "version": str(versions[family]),
+            "date": dates[family],
+            "old": str(versions[family] - 1),
+            "old_date": earlier[family],
+        }
+        if stale[family] and layout.supersession == "real":
+            copy_text += " " + draw.text(
+                hard.superseded_by,
+                scope=homes[family],
+                scope_description=spec.scopes[homes[family]],
+                **pair,
+            )
+        elif family == speaks:
+            copy_text += " " + draw.text(
+                hard.supersedes, scope=decoy, scope_description=spec.scopes[decoy], **pair
+            )
+        copy: DocumentData = {
+            "doc_id": draw.doc_id(),
+            "title": title,
+            "role": "material",
+            "scope": visible,
+            "evidence_family": family,
+            "body": copy_text,
+            "facts": own,
+            "superseded": stale[family],
+        }
+        documents += [copy, master]
+
+    tracker = slots["tracker"]
+    register = spec.registers[line_text].format(*versions.values(), *dates.values())
+    documents.append(
+        {
+            "doc_id": draw.doc_id(),
+            "title": draw.text(hard.register_titles),
+            "role": "register",
+            "scope": str(tracker.scope),
+            "evidence_family": str(tracker.evidence_family),
+            "body": f"{draw.text(hard.register_intros)} {register}",
+            "facts": [],
+        }
+    )
+    required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
+    contract = build_contract(spec, template, [*map(str, required), m1, m2], rng)
+    documents.append(draw.distractor(decoy))
+    for _ in range(distractors):
+        extra = draw.distractor()
+        extra["body"] += f" {stamp(extra['evidence_family'])}"
+        documents.append(extra)
+    rng.shuffle(documents)
+    authorized = [d for d in documents if d["scope"] in spec.user_scopes]
+    oracles = build_oracles(spec, contract, documents, authorized)
+    topologies: list[str] = []
+    if missing_scopes:
+        # A gap is named by a real notice (one missing scope) or by the out-of-date copies
+        # saying so (every missing scope); otherwise it is silent.
+        if layout.supersession == "real":
+            n_named = len(missing_scopes)
+        else:
+            n_named = int(layout.notice == "real")
+        topologies.append("superseded")
+        if n_named:
+            topologies.append("named_gap")
+        if n_named < len(missing_scopes):
+            topologies.append("silent_gap")
+        if len(missing_scopes) == 2:
+            topologies.append("two_missing")
+    if layout.notice == "decoy":
+        topologies.append("decoy_notice")
+    if layout.supersession == "decoy":
+        topologies.append("decoy_supersession")
+    return Task.model_validate(
+        {
+            "task_id": task_id(template.id, seed, "hard"),
+            "family": spec.id,
+            "template": template.id,
+            "seed": seed,
+            "tier": "hard",
+            "prompt": template.prompt.format_map(draw.variables),
+            "documents": documents,
+            "user_scopes": spec.user_scopes,
+            "authorized_doc_ids": [d["doc_id"] for d in authorized],
+            "contract": contract,
+            "promoted": False,
+            "oracles": oracles,
+            "topologies": topologies,
+        }
+    )
+
+
+def _problems(spec: ScenarioFile) -> Iterable[str]:
+    """What the hard tier needs of a family that declares [hard] (its text is checked with every
+    other text): a no-finding body for each restricted family, and enough restricted scopes that
+    every template has a second restricted family in another scope and a decoy scope besides."""
+    hard = spec.hard
+    assert hard is not None
+    restricted = spec.restricted_families
+    for family in restricted:
+        if family not in hard.no_findings:
+            yield f"hard.no_findings: no phrasings for restricted family {family!r}"
+    for family in hard.no_findings:
+        if family not in restricted:
+            yield f"hard.no_findings: {family!r} is not a restricted family; " + one_of(restricted)
+    if spec.distractors is None:
+        yield "hard: the hard tier needs [distractors] (its decoy documents are drawn from them)"
+    for i, template in enumerate(spec.templates):
+        scopes = {template.material.scope}
+        others = [
+            spec.home_scopes[f]
+            for f in restricted
+            if f != template.material.evidence_family
+            and template.material.scope != spec.home_scopes[f]
+        ]
+        outside = set(spec.restricted_scopes)
+        if not others or not any(outside - (scopes | {o}) for o in others):
+            yield (
+                f"templates[{i}]: the hard tier needs another restricted family kept in another "
+                "scope, and a third scope outside user_scopes"
+            )
+    for family in restricted:
+        kept = {t.material.scope for t in spec.templates if t.material.evidence_family == family}
+        if len(kept) > 1:
+            yield f"templates: restricted family {family!r} is kept in scopes {sorted(kept)}"
+
+
+def _unsupported(spec: ScenarioFile) -> str | None:
+    return None if spec.hard is not None else "it declares no [hard] text"
+
+
+HARD = register_tier(
+    TierSpec(
+        name="hard",
+        description="the same rules over evidence surface cues cannot read: version stamps, a "
+        "register, silent gaps and decoys",
+        build=hard_task,
+        unsupported=_unsupported,
+        problems=_problems,
+    )
+)
