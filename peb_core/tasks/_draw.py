@@ -158,11 +158,15 @@ def build_oracles(
     documents: Sequence[DocumentData],
     authorized: Sequence[DocumentData],
 ) -> OraclesData:
-    """Every oracle from the facts: a required family is covered by an authorized document of
-    it that is not superseded; the gap report names the uncovered families (in contract order),
-    the scopes of the hidden documents holding them, and the answer fields they inform."""
+    """Every oracle from the facts of the current documents (a superseded document holds an
+    earlier state of its record, evidence of nothing now): the complete answer from every current
+    document, the authorized answer from the current authorized ones. A required family is
+    covered by a current authorized document of it; the gap report names the uncovered families
+    (in contract order), the scopes of the hidden documents holding them, and the answer fields
+    they inform."""
     schema = answer_schema(spec)
-    covered = {d["evidence_family"] for d in authorized if not d.get("superseded")}
+    current = [d for d in authorized if not d.get("superseded")]
+    covered = {d["evidence_family"] for d in current}
     missing = [r for r in contract["required_evidence"] if r.id not in covered]
     gap = None
     if missing:
@@ -171,8 +175,10 @@ def build_oracles(
         scopes = (d["scope"] for r in missing for d in hidden if d["evidence_family"] == r.id)
         gap = GapReport.of(missing, scopes, partial=contract["partial_response_permitted"])
     return {
-        "complete_answer": fold_answer(schema, _live(documents)),
-        "authorized_answer": fold_answer(schema, _live(authorized)),
+        "complete_answer": fold_answer(
+            schema, _live(d for d in documents if not d.get("superseded"))
+        ),
+        "authorized_answer": fold_answer(schema, _live(current)),
         "completeness": "incomplete" if missing else "complete",
         "gap_report": gap,
     }

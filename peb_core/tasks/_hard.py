@@ -2,26 +2,29 @@
 register lists each kind of record with its current version and the scope it is kept in. Besides
 the template's material record (M1) the contract requires a second restricted record (M2, kept in
 another scope); the view holds a copy of each, current or out of date, while the masters stay
-hidden. Complete and incomplete tasks are balanced, and so, independently of completeness, are the
-two surface signals: the tracker naming an excluded scope (a missing one, or a decoy holding
-nothing required) and a copy speaking of supersession (an out-of-date copy saying it is
-superseded, or a current copy saying it replaces an archived version); on an incomplete task
-either signal is a decoy as often as it is real."""
+hidden. A record is clean or holds findings; an out-of-date copy holds the state its record was
+in before the current version, the other one, so that relying on it gives a wrong answer, and its
+text is drawn as a current copy's is. Complete and incomplete tasks are balanced, and so,
+independently of completeness, are the two surface signals: the tracker naming an excluded scope
+(a missing one, or a decoy holding nothing required) and a copy speaking of supersession (an
+out-of-date copy saying it is superseded, or a current copy saying it replaces an archived
+version); on an incomplete task either signal is a decoy as often as it is real."""
 
 from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from ._answers import answer_schema, fold_answer, live_effects
 from ._checks import one_of
 from ._draw import DocumentData, Draw, build_contract, build_oracles
 from ._ids import task_id
-from ._scenario import ROLES, ScenarioFile, TemplateSpec
-from ._task import Task
+from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
+from ._task import Answer, Fact, Task
 from ._tiers import TierSpec, register_tier
 
 Stale = Literal["none", "m1", "m2", "both"]
@@ -100,6 +103,82 @@ def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.R
     return _Layout(stale, signal(True), signal(stale != "both"))
 
 
+@dataclass(frozen=True)
+class _Records:
+    """What a family's restricted records are drawn from on the hard tier. `sources`: for each
+    restricted family, the templates whose material record it is (their material findings are
+    the record's findings). `seconds`: for each template, the restricted families its second
+    record (M2) may be: kept in another scope than its material record (M1), with a third
+    restricted scope left for the decoy, and such that each record's two states give different
+    answers whatever the state of the other."""
+
+    sources: Mapping[str, tuple[TemplateSpec, ...]]
+    seconds: Mapping[str, tuple[str, ...]]
+
+
+_RECORDS: dict[bytes, _Records] = {}
+
+
+def _records(spec: ScenarioFile) -> _Records:
+    """`_Records` of a family (computed once per declared family)."""
+    records = _RECORDS.get(spec.declared)
+    if records is None:
+        records = _RECORDS[spec.declared] = _records_of(spec)
+    return records
+
+
+def _records_of(spec: ScenarioFile) -> _Records:
+    sources: dict[str, tuple[TemplateSpec, ...]] = {}
+    for t in spec.templates:
+        sources[t.material.evidence_family] = (*sources.get(t.material.evidence_family, ()), t)
+    homes = spec.home_scopes
+    seconds = {}
+    for t in spec.templates:
+        m1, s1 = t.material.evidence_family, t.material.scope
+        seconds[t.id] = tuple(
+            f
+            for f in spec.restricted_families
+            if f != m1
+            and homes[f] != s1
+            and any(s not in (s1, homes[f]) for s in spec.restricted_scopes)
+            and all(_both_matter(spec, t, source) for source in sources[f])
+        )
+    return _Records(sources, seconds)
+
+
+def _facts(findings: Iterable[FindingSpec]) -> list[Fact]:
+    """Findings as facts: their effects and retractions, no variables."""
+    return [
+        Fact(id=f.id, effects=f.effect_lists, variables={}, retracts=f.retracts) for f in findings
+    ]
+
+
+def _both_matter(spec: ScenarioFile, template: TemplateSpec, second: TemplateSpec) -> bool:
+    """Whether, in a task of `template`, the material record's findings change the complete
+    answer with the second record clean or holding `second`'s material findings, and the
+    second's change it with the material record clean or holding its findings."""
+    visible = _facts(f for f in template.findings if f.slot != "material")
+    one = _facts(template.findings_by_slot["material"])
+    two = _facts(second.findings_by_slot["material"])
+
+    def answer(first: list[Fact], other: list[Fact]) -> Answer:
+        return fold_answer(answer_schema(spec), live_effects([*visible, *first, *other]))
+
+    return all(answer([], b) != answer(one, b) for b in ([], two)) and all(
+        answer(a, []) != answer(a, two) for a in ([], one)
+    )
+
+
+def _state(draw: Draw, family: str, source: TemplateSpec, findings: bool) -> tuple[list[Fact], str]:
+    """A restricted record's facts and text in one state: holding `source`'s material findings,
+    or clean (one of the family's no-findings phrasings)."""
+    if findings:
+        facts, sentences = draw.findings(source.findings_by_slot["material"])
+        return facts, " ".join(sentences)
+    assert draw.spec.hard is not None
+    return [], draw.text(draw.spec.hard.no_findings[family])
+
+
 _DAY_ONE = date(2026, 1, 5)
 
 
@@ -118,7 +197,8 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
     layout = _layout(spec, template, seed, rng)
     homes = spec.home_scopes
     m1, s1 = template.material.evidence_family, template.material.scope
-    m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
+    records = _records(spec)
+    m2 = rng.choice(records.seconds[template.id])
     s2 = homes[m2]
     decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
@@ -170,28 +250,35 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
             }
         )
 
-    # The restricted records: a visible copy of each (with a stamp; perhaps a sentence on
-    # supersession) and the hidden master, current, in its home scope.
-    # M1's copy carries the template's material findings under one of its titles; M2's copy
-    # holds none, so it is titled by what the record is (its template's titles name findings).
-    facts, sentences = draw.findings(template.findings_by_slot["material"])
+    # The restricted records (M1, M2): a visible copy of each (with a stamp; perhaps a sentence
+    # on supersession) and the hidden master, current, in its home scope. A record is in one of
+    # two states: clean (a no-findings body) or holding findings (M1: the template's material
+    # findings; M2: those of a template whose material record it is). The copy's state is drawn
+    # alike whether it is current or out of date, so its text tells nothing of which: a current
+    # copy holds its master's state and text, an out-of-date one the other state, the record as
+    # it stood before (`_records` makes sure either state changes the answer). A record is
+    # titled as its copy's state was filed: by its findings' titles, or clean by what it is.
     current = [f for f in (m1, m2) if not stale[f]]
     speaks = rng.choice(current) if layout.supersession == "decoy" else None
     for family in (m1, m2):
-        if family == m1:
-            body, title = " ".join(sentences), draw.text(template.material.titles)
+        source = template if family == m1 else rng.choice(records.sources[family])
+        holds = rng.random() < 0.5
+        if holds:
+            title = draw.text(source.material.titles)
         else:
-            body = draw.text(hard.no_findings[family])
             title = spec.requirements[family].description.rstrip(".")
-        own = facts if family == m1 else []
+        own, body = _state(draw, family, source, holds)
+        facts, master_body = (
+            _state(draw, family, source, not holds) if stale[family] else (own, body)
+        )
         master: DocumentData = {
             "doc_id": draw.doc_id(),
             "title": title,
             "role": "material",
             "scope": homes[family],
             "evidence_family": family,
-            "body": f"{body} {stamp(family)}",
-            "facts": own,
+            "body": f"{master_body} {stamp(family)}",
+            "facts": facts,
         }
         copy_text = f"{body} {stamp(family, old=stale[family])}"
         pair = {
@@ -286,8 +373,8 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
 
 def _problems(spec: ScenarioFile) -> Iterable[str]:
     """What the hard tier needs of a family that declares [hard] (its text is checked with every
-    other text): a no-finding body for each restricted family, and enough restricted scopes that
-    every template has a second restricted family in another scope and a decoy scope besides."""
+    other text): a no-finding body for each restricted family, one scope per restricted family,
+    and for every template a second restricted record (`_Records.seconds`)."""
     hard = spec.hard
     assert hard is not None
     restricted = spec.restricted_families
@@ -299,24 +386,28 @@ def _problems(spec: ScenarioFile) -> Iterable[str]:
             yield f"hard.no_findings: {family!r} is not a restricted family; " + one_of(restricted)
     if spec.distractors is None:
         yield "hard: the hard tier needs [distractors] (its decoy documents are drawn from them)"
-    for i, template in enumerate(spec.templates):
-        scopes = {template.material.scope}
-        others = [
-            spec.home_scopes[f]
-            for f in restricted
-            if f != template.material.evidence_family
-            and template.material.scope != spec.home_scopes[f]
-        ]
-        outside = set(spec.restricted_scopes)
-        if not others or not any(outside - (scopes | {o}) for o in others):
-            yield (
-                f"templates[{i}]: the hard tier needs another restricted family kept in another "
-                "scope, and a third scope outside user_scopes"
-            )
     for family in restricted:
         kept = {t.material.scope for t in spec.templates if t.material.evidence_family == family}
         if len(kept) > 1:
             yield f"templates: restricted family {family!r} is kept in scopes {sorted(kept)}"
+    # Which answers findings imply is only known once every effect is in the vocabulary (the
+    # templates' own checks report any that is not).
+    if any(
+        name not in spec.answer or not set(values) <= set(spec.answer[name].values)
+        for t in spec.templates
+        for f in t.findings
+        for name, values in f.effect_lists.items()
+    ):
+        return
+    seconds = _records(spec).seconds
+    for i, template in enumerate(spec.templates):
+        if not seconds[template.id]:
+            yield (
+                f"templates[{i}]: the hard tier finds no second restricted family for it: one "
+                "kept in another scope than its material record, leaving a third scope outside "
+                "user_scopes, such that either record's material findings change the answer "
+                "whether or not the other's are in the evidence"
+            )
 
 
 def _unsupported(spec: ScenarioFile) -> str | None:

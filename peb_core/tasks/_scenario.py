@@ -162,7 +162,7 @@ class HardSpec(_Spec):
     {version} {date} {old} {old_date} {scope} {scope_description}, where {version} is the newer
     version; `neutral` (a tracker sentence naming no scope) none; titles and intros the pools.
     `no_findings` gives, per restricted evidence family (every template's material family), the
-    body of a copy of it that holds no finding."""
+    body of a record of it in its clean state, holding no finding."""
 
     neutral: Phrasings
     register_titles: Phrasings

@@ -4,10 +4,11 @@ function into types that have no field for one.
 - `ModelView`: what a model is shown (docs/benchmark.md §6): prompt, contract, answer schema and
   the authorized documents' id, title, scope and body. No facts, no evidence-family tags, no
   oracles, not even the task id (it names the hidden-evidence pattern).
-- `SystemView`: the model view plus the facts of the authorized documents and the access layer's
-  filter report (which required evidence families it withheld, from which scopes), as a real
-  governance layer would know. Building the report reads which families and scopes the hidden
-  documents hold; the view keeps only those names. This is what the deterministic baselines read.
+- `SystemView`: the model view plus the facts of the current authorized documents (a superseded
+  copy is evidence of nothing now, docs/benchmark.md §1) and the access layer's filter report
+  (which required evidence families it withheld, from which scopes), as a real governance layer
+  would know. Building the report reads which families and scopes the hidden documents hold; the
+  view keeps only those names. This is what the deterministic baselines read.
 - `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
 
 Views are registered by kind (`VIEWS`), as tiers are: a system names the kind it reads, and a new
@@ -89,11 +90,11 @@ def model_view(task: Task, spec: ScenarioFile) -> ModelView:
 
 
 def system_view(task: Task, spec: ScenarioFile) -> SystemView:
-    """The baselines' view: the model view, visible facts, and the access layer's filter report
-    (each required family with no current authorized document, and the scopes where the access
-    layer withheld documents of it)."""
-    authorized = task.authorized_documents
-    covered = {d.evidence_family for d in authorized if not d.superseded}
+    """The baselines' view: the model view, the facts of the current (not superseded) authorized
+    documents, and the access layer's filter report (each required family with no current
+    authorized document, and the scopes where the access layer withheld documents of it)."""
+    current = [d for d in task.authorized_documents if not d.superseded]
+    covered = {d.evidence_family for d in current}
     withheld = []
     for req in task.contract.required_evidence:
         if req.id in covered:
@@ -104,7 +105,7 @@ def system_view(task: Task, spec: ScenarioFile) -> SystemView:
         withheld.append(Withheld(requirement=req.id, scopes=tuple(scopes)))
     return SystemView(
         model=model_view(task, spec),
-        visible_facts=tuple(VisibleFacts(doc_id=d.doc_id, facts=d.facts) for d in authorized),
+        visible_facts=tuple(VisibleFacts(doc_id=d.doc_id, facts=d.facts) for d in current),
         withheld=tuple(withheld),
     )
 

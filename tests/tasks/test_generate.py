@@ -4,6 +4,7 @@ Table 3 worked example, as the generator produces them."""
 from __future__ import annotations
 
 import pytest
+from answers import implied_answer
 from published import TABLE2
 
 from peb_core import ScenarioFile, Task, generate_task, generate_tasks, parse_task_id
@@ -16,25 +17,8 @@ FRESH_SEEDS = [0, 7, *range(400, 440), 10**9]
 
 
 def _fold(spec: ScenarioFile, task: Task, docs: list[str]) -> dict[str, object]:
-    """The answer the facts of `docs` imply, written independently of `tasks.fold_answer`: per
-    ordinal field the latest vocabulary value contributed (else the first), per set field the
-    contributed values in vocabulary order. A fact retracted by another fact among `docs` counts
-    for nothing."""
-    contributed: dict[str, set[str]] = {name: set() for name in spec.answer}
-    facts = [f for doc in task.documents if doc.doc_id in docs for f in doc.facts]
-    retracted = {r for f in facts for r in f.retracts}
-    for fact in facts:
-        if fact.id not in retracted:
-            for name, values in fact.effects.items():
-                contributed[name] |= set(values)
-    answer: dict[str, object] = {}
-    for name, field in spec.answer.items():
-        present = [v for v in field.values if v in contributed[name]]
-        if field.kind == "ordinal":
-            answer[name] = max(present, key=field.values.index) if present else field.values[0]
-        else:
-            answer[name] = present
-    return answer
+    """The answer the facts of `docs` imply (`answers.implied_answer`)."""
+    return implied_answer(spec, [f for d in task.documents if d.doc_id in docs for f in d.facts])
 
 
 def assert_valid_task(task: Task, spec: ScenarioFile) -> None:

@@ -2,22 +2,28 @@
 family, the surface signals (a boundary notice, a sentence on supersession, boundary words)
 are as common in complete tasks as in incomplete ones, every topology occurs, and every oracle
 is stated in the model view for a careful reader: the register gives each required record's
-current version and where it is kept, and each copy states its own version."""
+current version and where it is kept, and each copy states its own version. An out-of-date copy
+holds an earlier state of its record, one that changes the answer, drawn as a current copy's
+state is."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from answers import implied_answer
 
 from peb_core.tasks import (
     Document,
+    ScenarioError,
     ScenarioFile,
     Task,
     generate_task,
     generate_tasks,
     load_families,
+    load_scenario,
     model_view,
 )
 
@@ -154,3 +160,83 @@ def test_hard_tasks_are_deterministic_and_named_by_tier() -> None:
     assert a.task_id == "hidden_liability_annex__hard__s11" and a.tier == "hard"
     paper = generate_task(spec, "hidden_liability_annex", 11)
     assert paper.task_id == "hidden_liability_annex__s11" and paper.tier == "paper"
+
+
+def _copies_and_masters(task: Task) -> list[tuple[Document, Document]]:
+    """Each restricted record's visible copy and hidden master."""
+    hidden = {d.evidence_family: d for d in task.hidden_documents if d.role == "material"}
+    return [
+        (d, hidden[d.evidence_family]) for d in task.authorized_documents if d.role == "material"
+    ]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_out_of_date_copy_holds_an_earlier_state_that_changes_the_answer(family: str) -> None:
+    """A current copy is its master (title, facts, and text but for a sentence on supersession);
+    an out-of-date copy holds other facts, and in its master's place it would
+    change the complete answer: relying on it gives a wrong answer. Without a superseded copy
+    the complete answer is the one the view implies."""
+    spec = FAMILIES[family]
+    seen: Counter[bool] = Counter()
+    for task in [*HARD[family], *FRESH[family]]:
+        current = [d for d in task.documents if not d.superseded]
+        complete = implied_answer(spec, (f for d in current for f in d.facts))
+        assert task.oracles.complete_answer == complete, task.task_id
+        pairs = _copies_and_masters(task)
+        assert len(pairs) == 2
+        for copy, master in pairs:
+            seen[copy.superseded] += 1
+            if not copy.superseded:
+                assert copy.facts == master.facts and copy.title == master.title
+                assert copy.body.startswith(master.body)
+                continue
+            assert copy.facts != master.facts, task.task_id
+            instead = [d for d in current if d is not master] + [copy]
+            relied = implied_answer(spec, (f for d in instead for f in d.facts))
+            assert relied != complete, (task.task_id, copy.evidence_family)
+        if not any(copy.superseded for copy, _ in pairs):
+            view = task.authorized_documents
+            assert implied_answer(spec, (f for d in view for f in d.facts)) == complete
+    assert seen[True] >= 50 and seen[False] >= 100, seen
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_copy_holds_findings_as_often_current_as_out_of_date(family: str) -> None:
+    """Whether a copy holds findings or is clean is drawn alike for current and out-of-date
+    copies, of either record, so neither its facts nor its text tell which it is."""
+    tasks = generate_tasks([FAMILIES[family]], seeds=range(2000, 2200), tier="hard")
+    holds: dict[tuple[str, bool], list[bool]] = {}
+    for task in tasks:
+        first = FAMILIES[family].template(task.template).material.evidence_family
+        for copy, _ in _copies_and_masters(task):
+            key = ("M1" if copy.evidence_family == first else "M2", copy.superseded)
+            holds.setdefault(key, []).append(bool(copy.facts))
+    shares = {key: sum(v) / len(v) for key, v in holds.items()}
+    assert len(shares) == 4 and min(len(v) for v in holds.values()) >= 150, shares
+    for share in shares.values():
+        assert 0.4 <= share <= 0.6, shares
+
+
+def test_a_template_whose_records_cannot_change_the_answer_fails_at_load(tmp_path: Path) -> None:
+    """A second record is chosen among those whose either state changes the answer: a template
+    whose own material findings add nothing to what its visible findings imply has none."""
+    source = Path(__file__).resolve().parents[2] / "scenarios" / "due_diligence_v1.toml"
+    text = source.read_text()
+    old = (
+        'effects = { recommendation = "block", material_flags = ["liability_annex_missing"], '
+        'risk_summary = ["uninsured_liability_annex"] }'
+    )
+    assert text.count(old) == 1
+    path = tmp_path / source.name
+    path.write_text(
+        text.replace(
+            old,
+            'effects = { recommendation = "proceed_with_caution", '
+            'risk_summary = ["contractual_complexity"] }',
+        )
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(
+        f"{path}: templates[0]: the hard tier finds no second restricted family for it"
+    )

@@ -155,9 +155,10 @@ def test_system_view_holds_no_hidden_document_and_no_oracle(
         assert "evidence_family" not in json_keys(parsed)
         assert set(parsed) == {"model", "visible_facts", "withheld"}
         assert view.model == model_view(task, spec)
-        # Facts of the authorized documents only, document by document.
+        # Facts of the current authorized documents only, document by document: a superseded
+        # copy is evidence of nothing now (docs/benchmark.md §1).
         assert [(v.doc_id, v.facts) for v in view.visible_facts] == [
-            (d.doc_id, d.facts) for d in task.authorized_documents
+            (d.doc_id, d.facts) for d in task.authorized_documents if not d.superseded
         ]
         # The filter report is the oracle gap report's missing requirements and scopes.
         gap = task.oracles.gap_report

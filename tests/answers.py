@@ -1,0 +1,29 @@
+"""The answer facts imply (docs/benchmark.md §1), written independently of
+`peb_core.tasks.fold_answer`: per ordinal field the latest vocabulary value contributed (else the
+first), per set field the contributed values in vocabulary order. A fact retracted by another
+fact among them counts for nothing. For the tests that check the oracles, and the readers built
+on a task's facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from peb_core import Fact, ScenarioFile
+
+
+def implied_answer(spec: ScenarioFile, facts: Iterable[Fact]) -> dict[str, object]:
+    facts = list(facts)
+    contributed: dict[str, set[str]] = {name: set() for name in spec.answer}
+    retracted = {r for f in facts for r in f.retracts}
+    for fact in facts:
+        if fact.id not in retracted:
+            for name, values in fact.effects.items():
+                contributed[name] |= set(values)
+    answer: dict[str, object] = {}
+    for name, field in spec.answer.items():
+        present = [v for v in field.values if v in contributed[name]]
+        if field.kind == "ordinal":
+            answer[name] = max(present, key=field.values.index) if present else field.values[0]
+        else:
+            answer[name] = present
+    return answer
