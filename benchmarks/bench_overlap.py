@@ -60,7 +60,7 @@ def section(table: list[str], seconds: float) -> str:
             "hidden documents included; contract and schema text left out). A family's figure "
             "is the mean over its six templates. The goal is the paper tier's; the hard tier "
             "is reported: its register lists every kind of record by the family's fixed "
-            "description, and the second restricted record's copy is titled by it, by design.",
+            "description, and a clean restricted record is titled by it, by design.",
             "",
             *table,
             "",
