@@ -23,8 +23,8 @@ from ._answers import answer_schema, fold_answer, live_effects
 from ._checks import one_of
 from ._draw import DocumentData, Draw, build_contract, build_oracles
 from ._ids import task_id
-from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
-from ._task import Answer, Fact, Task
+from ._scenario import ROLES, AnswerField, FindingSpec, ScenarioFile, TemplateSpec
+from ._task import Fact, Task
 from ._tiers import TierSpec, register_tier
 
 Stale = Literal["none", "m1", "m2", "both"]
@@ -131,17 +131,23 @@ def _records_of(spec: ScenarioFile) -> _Records:
     sources: dict[str, tuple[TemplateSpec, ...]] = {}
     for t in spec.templates:
         sources[t.material.evidence_family] = (*sources.get(t.material.evidence_family, ()), t)
+    schema = answer_schema(spec)
+    material = {t.id: _facts(t.findings_by_slot["material"]) for t in spec.templates}
     homes = spec.home_scopes
     seconds = {}
     for t in spec.templates:
         m1, s1 = t.material.evidence_family, t.material.scope
+        visible = _facts(f for f in t.findings if f.slot != "material")
         seconds[t.id] = tuple(
             f
             for f in spec.restricted_families
             if f != m1
             and homes[f] != s1
             and any(s not in (s1, homes[f]) for s in spec.restricted_scopes)
-            and all(_both_matter(spec, t, source) for source in sources[f])
+            and all(
+                _states_matter(schema, visible, material[t.id], material[source.id])
+                for source in sources[f]
+            )
         )
     return _Records(sources, seconds)
 
@@ -153,20 +159,17 @@ def _facts(findings: Iterable[FindingSpec]) -> list[Fact]:
     ]
 
 
-def _both_matter(spec: ScenarioFile, template: TemplateSpec, second: TemplateSpec) -> bool:
-    """Whether, in a task of `template`, the material record's findings change the complete
-    answer with the second record clean or holding `second`'s material findings, and the
-    second's change it with the material record clean or holding its findings."""
-    visible = _facts(f for f in template.findings if f.slot != "material")
-    one = _facts(template.findings_by_slot["material"])
-    two = _facts(second.findings_by_slot["material"])
-
-    def answer(first: list[Fact], other: list[Fact]) -> Answer:
-        return fold_answer(answer_schema(spec), live_effects([*visible, *first, *other]))
-
-    return all(answer([], b) != answer(one, b) for b in ([], two)) and all(
-        answer(a, []) != answer(a, two) for a in ([], one)
+def _states_matter(
+    schema: Iterable[AnswerField], visible: list[Fact], one: list[Fact], two: list[Fact]
+) -> bool:
+    """Whether, beside the `visible` facts, the first record's findings `one` change the answer
+    with the second record clean or holding `two`, and `two` change it with the first clean or
+    holding `one`."""
+    clean, first, second, both = (
+        fold_answer(schema, live_effects([*visible, *held]))
+        for held in ([], one, two, [*one, *two])
     )
+    return clean != first and second != both and clean != second and first != both
 
 
 def _state(draw: Draw, family: str, source: TemplateSpec, findings: bool) -> tuple[list[Fact], str]:
