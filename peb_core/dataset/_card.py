@@ -28,7 +28,8 @@ TIER_ABOUT: dict[Tier, str] = {
     "carries a version stamp and a register lists each kind of record with its current version "
     "and the scope its master is kept in; the contract requires a second restricted record, so "
     "two requirements can be missing, in two scopes; a visible copy may be out of date and say "
-    "so, or say nothing (a silent gap); a current copy may mention an archived version, and the "
+    "so, or say nothing (a silent gap); an out-of-date copy holds an earlier state of its record, "
+    "which no oracle reads; a current copy may mention an archived version, and the "
     "tracker may name a scope that holds nothing required (decoys). Half of each family's tasks "
     "are complete.",
 }
