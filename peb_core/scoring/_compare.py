@@ -154,11 +154,11 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
 
 
 def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), one
-    after the other; runs sharing no task with it are left out."""
+    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), in
+    order of run name; runs sharing no task with it are left out."""
     base = scores.filter(pl.col("run") == reference)
     frames = []
-    for run in scores["run"].unique(maintain_order=True).to_list():
+    for run in sorted(scores["run"].unique().to_list()):
         if run == reference:
             continue
         try:

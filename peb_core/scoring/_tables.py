@@ -96,6 +96,7 @@ def disagreements(scores: pl.DataFrame) -> pl.DataFrame:
     )
     return (
         verdicts.join(split, on=keys, how="semi")
+        .sort("run")  # the pivot's columns, in order of run name
         .pivot(on="run", index=keys, values="verdict", aggregate_function="first")
         .sort(keys)
     )
