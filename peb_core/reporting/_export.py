@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import altair as alt
 import polars as pl
 import vl_convert
 
+from .._markdown import markdown_table
 from ..tasks import Tier
 from . import _charts as charts
 from ._paper import CAPTIONS, DECIMALS, Runs, figures, run_dirs, tables
@@ -49,16 +49,10 @@ def _cells(frame: pl.DataFrame, decimals: int) -> list[list[str]]:
 
 
 def to_markdown(frame: pl.DataFrame, *, decimals: int = DECIMALS) -> str:
-    """A GitHub-flavoured Markdown table (`|` in a cell escaped as `\\|`)."""
-
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
-
+    """A GitHub-flavoured Markdown table (`markdown_table`: `|` in a cell escaped as `\\|`),
+    numbers right-aligned."""
     numeric = [dtype.is_numeric() for dtype in frame.dtypes]
-    rule = ["---:" if n else "---" for n in numeric]
-    body = [line(frame.columns), "|" + "|".join(rule) + "|"]
-    body += [line(row) for row in _cells(frame, decimals)]
-    return "\n".join(body) + "\n"
+    return "\n".join(markdown_table(frame.columns, _cells(frame, decimals), right=numeric)) + "\n"
 
 
 _LATEX_ESCAPES = {

@@ -23,7 +23,7 @@ import polars as pl
 
 from .._gc import gc_paused
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
 from ._metrics import METRICS
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
@@ -65,15 +65,18 @@ ANSWER_SCHEMA = pl.Schema(
         "got": LIST,
     }
 )
-GAP_PARTS: dict[str, tuple[str, str]] = {
-    "status": ("gap_status", "exp_status"),
-    "reason": ("gap_reason", "exp_reason"),
-    "missing_requirements": ("gap_requirements", "exp_requirements"),
-    "missing_scopes": ("gap_scopes", "exp_scopes"),
-    "affected_claims": ("gap_claims", "exp_claims"),
+_SHORT = {
+    "missing_requirements": "requirements",
+    "missing_scopes": "scopes",
+    "affected_claims": "claims",
 }
-"""The five scored parts of a gap report (docs/benchmark.md §3), each with the response's and the
-oracle's column; its score is the column `gap_<part>_score` of `score_frames`."""
+GAP_PARTS: dict[str, tuple[str, str]] = {
+    part: (f"gap_{_SHORT.get(part, part)}", f"exp_{_SHORT.get(part, part)}")
+    for part in (*GAP_VALUES, *GAP_LISTS)
+}
+"""The five scored parts of a gap report (docs/benchmark.md §3; `tasks.GAP_VALUES` and
+`tasks.GAP_LISTS`), each with the response's and the oracle's column; its score is the column
+`gap_<part>_score` of `score_frames`."""
 
 
 def _as_list(value: str | list[str]) -> list[str]:
@@ -121,23 +124,29 @@ def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
     )
 
 
+def answer_target(task: Task) -> tuple[str, Answer | None]:
+    """What a reply's answer is judged against: (`complete_answer`, the answer) on a complete
+    task, (`authorized_answer`, the answer) where a partial answer is permitted, (`block`, None)
+    where policy requires a block."""
+    if task.oracles.completeness == "complete":
+        return "complete_answer", task.oracles.complete_answer
+    if task.contract.partial_response_permitted:
+        return "authorized_answer", task.oracles.authorized_answer
+    return "block", None
+
+
 def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
-    """The answer each task is judged against, one row per field: the complete answer on a
-    complete task, the authorized answer where a partial answer is permitted, none (no rows)
-    where policy requires a block. `ordinal` fields score by exact match, the others by Jaccard."""
+    """The answer each task is judged against (`answer_target`), one row per field; none (no
+    rows) where policy requires a block. `ordinal` fields score by exact match, the others by
+    Jaccard."""
     family: list[str] = []
     task_ids: list[str] = []
     fields: list[str] = []
     ordinal: list[bool] = []
     expected: list[list[str] | None] = []
     for t in tasks:
-        if t.oracles.completeness == "complete":
-            target = t.oracles.complete_answer
-        elif t.contract.partial_response_permitted:
-            target = t.oracles.authorized_answer
-        else:
-            continue
-        for field, value in target.items():
+        _, target = answer_target(t)
+        for field, value in (target or {}).items():
             family.append(t.family)
             task_ids.append(t.task_id)
             fields.append(field)
@@ -342,7 +351,7 @@ def score_frames(
         .then(0.0)
         .otherwise(
             (pl.col(got) == pl.col(want)).fill_null(False).cast(pl.Float64)
-            if part in ("status", "reason")
+            if part in GAP_VALUES
             else _jaccard(pl.col(got), pl.col(want))
         )
         for part, (got, want) in GAP_PARTS.items()

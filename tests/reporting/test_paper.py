@@ -321,3 +321,18 @@ def test_report_bad_input_is_one_line_and_exit_2(
     assert err.count("\n") == 1 and "--out" in err
     assert cli.main(["report"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_one_markdown_writer_escapes_every_cell() -> None:
+    """The paper's tables and the dataset card write Markdown with one function, which keeps a
+    `|` or a line break in a cell from breaking its row."""
+    from peb_core._markdown import markdown_table
+
+    lines = markdown_table(["a|b", "n"], [["x | y", 1], ["two\nlines", 2]], right=[False, True])
+    assert lines == [
+        "| a\\|b | n |",
+        "|---|---:|",
+        "| x \\| y | 1 |",
+        "| two lines | 2 |",
+    ]
+    assert markdown_table(["a"], [["b"]])[1] == "| --- |"
