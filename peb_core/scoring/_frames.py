@@ -490,7 +490,8 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
             aggs[f"_{m.name}_n"] = m.within.sum()
         else:
             assert m.score is not None
-            aggs[f"_{m.name}_values"] = pl.col(m.score).drop_nulls().sort()
+            values = pl.col(m.score) if m.within is None else pl.col(m.score).filter(m.within)
+            aggs[f"_{m.name}_values"] = values.drop_nulls().sort()
     if "run_state" in scores.columns:
         aggs["_run_state"] = pl.col("run_state").first()
     order = sorted(keys, key=lambda k: (k not in ("run", "family"), k != "run"))
