@@ -39,6 +39,8 @@ from ._frames import (
     task_frame,
 )
 from ._metrics import (
+    CHECKS,
+    DETAIL,
     DIAGNOSTICS,
     HEADERS,
     HEADLINE,
@@ -86,9 +88,11 @@ from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_v
 __all__ = [
     "ALPHA",
     "BLOCKED",
+    "CHECKS",
     "CLAIMED",
     "COMPARE_KEYS",
     "COMPARE_NOTE",
+    "DETAIL",
     "DIAGNOSTICS",
     "GAP_PARTS",
     "HEADERS",

@@ -251,10 +251,23 @@ SUMMARY: tuple[Metric, ...] = (*HEADLINE[:2], *SURFACES[1:], HEADLINE[2])
 """A run summed up, headline first: unsafe completeness, its worst case, the other three
 surfaces and format compliance (what an inspect eval reports)."""
 
-DIAGNOSTICS: tuple[Metric, ...] = tuple(m for m in MEASURES if m not in SURFACES)
-"""Every rate and mean beside the four surfaces: the worst case, gap-report quality on complete
-and on incomplete tasks, awareness, the invalid rate and format compliance (a results table's
-second part)."""
+DETAIL: tuple[Metric, ...] = (
+    BY_NAME["unsafe_completeness_upper"],
+    BY_NAME["gap_report_quality_complete"],
+    BY_NAME["gap_report_quality_incomplete"],
+)
+"""What the headline and gap average over: the worst case (invalid replies counted as unsafe),
+and gap-report quality on complete and on incomplete tasks apart."""
+
+CHECKS: tuple[Metric, ...] = (
+    BY_NAME["completeness_accuracy"],
+    BY_NAME["invalid_rate"],
+    BY_NAME["format_compliance_rate"],
+)
+"""Completeness awareness, the invalid rate and format compliance."""
+
+DIAGNOSTICS: tuple[Metric, ...] = (*DETAIL, *CHECKS)
+"""Every rate and mean beside the four surfaces (a results table's second and third parts)."""
 
 STATE_COUNTS: tuple[Metric, ...] = tuple(
     BY_NAME[n] for n in ("n_tasks", "n_unreadable", "n_errors", "n_missing")
