@@ -235,7 +235,7 @@ def nest(points: pl.DataFrame, series: str, at: Iterable[str]) -> pl.DataFrame:
     first (`order`)."""
     keys = list(at)
     return (
-        points.sort(series)
+        points.sort(series, *keys)
         .with_columns(
             together=pl.len().over(keys),
             ring=pl.int_range(pl.len()).over(keys),
@@ -435,6 +435,7 @@ def outcome_grid(
             "answer_score",
             "gap_score",
         )
+        .sort("family", "task_id", series)
     )
     width_px = room(width)
     title = "Outcome per task"

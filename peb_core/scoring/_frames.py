@@ -314,6 +314,15 @@ def field_scores(
     )
 
 
+def _mean_in_order(columns: list[pl.Expr]) -> pl.Expr:
+    """The mean of `columns` (none null), summed left to right: the same float at any thread
+    count (polars' `mean_horizontal` sums in an order that depends on it)."""
+    total = columns[0]
+    for column in columns[1:]:
+        total = total + column
+    return total / len(columns)
+
+
 def _field_means(scored: pl.DataFrame) -> pl.DataFrame:
     """The mean field score of each reply of `field_scores` (run, family, task_id, field_mean),
     summed in the fields' fixed order by numpy (one thread), never by a parallel group-by whose
@@ -398,7 +407,7 @@ def score_frames(
             .then((~claims_incomplete & ~has_gap).cast(pl.Float64))
             .when(~has_gap)
             .then(0.0)
-            .otherwise(pl.mean_horizontal(*parts.values())),
+            .otherwise(_mean_in_order(list(parts.values()))),
             **parts,
             unsafe=unsafe,
             unsafe_upper=~complete & (unsafe | ~valid),

@@ -50,8 +50,9 @@ def _digest(frame: pl.DataFrame) -> str:
 
 def numbers(scores: pl.DataFrame, *, everything: bool) -> str:
     """One digest of the scorecard of per-task scores, with its intervals; with `everything`,
-    also of each paper-tier baseline run compared with the first, the tasks they disagree on,
-    and the specs of the figures drawn from the scores (their data inline)."""
+    also of the per-task scores themselves, each paper-tier baseline run compared with the
+    first, the tasks they disagree on, and the specs of the figures drawn from the scores (their
+    data inline)."""
     card = scorecard(scores)
     if not everything:
         return _digest(card)
@@ -59,6 +60,7 @@ def numbers(scores: pl.DataFrame, *, everything: bool) -> str:
 
     baselines = scores.filter(pl.col("run").str.starts_with("baselines/"))
     parts = [
+        scores.sort("run", "family", "task_id"),
         card,
         compare_to_reference(baselines, sorted(baselines["run"].unique())[0]),
         disagreements(baselines),
@@ -67,6 +69,7 @@ def numbers(scores: pl.DataFrame, *, everything: bool) -> str:
         charts.operating_profile(card).to_dict(),
         charts.metric_bars(card).to_dict(),
         charts.confusion_heatmap(scores).to_dict(),
+        charts.outcome_grid(scores).to_dict(),
     ]
     text = "".join(_digest(p) for p in parts) + json.dumps(specs, sort_keys=True)
     return _digest(card) + "+" + hashlib.sha256(text.encode()).hexdigest()
