@@ -48,8 +48,10 @@ TOP = 10
 NGRAMS = (1, 2)
 """The n-gram lengths the classifier reads."""
 C = 0.1
-"""The classifier's inverse regularisation strength: of 0.03-3, the one that found the most on
-the hard tier's held-out seeds (an audit should be as strong a reader as it can)."""
+"""The classifier's inverse regularisation strength: of 0.03, 0.1, 0.3 and 1, the one that read
+completeness best on the hard tier (mean accuracy over the seven shipped families, on all tasks
+and on the silent ones, trained on seeds 400000-400599 and scored on 500000-500099, apart from
+the defaults): an audit should be as strong a reader as it can be."""
 STATED = "named_gap"
 """The topology of a gap the view states; a task without it has only silent signals."""
 INSTALL = "pip install 'partial-evidence-bench[audit]' (or: pip install scikit-learn)"
@@ -198,15 +200,15 @@ class Subset:
 class NGram:
     """An n-gram the classifier weighs toward `completeness`: its weight, the share of the
     training views of that class (`in_class`) and of the other (`in_other`) holding it, and
-    `share`: weight x (in_class - in_other), how far it moves the classifier's mean score of the
-    class from the other's. N-grams are ranked by `share`, so a frequent cue comes before a rare
-    one the classifier happens to weigh heavily."""
+    `separation`: weight x (in_class - in_other), how far it moves the classifier's mean score
+    of the class from the other's. N-grams are ranked by `separation`, so a frequent cue comes
+    before a rare one the classifier happens to weigh heavily."""
 
     completeness: Completeness
     rank: int
     ngram: str
     weight: float
-    share: float
+    separation: float
     in_class: float
     in_other: float
 
@@ -292,11 +294,11 @@ def audit_family(
     for completeness, sign in toward:
         other = CLASSES[completeness == "complete"]
         weight = sign * weights
-        share = weight * (holding[completeness] - holding[other])
-        # the largest share first (ties by n-gram, so the order is fixed), of those weighed
-        # toward the class and commoner in it
-        kept = [i for i in np.flatnonzero((weight > 0) & (share > 0))]
-        kept.sort(key=lambda i: (-share[i], names[i]))
+        separation = weight * (holding[completeness] - holding[other])
+        # the largest separation first (ties by n-gram, so the order is fixed), of those
+        # weighed toward the class and commoner in it
+        kept = list(np.flatnonzero((weight > 0) & (separation > 0)))
+        kept.sort(key=lambda i: (-separation[i], names[i]))
         for rank, i in enumerate(kept[:top], start=1):
             ngrams.append(
                 NGram(
@@ -304,7 +306,7 @@ def audit_family(
                     rank=rank,
                     ngram=str(names[i]),
                     weight=float(weight[i]),
-                    share=float(share[i]),
+                    separation=float(separation[i]),
                     in_class=float(holding[completeness][i]),
                     in_other=float(holding[other][i]),
                 )
@@ -370,7 +372,7 @@ class ShortcutAudit:
                 "rank": pl.Int64,
                 "ngram": pl.String,
                 "weight": pl.Float64,
-                "share": pl.Float64,
+                "separation": pl.Float64,
                 "in_class": pl.Float64,
                 "in_other": pl.Float64,
             },
