@@ -56,7 +56,9 @@ def test_on_the_hard_tier_silent_tasks_sit_at_the_majority_rate(
     hard: tuple[FamilyAudit, ...],
 ) -> None:
     """Where no signal is stated the classifier gains at most 0.05 over the majority rate
-    (below it is no leak), and the stated signals still tell it something overall."""
+    (below it is no leak), and the stated signals still tell it something overall. At this size
+    (600 training tasks a family) only a gross leak shows, as the planted cue below does; the
+    done-when size (3,600 training, 600 held-out tasks) is benchmarks/bench_audit.py's."""
     for audit in hard:
         silent = audit.silent
         assert not silent.one_class and silent.n > 150, audit.family
