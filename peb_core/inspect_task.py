@@ -46,7 +46,7 @@ from inspect_ai.util import JSONSchema, LimitExceededError
 from peb_core._provenance import package_version
 from peb_core.runs import RunManifest, count_records, write_run
 from peb_core.scoring import METRICS as SCORECARD_METRICS
-from peb_core.scoring import score_run, scorecard, with_verdict
+from peb_core.scoring import SUMMARY, score_run, scorecard, with_verdict
 from peb_core.systems import (
     DEFAULT_PROTOCOL,
     ModelSystem,
@@ -197,20 +197,9 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
     return metric(name, scores="unreduced")(create)
 
 
-METRICS = [
-    _scorecard_metric(name)()
-    for name in (
-        "unsafe_completeness_rate",
-        "unsafe_completeness_upper",
-        "answer_correctness",
-        "gap_report_quality",
-        "blocked_when_safe_to_answer_rate",
-        "format_compliance_rate",
-    )
-]
-"""The headline first, its worst case, then answer correctness, gap-report quality,
-over-blocking and format compliance: each one the scorecard computes over every sample, from
-the per-task events each Score value carries."""
+METRICS = [_scorecard_metric(m.name)() for m in SUMMARY]
+"""The registry's summary of a run (`scoring.SUMMARY`), headline first: each one the scorecard
+computes over every sample, from the per-task events each Score value carries."""
 
 _EVENTS = sorted(
     {

@@ -175,9 +175,11 @@ def test_score_columns_picks_and_orders_the_table() -> None:
     oracle = str(ROOT / "runs" / "baselines" / "oracle")
     result = peb("score", oracle, "--family", "due_diligence_v1", "--columns", "gap,run,unsafe")
     assert result.returncode == 0, result.stderr
-    header, _, row = result.stdout.splitlines()
+    header, _, row, note = result.stdout.splitlines()
     assert header.split("|")[1:-1] == [" gap   ", " run    ", " unsafe "]
     assert row.split("|")[1:-1] == [" 1.000 ", " oracle ", " 0.000  "]
+    # gap is shown: so is what a reader must know to read it (issue 21.17)
+    assert note.startswith("Note: gap averages complete tasks") and "gap_incomplete" in note
 
 
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
@@ -260,7 +262,8 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert scored.returncode == 0, scored.stderr
     rows = {line.split("|")[1].strip(): line for line in scored.stdout.splitlines()[2:]}
     assert "| failed " in rows["bad"] and "| 6 " in rows["bad"]
-    assert "| ok " in rows["good"]
+    assert rows["bad"].rstrip().endswith("| —      |")  # no headline for a failed run
+    assert "| ok " in rows["good"] and "| 0.000  |" in rows["good"]
     assert scored.stderr == (
         "peb: warning: bad: finished: 6 tasks, 0 replies, 6 errors (6 x timeout); "
         "its rows are not finished numbers\n"

@@ -16,8 +16,8 @@ from ._common import Parser, UsageError, checked, families_arg, path_arg, print_
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ..results import INTERVAL_KEYS, run_labels, scorecard_of
-    from ..scoring import LABELS, METRICS, with_interval
+    from ..results import run_labels, scorecard_of
+    from ..scoring import METRICS, glance, notes
 
     dirs = [Path(d) for d in args.dirs]
     card, warnings = scorecard_of(dirs)
@@ -42,9 +42,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
         return
-    if args.ci:
-        card = card.with_columns(with_interval(m) for m in METRICS if m.kind != "count")
-    table = card.drop(INTERVAL_KEYS).rename(LABELS)
+    table = glance(card, intervals=args.ci, metrics=METRICS)
     if args.columns is not None:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
         unknown = [c for c in wanted if c not in table.columns]
@@ -55,6 +53,8 @@ def cmd_score(args: argparse.Namespace) -> None:
             )
         table = table.select(wanted)
     print_frame(table)
+    for note in notes(m for m in METRICS if m.label in table.columns):
+        print(f"Note: {note}")
 
 
 FEW_COMMON_TASKS = 10

@@ -11,6 +11,10 @@ from pathlib import Path
 from ..runs import run_status, run_system
 from ..systems import (
     BASELINES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -128,22 +132,22 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
-    p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument("--protocol", default=DEFAULT_PROTOCOL, help="prompt protocol (--model)")
     p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
     p.add_argument(
         "--temperature",
         type=checked(float, lambda t: math.isfinite(t) and t >= 0, "a finite number >= 0"),
-        default=0.0,
+        default=DEFAULT_TEMPERATURE,
         metavar="T",
     )
-    p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N")
+    p.add_argument("--max-tokens", type=COUNT, default=DEFAULT_MAX_TOKENS, metavar="N")
     p.add_argument(
         "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"
     )
     p.add_argument(
         "--timeout",
         type=checked(float, lambda t: math.isfinite(t) and t > 0, "a finite number > 0"),
-        default=120.0,
+        default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help="per request",
     )

@@ -23,8 +23,14 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from .._gc import gc_paused
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import file_sha256
-from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
+from ._prompts import PromptProtocol, get_protocol
 from ._reply import Reply, Usage
 from ._schema import response_format
 
@@ -124,9 +130,9 @@ class ModelSystem:
     families: Sequence[ScenarioFile]
     protocol: PromptProtocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
     api_base: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 120.0
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = 4
     backoff_s: float = 1.0
     format_style: str = "json_schema"
