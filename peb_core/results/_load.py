@@ -23,7 +23,7 @@ from ..runs import (
     is_locked,
     read_manifest,
     read_records,
-    records_within,
+    records_of_run,
     run_state,
     run_tasks,
     task_set,
@@ -107,8 +107,10 @@ def _run_stamp(run_dir: Path) -> _Stamp:
 
 
 def run_records(run_dir: Path) -> list[ResponseRecord]:
-    """A run folder's valid records (corrupt and repeated lines skipped)."""
-    return read_records(Path(run_dir) / RESPONSES)[0]
+    """A run folder's valid records of its own system (corrupt, repeated and other systems'
+    lines skipped)."""
+    run_dir = Path(run_dir)
+    return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
 
 
 def _score(
@@ -121,11 +123,10 @@ def _score(
     warnings = []
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
-    records, problems = read_records(run_dir / RESPONSES)
-    records, foreign = records_within(
-        run_dir / RESPONSES, records, set(task_set(run_dir, manifest, families))
+    records, problems = records_of_run(
+        run_dir, manifest, set(task_set(run_dir, manifest, families))
     )
-    warnings.extend([*problems, *foreign])
+    warnings.extend(problems)
     scores = score_records(
         *frames, records, run=run_dir.name, system=manifest.system, families=families
     )
