@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..runs import RunError, run_status
-from ..tasks import DEFAULT_TIER, TIERS
-from ._common import Parser, UsageError, checked, families_arg, path_arg, print_frame
+from ..tasks import DEFAULT_TIER, MAX_TASKS, TIERS
+from ._common import COUNT, Parser, UsageError, checked, families_arg, path_arg, print_frame
 
 
 def cmd_score(args: argparse.Namespace) -> None:
@@ -124,7 +124,7 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         ) from None
     out = Path(args.out)
     try:
-        manifest = import_log(Path(args.log), out)
+        manifest = import_log(Path(args.log), out, args.max_tasks)
     except InspectLogError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
@@ -192,5 +192,12 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("log", type=path_arg("file"), metavar="LOG")
     p.add_argument(
         "--out", required=True, type=path_arg("folder"), metavar="DIR", help="a new run folder"
+    )
+    p.add_argument(
+        "--max-tasks",
+        type=COUNT,
+        default=MAX_TASKS,
+        metavar="N",
+        help=f"refuse a log whose run names more than N tasks (default {MAX_TASKS:,})",
     )
     p.set_defaults(func=cmd_import_inspect)
