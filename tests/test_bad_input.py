@@ -145,6 +145,30 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return ["score", run], {}, "manifest.json: seeds.0: Input should be greater than or equal to 0"
 
 
+BIG_SEED = 2**63
+"""One past the largest seed (a signed 64-bit integer): in a manifest edited by hand."""
+
+for _name, _command in [
+    ("score", ["score", "{run}"]),
+    ("compare", ["compare", str(ORACLE), "{run}"]),
+    ("report", ["report", "--runs", "{run}", "--out", "{tmp}/never"]),
+]:
+
+    @probe(f"manifest_seed_2_to_the_63_{_name}")
+    def _(
+        tmp: Path, ro: Callable[[Path], None], command: list[str] = _command
+    ) -> tuple[Args, dict[str, str], str]:
+        run = _run_folder(tmp, seeds=[11, BIG_SEED])
+        args = [a.replace("{run}", run).replace("{tmp}", str(tmp)) for a in command]
+        return args, {}, f"{run}/manifest.json: seeds.1: Input should be less than or equal to"
+
+
+probe(
+    "dataset_seed_2_to_the_63",
+    ["dataset", "export", "--seeds", str(BIG_SEED), "--out", "{tmp}/never"],
+    f"--seeds: '{BIG_SEED}': seeds are integers >= 0 (at most 2^63-1)",
+)
+
 for _name, _port in [("port_negative", "-1"), ("port_too_big", "70000")]:
     probe(
         _name,
@@ -216,8 +240,7 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return (
         ["dataset", "export", "--out", f"{tmp}/never"],
         _scenarios(tmp, "\n[hard]\n", None),
-        "family due_diligence_v1 has no hard tier: it declares no [hard] text; choose "
-        "--tier paper",
+        "family due_diligence_v1 has no hard tier: it declares no [hard] text; choose --tier paper",
     )
 
 

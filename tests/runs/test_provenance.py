@@ -152,7 +152,7 @@ def test_a_longer_timeout_resumes_the_run_and_retries_what_timed_out(
     manifest = run_system(longer, [dd], run, seeds=[11])
     assert (manifest.counts.ok, manifest.counts.error) == (6, 0)
     assert manifest.config["timeout_s"] == 30.0 and manifest.started_at == first.started_at
-    with pytest.raises(RunError, match="holds a different run: temperature 0.0 -> 0.5; "):
+    with pytest.raises(RunError, match=r"holds a different run: temperature 0\.0 -> 0\.5; "):
         run_system(_model(server, dd, tmp_path, temperature=0.5), [dd], run, seeds=[11])
 
 
