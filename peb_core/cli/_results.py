@@ -22,11 +22,13 @@ def cmd_score(args: argparse.Namespace) -> None:
     dirs = [Path(d) for d in args.dirs]
     card, warnings = scorecard_of(dirs)
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
-    warnings += [
-        f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
-        for d, label in run_labels(dirs).items()
-        if label in unclean
-    ]
+    for d, label in run_labels(dirs).items():
+        if label in unclean:
+            warnings.append(
+                f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
+            )
+        elif label not in card["run"]:  # a run that has recorded nothing yet
+            warnings.append(f"{label}: {run_status(d).summary()}; nothing to score yet")
     if args.family is not None:
         wanted = [s.id for s in families_arg(args.family)]
         covered = set(card["family"])
@@ -42,6 +44,8 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
         return
+    if card.is_empty():  # the warnings said why; an empty table says nothing more
+        return
     if args.ci:
         card = card.with_columns(with_interval(m) for m in METRICS if m.kind != "count")
     table = card.drop(INTERVAL_KEYS).rename(LABELS)
@@ -53,6 +57,9 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
                 f"valid: {', '.join(table.columns)}"
             )
+        twice = [c for c in dict.fromkeys(wanted) if wanted.count(c) > 1]
+        if twice:
+            raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(wanted)
     print_frame(table)
 
@@ -70,6 +77,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
     )
+    for run, scores in ((args.run_a, scores_a), (args.run_b, scores_b)):
+        if scores.is_empty():  # a run that has recorded nothing yet
+            raise UsageError(f"{run}: {run_status(Path(run)).summary()}; nothing to compare yet")
     try:
         frame = compare_scores(scores_a, scores_b)
     except CompareError as exc:
