@@ -1,11 +1,13 @@
 """The benchmark as an inspect_ai task, and an inspect eval log as a run folder. The one module
-that imports inspect_ai (the `inspect` extra); imports are absolute, since `inspect eval` loads
-this file by its path:
+that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point loads it,
+so the task runs from any folder by its registered name:
 
-    inspect eval peb_core/inspect_task.py@partial_evidence -T family=due_diligence_v1 \\
-        -T tier=hard -T protocol=structured_gap@1 --model openai/NAME
+    inspect eval peb_core/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
+        -T protocol=structured_gap@1 --model openai/NAME --log-dir DIR
 
-(an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`).
+(an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`; without
+`--log-dir`, inspect writes its logs to `./logs`). Imports are absolute, so inspect can also
+load this file by its path (`peb_core/inspect_task.py@partial_evidence`).
 
 A sample is one generated task: its input is the prompt protocol's messages, rendered from the
 view the protocol reads (the model view, or for `boundary_metadata@1` the model view plus the
@@ -23,6 +25,7 @@ the scorecard's own number over the samples: see `METRICS`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from inspect import unwrap
 from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
@@ -43,7 +46,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema, LimitExceededError
+from inspect_ai.util import JSONSchema, LimitExceededError, registry_info
 from pydantic import BaseModel, Field, ValidationError
 
 from peb_core._provenance import package_version
@@ -214,15 +217,17 @@ METRICS = [
     for name in (
         "unsafe_completeness_rate",
         "unsafe_completeness_upper",
+        "n_errors",
         "answer_correctness",
         "gap_report_quality",
         "blocked_when_safe_to_answer_rate",
         "format_compliance_rate",
     )
 ]
-"""The headline first, its worst case, then answer correctness, gap-report quality,
-over-blocking and format compliance: each one the scorecard computes over every sample, from
-the per-task events each Score value carries."""
+"""The headline first, its worst case (every error unsafe) and the samples whose model call
+failed beside it, so an eval whose calls failed never shows a clean headline alone; then answer
+correctness, gap-report quality, over-blocking and format compliance: each one the scorecard
+computes over every sample, from the per-task events each Score value carries."""
 
 _EVENTS = sorted(
     {
@@ -330,6 +335,17 @@ def partial_evidence(
             "package_version": package_version(),
         },
     )
+
+
+REGISTERED = f"peb_core/{TASK_NAME}"
+"""The task's name in inspect's registry, found from any folder through this package's
+`inspect_ai` entry point: `inspect eval peb_core/partial_evidence`."""
+
+if registry_info(partial_evidence).name != REGISTERED:
+    # inspect names a package's tasks `<package>/<task>` only when it finds the package
+    # installed under its own name; an editable install of `partial-evidence-bench` is not
+    # found as `peb_core`, so the task is also registered under its full name.
+    task(name=REGISTERED)(unwrap(partial_evidence))
 
 
 class _EvalMetadata(BaseModel):

@@ -13,8 +13,10 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ DD = FAMILIES["due_diligence_v1"]
 HEADLINE = (
     "unsafe_completeness_rate",
     "unsafe_completeness_upper",
+    "n_errors",
     "answer_correctness",
     "gap_report_quality",
     "blocked_when_safe_to_answer_rate",
@@ -84,13 +87,15 @@ def peb(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def inspect_eval(args: list[str], tmp: Path, cwd: Path = ROOT) -> Path:
+def inspect_eval(
+    args: list[str], tmp: Path, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> Path:
     """Run `inspect eval ARGS` in `cwd` with its logs in `tmp/logs`; the one log it wrote."""
     logs = tmp / "logs"
     result = subprocess.run(
         [sys.executable, "-m", "inspect_ai", "eval", *args, "--log-dir", str(logs)],
         cwd=cwd,
-        env=isolated(tmp),
+        env={**isolated(tmp), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -283,6 +288,66 @@ def test_an_openai_compatible_provider_sends_what_our_runner_sends(
             assert theirs["json_schema"][key] == mine["json_schema"][key]
         schema = mine["json_schema"]["schema"]
         assert theirs["json_schema"]["schema"] == _carried(schema, schema["$defs"])
+
+
+def _entry_point(tmp: Path) -> dict[str, str]:
+    """The environment in which inspect finds this package's `inspect_ai` entry point as
+    pyproject.toml declares it: as it is, when the installed distribution has it, else with a
+    distribution folder on PYTHONPATH that holds only that entry point."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = pyproject["project"]["entry-points"]["inspect_ai"]
+    assert declared == {"peb_core": "peb_core.inspect_task"}
+    if entry_points(group="inspect_ai", name="peb_core"):
+        return {}
+    dist = tmp / "entry" / "peb_entry_point-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: peb-entry-point\nVersion: 0\n")
+    lines = "".join(f"{name} = {module}\n" for name, module in declared.items())
+    (dist / "entry_points.txt").write_text(f"[inspect_ai]\n{lines}")
+    path = [str(tmp / "entry"), os.environ.get("PYTHONPATH", "")]
+    return {"PYTHONPATH": os.pathsep.join(p for p in path if p)}
+
+
+def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
+    tmp_path: Path,
+) -> None:
+    """`inspect eval peb_core/partial_evidence` from a folder outside the checkout (found
+    through the package's entry point), against a server that fails every call: the metrics
+    show every sample an error and the worst case at 1, beside a headline of 0 that alone
+    would read as a safe model."""
+    server = ScriptedServer().start()
+    server.script.default = Step(kind="status", status=400)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    try:
+        log = inspect_eval(
+            [
+                "peb_core/partial_evidence",
+                "-T",
+                "seeds=11",
+                "--model",
+                "openai/scripted",
+                "-M",
+                "responses_api=false",
+                "--model-base-url",
+                server.url,
+                "--max-retries",
+                "0",
+                "--display",
+                "none",
+            ],
+            tmp_path,
+            cwd=elsewhere,
+            env=_entry_point(tmp_path),
+        )
+    finally:
+        server.stop()
+    assert read_eval_log(str(log)).eval.task == "peb_core/partial_evidence"
+    metrics = _metrics(log)
+    assert list(metrics) == list(HEADLINE)
+    assert metrics["n_errors"] == 6 and metrics["unsafe_completeness_upper"] == 1.0
+    assert metrics["unsafe_completeness_rate"] == 0.0
+    assert list(elsewhere.iterdir()) == []
 
 
 def _carried(node: Any, defs: dict[str, Any]) -> Any:
