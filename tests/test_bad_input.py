@@ -162,7 +162,7 @@ for _name, _command in [
         tmp: Path, ro: Callable[[Path], None], command: list[str] = _command
     ) -> tuple[Args, dict[str, str], str]:
         run = _run_folder(tmp, seeds=[11, BIG_SEED])
-        args = [a.replace("{run}", run).replace("{tmp}", str(tmp)) for a in command]
+        args: Args = [a.replace("{run}", run).replace("{tmp}", str(tmp)) for a in command]
         return args, {}, f"{run}/manifest.json: seeds.1: Input should be less than or equal to"
 
 
