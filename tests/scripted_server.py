@@ -31,7 +31,8 @@ class Step:
     kind: str = "content"
     text: str = BLOCKED
     status: int = 200
-    retry_after: float | None = None
+    retry_after: float | str | None = None
+    """Seconds, or any text (an HTTP date), sent as the Retry-After header."""
     delay: float = 0.0
 
 

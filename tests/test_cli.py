@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from peb_core.runs import run_lock
 from peb_core.systems import BASELINES
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").read_text())
 FAMILIES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 N_TASKS = 24 * len(FAMILIES)
+ORACLE = ROOT / "runs" / "baselines" / "oracle"
 
 
 def peb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -283,3 +285,28 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert nothing.returncode == 2 and nothing.stderr.endswith(
         "no finished run to report; run one, or pass --include-failed\n"
     )
+
+
+def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:
+    """A run whose writer is at work and has recorded nothing: score names its state and
+    pending tasks instead of printing an empty table, and compare refuses it by its path."""
+    run = tmp_path / "running"
+    made = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--out", str(run))
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(
+        json.dumps({**manifest, "state": "running", "finished_at": None})
+    )
+    (run / "responses.jsonl").unlink()
+    for saved in run.glob("scores.*"):
+        saved.unlink()
+    status = "running: 24 tasks, 0 replies, 24 pending"
+    with run_lock(run):  # the writer, at work
+        scored = peb("score", str(run))
+        as_json = peb("score", str(run), "--json")
+        compared = peb("compare", str(run), str(ORACLE))
+    assert (scored.returncode, scored.stdout) == (0, "")
+    assert scored.stderr == f"peb: warning: running: {status}; nothing to score yet\n"
+    assert json.loads(as_json.stdout) == []
+    assert (compared.returncode, compared.stdout) == (2, "")
+    assert compared.stderr == f"peb: error: {run}: {status}; nothing to compare yet\n"

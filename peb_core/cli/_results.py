@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..runs import RunError, run_status
-from ..tasks import DEFAULT_TIER, TIERS
-from ._common import Parser, UsageError, checked, families_arg, path_arg, print_frame
+from ..tasks import DEFAULT_TIER, MAX_TASKS, TIERS
+from ._common import COUNT, Parser, UsageError, checked, families_arg, path_arg, print_frame
 
 
 def cmd_score(args: argparse.Namespace) -> None:
@@ -22,11 +22,13 @@ def cmd_score(args: argparse.Namespace) -> None:
     dirs = [Path(d) for d in args.dirs]
     card, warnings = scorecard_of(dirs)
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
-    warnings += [
-        f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
-        for d, label in run_labels(dirs).items()
-        if label in unclean
-    ]
+    for d, label in run_labels(dirs).items():
+        if label in unclean:
+            warnings.append(
+                f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
+            )
+        elif label not in card["run"]:  # a run that has recorded nothing yet
+            warnings.append(f"{label}: {run_status(d).summary()}; nothing to score yet")
     if args.family is not None:
         wanted = [s.id for s in families_arg(args.family)]
         covered = set(card["family"])
@@ -42,6 +44,8 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
         return
+    if card.is_empty():  # the warnings said why; an empty table says nothing more
+        return
     table = glance(card, intervals=args.ci, metrics=METRICS)
     if args.columns is not None:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -51,6 +55,9 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
                 f"valid: {', '.join(table.columns)}"
             )
+        twice = [c for c in dict.fromkeys(wanted) if wanted.count(c) > 1]
+        if twice:
+            raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(wanted)
     print_frame(table)
     for note in notes(m for m in METRICS if m.label in table.columns):
@@ -70,6 +77,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
     )
+    for run, scores in ((args.run_a, scores_a), (args.run_b, scores_b)):
+        if scores.is_empty():  # a run that has recorded nothing yet
+            raise UsageError(f"{run}: {run_status(Path(run)).summary()}; nothing to compare yet")
     try:
         frame = compare_scores(scores_a, scores_b)
     except CompareError as exc:
@@ -124,7 +134,7 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         ) from None
     out = Path(args.out)
     try:
-        manifest = import_log(Path(args.log), out)
+        manifest = import_log(Path(args.log), out, args.max_tasks)
     except InspectLogError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
@@ -192,5 +202,12 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("log", type=path_arg("file"), metavar="LOG")
     p.add_argument(
         "--out", required=True, type=path_arg("folder"), metavar="DIR", help="a new run folder"
+    )
+    p.add_argument(
+        "--max-tasks",
+        type=COUNT,
+        default=MAX_TASKS,
+        metavar="N",
+        help=f"refuse a log whose run names more than N tasks (default {MAX_TASKS:,})",
     )
     p.set_defaults(func=cmd_import_inspect)

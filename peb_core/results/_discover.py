@@ -55,9 +55,14 @@ def select_runs(
             if not matches:
                 raise RunError(f"{pick}: matches no run folder")
             for match in matches:
-                if (match / MANIFEST).is_file():
+                try:
+                    is_run = (match / MANIFEST).is_file()
+                    below = [] if is_run or not match.is_dir() else discover_runs(match)
+                except OSError as exc:  # a folder this user may not read
+                    raise RunError(f"{match}: cannot read ({exc.strerror or exc})") from None
+                if is_run:
                     found.append(match)
-                elif match.is_dir() and (below := discover_runs(match)):
+                elif below:
                     found += below
                 else:
                     raise RunError(

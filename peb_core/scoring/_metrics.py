@@ -249,7 +249,11 @@ MEASURES: tuple[Metric, ...] = tuple(m for m in METRICS if m.kind != "count")
 
 SUMMARY: tuple[Metric, ...] = (*HEADLINE[:2], *SURFACES[1:], HEADLINE[2])
 """A run summed up, headline first: unsafe completeness, its worst case, the other three
-surfaces and format compliance (what an inspect eval reports)."""
+surfaces and format compliance."""
+
+EVAL_SUMMARY: tuple[Metric, ...] = (*SUMMARY[:2], BY_NAME["n_errors"], *SUMMARY[2:])
+"""What an inspect eval reports: the summary with the samples whose model call failed beside
+the worst case, so an eval whose calls failed never shows a clean headline alone."""
 
 DETAIL: tuple[Metric, ...] = (
     BY_NAME["unsafe_completeness_upper"],

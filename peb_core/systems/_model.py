@@ -16,6 +16,8 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -60,16 +62,24 @@ class Completion:
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    """The seconds a failed request's Retry-After header asks for (inf allowed), else None."""
+    """The seconds a failed request's Retry-After header asks for, as seconds (inf allowed) or
+    as an HTTP date (RFC 9110; a date past is 0), else None."""
     for headers in (
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "litellm_response_headers", None),
     ):
         if headers is not None and headers.get("retry-after") is not None:
+            value = str(headers["retry-after"])
             try:
-                seconds = float(headers["retry-after"])
+                seconds = float(value)
             except ValueError:
-                return None
+                try:
+                    when = parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    return None
+                if when.tzinfo is None:  # RFC 9110 dates are GMT; `-0000` parses as naive
+                    when = when.replace(tzinfo=UTC)
+                return max(0.0, (when - datetime.now(UTC)).total_seconds())
             return seconds if seconds >= 0 else None  # also None for nan
     return None
 

@@ -6,12 +6,15 @@ import asyncio
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +425,27 @@ def test_a_retry_after_beyond_the_cap_is_an_error_at_once(
     reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 30))
     assert reply.status == "error" and server.script.requests == 1
     assert reply.error and "Retry-After 86400 s is beyond the 2 s cap" in reply.error
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Retry-After may be a date (RFC 9110): a day ahead is beyond the cap at once; a date
+    already past asks for no wait, and the retry succeeds."""
+    day_ahead = format_datetime(datetime.now(UTC) + timedelta(days=1), usegmt=True)
+    server.script.default = Step(kind="status", status=429, retry_after=day_ahead)
+    system = _system(server, tmp_path, timeout_s=2.0, use_cache=False)
+    reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 120))
+    assert reply.status == "error" and server.script.requests == 1
+    beyond = r"Retry-After 8\d{4}(\.\d+)? s is beyond the 2 s cap"
+    assert reply.error and re.search(beyond, reply.error)
+
+    past = "Wed, 21 Oct 2015 07:28:00 GMT"
+    server.script.steps = [Step(kind="status", status=429, retry_after=past)]
+    server.script.default = Step(text=json.dumps(VALID))
+    system = _system(server, tmp_path, timeout_s=2.0, use_cache=False)
+    reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 120))
+    assert reply.status == "ok" and server.script.requests == 3
 
 
 def test_a_huge_reply_is_cut_and_flagged(server: ScriptedServer, tmp_path: Path) -> None:
