@@ -39,12 +39,20 @@ EXTRAS = ("inspect",)
 """The extras the clean venv gets (inspect: the registered task)."""
 
 
+BUILDER = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+"""The environment of the build and of pip: this one, without a path that could put the
+repository (or an editable install's metadata in it) before what is built and installed."""
+
+
 def _run(
     *command: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run `command`; fails the test with its stderr's end unless it exits 0."""
+    """Run `command` (in `env`, else BUILDER); fails the test with its stderr's end unless it
+    exits 0."""
     args = [str(c) for c in command]
-    result = subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+    result = subprocess.run(
+        args, capture_output=True, text=True, cwd=cwd, env=env or BUILDER, check=False
+    )
     assert result.returncode == 0, f"{' '.join(args)}: {result.stderr[-3000:]}"
     return result
 
@@ -160,7 +168,7 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     offline = (*pip, "install", "--quiet", "--no-compile", "--no-index", "--find-links", WHEELHOUSE)
     locked = (*offline, "--require-hashes", "-r", lock)
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-    if subprocess.run([str(c) for c in locked], capture_output=True, check=False).returncode:
+    if subprocess.run([str(c) for c in locked], env=BUILDER, capture_output=True).returncode:
         # a wheel missing from the wheelhouse: fetch what the lock pins, then install again
         fetch = ("download", "--quiet", "--no-deps", "--require-hashes", "--dest", WHEELHOUSE)
         _run(*pip, *fetch, "-r", lock)
