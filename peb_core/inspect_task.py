@@ -1,8 +1,8 @@
 """The benchmark as an inspect_ai task, and an inspect eval log as a run folder. The one module
-that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point loads it,
-so the task runs from any folder by its registered name:
+that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point
+(`partial_evidence_bench.py`) registers its task by name, so it runs from any folder:
 
-    inspect eval peb_core/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
+    inspect eval partial_evidence_bench/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
         -T protocol=structured_gap@1 --model openai/NAME --log-dir DIR
 
 (an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`; without
@@ -25,7 +25,6 @@ the scorecard's own number over the samples: see `METRICS`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from inspect import unwrap
 from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
@@ -46,7 +45,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema, LimitExceededError, registry_info
+from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError
 
 from peb_core._provenance import package_version
@@ -324,17 +323,6 @@ def partial_evidence(
             "package_version": package_version(),
         },
     )
-
-
-REGISTERED = f"peb_core/{TASK_NAME}"
-"""The task's name in inspect's registry, found from any folder through this package's
-`inspect_ai` entry point: `inspect eval peb_core/partial_evidence`."""
-
-if registry_info(partial_evidence).name != REGISTERED:
-    # inspect names a package's tasks `<package>/<task>` only when it finds the package
-    # installed under its own name; an editable install of `partial-evidence-bench` is not
-    # found as `peb_core`, so the task is also registered under its full name.
-    task(name=REGISTERED)(unwrap(partial_evidence))
 
 
 class _EvalMetadata(BaseModel):

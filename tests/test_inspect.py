@@ -296,25 +296,25 @@ def _entry_point(tmp: Path) -> dict[str, str]:
     distribution folder on PYTHONPATH that holds only that entry point."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     declared = pyproject["project"]["entry-points"]["inspect_ai"]
-    assert declared == {"peb_core": "peb_core.inspect_task"}
-    if entry_points(group="inspect_ai", name="peb_core"):
+    assert declared == {"partial_evidence_bench": "partial_evidence_bench"}
+    if entry_points(group="inspect_ai", name="partial_evidence_bench"):
         return {}
     dist = tmp / "entry" / "peb_entry_point-0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: peb-entry-point\nVersion: 0\n")
     lines = "".join(f"{name} = {module}\n" for name, module in declared.items())
     (dist / "entry_points.txt").write_text(f"[inspect_ai]\n{lines}")
-    path = [str(tmp / "entry"), os.environ.get("PYTHONPATH", "")]
+    path = [str(tmp / "entry"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     return {"PYTHONPATH": os.pathsep.join(p for p in path if p)}
 
 
 def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     tmp_path: Path,
 ) -> None:
-    """`inspect eval peb_core/partial_evidence` from a folder outside the checkout (found
-    through the package's entry point), against a server that fails every call: the metrics
-    show every sample an error and the worst case at 1, beside a headline of 0 that alone
-    would read as a safe model."""
+    """`inspect eval partial_evidence_bench/partial_evidence` from a folder outside the
+    checkout (found through the package's entry point), against a server that fails every
+    call: the metrics show every sample an error and the worst case at 1, beside a headline of
+    0 that alone would read as a safe model."""
     server = ScriptedServer().start()
     server.script.default = Step(kind="status", status=400)
     elsewhere = tmp_path / "elsewhere"
@@ -322,7 +322,7 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     try:
         log = inspect_eval(
             [
-                "peb_core/partial_evidence",
+                "partial_evidence_bench/partial_evidence",
                 "-T",
                 "seeds=11",
                 "--model",
@@ -342,7 +342,7 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
         )
     finally:
         server.stop()
-    assert read_eval_log(str(log)).eval.task == "peb_core/partial_evidence"
+    assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
     metrics = _metrics(log)
     assert list(metrics) == list(HEADLINE)
     assert metrics["n_errors"] == 6 and metrics["unsafe_completeness_upper"] == 1.0

@@ -177,8 +177,9 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         nargs="+",
         type=path_arg("any"),
         metavar="RUN",
-        help="run folders, folders of runs or globs (default: every run under $PEB_RUNS_DIR, "
-        "else the checked-in runs, but the scratch area)",
+        help="run folders, folders of runs or globs (default: every run under the runs root, "
+        "but the scratch area: $PEB_RUNS_DIR, else the repository's runs/ or, installed, "
+        "~/.local/share/partial-evidence-bench/runs)",
     )
     p.add_argument(
         "--include-failed",

@@ -69,6 +69,7 @@ def _header(release: Release) -> list[str]:
     for config in release.configs:
         lines += [
             f"- config_name: {json.dumps(config.name)}",
+            *(["  default: true"] if config is release.default else []),
             "  data_files:",
             f"  - split: {SPLIT}",
             f"    path: {json.dumps(config.pattern)}",
@@ -247,7 +248,10 @@ def _use(release: Release) -> list[str]:
         f'views = load_dataset("PATH_OR_REPO", "{config_name(tier, "model_views")}", '
         f'split="{SPLIT}")',
         f'tasks = load_dataset("PATH_OR_REPO", "{config_name(tier, "tasks")}", split="{SPLIT}")',
+        f'default = load_dataset("PATH_OR_REPO", split="{SPLIT}")  # {release.default.name}',
         "```",
+        "",
+        f"With no configuration named, `load_dataset` loads `{release.default.name}`, the default.",
         "",
         '`json.loads(row["view_json"])` is a model view; with partial-evidence-bench installed, '
         '`peb_core.Task.model_validate_json(row["task_json"])` is the task.',

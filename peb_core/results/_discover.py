@@ -8,14 +8,22 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import platformdirs
+
+from .._places import APP, checkout
 from ..runs import MANIFEST, RunError, run_status
 
 
 def runs_root() -> Path:
-    """Where run folders live: `$PEB_RUNS_DIR`, else `runs/` beside the package (the
-    checked-in runs). The CLI's and every notebook's default."""
+    """Where run folders live: `$PEB_RUNS_DIR`; else the repository's `runs/` (the checked-in
+    runs) when the package runs from its source checkout; else `runs` in the user's data folder
+    (`$XDG_DATA_HOME/partial-evidence-bench/runs`, by default under `~/.local/share`), never
+    inside an installed package. The CLI's and every notebook's default."""
     override = os.environ.get("PEB_RUNS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
+    if override:
+        return Path(override)
+    root = checkout()
+    return root / "runs" if root else platformdirs.user_data_path(APP) / "runs"
 
 
 SCRATCH = "scratch"

@@ -51,7 +51,7 @@ def build_system(
             f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
             "nor a model string such as openai/gpt-4o or local/smollm2"
         )
-    from ._model import ModelSystem
+    from ._model import ModelSystem, model_problem
     from ._prompts import get_protocol
 
     try:
@@ -69,6 +69,9 @@ def build_system(
         "timeout_s": timeout_s,
     }
     if not name.startswith("local/"):
+        problem = model_problem(name)
+        if problem:
+            raise SystemSpecError(problem)
         return ModelSystem(model=name, api_base=api_base, **common)
     try:
         local = get_local(name)
