@@ -39,7 +39,7 @@ def _texts(spec: ScenarioFile) -> Iterator[tuple[str, str, set[str]]]:
             ("neutral", set()),
             ("register_titles", variables),
             ("register_intros", variables),
-            ("register_lines", {"description", "version", "date"} | scope),
+            ("register_lines", {"description"} | versions),
             ("stamps", {"version", "date"}),
             ("superseded_by", versions),
             ("supersedes", versions),

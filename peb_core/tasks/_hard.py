@@ -1,19 +1,22 @@
 """The `hard` tier (docs/benchmark.md §7): every visible document carries a version stamp and a
-register lists each kind of record with its current version and the scope it is kept in. Besides
-the template's material record (M1) the contract requires a second restricted record (M2, kept in
-another scope); the view holds a copy of each, current or out of date, while the masters stay
-hidden. A record is clean or holds findings; an out-of-date copy holds the state its record was
-in before the current version, the other one, so that relying on it gives a wrong answer, and its
-text is drawn as a current copy's is. Complete and incomplete tasks are balanced, and so,
-independently of completeness, are the two surface signals: the tracker naming an excluded scope
-(a missing one, or a decoy holding nothing required) and a copy speaking of supersession (an
-out-of-date copy saying it is superseded, or a current copy saying it replaces an archived
-version); on an incomplete task either signal is a decoy as often as it is real."""
+register lists each kind of record with its current version, the version before it, and the
+scope it is kept in. Besides the template's material record (M1) the contract requires a second
+restricted record (M2, kept in another scope); the view holds a copy of each, current or out of
+date (the version before), while the masters stay hidden. A record is clean or holds findings;
+an out-of-date copy holds the state its record was in before the current version, the other one,
+so that relying on it gives a wrong answer, and its text, version and date are drawn as a
+current copy's are: only comparing its stamp with the register tells which it is. Complete and
+incomplete tasks are balanced, and so, independently of completeness, are the two surface
+signals: the tracker naming an excluded scope (a missing one, or a decoy holding nothing
+required) and a copy speaking of supersession (an out-of-date copy saying it is superseded, or a
+current copy saying it replaces an archived version); on an incomplete task either signal is a
+decoy as often as it is real."""
 
 from __future__ import annotations
 
 import functools
 import random
+import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -21,7 +24,7 @@ from typing import Literal
 
 from ._answers import answer_schema, fold_answer, live_effects
 from ._checks import one_of
-from ._draw import DocumentData, Draw, build_contract, build_oracles
+from ._draw import DocumentData, Draw, build_contract, build_oracles, placeholders
 from ._ids import task_id
 from ._scenario import ROLES, AnswerField, FindingSpec, ScenarioFile, TemplateSpec
 from ._task import Fact, Task
@@ -182,12 +185,15 @@ def _state(draw: Draw, family: str, source: TemplateSpec, findings: bool) -> tup
     return [], draw.text(draw.spec.hard.no_findings[family])
 
 
-_DAY_ONE = date(2026, 1, 5)
+_DAY_ONE = date(2026, 1, 1)
+_VERSION, _DAY, _GAP = 3, 12, 10
+"""The bits of one record's draw: its current version (2 + 0-7), the day of 2026 it was issued
+(1 April + 0-273), and how many days earlier the version before it was (14 + 0-76)."""
 
 
 @functools.cache
 def _shown(day: int) -> str:
-    """Day `day` after 5 January 2026, as `14 March 2026`."""
+    """Day `day` of 2026 (0: 1 January), as `14 March 2026`."""
     when = _DAY_ONE + timedelta(days=day)
     return f"{when.day} {when:%B %Y}"
 
@@ -207,16 +213,23 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
     missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
 
-    # Each record's current version (2-9) and date, and an out-of-date copy's earlier date, from
-    # one draw of bits; one stamp and one register line phrasing per task, as one document-control
-    # office would write them, and the register in the family's order of evidence.
-    bits = rng.getrandbits(12 * len(spec.evidence_families))
-    versions, days = {}, {}
+    # Every record's current version (2-9) and its date, and the version before it (one lower)
+    # and its date (2 to 13 weeks earlier), all in 2026, from one draw of bits. The register
+    # lists both for every record, and a copy shows the one it is: a current copy the current
+    # version, an out-of-date copy the one before. So every number and month a copy shows, the
+    # register shows too, in the same words (`version V of D`, checked by `_problems`), whether
+    # the copy is current or not, and only comparing a copy's stamp with its record's line in
+    # the register tells which. One stamp and one register line phrasing per task, as one
+    # document-control office would write them, and the register in the family's order.
+    width = _VERSION + _DAY + _GAP
+    bits = rng.getrandbits(width * len(spec.evidence_families))
+    versions, dates, earlier = {}, {}, {}
     for i, e in enumerate(spec.evidence_families):
-        versions[e.id] = 2 + (bits >> 12 * i) % 8
-        days[e.id] = 60 + (bits >> (12 * i + 3)) % 261  # after _DAY_ONE
-    dates = {family: _shown(day) for family, day in days.items()}
-    earlier = {f: _shown(days[f] - rng.randint(14, 90)) for f in (m1, m2)}  # 2 to 13 weeks before
+        field = bits >> width * i
+        day = 90 + (field >> _VERSION) % (1 << _DAY) % 274
+        versions[e.id] = 2 + field % (1 << _VERSION)
+        dates[e.id] = _shown(day)
+        earlier[e.id] = _shown(day - 14 - (field >> (_VERSION + _DAY)) % (1 << _GAP) % 77)
     stamp_text, line_text = rng.choice(hard.stamps), rng.choice(hard.register_lines)
 
     def stamp(family: str, old: bool = False) -> str:
@@ -314,7 +327,12 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
         documents += [copy, master]
 
     tracker = slots["tracker"]
-    register = spec.registers[line_text].format(*versions.values(), *dates.values())
+    register = spec.registers[line_text].format(
+        *versions.values(),
+        *dates.values(),
+        *(v - 1 for v in versions.values()),
+        *earlier.values(),
+    )
     documents.append(
         {
             "doc_id": draw.doc_id(),
@@ -374,12 +392,32 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
     )
 
 
+_FORMS = {
+    "stamps": ("version {version} of {date}",),
+    "register_lines": ("version {version} of {date}", "version {old} of {old_date}"),
+}
+"""How stamps and register lines write a version and its date: in the same words, so that every
+word next to a number a copy shows is next to it in the register too."""
+
+
 def _problems(spec: ScenarioFile) -> Iterable[str]:
     """What the hard tier needs of a family that declares [hard] (its text is checked with every
-    other text): a no-finding body for each restricted family, one scope per restricted family,
-    and for every template a second restricted record (`_Records.seconds`)."""
+    other text): stamps and register lines that write versions in one form (`_FORMS`), a
+    no-finding body for each restricted family, one scope per restricted family, and for every
+    template a second restricted record (`_Records.seconds`)."""
     hard = spec.hard
     assert hard is not None
+    for part, forms in _FORMS.items():
+        for j, text in enumerate(getattr(hard, part)):
+            names = [name for _, name, _, _ in string.Formatter().parse(text) if name]
+            for form in forms:
+                fields = placeholders(form)
+                if text.lower().count(form) != 1 or any(names.count(f) != 1 for f in fields):
+                    yield (
+                        f"hard.{part}[{j}]: expected {form!r} once, its placeholders nowhere "
+                        "else: a stamp shows a version and its date in the register's words, so "
+                        "that only comparing the two tells a current copy from an out-of-date one"
+                    )
     restricted = spec.restricted_families
     for family in restricted:
         if family not in hard.no_findings:

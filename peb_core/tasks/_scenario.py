@@ -153,14 +153,19 @@ class BoundarySpec(_Spec):
 
 class HardSpec(_Spec):
     """The text the hard tier (docs/benchmark.md §7) adds to a family. Every visible document
-    carries a version stamp; a register lists each kind of record with its current version and
-    where it is kept; a copy of a restricted record may be out of date, may say so, or may say
-    that it replaces an archived version; the tracker may name an excluded scope or none.
+    carries a version stamp; a register lists each kind of record with its current version, the
+    version before it, and where it is kept; a copy of a restricted record may be out of date
+    (it is then the version before), may say so, or may say that it replaces an archived
+    version; the tracker may name an excluded scope or none.
 
-    Placeholders: `stamps` {version} {date}; `register_lines` {description} {version} {date}
-    {scope} {scope_description}; `superseded_by` (a stale copy) and `supersedes` (a current copy)
-    {version} {date} {old} {old_date} {scope} {scope_description}, where {version} is the newer
-    version; `neutral` (a tracker sentence naming no scope) none; titles and intros the pools.
+    Placeholders: `stamps` {version} {date}, written `version {version} of {date}`;
+    `register_lines` {description} {version} {date} {old} {old_date} {scope}
+    {scope_description}, written `version {version} of {date}` and `version {old} of
+    {old_date}` (a stamp shows its numbers in the register's words, so that they tell nothing
+    but by comparison: see `_hard.py`); `superseded_by` (a stale copy) and `supersedes` (a
+    current copy) {version} {date} {old} {old_date} {scope} {scope_description}, where {version}
+    is the newer version; `neutral` (a tracker sentence naming no scope) none; titles and intros
+    the pools.
     `no_findings` gives, per restricted evidence family (every template's material family), the
     body of a record of it in its clean state, holding no finding."""
 
@@ -225,7 +230,8 @@ class ScenarioFile(_Spec):
     def registers(self) -> Mapping[str, str]:
         """For each register-line phrasing of the hard text: the register's lines, one per
         evidence family in file order, joined by spaces and filled but for positional fields:
-        `{i}` is the i-th family's version and `{n + i}` its date, of n families."""
+        of n families, `{i}` is the i-th family's current version, `{n + i}` its date,
+        `{2n + i}` the version before it and `{3n + i}` that one's date."""
         if self.hard is None:
             return {}
         tracker_scope = str(self.slots_by_role["tracker"].scope)
@@ -245,6 +251,8 @@ class ScenarioFile(_Spec):
                     phrasing.format(
                         version=f"{{{i}}}",
                         date=f"{{{n + i}}}",
+                        old=f"{{{2 * n + i}}}",
+                        old_date=f"{{{3 * n + i}}}",
                         **{k: literal(v) for k, v in fills.items()},
                     )
                 )

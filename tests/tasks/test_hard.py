@@ -2,9 +2,10 @@
 family, the surface signals (a boundary notice, a sentence on supersession, boundary words)
 are as common in complete tasks as in incomplete ones, every topology occurs, and every oracle
 is stated in the model view for a careful reader: the register gives each required record's
-current version and where it is kept, and each copy states its own version. An out-of-date copy
-holds an earlier state of its record, one that changes the answer, drawn as a current copy's
-state is."""
+current version, the one before it, and where it is kept, and each copy states its own version.
+An out-of-date copy is the version before, holds that earlier state of its record, one that
+changes the answer, drawn as a current copy's state is, and shows its version and date in the
+register's words."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ FRESH = {
     for fid, spec in FAMILIES.items()
 }
 VERSION = re.compile(r"[Vv]ersion (\d+)")
+ISSUE = re.compile(r"[Vv]ersion \d+ of \d+ [A-Z][a-z]+ \d{4}")
+"""A version and its date, as stamps and the register write them."""
 BOUNDARY = re.compile(r"exclud|withh[eo]ld|supersed|replac|out of date", re.IGNORECASE)
 
 
@@ -107,9 +110,9 @@ def _line(spec: ScenarioFile, register: Document, family: str) -> str:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_oracle_is_stated_in_the_view(family: str) -> None:
     """What a careful reader checks, family by family, is in the text: each required record's
-    current version and home scope in the register, and each copy's version in its stamp. A
-    record is missing exactly when its copy is older, and the gap's scopes are the homes the
-    register gives."""
+    current version, the one before it and its home scope in the register, and each copy's
+    version in its stamp. A record is missing exactly when its copy is the version before, and
+    the gap's scopes are the homes the register gives."""
     spec = FAMILIES[family]
     homes = spec.home_scopes
     for task in [*HARD[family], *FRESH[family][:30]]:
@@ -117,7 +120,8 @@ def test_every_oracle_is_stated_in_the_view(family: str) -> None:
         missing = []
         for req in task.contract.required_evidence:
             line = _line(spec, register, req.id)
-            current = int(VERSION.findall(line)[0])
+            current, before = map(int, VERSION.findall(line))
+            assert before == current - 1, (task.task_id, line)
             assert f"(scope {homes[req.id]})" in line, (task.task_id, req.id)
             (copy,) = [
                 d
@@ -125,7 +129,7 @@ def test_every_oracle_is_stated_in_the_view(family: str) -> None:
                 if d.evidence_family == req.id and d.role != "register"
             ]
             stated = _stamp(copy.body)
-            assert stated == current - copy.superseded, (task.task_id, req.id, copy.body)
+            assert stated == (before if copy.superseded else current), (task.task_id, copy.body)
             if copy.superseded:
                 missing.append(req.id)
         gap = task.oracles.gap_report
@@ -136,6 +140,47 @@ def test_every_oracle_is_stated_in_the_view(family: str) -> None:
             r.id for r in task.contract.required_evidence if r.id in missing
         ]
         assert sorted(gap.missing_scopes) == sorted({homes[m] for m in missing})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_stamp_shows_a_version_and_date_the_register_shows_in_its_words(family: str) -> None:
+    """Whether a copy is current or out of date, the version and date its stamp shows are one
+    of its record's two issues in the register, written as the register writes them (but for
+    the case of a first letter, which the audit's reader ignores), and every
+    date of the view is in one year: so no number, month or year a view shows, nor any word
+    next to one, differs with completeness, and only comparing a copy with the register tells
+    an out-of-date copy (the issue the register lists second) from a current one."""
+    spec = FAMILIES[family]
+    seen: Counter[bool] = Counter()
+    for task in [*HARD[family], *FRESH[family]]:
+        register = _register(task)
+        years = set(re.findall(r"\d+ [A-Z][a-z]+ (\d{4})", register.body))
+        assert years == {"2026"}, (task.task_id, years)
+        for doc in task.authorized_documents:
+            if doc.role == "register":
+                continue
+            sentences = [s for s in re.split(r"(?<=[.!?])\s+", doc.body) if "(scope " not in s]
+            stamp = ISSUE.findall(" ".join(sentences))[-1].lower()
+            issues = [i.lower() for i in ISSUE.findall(_line(spec, register, doc.evidence_family))]
+            assert len(issues) == 2 and stamp == issues[doc.superseded], (task.task_id, doc.body)
+            seen[doc.superseded] += doc.role == "material"
+    assert seen[True] >= 50 and seen[False] >= 100, seen
+
+
+def test_a_stamp_in_other_words_than_the_register_fails_at_load(tmp_path: Path) -> None:
+    """A stamp writing its version other than as `version {version} of {date}` would put words
+    next to an out-of-date copy's numbers that the register never puts next to them."""
+    source = Path(__file__).resolve().parents[2] / "scenarios" / "procurement_v1.toml"
+    text = source.read_text()
+    old = '"Version {version} of {date}."'
+    assert text.count(old) == 1
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, '"Version {version} ({date})."'))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(
+        f"{path}: hard.stamps[2]: expected 'version {{version}} of {{date}}' once"
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
