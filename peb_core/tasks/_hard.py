@@ -8,9 +8,10 @@ so that relying on it gives a wrong answer, and its text, version and date are d
 current copy's are: only comparing its stamp with the register tells which it is. Complete and
 incomplete tasks are balanced, and so, independently of completeness, are the two surface
 signals: the tracker naming an excluded scope (a missing one, or a decoy holding nothing
-required) and a copy speaking of supersession (an out-of-date copy saying it is superseded, or a
-current copy saying it replaces an archived version); on an incomplete task either signal is a
-decoy as often as it is real."""
+required, drawn so that which scope a notice names says little of which it is) and a copy
+speaking of supersession (an out-of-date copy saying it is superseded, or a current copy saying
+it replaces an archived version); on an incomplete task either signal is a decoy as often as it
+is real."""
 
 from __future__ import annotations
 
@@ -155,6 +156,47 @@ def _records_of(spec: ScenarioFile) -> _Records:
     return _Records(sources, seconds)
 
 
+Decoys = Mapping[tuple[str, str], tuple[tuple[str, ...], tuple[float, ...]]]
+_DECOYS: dict[bytes, Decoys] = {}
+
+
+def _decoys(spec: ScenarioFile) -> Decoys:
+    """`_decoys_of` a family (computed once per declared family)."""
+    decoys = _DECOYS.get(spec.declared)
+    if decoys is None:
+        decoys = _DECOYS[spec.declared] = _decoys_of(spec)
+    return decoys
+
+
+def _decoys_of(spec: ScenarioFile) -> Decoys:
+    """For each pair of scopes a task's two records may be kept in (M1's, M2's): the restricted
+    scopes left for its decoy, and weights to draw one by, such that over the family's tasks a
+    decoy notice names each scope about as often as a real notice does (a missing record's
+    scope, either record's alike), so that which scope a notice names tells nothing of whether
+    it is real. Found by proportional fitting; where no weights match (a scope that nearly every
+    task keeps a record in can seldom be left for a decoy), the nearest the fitting reaches."""
+    homes, seconds = spec.home_scopes, _records(spec).seconds
+    share: dict[tuple[str, str], float] = {}
+    for t in spec.templates:
+        for f in seconds[t.id]:
+            pair = (t.material.scope, homes[f])
+            share[pair] = share.get(pair, 0.0) + 1 / len(spec.templates) / len(seconds[t.id])
+    scopes = spec.restricted_scopes
+    left = {pair: tuple(s for s in scopes if s not in pair) for pair in share}
+    real = {s: sum(p * pair.count(s) / 2 for pair, p in share.items()) for s in scopes}
+    weights = dict.fromkeys(scopes, 1.0)
+    for _ in range(60):
+        drawn = dict.fromkeys(scopes, 0.0)
+        for pair, p in share.items():
+            total = sum(weights[s] for s in left[pair])
+            for s in left[pair]:
+                drawn[s] += p * weights[s] / total
+        fitted = {s: w * real[s] / drawn[s] if drawn[s] else w for s, w in weights.items()}
+        top = max(fitted.values())
+        weights = {s: max(w / top, 1e-3) for s, w in fitted.items()}
+    return {pair: (left[pair], tuple(weights[s] for s in left[pair])) for pair in share}
+
+
 def _facts(findings: Iterable[FindingSpec]) -> list[Fact]:
     """Findings as facts: their effects and retractions, no variables."""
     return [
@@ -209,7 +251,8 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
     records = _records(spec)
     m2 = rng.choice(records.seconds[template.id])
     s2 = homes[m2]
-    decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
+    scopes, weights = _decoys(spec)[s1, s2]
+    decoy = rng.choices(scopes, weights)[0]
     stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
     missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
 

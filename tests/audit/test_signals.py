@@ -43,14 +43,9 @@ def test_on_the_hard_tier_each_signal_is_found_where_the_generator_wrote_it(
             topologies = task.topologies
             (tracker,) = [d for d in task.documents if d.role == "tracker"]
             neutral = any(n in tracker.body for n in spec.hard.neutral)
-            # An out-of-date copy says so when it holds a sentence more than its master (the
-            # same text and stamp phrasing, at another version and date).
-            masters = {d.evidence_family: d for d in task.hidden_documents}
-            said = any(
-                d.body.count(".") > masters[d.evidence_family].body.count(".")
-                for d in task.documents
-                if d.superseded
-            )
+            # An out-of-date copy says so in a sentence naming where the newer version is kept
+            # (its text and stamp name no scope).
+            said = any("(scope " in d.body for d in task.documents if d.superseded)
             assert signals["excluded"] == (not neutral), task.task_id
             assert not signals["included"]
             assert signals["supersedes"] == ("decoy_supersession" in topologies)

@@ -9,6 +9,7 @@ register's words."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -27,6 +28,7 @@ from peb_core.tasks import (
     load_scenario,
     model_view,
 )
+from peb_core.tasks._hard import _decoys, _records
 
 FAMILIES = load_families()
 HARD = {fid: generate_tasks([spec], tier="hard") for fid, spec in FAMILIES.items()}
@@ -195,6 +197,40 @@ def test_a_decoy_notice_names_a_scope_holding_nothing_required(family: str) -> N
             assert len(named) == 1 and not named & required_homes, task.task_id
         elif "named_gap" not in task.topologies:
             assert not named, task.task_id
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_scope_a_notice_names_says_little_of_whether_it_is_real(family: str) -> None:
+    """Over a family's tasks (its templates, and the second records each may have, alike) a real
+    notice names either missing record's scope; a decoy names a scope holding neither record,
+    drawn so that decoys name each scope as often as real notices do, as far as the family's
+    scopes allow: the distance between the two (total variation) is the least possible, set by
+    the scope real notices name most beyond what tasks leave it free for a decoy."""
+    spec = FAMILIES[family]
+    homes, seconds, decoys = spec.home_scopes, _records(spec).seconds, _decoys(spec)
+    real = dict.fromkeys(spec.restricted_scopes, 0.0)
+    drawn = dict.fromkeys(spec.restricted_scopes, 0.0)
+    shares: dict[tuple[str, str], float] = {}
+    for t in spec.templates:
+        for second in seconds[t.id]:
+            share = 1 / len(spec.templates) / len(seconds[t.id])
+            pair = (t.material.scope, homes[second])
+            shares[pair] = shares.get(pair, 0.0) + share
+            scopes, weights = decoys[pair]
+            assert set(scopes) == set(spec.restricted_scopes) - set(pair)
+            for scope in pair:
+                real[scope] += share / 2
+            for scope, weight in zip(scopes, weights, strict=True):
+                drawn[scope] += share * weight / sum(weights)
+    distance = sum(abs(drawn[s] - real[s]) for s in drawn) / 2
+    # Decoys name a set of scopes at most as often as tasks leave one of them free, so the
+    # distance is at least what real notices name a set beyond that, for every set.
+    least = max(
+        sum(real[s] for s in some) - sum(p for pair, p in shares.items() if set(some) - set(pair))
+        for n in range(len(drawn) + 1)
+        for some in itertools.combinations(drawn, n)
+    )
+    assert distance <= least + 0.005, (distance, least)
 
 
 def test_hard_tasks_are_deterministic_and_named_by_tier() -> None:
