@@ -127,7 +127,10 @@ def test_the_hard_tier_worked_example_is_a_readable_silent_gap() -> None:
         assert "()" not in value
         assert len(value) <= 400, value
     for document in (*rows["Visible evidence"], *rows["Hidden evidence"]):
-        _, text = document.split(": ", 1)
+        # "<title> in scope <scope>[ (<facts>)][, an out-of-date copy]: <text>"; a title may
+        # hold ": " itself
+        heading = r" in scope \w+(?: \([^)]*\))?(?:, an out-of-date copy)?: "
+        _, text = re.split(heading, document, maxsplit=1)
         assert len(text) <= paper._paper.BRIEF + 2, text
 
 
