@@ -5,7 +5,6 @@ benchmarks/bench_workbench.py."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -58,25 +57,22 @@ def browser_available() -> bool:
     return CHROMIUM.exists()
 
 
+TOKEN = "browser-test-token"
+"""The access token the notebooks are served with here."""
+
+
 @contextmanager
 def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> Iterator[str]:
-    """`marimo run notebook` on 127.0.0.1 at a free port; yields its URL, stops it after."""
+    """`notebook` served as `./dev workbench` serves it (`python -m peb_core.workbench`: an
+    access token, local Host and Origin only) on 127.0.0.1 at a free port; yields its URL with
+    the token, stops it after."""
     port = free_port()
-    marimo = shutil.which("marimo", path=str(Path(sys.executable).parent)) or "marimo"
     log = open(Path(env["HOME"]) / f"marimo-{port}.log", "wb")  # noqa: SIM115
+    command = [sys.executable, "-m", "peb_core.workbench", str(notebook), "--headless"]
     proc = subprocess.Popen(
-        [
-            marimo,
-            "run",
-            str(notebook),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--headless",
-            "--no-token",
-        ],
-        env=env,
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        env={**env, "PYTHONPATH": str(ROOT), "PEB_WORKBENCH_TOKEN": TOKEN},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -85,15 +81,15 @@ def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> It
         deadline = time.monotonic() + timeout_s
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"marimo run exited with {proc.returncode}")
+                raise RuntimeError(f"the notebook server exited with {proc.returncode}")
             try:
                 with urllib.request.urlopen(url + "/health", timeout=2):
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"marimo run did not answer at {url}") from None
+                    raise RuntimeError(f"the notebook server did not answer at {url}") from None
                 time.sleep(0.2)
-        yield url
+        yield f"{url}/?access_token={TOKEN}"
     finally:
         proc.terminate()
         try:
