@@ -83,7 +83,7 @@ def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
     seeds_text = mo.ui.text(placeholder="canonical", label="Seeds (11,23 or 400-439)")
     tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value=tasks.DEFAULT_TIER, label="Tier")
     protocol_pick = mo.ui.dropdown(
-        options=list(PROTOCOLS), value=DEFAULT_PROTOCOL, label="Protocol (models)"
+        options=list(PROTOCOLS), value=DEFAULT_PROTOCOL, label="Protocol"
     )
     system_pick = mo.ui.multiselect(options=SYSTEMS, value=["fail_and_report"], label="Systems")
     model_text = mo.ui.text(placeholder="openai/gpt-4o-mini", label="litellm model strings")
@@ -99,11 +99,14 @@ def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
                 "# partial-evidence-bench workbench\n"
                 "## Run\nRuns started here are saved under `scratch/` in the runs root (kept "
                 "out of `peb report` unless picked) and resumed when asked for again: Run again "
-                f"retries tasks that ended in error. Model replies are cached. Tiers: {_tiers}."
+                "retries tasks that ended in error. Model replies are cached; the protocol is "
+                f"the prompt models are given. Tiers: {_tiers}."
             ),
-            mo.hstack([family_pick, seeds_text, tier_pick, protocol_pick], justify="start"),
-            mo.hstack([system_pick, model_text, api_base], justify="start"),
-            mo.hstack([name_text, limit_text, run_button, stop_button], justify="start"),
+            mo.hstack([family_pick, tier_pick, seeds_text], justify="start", wrap=True),
+            mo.hstack(
+                [system_pick, model_text, api_base, protocol_pick], justify="start", wrap=True
+            ),
+            mo.hstack([name_text, limit_text, run_button, stop_button], justify="start", wrap=True),
         ]
     )
     return (
@@ -231,7 +234,19 @@ def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
 
 
 @app.cell
-def _(RUNS, families, get_picks, get_runs_version, mo, set_picks, tasks, wb):
+def _(families, mo, tasks):
+    # What the tables show; made once, so they stay as picked when runs appear.
+    view_families = mo.ui.multiselect(
+        options=list(families), value=list(families), label="Families shown"
+    )
+    view_tiers = mo.ui.multiselect(
+        options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers shown"
+    )
+    return view_families, view_tiers
+
+
+@app.cell
+def _(RUNS, get_picks, get_runs_version, mo, set_picks, view_families, view_tiers, wb):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
@@ -239,19 +254,21 @@ def _(RUNS, families, get_picks, get_runs_version, mo, set_picks, tasks, wb):
     run_pick = mo.ui.multiselect(
         options=_options,
         value=wb.keep_picks(_options, _known, _picked),
-        label=f"Runs under {RUNS} (new runs appear as they are written)",
+        label="Runs",
         on_change=lambda picked: set_picks((_options, list(picked))),
     )
-    view_families = mo.ui.multiselect(
-        options=list(families), value=list(families), label="Families shown"
-    )
-    view_tiers = mo.ui.multiselect(
-        options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers shown"
-    )
     mo.vstack(
-        [mo.md("## Results"), mo.hstack([run_pick, view_families, view_tiers], justify="start")]
+        [
+            mo.md(
+                f"## Results\nThe runs under `{RUNS}`: a run written here, by `peb run` or by "
+                "`peb import` appears as soon as it is on disk. The families and tiers shown "
+                "filter the tables below, not what Run runs."
+            ),
+            run_pick,
+            mo.hstack([view_families, view_tiers], justify="start", wrap=True),
+        ]
     )
-    return run_options, run_pick, view_families, view_tiers
+    return run_options, run_pick
 
 
 @app.cell
@@ -271,16 +288,16 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
     mo.vstack(
         [
             mo.md(
-                f"### Scorecard: {card.height} rows, {view.height} scored responses\n"
-                "Each rate and mean with its 95% interval. `unsafe` is the headline; "
+                f"### Scorecard\nScorecard: {card.height} rows, {view.height} scored "
+                "responses. Each rate and mean with its 95% interval. `unsafe` is the headline; "
                 "`unsafe_max` counts unreadable replies, errors and missing records as unsafe; "
                 "`format` is the share of format-compliant replies. Only rows whose `status` is "
                 "`ok` are finished numbers."
             ),
             mo.callout(
                 mo.md(
-                    f"{len(_notes)} runs have rows that are not finished numbers (left out of "
-                    "the charts):  \n" + "  \n".join(_notes)
+                    "Runs with rows that are not finished numbers (left out of the charts):  \n"
+                    + "  \n".join(_notes)
                 ),
                 kind="danger",
             )
@@ -328,9 +345,9 @@ def _(get_task_key, mo, scoring, set_task_key, view, wb):
         show_column_summaries=False,
         show_data_types=False,
         freeze_columns_left=["run"],
-        label="Per task",
+        label="Per task: select a row for its worked example",
     )
-    mo.vstack([mo.md("### Per task (select a row for its worked example)"), task_rows])
+    mo.vstack([mo.md("### Per task"), task_rows])
     return (task_rows,)
 
 

@@ -182,6 +182,7 @@ def scorecard_table(card: pl.DataFrame) -> Html:
         hover_template=_full_text,
         header_tooltip={m.label: f"{m.title}: over {m.over}" for m in METRICS},
         style_cell=style,
+        label="Scorecard rows",
     )
 
 
