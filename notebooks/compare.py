@@ -54,12 +54,13 @@ def _(family_pick, mo, run_options, run_pick, scoring, tier_pick, wb):
 
 
 @app.cell
-def _(card, charts, mo, warnings, wb):
+def _(card, charts, mo, scores, warnings, wb):
+    _done, _ = wb.finished(card, scores)
     mo.vstack(
         [
-            mo.md(f"## Scorecards ({card.height} rows)"),
+            mo.md(f"## Scorecards ({card.height} rows; only `ok` rows are charted)"),
             wb.scorecard_table(card),
-            charts.metric_bars(card),
+            charts.metric_bars(_done) if _done.height else mo.md("_No finished row to chart._"),
             *(mo.callout(w, kind="warn") for w in warnings[:5]),
         ]
     )
@@ -67,12 +68,12 @@ def _(card, charts, mo, warnings, wb):
 
 
 @app.cell
-def _(charts, mo, scores):
+def _(charts, mo, scores, scoring):
     mo.vstack(
         [
             mo.md(
-                "## Task x system, coloured by outcome\n"
-                "correct, unsafe, over-blocked, false incomplete, invalid"
+                "## Task x system, coloured by verdict\n"
+                + ", ".join(scoring.VERDICT_LABELS.values())
             ),
             charts.outcome_grid(scores),
         ]

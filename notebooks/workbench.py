@@ -288,11 +288,13 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
     mo.vstack(
         [
             mo.md(
-                f"### Scorecard\nScorecard: {card.height} rows, {view.height} scored "
-                "responses. Each rate and mean with its 95% interval. `unsafe` is the headline; "
-                "`unsafe_max` counts unreadable replies, errors and missing records as unsafe; "
-                "`format` is the share of format-compliant replies. Only rows whose `status` is "
-                "`ok` are finished numbers."
+                f"### Scorecard\nScorecard: {card.height} rows; "
+                f"{scoring.scored_counts(view).text}. Each rate and mean with its 95% "
+                "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
+                "errors and missing records as unsafe; `format` is the share of "
+                "format-compliant replies. Only rows whose `status` is `ok` are finished "
+                "numbers; the others show `—`.  \n"
+                + "  \n".join(f"_{n}_" for n in scoring.notes(scoring.SCREEN))
             ),
             mo.callout(
                 mo.md(

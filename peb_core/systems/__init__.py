@@ -5,6 +5,12 @@ models, and `build_system`, which makes any of them from a name."""
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import (
     REGISTRY,
     LocalModel,
@@ -15,13 +21,16 @@ from ._local import (
     stop_local,
 )
 from ._model import ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
 from ._schema import response_format, response_model
 
 __all__ = [
     "BASELINES",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
+    "DEFAULT_TEMPERATURE",
+    "DEFAULT_TIMEOUT_S",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",

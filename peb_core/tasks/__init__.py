@@ -3,7 +3,7 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
-from ._answers import answer_schema, fold_answer, live_effects
+from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
 from ._documents import (
     Boundary,
     BoundaryKind,
@@ -59,6 +59,9 @@ from ._select import (
     select_tasks,
 )
 from ._task import (
+    COMPLETENESS,
+    GAP_LISTS,
+    GAP_VALUES,
     Answer,
     Completeness,
     Contract,
@@ -90,9 +93,12 @@ from ._views import (
 )
 
 __all__ = [
+    "COMPLETENESS",
     "DEFAULT_TIER",
     "FLAGS",
     "FRESH_SEEDS",
+    "GAP_LISTS",
+    "GAP_VALUES",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
@@ -142,6 +148,7 @@ __all__ = [
     "family_overlap",
     "fold_answer",
     "format_seeds",
+    "gap_vocabulary",
     "generate_task",
     "generate_tasks",
     "get_tier",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..results import discover_runs, load_runs
-from ..runs import run_status
-from ..scoring import compare_table, compare_to_reference
+from ..results import discover_runs, run_labels, score_run_dirs
+from ..runs import RunError, run_status
+from ..scoring import compare_table, compare_to_reference, finished_scores
 
 
 def run_label(run_dir: Path, root: Path) -> str:
@@ -45,17 +45,19 @@ def score_runs(
     options: Mapping[str, Path], picked: Sequence[str]
 ) -> tuple[pl.DataFrame | None, list[str]]:
     """Per-task scores of the `picked` runs (labels of `options`), each run's `run` column its
-    label, and the warnings met; None when nothing is picked. Unchanged runs are not rescored
-    (`results.load_runs`)."""
-    if not picked:
-        return None, []
-    loaded = load_runs([options[label] for label in picked])
-    warnings = [w for run in loaded for w in run.warnings]
-    frames = [
-        run.scores.with_columns(run=pl.lit(label))
-        for label, run in zip(picked, loaded, strict=True)
-    ]
-    return pl.concat(frames), warnings
+    label, and the warnings met (a run that cannot be read is left out with one, so it hides no
+    other); None when nothing is picked or nothing could be read. Unchanged runs are not
+    rescored (`results.score_run_dirs`)."""
+    dirs = [options[label] for label in picked]
+    try:
+        scores, warnings = score_run_dirs(dirs, skip_unreadable=True) if dirs else (None, [])
+    except RunError as exc:
+        return None, [str(exc)]
+    if scores is None:
+        return None, warnings
+    by_dir = run_labels(dirs)
+    label = {by_dir[options[p]]: p for p in picked if options[p] in by_dir}
+    return scores.with_columns(pl.col("run").replace_strict(label)), warnings
 
 
 def unfinished_notes(card: pl.DataFrame, options: Mapping[str, Path]) -> list[str]:
@@ -67,9 +69,8 @@ def unfinished_notes(card: pl.DataFrame, options: Mapping[str, Path]) -> list[st
 
 def finished(card: pl.DataFrame, scores: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """What the charts draw: the scorecard rows that are finished numbers (`status` `ok`), and
-    the per-task scores of those run x family rows."""
-    done = card.filter(pl.col("status") == "ok")
-    return done, scores.join(done.select("run", "family"), on=["run", "family"], how="semi")
+    their per-task scores (`scoring.finished_scores`)."""
+    return card.filter(pl.col("status") == "ok"), finished_scores(scores, card)
 
 
 def paired_tests(scores: pl.DataFrame, reference: str) -> pl.DataFrame:

@@ -129,6 +129,7 @@ def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
     [
         ([], "the following arguments are required: --run"),
         (["--run", "no such"], "system 'no such' is neither"),
+        (["--run", "nosuchprovider/model-x"], "unknown provider 'nosuchprovider'"),
         (["--run", "oracle", "--family", "nosuch"], "unknown family 'nosuch'"),
         (["--run", "oracle", "--limit", "0"], "--limit: expected an integer >= 1, got '0'"),
         (["--run", "oracle", "--limit", "²"], "--limit: expected an integer >= 1, got '²'"),
