@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from peb_core.tasks import (
+    Fact,
     Task,
     boundary,
     document_cards,
@@ -93,12 +94,27 @@ def test_the_register_table_agrees_with_every_copy_and_the_oracle() -> None:
     assert all(register_frame(t, FAMILIES[t.family]) is None for t in PAPER)
 
 
+def _values(facts: tuple[Fact, ...], field: str) -> str:
+    values = dict.fromkeys(v for f in facts for v in f.effects.get(field, []))
+    return ", ".join(values) or "(none)"
+
+
 def test_stale_facts_list_each_superseded_copy_beside_its_master_and_the_oracle() -> None:
+    """Every superseded copy the view holds whose record has facts (in the copy, its current
+    master, or both) is listed field by field: the copy's values, the master's, the oracle's."""
     for task in HARD:
         stale = stale_facts(task)
-        superseded = {d.doc_id for d in task.authorized_documents if d.superseded and d.facts}
-        assert set(stale["copy"]) == superseded
+        masters = {d.evidence_family: d for d in task.hidden_documents if not d.superseded}
+        superseded = {
+            d.doc_id: (d, masters[d.evidence_family])
+            for d in task.authorized_documents
+            if d.superseded and (d.facts or masters[d.evidence_family].facts)
+        }
+        assert set(stale["copy"]) == set(superseded)
         for row in stale.iter_rows(named=True):
+            copy, master = superseded[row["copy"]]
+            assert row["stale"] == _values(copy.facts, row["field"])
+            assert row["current"] == _values(master.facts, row["field"])
             oracle = task.oracles.complete_answer[row["field"]]
             values = [oracle] if isinstance(oracle, str) else oracle
             assert row["oracle"] == (", ".join(values) or "(none)")
