@@ -5,6 +5,7 @@ Run: .venv/bin/python docs/screenshots.py   (needs /usr/bin/chromium and playwri
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from browser import (  # noqa: E402
     select_table_row,
     serve,
     table,
+    toggle_option,
 )
 
 WIDTH, HEIGHT = 1440, 1000
@@ -52,7 +54,7 @@ def main() -> None:
             page.get_by_text("Worked example:").first.wait_for(timeout=60_000)
             page.wait_for_timeout(1500)
             screenshot_of(page, "partial-evidence-bench workbench", DOCS / "workbench.png")
-            pick_options(page, "Tiers shown", ["hard"])
+            toggle_option(page, "Tiers shown", "paper", "Scorecard:")  # the hard tier only
             page.wait_for_timeout(1500)
             task_id = _silent_filter_misses_a_gap(page)
             page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
@@ -66,7 +68,9 @@ def main() -> None:
             page.goto(url)
             page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
             pick_options(page, "Has every topology", ["silent_gap"])
-            page.wait_for_timeout(1500)
+            filtered = re.compile(r"^(?!336 )\d+ of 336 tasks")  # fewer than all: filtered
+            page.get_by_text(filtered).first.wait_for(timeout=30_000)
+            page.wait_for_timeout(1000)
             task_id = select_table_row(page, "tasks; select one", 0, "task_id")
             page.get_by_text("Register: each kind").first.wait_for(timeout=30_000)
             page.wait_for_timeout(1500)

@@ -173,7 +173,7 @@ def toggle_option(page: Any, which: int | str, option: str, expect: str) -> floa
     """Toggle `option` of a multiselect (`multiselect(page, which)`) and return the
     milliseconds from the click until `expect` shows."""
     multiselect(page, which).locator("button").first.click()
-    item = page.get_by_role("option", name=option, exact=True)
+    item = page.get_by_role("option", name=option, exact=True).filter(visible=True)
     item.wait_for()
     arm_timer(page, expect)
     item.click()
@@ -190,7 +190,7 @@ def pick_options(page: Any, which: int | str, options: list[str]) -> None:
     if clear.get_attribute("aria-disabled") != "true":  # disabled when nothing is picked
         clear.click()
     for option in options:
-        page.get_by_role("option", name=option, exact=True).click()
+        page.get_by_role("option", name=option, exact=True).filter(visible=True).click()
     page.keyboard.press("Escape")
 
 

@@ -184,13 +184,13 @@ def _registers_of(registers: tuple[str, ...], n: int) -> tuple[re.Pattern[str], 
 def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
     """The register of a hard task as a table, one row per kind of record it lists, joined to
     the task's documents of that kind; None if the task has no register. Columns: `record` (the
-    evidence family), `register_version` and `register_date` (current, as the register says),
+    evidence family), `requirement` (the contract's requirement the record covers, null if it
+    is not required) and `missing` (the view lacks a current copy of a required record),
+    `register_version` and `register_date` (current, as the register says),
     `kept_in` (the master's scope), `copy` (the id of the document of that kind the view holds:
     a restricted record's copy), `copy_stamp`, `copy_state` (`current`; `stale`: its stamp is
     older than the register's; `unstamped`; `none`: the view holds no document of that kind),
-    `master` (the hidden master's id) and `master_scope`, `requirement` (the contract's
-    requirement the record covers, null if it is not required) and `missing` (the view lacks a
-    current copy of a required record)."""
+    `master` (the hidden master's id) and `master_scope`."""
     import polars as pl
 
     register = next((d for d in task.documents if d.role == "register"), None)
@@ -220,6 +220,8 @@ def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
         rows.append(
             {
                 "record": family.id,
+                "requirement": family.id if family.id in required else None,
+                "missing": family.id in missing,
                 "register_version": version,
                 "register_date": match[f"f{n + i}"],
                 "kept_in": spec.home_scopes.get(family.id),
@@ -228,14 +230,14 @@ def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
                 "copy_state": state,
                 "master": master.doc_id if master is not None else None,
                 "master_scope": master.scope if master is not None else None,
-                "requirement": family.id if family.id in required else None,
-                "missing": family.id in missing,
             }
         )
     return pl.DataFrame(
         rows,
         schema={
             "record": pl.String,
+            "requirement": pl.String,
+            "missing": pl.Boolean,
             "register_version": pl.Int64,
             "register_date": pl.String,
             "kept_in": pl.String,
@@ -244,8 +246,6 @@ def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
             "copy_state": pl.String,
             "master": pl.String,
             "master_scope": pl.String,
-            "requirement": pl.String,
-            "missing": pl.Boolean,
         },
     )
 

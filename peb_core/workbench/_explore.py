@@ -24,7 +24,7 @@ _INDEX = pl.Schema(
         "task_id": pl.String(),
         "completeness": pl.String(),
         "policy": pl.String(),
-        "topologies": pl.List(pl.String()),
+        "topologies": pl.String(),
         "tracker": pl.String(),
         "visible": pl.Int64(),
         "hidden": pl.Int64(),
@@ -35,7 +35,8 @@ _INDEX = pl.Schema(
 def task_index(selection: Selection) -> pl.DataFrame:
     """One row per task of `selection` (every tier of it, in family, template, seed order):
     family, template, seed, tier, task_id, completeness, policy (`partial` or `block`),
-    topologies, tracker (what its boundary sentence is worth: `signal`, `decoy`, `none`) and
+    topologies (comma-separated), tracker (what its boundary sentence is worth: `signal`,
+    `decoy`, `none`) and
     how many documents are visible and hidden."""
     families = load_families()
     seeds = list(selection.seeds) if selection.seeds is not None else None
@@ -52,7 +53,7 @@ def task_index(selection: Selection) -> pl.DataFrame:
                     "task_id": task.task_id,
                     "completeness": task.oracles.completeness,
                     "policy": POLICIES[task.contract.partial_response_permitted],
-                    "topologies": list(task.topologies),
+                    "topologies": ", ".join(task.topologies),
                     "tracker": found.kind if found is not None else None,
                     "visible": len(task.authorized_doc_ids),
                     "hidden": len(task.documents) - len(task.authorized_doc_ids),
@@ -72,8 +73,9 @@ def filter_index(
     """The tasks of an index that have every topology in `topologies`, and whose completeness,
     policy and tracker are among those given (an empty choice: no restriction)."""
     keep = pl.lit(True)
+    has = pl.col("topologies").str.split(", ")
     for topology in topologies:
-        keep &= pl.col("topologies").list.contains(topology)
+        keep &= has.list.contains(topology)
     for column, allowed in (
         ("completeness", completeness),
         ("policy", policies),
@@ -88,7 +90,9 @@ def index_choices(index: pl.DataFrame) -> dict[str, list[str]]:
     """The values each filter of `filter_index` can take in `index`, sorted: topologies,
     completeness, policy, tracker."""
     return {
-        "topologies": sorted(index["topologies"].explode().drop_nulls().unique().to_list()),
+        "topologies": sorted(
+            t for t in index["topologies"].str.split(", ").explode().unique().to_list() if t
+        ),
         **{
             column: sorted(index[column].drop_nulls().unique().to_list())
             for column in ("completeness", "policy", "tracker")
