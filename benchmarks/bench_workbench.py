@@ -160,7 +160,7 @@ def main() -> int:
                     times = []
                     for j in range(TOGGLES):
                         expect = f"Scorecard: {rows - N_RUNS if j % 2 == 0 else rows} rows"
-                        times.append(toggle_option(page, 0, family, expect))
+                        times.append(toggle_option(page, "Families shown", family, expect))
                         page.wait_for_timeout(700)
                     print(
                         f"  re-render after a family toggle: median {statistics.median(times):.0f}"

@@ -10,74 +10,160 @@ def _():
     from pathlib import Path
 
     import marimo as mo
-    import polars as pl
 
     from peb_core import results, scoring, tasks
+    from peb_core import workbench as wb
 
     RUNS = results.runs_root()
     families = tasks.load_families()
-    return Path, RUNS, families, json, mo, pl, results, scoring, tasks
+    return Path, RUNS, families, json, mo, results, scoring, tasks, wb
 
 
 @app.cell
 def _(families, mo, tasks):
-    family_pick = mo.ui.dropdown(options=list(families), value=next(iter(families)), label="Family")
-    tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value="paper", label="Tier")
-    seed_text = mo.ui.text(value="11", label="Seed (any integer >= 0 is a task)")
+    # The task shown: picked below, or by selecting a row of the index.
+    get_ref, set_ref = mo.state(
+        {"family": next(iter(families)), "template": None, "seed": "11", "tier": tasks.DEFAULT_TIER}
+    )
+    return get_ref, set_ref
+
+
+@app.cell
+def _(mo, tasks):
+    index_seeds = mo.ui.text(placeholder="canonical", label="Seeds (11,23 or 0-99)")
+    index_tiers = mo.ui.multiselect(
+        options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers"
+    )
+    return index_seeds, index_tiers
+
+
+@app.cell
+def _(index_seeds, index_tiers, mo, tasks, wb):
+    try:
+        _selection = tasks.select_tasks(
+            None,
+            index_seeds.value or None,
+            index_tiers.value,
+            max_tasks=wb.INDEX_MAX_TASKS,
+            flags={**wb.LABELS, "max_tasks": "the index's cap"},
+        )
+    except tasks.SelectionError as _exc:
+        mo.stop(True, mo.callout(str(_exc), kind="danger"))
+    index = wb.task_index(_selection)
+    _choices = wb.index_choices(index)
+    topology_pick = mo.ui.multiselect(options=_choices["topologies"], label="Has every topology")
+    completeness_pick = mo.ui.multiselect(options=_choices["completeness"], label="Completeness")
+    policy_pick = mo.ui.multiselect(options=_choices["policy"], label="Policy")
+    tracker_pick = mo.ui.multiselect(options=_choices["tracker"], label="Tracker sentence")
+    return completeness_pick, index, policy_pick, topology_pick, tracker_pick
+
+
+@app.cell
+def _(
+    completeness_pick,
+    index,
+    index_seeds,
+    index_tiers,
+    mo,
+    policy_pick,
+    set_ref,
+    topology_pick,
+    tracker_pick,
+    wb,
+):
+    _found = wb.filter_index(
+        index,
+        topologies=topology_pick.value,
+        completeness=completeness_pick.value,
+        policies=policy_pick.value,
+        trackers=tracker_pick.value,
+    )
+    index_rows = mo.ui.table(
+        _found,
+        selection="single",
+        page_size=8,
+        show_column_summaries=False,
+        show_data_types=False,
+        on_change=lambda picked: set_ref(wb.task_ref(picked)) if not picked.is_empty() else None,
+        label=f"{_found.height} of {index.height} tasks; select one to open it below",
+    )
+    mo.vstack(
+        [
+            mo.md("# Task explorer\n## Find a task"),
+            mo.hstack([index_seeds, index_tiers], justify="start"),
+            mo.hstack(
+                [topology_pick, completeness_pick, policy_pick, tracker_pick], justify="start"
+            ),
+            index_rows,
+        ]
+    )
+    return
+
+
+@app.cell
+def _(families, get_ref, mo, set_ref, tasks):
+    _ref = get_ref()
+    family_pick = mo.ui.dropdown(
+        options=list(families),
+        value=_ref["family"],
+        label="Family",
+        on_change=lambda f: set_ref(lambda r: {**r, "family": f, "template": None}),
+    )
+    seed_text = mo.ui.text(
+        value=_ref["seed"],
+        label="Seed (any integer >= 0)",
+        on_change=lambda s: set_ref(lambda r: {**r, "seed": s}),
+    )
+    tier_pick = mo.ui.dropdown(
+        options=list(tasks.TIERS),
+        value=_ref["tier"],
+        label="Tier",
+        on_change=lambda t: set_ref(lambda r: {**r, "tier": t}),
+    )
     return family_pick, seed_text, tier_pick
 
 
 @app.cell
-def _(families, family_pick, mo, seed_text, tier_pick):
+def _(families, family_pick, get_ref, mo, set_ref):
+    # Kept when the seed or the tier changes; the family's first when the family does.
     _templates = [t.id for t in families[family_pick.value].templates]
-    template_pick = mo.ui.dropdown(options=_templates, value=_templates[0], label="Template")
-    mo.vstack(
-        [
-            mo.md("# Task explorer"),
-            mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start"),
-        ]
+    _asked = get_ref()["template"]
+    template_pick = mo.ui.dropdown(
+        options=_templates,
+        value=_asked if _asked in _templates else _templates[0],
+        label="Template",
+        on_change=lambda t: set_ref(lambda r: {**r, "template": t}),
     )
     return (template_pick,)
 
 
 @app.cell
 def _(families, family_pick, mo, seed_text, tasks, template_pick, tier_pick):
+    _header = mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start")
     try:
         _seed = tasks.parse_seed(seed_text.value)
     except ValueError as _exc:
-        mo.stop(True, mo.callout(str(_exc), kind="danger"))
+        mo.stop(True, mo.vstack([_header, mo.callout(str(_exc), kind="danger")]))
     spec = families[family_pick.value]
     task = tasks.generate_task(spec, template_pick.value, _seed, tier=tier_pick.value)
-    docs = tasks.documents_frame(task, spec)
-    return docs, spec, task
+    mo.vstack([mo.md("## The task"), _header])
+    return spec, task
 
 
 @app.cell
-def _(docs, mo, task, tasks):
-    def _cards(visible):
-        cards = tasks.document_cards(docs, visible=visible)
-        return [
-            mo.callout(mo.md(c.markdown), kind="warn") if c.boundary_signal else mo.md(c.markdown)
-            for c in cards
-        ] or [mo.md("_(none)_")]
-
+def _(mo, spec, task, wb):
     mo.vstack(
         [
             mo.md(
-                f"## `{task.task_id}` ({task.family}, {task.tier} tier)\n{task.prompt}\n\n"
-                f"Completeness `{task.oracles.completeness}`, partial answer permitted "
-                f"`{task.contract.partial_response_permitted}`, user scopes "
+                f"### `{task.task_id}` ({task.family}, {task.tier} tier)\n{task.prompt}\n\n"
+                f"Completeness `{task.oracles.completeness}`, policy "
+                f"`{wb.POLICIES[task.contract.partial_response_permitted]}`, user scopes "
                 f"`{', '.join(task.user_scopes)}`, evidence topologies "
                 f"`{', '.join(task.topologies) or '-'}`; the tracker's boundary sentence is "
-                "marked."
+                "marked with what it is worth (signal, decoy, or none)."
             ),
-            mo.hstack(
-                [
-                    mo.vstack([mo.md("### Visible (authorized)"), *_cards(True)]),
-                    mo.vstack([mo.md("### Hidden (outside the view)"), *_cards(False)]),
-                ],
-                widths="equal",
-                align="start",
+            wb.task_documents_view(
+                task, spec, titles=("Visible (authorized)", "Hidden (outside the view)")
             ),
         ]
     )
@@ -85,32 +171,24 @@ def _(docs, mo, task, tasks):
 
 
 @app.cell
-def _(json, mo, pl, task):
-    _contract = pl.DataFrame(
-        [
-            {"requirement": r.id, "description": r.description, "informs": ", ".join(r.informs)}
-            for r in task.contract.required_evidence
-        ]
-    )
+def _(json, mo, task, wb):
     _o = task.oracles
+
+    def _shown(title, value):
+        return mo.vstack([mo.md(title), mo.json(json.dumps(value))])
+
     mo.vstack(
         [
             mo.md("## Contract"),
-            mo.ui.table(_contract, selection=None, show_column_summaries=False),
+            wb.table(wb.contract_frame(task)),
             mo.md("## Oracles"),
             mo.hstack(
                 [
-                    mo.vstack(
-                        [mo.md("**complete answer**"), mo.json(json.dumps(_o.complete_answer))]
-                    ),
-                    mo.vstack(
-                        [mo.md("**authorized answer**"), mo.json(json.dumps(_o.authorized_answer))]
-                    ),
-                    mo.vstack(
-                        [
-                            mo.md(f"**completeness** `{_o.completeness}`; **gap report**"),
-                            mo.json(_o.gap_report.model_dump_json() if _o.gap_report else "null"),
-                        ]
+                    _shown("**complete answer**", _o.complete_answer),
+                    _shown("**authorized answer**", _o.authorized_answer),
+                    _shown(
+                        f"**completeness** `{_o.completeness}`; **gap report**",
+                        _o.gap_report.model_dump() if _o.gap_report else None,
                     ),
                 ],
                 widths="equal",
@@ -128,6 +206,7 @@ def _(RUNS, mo, results, scoring, task):
         _responses,
         selection="single",
         show_column_summaries=False,
+        show_data_types=False,
         format_mapping=scoring.float_formats(_responses),
         hidden_columns=["path"],
         label="Select a reply to read it against the oracles",
@@ -144,37 +223,23 @@ def _(RUNS, mo, results, scoring, task):
 
 
 @app.cell
-def _(Path, mo, reply_rows, results, scoring, spec, task):
-    _picked = reply_rows.value is not None and not reply_rows.value.is_empty()
-    _rows = reply_rows.value if _picked else reply_rows.data
-    mo.stop(_rows.is_empty())
-    _row = _rows.row(0, named=True)
-    _record = results.run_record(Path(_row["path"]), task.family, task.task_id)
-    _shown = scoring.explain(task, _record, spec, run=_row["run"], system=_row["system"])
-    _target, _ = scoring.answer_target(task)
-    mo.vstack(
-        [
-            mo.md(
-                f"### `{_row['system']}` (run `{_row['run']}`): the answer field by field\n"
-                f"The response is scored against `{_target}` (`expected`)."
-                + ("" if _picked else "  \n_The first stored reply; select a row._")
-            ),
-            mo.ui.table(
-                _shown.fields,
-                selection=None,
-                show_column_summaries=False,
-                format_mapping=scoring.float_formats(_shown.fields),
-                wrapped_columns=["complete_answer", "authorized_answer", "expected", "response"],
-            ),
-            mo.md("### The reply (pretty-printed if it is JSON)"),
-            mo.md(scoring.reply_markdown(_record.raw if _record is not None else None)),
-        ]
+def _(Path, mo, reply_rows, task, wb):
+    _found = wb.picked_row(reply_rows.value, reply_rows.data)
+    mo.stop(_found is None)
+    _row, _picked = _found
+    # The task as that run made it (its own distractors), and its reply.
+    _example = wb.run_example(Path(_row["path"]), _row["run"], task.family, task.task_id)
+    wb.example_view(
+        _example,
+        f"### `{_row['system']}` (run `{_row['run']}`): the reply against the oracles",
+        note="" if _picked else "The first stored reply; select a row.",
+        skip=("documents",),
     )
     return
 
 
 @app.cell
-def _(mo, spec, tier_pick):
+def _(mo, spec, tier_pick, wb):
     # The shortcut audit of the selected family and tier (docs/benchmark.md §8), on small seed
     # sets so that it answers in seconds; `peb audit shortcuts` runs it at full size.
     from peb_core import audit as _audit
@@ -192,17 +257,8 @@ def _(mo, spec, tier_pick):
                 "## Shortcut audit: what a text classifier learns of completeness from this "
                 "family's views (600 training and 300 held-out tasks)"
             ),
-            mo.ui.table(
-                _audit.summary_table(_found.summary),
-                selection=None,
-                show_column_summaries=False,
-            ),
-            mo.ui.table(
-                _ngrams,
-                selection=None,
-                show_column_summaries=False,
-                wrapped_columns=_ngrams.columns[-1:],
-            ),
+            wb.table(_audit.summary_table(_found.summary)),
+            wb.table(_ngrams, wrapped_columns=_ngrams.columns[-1:]),
         ]
     )
     return

@@ -4,8 +4,8 @@ benchmarks/bench_workbench.py."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -58,25 +58,22 @@ def browser_available() -> bool:
     return CHROMIUM.exists()
 
 
+TOKEN = "browser-test-token"
+"""The access token the notebooks are served with here."""
+
+
 @contextmanager
 def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> Iterator[str]:
-    """`marimo run notebook` on 127.0.0.1 at a free port; yields its URL, stops it after."""
+    """`notebook` served as `./dev workbench` serves it (`python -m peb_core.workbench`: an
+    access token, local Host and Origin only) on 127.0.0.1 at a free port; yields its URL with
+    the token, stops it after."""
     port = free_port()
-    marimo = shutil.which("marimo", path=str(Path(sys.executable).parent)) or "marimo"
     log = open(Path(env["HOME"]) / f"marimo-{port}.log", "wb")  # noqa: SIM115
+    command = [sys.executable, "-m", "peb_core.workbench", str(notebook), "--headless"]
     proc = subprocess.Popen(
-        [
-            marimo,
-            "run",
-            str(notebook),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--headless",
-            "--no-token",
-        ],
-        env=env,
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        env={**env, "PYTHONPATH": str(ROOT), "PEB_WORKBENCH_TOKEN": TOKEN},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -85,15 +82,15 @@ def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> It
         deadline = time.monotonic() + timeout_s
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"marimo run exited with {proc.returncode}")
+                raise RuntimeError(f"the notebook server exited with {proc.returncode}")
             try:
                 with urllib.request.urlopen(url + "/health", timeout=2):
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"marimo run did not answer at {url}") from None
+                    raise RuntimeError(f"the notebook server did not answer at {url}") from None
                 time.sleep(0.2)
-        yield url
+        yield f"{url}/?access_token={TOKEN}"
     finally:
         proc.terminate()
         try:
@@ -128,6 +125,7 @@ def chromium_page(*, width: int = 1600, height: int = 1200) -> Iterator[Any]:
 
 _ARM = """(target) => {
   window.__pebWait = new Promise((resolve) => {
+    setTimeout(() => resolve(-1), 60000);
     let t0 = null;
     window.addEventListener('pointerdown', () => { if (t0 === null) t0 = performance.now(); },
                             {capture: true, once: true});
@@ -150,14 +148,32 @@ def arm_timer(page: Any, text: str) -> None:
 
 def wait_timer(page: Any) -> float:
     ms: float = page.evaluate("window.__pebWait")
+    if ms < 0:
+        raise TimeoutError("the text awaited was not on the page within 60 s")
     return ms
 
 
-def toggle_option(page: Any, multiselect: int, option: str, expect: str) -> float:
-    """Toggle `option` of the `multiselect`-th multiselect and return the milliseconds from the
-    click until `expect` shows."""
-    page.locator("marimo-multiselect").nth(multiselect).locator("button").first.click()
-    item = page.get_by_role("option", name=option, exact=True)
+def multiselect(page: Any, which: int | str) -> Any:
+    """The `which`-th multiselect of the page, or the one labelled `which` exactly."""
+    every = page.locator("marimo-multiselect")
+    if isinstance(which, int):
+        return every.nth(which)
+    every.first.wait_for(state="attached")
+    labels = every.evaluate_all("els => els.map(e => e.getAttribute('data-label') || '\"\"')")
+    (index,) = [i for i, label in enumerate(labels) if f">{which}<" in json.loads(label)]
+    return every.nth(index)
+
+
+def table(page: Any, label: str) -> Any:
+    """The table whose label includes `label` (plain text: no `<`, `>` or `&`)."""
+    return page.locator(f'marimo-table[data-label*="{label}"]')
+
+
+def toggle_option(page: Any, which: int | str, option: str, expect: str) -> float:
+    """Toggle `option` of a multiselect (`multiselect(page, which)`) and return the
+    milliseconds from the click until `expect` shows."""
+    multiselect(page, which).locator("button").first.click()
+    item = page.get_by_role("option", name=option, exact=True).filter(visible=True)
     item.wait_for()
     arm_timer(page, expect)
     item.click()
@@ -166,12 +182,15 @@ def toggle_option(page: Any, multiselect: int, option: str, expect: str) -> floa
     return ms
 
 
-def pick_options(page: Any, multiselect: int, options: list[str]) -> None:
-    """Make `options` the whole selection of the `multiselect`-th multiselect (none: empty)."""
-    page.locator("marimo-multiselect").nth(multiselect).locator("button").first.click()
-    page.get_by_role("option", name="Deselect all", exact=True).click()  # lists of 3 or more
+def pick_options(page: Any, which: int | str, options: list[str]) -> None:
+    """Make `options` the whole selection of a multiselect (`multiselect(page, which)`; none:
+    empty)."""
+    multiselect(page, which).locator("button").first.click()
+    clear = page.get_by_role("option", name="Deselect all", exact=True)  # lists of 3 or more
+    if clear.get_attribute("aria-disabled") != "true":  # disabled when nothing is picked
+        clear.click()
     for option in options:
-        page.get_by_role("option", name=option, exact=True).click()
+        page.get_by_role("option", name=option, exact=True).filter(visible=True).click()
     page.keyboard.press("Escape")
 
 
@@ -182,10 +201,13 @@ def fill(page: Any, label: str, value: str) -> None:
     box.press("Enter")
 
 
-def select_table_row(page: Any, table: int, row: int, column: str) -> str:
-    """Tick row `row` (0-based, on the page shown) of the `table`-th table; return the text of
-    its `column` cell."""
-    line = page.locator("marimo-table").nth(table).get_by_role("row").nth(row + 1)
+def select_table_row(page: Any, which: int | str, row: int, column: str) -> str:
+    """Tick row `row` (0-based, on the page shown) of the `which`-th table or the one labelled
+    `which`; return the text of its `column` cell."""
+    found = (
+        table(page, which) if isinstance(which, str) else page.locator("marimo-table").nth(which)
+    )
+    line = found.get_by_role("row").nth(row + 1)
     text: str = line.locator(f'td[data-cell-id$="_{column}"]').inner_text()
     line.locator('[data-testid="select-row-checkbox"]').click()
     return text.strip()

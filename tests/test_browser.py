@@ -1,10 +1,14 @@
-"""The workbench and the paper notebook in a real browser: `marimo run` on 127.0.0.1, driven by
-headless Chromium; model runs against the scripted server over real HTTP. Screenshots go to
-test-artifacts/ (gitignored)."""
+"""The workbench, the task explorer, the compare and paper notebooks in a real browser: each
+served as `./dev workbench` serves it (an access token, local Host and Origin only) on 127.0.0.1,
+driven by headless Chromium; model runs against the scripted server over real HTTP.
+Screenshots go to test-artifacts/ (gitignored)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,24 +21,31 @@ from browser import (
     browser_available,
     chromium_page,
     fill,
+    multiselect,
     pick_options,
     scratch_env,
     screenshot_of,
     select_table_row,
     serve,
+    table,
     toggle_option,
     wait_count,
 )
+from playwright.sync_api import expect
 from scripted_server import ScriptedServer, Step
 
 from peb_core.results import SCRATCH
 from peb_core.runs import read_manifest, read_records, run_folder_name, run_status, run_system
 from peb_core.systems import BASELINES
-from peb_core.tasks import load_families
+from peb_core.tasks import generate_task, load_families, stale_facts
 
 pytestmark = pytest.mark.skipif(
     not browser_available(), reason="needs playwright and /usr/bin/chromium"
 )
+
+SCORECARD = "Scorecard rows"
+PER_TASK = "Per task"
+STATUS = "Runs started here"
 
 
 @pytest.fixture
@@ -48,6 +59,11 @@ def runs_root(tmp_path: Path) -> Path:
     return root
 
 
+def _example_title(page: Any) -> str:
+    title: str = page.get_by_text("Worked example:").first.inner_text()
+    return title
+
+
 def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
     n_families = len(load_families())
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
@@ -57,35 +73,131 @@ def test_workbench_in_chromium(runs_root: Path, tmp_path: Path) -> None:
         page.get_by_text("Worked example:").first.wait_for(timeout=60_000)
         screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-scorecard.png")
 
-        # One family fewer: the scorecard loses a row per run.
-        toggle_option(page, 0, "due_diligence_v1", f"Scorecard: {2 * (n_families - 1)} rows")
-        assert "due_diligence_v1" not in page.get_by_text("Scorecard:").first.inner_text()
+        # One family fewer shown: the scorecard loses a row per run.
+        toggle_option(
+            page, "Families shown", "due_diligence_v1", f"Scorecard: {2 * (n_families - 1)} rows"
+        )
         screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-one-family-less.png")
 
-        # Select a task in the per-task table: its worked example opens.
-        task_id = select_table_row(page, 1, 3, "task_id")
-        example = page.get_by_text(f"Worked example: {task_id}").first
-        example.wait_for(timeout=30_000)
-        page.get_by_text("Boundary signal (tracker)").first.wait_for(timeout=30_000)
+        # Select a task in the per-task table: its worked example opens, its tracker sentence
+        # labelled by what it is worth (on the paper tier, a signal).
+        task_id = select_table_row(page, PER_TASK, 3, "task_id")
+        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
+        page.get_by_text("[boundary signal:").first.wait_for(timeout=30_000)
         assert page.get_by_text("The first task of the table").count() == 0
         page.get_by_text("Gap report: oracle against the response").first.wait_for()
         # The answer field by field: the complete-world answer beside the authorized-view answer
         # and the reply's, every score to three decimals.
-        answers = page.locator("marimo-table").nth(2).locator("table").inner_text()
-        assert "complete_answer" in answers and "authorized_answer" in answers
-        assert re.search(r"\b[01]\.\d{3}\b", answers) and not re.search(r"\d\.\d{4}", answers)
+        answers = page.locator("marimo-table").filter(has_text="complete_answer").first
+        text = answers.locator("table").inner_text()
+        assert "authorized_answer" in text
+        assert re.search(r"\b[01]\.\d{3}\b", text) and not re.search(r"\d\.\d{4}", text)
         screenshot_of(page, f"Worked example: {task_id}", ARTIFACTS / "workbench-example.png")
 
-        # The Run button: fail_and_report over the families still selected, saved in the
-        # scratch area and scored.
+        # The Run button runs the form's families (all of them: the families shown do not pick
+        # what runs), saved in the scratch area, scored; what is shown and picked stays.
         page.get_by_role("button", name="Run selected systems").click()
-        n_tasks = 24 * (n_families - 1)
-        page.get_by_text(f"finished: {n_tasks} tasks, {n_tasks} replies").first.wait_for(
+        n_tasks = 24 * n_families
+        status = table(page, STATUS)
+        status.get_by_text(f"finished: {n_tasks} tasks, {n_tasks} replies").wait_for(
             timeout=120_000
         )
         page.get_by_text(f"Scorecard: {3 * (n_families - 1)} rows").wait_for(timeout=60_000)
+        assert f"Worked example: {task_id}" in _example_title(page)
+        (scratch,) = [p.parent for p in (runs_root / SCRATCH).glob("*/manifest.json")]
+        assert len(read_manifest(scratch).families) == n_families
         assert len(list(runs_root.glob("*/manifest.json"))) == 2
-        assert len(list((runs_root / SCRATCH).glob("*/manifest.json"))) == 1
+
+
+def test_runs_written_elsewhere_appear_and_the_picks_stay(runs_root: Path, tmp_path: Path) -> None:
+    """A run written by `peb run` while the page is open appears in the run picker and the
+    scorecard without a reload; the families shown, a run left unpicked and the selected task
+    are kept."""
+    n_families = len(load_families())
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text(f"Scorecard: {2 * n_families} rows").wait_for(timeout=60_000)
+        toggle_option(
+            page, "Families shown", "due_diligence_v1", f"Scorecard: {2 * (n_families - 1)} rows"
+        )
+        unpicked = sorted(p.parent.name for p in runs_root.glob("*/manifest.json"))[0]
+        toggle_option(page, "Runs", unpicked, f"Scorecard: {n_families - 1} rows")
+        task_id = select_table_row(page, PER_TASK, 1, "task_id")
+        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
+
+        peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "oracle"]
+        subprocess.run(
+            [*peb_run, "--out", str(runs_root / "from-peb-run")],
+            env={**env, "PYTHONPATH": str(ROOT)},
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        page.get_by_text(f"Scorecard: {2 * (n_families - 1)} rows").wait_for(timeout=60_000)
+        wait_count(table(page, SCORECARD).get_by_text("from-peb-run", exact=True), n_families - 1)
+        picked = json.loads(multiselect(page, "Runs").get_attribute("data-initial-value"))
+        assert "from-peb-run" in picked and unpicked not in picked
+        assert f"Worked example: {task_id}" in _example_title(page)
+
+        # A browser without the token (a fresh context: no session cookie) gets the login page.
+        stranger = page.context.browser.new_page()
+        stranger.goto(url.split("?")[0])
+        stranger.wait_for_url(re.compile(r"/auth/login"), timeout=30_000)
+        assert stranger.get_by_text("Scorecard:").count() == 0
+
+
+def test_the_scorecard_pins_run_and_family_and_shows_whole_names(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with (
+        serve(ROOT / "notebooks" / "workbench.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Scorecard:").first.wait_for(timeout=60_000)
+        card = table(page, SCORECARD)
+        run, family = (card.locator(f'td[data-cell-id="0_{c}"]') for c in ("run", "family"))
+        run.wait_for(timeout=60_000)
+        before = [run.bounding_box(), family.bounding_box()]
+        scroller = card.locator("div.overflow-auto").first
+        assert scroller.evaluate("e => e.scrollWidth > e.clientWidth")
+        scroller.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+        page.wait_for_timeout(300)
+        assert [run.bounding_box(), family.bounding_box()] == before  # pinned: not scrolled
+        last = card.locator("th").last.bounding_box()
+        assert last is not None and last["x"] < 1440  # the rightmost columns came into view
+        screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-scorecard-scrolled.png")
+        run.hover()
+        expect(run).to_have_attribute("aria-describedby", re.compile(r".+"), timeout=10_000)
+        tip = run.get_attribute("aria-describedby")
+        full = run.inner_text().strip()
+        wait_count(page.locator(f'[id="{tip}"]').get_by_text(full, exact=True), 1)
+
+
+_CLIPPED = """() => {
+  const clipped = [];
+  const walk = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.shadowRoot) walk(e.shadowRoot);
+      const box = e.getBoundingClientRect();
+      if (e.tagName === 'INPUT' && e.placeholder && box.width > 0) {
+        const s = getComputedStyle(e);
+        const c = document.createElement('canvas').getContext('2d');
+        c.font = s.font;
+        const room = e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+        if (c.measureText(e.placeholder).width > room) clipped.push('placeholder ' + e.placeholder);
+      }
+      if (e.tagName === 'LABEL' && box.width > 0 && e.scrollWidth > e.clientWidth + 1)
+        clipped.push('label ' + e.innerText);
+      if (['INPUT', 'SELECT', 'BUTTON', 'LABEL'].includes(e.tagName) && box.right > innerWidth)
+        clipped.push('off screen ' + e.tagName + ' ' + (e.innerText || e.placeholder || ''));
+    }
+  };
+  walk(document);
+  return clipped;
+}"""
 
 
 @pytest.fixture
@@ -110,9 +222,16 @@ def workbench(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
         yield page, root
 
 
+def test_no_label_or_placeholder_is_clipped_at_1440_px(workbench: tuple[Any, Path]) -> None:
+    page, _ = workbench
+    page.wait_for_timeout(500)
+    assert page.evaluate(_CLIPPED) == []
+    screenshot_of(page, "partial-evidence-bench workbench", ARTIFACTS / "workbench-form-1440.png")
+
+
 def _launch_model(page: Any, api_base: str, name: str, limit: int, families: list[str]) -> None:
-    pick_options(page, 0, families)
-    pick_options(page, 1, [])  # no baseline
+    pick_options(page, "Families", families)
+    pick_options(page, "Systems", [])  # no baseline
     fill(page, "litellm model strings", "openai/scripted")
     fill(page, "API base", api_base)
     fill(page, "Run name", name)
@@ -126,30 +245,34 @@ def test_a_failing_model_is_shown_failed_with_its_reason_and_a_retry_heals_it(
     page, root = workbench
     server.script.default = Step(kind="status", status=401)  # a wrong key, say
     _launch_model(page, server.url, "bad-key", 6, ["due_diligence_v1"])
-    failed = page.get_by_text("finished: 6 tasks, 0 replies, 6 errors (6 x ").first
+    status = table(page, STATUS)
+    failed = status.get_by_text("finished: 6 tasks, 0 replies, 6 errors (6 x ").first
     failed.wait_for(timeout=120_000)
     assert "401" in failed.inner_text() or "Authentication" in failed.inner_text()
-    page.get_by_text("1 of 1 rows are not finished numbers").wait_for(timeout=60_000)
-    table = page.locator("marimo-table").first
+    page.get_by_text("not finished numbers").wait_for(timeout=60_000)
+    card = table(page, SCORECARD)
     # The status line can show while the run is still "running"; the row's status follows.
-    wait_count(table.get_by_text("failed", exact=True), 1)
+    wait_count(card.get_by_text("failed", exact=True), 1)
     wait_count(page.get_by_text("No finished run to chart"), 1)
     screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-failed-run.png")
     run_dir = root / SCRATCH / "bad-key"
     assert read_manifest(run_dir).counts.error == 6
 
-    # The cause fixed, Run again retries the error records, and says so.
+    # The cause fixed, Run again retries the error records, and says so; the run's one status
+    # line now says it finished clean (the failure is not left beside it).
     server.script.default = Step()
     page.get_by_role("button", name="Run selected systems").click()
     page.get_by_text("retrying the error records of an earlier attempt (6 of bad-key)").wait_for(
         timeout=60_000
     )
-    page.get_by_text("finished: 6 tasks, 6 replies; retried 6 error records").first.wait_for(
+    status.get_by_text("finished: 6 tasks, 6 replies; retried 6 error records").wait_for(
         timeout=120_000
     )
+    wait_count(status.get_by_text("scratch/bad-key", exact=True), 1)  # one line for the run
+    assert re.search(r"\b\d\d:\d\d:\d\d\b", status.locator("table").inner_text())
     assert run_status(run_dir).clean
     page.get_by_text("not finished numbers").wait_for(state="detached", timeout=60_000)
-    wait_count(table.get_by_text("ok", exact=True), 1)
+    wait_count(card.get_by_text("ok", exact=True), 1)
 
 
 def test_stop_ends_a_run_and_keeps_its_records(
@@ -158,31 +281,77 @@ def test_stop_ends_a_run_and_keeps_its_records(
     page, root = workbench
     server.script.default = Step(delay=2.0)  # 48 tasks, 8 at a time: 12 s
     _launch_model(page, server.url, "slow", 48, ["due_diligence_v1", "compliance_audit_v1"])
-    page.get_by_text(" 8 of 48 tasks").first.wait_for(timeout=60_000)  # the first 8 are in
+    page.get_by_text("running: 8 of 48 tasks").first.wait_for(timeout=60_000)  # 8 are in
     page.get_by_role("button", name="Stop", exact=True).click()
-    stopped = page.get_by_text("interrupted: 48 tasks").first
+    stopped = table(page, STATUS).get_by_text("interrupted: 48 tasks").first
     stopped.wait_for(timeout=60_000)
     run_dir = root / SCRATCH / "slow"
     assert read_manifest(run_dir).state == "interrupted"
     n_records = len(read_records(run_dir / "responses.jsonl")[0])
     assert 0 < n_records < 48
     assert f"{48 - n_records} missing" in stopped.inner_text()
-    page.get_by_text("rows are not finished numbers").wait_for(timeout=60_000)
+    page.get_by_text("not finished numbers").wait_for(timeout=60_000)
     # The line shows while the rows still say "running"; they turn "incomplete" on the next tick.
-    incomplete = page.locator("marimo-table").first.get_by_text("incomplete", exact=True)
-    wait_count(incomplete, 2)
+    wait_count(table(page, SCORECARD).get_by_text("incomplete", exact=True), 2)
     screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-stopped-run.png")
 
 
-def test_an_empty_selection_is_refused_and_nothing_is_written(
-    workbench: tuple[Any, Path],
-) -> None:
+def test_a_bad_request_is_refused_and_nothing_is_written(workbench: tuple[Any, Path]) -> None:
     page, root = workbench
-    pick_options(page, 0, [])
+    pick_options(page, "Families", [])
+    fill(page, "Seeds (11,23 or 400-439)", "0-99999")
     page.get_by_role("button", name="Run selected systems").click()
-    page.get_by_text("Pick at least one family.").wait_for(timeout=30_000)
+    page.get_by_text("Families: no family named; valid: ").wait_for(timeout=30_000)
     wait_count(page.get_by_text("Nothing was run."), 1)
+    # Every family over 100,000 seeds: past the CLI's task cap.
+    pick_options(page, "Families", list(load_families()))
+    page.get_by_role("button", name="Run selected systems").click()
+    page.get_by_text("tasks asked for, more than the cap (100,000)").wait_for(timeout=30_000)
     assert list(root.rglob("*")) == []
+
+
+def test_the_task_explorer_finds_a_silent_gap_and_explains_it(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    """Filter the index to silent gaps, open one: its register as a table with the stale copy
+    struck through, its tracker sentence labelled; a new seed or tier keeps the template."""
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with (
+        serve(ROOT / "notebooks" / "task_explorer.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        index = table(page, "tasks; select one")
+        pick_options(page, "Has every topology", ["silent_gap"])
+        filtered = re.compile(r"^(?!336 )\d+ of 336 tasks")  # fewer than all: filtered
+        page.get_by_text(filtered).first.wait_for(timeout=30_000)
+        rows = index.locator('td[data-cell-id$="_topologies"]')
+        n_shown = rows.count()
+        assert n_shown > 0
+        assert all("silent_gap" in rows.nth(i).inner_text() for i in range(n_shown))
+        task_id = select_table_row(page, "tasks; select one", 0, "task_id")
+        template, seed = task_id.split("__")[0], int(task_id.rsplit("__s", 1)[1])
+        heading = page.get_by_text(re.compile(rf"^{task_id} \(")).first
+        heading.wait_for(timeout=30_000)
+        page.get_by_text("Register: each kind of record").first.wait_for(timeout=30_000)
+        register = page.locator("marimo-table").filter(has_text="register_version").first
+        struck = register.locator('td[data-cell-id$="_copy_stamp"]').evaluate_all(
+            "cells => cells.map(c => getComputedStyle(c).textDecorationLine)"
+        )
+        assert "line-through" in struck
+        spec = next(f for f in load_families().values() if f.templates_by_id.get(template))
+        if stale_facts(generate_task(spec, template, seed, tier="hard")).height:
+            page.get_by_text("Stale copies: what they say").first.wait_for()
+        assert page.get_by_text(
+            re.compile(r"\[boundary (signal|decoy|sentence naming no scope)")
+        ).count()
+        screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-register.png")
+
+        fill(page, "Seed (any integer >= 0)", "12")
+        page.get_by_text(re.compile(rf"^{template}__hard__s12 \(")).first.wait_for(timeout=30_000)
+        page.get_by_role("combobox", name="Tier", exact=True).select_option("paper")
+        page.get_by_text(re.compile(rf"^{template}__s12 \(")).first.wait_for(timeout=30_000)
 
 
 def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None:
@@ -220,14 +389,14 @@ def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> 
     ):
         page.goto(url)
         page.get_by_text("Paired tests against").first.wait_for(timeout=60_000)
-        table = page.locator("marimo-table").last
+        tests = page.locator("marimo-table").last
         for column in ("p", "sig"):
-            header = table.get_by_role("columnheader").filter(has_text=column).first
+            header = tests.get_by_role("columnheader").filter(has_text=column).first
             box = header.bounding_box()
             assert box is not None and box["x"] + box["width"] <= width, (column, box)
-        first = table.get_by_role("row").nth(1)  # pooled rows come first
+        first = tests.get_by_role("row").nth(1)  # pooled rows come first
         assert first.locator('td[data-cell-id$="_family"]').inner_text().strip() == "all"
-        assert table.get_by_text("< 0.0001").count() > 0 and table.get_by_text("*").count() > 0
+        assert tests.get_by_text("< 0.0001").count() > 0 and tests.get_by_text("*").count() > 0
         screenshot_of(page, "Paired tests against", ARTIFACTS / "compare-tests.png")
 
         canvases = page.locator("canvas")
@@ -242,5 +411,5 @@ def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> 
         screenshot_of(page, "Task x system", ARTIFACTS / "compare-grid.png")
 
         # No family picked: said so, and no section fails.
-        pick_options(page, 1, [])
+        pick_options(page, "Families", [])
         page.get_by_text("Pick at least one family and one tier.").wait_for(timeout=30_000)

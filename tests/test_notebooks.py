@@ -72,3 +72,39 @@ def test_workbench_runs_headless_with_an_argument(tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert (run_dir / "responses.jsonl").read_bytes() == before
+
+
+def test_the_headless_workbench_exits_as_peb_run_does(tmp_path: Path) -> None:
+    """The form as a script, end to end: bad input is one line on stderr and exit 2 with
+    nothing written; a run whose tasks all end in error (a model over real HTTP answering 401)
+    exits 1 and says why. Every bad input is probed in tests/workbench/test_launch.py."""
+    from scripted_server import ScriptedServer, Step
+
+    out = tmp_path / "runs"
+    script = [sys.executable, str(ROOT / "notebooks" / "workbench.py"), "--"]
+    env = scratch_env(tmp_path / "home")
+    bad = subprocess.run(
+        [*script, "--run", "fail_and_report", "--limit", "0", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr == "workbench: error: --limit: expected an integer >= 1, got '0'\n"
+    assert not out.exists()
+    server = ScriptedServer().start()
+    try:
+        server.script.default = Step(kind="status", status=401)
+        model = ["--run", "openai/scripted", "--api-base", server.url]
+        failed = subprocess.run(
+            [*script, *model, "--family", "due_diligence_v1", "--limit", "2", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        server.stop()
+    assert failed.returncode == 1, failed.stderr[-3000:]
+    assert "finished: 2 tasks, 0 replies, 2 errors (2 x " in failed.stdout

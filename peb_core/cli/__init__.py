@@ -1,6 +1,8 @@
 """The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`,
 `_audit`) that adds its subcommands to the parser; bad input gets one line on stderr and exit
-status 2."""
+status 2. The argument types that refuse bad input (COUNT, PORT, URL, path_arg) and the parser
+that raises UsageError are offered to the workbench's headless form, which checks its input as
+`peb run` does."""
 
 from __future__ import annotations
 
@@ -17,7 +19,20 @@ from ..runs import RunError
 from ..systems import LocalModelError, SystemSpecError
 from ..tasks import ScenarioError
 from . import _audit, _results, _run, _tasks
-from ._common import Parser, UsageError
+from ._common import COUNT, PORT, URL, Parser, UsageError, path_arg
+
+__all__ = [
+    "COMMANDS",
+    "COUNT",
+    "PORT",
+    "URL",
+    "Parser",
+    "UsageError",
+    "build_parser",
+    "main",
+    "path_arg",
+    "run",
+]
 
 COMMANDS = (_tasks, _run, _results, _audit)
 """The modules of command groups, in the order `peb --help` lists them."""

@@ -16,16 +16,15 @@ from ..tasks import (
     MAX_TASKS,
     TIERS,
     ScenarioFile,
+    SelectionError,
     Task,
     Tier,
-    TooManySeeds,
-    count_tasks,
+    check_distractors,
     families_with_template,
     generate_task,
-    get_tier,
-    load_families,
-    parse_seeds,
     parse_task_id,
+    select_families,
+    select_tasks,
 )
 
 if TYPE_CHECKING:  # polars is imported by the commands that print frames
@@ -42,14 +41,10 @@ class Parser(argparse.ArgumentParser):
 
 
 def families_arg(arg: list[str] | None) -> list[ScenarioFile]:
-    known = load_families()
-    names = [n.strip() for a in arg or [] for n in a.split(",") if n.strip()]
-    if arg is not None and not names:
-        raise UsageError(f"--family: no family named; valid: {', '.join(known)}")
-    for name in names:
-        if name not in known:
-            raise UsageError(f"unknown family {name!r}; valid: {', '.join(known)}")
-    return [known[n] for n in dict.fromkeys(names or known)]
+    try:
+        return list(select_families(arg))
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def tiers_arg(args: argparse.Namespace) -> tuple[Tier, ...]:
@@ -60,43 +55,30 @@ def tiers_arg(args: argparse.Namespace) -> tuple[Tier, ...]:
 def selection_arg(
     args: argparse.Namespace, limit: int | None = None
 ) -> tuple[list[ScenarioFile], list[int] | None, int]:
-    """The families, seeds and distractors asked for, checked: at most --max-tasks tasks over
-    the tiers asked for (or the first `limit` of them), each tier only for families it supports,
-    and distractors only for families that declare them."""
-    specs = families_arg(args.family)
-    tiers = tiers_arg(args)
-    for tier in tiers:
-        for spec in specs:
-            why = get_tier(tier).unsupported(spec)
-            if why is not None:
-                raise UsageError(
-                    f"--tier: family {spec.id} has no {tier} tier: {why}; "
-                    f"choose --tier {DEFAULT_TIER} or other families"
-                )
-    seeds = None
-    if args.seeds is not None:
-        try:
-            seeds = parse_seeds(args.seeds, limit=args.max_tasks)
-        except TooManySeeds as exc:
-            raise UsageError(
-                f"--seeds: {exc}; at most --max-tasks ({args.max_tasks:,}) tasks per command"
-            ) from None
-        except ValueError as exc:
-            raise UsageError(f"--seeds: {exc}") from None
-    n_tasks = count_tasks(specs, seeds) * len(tiers)
-    if min(n_tasks, limit or n_tasks) > args.max_tasks:
-        raise UsageError(
-            f"{n_tasks:,} tasks asked for, more than --max-tasks ({args.max_tasks:,}); choose "
-            "fewer seeds or families, or raise --max-tasks"
+    """The families, seeds and distractors asked for, checked by `tasks.select_tasks` (the
+    workbench's check too): at most --max-tasks tasks over the tiers asked for (or the first
+    `limit` of them), each tier only for families it supports, and distractors only for
+    families that declare them."""
+    try:
+        selection = select_tasks(
+            args.family,
+            args.seeds,
+            tiers_arg(args),
+            distractors=args.distractors,
+            max_tasks=args.max_tasks,
+            limit=limit,
         )
-    return specs, seeds, distractors_arg(args.distractors, specs)
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from None
+    seeds = list(selection.seeds) if selection.seeds is not None else None
+    return list(selection.families), seeds, selection.distractors
 
 
 def distractors_arg(n: int, specs: Sequence[ScenarioFile]) -> int:
-    for spec in specs if n else []:
-        if spec.distractors is None:
-            raise UsageError(f"--distractors: family {spec.id} declares no [distractors]")
-    return n
+    try:
+        return check_distractors(n, specs)
+    except SelectionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def find_task(

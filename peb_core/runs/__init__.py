@@ -2,7 +2,7 @@
 the writer's lock), the resumable runner, and background jobs for the workbench. Reading a run
 folder back as scores is the results stage (`peb_core.results`)."""
 
-from ._jobs import RunJob, run_jobs, start_runs
+from ._jobs import Ended, RunJob, run_jobs, start_runs
 from ._runner import (
     Progress,
     is_run_name,
@@ -39,6 +39,7 @@ __all__ = [
     "MANIFEST",
     "RESPONSES",
     "SETTINGS",
+    "Ended",
     "Progress",
     "RunCounts",
     "RunError",

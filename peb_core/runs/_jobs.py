@@ -7,12 +7,22 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from ..systems import ResponseRecord, System
 from ..tasks import ScenarioFile, Tier, count_tasks
 from ._runner import run_system_async
 from ._store import MANIFEST, RunError, RunStatus, read_manifest, run_status
+
+
+class Ended(NamedTuple):
+    """A run of a job that ended (finished, or stopped), with its status then and the time."""
+
+    run_dir: Path
+    status: RunStatus
+    at: datetime
 
 
 @dataclass(eq=False)
@@ -33,10 +43,14 @@ class RunJob:
     """Tasks of the current run with a record (earlier ones included)."""
     total: int = 0
     current: Path | None = None
-    ended: list[tuple[Path, RunStatus]] = field(default_factory=list)
+    since: datetime | None = None
+    """When the current run started."""
+    ended: list[Ended] = field(default_factory=list)
     """Each run finished or stopped so far, with its status at the time."""
     failure: str | None = None
     """Why the job ended early other than by `stop()` (one line)."""
+    failed: tuple[Path, datetime] | None = None
+    """The run folder the job failed on, and when."""
     stopped: bool = False
     _thread: threading.Thread | None = None
     _loop: asyncio.AbstractEventLoop | None = None
@@ -71,7 +85,7 @@ class RunJob:
             for system, run_dir in self.plan:
                 if self.stopped:
                     break
-                self.current, self.done = run_dir, 0
+                self.current, self.since, self.done = run_dir, datetime.now(), 0
                 self.total = count_tasks(self.families, self.seeds)
                 if self.limit is not None:
                     self.total = min(self.total, self.limit)
@@ -85,13 +99,15 @@ class RunJob:
                     concurrency=self.concurrency,
                     progress=self._progress,
                 )
-                self.ended.append((run_dir, run_status(run_dir)))
+                self.ended.append(Ended(run_dir, run_status(run_dir), datetime.now()))
         except asyncio.CancelledError:
             self.stopped = True
             if self.current is not None and (self.current / MANIFEST).exists():
-                self.ended.append((self.current, run_status(self.current)))
+                self.ended.append(Ended(self.current, run_status(self.current), datetime.now()))
         except (RunError, OSError, ValueError) as exc:
             self.failure = str(exc)
+            if self.current is not None:
+                self.failed = (self.current, datetime.now())
         finally:
             self.current = None
 

@@ -4,7 +4,15 @@ system may receive are derived from a task by a registered view kind. Nothing he
 by name."""
 
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
-from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
+from ._documents import (
+    Boundary,
+    BoundaryKind,
+    boundary,
+    document_cards,
+    documents_frame,
+    register_frame,
+    stale_facts,
+)
 from ._families import (
     ScenarioError,
     families_with_template,
@@ -42,6 +50,14 @@ from ._overlap import (
     template_overlap,
 )
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
+from ._select import (
+    FLAGS,
+    Selection,
+    SelectionError,
+    check_distractors,
+    select_families,
+    select_tasks,
+)
 from ._task import (
     COMPLETENESS,
     GAP_LISTS,
@@ -79,6 +95,7 @@ from ._views import (
 __all__ = [
     "COMPLETENESS",
     "DEFAULT_TIER",
+    "FLAGS",
     "FRESH_SEEDS",
     "GAP_LISTS",
     "GAP_VALUES",
@@ -91,11 +108,12 @@ __all__ = [
     "VIEWS",
     "Answer",
     "AnswerField",
+    "Boundary",
+    "BoundaryKind",
     "BoundaryView",
     "Completeness",
     "Contract",
     "Document",
-    "DocumentCard",
     "Fact",
     "GapReason",
     "GapReport",
@@ -106,6 +124,8 @@ __all__ = [
     "Role",
     "ScenarioError",
     "ScenarioFile",
+    "Selection",
+    "SelectionError",
     "SystemView",
     "Task",
     "TaskRef",
@@ -118,8 +138,9 @@ __all__ = [
     "VisibleFacts",
     "Withheld",
     "answer_schema",
-    "boundary_sentence",
+    "boundary",
     "boundary_view",
+    "check_distractors",
     "count_tasks",
     "document_cards",
     "documents_frame",
@@ -140,11 +161,15 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "register_frame",
     "register_tier",
     "register_view",
     "scenario_hash",
     "scenarios_dir",
+    "select_families",
+    "select_tasks",
     "shingles",
+    "stale_facts",
     "system_view",
     "task_id",
     "task_keys",

@@ -1,43 +1,79 @@
-"""A task's documents for display: a frame of them (which the view holds, the boundary
-sentence), and each as a Markdown card, so every notebook shows a document the same way."""
+"""A task's documents for display: a frame of them (which the view holds, what the tracker's
+boundary sentence is worth), each as a Markdown card, and on the hard tier the register read as a
+table beside each copy's version stamp and the facts of out-of-date copies beside the current
+ones; so every notebook shows a document the same way. Read from the task and its family's text;
+nothing here is shown to a model."""
 
 from __future__ import annotations
 
+import functools
+import re
+import string
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ._scenario import ScenarioFile
-from ._task import Task
+from ._task import Document, Task
 
 if TYPE_CHECKING:  # imported where used: generating and running tasks needs no polars
     import polars as pl
 
+BoundaryKind = Literal["signal", "decoy", "none"]
+"""What the tracker's boundary sentence is worth: `signal`, it tells the truth about the
+boundary (it names a scope the view is missing required evidence from, or one opened to the
+view); `decoy`, it names an excluded scope that holds nothing the task is missing; `none`, it
+names no scope."""
 
-def boundary_sentence(task: Task, spec: ScenarioFile) -> str | None:
-    """The tracker's sentence stating the view's boundary (a scope excluded from, or opened to,
-    the view; on the hard tier, perhaps a sentence naming no scope), as it appears in the
-    tracker's body; None if the task has no tracker or none is found."""
+
+@dataclass(frozen=True)
+class Boundary:
+    """The tracker's boundary sentence as it appears in its body, the scope it names (None for a
+    sentence naming none), what it is worth, and why, in words."""
+
+    sentence: str
+    scope: str | None
+    kind: BoundaryKind
+    why: str
+
+
+def boundary(task: Task, spec: ScenarioFile) -> Boundary | None:
+    """The tracker's boundary sentence and what it is worth; None if the task has no tracker or
+    no known sentence is in it."""
     tracker = next((d for d in task.documents if d.role == "tracker"), None)
     if tracker is None:
         return None
-    phrasings = [*spec.boundary.excluded, *spec.boundary.included]
-    for scope, description in spec.scopes.items():
-        for phrasing in phrasings:
-            sentence = phrasing.format(scope=scope, scope_description=description)
-            if sentence in tracker.body:
-                return sentence
+    missing = task.oracles.gap_report.missing_scopes if task.oracles.gap_report else []
+    for opened, phrasings in ((False, spec.boundary.excluded), (True, spec.boundary.included)):
+        for scope, description in spec.scopes.items():
+            for phrasing in phrasings:
+                sentence = phrasing.format(scope=scope, scope_description=description)
+                if sentence not in tracker.body:
+                    continue
+                if opened:
+                    return Boundary(
+                        sentence, scope, "signal", f"scope {scope} is opened to the view"
+                    )
+                if scope in missing:
+                    why = f"scope {scope} holds required evidence the view is missing"
+                    return Boundary(sentence, scope, "signal", why)
+                why = f"scope {scope} is excluded but holds nothing the task is missing"
+                return Boundary(sentence, scope, "decoy", why)
     neutral = spec.hard.neutral if spec.hard is not None else []
-    return next((s for s in neutral if s in tracker.body), None)
+    plain = next((s for s in neutral if s in tracker.body), None)
+    return None if plain is None else Boundary(plain, None, "none", "it names no scope")
 
 
 def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFrame:
-    """A task's documents, one row each, with whether the caller's view holds it.
-    `boundary_signal` marks the tracker, the document that states the view's boundary in
-    words; with the task's `spec`, `boundary_text` holds that sentence (else null).
-    `superseded`: a later version of the document exists in the task (hard tier)."""
+    """A task's documents, one row each, with whether the caller's view holds it. With the
+    task's `spec`, the tracker's row says what its boundary sentence is worth: `boundary_text`
+    (the sentence), `boundary` (`signal`, `decoy` or `none`) and `boundary_why`; null on other
+    rows. `superseded`: a later version of the document exists in the task (hard tier);
+    `stamp`: its version stamp (`version 3 of 19 November 2026`; hard tier, else null)."""
     import polars as pl
 
-    sentence = boundary_sentence(task, spec) if spec is not None else None
+    found = boundary(task, spec) if spec is not None else None
+    stamps = _stamps(spec) if spec is not None else ()
     return pl.DataFrame(
         [
             {
@@ -47,38 +83,220 @@ def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFram
                 "scope": d.scope,
                 "evidence_family": d.evidence_family,
                 "superseded": d.superseded,
+                "stamp": _shown_stamp(_stamp_of(d.body, stamps)),
                 "title": d.title,
                 "body": d.body,
-                "boundary_signal": d.role == "tracker",
-                "boundary_text": sentence if d.role == "tracker" else None,
+                "boundary_text": found.sentence if found and d.role == "tracker" else None,
+                "boundary": found.kind if found and d.role == "tracker" else None,
+                "boundary_why": found.why if found and d.role == "tracker" else None,
             }
             for d in task.documents
         ],
-        schema_overrides={"boundary_text": pl.String},
+        schema_overrides={
+            "stamp": pl.String,
+            "boundary_text": pl.String,
+            "boundary": pl.String,
+            "boundary_why": pl.String,
+        },
     )
 
 
-@dataclass(frozen=True)
-class DocumentCard:
-    """One document as Markdown (the boundary sentence marked), and whether it is the document
-    stating the view's boundary (for a notebook to set apart)."""
+_MARKS = {
+    "signal": ("#fff3b0", "boundary signal"),
+    "decoy": ("#f8d0d0", "boundary decoy"),
+    "none": ("#e4e4e4", "boundary sentence naming no scope"),
+}
+"""How a card marks the tracker's sentence: a background colour and a label, by its worth."""
 
-    markdown: str
-    boundary_signal: bool
 
-
-def document_cards(documents: pl.DataFrame, *, visible: bool) -> list[DocumentCard]:
-    """The visible (or hidden) rows of a `documents_frame` as cards: title, id, role, scope,
-    evidence family and body."""
+def document_cards(documents: pl.DataFrame, *, visible: bool) -> list[str]:
+    """The visible (or hidden) rows of a `documents_frame` as Markdown cards: title, id, role,
+    scope, evidence family, version stamp (and `superseded`), and body, with the tracker's
+    boundary sentence marked and labelled by what it is worth."""
     cards = []
     for d in documents.filter(documents["visible"] == visible).iter_rows(named=True):
         body = d["body"]
         if d["boundary_text"]:
-            body = body.replace(d["boundary_text"], f"<mark>{d['boundary_text']}</mark>")
-        stale = " (superseded)" if d["superseded"] else ""
+            colour, label = _MARKS[d["boundary"]]
+            body = body.replace(
+                d["boundary_text"],
+                f'<mark style="background: {colour}" title="{d["boundary_why"]}">'
+                f"{d['boundary_text']}</mark> <b>[{label}: {d['boundary_why']}]</b>",
+            )
+        stamp = f", {d['stamp']}" if d["stamp"] else ""
+        stale = " **(superseded)**" if d["superseded"] else ""
         head = (
             f"**{d['title']}** `{d['doc_id']}`  \n{d['role']}, scope `{d['scope']}`, "
-            f"evidence `{d['evidence_family']}`{stale}"
+            f"evidence `{d['evidence_family']}`{stamp}{stale}"
         )
-        cards.append(DocumentCard(f"{head}\n\n{body}", bool(d["boundary_signal"])))
+        cards.append(f"{head}\n\n{body}")
     return cards
+
+
+# --- the hard tier's register and version stamps -----------------------------------------------
+
+
+def _pattern(phrasing: str, group: Callable[[str], str]) -> re.Pattern[str]:
+    """`phrasing` (a format string) as a regex: its literal text escaped, each field a named
+    group (`f{i}` for a positional field `{i}`) matching `group(field)`."""
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(phrasing):
+        parts.append(re.escape(literal))
+        if field is not None:
+            name = f"f{field}" if field.isdigit() else field
+            parts.append(f"(?P<{name}>{group(field)})")
+    return re.compile("".join(parts))
+
+
+_NUMBER, _DATE = r"\d+", r"\d{1,2} [A-Z][a-z]+ \d{4}"
+
+
+@functools.cache
+def _stamps_of(phrasings: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(_pattern(p, lambda f: _NUMBER if f == "version" else _DATE) for p in phrasings)
+
+
+def _stamps(spec: ScenarioFile) -> tuple[re.Pattern[str], ...]:
+    """The family's version stamps as regexes (none without hard-tier text)."""
+    return _stamps_of(tuple(spec.hard.stamps)) if spec.hard is not None else ()
+
+
+def _stamp_of(body: str, stamps: Iterable[re.Pattern[str]]) -> tuple[int, str] | None:
+    """The first version stamp in `body` (version, date), or None."""
+    found = [m for m in (p.search(body) for p in stamps) if m is not None]
+    if not found:
+        return None
+    first = min(found, key=lambda m: m.start())
+    return int(first["version"]), first["date"]
+
+
+def _shown_stamp(stamp: tuple[int, str] | None) -> str | None:
+    return None if stamp is None else f"version {stamp[0]} of {stamp[1]}"
+
+
+@functools.cache
+def _registers_of(registers: tuple[str, ...], n: int) -> tuple[re.Pattern[str], ...]:
+    """A family's register (`ScenarioFile.registers`, over n evidence families), one regex per
+    line phrasing: group `f{i}` is the i-th family's current version, `f{n + i}` its date."""
+    return tuple(_pattern(r, lambda f: _NUMBER if int(f) < n else _DATE) for r in registers)
+
+
+def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
+    """The register of a hard task as a table, one row per kind of record it lists, joined to
+    the task's documents of that kind; None if the task has no register. Columns: `record` (the
+    evidence family), `requirement` (the contract's requirement the record covers, null if it
+    is not required) and `missing` (the view lacks a current copy of a required record),
+    `register_version` and `register_date` (current, as the register says),
+    `kept_in` (the master's scope), `copy` (the id of the document of that kind the view holds:
+    a restricted record's copy), `copy_stamp`, `copy_state` (`current`; `stale`: its stamp is
+    older than the register's; `unstamped`; `none`: the view holds no document of that kind),
+    `master` (the hidden master's id) and `master_scope`."""
+    import polars as pl
+
+    register = next((d for d in task.documents if d.role == "register"), None)
+    if register is None:
+        return None
+    n = len(spec.evidence_families)
+    patterns = _registers_of(tuple(spec.registers.values()), n)
+    match = next((m for m in (p.search(register.body) for p in patterns) if m), None)
+    if match is None:
+        return None
+    stamps = _stamps(spec)
+    required = {r.id for r in task.contract.required_evidence}
+    gap = task.oracles.gap_report
+    missing = set(gap.missing_requirements) if gap is not None else set()
+    visible = set(task.authorized_doc_ids)
+    rows = []
+    for i, family in enumerate(spec.evidence_families):
+        version = int(match[f"f{i}"])
+        docs = [d for d in task.documents if d.evidence_family == family.id and d != register]
+        copy = _first(d for d in docs if d.doc_id in visible)
+        master = _first(d for d in docs if d.doc_id not in visible and d.role != "distractor")
+        stamp = _stamp_of(copy.body, stamps) if copy is not None else None
+        if copy is None or stamp is None:
+            state = "none" if copy is None else "unstamped"
+        else:
+            state = "stale" if stamp[0] < version else "current"
+        rows.append(
+            {
+                "record": family.id,
+                "requirement": family.id if family.id in required else None,
+                "missing": family.id in missing,
+                "register_version": version,
+                "register_date": match[f"f{n + i}"],
+                "kept_in": spec.home_scopes.get(family.id),
+                "copy": copy.doc_id if copy is not None else None,
+                "copy_stamp": _shown_stamp(stamp),
+                "copy_state": state,
+                "master": master.doc_id if master is not None else None,
+                "master_scope": master.scope if master is not None else None,
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "record": pl.String,
+            "requirement": pl.String,
+            "missing": pl.Boolean,
+            "register_version": pl.Int64,
+            "register_date": pl.String,
+            "kept_in": pl.String,
+            "copy": pl.String,
+            "copy_stamp": pl.String,
+            "copy_state": pl.String,
+            "master": pl.String,
+            "master_scope": pl.String,
+        },
+    )
+
+
+def stale_facts(task: Task) -> pl.DataFrame:
+    """The facts of each out-of-date copy the view holds beside those of its record's current
+    version (the hidden master) and the complete-world answer: one row per copy and answer
+    field either sets. Columns: `copy`, `record`, `field`, `stale` (the copy's values: what a
+    system reading it would take for true), `current` (the master's) and `oracle` (the complete
+    answer's value); values joined by `, `, `(none)` when not set."""
+    import polars as pl
+
+    rows = []
+    for copy in (d for d in task.authorized_documents if d.superseded):
+        master = _first(
+            d
+            for d in task.hidden_documents
+            if d.evidence_family == copy.evidence_family and not d.superseded
+        )
+        stale, current = _effects(copy), _effects(master)
+        for field in dict.fromkeys([*stale, *current]):
+            oracle = task.oracles.complete_answer.get(field)
+            rows.append(
+                {
+                    "copy": copy.doc_id,
+                    "record": copy.evidence_family,
+                    "field": field,
+                    "stale": _joined(stale.get(field, [])),
+                    "current": _joined(current.get(field, [])),
+                    "oracle": _joined([oracle] if isinstance(oracle, str) else oracle or []),
+                }
+            )
+    return pl.DataFrame(rows, schema=dict.fromkeys(_STALE_COLUMNS, pl.String))
+
+
+_STALE_COLUMNS = ("copy", "record", "field", "stale", "current", "oracle")
+
+
+def _effects(document: Document | None) -> dict[str, list[str]]:
+    """Every value a document's facts set, by answer field, in order."""
+    effects: dict[str, list[str]] = {}
+    for fact in document.facts if document is not None else ():
+        for field, values in fact.effects.items():
+            known = effects.setdefault(field, [])
+            known += [v for v in values if v not in known]
+    return effects
+
+
+def _joined(values: Iterable[str]) -> str:
+    return ", ".join(values) or "(none)"
+
+
+def _first(docs: Iterable[Document]) -> Document | None:
+    return next(iter(docs), None)

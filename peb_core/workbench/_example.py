@@ -1,0 +1,95 @@
+"""The worked example of one reply to one task, as the workbench and the task explorer both
+show it: the task (regenerated exactly as its run made it), the reply's record, and why it
+scored what it did (`scoring.explain`); and keeping a table's picked row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..results import run_record
+from ..runs import read_manifest
+from ..scoring import Explanation, answer_target, explain
+from ..systems import ResponseRecord
+from ..tasks import ScenarioFile, Task, generate_task, load_families, parse_task_id
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """One reply (`record`; None: the run holds none) to one task, read for a person. `target`:
+    what the answer is judged against (`complete_answer`, `authorized_answer` or `block`);
+    `explanation`: the reply scored field by field and part by part, with the task's row of
+    scores."""
+
+    task: Task
+    spec: ScenarioFile
+    record: ResponseRecord | None
+    run: str
+    system: str
+    target: str
+    explanation: Explanation
+
+
+def worked_example(
+    task: Task, spec: ScenarioFile, record: ResponseRecord | None, *, run: str, system: str
+) -> WorkedExample:
+    """`record`'s reply to `task` laid out for reading."""
+    return WorkedExample(
+        task=task,
+        spec=spec,
+        record=record,
+        run=run,
+        system=system,
+        target=answer_target(task)[0],
+        explanation=explain(task, record, spec, run=run, system=system),
+    )
+
+
+def run_example(run_dir: Path, run: str, family: str, task_id: str) -> WorkedExample:
+    """The worked example of a run folder's reply to one task (`run`: the run's label): the task
+    regenerated with the run's own generation parameters (tier from the id, distractors from
+    the manifest)."""
+    manifest = read_manifest(run_dir)
+    spec = load_families()[family]
+    ref = parse_task_id(task_id)
+    task = generate_task(spec, ref.template, ref.seed, manifest.distractors, ref.tier)
+    record = run_record(run_dir, family, task_id)
+    return worked_example(task, spec, record, run=run, system=manifest.system)
+
+
+def picked_row(
+    selection: pl.DataFrame | None, shown: pl.DataFrame
+) -> tuple[dict[str, Any], bool] | None:
+    """The row a person picked in a single-selection table (`selection`: its value, None or
+    empty when nothing is picked), else the first row `shown`, and whether it was picked; None
+    when there is no row at all."""
+    if selection is not None and not selection.is_empty():
+        return selection.row(0, named=True), True
+    if shown.is_empty():
+        return None
+    return shown.row(0, named=True), False
+
+
+ROW_KEY = ("run", "family", "task_id")
+"""What tells the rows of a per-task table apart."""
+
+
+def row_key(selection: pl.DataFrame | None) -> tuple[Any, ...] | None:
+    """The `ROW_KEY` of the row picked in a single-selection table, None if none is."""
+    if selection is None or selection.is_empty():
+        return None
+    row = selection.row(0, named=True)
+    return tuple(row[k] for k in ROW_KEY)
+
+
+def row_position(frame: pl.DataFrame, key: tuple[Any, ...] | None) -> list[int] | None:
+    """Where the row of `key` is in `frame`, as a table's `initial_selection` (so a pick is
+    kept when the table is rebuilt); None if it is not there."""
+    if key is None:
+        return None
+    match = pl.all_horizontal(pl.col(k) == v for k, v in zip(ROW_KEY, key, strict=True))
+    found = frame.with_row_index("_i").filter(match)["_i"]
+    return [int(found[0])] if found.len() else None

@@ -1,0 +1,131 @@
+"""The task explorer's tables: an index of tasks to find one by how its evidence is laid out
+(topology, completeness, policy, what the tracker's sentence is worth), and a task's contract."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from ..tasks import Selection, Task, boundary, iter_tasks, load_families
+
+INDEX_MAX_TASKS = 5_000
+"""The most tasks the explorer's index generates at once (about a millisecond each)."""
+
+POLICIES = {True: "partial", False: "block"}
+"""A task's policy by whether a partial answer is permitted (as `scoring.task_table` says)."""
+
+_INDEX = pl.Schema(
+    {
+        "family": pl.String(),
+        "template": pl.String(),
+        "seed": pl.Int64(),
+        "tier": pl.String(),
+        "task_id": pl.String(),
+        "completeness": pl.String(),
+        "policy": pl.String(),
+        "topologies": pl.String(),
+        "tracker": pl.String(),
+        "visible": pl.Int64(),
+        "hidden": pl.Int64(),
+    }
+)
+
+
+def task_index(selection: Selection) -> pl.DataFrame:
+    """One row per task of `selection` (every tier of it, in family, template, seed order):
+    family, template, seed, tier, task_id, completeness, policy (`partial` or `block`),
+    topologies (comma-separated), tracker (what its boundary sentence is worth: `signal`,
+    `decoy`, `none`) and
+    how many documents are visible and hidden."""
+    families = load_families()
+    seeds = list(selection.seeds) if selection.seeds is not None else None
+    rows = []
+    for tier in selection.tiers:
+        for task in iter_tasks(selection.families, seeds, selection.distractors, tier):
+            found = boundary(task, families[task.family])
+            rows.append(
+                {
+                    "family": task.family,
+                    "template": task.template,
+                    "seed": task.seed,
+                    "tier": task.tier,
+                    "task_id": task.task_id,
+                    "completeness": task.oracles.completeness,
+                    "policy": POLICIES[task.contract.partial_response_permitted],
+                    "topologies": ", ".join(task.topologies),
+                    "tracker": found.kind if found is not None else None,
+                    "visible": len(task.authorized_doc_ids),
+                    "hidden": len(task.documents) - len(task.authorized_doc_ids),
+                }
+            )
+    return pl.DataFrame(rows, schema=_INDEX)
+
+
+def filter_index(
+    index: pl.DataFrame,
+    *,
+    topologies: Sequence[str] = (),
+    completeness: Sequence[str] = (),
+    policies: Sequence[str] = (),
+    trackers: Sequence[str] = (),
+) -> pl.DataFrame:
+    """The tasks of an index that have every topology in `topologies`, and whose completeness,
+    policy and tracker are among those given (an empty choice: no restriction)."""
+    keep = pl.lit(True)
+    has = pl.col("topologies").str.split(", ")
+    for topology in topologies:
+        keep &= has.list.contains(topology)
+    for column, allowed in (
+        ("completeness", completeness),
+        ("policy", policies),
+        ("tracker", trackers),
+    ):
+        if allowed:
+            keep &= pl.col(column).is_in(list(allowed))
+    return index.filter(keep)
+
+
+def index_choices(index: pl.DataFrame) -> dict[str, list[str]]:
+    """The values each filter of `filter_index` can take in `index`, sorted: topologies,
+    completeness, policy, tracker."""
+    return {
+        "topologies": sorted(
+            t for t in index["topologies"].str.split(", ").explode().unique().to_list() if t
+        ),
+        **{
+            column: sorted(index[column].drop_nulls().unique().to_list())
+            for column in ("completeness", "policy", "tracker")
+        },
+    }
+
+
+def task_ref(selection: pl.DataFrame) -> dict[str, str]:
+    """The task of an index's picked row as the explorer's pickers hold it: family, template,
+    seed (as typed) and tier."""
+    row = selection.row(0, named=True)
+    return {k: str(row[k]) for k in ("family", "template", "seed", "tier")}
+
+
+def contract_frame(task: Task) -> pl.DataFrame:
+    """A task's contract, one row per required kind of evidence: requirement, description, the
+    answer fields it informs, and whether the view lacks it (`missing`)."""
+    gap = task.oracles.gap_report
+    missing = set(gap.missing_requirements) if gap is not None else set()
+    return pl.DataFrame(
+        [
+            {
+                "requirement": r.id,
+                "description": r.description,
+                "informs": ", ".join(r.informs),
+                "missing": r.id in missing,
+            }
+            for r in task.contract.required_evidence
+        ],
+        schema={
+            "requirement": pl.String,
+            "description": pl.String,
+            "informs": pl.String,
+            "missing": pl.Boolean,
+        },
+    )

@@ -1,0 +1,81 @@
+"""Which runs a notebook offers, shows and charts: one label per run folder for every picker and
+table of a page, the picks kept when runs appear, the runs compared by default, the scores of
+the picked runs under those labels, and what is said of rows that are not finished numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from ..results import discover_runs, run_labels, score_run_dirs
+from ..runs import RunError, run_status
+from ..scoring import compare_table, compare_to_reference, finished_scores
+
+
+def run_label(run_dir: Path, root: Path) -> str:
+    """A run folder's label on a page: its path below `root` (`baselines/oracle`), or its whole
+    path if it is elsewhere."""
+    return run_dir.relative_to(root).as_posix() if run_dir.is_relative_to(root) else str(run_dir)
+
+
+def run_options(root: Path, dirs: Sequence[Path] | None = None) -> dict[str, Path]:
+    """Run folders by label (`run_label`), in order: `dirs`, or every run below `root` (none if
+    `root` is not a folder)."""
+    if dirs is None:
+        dirs = discover_runs(root) if root.is_dir() else []
+    return {run_label(d, root): d for d in dirs}
+
+
+def keep_picks(options: Sequence[str], known: Sequence[str], picked: Sequence[str]) -> list[str]:
+    """The runs picked once the runs below the root changed: those picked before that are still
+    there, and every run that is new (not among `known`, the options before), in option order."""
+    kept, before = set(picked), set(known)
+    return [o for o in options if o in kept or o not in before]
+
+
+def compare_defaults(options: Sequence[str]) -> list[str]:
+    """The runs the compare notebook opens with: the checked-in baselines of the paper tier
+    (`baselines/...`), else the first two."""
+    return [o for o in options if o.startswith("baselines/")] or list(options[:2])
+
+
+def score_runs(
+    options: Mapping[str, Path], picked: Sequence[str]
+) -> tuple[pl.DataFrame | None, list[str]]:
+    """Per-task scores of the `picked` runs (labels of `options`), each run's `run` column its
+    label, and the warnings met (a run that cannot be read is left out with one, so it hides no
+    other); None when nothing is picked or nothing could be read. Unchanged runs are not
+    rescored (`results.score_run_dirs`)."""
+    dirs = [options[label] for label in picked]
+    try:
+        scores, warnings = score_run_dirs(dirs, skip_unreadable=True) if dirs else (None, [])
+    except RunError as exc:
+        return None, [str(exc)]
+    if scores is None:
+        return None, warnings
+    by_dir = run_labels(dirs)
+    label = {by_dir[options[p]]: p for p in picked if options[p] in by_dir}
+    return scores.with_columns(pl.col("run").replace_strict(label)), warnings
+
+
+def unfinished_notes(card: pl.DataFrame, options: Mapping[str, Path]) -> list[str]:
+    """One line (Markdown) per run with a scorecard row that is not a finished number (`status`
+    not `ok`): its label and what its folder holds now."""
+    runs = card.filter(pl.col("status") != "ok")["run"].unique(maintain_order=True)
+    return [f"`{run}`: {run_status(options[run]).summary()}" for run in runs]
+
+
+def finished(card: pl.DataFrame, scores: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the charts draw: the scorecard rows that are finished numbers (`status` `ok`), and
+    their per-task scores (`scoring.finished_scores`)."""
+    return card.filter(pl.col("status") == "ok"), finished_scores(scores, card)
+
+
+def paired_tests(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
+    """Paired tests of every run against `reference` (`scoring.compare_to_reference`) as the
+    compare notebook shows them (`scoring.compare_table`), the pooled rows (`all`) of each run
+    first."""
+    tests = compare_to_reference(scores, reference)
+    return compare_table(tests.sort(pl.col("family") != "all", maintain_order=True))

@@ -1,0 +1,269 @@
+"""How the notebooks show a frame, a task's documents, its register and a worked example, as
+marimo elements, written once for every notebook. marimo is imported on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ..scoring import METRICS, float_formats, format_float, glance, reply_markdown
+from ..tasks import (
+    ScenarioFile,
+    Task,
+    document_cards,
+    documents_frame,
+    register_frame,
+    stale_facts,
+)
+from ._example import WorkedExample
+from ._explore import POLICIES
+from ._status import RunLine
+
+if TYPE_CHECKING:
+    from marimo import Html
+
+
+def table(frame: pl.DataFrame, **options: Any) -> Html:
+    """A frame as a marimo table for reading: no row selection, no column summaries or types,
+    every float to three decimals; `options` as `marimo.ui.table` takes them."""
+    import marimo as mo
+
+    shown: dict[str, Any] = {
+        "selection": None,
+        "show_column_summaries": False,
+        "show_data_types": False,
+        "format_mapping": float_formats(frame),
+        **options,
+    }
+    return mo.ui.table(frame, **shown)
+
+
+def documents_view(
+    documents: pl.DataFrame, *, titles: tuple[str, str] = ("Visible", "Hidden")
+) -> Html:
+    """A `tasks.documents_frame` as two columns of cards, the visible beside the hidden."""
+    import marimo as mo
+
+    def column(title: str, visible: bool) -> Html:
+        cards = document_cards(documents, visible=visible)
+        return mo.vstack([mo.md(f"### {title}"), *(mo.md(c) for c in cards or ["_(none)_"])])
+
+    return mo.hstack(
+        [column(titles[0], True), column(titles[1], False)], widths="equal", align="start"
+    )
+
+
+_STALE = {"color": "#b00020", "textDecoration": "line-through"}
+
+
+RowStyle = Callable[[dict[str, Any], str], dict[str, Any]]
+"""CSS for a cell from its whole row and its column."""
+
+
+def _style_rows(frame: pl.DataFrame, style: RowStyle) -> Callable[[str, str, Any], dict[str, Any]]:
+    """A marimo table's `style_cell` (row id, column, value) from a style of whole rows."""
+    rows = frame.to_dicts()
+    return lambda row_id, column, _value: style(rows[int(row_id)], column)
+
+
+def task_documents_view(
+    task: Task, spec: ScenarioFile, *, titles: tuple[str, str] = ("Visible", "Hidden")
+) -> Html:
+    """A task's documents in two columns (see `documents_view`), then its register (see
+    `register_view`)."""
+    import marimo as mo
+
+    return mo.vstack(
+        [
+            documents_view(documents_frame(task, spec), titles=titles),
+            register_view(register_frame(task, spec), stale_facts(task)),
+        ]
+    )
+
+
+def register_view(register: pl.DataFrame | None, stale: pl.DataFrame) -> Html:
+    """The register beside each record's copy and master (stale copies' stamps struck
+    through, required records the view misses marked), and each stale copy's facts struck
+    through beside the current version's and the oracle's; empty for a task without a
+    register."""
+    import marimo as mo
+
+    if register is None:
+        return mo.md("")
+
+    def register_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        if column == "copy_stamp" and row["copy_state"] == "stale":
+            return _STALE
+        if column in ("requirement", "missing") and row["missing"]:
+            return {"color": "#b00020", "fontWeight": "bold"}
+        return {}
+
+    def stale_style(_row: dict[str, Any], column: str) -> dict[str, Any]:
+        return _STALE if column == "stale" else {}
+
+    parts = [
+        mo.md(
+            "### Register: each kind of record, its current version, and the documents of it\n"
+            "A copy whose stamp is older than the register's is `stale` (struck through): it "
+            "does not cover its requirement. `master` is the hidden current version and "
+            "`requirement` the contract's requirement it covers; `missing`: the view holds no "
+            "current copy of it."
+        ),
+        table(
+            register,
+            page_size=len(register),
+            style_cell=_style_rows(register, register_style),
+            freeze_columns_left=["record"],
+        ),
+    ]
+    if stale.height:
+        parts += [
+            mo.md(
+                "### Stale copies: what they say against the current version and the oracle\n"
+                "A system that takes a stale copy for current answers with the struck values."
+            ),
+            table(stale, page_size=len(stale), style_cell=_style_rows(stale, stale_style)),
+        ]
+    return mo.vstack(parts)
+
+
+SEVERITY_COLOURS = {"success": "#1b7f3b", "warn": "#9a6700", "danger": "#b00020", "info": "#0b5cad"}
+"""The text colour of a status of each severity."""
+
+
+def status_table(lines: Sequence[RunLine]) -> Html:
+    """The runs started from the workbench, one current status each, newest first: the run,
+    its status (coloured by severity) and when it was last true."""
+    frame = pl.DataFrame(
+        {
+            "run": [line.run for line in lines],
+            "status": [line.text for line in lines],
+            "at": [line.time for line in lines],
+        },
+        schema={"run": pl.String, "status": pl.String, "at": pl.String},
+    )
+    colours = [SEVERITY_COLOURS[line.severity] for line in lines]
+
+    def style(row_id: str, column: str, _value: Any) -> dict[str, Any]:
+        return {"color": colours[int(row_id)], "fontWeight": "bold"} if column == "status" else {}
+
+    return table(
+        frame,
+        page_size=max(len(lines), 1),
+        style_cell=style,
+        wrapped_columns=["status"],
+        show_search=False,
+        show_download=False,
+        label="Runs started here",
+    )
+
+
+def _full_text(_row_id: str, _column: str, value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def scorecard_table(card: pl.DataFrame) -> Html:
+    """A scorecard at a glance (`scoring.glance` with intervals), 25 rows a page, its run and
+    family columns pinned, every cell's whole text on hover, each metric's definition on its
+    header, and a status that is not `ok` in red."""
+    shown = glance(card, intervals=True, keys=["run", "family", "tier"])
+
+    def style(_row_id: str, column: str, value: Any) -> dict[str, Any]:
+        if column == "status" and value != "ok":
+            return {"color": "#b00020", "fontWeight": "bold"}
+        return {}
+
+    return table(
+        shown,
+        page_size=25,
+        freeze_columns_left=["run", "family"],
+        hover_template=_full_text,
+        header_tooltip={m.label: f"{m.title}: over {m.over}" for m in METRICS},
+        style_cell=style,
+        label="Scorecard rows",
+    )
+
+
+Section = Callable[[WorkedExample], Sequence["Html"]]
+"""A part of the worked example: marimo elements from the example."""
+
+
+def _heading(ex: WorkedExample) -> Sequence[Html]:
+    import marimo as mo
+
+    task, row = ex.task, ex.explanation.scores
+    return [
+        mo.md(
+            f"{task.prompt}\n\n"
+            f"Completeness `{task.oracles.completeness}`, policy "
+            f"`{POLICIES[task.contract.partial_response_permitted]}`, topologies "
+            f"`{', '.join(task.topologies) or '-'}`, verdict **{row['verdict']}**; answer score "
+            f"{format_float(row['answer_score'])}, gap score {format_float(row['gap_score'])}."
+        )
+    ]
+
+
+def _documents(ex: WorkedExample) -> Sequence[Html]:
+    return [task_documents_view(ex.task, ex.spec)]
+
+
+def _answer(ex: WorkedExample) -> Sequence[Html]:
+    import marimo as mo
+
+    shown = ex.explanation
+    return [
+        mo.md(
+            "### Answer: the complete-world and authorized-view answers against the response\n"
+            f"The response is scored against `{ex.target}` (`expected`)."
+        ),
+        table(
+            shown.fields,
+            wrapped_columns=["complete_answer", "authorized_answer", "expected", "response"],
+        ),
+        mo.md("### Gap report: oracle against the response"),
+        table(shown.gap, wrapped_columns=["oracle", "response"]),
+        mo.md(
+            f"Mean field score {_mean(shown.fields['score'])}, mean gap part "
+            f"score {_mean(shown.gap['score'])}. Schema violations: "
+            + (", ".join(f"`{v}`" for v in shown.violations) or "none")
+            + "."
+        ),
+    ]
+
+
+def _mean(scores: pl.Series) -> str:
+    mean = scores.mean()
+    return format_float(float(mean) if isinstance(mean, int | float) else None)
+
+
+def _reply(ex: WorkedExample) -> Sequence[Html]:
+    import marimo as mo
+
+    raw = ex.record.raw if ex.record is not None else None
+    return [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+
+
+EXAMPLE_SECTIONS: dict[str, Section] = {
+    "heading": _heading,
+    "documents": _documents,
+    "answer": _answer,
+    "reply": _reply,
+}
+"""The parts of a worked example, in order. A system that leaves more than a reply (an agent's
+steps) adds its own part here."""
+
+
+def example_view(
+    ex: WorkedExample, title: str, *, note: str = "", skip: Sequence[str] = ()
+) -> Html:
+    """A worked example under `title` (Markdown), `note` after its heading, every part of
+    `EXAMPLE_SECTIONS` but those in `skip`."""
+    import marimo as mo
+
+    parts = [mo.md(title + (f"  \n_{note}_" if note else ""))]
+    for name, section in EXAMPLE_SECTIONS.items():
+        if name not in skip:
+            parts += section(ex)
+    return mo.vstack(parts)

@@ -1,0 +1,182 @@
+"""The Run button and the headless form check a run request as `peb run` does: every bad input
+is one line naming it and what is valid, the CLI's task cap applies, nothing is written or
+started unless everything is valid; and the headless form exits as `peb run` does (2: bad
+input, 1: a run with errors, 0: clean). Model runs against a scripted server over real HTTP."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scripted_server import ScriptedServer, Step
+
+from peb_core.runs import read_manifest
+from peb_core.systems import ModelSystem
+from peb_core.tasks import MAX_TASKS, load_families
+from peb_core.workbench import (
+    HEADLESS_FLAGS,
+    LaunchError,
+    RunForm,
+    check_run,
+    headless,
+    launch_note,
+    start_launch,
+)
+
+ONE = ["due_diligence_v1"]
+
+
+def _problems(form: RunForm, root: Path) -> tuple[str, ...]:
+    with pytest.raises(LaunchError) as refused:
+        check_run(form, root)
+    assert not root.exists() or not any(root.iterdir()), "a refused request wrote something"
+    return refused.value.problems
+
+
+@pytest.mark.parametrize(
+    ("form", "problem"),
+    [
+        (RunForm(systems=[], families=ONE), "Systems: no system named"),
+        (RunForm(systems=[" , "], families=ONE), "Systems: no system named"),
+        (RunForm(systems=["oracle"], families=[]), "Families: no family named; valid: "),
+        (RunForm(systems=["oracle"], families=["nosuch"]), "unknown family 'nosuch'; valid: "),
+        (RunForm(systems=["oracle"], families=ONE, seeds="x"), "Seeds: 'x' is not an integer"),
+        (RunForm(systems=["oracle"], families=ONE, seeds="-5"), "Seeds: '-5': seeds are"),
+        (RunForm(systems=["oracle"], families=ONE, limit="0"), "Task limit: expected an integer"),
+        (RunForm(systems=["oracle"], families=ONE, limit="²"), "Task limit: expected an integer"),
+        (RunForm(systems=["oracle"], families=ONE, tier="medium"), "unknown tier 'medium'"),
+        (RunForm(systems=["oracle"], families=ONE, protocol="x"), "Protocol: unknown protocol"),
+        (RunForm(systems=["oracle"], families=ONE, name="a b"), "Run name: 'a b' cannot name"),
+        (RunForm(systems=["oracle"], families=ONE, name=".."), "Run name: '..' cannot name"),
+        (RunForm(systems=["oracle"], families=ONE, api_base="ftp://x"), "API base: expected"),
+        (RunForm(systems=["a model"], families=ONE), "system 'a model' is neither a baseline"),
+    ],
+)
+def test_each_bad_input_is_refused_with_one_line(
+    form: RunForm, problem: str, tmp_path: Path
+) -> None:
+    problems = _problems(form, tmp_path / "runs")
+    assert any(p.startswith(problem) for p in problems), problems
+    assert all("\n" not in p for p in problems)
+
+
+def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
+    form = RunForm(systems=[], families=[], limit="0", name="a/b", protocol="nosuch")
+    assert len(_problems(form, tmp_path)) == 5
+
+
+def test_the_cli_task_cap_applies(tmp_path: Path) -> None:
+    """Seeds 0-99999 over every family is millions of tasks: refused at the CLI's cap, naming
+    it; a limit that keeps the run under the cap is let through, as `peb run --limit` is."""
+    n_tasks = 100_000 * sum(len(f.templates) for f in load_families().values())
+    huge = RunForm(systems=["oracle"], families=None, seeds="0-99999")
+    (problem,) = _problems(huge, tmp_path / "runs")
+    assert problem == (
+        f"{n_tasks:,} tasks asked for, more than the cap ({MAX_TASKS:,}); choose fewer seeds or "
+        "families"
+    )
+    smaller = RunForm(systems=["oracle"], families=ONE, seeds="0-500", max_tasks=1000)
+    assert "more than the cap (1,000)" in _problems(smaller, tmp_path / "runs")[0]
+    limited = check_run(
+        RunForm(systems=["oracle"], families=None, seeds="0-99999", limit="5"), tmp_path
+    )
+    assert limited.limit == 5 and limited.selection.n_tasks == n_tasks
+
+
+def test_a_model_string_is_run_as_a_model_beside_a_baseline(tmp_path: Path) -> None:
+    form = RunForm(
+        systems=["fail_and_report", "openai/x, openai/y"],
+        families=ONE,
+        api_base="http://127.0.0.1:9/v1",
+        name="pair",
+    )
+    launch = check_run(form, tmp_path)
+    names = [s.name for s, _ in launch.plan]
+    assert names == ["fail_and_report", "openai/x:structured_gap@1", "openai/y:structured_gap@1"]
+    assert all(isinstance(s, ModelSystem) for s, _ in launch.plan[1:])
+    assert {d.parent for _, d in launch.plan} == {tmp_path / "pair"}  # several: name/<folder>
+    assert not tmp_path.joinpath("pair").exists()
+
+
+def test_a_started_launch_runs_into_its_folder_and_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "runs" / "scratch"
+    launch = check_run(RunForm(systems=["oracle"], families=ONE, seeds="11", name="o"), root)
+    job = start_launch(launch)
+    job.wait(120)
+    assert launch_note(launch, job, root) == "Started `oracle` into `scratch/o`."
+    (ended,) = job.ended
+    assert ended.run_dir == root / "o" and ended.status.clean
+    assert read_manifest(root / "o").seeds == [11]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    s = ScriptedServer().start()
+    yield s
+    s.stop()
+
+
+def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = headless(argv, root, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        ([], "the following arguments are required: --run"),
+        (["--run", "no such"], "system 'no such' is neither"),
+        (["--run", "nosuchprovider/model-x"], "unknown provider 'nosuchprovider'"),
+        (["--run", "oracle", "--family", "nosuch"], "unknown family 'nosuch'"),
+        (["--run", "oracle", "--limit", "0"], "--limit: expected an integer >= 1, got '0'"),
+        (["--run", "oracle", "--limit", "²"], "--limit: expected an integer >= 1, got '²'"),
+        (["--run", "oracle", "--seeds", "x"], "--seeds: 'x' is not an integer or a range"),
+        (["--run", "oracle", "--seeds", "1-0"], "--seeds: range '1-0' is empty"),
+        (["--run", "oracle", "--tier", "medium"], "unknown tier 'medium'; valid: paper, hard"),
+        (["--run", "openai/x", "--protocol", "nosuch"], "--protocol: unknown protocol 'nosuch'"),
+        (["--run", "oracle", "--name", "a/b"], "--name: 'a/b' cannot name a run folder"),
+        (["--run", "oracle", "--api-base", "nope"], "--api-base: expected an http(s) URL"),
+        (["--run", "oracle", "--seeds", "0-99999"], "tasks asked for, more than --max-tasks"),
+        (["--run", "oracle", "--max-tasks", "0"], "argument --max-tasks: expected an integer"),
+        (["--run", "oracle", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_the_headless_form_refuses_bad_input_with_one_line_and_exit_2(
+    argv: list[str], line: str, tmp_path: Path
+) -> None:
+    code, out, err = _headless([*argv, "--out", str(tmp_path / "runs")], tmp_path)
+    assert code == 2 and out == ""
+    assert err.startswith("workbench: error: ") and err.count("\n") == 1, err
+    assert line in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_headless_form_names_inputs_as_peb_run_does() -> None:
+    assert HEADLESS_FLAGS["limit"] == "--limit" and HEADLESS_FLAGS["max_tasks"] == "--max-tasks"
+
+
+def test_a_headless_model_run_with_errors_exits_1_and_a_retry_heals_it(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.script.default = Step(kind="status", status=401)
+    argv = ["--run", "openai/scripted", "--api-base", server.url, "--family", ONE[0]]
+    argv += ["--limit", "3", "--name", "m", "--out", str(tmp_path)]
+    code, out, _ = _headless(argv, tmp_path)
+    assert code == 1
+    name = "openai/scripted:structured_gap@1"
+    assert out.startswith(f"{name}: finished: 3 tasks, 0 replies, 3 errors (3 x ")
+    assert server.script.requests >= 3 and server.script.bodies[0]["model"] == "scripted"
+    server.script.default = Step()
+    code, out, _ = _headless(argv, tmp_path)
+    assert (code, out.split(" -> ")[0]) == (0, f"{name}: finished: 3 tasks, 3 replies")
+
+
+def test_a_clean_headless_run_exits_0(tmp_path: Path) -> None:
+    code, out, err = _headless(
+        ["--run", "oracle", "--family", ONE[0], "--out", str(tmp_path)], tmp_path
+    )
+    assert (code, err) == (0, "")
+    assert out.startswith("oracle: finished: 24 tasks, 24 replies -> ")
