@@ -1,12 +1,15 @@
 """An OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 whose behaviour per request is
 scripted, in order or chosen from the request by a `route`. It records every request's body,
-path and headers. Real HTTP, no mocked client.
+path and headers. Real HTTP, no mocked client. A step answers with text, with tool calls (as a
+tool-calling model does: `tool_step`), with an HTTP error or by dropping the connection; a
+`route` that reads the conversation in the request is a scripted agent.
 
-Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
+Standalone (the harness benchmarks run it in its own process, as a real endpoint would be):
 `python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
-with a valid reply after the latency; `GET /stats` gives the request count, the peak number in
-flight and the wall-clock times of the first request and of the last reply, `POST /stats/reset`
-zeroes them."""
+with a valid reply after the latency; with `--agent-steps N`, a request offering tools is
+answered by a `search` call until the conversation holds N - 1 replies, then by a `submit` of a
+valid response. `GET /stats` gives the request count, the peak number in flight and the
+wall-clock times of the first request and of the last reply, `POST /stats/reset` zeroes them."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -25,14 +28,46 @@ BLOCKED = json.dumps({"answer": None, "completeness": "incomplete", "gap_report"
 
 @dataclass
 class Step:
-    """One scripted behaviour: `content` (reply text), `status` (an HTTP error, optional
-    Retry-After), `drop` (close the connection), with an optional delay before it."""
+    """One scripted behaviour: `content` (reply text), `tools` (an assistant message calling
+    `calls`, each a tool name and its arguments text as given, with `text` as its content, if
+    any), `status` (an HTTP error, optional Retry-After), `drop` (close the connection), with an
+    optional delay before it and the token counts its usage reports."""
 
     kind: str = "content"
-    text: str = BLOCKED
+    text: str | None = BLOCKED
+    calls: list[tuple[str, str]] = field(default_factory=list)
     status: int = 200
     retry_after: float | None = None
     delay: float = 0.0
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+
+
+def tool_step(*calls: tuple[str, str | dict[str, Any]], text: str | None = None, **kw: Any) -> Step:
+    """A reply calling each `(name, arguments)` in order; arguments given as a dict are sent as
+    its JSON, a string exactly as it is (malformed JSON included)."""
+    sent = [(name, a if isinstance(a, str) else json.dumps(a)) for name, a in calls]
+    return Step(kind="tools", text=text, calls=sent, **kw)
+
+
+def replies_so_far(body: dict[str, Any]) -> int:
+    """How many assistant messages the conversation in a request body holds."""
+    return sum(m.get("role") == "assistant" for m in body.get("messages", []))
+
+
+def agent_route(steps: int) -> Callable[[dict[str, Any]], Step]:
+    """A scripted agent of `steps` replies: a `search` call while the conversation holds fewer
+    than `steps - 1` replies, then a `submit` of a response valid for every family. A request
+    without tools gets a plain valid reply."""
+
+    def route(body: dict[str, Any]) -> Step:
+        if not body.get("tools"):
+            return Step()
+        if replies_so_far(body) < steps - 1:
+            return tool_step(("search", {"query": "records", "k": 5}))
+        return tool_step(("submit", {"response": json.loads(BLOCKED)}))
+
+    return route
 
 
 @dataclass
@@ -89,7 +124,16 @@ class Script:
             self.first_request_at = self.last_reply_at = None
 
 
-def _completion(text: str) -> bytes:
+def _completion(step: Step, body: bytes) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": step.text}
+    if step.kind == "tools":
+        # Ids are the same for the same conversation, as a cached reply's are.
+        n = replies_so_far(json.loads(body))
+        message["tool_calls"] = [
+            {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": a}}
+            for i, (name, a) in enumerate(step.calls)
+        ]
+    tokens = step.prompt_tokens + step.completion_tokens
     return json.dumps(
         {
             "id": "chatcmpl-scripted",
@@ -99,11 +143,15 @@ def _completion(text: str) -> bytes:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if step.kind == "tools" else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            "usage": {
+                "prompt_tokens": step.prompt_tokens,
+                "completion_tokens": step.completion_tokens,
+                "total_tokens": tokens,
+            },
         }
     ).encode()
 
@@ -148,7 +196,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 headers = {} if step.retry_after is None else {"Retry-After": str(step.retry_after)}
                 self._send(step.status, b'{"error": {"message": "scripted"}}', headers)
                 return
-            self._send(200, _completion(step.text), {})
+            self._send(200, _completion(step, body), {})
 
     return Handler
 
@@ -183,9 +231,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="a fixed-latency OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--agent-steps", type=int, metavar="N", help="answer requests with tools as an agent"
+    )
     args = parser.parse_args()
     server = ScriptedServer(args.port)
     server.script.default = Step(delay=args.latency)
+    if args.agent_steps:
+        route = agent_route(args.agent_steps)
+        server.script.route = lambda body: replace(route(body), delay=args.latency)
     server.script.keep_bodies = False
     print(server.url, flush=True)
     server._server.serve_forever()  # until the parent terminates it

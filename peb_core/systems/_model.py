@@ -1,7 +1,9 @@
-"""A model-backed System via litellm: a prompt protocol, structured output, our own cache, and
-retries with backoff; the reply text is kept as given (it is read at scoring time). API keys are
-read by litellm from the environment and never recorded; credentials in an api_base URL are
-sent, never recorded."""
+"""Model-backed Systems via litellm: the one request path every such system shares
+(`LitellmSystem`: our own cache, retries with backoff, cost), and `ModelSystem`, one request per
+task under a prompt protocol with structured output; the reply text is kept as given (it is
+read at scoring time). The agent system (`_agent.py`) sends its steps through the same path.
+API keys are read by litellm from the environment and never recorded; credentials in an
+api_base URL are sent, never recorded."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import asyncio
 import base64
 import contextlib
 import gc
+import json
 import os
 import random
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._local import file_sha256
 from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
-from ._reply import Reply, Usage
+from ._reply import Reply, ToolCall, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -44,13 +47,28 @@ os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "true")
 
 @dataclass(frozen=True)
 class Completion:
-    """What one request produced, as cached."""
+    """What one request produced, as cached: the reply's text and the tool calls it made (each
+    exactly as given), its tokens and cost."""
 
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
     truncated: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    def cached(self) -> dict[str, Any]:
+        """What the reply cache stores (read back with `of_cached`)."""
+        stored = dict(self.__dict__)
+        stored["tool_calls"] = [c.model_dump() for c in self.tool_calls]
+        if not self.tool_calls:  # keep one-shot entries as they were before tool calls
+            del stored["tool_calls"]
+        return stored
+
+    @classmethod
+    def of_cached(cls, stored: dict[str, Any]) -> Completion:
+        calls = tuple(ToolCall.model_validate(c) for c in stored.get("tool_calls", ()))
+        return cls(**{**stored, "tool_calls": calls})
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -117,8 +135,11 @@ def _retryable(exc: BaseException) -> bool:
 
 
 @dataclass
-class ModelSystem:
-    """A litellm model under a prompt protocol; see `config()` for what is recorded."""
+class LitellmSystem:
+    """What every litellm-backed system shares: the model and where it is served, a prompt
+    protocol, sampling, our reply cache, retries with backoff, and cost. `_send` is the one
+    request path: each request is keyed in the cache by what shapes its reply (the model and
+    api_base as recorded, the messages, the tools, the sampling and the response format)."""
 
     model: str
     families: Sequence[ScenarioFile]
@@ -129,7 +150,6 @@ class ModelSystem:
     timeout_s: float = 120.0
     retries: int = 4
     backoff_s: float = 1.0
-    format_style: str = "json_schema"
     cache_folder: Path | None = None
     use_cache: bool = True
     endpoint: tuple[str, str] | None = None
@@ -141,16 +161,7 @@ class ModelSystem:
     def __post_init__(self) -> None:
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
-        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
-
-    @property
-    def name(self) -> str:
-        return system_name(self.model, self.protocol.id)
-
-    @property
-    def view(self) -> ViewKind:
-        return self.protocol.view
 
     def config(self) -> dict[str, Any]:
         return {
@@ -161,7 +172,6 @@ class ModelSystem:
             "max_tokens": self.max_tokens,
             "timeout_s": self.timeout_s,
             "retries": self.retries,
-            "response_format": self.format_style,
         }
 
     def digests(self) -> dict[str, str]:
@@ -170,39 +180,32 @@ class ModelSystem:
             found["model_file"] = file_sha256(self.model_file)
         return found
 
-    async def respond(self, view: ModelView | BoundaryView) -> Reply:
-        model_view = view.model if isinstance(view, BoundaryView) else view
-        spec = self._specs[model_view.family]
-        request: dict[str, Any] = {
+    def _request(self, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        """A request of `messages` with this system's model and sampling, plus `extra`."""
+        return {
             "model": self.model,
             "api_base": self.api_base,
-            "messages": self.protocol.render(view),
+            "messages": messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "response_format": self._formats[spec.id],
+            **extra,
         }
+
+    async def _send(self, request: dict[str, Any]) -> tuple[Completion, bool] | str:
+        """The completion of `request` (built by `_request`) and whether it came from the
+        cache, or a one-line error after the last retry. A reply obtained is cached."""
         key = cache_key(request)
         cached = self._cache.get(key) if self._cache else None
-        started = time.monotonic()
         if cached is not None:
-            done = Completion(**cached)
-        else:
-            if self.endpoint:
-                request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
-            result = await self._complete(request)
-            if isinstance(result, str):
-                return Reply(status="error", error=result)
-            done = result
-            if self._cache:
-                self._cache.put(key, done.__dict__)
-        usage = Usage(
-            prompt_tokens=done.prompt_tokens,
-            completion_tokens=done.completion_tokens,
-            latency_s=round(time.monotonic() - started, 3),
-            cost_usd=done.cost_usd,
-            cached=cached is not None,
-        )
-        return Reply(status="ok", raw=done.text, usage=usage, truncated=done.truncated)
+            return Completion.of_cached(cached), True
+        if self.endpoint:
+            request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
+        result = await self._complete(request)
+        if isinstance(result, str):
+            return result
+        if self._cache:
+            self._cache.put(key, result.cached())
+        return result, False
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""
@@ -246,6 +249,49 @@ class ModelSystem:
         for secret in secrets:
             error = error.replace(secret, "***")
         return f"after {attempt + 1} attempt(s): {error}"[:500]
+
+
+@dataclass
+class ModelSystem(LitellmSystem):
+    """A litellm model under a prompt protocol, one request per task, its reply constrained by
+    the family's response schema; see `config()` for what is recorded."""
+
+    format_style: str = "json_schema"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
+
+    @property
+    def name(self) -> str:
+        return system_name(self.model, self.protocol.id)
+
+    @property
+    def view(self) -> ViewKind:
+        return self.protocol.view
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "response_format": self.format_style}
+
+    async def respond(self, view: ModelView | BoundaryView) -> Reply:
+        model_view = view.model if isinstance(view, BoundaryView) else view
+        request = self._request(
+            self.protocol.render(view),
+            response_format=self._formats[self._specs[model_view.family].id],
+        )
+        started = time.monotonic()
+        result = await self._send(request)
+        if isinstance(result, str):
+            return Reply(status="error", error=result)
+        done, cached = result
+        usage = Usage(
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+            latency_s=round(time.monotonic() - started, 3),
+            cost_usd=done.cost_usd,
+            cached=cached,
+        )
+        return Reply(status="ok", raw=done.text, usage=usage, truncated=done.truncated)
 
 
 def _import_litellm_in_background() -> None:
@@ -296,15 +342,32 @@ def _remember_unpriced(litellm: Any) -> None:
 
 
 def _completion(reply: Any) -> Completion:
-    """Text, tokens and cost of a litellm reply; the cost is the one litellm computed for it
-    (None when it has no price for the model: unknown, never 0)."""
+    """Text, tool calls, tokens and cost of a litellm reply; the cost is the one litellm
+    computed for it (None when it has no price for the model: unknown, never 0)."""
     usage = getattr(reply, "usage", None)
     cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
-    text, truncated = clean_reply(reply.choices[0].message.content or "")
+    message = reply.choices[0].message
+    text, truncated = clean_reply(message.content or "")
     return Completion(
         text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=float(cost) if cost is not None else None,
         truncated=truncated,
+        tool_calls=tuple(_tool_calls(getattr(message, "tool_calls", None))),
     )
+
+
+def _tool_calls(calls: Any) -> Iterator[ToolCall]:
+    """The tool calls of a reply message, each as given: its arguments text kept whatever it
+    holds (cut and cleaned as reply text is); a call without an id gets `call_<i>`."""
+    for i, call in enumerate(calls or ()):
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        if not isinstance(arguments, str):  # some providers send an object
+            arguments = "" if arguments is None else json.dumps(arguments)
+        yield ToolCall(
+            id=getattr(call, "id", None) or f"call_{i}",
+            name=str(getattr(function, "name", None) or ""),
+            arguments=clean_reply(arguments)[0],
+        )
