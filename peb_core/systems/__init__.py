@@ -1,7 +1,9 @@
 """Systems: anything that turns a view of a task into a Reply. The deterministic baselines, the
-litellm model system with its prompt protocols, response schema and reply cache, the embedded
-models, and `build_system`, which makes any of them from a name."""
+litellm model system with its prompt protocols, response schema and reply cache, the agent
+system (a tool-calling loop through the same request path), the embedded models, and
+`build_system`, which makes any of them from a name."""
 
+from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -13,24 +15,41 @@ from ._local import (
     local_status,
     serve_local,
     stop_local,
+    with_tools,
 )
-from ._model import ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
-from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
+from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prompts import AGENT_REMINDER, DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
+from ._reply import (
+    RECORD_FORMAT,
+    Reply,
+    ReplyStatus,
+    Response,
+    ResponseRecord,
+    Step,
+    ToolCall,
+    Usage,
+)
 from ._schema import response_format, response_model
 
 __all__ = [
+    "AGENT_PREFIX",
+    "AGENT_REMINDER",
     "BASELINES",
+    "DEFAULT_MAX_STEPS",
     "DEFAULT_PROTOCOL",
+    "DEFAULT_TOKEN_BUDGET",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
+    "AgentSystem",
     "Baseline",
+    "LitellmSystem",
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
     "Reply",
+    "ReplyStatus",
     "Response",
     "ResponseCache",
     "ResponseRecord",
@@ -52,4 +71,5 @@ __all__ = [
     "serve_local",
     "stop_local",
     "system_name",
+    "with_tools",
 ]

@@ -1,14 +1,19 @@
 """From a name to a runnable System: a baseline, an embedded `local/<name>` model (served on
-demand) or any litellm model string. The CLI and the workbench both build systems here."""
+demand), any litellm model string, or either as an agent (`agent:<model>`). The CLI and the
+workbench both build systems here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..tasks import ScenarioFile
+from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._baselines import BASELINES, System
-from ._local import LocalModelError, get_local, gguf_path, serve_local
+from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
+from ._model import ModelSystem
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
 class SystemSpecError(ValueError):
@@ -25,36 +30,51 @@ def build_system(
     api_base: str | None = None,
     timeout_s: float = 120.0,
     local_port: int | None = None,
+    disclosure: str = "silent",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
 ) -> System:
     """The system called `name`.
 
     Args:
-        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, or any
-            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...).
+        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
+            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
+            `agent:<model>` for either as a tool-calling agent (the `agent` view).
         families: the families it will answer (model systems build one response schema each).
         protocol: the prompt protocol of a model system.
-        temperature, max_tokens, timeout_s: sampling and the per-request timeout.
+        temperature, max_tokens, timeout_s: sampling and the per-request timeout (an agent's
+            max_tokens and timeout are per step).
         api_base: an OpenAI-compatible server for `openai/<name>` models.
         local_port: where an embedded model is served if it is not running yet (default: the
-            model's own port).
+            model's own port; an agent's server has its own, see `with_tools`).
+        disclosure, max_steps, token_budget: an agent's disclosure mode and budgets (None: no
+            token budget).
     """
     if name in BASELINES:
         return BASELINES[name]
-    if not name.strip() or any(c.isspace() for c in name):
+    agent = name.startswith(AGENT_PREFIX)
+    model = name.removeprefix(AGENT_PREFIX)
+    if not model.strip() or any(c.isspace() for c in model):
         raise SystemSpecError(
             f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
-            "nor a model string such as openai/gpt-4o or local/smollm2"
+            "nor a model string such as openai/gpt-4o, local/smollm2 or agent:openai/gpt-4o"
         )
-    from ._model import ModelSystem
-    from ._prompts import get_protocol
-
     try:
         prompt = get_protocol(protocol)
     except KeyError as exc:
         raise SystemSpecError(str(exc.args[0])) from None
-    for what, value in (("timeout", timeout_s), ("max_tokens", max_tokens)):
+    numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
+    if token_budget is not None:
+        numbers.append(("token_budget", token_budget))
+    for what, value in numbers:
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
+    if agent and prompt.agent is None:
+        valid = ", ".join(p.id for p in _agent_protocols())
+        raise SystemSpecError(
+            f"protocol {prompt.id} has no agent rendering (for agents the access layer's "
+            f"--disclosure says what is withheld); valid for agents: {valid}"
+        )
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
@@ -62,14 +82,26 @@ def build_system(
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
     }
-    if not name.startswith("local/"):
-        return ModelSystem(model=name, api_base=api_base, **common)
-    try:
-        local = get_local(name)
-        _, port = serve_local(local, local_port)
-        weights = gguf_path(local)
-    except LocalModelError as exc:
-        raise SystemSpecError(str(exc)) from None
+    if agent:
+        budgets: dict[str, Any] = {
+            "disclosure": disclosure,
+            "max_steps": max_steps,
+            "token_budget": token_budget,
+        }
+        if not model.startswith("local/"):
+            return AgentSystem(model=model, api_base=api_base, **common, **budgets)
+        local, port, weights = _served(model, local_port, tools=True)
+        return AgentSystem(
+            model=f"local/{local.name}",
+            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
+            model_file=weights,
+            tool_results="user",
+            **common,
+            **budgets,
+        )
+    if not model.startswith("local/"):
+        return ModelSystem(model=model, api_base=api_base, **common)
+    local, port, weights = _served(model, local_port, tools=False)
     return ModelSystem(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
@@ -77,3 +109,18 @@ def build_system(
         format_style="json_object",
         **common,
     )
+
+
+def _served(name: str, port: int | None, *, tools: bool) -> tuple[LocalModel, int, Path]:
+    """An embedded model, the port its server answers on (started if need be: for agents, the
+    server with llama.cpp's tool-calling chat format) and its weights."""
+    try:
+        local = get_local(name)
+        _, served = serve_local(with_tools(local) if tools else local, port)
+        return local, served, gguf_path(local)
+    except LocalModelError as exc:
+        raise SystemSpecError(str(exc)) from None
+
+
+def _agent_protocols() -> list[PromptProtocol]:
+    return [p for p in PROTOCOLS.values() if p.agent is not None]
