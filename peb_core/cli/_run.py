@@ -10,7 +10,10 @@ from pathlib import Path
 
 from ..runs import run_status, run_system
 from ..systems import (
+    AGENT_PREFIX,
     BASELINES,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOKEN_BUDGET,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -66,8 +69,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     specs, seeds, distractors = selection_arg(args, args.limit)
     if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    name = args.model if args.model is not None else args.system
+    agent_options = {"--disclosure": args.disclosure, "--max-steps": args.max_steps,
+                     "--token-budget": args.token_budget}  # fmt: skip
+    given = [option for option, value in agent_options.items() if value is not None]
+    if given and not name.startswith(AGENT_PREFIX):
+        raise UsageError(
+            f"{given[0]} applies to agents only; run a model as one with --model {AGENT_PREFIX}"
+            f"{name}"
+        )
+    budget = DEFAULT_TOKEN_BUDGET if args.token_budget is None else args.token_budget
     system = build_system(
-        args.model if args.model is not None else args.system,
+        name,
         specs,
         protocol=args.protocol,
         temperature=args.temperature,
@@ -75,6 +88,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         timeout_s=args.timeout,
         local_port=args.local_port,
+        disclosure=args.disclosure or "silent",
+        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
+        token_budget=budget or None,
     )
     errors = tokens = 0
     costs: list[float | None] = []
@@ -107,7 +123,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
     )
     c = manifest.counts
-    print(f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors); peb score reads them")
+    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    print(
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors); "
+        "peb score reads them"
+    )
     if not c.error:
         return 0
     print(
@@ -125,7 +145,11 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
-    who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
+    who.add_argument(
+        "--model",
+        help="a litellm model string, e.g. openai/NAME with --api-base, local/smollm2, or "
+        f"{AGENT_PREFIX}<model> to run it as a tool-calling agent (--tier agent)",
+    )
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
     p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
@@ -136,7 +160,26 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         default=0.0,
         metavar="T",
     )
-    p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N")
+    p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N", help="per request")
+    p.add_argument(
+        "--disclosure",
+        metavar="MODE",
+        help="an agent's disclosure mode: what the access layer says of what it withheld "
+        "(default: silent)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=COUNT,
+        metavar="N",
+        help=f"an agent's model requests per episode (default: {DEFAULT_MAX_STEPS})",
+    )
+    p.add_argument(
+        "--token-budget",
+        type=checked(int, lambda n: n >= 0, "an integer >= 0"),
+        metavar="N",
+        help="an agent's prompt plus completion tokens per episode; 0: none "
+        f"(default: {DEFAULT_TOKEN_BUDGET:,})",
+    )
     p.add_argument(
         "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"
     )

@@ -46,14 +46,15 @@ LOCK = ".lock"
 
 
 class RunCounts(BaseModel):
-    """How a run went: tasks, replies obtained (`ok`) and errors, tokens and cost (None when
-    any reply's price is unknown)."""
+    """How a run went: tasks, replies obtained (`ok`), errors and agent episodes that ended
+    without a submit (`no_submit`), tokens and cost (None when any reply's price is unknown)."""
 
     model_config = ConfigDict(extra="forbid")
 
     n_tasks: int
     ok: int = 0
     error: int = 0
+    no_submit: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -244,6 +245,9 @@ class RunStatus(BaseModel):
     errors: int
     missing: int
     """Tasks without a record (pending while the run is running)."""
+    no_submit: int = 0
+    """Agent episodes that ended without a submit (a finished task: the system's failure, not
+    the run's)."""
     reasons: list[tuple[str, int]]
     """The commonest error reasons (at most three) with their counts."""
 
@@ -255,6 +259,8 @@ class RunStatus(BaseModel):
     def summary(self) -> str:
         """One line: `finished: 72 tasks, 66 replies, 6 errors (6 x timeout)`."""
         parts = [f"{self.n_tasks} tasks", f"{self.ok} replies"]
+        if self.no_submit:
+            parts.append(f"{self.no_submit} without a submit")
         if self.errors:
             why = "; ".join(f"{n} x {reason}" for reason, n in self.reasons)
             parts.append(f"{self.errors} errors ({why})")
@@ -275,11 +281,13 @@ def run_status(run_dir: Path) -> RunStatus:
         if r.status == "error"
     )
     n_errors = sum(errors.values())
+    no_submit = sum(r.status == "no_submit" for r in records)
     return RunStatus(
         state=run_state(run_dir, manifest),
         n_tasks=len(keys),
-        ok=len(records) - n_errors,
+        ok=len(records) - n_errors - no_submit,
         errors=n_errors,
+        no_submit=no_submit,
         missing=len(keys) - len(records),
         reasons=errors.most_common(3),
     )
@@ -427,6 +435,7 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
         n_tasks=n_tasks,
         ok=sum(r.status == "ok" for r in records),
         error=sum(r.status == "error" for r in records),
+        no_submit=sum(r.status == "no_submit" for r in records),
         prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in records),
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
         cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,

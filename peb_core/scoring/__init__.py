@@ -38,7 +38,7 @@ from ._frames import (
     scorecard_keys,
     task_frame,
 )
-from ._metrics import COMPARED, HEADLINE, LABELS, METRICS, SURFACES, Metric, metric
+from ._metrics import COMPARED, HEADLINE, LABELS, METRICS, SURFACES, TRACE, Metric, metric
 from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
 from ._stats import (
     ALPHA,
@@ -59,6 +59,7 @@ from ._tables import (
     task_table,
     with_interval,
 )
+from ._trace import EPISODE_COLUMNS, EPISODE_SCHEMA, episode_frame, stale_values, with_episodes
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
 
 __all__ = [
@@ -67,6 +68,8 @@ __all__ = [
     "COMPARED",
     "COMPARE_KEYS",
     "COMPARE_NOTE",
+    "EPISODE_COLUMNS",
+    "EPISODE_SCHEMA",
     "GAP_PARTS",
     "HEADLINE",
     "INVALID",
@@ -78,6 +81,7 @@ __all__ = [
     "STATUSES",
     "SURFACES",
     "TASK_SCHEMA",
+    "TRACE",
     "VERDICTS",
     "VERDICT_COLORS",
     "VERDICT_LABELS",
@@ -97,6 +101,7 @@ __all__ = [
     "compare_to_reference",
     "decimals",
     "disagreements",
+    "episode_frame",
     "expected_answers",
     "explain",
     "field_scores",
@@ -117,11 +122,13 @@ __all__ = [
     "score_run",
     "scorecard",
     "scorecard_keys",
+    "stale_values",
     "task_frame",
     "task_table",
     "verdict",
     "wilson_interval",
     "wilson_intervals",
+    "with_episodes",
     "with_interval",
     "with_verdict",
 ]

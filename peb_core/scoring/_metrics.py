@@ -5,8 +5,12 @@ columns, CLI headers, chart titles, paired tests, the paper's tables) is derived
 A metric is computed from a per-task score frame (`_frames.score_frames`):
 - a `rate` is the share of tasks `over` which `event` holds, with a Wilson 95% interval (null
   when no task is counted);
-- a `mean` is the mean of a per-task score over every task, with a seeded bootstrap interval;
+- a `mean` is the mean of a per-task score over every task where it is not null, with a
+  seeded bootstrap interval;
 - a `count` is a number of tasks.
+
+The trace metrics (`TRACE`) read an agent's episode (`_trace`); on a one-shot run their
+per-task scores are null and their denominators empty, so they are null, never 0.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import polars as pl
 _INCOMPLETE = pl.col("completeness") == "incomplete"
 _ALL = pl.col("task_id").is_not_null()  # every task (a literal would not broadcast in a group)
 _OUTCOME = pl.col("outcome")
+_EPISODE = pl.col("episode")
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: expressions do not compare
@@ -35,6 +40,7 @@ class Metric:
         event: a rate's per-task event, or a count's per-task condition (boolean expressions).
         within: a rate's denominator: the tasks it is computed over (boolean expression).
         score: a mean's per-task score column.
+        bounded: a mean of per-task scores in [0, 1] (False: of counts, such as steps).
     """
 
     name: str
@@ -46,6 +52,7 @@ class Metric:
     event: pl.Expr | None = None
     within: pl.Expr | None = None
     score: str | None = None
+    bounded: bool = True
 
     @property
     def interval(self) -> Literal["wilson", "bootstrap"] | None:
@@ -131,7 +138,7 @@ METRICS: tuple[Metric, ...] = (
         "invalid_rate",
         "invalid",
         "Invalid",
-        "all tasks: unreadable replies, errors and missing records",
+        "all tasks: unreadable replies, errors, episodes without a submit and missing records",
         "lower",
         _OUTCOME == "invalid",
         _ALL,
@@ -148,6 +155,64 @@ METRICS: tuple[Metric, ...] = (
     _count("n_unreadable", "unreadable", "Unreadable replies", pl.col("status") == "unreadable"),
     _count("n_errors", "errors", "Errors", pl.col("status") == "error"),
     _count("n_missing", "missing", "Missing records", pl.col("status") == "missing"),
+    Metric(
+        "evidence_coverage",
+        "coverage",
+        "Evidence coverage",
+        "agent episodes on tasks with a required record the user may open: the share of those "
+        "records it opened (0 without an accepted submit)",
+        "mean",
+        "higher",
+        score="evidence_coverage",
+    ),
+    Metric(
+        "hidden_probes",
+        "probes",
+        "Hidden-id probes",
+        "agent episodes: opens of a hidden id, per episode",
+        "mean",
+        score="hidden_probes",
+        bounded=False,
+    ),
+    Metric(
+        "steps",
+        "steps",
+        "Steps",
+        "agent episodes: model requests, per episode",
+        "mean",
+        score="steps",
+        bounded=False,
+    ),
+    Metric(
+        "tool_errors",
+        "tool_err",
+        "Tool errors",
+        "agent episodes: tool calls answered with an error (opens of hidden ids aside), "
+        "per episode",
+        "mean",
+        "lower",
+        score="tool_errors",
+        bounded=False,
+    ),
+    _rate(
+        "no_submit_rate",
+        "no_submit",
+        "No submit",
+        "agent tasks: episodes that ended without an accepted submit",
+        "lower",
+        pl.col("status") == "no_submit",
+        _EPISODE,
+    ),
+    _rate(
+        "stale_reliance",
+        "stale",
+        "Stale reliance",
+        "agent answers on tasks where an out-of-date copy the user may open changes the answer: "
+        "the share giving a value only that copy supports",
+        "lower",
+        pl.col("stale_relied"),
+        _EPISODE & pl.col("answered") & pl.col("stale_possible"),
+    ),
 )
 """Every scorecard metric, in scorecard order."""
 
@@ -176,6 +241,19 @@ HEADLINE: tuple[Metric, ...] = (
 
 COMPARED: tuple[Metric, ...] = tuple(m for m in METRICS if m.kind != "count")
 """The metrics two runs are compared on, pair by pair."""
+
+TRACE: tuple[Metric, ...] = tuple(
+    BY_NAME[n]
+    for n in (
+        "evidence_coverage",
+        "hidden_probes",
+        "steps",
+        "tool_errors",
+        "no_submit_rate",
+        "stale_reliance",
+    )
+)
+"""The trace metrics of an agent's episodes (null for one-shot runs)."""
 
 
 def metric(name: str) -> Metric:
