@@ -55,6 +55,28 @@ def replies_so_far(body: dict[str, Any]) -> int:
     return sum(m.get("role") == "assistant" for m in body.get("messages", []))
 
 
+def conversation_route(plan: list[Step]) -> Callable[[dict[str, Any]], Step]:
+    """A scripted agent: the reply to a request is `plan[n]`, n the number of replies its
+    conversation already holds (the last step of the plan once past its end), so a retried or
+    resumed request gets the reply its place in the episode calls for."""
+
+    def route(body: dict[str, Any]) -> Step:
+        return plan[min(replies_so_far(body), len(plan) - 1)]
+
+    return route
+
+
+def _submit_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """A valid response, as the `submit` tool offered in a request takes it: as `response`
+    (ours), or as the text `answer` (inspect_ai's react agent)."""
+    for tool in body.get("tools", []):
+        function = tool.get("function", {})
+        properties = function.get("parameters", {}).get("properties", {})
+        if function.get("name") == "submit" and "answer" in properties:
+            return {"answer": BLOCKED}
+    return {"response": json.loads(BLOCKED)}
+
+
 def agent_route(steps: int) -> Callable[[dict[str, Any]], Step]:
     """A scripted agent of `steps` replies: a `search` call while the conversation holds fewer
     than `steps - 1` replies, then a `submit` of a response valid for every family. A request
@@ -65,7 +87,7 @@ def agent_route(steps: int) -> Callable[[dict[str, Any]], Step]:
             return Step()
         if replies_so_far(body) < steps - 1:
             return tool_step(("search", {"query": "records", "k": 5}))
-        return tool_step(("submit", {"response": json.loads(BLOCKED)}))
+        return tool_step(("submit", _submit_arguments(body)))
 
     return route
 

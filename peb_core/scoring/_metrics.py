@@ -159,8 +159,8 @@ METRICS: tuple[Metric, ...] = (
         "evidence_coverage",
         "coverage",
         "Evidence coverage",
-        "agent episodes on tasks with a required record the user may open: the share of those "
-        "records it opened (0 without an accepted submit)",
+        "agent episodes on tasks with a current record of required evidence in the user's view: "
+        "the share of those records it opened (0 without an accepted submit)",
         "mean",
         "higher",
         score="evidence_coverage",

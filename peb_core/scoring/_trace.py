@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from ..systems import ResponseRecord
-from ..tasks import Answer, ScenarioFile, Task, fold_answer, live_effects
+from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
@@ -51,8 +51,9 @@ EPISODE_COLUMNS = pl.Schema(
 """The trace columns `with_episodes` adds to per-task scores: whether the run is an agent's
 (`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
 error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
-without a record; `evidence_coverage` (the share of the required records the user may open that
-the episode opened: null where there is none, 0 without an accepted submit); `stale_possible`
+without a record; `evidence_coverage` (the share of the current records of required evidence
+that the user may open which the episode opened: null where there is none, 0 without an
+accepted submit); `stale_possible`
 (the task has an out-of-date copy the user may open that changes the answer) and
 `stale_relied` (the reply's answer gives a value only such a copy supports)."""
 
@@ -66,25 +67,32 @@ def _tokens(answer: Answer) -> set[str]:
 
 
 def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
-    """The answer values (`field=value`) that a reader who took every out-of-date copy the user
-    may open for current would give and the current authorized records do not support: per
-    field where the two answers differ, an ordinal field's value, a set field's extra values.
-    Both answers are folded from facts as the oracles are."""
+    """The answer values (`field=value`, sorted) that only an out-of-date copy the user may
+    open supports: for each such copy, the answer of a reader who took it for its record
+    (folded from the current authorized records with the copy in place of its record's
+    current ones), less the current authorized records' answer, field by field (an ordinal
+    field's value where the two differ, a set field's extra values). Answers are folded from
+    facts as the oracles are."""
     authorized = task.authorized_documents
     current = [d for d in authorized if not d.superseded]
-    if len(current) == len(authorized):
-        return []
     schema = spec.answer_fields
 
-    def fold(documents: Sequence[object]) -> Answer:
-        return fold_answer(schema, live_effects(f for d in documents for f in d.facts))  # type: ignore[attr-defined]
+    def tokens(documents: Sequence[Document]) -> set[str]:
+        answer = fold_answer(schema, live_effects(f for d in documents for f in d.facts))
+        return _tokens(answer)
 
-    return sorted(_tokens(fold(authorized)) - _tokens(fold(current)))
+    now = tokens(current)
+    found: set[str] = set()
+    for copy in (d for d in authorized if d.superseded):
+        instead = [d for d in current if d.evidence_family != copy.evidence_family]
+        found |= tokens([*instead, copy]) - now
+    return sorted(found)
 
 
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
-    """One row per task (EPISODE_SCHEMA): the ids of the required records the user may open
-    (current or out of date), the hidden ids, and `stale_values`."""
+    """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
+    family that the user may open (what covers the contract: out-of-date copies do not), the
+    hidden ids, and `stale_values`."""
     rows = []
     for task in tasks:
         required = {r.id for r in task.contract.required_evidence}
@@ -93,7 +101,9 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
                 "family": task.family,
                 "task_id": task.task_id,
                 "required_visible": [
-                    d.doc_id for d in task.authorized_documents if d.evidence_family in required
+                    d.doc_id
+                    for d in task.authorized_documents
+                    if d.evidence_family in required and not d.superseded
                 ],
                 "hidden_ids": [d.doc_id for d in task.hidden_documents],
                 "stale_values": stale_values(task, families[task.family]),
@@ -103,13 +113,14 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
 
 
 def _opened(arguments: str) -> str | None:
-    """The doc id an `open` call's arguments name, if they name one."""
+    """The doc id an `open` call's arguments name (as the access layer reads it: trimmed), if
+    they name one."""
     try:
         parsed = json.loads(arguments)
     except ValueError:
         return None
     doc_id = parsed.get("doc_id") if isinstance(parsed, dict) else None
-    return doc_id if isinstance(doc_id, str) else None
+    return doc_id.strip() if isinstance(doc_id, str) else None
 
 
 def _record_counts(
