@@ -8,6 +8,7 @@ import math
 import sys
 from pathlib import Path
 
+from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
 from ..runs import run_status, run_system
 from ..systems import (
     BASELINES,
@@ -29,6 +30,7 @@ from ._common import (
     UsageError,
     add_selection,
     checked,
+    corpus_size_arg,
     path_arg,
     selection_arg,
 )
@@ -64,6 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Exit status 1 when any task of the run ended in error (after naming the commonest
     reasons), else 0."""
     specs, seeds, distractors = selection_arg(args, args.limit)
+    corpus_size = corpus_size_arg(args)
     if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
     system = build_system(
@@ -75,6 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         timeout_s=args.timeout,
         local_port=args.local_port,
+        disclosure=args.disclosure,
     )
     errors = tokens = 0
     costs: list[float | None] = []
@@ -104,6 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
+        corpus_size=corpus_size,
         retry_errors=args.retry_errors,
     )
     c = manifest.counts
@@ -129,6 +134,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
     p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument(
+        "--disclosure",
+        choices=DISCLOSURES,
+        default=DEFAULT_DISCLOSURE,
+        help="what the access layer tells an agent of what it withheld (agent systems): "
+        + "; ".join(f"{d.name}: {d.description}" for d in DISCLOSURES.values())
+        + f" (default: {DEFAULT_DISCLOSURE})",
+    )
     p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
     p.add_argument(
         "--temperature",

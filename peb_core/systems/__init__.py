@@ -1,7 +1,10 @@
-"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines, the
-litellm model system with its prompt protocols, response schema and reply cache, the embedded
-models, and `build_system`, which makes any of them from a name."""
+"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines (the
+agent baselines among them, over the access layer's tools), the litellm model system with its
+prompt protocols, response schema and reply cache, the embedded models, and `build_system`,
+which makes any of them from a name."""
 
+from ..tasks import response_model
+from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -17,14 +20,16 @@ from ._local import (
 from ._model import ModelSystem, clean_reply, redact_url, system_name
 from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
-from ._schema import response_format, response_model
+from ._schema import response_format
 
 __all__ = [
+    "AGENT_BASELINES",
     "BASELINES",
     "DEFAULT_PROTOCOL",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
+    "AgentBaseline",
     "Baseline",
     "LocalModel",
     "LocalModelError",
@@ -37,6 +42,7 @@ __all__ = [
     "Step",
     "System",
     "SystemSpecError",
+    "TextReader",
     "ToolCall",
     "Usage",
     "build_system",
@@ -46,6 +52,7 @@ __all__ = [
     "get_local",
     "get_protocol",
     "local_status",
+    "reader_for",
     "redact_url",
     "response_format",
     "response_model",

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
+from ._agent_baselines import AgentBaseline
 from ._baselines import BASELINES, System
 from ._local import LocalModelError, get_local, gguf_path, serve_local
 
@@ -25,6 +27,7 @@ def build_system(
     api_base: str | None = None,
     timeout_s: float = 120.0,
     local_port: int | None = None,
+    disclosure: str = DEFAULT_DISCLOSURE,
 ) -> System:
     """The system called `name`.
 
@@ -37,9 +40,24 @@ def build_system(
         api_base: an OpenAI-compatible server for `openai/<name>` models.
         local_port: where an embedded model is served if it is not running yet (default: the
             model's own port).
+        disclosure: what the access layer tells an agent system of what it withheld (a
+            disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
+            default is refused for a system that reads no agent view.
     """
+    try:
+        get_disclosure(disclosure)
+    except ValueError as exc:
+        raise SystemSpecError(str(exc)) from None
     if name in BASELINES:
-        return BASELINES[name]
+        baseline = BASELINES[name]
+        if disclosure == DEFAULT_DISCLOSURE:
+            return baseline
+        if isinstance(baseline, AgentBaseline):
+            return baseline.under(disclosure)
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "
+            "systems)"
+        )
     if not name.strip() or any(c.isspace() for c in name):
         raise SystemSpecError(
             f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
@@ -52,6 +70,11 @@ def build_system(
         prompt = get_protocol(protocol)
     except KeyError as exc:
         raise SystemSpecError(str(exc.args[0])) from None
+    if disclosure != DEFAULT_DISCLOSURE:
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "
+            "view (disclosure applies to agent systems)"
+        )
     for what, value in (("timeout", timeout_s), ("max_tokens", max_tokens)):
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
