@@ -8,6 +8,7 @@ import math
 import sys
 from pathlib import Path
 
+from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
 from ..runs import run_status, run_system
 from ..systems import (
     AGENT_PREFIX,
@@ -32,6 +33,7 @@ from ._common import (
     UsageError,
     add_selection,
     checked,
+    corpus_size_arg,
     path_arg,
     selection_arg,
 )
@@ -67,16 +69,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Exit status 1 when any task of the run ended in error (after naming the commonest
     reasons), else 0."""
     specs, seeds, distractors = selection_arg(args, args.limit)
+    corpus_size = corpus_size_arg(args)
     if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
     name = args.model if args.model is not None else args.system
-    agent_options = {"--disclosure": args.disclosure, "--max-steps": args.max_steps,
-                     "--token-budget": args.token_budget}  # fmt: skip
-    given = [option for option, value in agent_options.items() if value is not None]
+    budgets = {"--max-steps": args.max_steps, "--token-budget": args.token_budget}
+    given = [option for option, value in budgets.items() if value is not None]
     if given and not name.startswith(AGENT_PREFIX):
         raise UsageError(
-            f"{given[0]} applies to agents only; run a model as one with --model {AGENT_PREFIX}"
-            f"{name}"
+            f"{given[0]} applies to agent models only; run a model as one with --model "
+            f"{AGENT_PREFIX}<model>"
         )
     budget = DEFAULT_TOKEN_BUDGET if args.token_budget is None else args.token_budget
     system = build_system(
@@ -88,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         timeout_s=args.timeout,
         local_port=args.local_port,
-        disclosure=args.disclosure or "silent",
+        disclosure=args.disclosure,
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         token_budget=budget or None,
     )
@@ -120,6 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
+        corpus_size=corpus_size,
         retry_errors=args.retry_errors,
     )
     c = manifest.counts
@@ -153,6 +156,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
     p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument(
+        "--disclosure",
+        choices=DISCLOSURES,
+        default=DEFAULT_DISCLOSURE,
+        help="what the access layer tells an agent of what it withheld (agent systems): "
+        + "; ".join(f"{d.name}: {d.description}" for d in DISCLOSURES.values())
+        + f" (default: {DEFAULT_DISCLOSURE})",
+    )
     p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
     p.add_argument(
         "--temperature",
@@ -161,12 +172,6 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="T",
     )
     p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N", help="per request")
-    p.add_argument(
-        "--disclosure",
-        metavar="MODE",
-        help="an agent's disclosure mode: what the access layer says of what it withheld "
-        "(default: silent)",
-    )
     p.add_argument(
         "--max-steps",
         type=COUNT,

@@ -23,7 +23,9 @@ from ._common import (
     DISTRACTORS,
     Parser,
     UsageError,
+    add_corpus_size,
     add_selection,
+    corpus_size_arg,
     find_task,
     path_arg,
     print_frame,
@@ -33,7 +35,7 @@ from ._common import (
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(*selection_arg(args), args.tier)
+    tasks = generate_tasks(*selection_arg(args), args.tier, corpus_size_arg(args))
     rows = [
         {
             "task_id": t.task_id,
@@ -62,7 +64,7 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = find_task(args.task_id, args.family, args.distractors)
+    task, _ = find_task(args.task_id, args.family, args.distractors, args.corpus_size)
     if args.json:
         print(task.model_dump_json(indent=2))
         return
@@ -91,7 +93,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs, seeds, distractors = selection_arg(args)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, seeds, distractors, args.tier)
+    tasks = generate_tasks(specs, seeds, distractors, args.tier, corpus_size_arg(args))
     out = Path(args.out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -108,11 +110,12 @@ def cmd_dataset_export(args: argparse.Namespace) -> None:
     from ..dataset import CARD, export_dataset
 
     specs, seeds, distractors = selection_arg(args)
+    corpus_size = corpus_size_arg(args)
     out = Path(args.out)
     try:
         if out.is_dir() and any(out.iterdir()):
             raise UsageError(f"--out: {out} is not empty; choose a new or empty folder")
-        release = export_dataset(out, specs, seeds, distractors, tiers_arg(args))
+        release = export_dataset(out, specs, seeds, distractors, tiers_arg(args), corpus_size)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     for config in release.configs:
@@ -147,10 +150,11 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_selection(p)
     p.set_defaults(func=cmd_tasks_list)
     p = tsub.add_parser("show", help="one task: visible versus hidden documents, oracles")
-    p.add_argument("task_id", help="<template>__s<seed> or <template>__hard__s<seed>, any seed")
+    p.add_argument("task_id", help="<template>__s<seed> or <template>__<tier>__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
     p.add_argument("--distractors", type=DISTRACTORS, default=0, metavar="N")
+    add_corpus_size(p)
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     add_selection(p)

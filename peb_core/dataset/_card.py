@@ -90,6 +90,8 @@ def _flags(release: Release, n_tasks: int) -> str:
         flags.append(f"--seeds {format_seeds(release.seeds, width=None)}")
     if release.distractors:
         flags.append(f"--distractors {release.distractors}")
+    if release.corpus_size is not None:
+        flags.append(f"--corpus-size {release.corpus_size}")
     if n_tasks > MAX_TASKS:
         flags.append(f"--max-tasks {n_tasks}")
     return " ".join(flags)

@@ -83,7 +83,10 @@ class RunManifest(BaseModel):
     distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
     tier: Tier = "paper"
-    """`paper` or `hard` (a generation parameter)."""
+    """A registered tier (a generation parameter)."""
+    corpus_size: Annotated[int, Field(ge=1)] | None = None
+    """Documents per task on a tier with corpora (a generation parameter); None: the tier's
+    default, or a tier without corpora."""
     limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
@@ -161,7 +164,8 @@ def read_manifest(run_dir: Path) -> RunManifest:
 
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
-    system, each config field, families, seeds, distractors, tier, (for the same families) the
+    system, each config field, families, seeds, distractors, tier, corpus size, (for the same
+    families) the
     scenario files, and each digest both record (a different prompt text or model file). Versions
     are not among them (`version_changes`)."""
 
@@ -173,6 +177,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "seeds": format_seeds(m.seeds),
             "distractors": str(m.distractors),
             "tier": m.tier,
+            "corpus size": "default" if m.corpus_size is None else str(m.corpus_size),
             "scenario files": m.scenario_hash[:12],
         }
 
@@ -424,9 +429,10 @@ def run_tasks(
 ) -> list[Task]:
     """Regenerate the tasks a run covers."""
     specs = _specs(run_dir, manifest, families)
-    return generate_tasks(specs, manifest.seeds, manifest.distractors, manifest.tier)[
-        : manifest.limit
-    ]
+    tasks = generate_tasks(
+        specs, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
+    )
+    return tasks[: manifest.limit]
 
 
 def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:

@@ -1,9 +1,12 @@
-"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines, the
-litellm model system with its prompt protocols, response schema and reply cache, the agent
-system (a tool-calling loop through the same request path), the embedded models, and
-`build_system`, which makes any of them from a name."""
+"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines (the
+agent baselines among them, over the access layer's tools), the litellm model system with its
+prompt protocols, response schema and reply cache, the agent system (a tool-calling loop through
+the same request path), the embedded models, and `build_system`, which makes any of them from a
+name."""
 
+from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
+from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -29,9 +32,10 @@ from ._reply import (
     ToolCall,
     Usage,
 )
-from ._schema import response_format, response_model
+from ._schema import response_format
 
 __all__ = [
+    "AGENT_BASELINES",
     "AGENT_PREFIX",
     "AGENT_REMINDER",
     "BASELINES",
@@ -41,6 +45,7 @@ __all__ = [
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
+    "AgentBaseline",
     "AgentSystem",
     "Baseline",
     "LitellmSystem",
@@ -56,6 +61,7 @@ __all__ = [
     "Step",
     "System",
     "SystemSpecError",
+    "TextReader",
     "ToolCall",
     "Usage",
     "build_system",
@@ -65,6 +71,7 @@ __all__ = [
     "get_local",
     "get_protocol",
     "local_status",
+    "reader_for",
     "redact_url",
     "response_format",
     "response_model",

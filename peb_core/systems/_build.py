@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
+from ._agent_baselines import AgentBaseline
 from ._baselines import BASELINES, System
 from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
 from ._model import ModelSystem
@@ -30,7 +32,7 @@ def build_system(
     api_base: str | None = None,
     timeout_s: float = 120.0,
     local_port: int | None = None,
-    disclosure: str = "silent",
+    disclosure: str = DEFAULT_DISCLOSURE,
     max_steps: int = DEFAULT_MAX_STEPS,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
 ) -> System:
@@ -47,11 +49,25 @@ def build_system(
         api_base: an OpenAI-compatible server for `openai/<name>` models.
         local_port: where an embedded model is served if it is not running yet (default: the
             model's own port; an agent's server has its own, see `with_tools`).
-        disclosure, max_steps, token_budget: an agent's disclosure mode and budgets (None: no
-            token budget).
+        disclosure: what the access layer tells an agent system of what it withheld (a
+            disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
+            default is refused for a system that reads no agent view.
+        max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
     """
+    try:
+        get_disclosure(disclosure)
+    except ValueError as exc:
+        raise SystemSpecError(str(exc)) from None
     if name in BASELINES:
-        return BASELINES[name]
+        baseline = BASELINES[name]
+        if disclosure == DEFAULT_DISCLOSURE:
+            return baseline
+        if isinstance(baseline, AgentBaseline):
+            return baseline.under(disclosure)
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "
+            "systems)"
+        )
     agent = name.startswith(AGENT_PREFIX)
     model = name.removeprefix(AGENT_PREFIX)
     if not model.strip() or any(c.isspace() for c in model):
@@ -63,6 +79,11 @@ def build_system(
         prompt = get_protocol(protocol)
     except KeyError as exc:
         raise SystemSpecError(str(exc.args[0])) from None
+    if not agent and disclosure != DEFAULT_DISCLOSURE:
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "
+            f"view (disclosure applies to agent systems: {AGENT_PREFIX}{name})"
+        )
     numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
     if token_budget is not None:
         numbers.append(("token_budget", token_budget))

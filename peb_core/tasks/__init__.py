@@ -3,6 +3,7 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
+from ._agent import AGENT_CORPUS, RECORD_REF
 from ._answers import answer_schema, fold_answer, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._families import (
@@ -15,6 +16,7 @@ from ._families import (
 )
 from ._generate import (
     MAX_DISTRACTORS,
+    check_corpus_size,
     count_tasks,
     generate_task,
     generate_tasks,
@@ -41,6 +43,7 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
+from ._response import response_model
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._task import (
     Answer,
@@ -55,7 +58,7 @@ from ._task import (
     RequiredEvidence,
     Task,
 )
-from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
+from ._tiers import DEFAULT_TIER, TIERS, CorpusSizes, Tier, TierSpec, get_tier, register_tier
 from ._views import (
     VIEWS,
     BoundaryView,
@@ -74,11 +77,13 @@ from ._views import (
 )
 
 __all__ = [
+    "AGENT_CORPUS",
     "DEFAULT_TIER",
     "FRESH_SEEDS",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
+    "RECORD_REF",
     "ROLES",
     "SHINGLE",
     "TIERS",
@@ -88,6 +93,7 @@ __all__ = [
     "BoundaryView",
     "Completeness",
     "Contract",
+    "CorpusSizes",
     "Document",
     "DocumentCard",
     "Fact",
@@ -114,6 +120,7 @@ __all__ = [
     "answer_schema",
     "boundary_sentence",
     "boundary_view",
+    "check_corpus_size",
     "count_tasks",
     "document_cards",
     "documents_frame",
@@ -135,6 +142,7 @@ __all__ = [
     "pooled_overlap",
     "register_tier",
     "register_view",
+    "response_model",
     "scenario_hash",
     "scenarios_dir",
     "shingles",

@@ -1,0 +1,484 @@
+"""The `agent` tier (docs/benchmark.md §8): each task is a corpus that an agent searches and
+opens through tools (`peb_core.access`), instead of a bundle handed over in one prompt.
+
+Facts first, as on every tier. Every document is a record with a reference (`RECORD_REF`) and a
+version stamp; a register lists each kind of record with its reference, current version and the
+scope its master is kept in. Besides the template's material record (M1) the contract requires a
+second restricted record (M2, kept in another scope), whose masters stay hidden. The visible
+corpus holds, for each, the current copy or not (half the tasks complete) and earlier versions
+that hold an earlier state of the record (different facts: relying on them gives another answer).
+Visible notes may say that the decisive figure is in a record named by its reference (multi-hop
+evidence), whether or not a current copy is visible. The rest is a haystack: related records of
+the kinds the contract does not require (hidden masters, current and earlier copies), notes that
+point at them, and routine documents, visible or in restricted scopes. The titles of restricted
+records repeat no word of the contract. The corpus holds exactly `corpus_size` documents (plus
+`distractors`), and the records the contract needs are the same at every size."""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal
+
+from ._checks import one_of
+from ._draw import DocumentData, Draw, build_contract, build_oracles
+from ._ids import task_id
+from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
+from ._task import Fact, Task
+from ._tiers import CorpusSizes, TierSpec, register_tier
+
+RECORD_REF = re.compile(r"\b[A-Z]{2}\d{5}\b")
+"""A record's reference as an agent corpus writes it: two capital letters and five digits."""
+
+AGENT_CORPUS = CorpusSizes(default=60, minimum=20, maximum=500)
+"""Documents per agent task: 60 unless asked, from 20 (the contract's records, the register and
+the notes that point at them always fit) to 500."""
+
+Stale = Literal["none", "m1", "m2", "both"]
+Notice = Literal["none", "real", "decoy"]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which restricted records have no current visible copy (`stale`), and whether the tracker
+    names an excluded scope: a missing one (`real`) or one holding nothing required (`decoy`)."""
+
+    stale: Stale
+    notice: Notice
+
+
+@functools.cache
+def _schedule(family: str, n: int) -> tuple[_Layout, ...]:
+    """The layouts of a family's `n` canonical agent tasks (templates x canonical seeds, in
+    order): half complete, the incomplete half split evenly among M1, M2 and both missing, and
+    the tracker naming a scope in half of either half (on an incomplete task as often a decoy
+    as a missing scope)."""
+    layouts: list[_Layout] = []
+    stales: tuple[Stale, ...] = ("m1", "m2", "both")
+    for notice in (False, True):
+        layouts += [_Layout("none", "decoy" if notice else "none")] * 3
+        for i, stale in enumerate(stales):
+            kind: Notice = ("real", "decoy")[i % 2] if notice else "none"
+            layouts.append(_Layout(stale, kind))
+    layouts = [layouts[i % len(layouts)] for i in range(n)]
+    random.Random(f"{family}|agent-schedule").shuffle(layouts)
+    return tuple(layouts)
+
+
+def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
+    """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
+    rates."""
+    if seed in spec.canonical_seeds:
+        index = spec.templates.index(template) * len(spec.canonical_seeds)
+        schedule = _schedule(spec.id, len(spec.templates) * len(spec.canonical_seeds))
+        return schedule[index + spec.canonical_seeds.index(seed)]
+    stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
+    notice: Notice = "none"
+    if rng.random() < 0.5:
+        notice = "decoy" if stale == "none" or rng.random() < 0.5 else "real"
+    return _Layout(stale, notice)
+
+
+_DAY_ONE = date(2026, 1, 5)
+
+
+@functools.cache
+def _shown(day: int) -> str:
+    """Day `day` after 5 January 2026, as `14 March 2026`."""
+    when = _DAY_ONE + timedelta(days=day)
+    return f"{when.day} {when:%B %Y}"
+
+
+class _Corpus:
+    """One agent task's draws beyond `Draw`: record references, stamps, and documents."""
+
+    def __init__(self, spec: ScenarioFile, draw: Draw) -> None:
+        assert spec.hard is not None and spec.agent is not None and spec.distractors is not None
+        self.spec, self.draw, self.rng = spec, draw, draw.rng
+        self.hard, self.agent, self.neutral = spec.hard, spec.agent, spec.distractors
+        self.stamp_text = self.rng.choice(self.hard.stamps)
+        self.refs: set[str] = set()
+        self.visible = spec.user_scopes[0]
+
+    def ref(self) -> str:
+        """A record reference not yet used in the task."""
+        rng = self.rng
+        while True:
+            letters = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(2))
+            ref = f"{letters}{rng.randrange(10_000, 100_000)}"
+            if ref not in self.refs:
+                self.refs.add(ref)
+                return ref
+
+    def header(self, ref: str, version: int, day: int) -> str:
+        """A record's reference and version stamp, as the document-control office writes it."""
+        return f"[{ref}] {self.stamp_text.format(version=version, date=_shown(day))}"
+
+    def neutral_doc(self, scope: str, text: str = "") -> DocumentData:
+        """A routine document (no facts, a family no contract requires) in `scope`, with its
+        own reference, and `text` after its body."""
+        doc = self.draw.distractor(scope)
+        header = self.header(self.ref(), self.rng.randint(1, 9), self.rng.randint(0, 320))
+        doc["body"] = " ".join(filter(None, (header, doc["body"], text)))
+        return doc
+
+    def pointer(self, target: str) -> DocumentData:
+        """A visible note saying the decisive figure is in record `target` (multi-hop)."""
+        doc = self.neutral_doc(self.neutral.scope, self.draw.text(self.agent.pointers, ref=target))
+        doc["role"] = "pointer"
+        return doc
+
+
+@dataclass(frozen=True)
+class _Series:
+    """One restricted record: its family, reference, current version and its day."""
+
+    family: str
+    ref: str
+    version: int
+    day: int
+
+
+def _states(
+    corpus: _Corpus, family: str, findings: Sequence[FindingSpec]
+) -> tuple[tuple[list[Fact], str], tuple[list[Fact], str]]:
+    """A restricted record's current state and the earlier state its out-of-date versions hold
+    (facts and text). With `findings` the current state states them and the earlier state is
+    the record before they were found (its no-findings text); without, the current state finds
+    nothing and the earlier state held a finding since resolved: the material findings of a
+    template whose record this is."""
+    spec, draw = corpus.spec, corpus.draw
+    assert spec.hard is not None
+    quiet: tuple[list[Fact], str] = ([], draw.text(spec.hard.no_findings[family]))
+    if not findings:
+        earlier = draw.rng.choice(
+            [t for t in spec.templates if t.material.evidence_family == family]
+        )
+        facts, sentences = draw.findings(earlier.findings_by_slot["material"])
+        return quiet, (facts, " ".join(sentences))
+    facts, sentences = draw.findings(findings)
+    return (facts, " ".join(sentences)), quiet
+
+
+def _record(
+    corpus: _Corpus,
+    series: _Series,
+    findings: Sequence[FindingSpec],
+    current: bool,
+    decoy_scope: str,
+) -> tuple[list[DocumentData], bool]:
+    """A restricted record's documents: the hidden master (current, in its home scope), the
+    visible current copy if `current`, and up to two visible earlier versions (superseded,
+    holding the earlier state); and whether a visible one speaks of supersession. An earlier
+    version may say what superseded it and where; a current copy may say it replaces a version
+    archived in `decoy_scope`."""
+    spec, draw, rng = corpus.spec, corpus.draw, corpus.rng
+    hard = corpus.hard
+    home = spec.home_scopes[series.family]
+    (now_facts, now_text), (old_facts, old_text) = _states(corpus, series.family, findings)
+    title = draw.text(corpus.agent.record_titles, ref=series.ref)
+    gap = rng.randint(14, 45)
+    olds = sorted(rng.sample(range(1, series.version), min(series.version - 1, rng.randint(0, 2))))
+
+    def doc(scope: str, body: str, facts: list[Fact], superseded: bool) -> DocumentData:
+        return {
+            "doc_id": draw.doc_id(),
+            "title": title,
+            "role": "material",
+            "scope": scope,
+            "evidence_family": series.family,
+            "body": body,
+            "facts": facts,
+            "superseded": superseded,
+        }
+
+    now_header = corpus.header(series.ref, series.version, series.day)
+    documents = [doc(home, f"{now_header} {now_text}", now_facts, False)]
+    pair = {"version": str(series.version), "date": _shown(series.day)}
+    stated = False
+    if current:
+        body = f"{now_header} {now_text}"
+        if rng.random() < 0.5:
+            stated = True
+            old = rng.choice(olds) if olds else series.version - 1
+            body += " " + draw.text(
+                hard.supersedes,
+                old=str(old),
+                old_date=_shown(series.day - gap * (series.version - old)),
+                scope=decoy_scope,
+                scope_description=spec.scopes[decoy_scope],
+                **pair,
+            )
+        documents.append(doc(corpus.visible, body, now_facts, False))
+    for old in olds:
+        day = series.day - gap * (series.version - old)
+        body = f"{corpus.header(series.ref, old, day)} {old_text}"
+        if rng.random() < 0.5:
+            stated = True
+            body += " " + draw.text(
+                hard.superseded_by,
+                old=str(old),
+                old_date=_shown(day),
+                scope=home,
+                scope_description=spec.scopes[home],
+                **pair,
+            )
+        documents.append(doc(corpus.visible, body, list(old_facts), True))
+    return documents, stated
+
+
+def agent_task(
+    spec: ScenarioFile,
+    template: TemplateSpec,
+    seed: int,
+    distractors: int,
+    *,
+    corpus_size: int = AGENT_CORPUS.default,
+) -> Task:
+    hard, agent = spec.hard, spec.agent
+    assert hard is not None and agent is not None
+    draw = Draw(spec, f"{spec.id}|{template.id}|{seed}|agent")
+    rng = draw.rng
+    corpus = _Corpus(spec, draw)
+    layout = _layout(spec, template, seed, rng)
+    homes = spec.home_scopes
+    m1, s1 = template.material.evidence_family, template.material.scope
+    m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
+    s2 = homes[m2]
+    decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
+    missing = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
+    missing_scopes = [homes[f] for f in (m1, m2) if missing[f]]
+    notice_names: set[str] = set()
+
+    # Every kind of record: a reference, a current version (2-9) and its day.
+    series = {}
+    for e in spec.evidence_families:
+        series[e.id] = _Series(e.id, corpus.ref(), rng.randint(2, 9), rng.randint(120, 320))
+
+    slots = spec.slots_by_role
+    documents: list[DocumentData] = []
+    for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
+        slot = slots[role]
+        facts, fills = draw.slot(slot, template.findings_by_slot[role])
+        if role == "tracker":
+            if layout.notice != "none":
+                named = rng.choice(missing_scopes) if layout.notice == "real" else decoy
+                notice_names = {f for f in (m1, m2) if missing[f] and homes[f] == named}
+                fills["boundary"] = rng.choice(spec.boundary.excluded).format(
+                    scope=named, scope_description=spec.scopes[named]
+                )
+            else:
+                fills["boundary"] = rng.choice(hard.neutral)
+        family = str(slot.evidence_family)
+        record = series[family]
+        header = corpus.header(record.ref, record.version, record.day)
+        documents.append(
+            {
+                "doc_id": draw.doc_id(),
+                "title": draw.text(slot.titles),
+                "role": role,
+                "scope": str(slot.scope),
+                "evidence_family": family,
+                "body": f"{header} {rng.choice(slot.bodies).format_map(fills)}",
+                "facts": facts,
+            }
+        )
+
+    material = template.findings_by_slot["material"]
+    stated = {}
+    for family in (m1, m2):
+        docs, stated[family] = _record(
+            corpus, series[family], material if family == m1 else (), not missing[family], decoy
+        )
+        documents += docs
+    pointed = [f for f in (m1, m2) if rng.random() < 0.5]
+    documents += [corpus.pointer(series[f].ref) for f in pointed]
+
+    tracker = slots["tracker"]
+    line_text = rng.choice(hard.register_lines)
+    lines = []
+    for e in spec.evidence_families:
+        record = series[e.id]
+        scope = homes.get(e.id, str(tracker.scope))
+        text = line_text.format(
+            description=e.description,
+            version=record.version,
+            date=_shown(record.day),
+            scope=scope,
+            scope_description=spec.scopes[scope],
+        )
+        lines.append(f"[{record.ref}] {text}")
+    documents.append(
+        {
+            "doc_id": draw.doc_id(),
+            "title": draw.text(hard.register_titles),
+            "role": "register",
+            "scope": str(tracker.scope),
+            "evidence_family": str(tracker.evidence_family),
+            "body": "\n".join([draw.text(hard.register_intros), *lines]),
+            "facts": [],
+        }
+    )
+    required = [
+        str(slots[r].evidence_family) for r in ROLES if r != "material" and slots[r].required
+    ]
+    contract = build_contract(spec, template, [*required, m1, m2], rng)
+    documents.append(corpus.neutral_doc(decoy))
+
+    # The haystack, drawn after everything the oracles depend on, so that a task is the same
+    # task at every corpus size.
+    documents += _haystack(corpus, series, (m1, m2), decoy, corpus_size - len(documents))
+    for _ in range(distractors):
+        documents.append(corpus.neutral_doc(corpus.neutral.scope))
+    rng.shuffle(documents)
+    visible = set(spec.user_scopes)
+    current = [d for d in documents if not d.get("superseded")]
+    authorized = [d for d in current if d["scope"] in visible]
+    oracles = build_oracles(spec, contract, current, authorized)
+    return Task.model_validate(
+        {
+            "task_id": task_id(template.id, seed, "agent"),
+            "family": spec.id,
+            "template": template.id,
+            "seed": seed,
+            "tier": "agent",
+            "prompt": template.prompt.format_map(draw.variables),
+            "documents": documents,
+            "user_scopes": spec.user_scopes,
+            "authorized_doc_ids": [d["doc_id"] for d in documents if d["scope"] in visible],
+            "contract": contract,
+            "promoted": False,
+            "oracles": oracles,
+            "topologies": _topologies(documents, missing, layout, stated, pointed, notice_names),
+        }
+    )
+
+
+def _haystack(
+    corpus: _Corpus,
+    series: dict[str, _Series],
+    contract_records: tuple[str, str],
+    decoy: str,
+    n: int,
+) -> list[DocumentData]:
+    """`n` haystack documents: first the related records (each other restricted kind: its
+    hidden master, a current copy half the time and earlier versions, and half the time a note
+    pointing at it), then routine documents, two in three visible."""
+    spec, rng = corpus.spec, corpus.rng
+
+    def stream() -> Iterator[DocumentData]:
+        related = [f for f in spec.restricted_families if f not in contract_records]
+        rng.shuffle(related)
+        for family in related:
+            yield from _record(corpus, series[family], (), rng.random() < 0.5, decoy)[0]
+            if rng.random() < 0.5:
+                yield corpus.pointer(series[family].ref)
+        while True:
+            if rng.random() < 2 / 3:
+                yield corpus.neutral_doc(rng.choice(spec.user_scopes))
+            else:
+                yield corpus.neutral_doc(rng.choice(spec.restricted_scopes))
+
+    documents: list[DocumentData] = []
+    for doc in stream():
+        if len(documents) >= n:
+            break
+        documents.append(doc)
+    return documents
+
+
+def _topologies(
+    documents: Sequence[DocumentData],
+    missing: dict[str, bool],
+    layout: _Layout,
+    stated: dict[str, bool],
+    pointed: Sequence[str],
+    notice_names: set[str],
+) -> list[str]:
+    """How the task's evidence is laid out (docs/benchmark.md §8). `stated`: whether an earlier
+    version of each contract record says what superseded it; `notice_names`: the families whose
+    scope the tracker names."""
+    earlier = {d["evidence_family"] for d in documents if d.get("superseded")}
+    gaps = [f for f, gone in missing.items() if gone]
+    named = [f for f in gaps if stated[f] or f in notice_names]
+    topologies = []
+    if any(f in earlier for f in gaps):
+        topologies.append("superseded")
+    if any(f not in earlier for f in gaps):
+        topologies.append("no_copy")
+    if named:
+        topologies.append("named_gap")
+    if len(named) < len(gaps):
+        topologies.append("silent_gap")
+    if len(gaps) == 2:
+        topologies.append("two_missing")
+    if layout.notice == "decoy":
+        topologies.append("decoy_notice")
+    if any(stated[f] for f, gone in missing.items() if not gone):
+        topologies.append("decoy_supersession")
+    if pointed:
+        topologies.append("multi_hop")
+    if any(missing[f] for f in pointed):
+        topologies.append("hidden_hop")
+    return topologies
+
+
+def _title_words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", text.lower())}
+
+
+def _problems(spec: ScenarioFile) -> Iterable[str]:
+    """What the agent tier needs of a family that declares [agent]: the hard tier's text (its
+    register, stamps and no-finding bodies; `_hard._problems` checks them), stamps and register
+    lines a reader can take a version and a scope from, and record titles that name the record
+    by `{ref}` and repeat no word of an evidence description."""
+    agent = spec.agent
+    assert agent is not None
+    if spec.hard is None:
+        yield "agent: the agent tier needs the [hard] text too (register, stamps, no_findings)"
+        return
+    for j, text in enumerate(spec.hard.stamps):
+        if "version {version}" not in text.lower():
+            yield f"hard.stamps[{j}]: the agent tier needs 'version {{version}}' in each stamp"
+    for j, text in enumerate(spec.hard.register_lines):
+        for part in ("version {version}", "(scope {scope})", "{description}"):
+            if part not in text.lower():
+                yield f"hard.register_lines[{j}]: the agent tier needs {part!r} in each line"
+    words = set().union(*(_title_words(e.description) for e in spec.evidence_families))
+    for j, text in enumerate(agent.record_titles):
+        if "{ref}" not in text:
+            yield f"agent.record_titles[{j}]: a record title names the record by {{ref}}"
+        literal = re.sub(r"\{[^}]*\}", " ", text)
+        for word in sorted(_title_words(literal) & words):
+            yield f"agent.record_titles[{j}]: {word!r} repeats a word of an evidence description"
+    for j, text in enumerate(agent.pointers):
+        if "{ref}" not in text:
+            yield f"agent.pointers[{j}]: a pointer names the record it points at by {{ref}}"
+    for family in spec.restricted_families:
+        if not any(t.material.evidence_family == family for t in spec.templates):
+            yield f"templates: restricted family {family!r} has no template; " + one_of(
+                spec.restricted_families
+            )
+
+
+def _unsupported(spec: ScenarioFile) -> str | None:
+    if spec.agent is None:
+        return "it declares no [agent] text"
+    return None if spec.hard is not None else "it declares no [hard] text"
+
+
+AGENT = register_tier(
+    TierSpec(
+        name="agent",
+        description="a corpus searched and opened through tools behind an access layer: "
+        "registers, earlier versions, multi-hop references and a haystack",
+        build=agent_task,
+        unsupported=_unsupported,
+        problems=_problems,
+        corpus=AGENT_CORPUS,
+    )
+)
