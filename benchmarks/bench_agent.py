@@ -128,7 +128,10 @@ def inspect_task(n: int) -> Any:
 
     def sample(task_id: str) -> Sample:
         system, user = start(view_for("agent", tasks[task_id], spec).start)
-        messages = [ChatMessageSystem(content=system["content"]), ChatMessageUser(content=user["content"])]
+        messages = [
+            ChatMessageSystem(content=system["content"]),
+            ChatMessageUser(content=user["content"]),
+        ]
         return Sample(id=task_id, input=messages)  # type: ignore[arg-type]
 
     @solver
@@ -143,7 +146,7 @@ def inspect_task(n: int) -> Any:
                     query: what to look for, in words
                     k: how many hits at most
                 """
-                return session.call("search", json.dumps({"query": query, "k": k})).content
+                return str(session.call("search", json.dumps({"query": query, "k": k})).content)
 
             async def open_document(doc_id: str) -> str:
                 """Open a document by its id and read all of it.
@@ -151,7 +154,7 @@ def inspect_task(n: int) -> Any:
                 Args:
                     doc_id: the id of a document, from a search hit
                 """
-                return session.call("open", json.dumps({"doc_id": doc_id})).content
+                return str(session.call("open", json.dumps({"doc_id": doc_id})).content)
 
             async def submit(response: dict[str, Any]) -> str:
                 """Submit your final response; this ends the episode.
@@ -246,9 +249,10 @@ def bench_scale(tmp: Path, episodes: int) -> bool:
     common = ["--api-base", server.url, "--concurrency", str(CONCURRENCY), "--timeout", "60"]
     try:
         agent_env = {**env, "PEB_CACHE_DIR": str(tmp / "cache-agent")}
+        seeds = f"1000-{1000 + -(-episodes // 6) - 1}"
         agent_args = ["run", "--model", "agent:openai/scripted", "--tier", "agent",
-                      "--family", FAMILY, "--seeds", f"1000-{1000 + -(-episodes // 6) - 1}",
-                      "--limit", str(episodes), "--out", str(tmp / "scale-agent"), *common]  # fmt: skip
+                      "--family", FAMILY, "--seeds", seeds, "--limit", str(episodes),
+                      "--out", str(tmp / "scale-agent"), *common]  # fmt: skip
         before = server.requests()
         agent = _process(agent_args, agent_env)
         agent_requests = server.requests() - before

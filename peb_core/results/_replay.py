@@ -136,7 +136,8 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
             rows.append({"step": number, **usage})
         for i, call in enumerate(step.tool_calls):
             error = step.errors[i] if i < len(step.errors) else None
-            shown, withheld = [], []
+            shown: list[str] = []
+            withheld: list[str] = []
             if call.name == "search" and error is None:
                 shown, withheld = _search_ids(index, task, call.arguments)
             doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None

@@ -82,7 +82,11 @@ def careful(task: Task) -> dict[str, Any]:
 
 def lazy(task: Task) -> dict[str, Any]:
     """What an agent that answers from what it found and claims complete gives."""
-    return {"answer": task.oracles.authorized_answer, "completeness": "complete", "gap_report": None}
+    return {
+        "answer": task.oracles.authorized_answer,
+        "completeness": "complete",
+        "gap_report": None,
+    }
 
 
 def careful_plan(task: Task) -> list[Step]:
@@ -289,7 +293,9 @@ def test_the_token_budget_ends_an_episode(server: ScriptedServer, tmp_path: Path
 
 def test_only_the_first_of_two_submits_counts(server: ScriptedServer, tmp_path: Path) -> None:
     task = _first("incomplete")
-    plan = [tool_step(("submit", {"response": careful(task)}), ("submit", {"response": lazy(task)}))]
+    plan = [
+        tool_step(("submit", {"response": careful(task)}), ("submit", {"response": lazy(task)}))
+    ]
     reply = _episode(server, tmp_path, task, plan)
     assert reply.status == "ok" and json.loads(reply.raw or "") == careful(task)
     (step,) = reply.trace
@@ -386,7 +392,9 @@ def test_a_run_of_episodes_resumes_from_the_cache_and_keeps_each_trace(
     for record in b:
         assert record.usage.cached and record.status == "ok"
         strip = [(s.tool_calls, s.results, s.errors, s.sent) for s in record.trace]
-        assert strip == [(s.tool_calls, s.results, s.errors, s.sent) for s in traces[record.task_id]]
+        assert strip == [
+            (s.tool_calls, s.results, s.errors, s.sent) for s in traces[record.task_id]
+        ]
 
 
 def test_a_priced_model_sums_its_steps_cost(server: ScriptedServer, tmp_path: Path) -> None:
@@ -425,10 +433,11 @@ def test_build_system_makes_agents(tmp_path: Path) -> None:
         200_000,
     )
     assert system.digests()["protocol_text"] == get_protocol("structured_gap@1").agent_digest
-    for bad, why in [
+    refused: list[tuple[dict[str, Any], str]] = [
         ({"protocol": "boundary_metadata@1"}, "has no agent rendering"),
         ({"max_steps": 0}, "max_steps must be positive"),
         ({"disclosure": "loud"}, "unknown disclosure 'loud'"),
-    ]:
+    ]
+    for bad, why in refused:
         with pytest.raises(SystemSpecError, match=why):
             build_system("agent:openai/x", [DD], **bad)
