@@ -15,12 +15,15 @@ from ._export import (
     write_table,
 )
 from ._paper import (
+    AGENT_COLUMNS,
+    AGENT_METRICS,
     BASELINE_METRICS,
     CAPTIONS,
     DECIMALS,
     MODEL_COLUMNS,
     MODEL_METRICS,
     WORKED_EXAMPLE,
+    agent_results,
     all_scores,
     baseline_results,
     figures,
@@ -34,6 +37,8 @@ from ._paper import (
 )
 
 __all__ = [
+    "AGENT_COLUMNS",
+    "AGENT_METRICS",
     "BASELINE_METRICS",
     "CAPTIONS",
     "DECIMALS",
@@ -43,6 +48,7 @@ __all__ = [
     "MODEL_METRICS",
     "TABLE_FORMATS",
     "WORKED_EXAMPLE",
+    "agent_results",
     "all_scores",
     "baseline_results",
     "chart_bytes",

@@ -25,17 +25,23 @@ they reach altair. Nothing here touches altair's global settings.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import altair as alt
 import polars as pl
 
-from ..scoring import SURFACES, VERDICT_COLORS, VERDICT_LABELS, VERDICTS, with_verdict
+from ..scoring import SURFACES, VERDICT_COLORS, VERDICT_LABELS, VERDICTS, Metric, with_verdict
 
-METRICS: dict[str, str] = {m.name: f"{m.title} ({m.better} is better)" for m in SURFACES}
-"""The four scored surfaces (`peb_core.scoring.SURFACES`), titled as a reader of the paper
-knows them."""
+
+def titles(metrics: Sequence[Metric]) -> dict[str, str]:
+    """Each metric's column name -> its title as a reader of the paper knows it, with the
+    direction that is better (if it has one)."""
+    return {m.name: m.title + (f" ({m.better} is better)" if m.better else "") for m in metrics}
+
+
+METRICS: dict[str, str] = titles(SURFACES)
+"""The four scored surfaces (`peb_core.scoring.SURFACES`), titled."""
 
 CLAIMED = ("complete", "incomplete", "invalid")
 """Columns of the confusion matrix: what a response claimed (a block claims incomplete)."""
@@ -668,13 +674,17 @@ def outcome_grid(
     return _for_print(chart, width, title, subtitle)
 
 
-def metric_long(card: pl.DataFrame, *, by: str | None = None) -> pl.DataFrame:
-    """A scorecard's four surfaces as rows: series, family, metric, label, value."""
+def metric_long(
+    card: pl.DataFrame, *, by: str | None = None, metrics: Sequence[Metric] = SURFACES
+) -> pl.DataFrame:
+    """A scorecard's `metrics` (default: the four surfaces) as rows: series, family, metric,
+    label, value."""
     series = series_column(card, by)
+    named = titles(metrics)
     return (
-        card.select(series, "family", *METRICS)
+        card.select(series, "family", *named)
         .unpivot(index=[series, "family"], variable_name="metric", value_name="value")
-        .with_columns(label=pl.col("metric").replace_strict(METRICS))
+        .with_columns(label=pl.col("metric").replace_strict(named))
     )
 
 
@@ -684,11 +694,15 @@ def metric_bars(
     by: str | None = None,
     width: float = TWO_COLUMNS,
     series_names: Iterable[str] | None = None,
+    metrics: Sequence[Metric] = SURFACES,
+    title: str | None = None,
 ) -> alt.FacetChart:
     """The four scored surfaces (unsafe completeness, answer correctness, gap-report quality,
-    over-blocking), one panel each, stacked: bars per family (x) and series (colour), a point
-    in the series' shape on each bar so a rate of 0 shows too. A missing bar is a rate with an
-    empty denominator (no incomplete task, or no task where answering is allowed).
+    over-blocking), or other `metrics` of the registry (an agent's trace metrics: `TRACE`), one
+    panel each, stacked: bars per family (x) and series (colour), a point in the series' shape
+    on each bar so a rate of 0 shows too. A missing bar is a metric with an empty denominator
+    (no incomplete task, no task where answering is allowed, a one-shot run's trace metric).
+    Rates and means in [0, 1] share the axis 0 to 1; a mean of counts (steps) gets its own.
 
     Args:
         card: a scorecard (`results.scorecard_of`).
@@ -697,9 +711,12 @@ def metric_bars(
             figure grows wider with many series.
         series_names: the names colours are given over (`series_styles`; default: the series
             present); pass a wider selection's to colour each series as there.
+        metrics: the metrics shown, in order.
+        title: the figure's title, `... per <series> and family` (default: what `metrics` are).
     """
     series = series_column(card, by)
-    long = metric_long(card, by=by)
+    long = metric_long(card, by=by, metrics=metrics)
+    unit = all(m.kind == "rate" or m.bounded for m in metrics)
     names = sorted(long[series].drop_nulls().unique().to_list())
     width_px = _room(width)
     axis_width = _y_axis_width(["0.0"])
@@ -724,9 +741,9 @@ def metric_bars(
             xOffset=alt.XOffset(f"{series}:N", sort=names),
             y=alt.Y(
                 "value:Q",
-                scale=alt.Scale(domain=[0, 1]),
-                title="Rate",
-                axis=alt.Axis(values=[0, 0.5, 1]),
+                scale=alt.Scale(domain=[0, 1]) if unit else alt.Scale(zero=True),
+                title="Rate" if unit else "Value",
+                axis=alt.Axis(values=[0, 0.5, 1]) if unit else alt.Axis(tickCount=3),
             ),
             color=color,
             tooltip=[
@@ -738,21 +755,28 @@ def metric_bars(
         )
     )
     tops = bars.mark_point(filled=True, size=14, opacity=1).encode(shape=shape)
+    order = list(titles(metrics).values())
     chart: alt.FacetChart = (
         alt.layer(bars, tops)
         .properties(width=panel, height=64)
         .facet(
             data=_inline(long),
-            facet=alt.Facet("label:N", sort=list(METRICS.values()), header=alt.Header(title=None)),
+            facet=alt.Facet("label:N", sort=order, header=alt.Header(title=None)),
             columns=1,
         )
     )
-    return _for_print(
-        chart,
-        width,
-        f"The four scored surfaces per {series} and family",
-        [
+    if not unit:
+        chart = chart.resolve_scale(y="independent")
+    if list(metrics) == list(SURFACES):
+        title = title or "The four scored surfaces"
+        note = (
             "Unsafe completeness and over-blocking: lower is better; answer and gap-report "
             "quality: higher is better. A point marks each value, so a rate of 0 shows."
-        ],
-    )
+        )
+    else:
+        title = title or ", ".join(m.title for m in metrics)
+        note = (
+            "A point marks each value, so a value of 0 shows; a panel's title says which way "
+            "is better, if any."
+        )
+    return _for_print(chart, width, f"{title} per {series} and family", [note])

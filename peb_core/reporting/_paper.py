@@ -27,9 +27,9 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..results import run_labels, score_run_dirs, select_runs
+from ..results import is_agent_run, run_labels, score_run_dirs, select_runs
 from ..runs import read_manifest
-from ..scoring import HEADLINE, SURFACES, metric, scorecard
+from ..scoring import HEADLINE, SURFACES, TRACE, metric, scorecard
 from ..systems import BASELINES, Baseline
 from ..tasks import (
     Tier,
@@ -292,6 +292,42 @@ def model_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
     )
 
 
+AGENT_METRICS = (*(metric(n) for n in ("unsafe", "unsafe_max", "answer", "gap")), *TRACE)
+"""The metrics of `agent_results`: the headline and its worst case, answer correctness and
+gap-report quality, then the trace metrics."""
+AGENT_COLUMNS: dict[str, Any] = {
+    "run": pl.String,
+    "system": pl.String,
+    "disclosure": pl.String,
+    "max_steps": pl.Int64,
+    "tier": pl.String,
+    "family": pl.String,
+    "n_tasks": pl.Int64,
+    **{m.label: pl.Float64 for m in AGENT_METRICS},
+}
+"""The columns of `agent_results`."""
+
+
+def agent_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+    """Every agent run of `runs` (agent baselines and agent models) on `tier` (None: every
+    tier), per run and family: its disclosure mode and step budget, the headline and its worst
+    case, answer correctness and gap-report quality, and the trace metrics (evidence coverage,
+    hidden-id probes, steps, tool errors, episodes without a submit, stale reliance). No agent
+    run: an empty frame with the same columns."""
+    dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
+    if not dirs:
+        return pl.DataFrame(schema=AGENT_COLUMNS)
+    scores, _ = score_run_dirs(dirs)
+    if tier is not None:
+        scores = scores.filter(pl.col("tier") == tier)
+    return (
+        scorecard(scores)
+        .rename({m.name: m.label for m in AGENT_METRICS})
+        .select(pl.col(name).cast(dtype) for name, dtype in AGENT_COLUMNS.items())
+        .sort("system", "disclosure", "tier", "family", "run")
+    )
+
+
 def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
     """Per-task scores of the runs on `tier` (None: every tier; empty without any run)."""
     dirs = run_dirs(runs)
@@ -313,12 +349,18 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
         return {}
     card = scorecard(scores)
     names = every[charts.series_column(scores)].unique().to_list()
-    return {
+    found: dict[str, alt.TopLevelMixin] = {
         "figure_operating_profile": charts.operating_profile(card, series_names=names),
         "figure_metric_bars": charts.metric_bars(card, series_names=names),
         "figure_confusion": charts.confusion_heatmap(scores, series_names=names),
         "figure_outcome_grid": charts.outcome_grid(scores),
     }
+    agents = scores.filter(pl.col("episode"))
+    if not agents.is_empty():
+        found["figure_trace_metrics"] = charts.metric_bars(
+            scorecard(agents), series_names=names, metrics=TRACE, title="What agents' episodes did"
+        )
+    return found
 
 
 def tables(runs: Runs = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
@@ -335,6 +377,7 @@ def tables(runs: Runs = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
         "table4_baselines": table4_baselines(runs),
         "table_baselines": baseline_results(runs, tier),
         "table5_models": model_results(runs, tier),
+        "table_agents": agent_results(runs, tier),
     }
 
 
@@ -353,10 +396,15 @@ CAPTIONS: dict[str, str] = {
     "table5_models": "Tables 5 and 6: Every model run on disk. over_block: the rate of "
     "blocking when an answer was allowed; unsafe_max: unsafe completeness counting unreadable "
     "replies and errors as unsafe; format: the share of format-compliant replies.",
+    "table_agents": "Every agent run on the tier, by disclosure mode: unsafe completeness, "
+    "answer correctness, and what its episodes did: coverage (the share of the required "
+    "records in view it opened), probes (opens of hidden ids), steps, tool errors, no_submit "
+    "(episodes without a submit) and stale (answers following an out-of-date copy).",
     "figure_operating_profile": "Operating profile of every run: over-blocking against unsafe "
     "completeness.",
     "figure_metric_bars": "The four scored surfaces per system and family.",
     "figure_confusion": "Completeness awareness: true versus claimed completeness.",
     "figure_outcome_grid": "Verdict of every task and run.",
+    "figure_trace_metrics": "What agents' episodes did, per system and family: the trace metrics.",
 }
 """A caption per table and figure stem."""

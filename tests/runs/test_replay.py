@@ -67,4 +67,4 @@ def test_the_gap_between_what_was_seen_and_what_was_claimed_is_marked() -> None:
     silent = replay_claims(_episode("agent_silent", task, "silent"), task, DD)
     unreported = silent.filter(pl.col("gap") == "unreported gap")
     assert set(unreported["requirement"]) == missing
-    assert unreported["missing_scopes"].list.len().min() > 0  # where the evidence is kept
+    assert (unreported["missing_scopes"].list.len() > 0).all()  # where the evidence is kept

@@ -173,3 +173,24 @@ def test_one_shot_records_of_agent_tasks_have_no_trace_scores(tmp_path: Path) ->
     assert scores.height == len(tasks) == len(records)
     assert scores["steps"].null_count() == scores.height
     assert not scores["episode"].any()
+
+
+def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
+    agent_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from peb_core import cli
+    from peb_core.reporting import AGENT_COLUMNS, agent_results, chart_bytes, figures
+
+    dirs = list(agent_runs.values())
+    table = agent_results(dirs, "agent")
+    assert list(table.columns) == list(AGENT_COLUMNS) and table.height == 2 * len(SPECS)
+    careful = table.filter(pl.col("system") == "agent_fail_and_report")
+    assert (careful["coverage"] == 1.0).all() and (careful["disclosure"] == "silent").all()
+    found = figures(dirs, "agent")
+    assert "figure_trace_metrics" in found
+    assert chart_bytes(found["figure_trace_metrics"], "svg").startswith(b"<svg")
+    assert cli.main(["score", str(agent_runs["agent_silent"]), "--json"]) in (0, None)
+    rows = json.loads(capsys.readouterr().out)
+    for m in TRACE:
+        assert all(row[m.name] is not None for row in rows), m.name
+        assert all(row[f"{m.name}_ci_low"] is not None for row in rows), m.name
