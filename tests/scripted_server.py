@@ -110,7 +110,12 @@ class Script:
     first_request_at: float | None = None
     last_reply_at: float | None = None
 
-    def next(self, body: bytes, path: str = "", headers: dict[str, str] | None = None) -> Step:
+    def next(
+        self, body: bytes, path: str = "", headers: dict[str, str] | None = None
+    ) -> tuple[Step, dict[str, Any] | None]:
+        """The step for a request, and its body parsed (None when nothing needed it). The body
+        is parsed once and the route runs outside the lock, so threads answer in parallel."""
+        parsed = json.loads(body) if self.keep_bodies or self.route else None
         with self.lock:
             if self.first_request_at is None:
                 self.first_request_at = time.time()
@@ -119,12 +124,12 @@ class Script:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             if self.keep_bodies:
                 self.raw.append(body)
-                self.bodies.append(json.loads(body))
+                self.bodies.append(parsed)  # type: ignore[arg-type]
                 self.paths.append(path)
                 self.headers.append(headers or {})
             if self.steps:
-                return self.steps.pop(0)
-            return self.route(json.loads(body)) if self.route else self.default
+                return self.steps.pop(0), parsed
+        return (self.route(parsed) if self.route and parsed is not None else self.default), parsed
 
     def done(self) -> None:
         with self.lock:
@@ -146,11 +151,11 @@ class Script:
             self.first_request_at = self.last_reply_at = None
 
 
-def _completion(step: Step, body: bytes) -> bytes:
+def _completion(step: Step, body: bytes, parsed: dict[str, Any] | None) -> bytes:
     message: dict[str, Any] = {"role": "assistant", "content": step.text}
     if step.kind == "tools":
         # Ids are the same for the same conversation, as a cached reply's are.
-        n = replies_so_far(json.loads(body))
+        n = replies_so_far(parsed if parsed is not None else json.loads(body))
         message["tool_calls"] = [
             {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": a}}
             for i, (name, a) in enumerate(step.calls)
@@ -207,7 +212,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 script.reset()
                 self._send(200, b"{}", {})
                 return
-            step = script.next(body, self.path, dict(self.headers))
+            step, parsed = script.next(body, self.path, dict(self.headers))
             time.sleep(step.delay)
             script.done()
             if step.kind == "drop":
@@ -218,7 +223,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 headers = {} if step.retry_after is None else {"Retry-After": str(step.retry_after)}
                 self._send(step.status, b'{"error": {"message": "scripted"}}', headers)
                 return
-            self._send(200, _completion(step, body), {})
+            self._send(200, _completion(step, body, parsed), {})
 
     return Handler
 
