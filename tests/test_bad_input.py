@@ -294,6 +294,27 @@ probe(
     ["run", "--model", "openai/x", "--api-base", "", "--out", "{tmp}/never"],
     "argument --api-base: expected an http(s) URL",
 )
+probe(
+    "max_steps_for_a_one_shot_model",
+    ["run", "--model", "openai/x", "--max-steps", "3", "--out", "{tmp}/never"],
+    "--max-steps applies to agent models only",
+)
+probe(
+    "max_steps_zero",
+    ["run", "--model", "agent:openai/x", "--max-steps", "0", "--out", "{tmp}/never"],
+    "argument --max-steps: expected an integer >= 1",
+)
+probe(
+    "agent_protocol_without_agent_text",
+    ["run", "--model", "agent:openai/x", "--protocol", "boundary_metadata@1", "--tier", "agent",
+     "--out", "{tmp}/never"],
+    "protocol boundary_metadata@1 has no agent rendering",
+)  # fmt: skip
+probe(
+    "agent_without_a_model",
+    ["run", "--model", "agent:", "--out", "{tmp}/never"],
+    "system 'agent:' is neither a baseline",
+)
 probe("seeds_empty", ["tasks", "list", "--seeds", ""], "--seeds: '' is not an integer or a range")
 probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no family named")
 probe(

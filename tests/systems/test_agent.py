@@ -441,3 +441,42 @@ def test_build_system_makes_agents(tmp_path: Path) -> None:
     for bad, why in refused:
         with pytest.raises(SystemSpecError, match=why):
             build_system("agent:openai/x", [DD], **bad)
+
+
+def test_peb_run_runs_an_agent_and_peb_score_shows_its_episodes(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The CLI end to end: an agent that only ever searches, under a budget of 3 steps."""
+    import os
+    import subprocess
+    import sys
+
+    server.script.route = conversation_route([tool_step(("search", {"query": "records"}))])
+    env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "unused"}
+    out = tmp_path / "run"
+
+    def peb(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "peb_core.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    ran = peb("run", "--model", "agent:openai/scripted", "--api-base", server.url, "--tier",
+              "agent", "--family", "due_diligence_v1", "--seeds", "11", "--limit", "2",
+              "--max-steps", "3", "--disclosure", "named", "--out", str(out))  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert f"{out}: 2 tasks (0 replies, 2 without a submit, 0 errors)" in ran.stdout
+    assert len(server.script.bodies) == 6
+    scored = peb("score", str(out), "--json")
+    assert scored.returncode == 0, scored.stderr
+    (row,) = json.loads(scored.stdout)
+    assert (row["system"], row["disclosure"], row["max_steps"]) == (
+        "agent:openai/scripted:structured_gap@1",
+        "named",
+        3,
+    )
+    assert (row["no_submit_rate"], row["invalid_rate"], row["steps"]) == (1.0, 1.0, 3.0)
+    assert row["status"] == "ok"  # the run is whole: the agent failed, not the run
