@@ -39,10 +39,12 @@ class AgentSystem(LitellmSystem):
     max_steps: int = DEFAULT_MAX_STEPS
     token_budget: int | None = DEFAULT_TOKEN_BUDGET
     """None: no token budget."""
-    tool_results: Literal["tool", "user"] = "tool"
-    """How a tool result is sent back: as a `tool` message (OpenAI's shape, what providers
-    expect), or as a `user` message naming its call, for a server whose chat format drops tool
-    messages (llama.cpp's `chatml-function-calling`, which serves the embedded models)."""
+    dialect: Literal["openai", "llama.cpp"] = "openai"
+    """The shape of the conversation sent back: `openai` (what providers expect: a tool result
+    is a `tool` message, a reply that only calls tools has null content), or `llama.cpp` for
+    its `chatml-function-calling` chat format, which serves the embedded models: its template
+    drops `tool` messages and needs every message's content, so a tool result is a `user`
+    message naming its call and a reply's content is never null."""
 
     def __post_init__(self) -> None:
         if self.protocol.agent is None:
@@ -66,7 +68,7 @@ class AgentSystem(LitellmSystem):
             "disclosure": self.disclosure,
             "max_steps": self.max_steps,
             "token_budget": self.token_budget,
-            "tool_results": self.tool_results,
+            "dialect": self.dialect,
         }
 
     def digests(self) -> dict[str, str]:
@@ -94,7 +96,7 @@ class AgentSystem(LitellmSystem):
             done, cached = result
             step = _step(done, cached, sent, time.monotonic() - request_started, session)
             steps.append(step)
-            messages.append(_assistant(done))
+            messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
             if session.submitted is not None:
                 return _ended("ok", steps, started, raw=session.submitted)
@@ -105,7 +107,7 @@ class AgentSystem(LitellmSystem):
     def _results(self, step: Step) -> list[dict[str, Any]]:
         """The messages that carry a step's tool results back to the model."""
         pairs = zip(step.tool_calls, step.results, strict=True)
-        if self.tool_results == "user":
+        if self.dialect == "llama.cpp":
             return [
                 {"role": "user", "content": f"Result of {call.name} ({call.id}):\n{shown}"}
                 for call, shown in pairs
@@ -136,9 +138,11 @@ def _step(
     )
 
 
-def _assistant(done: Completion) -> dict[str, Any]:
-    """The reply as the next request carries it back (OpenAI's message shape)."""
-    message: dict[str, Any] = {"role": "assistant", "content": done.text or None}
+def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
+    """The reply as the next request carries it back (OpenAI's message shape; under the
+    `llama.cpp` dialect its content is a string, even empty)."""
+    content = done.text if dialect == "llama.cpp" else done.text or None
+    message: dict[str, Any] = {"role": "assistant", "content": content}
     if done.tool_calls:
         message["tool_calls"] = [
             {

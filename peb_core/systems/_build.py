@@ -116,7 +116,7 @@ def build_system(
             model=f"local/{local.name}",
             endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
             model_file=weights,
-            tool_results="user",
+            dialect="llama.cpp",
             **common,
             **budgets,
         )

@@ -480,3 +480,20 @@ def test_peb_run_runs_an_agent_and_peb_score_shows_its_episodes(
     )
     assert (row["no_submit_rate"], row["invalid_rate"], row["steps"]) == (1.0, 1.0, 3.0)
     assert row["status"] == "ok"  # the run is whole: the agent failed, not the run
+
+
+def test_the_llama_cpp_dialect_sends_results_as_user_messages(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """llama.cpp's chatml-function-calling template drops `tool` messages and needs every
+    message's content: a tool result goes back as a user message naming its call, and a reply
+    that only calls tools as an empty string. The trace is the same as under `openai`."""
+    task = _first("complete")
+    reply = _episode(server, tmp_path, task, careful_plan(task), dialect="llama.cpp")
+    assert reply.status == "ok"
+    second = server.script.bodies[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert second[2]["content"] == "" and second[2]["tool_calls"][0]["id"] == "call_0_0"
+    assert second[3]["content"] == f"Result of search (call_0_0):\n{reply.trace[0].results[0]}"
+    openai = _episode(server, tmp_path / "b", task, careful_plan(task))
+    assert [s.results for s in openai.trace] == [s.results for s in reply.trace]
