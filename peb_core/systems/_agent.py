@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..access import DEFAULT_DISCLOSURE, AgentSession, AgentView, get_disclosure
 from ..tasks import ViewKind
 from ._model import Completion, LitellmSystem, system_name
 from ._prompts import AGENT_REMINDER
@@ -35,7 +36,7 @@ class AgentSystem(LitellmSystem):
     """A litellm model run as an agent over the `agent` view under a disclosure mode; see
     `config()` for what is recorded."""
 
-    disclosure: str = "silent"
+    disclosure: str = DEFAULT_DISCLOSURE
     max_steps: int = DEFAULT_MAX_STEPS
     token_budget: int | None = DEFAULT_TOKEN_BUDGET
     """None: no token budget."""
@@ -47,6 +48,7 @@ class AgentSystem(LitellmSystem):
     message naming its call and a reply's content is never null."""
 
     def __post_init__(self) -> None:
+        get_disclosure(self.disclosure)  # a ValueError naming the modes for another
         if self.protocol.agent is None:
             raise ValueError(
                 f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "
@@ -74,9 +76,9 @@ class AgentSystem(LitellmSystem):
     def digests(self) -> dict[str, str]:
         return {**super().digests(), "protocol_text": self.protocol.agent_digest}
 
-    async def respond(self, view: Any) -> Reply:
-        """One episode over `view` (an AgentView: its start, and a session under this
-        system's disclosure mode)."""
+    async def respond(self, view: AgentView) -> Reply:
+        """One episode over `view`: its start, and a session under this system's disclosure
+        mode."""
         assert self.protocol.agent is not None
         session = view.session(self.disclosure)
         tools = session.tools
@@ -118,7 +120,11 @@ class AgentSystem(LitellmSystem):
 
 
 def _step(
-    done: Completion, cached: bool, sent: list[dict[str, str]], latency: float, session: Any
+    done: Completion,
+    cached: bool,
+    sent: list[dict[str, str]],
+    latency: float,
+    session: AgentSession,
 ) -> Step:
     """The step of a reply: each of its tool calls carried out through `session`, in order."""
     outcomes = [session.call(call.name, call.arguments) for call in done.tool_calls]
