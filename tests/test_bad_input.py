@@ -354,6 +354,55 @@ if importlib.util.find_spec("inspect_ai"):  # the `inspect` extra; tests/test_in
     )
 
 
+AUDIT = ["audit", "shortcuts", "--family", "due_diligence_v1", "--tier", "paper"]
+probe("audit_no_subcommand", ["audit"], "required: audit_command")
+probe(
+    "audit_train_seeds_not_seeds",
+    [*AUDIT, "--train-seeds", "x"],
+    "argument --train-seeds: 'x' is not an integer or a range",
+)
+probe(
+    "audit_test_seeds_negative",
+    [*AUDIT, "--test-seeds", "-3"],
+    "argument --test-seeds: '-3': seeds are integers >= 0",
+)
+probe(
+    "audit_seeds_overlap",
+    [*AUDIT, "--train-seeds", "0-9", "--test-seeds", "5-20"],
+    "--test-seeds: 5 of them are training seeds too (e.g. 5); held-out seeds must differ",
+)
+probe(
+    "audit_too_many_seeds",
+    [*AUDIT, "--train-seeds", "0-99999", "--test-seeds", "100000-100009"],
+    "ask for up to 600,060 tasks a family, more than 100,000",
+)
+probe("audit_tier_unknown", [*AUDIT, "--tier", "medium"], "argument --tier: invalid choice")
+probe("audit_family_unknown", ["audit", "shortcuts", "--family", "x"], "unknown family 'x'")
+probe("audit_top_zero", [*AUDIT, "--top", "0"], "argument --top: expected an integer >= 1")
+
+
+@probe("audit_hard_tier_of_a_family_without_one")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["audit", "shortcuts", "--tier", "hard"],
+        _scenarios(tmp, "\n[hard]\n", None),
+        "--tier: no hard tier in due_diligence_v1; choose another tier or other families",
+    )
+
+
+@probe("audit_without_scikit_learn")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    shadow = tmp / "shadow" / "sklearn"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("scikit-learn is hidden here")\n')
+    path = os.pathsep.join([str(tmp / "shadow"), os.environ.get("PYTHONPATH", "")])
+    return (
+        [*AUDIT],
+        {"PYTHONPATH": path},
+        "the shortcut audit needs scikit-learn: pip install 'partial-evidence-bench[audit]'",
+    )
+
+
 @pytest.mark.parametrize("name", list(PROBES))
 def test_bad_input_is_one_line_and_exit_2(
     name: str, tmp_path: Path, read_only: Callable[[Path], None]
