@@ -3,7 +3,7 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
-from ._agent import AGENT_CORPUS, RECORD_REF
+from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._families import (
@@ -43,7 +43,7 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
-from ._response import response_model
+from ._response import response_model, response_schema
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._task import (
     Answer,
@@ -140,9 +140,11 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "record_ref",
     "register_tier",
     "register_view",
     "response_model",
+    "response_schema",
     "scenario_hash",
     "scenarios_dir",
     "shingles",
