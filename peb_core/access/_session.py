@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,17 @@ class Corpus:
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
+    _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
+
+    def hit(self, position: int) -> Hit:
+        """The hit showing the document at `position` (made once per corpus)."""
+        hit = self._hits.get(position)
+        if hit is None:
+            doc = self.index.documents[position]
+            snippet = _snippet(doc.body)
+            hit = Hit(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, snippet=snippet)
+            self._hits[position] = hit
+        return hit
 
 
 class _Arguments(BaseModel):
@@ -56,21 +67,45 @@ RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
 
 
 @dataclass(frozen=True)
+class ToolContext:
+    """What a tool's schema may depend on: the family's response schema."""
+
+    response_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Tool:
     """A tool an agent may call.
 
     Args:
         name: the function name a model calls.
         description: what the tool does, as the model reads it.
-        parameters: the JSON schema of its arguments for a session (`submit`'s is the family's
+        parameters: the JSON schema of its arguments in a context (`submit`'s is the family's
             response schema).
         run: the call, given the session and the arguments as a JSON object.
     """
 
     name: str
     description: str
-    parameters: Callable[[AgentSession], dict[str, Any]]
+    parameters: Callable[[ToolContext], dict[str, Any]]
     run: Callable[[AgentSession, dict[str, Any]], ToolOutcome]
+
+
+def tool_schemas(
+    context: ToolContext, tools: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """`tools` (default: every registered tool) as OpenAI-style function schemas."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters(context),
+            },
+        }
+        for tool in (TOOLS[name] for name in (TOOLS if tools is None else tools))
+    ]
 
 
 TOOLS: dict[str, Tool] = {}
@@ -164,17 +199,7 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters(self),
-                },
-            }
-            for tool in map(TOOLS.__getitem__, self._tools)
-        ]
+        return tool_schemas(ToolContext(self._corpus.response_schema), self._tools)
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
@@ -209,12 +234,7 @@ class AgentSession:
         assert isinstance(args, SearchArguments)
         index = self._corpus.index
         ranking = index.rank(args.query, self._allowed, args.k)
-        hits = []
-        for position in ranking.visible:
-            doc = index.documents[position]
-            hits.append(
-                Hit(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, snippet=_snippet(doc.body))
-            )
+        hits = [self._corpus.hit(position) for position in ranking.visible]
         withheld, scopes = self.disclosure.notice(
             [index.documents[p].scope for p in ranking.withheld]
         )
@@ -255,17 +275,17 @@ class AgentSession:
 
 
 
-def _search_schema(session: AgentSession) -> dict[str, Any]:
+def _search_schema(context: ToolContext) -> dict[str, Any]:
     return SearchArguments.model_json_schema()
 
 
-def _open_schema(session: AgentSession) -> dict[str, Any]:
+def _open_schema(context: ToolContext) -> dict[str, Any]:
     return OpenArguments.model_json_schema()
 
 
-def _submit_schema(session: AgentSession) -> dict[str, Any]:
+def _submit_schema(context: ToolContext) -> dict[str, Any]:
     """`{"response": <the family's response schema>}`, its definitions lifted to the top."""
-    schema = dict(session._corpus.response_schema)
+    schema = dict(context.response_schema)
     defs = schema.pop("$defs", {})
     return {
         "type": "object",

@@ -132,8 +132,16 @@ def cmd_schema(args: argparse.Namespace) -> None:
         "RunManifest": RunManifest.model_json_schema(),
         "ScenarioFile": ScenarioFile.model_json_schema(),
     }
+    from ..access import AgentStart, OpenResult, SearchResult, family_tools
+
+    schemas |= {
+        "AgentStart": AgentStart.model_json_schema(),
+        "SearchResult": SearchResult.model_json_schema(),
+        "OpenResult": OpenResult.model_json_schema(),
+    }
     for spec in load_families().values():
         schemas[f"Response[{spec.id}]"] = response_model(spec).model_json_schema()
+        schemas[f"Tools[{spec.id}]"] = family_tools(spec)
     if args.name:
         if args.name not in schemas:
             raise UsageError(f"unknown schema {args.name!r}; valid: {', '.join(schemas)}")
