@@ -299,6 +299,36 @@ probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no f
 probe(
     "seeds_negative", ["tasks", "list", "--seeds", "-5"], "--seeds: '-5': seeds are integers >= 0"
 )
+probe(
+    "corpus_size_on_a_tier_without_corpora",
+    ["tasks", "list", "--corpus-size", "40"],
+    "--corpus-size: the paper tier has no corpus; choose --tier agent",
+)
+probe(
+    "corpus_size_too_big",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "501"],
+    "--corpus-size: corpus size 501: the agent tier takes an integer from 20 to 500",
+)
+probe(
+    "corpus_size_not_a_number",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "many"],
+    "argument --corpus-size: expected an integer >= 1 (documents per task), got 'many'",
+)
+probe(
+    "corpus_size_show_paper_task",
+    ["tasks", "show", "hidden_liability_annex__s11", "--corpus-size", "40"],
+    "--corpus-size: the paper tier takes no corpus size; tiers with corpora: agent",
+)
+probe(
+    "disclosure_unknown",
+    ["run", "--system", "agent_silent", "--disclosure", "loud", "--out", "{tmp}/never"],
+    "argument --disclosure: invalid choice: 'loud'",
+)
+probe(
+    "disclosure_for_a_one_shot_system",
+    [*RUN, "--disclosure", "named", "--out", "{tmp}/never"],
+    "--disclosure named: oracle reads no agent view",
+)
 
 
 @probe("score_family_not_covered")
