@@ -138,6 +138,35 @@ def test_schema_comes_from_the_models() -> None:
     answer = dd["$defs"]["DueDiligenceV1Answer"]["properties"]
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
+    tools = schemas["Tools[due_diligence_v1]"]
+    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
+    submit = tools[2]["function"]["parameters"]
+    assert submit["properties"]["response"]["properties"] == dd["properties"]
+    assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
+
+
+def test_agent_corpora_are_exported_and_run_with_a_size_and_a_mode(tmp_path: Path) -> None:
+    """`peb tasks export --tier agent` writes whole corpora; `peb run` of an agent baseline
+    records its disclosure mode and the corpus size."""
+    out = tmp_path / "tasks.jsonl"
+    selection = ["--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11"]
+    result = peb("tasks", "export", *selection, "--corpus-size", "25", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(tasks) == 6 and all(len(t["documents"]) == 25 for t in tasks)
+    assert all(t["task_id"].endswith("__agent__s11") for t in tasks)
+    run = tmp_path / "run"
+    result = peb(
+        "run", "--system", "agent_fail_and_report", *selection, "--corpus-size", "25",
+        "--disclosure", "named", "--out", str(run),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config"] == {"disclosure": "named"} and manifest["corpus_size"] == 25
+    scored = json.loads(peb("score", str(run), "--json").stdout)
+    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in scored] == [
+        (0.0, 1.0)
+    ]
 
 
 @pytest.mark.parametrize(

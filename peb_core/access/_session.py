@@ -68,9 +68,11 @@ RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool's schema may depend on: the family's response schema."""
+    """What a tool's description and schema may depend on: the family's response schema and
+    the disclosure mode (whose notices the search tool describes)."""
 
     response_schema: dict[str, Any]
+    disclosure: Disclosure
 
 
 @dataclass(frozen=True)
@@ -79,14 +81,14 @@ class Tool:
 
     Args:
         name: the function name a model calls.
-        description: what the tool does, as the model reads it.
+        description: what the tool does, as the model reads it, in a context.
         parameters: the JSON schema of its arguments in a context (`submit`'s is the family's
             response schema).
         run: the call, given the session and the arguments as a JSON object.
     """
 
     name: str
-    description: str
+    description: Callable[[ToolContext], str]
     parameters: Callable[[ToolContext], dict[str, Any]]
     run: Callable[[AgentSession, dict[str, Any]], ToolOutcome]
 
@@ -100,7 +102,7 @@ def tool_schemas(
             "type": "function",
             "function": {
                 "name": tool.name,
-                "description": tool.description,
+                "description": tool.description(context),
                 "parameters": tool.parameters(context),
             },
         }
@@ -199,7 +201,8 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        return tool_schemas(ToolContext(self._corpus.response_schema), self._tools)
+        context = ToolContext(self._corpus.response_schema, self.disclosure)
+        return tool_schemas(context, self._tools)
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
@@ -296,24 +299,26 @@ def _submit_schema(context: ToolContext) -> dict[str, Any]:
     }
 
 
-for _tool in (
-    Tool(
-        "search",
+def _search_description(context: ToolContext) -> str:
+    told = context.disclosure.told
+    return (
         "Search the documents you may access; returns the best hits (id, title, scope, the "
-        "start of the text).",
-        _search_schema,
-        AgentSession._search,
-    ),
+        "start of the text)." + (f" {told}" if told else "")
+    )
+
+
+for _tool in (
+    Tool("search", _search_description, _search_schema, AgentSession._search),
     Tool(
         "open",
-        "Open a document by its id and read all of it.",
+        lambda context: "Open a document by its id and read all of it.",
         _open_schema,
         AgentSession._open,
     ),
     Tool(
         "submit",
-        "Submit your final response (the response schema); this ends the episode and only the "
-        "first submit counts.",
+        lambda context: "Submit your final response (the response schema); this ends the "
+        "episode and only the first submit counts.",
         _submit_schema,
         AgentSession._submit,
     ),

@@ -51,10 +51,11 @@ def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 
 
-def family_tools(spec: ScenarioFile) -> list[dict[str, Any]]:
-    """Every registered tool's function schema for a family's tasks (`submit` takes its
-    response schema): what `AgentSession.tools` offers on any of them."""
-    return tool_schemas(ToolContext(response_schema(spec)))
+def family_tools(spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE) -> list[dict[str, Any]]:
+    """Every registered tool's function schema for a family's tasks under a disclosure mode
+    (`submit` takes the family's response schema): what `AgentSession.tools` offers on any of
+    them."""
+    return tool_schemas(ToolContext(response_schema(spec), get_disclosure(disclosure)))
 
 
 AGENT_VIEW = register_view(

@@ -209,7 +209,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
         return hit[1]
     manifest = read_manifest(run_dir)
     families = load_families()
-    current = scenario_hash(families[f] for f in manifest.families if f in families)
+    used = [families[f] for f in manifest.families if f in families]
+    current = scenario_hash(used, manifest.tier)
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0" + _run_bytes(run_dir / name))

@@ -102,7 +102,7 @@ async def run_system_async(
         package_version=package_version(),
         versions=installed_versions(),
         digests=system.digests(),
-        scenario_hash=scenario_hash(families),
+        scenario_hash=scenario_hash(families, tier),
         started_at=now(),
         state="running",
         counts=RunCounts(n_tasks=n_tasks),

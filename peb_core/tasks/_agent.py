@@ -41,6 +41,7 @@ def record_ref(body: str) -> str | None:
     match = _OWN_REF.match(body)
     return match.group(1) if match else None
 
+
 AGENT_CORPUS = CorpusSizes(default=60, minimum=20, maximum=500)
 """Documents per agent task: 60 unless asked, from 20 (the contract's records, the register and
 the notes that point at them always fit) to 500."""
@@ -529,5 +530,6 @@ AGENT = register_tier(
         unsupported=_unsupported,
         problems=_problems,
         corpus=AGENT_CORPUS,
+        sections=("agent",),
     )
 )

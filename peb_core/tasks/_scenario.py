@@ -225,6 +225,15 @@ class ScenarioFile(_Spec):
         """What the family declares, as JSON (`scenario_hash` reads it for every run loaded)."""
         return self.model_dump_json().encode()
 
+    def declared_without(self, sections: frozenset[str]) -> bytes:
+        """`declared` with some sections left out (each set of them made once per family)."""
+        if not sections:
+            return self.declared
+        cache: dict[frozenset[str], bytes] = self.__dict__.setdefault("_declared_without", {})
+        if sections not in cache:
+            cache[sections] = self.model_dump_json(exclude=set(sections)).encode()
+        return cache[sections]
+
     @functools.cached_property
     def home_scopes(self) -> Mapping[str, str]:
         """Where each evidence family's records are kept: a slot's family in the slot's scope,

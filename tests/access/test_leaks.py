@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
 
-from peb_core import Document, ScenarioFile, Task, generate_task, load_families
+from peb_core import ScenarioFile, Task, generate_task, load_families
 from peb_core.access import DISCLOSURES, ToolOutcome, agent_view
 
 FAMILIES = load_families()
@@ -32,18 +32,6 @@ RESULT_KEYS: dict[tuple[str, ...], set[str]] = {
 }
 TEXT_KEYS = {"title", "snippet", "body", "query"}
 """Keys whose values are a visible document's text, or what the agent itself sent."""
-
-
-def hidden_texts(task: Task) -> list[tuple[Document, str, str]]:
-    """(hidden document, field, value) for each hidden document's id, and its title and body
-    unless a visible document shows the same text (a corpus repeats routine titles, and a
-    current copy is its hidden master's text: seeing them tells nothing of the hidden one)."""
-    visible = task.authorized_documents
-    return [
-        (doc, what, value)
-        for doc, what, value in hidden_values(task)
-        if what == "doc_id" or not any(value in getattr(v, what) for v in visible)
-    ]
 
 
 def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str) -> list[str]:
@@ -63,7 +51,7 @@ def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str
     if isinstance(parsed, dict):
         parsed.pop("query", None)  # the agent's own words, echoed
     shown = json.dumps(parsed, ensure_ascii=False)
-    for doc, what, value in hidden_texts(task):
+    for doc, what, value in hidden_values(task):
         if value in shown:
             problems.append(f"hidden {doc.role} {what} {value!r}")
     texts = [str(o[k]) for _, o in json_objects(parsed) for k in TEXT_KEYS & set(o)]
