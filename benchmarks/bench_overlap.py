@@ -14,12 +14,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from _sections import RESULTS, write_section
 
 from peb_core.tasks import FRESH_SEEDS, SHINGLE, TIERS, family_overlap, load_families
 
 GOAL = 0.20
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEADING = "## bench_overlap.py: paraphrase overlap across fresh seeds"
 
 
@@ -68,26 +68,13 @@ def section(table: list[str], seconds: float) -> str:
     )
 
 
-def write(text: str) -> None:
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks: results\n"
-    if HEADING in old:
-        start = old.index(HEADING)
-        rest = old[start + len(HEADING) :]
-        end = rest.find("\n## ")
-        tail = "" if end < 0 else rest[end + 1 :]
-        new = old[:start] + text + ("\n" + tail if tail else "")
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(new, encoding="utf-8")
-
-
 def main() -> int:
     start = time.perf_counter()
     table, ok = measure()
     text = section(table, time.perf_counter() - start)
     print(text)
     if "--write" in sys.argv[1:]:
-        write(text)
+        write_section(HEADING, text)
         print(f"wrote the section to {RESULTS}")
     return 0 if ok else 1
 

@@ -173,5 +173,40 @@ def _(Path, mo, reply_rows, results, scoring, spec, task):
     return
 
 
+@app.cell
+def _(mo, spec, tier_pick):
+    # The shortcut audit of the selected family and tier (docs/benchmark.md §8), on small seed
+    # sets so that it answers in seconds; `peb audit shortcuts` runs it at full size.
+    from peb_core import audit as _audit
+
+    try:
+        _found = _audit.audit_shortcuts(
+            [spec], [tier_pick.value], range(1_000, 1_100), range(2_000, 2_050)
+        )
+    except _audit.AuditUnavailable as _exc:
+        mo.stop(True, mo.callout(str(_exc), kind="warn"))
+    _ngrams = _audit.ngram_table(_found.ngrams)
+    mo.vstack(
+        [
+            mo.md(
+                "## Shortcut audit: what a text classifier learns of completeness from this "
+                "family's views (600 training and 300 held-out tasks)"
+            ),
+            mo.ui.table(
+                _audit.summary_table(_found.summary),
+                selection=None,
+                show_column_summaries=False,
+            ),
+            mo.ui.table(
+                _ngrams,
+                selection=None,
+                show_column_summaries=False,
+                wrapped_columns=_ngrams.columns[-1:],
+            ),
+        ]
+    )
+    return
+
+
 if __name__ == "__main__":
     app.run()

@@ -25,14 +25,17 @@ BLOCKED = json.dumps({"answer": None, "completeness": "incomplete", "gap_report"
 
 @dataclass
 class Step:
-    """One scripted behaviour: `content` (reply text), `status` (an HTTP error, optional
-    Retry-After), `drop` (close the connection), with an optional delay before it."""
+    """One scripted behaviour: `content` (reply text, and any other keys of the reply's message
+    in `message`: `reasoning_content`, `refusal`, `tool_calls`, ...), `status` (an HTTP error,
+    optional Retry-After), `drop` (close the connection), with an optional delay before it."""
 
     kind: str = "content"
-    text: str = BLOCKED
+    text: str | None = BLOCKED
     status: int = 200
-    retry_after: float | None = None
+    retry_after: float | str | None = None
+    """Seconds, or any text (an HTTP date), sent as the Retry-After header."""
     delay: float = 0.0
+    message: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,7 +92,7 @@ class Script:
             self.first_request_at = self.last_reply_at = None
 
 
-def _completion(text: str) -> bytes:
+def _completion(step: Step) -> bytes:
     return json.dumps(
         {
             "id": "chatcmpl-scripted",
@@ -99,7 +102,7 @@ def _completion(text: str) -> bytes:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
+                    "message": {"role": "assistant", "content": step.text, **step.message},
                     "finish_reason": "stop",
                 }
             ],
@@ -148,7 +151,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 headers = {} if step.retry_after is None else {"Retry-After": str(step.retry_after)}
                 self._send(step.status, b'{"error": {"message": "scripted"}}', headers)
                 return
-            self._send(200, _completion(step.text), {})
+            self._send(200, _completion(step), {})
 
     return Handler
 

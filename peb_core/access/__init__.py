@@ -1,4 +1,4 @@
-"""The access layer (docs/benchmark.md §8): the one place that decides what a tool may return.
+"""The access layer (docs/benchmark.md §9): the one place that decides what a tool may return.
 A task's corpus is indexed by a search engine in process (bm25s) with each document's scope; the
 user's scopes filter every query; a disclosure mode decides what is said of what was withheld;
 tools answer with typed results that cannot hold a hidden document, a fact, an evidence-family

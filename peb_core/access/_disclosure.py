@@ -1,4 +1,4 @@
-"""Disclosure modes (docs/benchmark.md §8): what the access layer tells an agent about what it
+"""Disclosure modes (docs/benchmark.md §9): what the access layer tells an agent about what it
 withheld. A registry, as tiers and views are: `silent`, `counted` and `named` ship; a new mode is
 a `Disclosure` and one `register_disclosure` call.
 

@@ -1,4 +1,4 @@
-"""The access layer's view of a corpus, as data for the task explorer (docs/benchmark.md §8): a
+"""The access layer's view of a corpus, as data for the task explorer (docs/benchmark.md §9): a
 researcher's frames, which show hidden documents beside what each disclosure mode lets a tool
 say of them. Never given to a system."""
 

@@ -1,6 +1,6 @@
 """An episode over one task: the tools an agent calls (`search`, `open`, `submit`, as
 OpenAI-style function schemas), each answered by the access layer from the corpus index and the
-user's scopes, under a disclosure mode (docs/benchmark.md §8). Tools are a registry (`TOOLS`); a
+user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
 session never reads a Task, and `call` never raises for anything a model can send: an unknown
 tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
 call after the response was submitted each give an error result the model reads."""

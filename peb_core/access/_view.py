@@ -1,4 +1,4 @@
-"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §8). The
+"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §9). The
 agent starts from the request, the contract and the answer schema, and no document; it reaches
 the corpus only through a session's tools."""
 

@@ -1,5 +1,6 @@
-"""The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`) that adds
-its subcommands to the parser; bad input gets one line on stderr and exit status 2."""
+"""The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`,
+`_audit`) that adds its subcommands to the parser; bad input gets one line on stderr and exit
+status 2."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from .._warn import PebWarning
 from ..runs import RunError
 from ..systems import LocalModelError, SystemSpecError
 from ..tasks import ScenarioError
-from . import _results, _run, _tasks
+from . import _audit, _results, _run, _tasks
 from ._common import Parser, UsageError
 
-COMMANDS = (_tasks, _run, _results)
+COMMANDS = (_tasks, _run, _results, _audit)
 """The modules of command groups, in the order `peb --help` lists them."""
 
 

@@ -8,6 +8,12 @@ from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import (
     REGISTRY,
     LocalModel,
@@ -18,14 +24,17 @@ from ._local import (
     stop_local,
 )
 from ._model import ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
 from ._schema import response_format
 
 __all__ = [
     "AGENT_BASELINES",
     "BASELINES",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
+    "DEFAULT_TEMPERATURE",
+    "DEFAULT_TIMEOUT_S",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",

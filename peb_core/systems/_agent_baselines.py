@@ -1,4 +1,4 @@
-"""The deterministic agent baselines (docs/benchmark.md §8): systems that read the `agent` view
+"""The deterministic agent baselines (docs/benchmark.md §9): systems that read the `agent` view
 and use only its tools, so a run of them shows what the tools let a system do.
 
 - `agent_silent`: searches the request, opens what it finds, answers from it, claims complete;

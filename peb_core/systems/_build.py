@@ -10,6 +10,12 @@ from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
 from ._agent_baselines import AgentBaseline
 from ._baselines import BASELINES, System
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import LocalModelError, get_local, gguf_path, serve_local
 
 
@@ -21,11 +27,11 @@ def build_system(
     name: str,
     families: Sequence[ScenarioFile],
     *,
-    protocol: str = "structured_gap@1",
-    temperature: float = 0.0,
-    max_tokens: int = 1024,
+    protocol: str = DEFAULT_PROTOCOL,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     api_base: str | None = None,
-    timeout_s: float = 120.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     local_port: int | None = None,
     disclosure: str = DEFAULT_DISCLOSURE,
 ) -> System:
@@ -63,7 +69,7 @@ def build_system(
             f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
             "nor a model string such as openai/gpt-4o or local/smollm2"
         )
-    from ._model import ModelSystem
+    from ._model import ModelSystem, model_problem
     from ._prompts import get_protocol
 
     try:
@@ -86,6 +92,9 @@ def build_system(
         "timeout_s": timeout_s,
     }
     if not name.startswith("local/"):
+        problem = model_problem(name)
+        if problem:
+            raise SystemSpecError(problem)
         return ModelSystem(model=name, api_base=api_base, **common)
     try:
         local = get_local(name)

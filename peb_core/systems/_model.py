@@ -1,7 +1,7 @@
 """A model-backed System via litellm: a prompt protocol, structured output, our own cache, and
-retries with backoff; the reply text is kept as given (it is read at scoring time). API keys are
-read by litellm from the environment and never recorded; credentials in an api_base URL are
-sent, never recorded."""
+retries with backoff; the reply is kept as given, the model's whole message (content, reasoning,
+refusal, tool calls; the content is read at scoring time). API keys are read by litellm from the
+environment and never recorded; credentials in an api_base URL are sent, never recorded."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import contextlib
 import gc
 import os
 import random
+import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -23,9 +26,15 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from .._gc import gc_paused
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import file_sha256
-from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
-from ._reply import Reply, Usage
+from ._prompts import PromptProtocol, get_protocol
+from ._reply import Reply, ToolCall, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -44,26 +53,58 @@ os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "true")
 
 @dataclass(frozen=True)
 class Completion:
-    """What one request produced, as cached."""
+    """What one request produced, as cached: the message's content (`text`), its reasoning,
+    refusal and tool calls (`[id, name, arguments]` each), tokens and cost."""
 
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
-    truncated: bool = False
+    truncated: bool
+    reasoning: str | None
+    refusal: str | None
+    tool_calls: tuple[tuple[str, str, str], ...]
+
+    @classmethod
+    def cached(cls, entry: dict[str, Any]) -> Completion | None:
+        """The completion a cache entry holds; None for an entry of another shape (one cached
+        before the whole message was kept lacks its reasoning: asked again, not replayed)."""
+        if entry.keys() != {f.name for f in fields(cls)}:
+            return None
+        calls = tuple(tuple(call) for call in entry["tool_calls"])
+        return cls(**{**entry, "tool_calls": calls})
+
+    def reply(self, usage: Usage) -> Reply:
+        return Reply(
+            status="ok",
+            raw=self.text,
+            reasoning=self.reasoning,
+            refusal=self.refusal,
+            tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in self.tool_calls),
+            usage=usage,
+            truncated=self.truncated,
+        )
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    """The seconds a failed request's Retry-After header asks for (inf allowed), else None."""
+    """The seconds a failed request's Retry-After header asks for, as seconds (inf allowed) or
+    as an HTTP date (RFC 9110; a date past is 0), else None."""
     for headers in (
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "litellm_response_headers", None),
     ):
         if headers is not None and headers.get("retry-after") is not None:
+            value = str(headers["retry-after"])
             try:
-                seconds = float(headers["retry-after"])
+                seconds = float(value)
             except ValueError:
-                return None
+                try:
+                    when = parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    return None
+                if when.tzinfo is None:  # RFC 9110 dates are GMT; `-0000` parses as naive
+                    when = when.replace(tzinfo=UTC)
+                return max(0.0, (when - datetime.now(UTC)).total_seconds())
             return seconds if seconds >= 0 else None  # also None for nan
     return None
 
@@ -103,6 +144,28 @@ def clean_reply(text: str) -> tuple[str, bool]:
     return cut.encode("utf-8", "replace").decode("utf-8"), len(cut) < len(text)
 
 
+def model_problem(model: str) -> str | None:
+    """Why litellm could not call the model string `model` (it names no provider litellm knows),
+    or None. Asked before a run writes anything, so a typo costs no run folder."""
+    if "litellm" not in sys.modules:
+        _import_litellm()
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Provider List" banner on stdout
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # litellm.BadRequestError: "LLM Provider NOT provided"
+        provider, slash, _ = model.partition("/")
+        what = f"unknown provider {provider!r} in" if slash else "no provider in"
+        return (
+            f"{what} model {model!r}: a litellm model string is PROVIDER/NAME, e.g. "
+            "openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3, openai/NAME with "
+            "--api-base for an OpenAI-compatible server (providers: "
+            "https://docs.litellm.ai/docs/providers)"
+        )
+    return None
+
+
 def system_name(model: str, protocol: str) -> str:
     """The name of a system that is `model` under the prompt protocol `protocol`."""
     return f"{model}:{protocol}"
@@ -124,9 +187,9 @@ class ModelSystem:
     families: Sequence[ScenarioFile]
     protocol: PromptProtocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
     api_base: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 120.0
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = 4
     backoff_s: float = 1.0
     format_style: str = "json_schema"
@@ -182,10 +245,11 @@ class ModelSystem:
             "response_format": self._formats[spec.id],
         }
         key = cache_key(request)
-        cached = self._cache.get(key) if self._cache else None
+        entry = self._cache.get(key) if self._cache else None
+        cached = Completion.cached(entry) if entry is not None else None
         started = time.monotonic()
         if cached is not None:
-            done = Completion(**cached)
+            done = cached
         else:
             if self.endpoint:
                 request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
@@ -194,7 +258,7 @@ class ModelSystem:
                 return Reply(status="error", error=result)
             done = result
             if self._cache:
-                self._cache.put(key, done.__dict__)
+                self._cache.put(key, asdict(done))
         usage = Usage(
             prompt_tokens=done.prompt_tokens,
             completion_tokens=done.completion_tokens,
@@ -202,7 +266,7 @@ class ModelSystem:
             cost_usd=done.cost_usd,
             cached=cached is not None,
         )
-        return Reply(status="ok", raw=done.text, usage=usage, truncated=done.truncated)
+        return done.reply(usage)
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""
@@ -231,9 +295,7 @@ class ModelSystem:
                 )
                 return _completion(reply)
             except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                first = str(exc).splitlines()[0] if str(exc) else ""
-                error = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+                error = _failure(exc)
                 if not _retryable(exc) or attempt == self.retries:
                     break
                 wait = _retry_after(exc)
@@ -248,23 +310,63 @@ class ModelSystem:
         return f"after {attempt + 1} attempt(s): {error}"[:500]
 
 
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for a failed request: "could not connect to HOST (why)" when it never reached a
+    server (litellm labels that HTTP 500), else the exception's type, HTTP status and first
+    line."""
+    import httpx
+
+    chain = list(_causes(exc))
+    connect = next(
+        (e for e in chain if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout)), None
+    )
+    if connect is not None:
+        try:
+            host = connect.request.url.netloc.decode()
+        except RuntimeError:  # an error raised without its request
+            host = "the server"
+        if isinstance(connect, httpx.ConnectTimeout):
+            why = "timed out"
+        elif any(isinstance(e, ConnectionRefusedError) for e in chain):
+            why = "connection refused"
+        elif any(isinstance(e, socket.gaierror) for e in chain):
+            why = "host name not found"
+        else:
+            why = str(connect).splitlines()[0] if str(connect) else type(connect).__name__
+        return f"could not connect to {host} ({why})"
+    status = getattr(exc, "status_code", None)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+
+
+def _import_litellm() -> None:
+    """Import litellm (2-3 s, most of a run's start). The import builds ~400,000 long-lived
+    objects and no cycles worth collecting: the cyclic GC is paused meanwhile, and what exists
+    after it is frozen (`gc.freeze`), so no later collection scans those objects again (the
+    first collections after the import did: 1-3 s before the first request). A failed import
+    is reported by the next `import litellm`."""
+    with gc_paused():
+        with contextlib.suppress(Exception):
+            import litellm  # noqa: F401
+        gc.freeze()
+
+
 def _import_litellm_in_background() -> None:
-    """Start importing litellm (2-3 s, most of a run's start) on a thread while the run builds
-    its schemas and first tasks; the first request's own `import litellm` waits for what is
-    left. The import builds ~400,000 long-lived objects and no cycles worth collecting: the
-    cyclic GC is paused meanwhile, and what exists after it is frozen (`gc.freeze`), so no
-    later collection scans those objects again (the first collections after the import did:
-    1-3 s before the first request)."""
-    if "litellm" in sys.modules:
-        return
-
-    def load() -> None:
-        with gc_paused():
-            with contextlib.suppress(Exception):  # the first request's import reports it
-                import litellm  # noqa: F401
-            gc.freeze()
-
-    threading.Thread(target=load, name="peb-import-litellm", daemon=True).start()
+    """Start importing litellm on a thread while the run builds its schemas and first tasks
+    (when nothing imported it yet); the first request's own `import litellm` waits for what is
+    left."""
+    if "litellm" not in sys.modules:
+        threading.Thread(target=_import_litellm, name="peb-import-litellm", daemon=True).start()
 
 
 def _has_callbacks(litellm: Any) -> bool:
@@ -296,15 +398,29 @@ def _remember_unpriced(litellm: Any) -> None:
 
 
 def _completion(reply: Any) -> Completion:
-    """Text, tokens and cost of a litellm reply; the cost is the one litellm computed for it
-    (None when it has no price for the model: unknown, never 0)."""
+    """The message, tokens and cost of a litellm reply; the cost is the one litellm computed for
+    it (None when it has no price for the model: unknown, never 0). litellm gives a provider's
+    reasoning as `reasoning_content`, whether the provider sent it apart or as a `<think>` block
+    leading the content (which it takes out of the content)."""
     usage = getattr(reply, "usage", None)
     cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
-    text, truncated = clean_reply(reply.choices[0].message.content or "")
+    message = reply.choices[0].message
+    text, truncated = clean_reply(message.content or "")
+    reasoning = getattr(message, "reasoning_content", None)
+    if reasoning:
+        reasoning, cut = clean_reply(reasoning)
+        truncated |= cut
+    calls = tuple(
+        (call.id or "", call.function.name or "", call.function.arguments or "")
+        for call in getattr(message, "tool_calls", None) or ()
+    )
     return Completion(
         text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=float(cost) if cost is not None else None,
         truncated=truncated,
+        reasoning=reasoning or None,
+        refusal=getattr(message, "refusal", None) or None,
+        tool_calls=calls,
     )

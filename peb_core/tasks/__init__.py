@@ -4,7 +4,7 @@ system may receive are derived from a task by a registered view kind. Nothing he
 by name."""
 
 from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
-from ._answers import answer_schema, fold_answer, live_effects
+from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
 from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
 from ._families import (
     ScenarioError,
@@ -46,6 +46,9 @@ from ._overlap import (
 from ._response import response_model, response_schema
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._task import (
+    COMPLETENESS,
+    GAP_LISTS,
+    GAP_VALUES,
     Answer,
     Completeness,
     Contract,
@@ -78,8 +81,11 @@ from ._views import (
 
 __all__ = [
     "AGENT_CORPUS",
+    "COMPLETENESS",
     "DEFAULT_TIER",
     "FRESH_SEEDS",
+    "GAP_LISTS",
+    "GAP_VALUES",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
@@ -128,6 +134,7 @@ __all__ = [
     "family_overlap",
     "fold_answer",
     "format_seeds",
+    "gap_vocabulary",
     "generate_task",
     "generate_tasks",
     "get_tier",

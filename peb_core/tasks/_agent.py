@@ -1,4 +1,4 @@
-"""The `agent` tier (docs/benchmark.md §8): each task is a corpus that an agent searches and
+"""The `agent` tier (docs/benchmark.md §9): each task is a corpus that an agent searches and
 opens through tools (`peb_core.access`), instead of a bundle handed over in one prompt.
 
 Facts first, as on every tier. Every document is a record with a reference (`RECORD_REF`) and a
@@ -456,7 +456,7 @@ def _haystack(
 def _topologies(
     missing: dict[str, bool], layout: _Layout, pointed: Sequence[str], notice_names: set[str]
 ) -> list[str]:
-    """How the task's evidence is laid out (docs/benchmark.md §8). `notice_names`: the contract
+    """How the task's evidence is laid out (docs/benchmark.md §9). `notice_names`: the contract
     records whose scope the tracker names. Statements of supersession are left out: versions
     make them throughout the corpus, current records and missing ones alike."""
     gaps = [f for f, gone in missing.items() if gone]

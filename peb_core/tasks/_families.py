@@ -7,10 +7,13 @@ import hashlib
 import os
 import tomllib
 from collections.abc import Iterable
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from .._places import checkout
 from ._checks import consistency_problems
 from ._scenario import ScenarioFile
 from ._tiers import TIERS, Tier
@@ -20,10 +23,15 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message is one line naming file and field."""
 
 
-def scenarios_dir() -> Path:
-    """The folder of families: `$PEB_SCENARIOS_DIR`, else `scenarios/` beside the package."""
+def scenarios_dir() -> Traversable:
+    """The folder of families: `$PEB_SCENARIOS_DIR`; else the repository's `scenarios/` when
+    the package runs from its source checkout; else the copy a built package ships inside it
+    (`peb_core/scenarios`, read with importlib.resources)."""
     override = os.environ.get("PEB_SCENARIOS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "scenarios"
+    if override:
+        return Path(override)
+    root = checkout()
+    return root / "scenarios" if root else resources.files("peb_core") / "scenarios"
 
 
 def load_scenario(path: Path) -> ScenarioFile:
@@ -35,7 +43,7 @@ def load_scenario(path: Path) -> ScenarioFile:
     return _parse(path, data)
 
 
-def _parse(path: Path, data: bytes) -> ScenarioFile:
+def _parse(path: Traversable, data: bytes) -> ScenarioFile:
     try:
         raw = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -50,8 +58,9 @@ def _parse(path: Path, data: bytes) -> ScenarioFile:
     problems = list(consistency_problems(spec))
     if problems:
         raise ScenarioError(f"{path}: {problems[0]}")
-    if spec.id != path.stem:
-        raise ScenarioError(f"{path}: id: expected the file name {path.stem!r}, got {spec.id!r}")
+    stem = path.name.removesuffix(".toml")
+    if spec.id != stem:
+        raise ScenarioError(f"{path}: id: expected the file name {stem!r}, got {spec.id!r}")
     return spec
 
 
@@ -66,17 +75,20 @@ _PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}
 _PARSED_MAX = 8
 
 
-def load_families(folder: Path | None = None) -> dict[str, ScenarioFile]:
+def load_families(folder: Traversable | None = None) -> dict[str, ScenarioFile]:
     """All families in `folder` (default `scenarios_dir()`), keyed by id, in file-name order.
 
     The files are read on every call and parsed again whenever their bytes change (a parse is
     kept per folder content), so an edit to a scenario file takes effect in a running process,
     and what is loaded is always what `scenario_hash` describes."""
     where = folder or scenarios_dir()
-    paths = sorted(Path(where).glob("*.toml"))
+    paths = sorted(
+        (p for p in where.iterdir() if p.name.endswith(".toml")) if where.is_dir() else (),
+        key=lambda p: p.name,
+    )
     if not paths:
         raise ScenarioError(f"{where}: no scenario files (*.toml) found")
-    files: list[tuple[Path, bytes]] = []
+    files: list[tuple[Traversable, bytes]] = []
     for path in paths:
         try:
             files.append((path, path.read_bytes()))

@@ -10,8 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ._answers import gap_vocabulary
 from ._scenario import ScenarioFile
-from ._task import Completeness, GapReason, GapStatus
+from ._task import GAP_VALUES, Completeness
 
 
 def response_model(spec: ScenarioFile) -> type[BaseModel]:
@@ -43,15 +44,11 @@ def _response_model(declared: bytes) -> type[BaseModel]:
     }
     config = ConfigDict(extra="forbid")
     answer = create_model(f"{_camel(spec.id)}Answer", __config__=config, **fields)
-    gap = create_model(
-        f"{_camel(spec.id)}GapReport",
-        __config__=config,
-        status=(GapStatus, ...),
-        missing_requirements=(_capped([e.id for e in spec.evidence_families]), ...),
-        missing_scopes=(_capped(list(spec.scopes)), ...),
-        affected_claims=(_capped(list(spec.answer)), ...),
-        reason=(GapReason, ...),
-    )
+    parts: dict[str, Any] = {
+        part: (_enum(values) if part in GAP_VALUES else _capped(values), ...)
+        for part, values in gap_vocabulary(spec).items()
+    }
+    gap = create_model(f"{_camel(spec.id)}GapReport", __config__=config, **parts)
     return create_model(
         f"{_camel(spec.id)}Response",
         __config__=config,

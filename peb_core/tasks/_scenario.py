@@ -175,7 +175,7 @@ class HardSpec(_Spec):
 
 
 class AgentSpec(_Spec):
-    """The text the agent tier (docs/benchmark.md §8) adds to a family, beside its [hard] text.
+    """The text the agent tier (docs/benchmark.md §9) adds to a family, beside its [hard] text.
     Every document of an agent corpus is a record with a reference (`{ref}`: two capital
     letters and five digits) that the register lists for each kind of record.
 

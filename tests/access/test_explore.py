@@ -1,5 +1,5 @@
 """The access layer's view of a corpus for the task explorer, and search results that are the
-same in another process (docs/benchmark.md §8)."""
+same in another process (docs/benchmark.md §9)."""
 
 from __future__ import annotations
 

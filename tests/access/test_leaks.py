@@ -1,4 +1,4 @@
-"""docs/benchmark.md §8: the access boundary at the tools, proved over thousands of generated
+"""docs/benchmark.md §9: the access boundary at the tools, proved over thousands of generated
 corpora in every disclosure mode. Whatever an agent sends (searches made of hidden documents'
 own words, their ids, scope names; opens of hidden and unknown ids; junk), no tool result holds
 a hidden document's text, a fact, an evidence-family tag or an oracle; no hidden id in any mode

@@ -1,4 +1,4 @@
-"""docs/benchmark.md §8: an episode's tools. Search, open and submit answer from the corpus
+"""docs/benchmark.md §9: an episode's tools. Search, open and submit answer from the corpus
 under each disclosure mode; every bad call a model can make is an error result it can read,
 never an exception; only the first submit counts."""
 

@@ -1,4 +1,4 @@
-"""docs/benchmark.md §8: the agent baselines, which reach a task only through the tools. In every
+"""docs/benchmark.md §9: the agent baselines, which reach a task only through the tools. In every
 family and disclosure mode, on canonical and fresh seeds, `agent_fail_and_report` scores unsafe
 0, answer 1, gap 1 (under `silent` too: the register and the references find every gap, so the
 tier is fair) and `agent_silent` scores unsafe 1; `agent_cue`, deciding from the notices alone,

@@ -1,4 +1,4 @@
-"""docs/benchmark.md §8: the agent tier. Each task is a corpus of exactly `corpus_size`
+"""docs/benchmark.md §9: the agent tier. Each task is a corpus of exactly `corpus_size`
 documents, generated facts first; complete and incomplete tasks are balanced; the contract's
 records are the same at every size; out-of-date versions hold an earlier state and both states
 of a restricted record are visible whether or not its current copy is; titles of restricted

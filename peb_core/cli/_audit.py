@@ -1,0 +1,128 @@
+"""`peb audit shortcuts`: what a text classifier learns of completeness from the surface of each
+family's model views (docs/benchmark.md §8), as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..audit import TEST_SEEDS, TOP, TRAIN_SEEDS
+from ..tasks import MAX_TASKS, TIERS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
+from ._common import COUNT, Parser, UsageError, families_arg, print_frame, tiers_arg
+
+
+def _seeds(text: str) -> list[int]:
+    """An argparse type: a seed list as --seeds takes it."""
+    try:
+        return parse_seeds(text)
+    except (TooManySeeds, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_audit_shortcuts(args: argparse.Namespace) -> None:
+    from ..audit import AuditError, AuditUnavailable, audit_shortcuts, ngram_table, summary_table
+
+    specs = families_arg(args.family)
+    for tier in tiers_arg(args):
+        lacking = [s.id for s in specs if get_tier(tier).unsupported(s) is not None]
+        if lacking and args.tier is not None:
+            raise UsageError(
+                f"--tier: no {tier} tier in {', '.join(lacking)}; "
+                "choose another tier or other families"
+            )
+        for family in lacking:
+            print(f"peb: {family} has no {tier} tier: left out", file=sys.stderr)
+    shared = sorted(set(args.train_seeds) & set(args.test_seeds))
+    if shared:
+        raise UsageError(
+            f"--test-seeds: {len(shared):,} of them are training seeds too (e.g. {shared[0]}); "
+            f"held-out seeds must differ from --train-seeds ({format_seeds(args.train_seeds)})"
+        )
+    n_tasks = max(len(s.templates) for s in specs) * (len(args.train_seeds) + len(args.test_seeds))
+    if n_tasks > MAX_TASKS:
+        raise UsageError(
+            f"--train-seeds and --test-seeds ask for up to {n_tasks:,} tasks a family, more than "
+            f"{MAX_TASKS:,}; choose fewer seeds"
+        )
+
+    tty = sys.stderr.isatty()
+
+    def progress(i: int, n: int, tier: Tier, family: str) -> None:
+        line = f"peb: auditing {i}/{n}: {tier} {family}"
+        print(f"\r{line}   " if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    try:
+        audit = audit_shortcuts(
+            specs,
+            tiers_arg(args),
+            args.train_seeds,
+            args.test_seeds,
+            top=args.top,
+            progress=progress,
+        )
+    except (AuditError, AuditUnavailable) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if tty:
+            print(file=sys.stderr)
+    summary = audit.summary
+    if args.json:
+        out = {"summary": summary.to_dicts(), "ngrams": audit.ngrams.to_dicts()}
+        print(json.dumps(out, indent=2))
+        return
+    print_frame(summary_table(summary))
+    print()
+    print_frame(ngram_table(audit.ngrams))
+
+
+def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """`audit shortcuts`."""
+    audit = sub.add_parser("audit", help="audits of the benchmark itself")
+    asub = audit.add_subparsers(dest="audit_command", required=True, parser_class=Parser)
+    p = asub.add_parser(
+        "shortcuts",
+        help="what a text classifier learns of completeness from the model views, per family",
+        description="Per tier and family: a linear classifier over word n-grams of the model "
+        "views of training seeds, its completeness accuracy on held-out seeds beside the "
+        "majority rate and the explicit-signal reader, the same on the tasks whose only signals "
+        "are silent (any gain there is a leak), and the n-grams it weighs most. Needs the "
+        "'audit' extra (scikit-learn).",
+    )
+    p.add_argument(
+        "--family",
+        action="append",
+        metavar="F",
+        help="family id; repeat or comma-separate (default: all)",
+    )
+    p.add_argument(
+        "--tier",
+        choices=TIERS,
+        default=None,
+        help="the tier to audit (default: every tier)",
+    )
+    p.add_argument(
+        "--train-seeds",
+        type=_seeds,
+        default=list(TRAIN_SEEDS),
+        metavar="LIST",
+        help=f"the seeds the classifier learns from, e.g. 11,23 or 400-439 (default "
+        f"{format_seeds(TRAIN_SEEDS)}: {6 * len(TRAIN_SEEDS):,} tasks a family of six templates)",
+    )
+    p.add_argument(
+        "--test-seeds",
+        type=_seeds,
+        default=list(TEST_SEEDS),
+        metavar="LIST",
+        help=f"the held-out seeds it is scored on, none of them a training seed (default "
+        f"{format_seeds(TEST_SEEDS)}: {6 * len(TEST_SEEDS):,} tasks a family of six templates)",
+    )
+    p.add_argument(
+        "--top",
+        type=COUNT,
+        default=TOP,
+        metavar="N",
+        help=f"n-grams listed per class (default {TOP})",
+    )
+    p.add_argument("--json", action="store_true", help="the summary and the n-grams as JSON")
+    p.set_defaults(func=cmd_audit_shortcuts)
