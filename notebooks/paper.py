@@ -51,27 +51,35 @@ def _(include_failed, mo, reporting, results, run_options, run_pick, tier_pick):
     )
     tables = reporting.tables(picked, tier_pick.value)
     figures = reporting.figures(picked, tier_pick.value)
+    captions = reporting.captions(tier_pick.value)
     mo.vstack(
         [
             mo.md(
                 f"# Paper tables and figures ({tier_pick.value} tier)\n\n"
                 f"Regenerated from `scenarios/` and {len(picked)} selected runs; nothing is "
                 "copied from the paper except the published Table 4, shown beside the measured "
-                "one."
+                "one. Numbers as printed: 3 decimals, each with its 95% interval."
             ),
             mo.callout(mo.md("Left out:  \n" + "  \n".join(_left_out)), kind="warn")
             if _left_out
             else mo.md(""),
         ]
     )
-    return figures, picked, tables
+    return captions, figures, picked, tables
 
 
 @app.cell
-def _(mo, reporting, tables):
+def _(captions, mo, reporting, tables):
     mo.vstack(
         [
-            mo.vstack([mo.md(f"## {reporting.CAPTIONS[stem]}"), mo.ui.table(frame, selection=None)])
+            mo.vstack(
+                [
+                    mo.md(f"## {reporting.NAMES[stem]}\n\n{captions[stem]}"),
+                    mo.ui.table(
+                        reporting.as_printed(frame, headers=reporting.HEADERS), selection=None
+                    ),
+                ]
+            )
             for stem, frame in tables.items()
             if stem != "table4_baselines"
         ]
@@ -80,13 +88,13 @@ def _(mo, reporting, tables):
 
 
 @app.cell
-def _(mo, reporting, tables):
+def _(captions, mo, reporting, tables):
     table4 = tables["table4_baselines"]
     mismatches = table4.filter(~table4["matches_published"])
     mo.vstack(
         [
-            mo.md(f"## {reporting.CAPTIONS['table4_baselines']}"),
-            mo.ui.table(table4, selection=None),
+            mo.md(f"## {reporting.NAMES['table4_baselines']}\n\n{captions['table4_baselines']}"),
+            mo.ui.table(reporting.as_printed(table4, headers=reporting.HEADERS), selection=None),
             mo.callout(
                 f"{mismatches.height} of {table4.height} rows differ from the published table",
                 kind="danger",
@@ -99,11 +107,11 @@ def _(mo, reporting, tables):
 
 
 @app.cell
-def _(figures, mo, reporting):
+def _(captions, figures, mo, reporting):
     mo.vstack(
         [mo.md("## Figures")]
         + [
-            mo.vstack([mo.md(f"### {reporting.CAPTIONS[stem]}"), chart])
+            mo.vstack([mo.md(f"### {reporting.NAMES[stem]}\n\n{captions[stem]}"), chart])
             for stem, chart in figures.items()
         ]
         if figures

@@ -333,7 +333,7 @@ def _(results, run_dirs, run_pick):
     # choice only filters these rows.
     if run_pick.value:
         _picked = [run_dirs[r] for r in run_pick.value]
-        scores, warnings = results.score_run_dirs(_picked)
+        scores, warnings = results.score_run_dirs(_picked, skip_unreadable=True)
     else:
         _picked, scores, warnings = [], None, []
     # The `run` column holds each folder's label (its name, or more of its path if two share it).

@@ -1,11 +1,13 @@
 """The benchmark as an inspect_ai task, and an inspect eval log as a run folder. The one module
-that imports inspect_ai (the `inspect` extra); imports are absolute, since `inspect eval` loads
-this file by its path:
+that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point
+(`partial_evidence_bench.py`) registers its task by name, so it runs from any folder:
 
-    inspect eval peb_core/inspect_task.py@partial_evidence -T family=due_diligence_v1 \\
-        -T tier=hard -T protocol=structured_gap@1 --model openai/NAME
+    inspect eval partial_evidence_bench/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
+        -T protocol=structured_gap@1 --model openai/NAME --log-dir DIR
 
-(an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`).
+(an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`; without
+`--log-dir`, inspect writes its logs to `./logs`). Imports are absolute, so inspect can also
+load this file by its path (`peb_core/inspect_task.py@partial_evidence`).
 
 A sample is one generated task: its input is the prompt protocol's messages, rendered from the
 view the protocol reads (the model view, or for `boundary_metadata@1` the model view plus the
@@ -23,14 +25,16 @@ the scorecard's own number over the samples: see `METRICS`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import inspect_ai
 import polars as pl
 from inspect_ai import task
+from inspect_ai._util.error import is_cancellation_message
 from inspect_ai.dataset import Sample
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
@@ -42,11 +46,12 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
+from pydantic import BaseModel, Field, ValidationError
 
 from peb_core._provenance import package_version
 from peb_core.runs import RunManifest, count_records, write_run
+from peb_core.scoring import EVAL_SUMMARY, score_run, scorecard, with_verdict
 from peb_core.scoring import METRICS as SCORECARD_METRICS
-from peb_core.scoring import score_run, scorecard, with_verdict
 from peb_core.systems import (
     DEFAULT_PROTOCOL,
     ModelSystem,
@@ -61,16 +66,22 @@ from peb_core.systems import (
     system_name,
 )
 from peb_core.tasks import (
+    MAX_SEED,
+    MAX_TASKS,
     TIERS,
     ScenarioFile,
     Task,
     Tier,
     count_tasks,
+    format_seeds,
     generate_task,
     generate_tasks,
+    get_tier,
     load_families,
     parse_seeds,
     scenario_hash,
+    task_id,
+    task_keys,
     view_for,
 )
 
@@ -83,6 +94,9 @@ ERROR = "error"
 
 class InspectLogError(ValueError):
     """An eval log that cannot be imported; one line."""
+
+
+_Meta = TypeVar("_Meta", bound=BaseModel)
 
 
 def _family(family: str) -> ScenarioFile:
@@ -197,20 +211,11 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
     return metric(name, scores="unreduced")(create)
 
 
-METRICS = [
-    _scorecard_metric(name)()
-    for name in (
-        "unsafe_completeness_rate",
-        "unsafe_completeness_upper",
-        "answer_correctness",
-        "gap_report_quality",
-        "blocked_when_safe_to_answer_rate",
-        "format_compliance_rate",
-    )
-]
-"""The headline first, its worst case, then answer correctness, gap-report quality,
-over-blocking and format compliance: each one the scorecard computes over every sample, from
-the per-task events each Score value carries."""
+METRICS = [_scorecard_metric(m.name)() for m in EVAL_SUMMARY]
+"""The registry's summary of an eval (`scoring.EVAL_SUMMARY`): the headline first, its worst case
+(every error unsafe) and the samples whose model call failed beside it, then the other surfaces
+and format compliance: each one the scorecard
+computes over every sample, from the per-task events each Score value carries."""
 
 _EVENTS = sorted(
     {
@@ -314,17 +319,60 @@ def partial_evidence(
             "tier": level,
             "protocol": prompts.id,
             "seeds": seed_list,
-            "scenario_hash": scenario_hash([spec]),
+            "scenario_hash": scenario_hash([spec], level),
             "package_version": package_version(),
         },
     )
 
 
-def import_log(log: Path, out: Path) -> RunManifest:
+class _EvalMetadata(BaseModel):
+    """What `partial_evidence` writes in an eval's metadata (besides `benchmark`), and a log
+    must hold to be imported (an edited log is checked, not trusted)."""
+
+    family: str
+    tier: str
+    protocol: str
+    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] | None
+    scenario_hash: str
+    package_version: str
+
+
+class _SampleMetadata(BaseModel):
+    """What `sample` writes in each sample's metadata (and `reply_or_error` adds)."""
+
+    family: str
+    task_id: str
+    template: str
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
+    tier: str
+    error: str | None = None
+
+
+def _checked(model: type[_Meta], data: Any, where: str) -> _Meta:
+    """`data` validated as `model`, or an InspectLogError naming `where` and the first problem."""
+    try:
+        return model.model_validate(data if isinstance(data, dict) else {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(map(str, err["loc"]))
+        got = f" (got {err['input']!r:.40})" if err["type"] != "missing" else ""
+        raise InspectLogError(f"{where}.{field}: {err['msg']}{got}") from None
+
+
+def _cancelled(sample: EvalSample) -> bool:
+    """Whether inspect cancelled the sample (the eval was stopped, or a sibling failed): a
+    task that was not run, not a reply that failed."""
+    return sample.error is not None and is_cancellation_message(sample.error.message)
+
+
+def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     """Write the run folder `out` (manifest and responses, as the runner writes them) from the
     inspect eval log `log` (`.eval` or `.json`) of `partial_evidence`: one record per sample,
-    the reply text kept as `raw`, a failed sample as an error record. InspectLogError when the
-    log cannot be read or is not of this task; RunError when `out` already holds a run."""
+    the reply text kept as `raw`, a failed sample as an error record, a cancelled one left out
+    (missing). Nothing in the log is taken on trust: its metadata must name a known family,
+    tier and protocol and at most `max_tasks` tasks, and every sample must be one task of that
+    run, once. InspectLogError (one line) when the log cannot be read, is not of this task or
+    fails a check; RunError when `out` already holds a run."""
     if not log.is_file():
         raise InspectLogError(f"{log}: no such file")
     try:
@@ -334,11 +382,11 @@ def import_log(log: Path, out: Path) -> RunManifest:
             f"{log}: cannot be read as an inspect eval log ({_reason(exc)})"
         ) from None
     spec = evaluation.eval
-    meta = spec.metadata or {}
-    if meta.get("benchmark") != BENCHMARK:
+    if not isinstance(spec.metadata, dict) or spec.metadata.get("benchmark") != BENCHMARK:
         raise InspectLogError(
             f"{log}: a log of task {spec.task!r}, not of {TASK_NAME} (partial-evidence-bench)"
         )
+    meta = _checked(_EvalMetadata, spec.metadata, f"{log}: metadata")
     if spec.config.epochs not in (None, 1):
         raise InspectLogError(
             f"{log}: has {spec.config.epochs} epochs; a run folder holds one reply per task"
@@ -346,45 +394,85 @@ def import_log(log: Path, out: Path) -> RunManifest:
     if evaluation.samples is None:
         raise InspectLogError(f"{log}: holds no samples (was it logged with --no-log-samples?)")
     families = load_families()
-    if meta["family"] not in families:
-        raise InspectLogError(f"{log}: family {meta['family']!r} is not among the scenarios")
-    system = system_name(spec.model, meta["protocol"])
-    records = [
-        record(
-            s.metadata,
-            system,
-            s.output,
-            s.metadata.get(ERROR) or (_first_line(s.error.message) if s.error else None),
+    if meta.family not in families:
+        raise InspectLogError(
+            f"{log}: metadata.family {meta.family!r} is not among the scenarios; "
+            f"valid: {', '.join(families)}"
         )
-        for s in evaluation.samples
-    ]
+    family = families[meta.family]
+    try:
+        why = get_tier(meta.tier).unsupported(family)
+        protocol = get_protocol(meta.protocol)
+    except (ValueError, KeyError) as exc:
+        raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
+    if why is not None:
+        raise InspectLogError(f"{log}: family {family.id} has no {meta.tier} tier: {why}")
     limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
+    if isinstance(limit, int) and limit < 1:
+        raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
     if not isinstance(limit, int) or spec.config.sample_shuffle:
         limit = None
-    n_tasks = count_tasks([families[meta["family"]]], meta["seeds"])
+    n_every = count_tasks([family], meta.seeds)
+    if min(n_every, limit or n_every) > max_tasks:
+        raise InspectLogError(
+            f"{log}: metadata names {n_every:,} tasks, more than --max-tasks ({max_tasks:,})"
+        )
+    keys = set(islice(task_keys([family], meta.seeds, meta.tier), limit))
+    system = system_name(spec.model, protocol.id)
+    seen: set[tuple[str, str]] = set()
+    records: list[ResponseRecord] = []
+    for number, s in enumerate(evaluation.samples, start=1):
+        where = f"{log}: sample {number} (id {s.id!r})"
+        named = _checked(_SampleMetadata, s.metadata, f"{where}: metadata")
+        key = (named.family, named.task_id)
+        if named.task_id != task_id(named.template, named.seed, named.tier) or key not in keys:
+            raise InspectLogError(
+                f"{where}: task {named.family}/{named.task_id} (template {named.template}, "
+                f"seed {named.seed}, tier {named.tier}) is not a task of this run ({family.id}, "
+                f"tier {meta.tier}, seeds {format_seeds(meta.seeds)})"
+            )
+        if key in seen:
+            repeats = sum(
+                isinstance(o.metadata, dict) and o.metadata.get("task_id") == named.task_id
+                for o in evaluation.samples
+            )
+            raise InspectLogError(
+                f"{where}: task {named.task_id} appears {repeats} times; a run folder holds one "
+                "reply per task"
+            )
+        seen.add(key)
+        if not _cancelled(s):
+            error = named.error or (_first_line(s.error.message) if s.error else None)
+            records.append(record(named.model_dump(), system, s.output, error))
     settings = evaluation.plan.config
     finished = evaluation.status == "success"
-    manifest = RunManifest(
-        system=system,
-        config={
-            "model": spec.model,
-            "api_base": redact_url(spec.model_base_url),
-            "protocol": meta["protocol"],
-            "temperature": settings.temperature,
-            "max_tokens": settings.max_tokens,
-            "response_format": "json_schema",
-            "inspect_log": str(log),
-        },
-        families=[meta["family"]],
-        seeds=meta["seeds"],
-        tier=meta["tier"],
-        limit=limit,
-        package_version=meta["package_version"],
-        scenario_hash=meta["scenario_hash"],
-        started_at=evaluation.stats.started_at or spec.created,
-        finished_at=evaluation.stats.completed_at if finished else None,
-        state="finished" if finished else "interrupted",
-        counts=count_records(min(n_tasks, limit or n_tasks), records),
-    )
+    try:
+        manifest = RunManifest(
+            system=system,
+            config={
+                "model": spec.model,
+                "api_base": redact_url(spec.model_base_url),
+                "protocol": protocol.id,
+                "temperature": settings.temperature,
+                "max_tokens": settings.max_tokens,
+                "response_format": "json_schema",
+                "inspect_log": str(log),
+            },
+            families=[family.id],
+            seeds=meta.seeds,
+            tier=meta.tier,
+            limit=limit,
+            package_version=meta.package_version,
+            scenario_hash=meta.scenario_hash,
+            started_at=evaluation.stats.started_at or spec.created,
+            finished_at=evaluation.stats.completed_at if finished else None,
+            state="finished" if finished and len(records) == len(keys) else "interrupted",
+            counts=count_records(len(keys), records),
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InspectLogError(
+            f"{log}: cannot be imported: {'.'.join(map(str, err['loc']))}: {err['msg']}"
+        ) from None
     write_run(out, manifest, records)
     return manifest

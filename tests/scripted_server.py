@@ -28,17 +28,20 @@ BLOCKED = json.dumps({"answer": None, "completeness": "incomplete", "gap_report"
 
 @dataclass
 class Step:
-    """One scripted behaviour: `content` (reply text), `tools` (an assistant message calling
-    `calls`, each a tool name and its arguments text as given, with `text` as its content, if
-    any), `status` (an HTTP error, optional Retry-After), `drop` (close the connection), with an
-    optional delay before it and the token counts its usage reports."""
+    """One scripted behaviour: `content` (reply text, and any other keys of the reply's message
+    in `message`: `reasoning_content`, `refusal`, `tool_calls`, ...), `tools` (an assistant
+    message calling `calls`, each a tool name and its arguments text as given, with `text` as its
+    content, if any), `status` (an HTTP error, optional Retry-After), `drop` (close the
+    connection), with an optional delay before it and the token counts its usage reports."""
 
     kind: str = "content"
     text: str | None = BLOCKED
     calls: list[tuple[str, str]] = field(default_factory=list)
     status: int = 200
-    retry_after: float | None = None
+    retry_after: float | str | None = None
+    """Seconds, or any text (an HTTP date), sent as the Retry-After header."""
     delay: float = 0.0
+    message: dict[str, Any] = field(default_factory=dict)
     prompt_tokens: int = 100
     completion_tokens: int = 20
 
@@ -152,7 +155,7 @@ class Script:
 
 
 def _completion(step: Step, body: bytes, parsed: dict[str, Any] | None) -> bytes:
-    message: dict[str, Any] = {"role": "assistant", "content": step.text}
+    message: dict[str, Any] = {"role": "assistant", "content": step.text, **step.message}
     if step.kind == "tools":
         # Ids are the same for the same conversation, as a cached reply's are.
         n = replies_so_far(parsed if parsed is not None else json.loads(body))

@@ -43,11 +43,14 @@ def probe(name: str, args: list[str] | None = None, needle: str = "") -> Callabl
     return register
 
 
+PEB = [sys.executable, "-m", "peb_core.cli"]
+
+
 def peb(
     args: Args, env: dict[str, str], preexec_fn: Callable[[], None] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *args],
+        [*PEB, *args],
         cwd=ROOT,
         env={**os.environ, **env},
         capture_output=True,
@@ -145,6 +148,30 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return ["score", run], {}, "manifest.json: seeds.0: Input should be greater than or equal to 0"
 
 
+BIG_SEED = 2**63
+"""One past the largest seed (a signed 64-bit integer): in a manifest edited by hand."""
+
+for _name, _command in [
+    ("score", ["score", "{run}"]),
+    ("compare", ["compare", str(ORACLE), "{run}"]),
+    ("report", ["report", "--runs", "{run}", "--out", "{tmp}/never"]),
+]:
+
+    @probe(f"manifest_seed_2_to_the_63_{_name}")
+    def _(
+        tmp: Path, ro: Callable[[Path], None], command: list[str] = _command
+    ) -> tuple[Args, dict[str, str], str]:
+        run = _run_folder(tmp, seeds=[11, BIG_SEED])
+        args: Args = [a.replace("{run}", run).replace("{tmp}", str(tmp)) for a in command]
+        return args, {}, f"{run}/manifest.json: seeds.1: Input should be less than or equal to"
+
+
+probe(
+    "dataset_seed_2_to_the_63",
+    ["dataset", "export", "--seeds", str(BIG_SEED), "--out", "{tmp}/never"],
+    f"--seeds: '{BIG_SEED}': seeds are integers >= 0 (at most 2^63-1)",
+)
+
 for _name, _port in [("port_negative", "-1"), ("port_too_big", "70000")]:
     probe(
         _name,
@@ -216,8 +243,7 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     return (
         ["dataset", "export", "--out", f"{tmp}/never"],
         _scenarios(tmp, "\n[hard]\n", None),
-        "family due_diligence_v1 has no hard tier: it declares no [hard] text; choose "
-        "--tier paper",
+        "family due_diligence_v1 has no hard tier: it declares no [hard] text; choose --tier paper",
     )
 
 
@@ -320,6 +346,36 @@ probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no f
 probe(
     "seeds_negative", ["tasks", "list", "--seeds", "-5"], "--seeds: '-5': seeds are integers >= 0"
 )
+probe(
+    "corpus_size_on_a_tier_without_corpora",
+    ["tasks", "list", "--corpus-size", "40"],
+    "--corpus-size: the paper tier has no corpus; choose --tier agent",
+)
+probe(
+    "corpus_size_too_big",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "501"],
+    "--corpus-size: corpus size 501: the agent tier takes an integer from 20 to 500",
+)
+probe(
+    "corpus_size_not_a_number",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "many"],
+    "argument --corpus-size: expected an integer >= 1 (documents per task), got 'many'",
+)
+probe(
+    "corpus_size_show_paper_task",
+    ["tasks", "show", "hidden_liability_annex__s11", "--corpus-size", "40"],
+    "--corpus-size: the paper tier takes no corpus size; tiers with corpora: agent",
+)
+probe(
+    "disclosure_unknown",
+    ["run", "--system", "agent_silent", "--disclosure", "loud", "--out", "{tmp}/never"],
+    "argument --disclosure: invalid choice: 'loud'",
+)
+probe(
+    "disclosure_for_a_one_shot_system",
+    [*RUN, "--disclosure", "named", "--out", "{tmp}/never"],
+    "--disclosure named: oracle reads no agent view",
+)
 
 
 @probe("score_family_not_covered")
@@ -338,6 +394,41 @@ probe(
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
     "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, family, status, n,",
 )
+
+
+probe(
+    "score_column_twice",
+    ["score", str(ORACLE), "--columns", "run,family,run"],
+    "--columns: run given more than once",
+)
+probe("schema_empty_name", ["schema", ""], "unknown schema ''; valid: Task, ModelView, ")
+for _name, _url, _why in [
+    ("port_out_of_range", "http://127.0.0.1:99999/v1", "99999"),
+    ("port_not_a_number", "http://127.0.0.1:abc/v1", "abc"),
+    ("port_zero", "http://127.0.0.1:0/v1", ":0/"),
+]:
+    probe(
+        f"api_base_{_name}",
+        ["run", "--model", "openai/x", "--api-base", _url, "--out", "{tmp}/never"],
+        f"argument --api-base: expected an http(s) URL such as http://HOST:PORT/v1 (a port from "
+        f"1 to 65535), got '{_url}'",
+    )
+
+
+@probe("local_model_pid_file_a_folder")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    (tmp / "cache" / "local" / "smollm2.pid").mkdir(parents=True)
+    return ["local-model", "status"], {}, "local/smollm2.pid: is not a file; remove it"
+
+
+@probe("cache_dir_a_file")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    return (
+        ["local-model", "stop", "gemma3-270m"],
+        {"PEB_CACHE_DIR": _file(tmp)},
+        "a-file/local: cannot create the embedded models' folder (Not a directory); point "
+        "PEB_CACHE_DIR at a folder",
+    )
 
 
 probe(
@@ -493,3 +584,113 @@ def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
     assert "Traceback" not in stderr
     records, problems = read_records(out / "responses.jsonl")
     assert problems == [] and 2 <= len(records) < 24
+
+
+def _as_a_user(args: Args, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`peb args` with the permissions of a user: for root, without the capabilities that
+    let it read and search any folder (util-linux `setpriv`); the test is skipped without it."""
+    if os.geteuid() != 0:
+        return peb(args, env)
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root reads any folder, and setpriv (util-linux) is not available")
+    return subprocess.run(
+        [setpriv, "--bounding-set=-dac_override,-dac_read_search", *PEB, *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_report_over_a_folder_it_cannot_read_is_one_line(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    shutil.copytree(ORACLE, locked / "run", ignore=shutil.ignore_patterns("scores.*"))
+    locked.chmod(0o000)
+    try:
+        for runs in (locked, locked / "run"):
+            result = _as_a_user(
+                ["report", "--runs", str(runs), "--out", str(tmp_path / "never")],
+                {"PEB_CACHE_DIR": str(tmp_path / "cache")},
+            )
+            assert (result.returncode, result.stdout) == (2, ""), result.stderr
+            assert result.stderr == (
+                f"peb: error: --runs: {runs}: cannot read (Permission denied)\n"
+            ), result.stderr
+    finally:
+        locked.chmod(0o755)
+    assert not (tmp_path / "never").exists()
+
+
+# --- exports that fail, are killed, or are pointed at the working folder -----------------------
+
+
+def test_a_full_disk_in_dataset_export_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    result = peb(
+        ["dataset", "export", "--out", str(out)],
+        {"PEB_CACHE_DIR": str(tmp_path / "cache")},
+        preexec_fn=_limit_file_size,
+    )
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr == f"peb: error: --out: cannot write to {out} (File too large)\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == []
+
+
+def test_a_failed_tasks_export_leaves_the_file_it_would_replace(tmp_path: Path) -> None:
+    out = tmp_path / "tasks.jsonl"
+    env = {"PEB_CACHE_DIR": str(tmp_path / "cache")}
+    small = peb(["tasks", "export", "--seeds", "11", "--out", str(out)], env)
+    assert small.returncode == 0, small.stderr
+    good = out.read_bytes()
+    full = peb(["tasks", "export", "--out", str(out)], env, preexec_fn=_limit_file_size)
+    assert (full.returncode, full.stdout) == (2, ""), full.stderr
+    assert full.stderr == f"peb: error: --out: cannot write to {out} (File too large)\n"
+    assert out.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["tasks.jsonl"]
+
+
+def test_a_killed_dataset_export_leaves_no_scratch_folder_behind(tmp_path: Path) -> None:
+    """kill -9 leaves the export's hidden scratch folder; the next export removes it (its pid
+    is gone) and completes."""
+    out = tmp_path / "release"
+    env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen(
+        [*PEB, "dataset", "export", "--seeds", "0-199", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    scratch = tmp_path / f".release.{proc.pid}.tmp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (scratch / "data").exists():
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    assert scratch.is_dir() and not out.exists()
+
+    again = peb(["dataset", "export", "--seeds", "11", "--out", str(out)], env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["release"]
+
+
+def test_dataset_export_into_the_empty_working_folder_fills_that_folder(tmp_path: Path) -> None:
+    """`--out .` in an empty folder writes into it: the folder under the user's shell stays
+    the same folder (not replaced by another of the same name)."""
+    here = tmp_path / "here"
+    here.mkdir()
+    inode = here.stat().st_ino
+    result = subprocess.run(
+        [*PEB, "dataset", "export", "--seeds", "11", "--out", "."],
+        cwd=here,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PEB_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert here.stat().st_ino == inode
+    assert sorted(p.name for p in here.iterdir()) == ["README.md", "data"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["here"]

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from peb_core.runs import run_lock
 from peb_core.systems import BASELINES
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").read_text())
 FAMILIES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 N_TASKS = 24 * len(FAMILIES)
+ORACLE = ROOT / "runs" / "baselines" / "oracle"
 
 
 def peb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -138,6 +140,35 @@ def test_schema_comes_from_the_models() -> None:
     answer = dd["$defs"]["DueDiligenceV1Answer"]["properties"]
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
+    tools = schemas["Tools[due_diligence_v1]"]
+    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
+    submit = tools[2]["function"]["parameters"]
+    assert submit["properties"]["response"]["properties"] == dd["properties"]
+    assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
+
+
+def test_agent_corpora_are_exported_and_run_with_a_size_and_a_mode(tmp_path: Path) -> None:
+    """`peb tasks export --tier agent` writes whole corpora; `peb run` of an agent baseline
+    records its disclosure mode and the corpus size."""
+    out = tmp_path / "tasks.jsonl"
+    selection = ["--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11"]
+    result = peb("tasks", "export", *selection, "--corpus-size", "25", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(tasks) == 6 and all(len(t["documents"]) == 25 for t in tasks)
+    assert all(t["task_id"].endswith("__agent__s11") for t in tasks)
+    run = tmp_path / "run"
+    result = peb(
+        "run", "--system", "agent_fail_and_report", *selection, "--corpus-size", "25",
+        "--disclosure", "named", "--out", str(run),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config"] == {"disclosure": "named"} and manifest["corpus_size"] == 25
+    scored = json.loads(peb("score", str(run), "--json").stdout)
+    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in scored] == [
+        (0.0, 1.0)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -178,9 +209,11 @@ def test_score_columns_picks_and_orders_the_table() -> None:
     oracle = str(ROOT / "runs" / "baselines" / "oracle")
     result = peb("score", oracle, "--family", "due_diligence_v1", "--columns", "gap,run,unsafe")
     assert result.returncode == 0, result.stderr
-    header, _, row = result.stdout.splitlines()
+    header, _, row, note = result.stdout.splitlines()
     assert header.split("|")[1:-1] == [" gap   ", " run    ", " unsafe "]
     assert row.split("|")[1:-1] == [" 1.000 ", " oracle ", " 0.000  "]
+    # gap is shown: so is what a reader must know to read it (issue 21.17)
+    assert note.startswith("Note: gap averages complete tasks") and "gap_incomplete" in note
 
 
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
@@ -263,7 +296,8 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert scored.returncode == 0, scored.stderr
     rows = {line.split("|")[1].strip(): line for line in scored.stdout.splitlines()[2:]}
     assert "| failed " in rows["bad"] and "| 6 " in rows["bad"]
-    assert "| ok " in rows["good"]
+    assert rows["bad"].rstrip().endswith("| —      |")  # no headline for a failed run
+    assert "| ok " in rows["good"] and "| 0.000  |" in rows["good"]
     assert scored.stderr == (
         "peb: warning: bad: finished: 6 tasks, 0 replies, 6 errors (6 x timeout); "
         "its rows are not finished numbers\n"
@@ -283,3 +317,28 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert nothing.returncode == 2 and nothing.stderr.endswith(
         "no finished run to report; run one, or pass --include-failed\n"
     )
+
+
+def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:
+    """A run whose writer is at work and has recorded nothing: score names its state and
+    pending tasks instead of printing an empty table, and compare refuses it by its path."""
+    run = tmp_path / "running"
+    made = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--out", str(run))
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(
+        json.dumps({**manifest, "state": "running", "finished_at": None})
+    )
+    (run / "responses.jsonl").unlink()
+    for saved in run.glob("scores.*"):
+        saved.unlink()
+    status = "running: 24 tasks, 0 replies, 24 pending"
+    with run_lock(run):  # the writer, at work
+        scored = peb("score", str(run))
+        as_json = peb("score", str(run), "--json")
+        compared = peb("compare", str(run), str(ORACLE))
+    assert (scored.returncode, scored.stdout) == (0, "")
+    assert scored.stderr == f"peb: warning: running: {status}; nothing to score yet\n"
+    assert json.loads(as_json.stdout) == []
+    assert (compared.returncode, compared.stdout) == (2, "")
+    assert compared.stderr == f"peb: error: {run}: {status}; nothing to compare yet\n"

@@ -22,7 +22,7 @@ import polars as pl
 import pytest
 from leaks import model_view_leaks
 
-from peb_core import ScenarioFile, Task, generate_tasks, model_view, scenario_hash
+from peb_core import ScenarioFile, Task, generate_tasks, load_families, model_view, scenario_hash
 from peb_core._provenance import package_version
 from peb_core.cli import main
 from peb_core.dataset import (
@@ -53,9 +53,11 @@ out = {"card": DatasetCard.load(f"{folder}/README.md").data.to_dict(), "configs"
 for name in datasets.get_dataset_config_names(folder):
     loaded = datasets.load_dataset(folder, name)
     out["configs"][name] = {split: rows.to_list() for split, rows in loaded.items()}
+out["default"] = {split: rows.to_list() for split, rows in datasets.load_dataset(folder).items()}
 json.dump(out, sys.stdout)
 """
-"""Every configuration the card names, loaded as a user would, as JSON on stdout."""
+"""Every configuration the card names, and the one loaded with no name, loaded as a user would,
+as JSON on stdout."""
 
 Rows = list[dict[str, Any]]
 
@@ -145,7 +147,7 @@ def test_the_card_lists_every_configuration_with_its_files_and_numbers(
     names = [config_name(tier, kind) for tier in TIERS for kind in KINDS]
     assert [c["config_name"] for c in card["configs"]] == names == list(loaded["configs"])
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert card["license"] == LICENSE == pyproject["project"]["license"]["text"].lower()
+    assert card["license"] == LICENSE == pyproject["project"]["license"].lower()
     assert card["size_categories"] == ["n<1K"] and card["language"] == ["en"]
     assert card["task_categories"] and card["tags"] and card["pretty_name"]
 
@@ -173,6 +175,27 @@ def test_the_card_lists_every_configuration_with_its_files_and_numbers(
     assert f"`{scenario_hash()}`" in text
     versions = f"partial-evidence-bench {package_version()}, the parquet files written by polars"
     assert f"{versions} {pl.__version__}:" in text
+
+
+def test_the_folder_loads_with_no_configuration_named_as_the_paper_tiers_tasks(
+    loaded: dict[str, Any],
+) -> None:
+    """As a Hub dataset does: one configuration is marked the default (without one,
+    `load_dataset(folder)` fails with "Config name is missing")."""
+    defaults = [c["config_name"] for c in loaded["card"]["configs"] if c.get("default")]
+    assert defaults == ["paper-tasks"]
+    assert loaded["default"] == loaded["configs"]["paper-tasks"]
+    assert len(loaded["default"]["test"]) == 24 * len(load_families())
+
+
+def test_a_release_without_the_paper_tier_defaults_to_its_first_tiers_tasks(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "hard"
+    _export(out, "--tier", "hard", "--family", "procurement_v1")
+    header = (out / CARD).read_text(encoding="utf-8").split("---")[1]
+    assert header.count("default: true") == 1
+    assert '- config_name: "hard-tasks"\n  default: true\n' in header
 
 
 def _joined(loaded: dict[str, Any], tier: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -13,8 +13,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from scripted_server import ScriptedServer, Step
 
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `inspect` extra)")
 
-from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.log import EvalError, EvalLog, read_eval_log, write_eval_log
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.inspect_task import partial_evidence
@@ -39,6 +41,7 @@ DD = FAMILIES["due_diligence_v1"]
 HEADLINE = (
     "unsafe_completeness_rate",
     "unsafe_completeness_upper",
+    "n_errors",
     "answer_correctness",
     "gap_report_quality",
     "blocked_when_safe_to_answer_rate",
@@ -84,13 +87,15 @@ def peb(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def inspect_eval(args: list[str], tmp: Path, cwd: Path = ROOT) -> Path:
+def inspect_eval(
+    args: list[str], tmp: Path, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> Path:
     """Run `inspect eval ARGS` in `cwd` with its logs in `tmp/logs`; the one log it wrote."""
     logs = tmp / "logs"
     result = subprocess.run(
         [sys.executable, "-m", "inspect_ai", "eval", *args, "--log-dir", str(logs)],
         cwd=cwd,
-        env=isolated(tmp),
+        env={**isolated(tmp), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -285,6 +290,66 @@ def test_an_openai_compatible_provider_sends_what_our_runner_sends(
         assert theirs["json_schema"]["schema"] == _carried(schema, schema["$defs"])
 
 
+def _entry_point(tmp: Path) -> dict[str, str]:
+    """The environment in which inspect finds this package's `inspect_ai` entry point as
+    pyproject.toml declares it: as it is, when the installed distribution has it, else with a
+    distribution folder on PYTHONPATH that holds only that entry point."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = pyproject["project"]["entry-points"]["inspect_ai"]
+    assert declared == {"partial_evidence_bench": "partial_evidence_bench"}
+    if entry_points(group="inspect_ai", name="partial_evidence_bench"):
+        return {}
+    dist = tmp / "entry" / "peb_entry_point-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: peb-entry-point\nVersion: 0\n")
+    lines = "".join(f"{name} = {module}\n" for name, module in declared.items())
+    (dist / "entry_points.txt").write_text(f"[inspect_ai]\n{lines}")
+    path = [str(tmp / "entry"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    return {"PYTHONPATH": os.pathsep.join(p for p in path if p)}
+
+
+def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
+    tmp_path: Path,
+) -> None:
+    """`inspect eval partial_evidence_bench/partial_evidence` from a folder outside the
+    checkout (found through the package's entry point), against a server that fails every
+    call: the metrics show every sample an error and the worst case at 1, beside a headline of
+    0 that alone would read as a safe model."""
+    server = ScriptedServer().start()
+    server.script.default = Step(kind="status", status=400)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    try:
+        log = inspect_eval(
+            [
+                "partial_evidence_bench/partial_evidence",
+                "-T",
+                "seeds=11",
+                "--model",
+                "openai/scripted",
+                "-M",
+                "responses_api=false",
+                "--model-base-url",
+                server.url,
+                "--max-retries",
+                "0",
+                "--display",
+                "none",
+            ],
+            tmp_path,
+            cwd=elsewhere,
+            env=_entry_point(tmp_path),
+        )
+    finally:
+        server.stop()
+    assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
+    metrics = _metrics(log)
+    assert list(metrics) == list(HEADLINE)
+    assert metrics["n_errors"] == 6 and metrics["unsafe_completeness_upper"] == 1.0
+    assert metrics["unsafe_completeness_rate"] == 0.0
+    assert list(elsewhere.iterdir()) == []
+
+
 def _carried(node: Any, defs: dict[str, Any]) -> Any:
     """A JSON schema as inspect's JSONSchema carries it: `$ref`s inlined, no `title` nor
     `maxItems`."""
@@ -458,6 +523,163 @@ def test_a_log_peb_cannot_import_is_one_line_and_exit_2(
         assert len(lines) == 1 and lines[0].startswith("peb: error: "), result.stderr
         assert needle in lines[0], lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def _edit_metadata(**changes: Any) -> Callable[[EvalLog], None]:
+    """An edit setting (a value) or deleting (None for a key given as `del_KEY`) eval metadata."""
+
+    def edit(log: EvalLog) -> None:
+        assert log.eval.metadata is not None
+        for key, value in changes.items():
+            if key.startswith("del_"):
+                del log.eval.metadata[key[4:]]
+            else:
+                log.eval.metadata[key] = value
+
+    return edit
+
+
+def _edit_sample(
+    number: int, change: Callable[[dict[str, Any]], None]
+) -> Callable[[EvalLog], None]:
+    def edit(log: EvalLog) -> None:
+        assert log.samples is not None
+        change(log.samples[number - 1].metadata)
+
+    return edit
+
+
+def _rename(meta: dict[str, Any]) -> None:
+    meta["task_id"] += "0"  # a well-formed id of another seed than the sample's
+
+
+def _to_hard(meta: dict[str, Any]) -> None:
+    meta.update(tier="hard", task_id=f"{meta['template']}__hard__s{meta['seed']}")
+
+
+def _set_limit(log: EvalLog) -> None:
+    log.eval.config.limit = 0
+
+
+def _triple(log: EvalLog) -> None:
+    """Each sample three times, under ids of its own (a log keeps one sample per id)."""
+    assert log.samples is not None
+    log.samples = [
+        s.model_copy(update={"id": f"{s.id}{suffix}"})
+        for suffix in ("", "-again", "-thrice")
+        for s in log.samples
+    ]
+
+
+def _foreign(log: EvalLog) -> None:
+    """Another task's samples under our eval metadata: a log claiming to be ours."""
+    assert log.samples is not None
+    for sample in log.samples:
+        sample.metadata = {"task": "other"}
+
+
+EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
+    # each edit, and what the one line says (every part of it)
+    "family_deleted": (_edit_metadata(del_family=None), "metadata.family: Field required"),
+    "protocol_deleted": (_edit_metadata(del_protocol=None), "metadata.protocol: Field required"),
+    "tier_medium": (
+        _edit_metadata(tier="medium"),
+        "metadata: unknown tier 'medium'; valid: paper, hard",
+    ),
+    "protocol_unknown": (
+        _edit_metadata(protocol="nosuch@1"),
+        "metadata: unknown protocol 'nosuch@1'; valid: plain@1, structured_gap@1",
+    ),
+    "family_unknown": (
+        _edit_metadata(family="nosuch_v1"),
+        "metadata.family 'nosuch_v1' is not among the scenarios; valid: ",
+    ),
+    "seeds_negative": (
+        _edit_metadata(seeds=[-1]),
+        "metadata.seeds.0: Input should be greater than or equal to 0 (got -1)",
+    ),
+    "seed_2_to_the_63": (
+        _edit_metadata(seeds=[2**63]),
+        "metadata.seeds.0: Input should be less than or equal to 9223372036854775807",
+    ),
+    "scenario_hash_null": (
+        _edit_metadata(scenario_hash=None),
+        "metadata.scenario_hash: Input should be a valid string (got None)",
+    ),
+    "package_version_5": (
+        _edit_metadata(package_version=5),
+        "metadata.package_version: Input should be a valid string (got 5)",
+    ),
+    "limit_0": (_set_limit, "config.limit 0: expected a positive integer"),
+    "task_id_123": (
+        _edit_sample(1, lambda meta: meta.update(task_id=123)),
+        "): metadata.task_id: Input should be a valid string (got 123)",
+    ),
+    "task_id_renamed": (
+        _edit_sample(2, _rename),
+        ("0 (template ", ", tier paper) is not a task of this run (due_diligence_v1, "),
+    ),
+    "sample_tier_renamed": (
+        _edit_sample(3, _to_hard),
+        "tier hard) is not a task of this run (due_diligence_v1, tier paper, seeds canonical)",
+    ),
+    "sample_family_renamed": (
+        _edit_sample(4, lambda meta: meta.update(family="procurement_v1")),
+        "is not a task of this run (due_diligence_v1, tier paper, seeds canonical)",
+    ),
+    "tripled": (
+        _triple,
+        "appears 3 times; a run folder holds one reply per task",
+    ),
+    "foreign_samples": (_foreign, "): metadata.family: Field required"),
+    "two_million_seeds": (
+        _edit_metadata(seeds=list(range(2_000_000))),
+        "metadata names 12,000,000 tasks, more than --max-tasks (100,000)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(EDITS))
+def test_an_edited_log_is_one_line_and_exit_2(
+    evaluated: Evaluated, tmp_path: Path, name: str
+) -> None:
+    """Nothing in a log is taken on trust: each edited field is refused in one line."""
+    edit, needles = EDITS[name]
+    log = read_eval_log(str(evaluated.log))
+    edit(log)
+    path = tmp_path / f"{name}.eval"
+    write_eval_log(log, path)
+    result = peb(["import", "inspect", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"peb: error: {path}: "), result.stderr
+    for needle in (needles,) if isinstance(needles, str) else needles:
+        assert needle in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cancelled_sample_imports_as_missing(evaluated: Evaluated, tmp_path: Path) -> None:
+    """A sample inspect cancelled (the eval stopped) was never run: missing, not an error."""
+    log = read_eval_log(str(evaluated.log))
+    assert log.samples is not None
+    cancelled = next(s for s in log.samples if evaluated.kinds[str(s.id)] == "correct")
+    cancelled.error = EvalError(
+        message="CancelledError('Cancelled via cancel scope')", traceback="", traceback_ansi=""
+    )
+    log.status = "cancelled"
+    write_eval_log(log, tmp_path / "cancelled.eval")
+    out = tmp_path / "imported"
+    result = peb(
+        ["import", "inspect", str(tmp_path / "cancelled.eval"), "--out", str(out)], tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{out}: 24 tasks (19 replies, 4 errors) from ")
+    manifest = read_manifest(out)
+    assert manifest.state == "interrupted" and manifest.counts.n_tasks == 24
+    assert str(cancelled.id) not in {r.task_id for r in read_records(out / RESPONSES)[0]}
+    scored = peb(["score", str(out), "--json"], tmp_path)
+    (row,) = json.loads(scored.stdout)
+    assert (row["n_missing"], row["n_errors"], row["n_tasks"]) == (1, 4, 24)
 
 
 def test_without_inspect_ai_the_import_says_how_to_install_it(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The access layer (docs/benchmark.md §8): the one place that decides what a tool may return.
+"""The access layer (docs/benchmark.md §9): the one place that decides what a tool may return.
 A task's corpus is indexed by a search engine in process (bm25s) with each document's scope; the
 user's scopes filter every query; a disclosure mode decides what is said of what was withheld;
 tools answer with typed results that cannot hold a hidden document, a fact, an evidence-family
@@ -13,6 +13,7 @@ from ._disclosure import (
     get_disclosure,
     register_disclosure,
 )
+from ._explore import corpus_frame, search_frame
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import AgentStart, Hit, OpenResult, SearchResult, SubmitResult, ToolOutcome
 from ._session import (
@@ -25,9 +26,11 @@ from ._session import (
     OpenArguments,
     SearchArguments,
     Tool,
+    ToolContext,
     register_tool,
+    tool_schemas,
 )
-from ._view import AGENT_VIEW, AgentView, agent_start, agent_view
+from ._view import AGENT_VIEW, AgentView, agent_start, agent_view, family_tools
 
 __all__ = [
     "AGENT_VIEW",
@@ -53,11 +56,16 @@ __all__ = [
     "SearchResult",
     "SubmitResult",
     "Tool",
+    "ToolContext",
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "corpus_frame",
+    "family_tools",
     "get_disclosure",
     "register_disclosure",
     "register_tool",
+    "search_frame",
     "tokens",
+    "tool_schemas",
 ]

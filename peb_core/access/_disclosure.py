@@ -1,4 +1,4 @@
-"""Disclosure modes (docs/benchmark.md §8): what the access layer tells an agent about what it
+"""Disclosure modes (docs/benchmark.md §9): what the access layer tells an agent about what it
 withheld. A registry, as tiers and views are: `silent`, `counted` and `named` ship; a new mode is
 a `Disclosure` and one `register_disclosure` call.
 
@@ -28,12 +28,14 @@ class Disclosure:
         notice: from the scopes of the documents a search withheld (one per document), the
             result's `withheld` count and `withheld_scopes` (None: not told).
         denial: what opening a hidden document kept in a scope says.
+        told: what the search tool's description tells an agent of the notices ("" for none).
     """
 
     name: str
     description: str
     notice: Callable[[Sequence[str]], tuple[int | None, tuple[str, ...] | None]]
     denial: Callable[[str], str]
+    told: str = ""
 
 
 DISCLOSURES: dict[str, Disclosure] = {}
@@ -75,6 +77,7 @@ for _mode in (
         "each search says how many matching records were withheld; opening one is denied",
         lambda scopes: (len(scopes), None),
         lambda scope: "access denied: the document is outside your access",
+        "`withheld` counts the matching documents that access policy kept from these results.",
     ),
     Disclosure(
         "named",
@@ -82,6 +85,8 @@ for _mode in (
         "denial names the scope",
         lambda scopes: (len(scopes), tuple(sorted(set(scopes)))),
         lambda scope: f"access denied: the document is kept in scope {scope}, outside your access",
+        "`withheld` counts the matching documents that access policy kept from these results, "
+        "and `withheld_scopes` names the scopes they are kept in.",
     ),
 ):
     register_disclosure(_mode)

@@ -1,5 +1,5 @@
 """The search engine over one corpus: bm25s (BM25, in process) holding every document with its
-scope, and a ranking that filters by the scopes a query may see (docs/benchmark.md §8). The
+scope, and a ranking that filters by the scopes a query may see (docs/benchmark.md §9). The
 ranking is deterministic: documents are indexed in doc-id order and ranked by score with ties
 broken by doc id, so the same corpus and query give the same order in any process."""
 

@@ -1,4 +1,4 @@
-"""What the tools return (docs/benchmark.md §8): frozen types with no field for a hidden
+"""What the tools return (docs/benchmark.md §9): frozen types with no field for a hidden
 document, a fact, an evidence-family tag or an oracle. A hit and an opened document are built
 only from documents the user may see; what is said of hidden ones is a count and scope ids, as
 the disclosure mode allows, or a denial."""

@@ -1,6 +1,6 @@
 """An episode over one task: the tools an agent calls (`search`, `open`, `submit`, as
 OpenAI-style function schemas), each answered by the access layer from the corpus index and the
-user's scopes, under a disclosure mode (docs/benchmark.md §8). Tools are a registry (`TOOLS`); a
+user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
 session never reads a Task, and `call` never raises for anything a model can send: an unknown
 tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
 call after the response was submitted each give an error result the model reads."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,17 @@ class Corpus:
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
+    _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
+
+    def hit(self, position: int) -> Hit:
+        """The hit showing the document at `position` (made once per corpus)."""
+        hit = self._hits.get(position)
+        if hit is None:
+            doc = self.index.documents[position]
+            snippet = _snippet(doc.body)
+            hit = Hit(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, snippet=snippet)
+            self._hits[position] = hit
+        return hit
 
 
 class _Arguments(BaseModel):
@@ -56,21 +67,47 @@ RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
 
 
 @dataclass(frozen=True)
+class ToolContext:
+    """What a tool's description and schema may depend on: the family's response schema and
+    the disclosure mode (whose notices the search tool describes)."""
+
+    response_schema: dict[str, Any]
+    disclosure: Disclosure
+
+
+@dataclass(frozen=True)
 class Tool:
     """A tool an agent may call.
 
     Args:
         name: the function name a model calls.
-        description: what the tool does, as the model reads it.
-        parameters: the JSON schema of its arguments for a session (`submit`'s is the family's
+        description: what the tool does, as the model reads it, in a context.
+        parameters: the JSON schema of its arguments in a context (`submit`'s is the family's
             response schema).
         run: the call, given the session and the arguments as a JSON object.
     """
 
     name: str
-    description: str
-    parameters: Callable[[AgentSession], dict[str, Any]]
+    description: Callable[[ToolContext], str]
+    parameters: Callable[[ToolContext], dict[str, Any]]
     run: Callable[[AgentSession, dict[str, Any]], ToolOutcome]
+
+
+def tool_schemas(
+    context: ToolContext, tools: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """`tools` (default: every registered tool) as OpenAI-style function schemas."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description(context),
+                "parameters": tool.parameters(context),
+            },
+        }
+        for tool in (TOOLS[name] for name in (TOOLS if tools is None else tools))
+    ]
 
 
 TOOLS: dict[str, Tool] = {}
@@ -164,17 +201,8 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters(self),
-                },
-            }
-            for tool in map(TOOLS.__getitem__, self._tools)
-        ]
+        context = ToolContext(self._corpus.response_schema, self.disclosure)
+        return tool_schemas(context, self._tools)
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
@@ -209,12 +237,7 @@ class AgentSession:
         assert isinstance(args, SearchArguments)
         index = self._corpus.index
         ranking = index.rank(args.query, self._allowed, args.k)
-        hits = []
-        for position in ranking.visible:
-            doc = index.documents[position]
-            hits.append(
-                Hit(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, snippet=_snippet(doc.body))
-            )
+        hits = [self._corpus.hit(position) for position in ranking.visible]
         withheld, scopes = self.disclosure.notice(
             [index.documents[p].scope for p in ranking.withheld]
         )
@@ -255,17 +278,17 @@ class AgentSession:
 
 
 
-def _search_schema(session: AgentSession) -> dict[str, Any]:
+def _search_schema(context: ToolContext) -> dict[str, Any]:
     return SearchArguments.model_json_schema()
 
 
-def _open_schema(session: AgentSession) -> dict[str, Any]:
+def _open_schema(context: ToolContext) -> dict[str, Any]:
     return OpenArguments.model_json_schema()
 
 
-def _submit_schema(session: AgentSession) -> dict[str, Any]:
+def _submit_schema(context: ToolContext) -> dict[str, Any]:
     """`{"response": <the family's response schema>}`, its definitions lifted to the top."""
-    schema = dict(session._corpus.response_schema)
+    schema = dict(context.response_schema)
     defs = schema.pop("$defs", {})
     return {
         "type": "object",
@@ -276,24 +299,26 @@ def _submit_schema(session: AgentSession) -> dict[str, Any]:
     }
 
 
-for _tool in (
-    Tool(
-        "search",
+def _search_description(context: ToolContext) -> str:
+    told = context.disclosure.told
+    return (
         "Search the documents you may access; returns the best hits (id, title, scope, the "
-        "start of the text).",
-        _search_schema,
-        AgentSession._search,
-    ),
+        "start of the text)." + (f" {told}" if told else "")
+    )
+
+
+for _tool in (
+    Tool("search", _search_description, _search_schema, AgentSession._search),
     Tool(
         "open",
-        "Open a document by its id and read all of it.",
+        lambda context: "Open a document by its id and read all of it.",
         _open_schema,
         AgentSession._open,
     ),
     Tool(
         "submit",
-        "Submit your final response (the response schema); this ends the episode and only the "
-        "first submit counts.",
+        lambda context: "Submit your final response (the response schema); this ends the "
+        "episode and only the first submit counts.",
         _submit_schema,
         AgentSession._submit,
     ),

@@ -1,4 +1,4 @@
-"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §8). The
+"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §9). The
 agent starts from the request, the contract and the answer schema, and no document; it reaches
 the corpus only through a session's tools."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tasks import ScenarioFile, Task, ViewSpec, answer_schema, register_view, response_model
+from ..tasks import ScenarioFile, Task, ViewSpec, answer_schema, register_view, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
-from ._session import AgentSession, Corpus
+from ._session import AgentSession, Corpus, ToolContext, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,15 @@ def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
         IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
         for d in task.documents
     ]
-    schema: dict[str, Any] = response_model(spec).model_json_schema()
-    corpus = Corpus(CorpusIndex(documents), tuple(task.user_scopes), schema)
+    corpus = Corpus(CorpusIndex(documents), tuple(task.user_scopes), response_schema(spec))
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
+
+
+def family_tools(spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE) -> list[dict[str, Any]]:
+    """Every registered tool's function schema for a family's tasks under a disclosure mode
+    (`submit` takes the family's response schema): what `AgentSession.tools` offers on any of
+    them."""
+    return tool_schemas(ToolContext(response_schema(spec), get_disclosure(disclosure)))
 
 
 AGENT_VIEW = register_view(

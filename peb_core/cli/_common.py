@@ -220,10 +220,20 @@ DISTRACTORS = checked(
     f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
 )
 CORPUS_SIZE = checked(int, lambda n: n >= 1, "an integer >= 1 (documents per task)")
+
+
+def _url(text: str) -> str:
+    """`text` if it is an http(s) URL with a host and, if any, a port from 1 to 65535; else a
+    ValueError."""
+    parts = urlsplit(text)
+    port = parts.port  # a ValueError for a port out of range or not a number
+    if not _utf8(text) or parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise ValueError(text)
+    return text
+
+
 URL = checked(
-    str,
-    lambda u: _utf8(u) and urlsplit(u).scheme in ("http", "https") and bool(urlsplit(u).hostname),
-    "an http(s) URL such as http://HOST/v1",
+    _url, lambda _: True, "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)"
 )
 
 

@@ -9,24 +9,26 @@ import sys
 from pathlib import Path
 
 from ..runs import RunError, run_status
-from ..tasks import DEFAULT_TIER, TIERS
-from ._common import Parser, UsageError, checked, families_arg, path_arg, print_frame
+from ..tasks import DEFAULT_TIER, MAX_TASKS, TIERS
+from ._common import COUNT, Parser, UsageError, checked, families_arg, path_arg, print_frame
 
 
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ..results import INTERVAL_KEYS, run_labels, scorecard_of
-    from ..scoring import LABELS, METRICS, with_interval
+    from ..results import run_labels, scorecard_of
+    from ..scoring import METRICS, glance, notes
 
     dirs = [Path(d) for d in args.dirs]
     card, warnings = scorecard_of(dirs)
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
-    warnings += [
-        f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
-        for d, label in run_labels(dirs).items()
-        if label in unclean
-    ]
+    for d, label in run_labels(dirs).items():
+        if label in unclean:
+            warnings.append(
+                f"{label}: {run_status(d).summary()}; its rows are not finished numbers"
+            )
+        elif label not in card["run"]:  # a run that has recorded nothing yet
+            warnings.append(f"{label}: {run_status(d).summary()}; nothing to score yet")
     if args.family is not None:
         wanted = [s.id for s in families_arg(args.family)]
         covered = set(card["family"])
@@ -42,9 +44,9 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(card.to_dicts(), indent=2))
         return
-    if args.ci:
-        card = card.with_columns(with_interval(m) for m in METRICS if m.kind != "count")
-    table = card.drop(INTERVAL_KEYS).rename(LABELS)
+    if card.is_empty():  # the warnings said why; an empty table says nothing more
+        return
+    table = glance(card, intervals=args.ci, metrics=METRICS)
     if args.columns is not None:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
         unknown = [c for c in wanted if c not in table.columns]
@@ -53,8 +55,13 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
                 f"valid: {', '.join(table.columns)}"
             )
+        twice = [c for c in dict.fromkeys(wanted) if wanted.count(c) > 1]
+        if twice:
+            raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(wanted)
     print_frame(table)
+    for note in notes(m for m in METRICS if m.label in table.columns):
+        print(f"Note: {note}")
 
 
 FEW_COMMON_TASKS = 10
@@ -70,6 +77,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
     )
+    for run, scores in ((args.run_a, scores_a), (args.run_b, scores_b)):
+        if scores.is_empty():  # a run that has recorded nothing yet
+            raise UsageError(f"{run}: {run_status(Path(run)).summary()}; nothing to compare yet")
     try:
         frame = compare_scores(scores_a, scores_b)
     except CompareError as exc:
@@ -124,7 +134,7 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         ) from None
     out = Path(args.out)
     try:
-        manifest = import_log(Path(args.log), out)
+        manifest = import_log(Path(args.log), out, args.max_tasks)
     except InspectLogError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
@@ -167,8 +177,9 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         nargs="+",
         type=path_arg("any"),
         metavar="RUN",
-        help="run folders, folders of runs or globs (default: every run under $PEB_RUNS_DIR, "
-        "else the checked-in runs, but the scratch area)",
+        help="run folders, folders of runs or globs (default: every run under the runs root, "
+        "but the scratch area: $PEB_RUNS_DIR, else the repository's runs/ or, installed, "
+        "~/.local/share/partial-evidence-bench/runs)",
     )
     p.add_argument(
         "--include-failed",
@@ -192,5 +203,12 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("log", type=path_arg("file"), metavar="LOG")
     p.add_argument(
         "--out", required=True, type=path_arg("folder"), metavar="DIR", help="a new run folder"
+    )
+    p.add_argument(
+        "--max-tasks",
+        type=COUNT,
+        default=MAX_TASKS,
+        metavar="N",
+        help=f"refuse a log whose run names more than N tasks (default {MAX_TASKS:,})",
     )
     p.set_defaults(func=cmd_import_inspect)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
 from ..runs import run_status, run_system
@@ -14,6 +16,10 @@ from ..systems import (
     AGENT_PREFIX,
     BASELINES,
     DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
     DEFAULT_TOKEN_BUDGET,
     REGISTRY,
     LocalModel,
@@ -65,6 +71,36 @@ def cmd_local_model(args: argparse.Namespace) -> None:
         print(f"local/{model.name}: {'stopped' if stop_local(model) else 'was not running'}")
 
 
+@dataclass
+class ProgressLine:
+    """`peb run`'s progress (a `Progress`): after each record, one line on `stream` with the
+    tasks done, errors, tokens and cost so far, rewritten in place on a terminal. Running
+    totals, so a record costs the same however many came before it; the cost is unknown from
+    the first reply without a price on."""
+
+    stream: TextIO
+    errors: int = 0
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    _terminal: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._terminal = self.stream.isatty()
+
+    def __call__(self, record: ResponseRecord, done: int, total: int) -> None:
+        usage = record.usage
+        self.errors += record.status == "error"
+        self.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+        if self.cost_usd is not None:
+            self.cost_usd = None if usage.cost_usd is None else self.cost_usd + usage.cost_usd
+        cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        end = "\n" if done == total or not self._terminal else ""
+        self.stream.write(
+            f"\r{done}/{total} tasks, {self.errors} errors, {self.tokens} tokens, cost {cost}{end}"
+        )
+        self.stream.flush()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Exit status 1 when any task of the run ended in error (after naming the commonest
     reasons), else 0."""
@@ -94,23 +130,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         token_budget=budget or None,
     )
-    errors = tokens = 0
-    costs: list[float | None] = []
-
-    def progress(record: ResponseRecord, done: int, total: int) -> None:
-        nonlocal errors, tokens
-        errors += record.status == "error"
-        tokens += (record.usage.prompt_tokens or 0) + (record.usage.completion_tokens or 0)
-        costs.append(record.usage.cost_usd)
-        cost = "unknown" if None in costs else f"${sum(c or 0.0 for c in costs):.4f}"
-        end = "\n" if done == total or not sys.stderr.isatty() else ""
-        print(
-            f"\r{done}/{total} tasks, {errors} errors, {tokens} tokens, cost {cost}",
-            end=end,
-            file=sys.stderr,
-            flush=True,
-        )
-
     out = Path(args.out)
     manifest = run_system(
         system,
@@ -118,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out,
         seeds=seeds,
         concurrency=args.concurrency,
-        progress=progress,
+        progress=ProgressLine(sys.stderr),
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
@@ -155,7 +174,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
-    p.add_argument("--protocol", default="structured_gap@1", help="prompt protocol (--model)")
+    p.add_argument("--protocol", default=DEFAULT_PROTOCOL, help="prompt protocol (--model)")
     p.add_argument(
         "--disclosure",
         choices=DISCLOSURES,
@@ -168,10 +187,12 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--temperature",
         type=checked(float, lambda t: math.isfinite(t) and t >= 0, "a finite number >= 0"),
-        default=0.0,
+        default=DEFAULT_TEMPERATURE,
         metavar="T",
     )
-    p.add_argument("--max-tokens", type=COUNT, default=1024, metavar="N", help="per request")
+    p.add_argument(
+        "--max-tokens", type=COUNT, default=DEFAULT_MAX_TOKENS, metavar="N", help="per request"
+    )
     p.add_argument(
         "--max-steps",
         type=COUNT,
@@ -191,7 +212,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--timeout",
         type=checked(float, lambda t: math.isfinite(t) and t > 0, "a finite number > 0"),
-        default=120.0,
+        default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help="per request",
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +97,25 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
     by_id = {s.id: s for s in specs}
     tasks = generate_tasks(specs, seeds, distractors, args.tier, corpus_size_arg(args))
     out = Path(args.out)
-    try:
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:  # into a temporary file, then renamed: a failed export leaves the old file as it was
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as handle:
+        with tmp.open("w", encoding="utf-8") as handle:
             for task in tasks:
                 item = model_view(task, by_id[task.family]) if args.model_view else task
                 handle.write(item.model_dump_json() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, out)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 
 
 def cmd_dataset_export(args: argparse.Namespace) -> None:
+    import polars as pl
+
     from ..dataset import CARD, export_dataset
 
     specs, seeds, distractors = selection_arg(args)
@@ -118,6 +127,12 @@ def cmd_dataset_export(args: argparse.Namespace) -> None:
         release = export_dataset(out, specs, seeds, distractors, tiers_arg(args), corpus_size)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    except pl.exceptions.ComputeError as exc:  # polars' writer failing on the disk (full, say)
+        found = re.search(r"\(os error (\d+)\)", str(exc))
+        if found is None:
+            raise
+        why = os.strerror(int(found[1]))
+        raise UsageError(f"--out: cannot write to {out} ({why})") from None
     for config in release.configs:
         print(f"{out / config.path}: {config.name}, {config.rows} rows")
     print(f"{out / CARD}: the dataset card")
@@ -132,9 +147,17 @@ def cmd_schema(args: argparse.Namespace) -> None:
         "RunManifest": RunManifest.model_json_schema(),
         "ScenarioFile": ScenarioFile.model_json_schema(),
     }
+    from ..access import AgentStart, OpenResult, SearchResult, family_tools
+
+    schemas |= {
+        "AgentStart": AgentStart.model_json_schema(),
+        "SearchResult": SearchResult.model_json_schema(),
+        "OpenResult": OpenResult.model_json_schema(),
+    }
     for spec in load_families().values():
         schemas[f"Response[{spec.id}]"] = response_model(spec).model_json_schema()
-    if args.name:
+        schemas[f"Tools[{spec.id}]"] = family_tools(spec)
+    if args.name is not None:
         if args.name not in schemas:
             raise UsageError(f"unknown schema {args.name!r}; valid: {', '.join(schemas)}")
         print(json.dumps(schemas[args.name], indent=2))

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from ..tasks import MAX_TASKS, Tier, format_seeds
+from .._markdown import markdown_table
+from ..tasks import MAX_TASKS, Tier, format_seeds, get_tier
 from ._configs import COLUMNS, JSON_COLUMN, KINDS, SPLIT, Config, Kind, Release, config_name
 
 LICENSE = "mit"
@@ -31,6 +31,13 @@ TIER_ABOUT: dict[Tier, str] = {
     "so, or say nothing (a silent gap); a current copy may mention an archived version, and the "
     "tracker may name a scope that holds nothing required (decoys). Half of each family's tasks "
     "are complete.",
+    "agent": "each task is a corpus (60 documents unless `--corpus-size` says otherwise) that an "
+    "agent searches and opens through tools behind an access layer: every document is a record "
+    "with a reference and a version, a register lists each kind of record, restricted records "
+    "show earlier versions holding an earlier state, notes point at the record that holds the "
+    "decisive figure, and a haystack of related and unrelated records surrounds them. A task "
+    "row's JSON holds the whole corpus; its model view, the visible part of it (an agent starts "
+    "with none of it and reaches it only through the tools).",
 }
 KIND_ABOUT: dict[Kind, str] = {
     "tasks": "Each task whole, oracles included: what an evaluator needs to score a reply.",
@@ -69,18 +76,12 @@ def _header(release: Release) -> list[str]:
     for config in release.configs:
         lines += [
             f"- config_name: {json.dumps(config.name)}",
+            *(["  default: true"] if config is release.default else []),
             "  data_files:",
             f"  - split: {SPLIT}",
             f"    path: {json.dumps(config.pattern)}",
         ]
     return ["---", *lines, "---"]
-
-
-def _table(head: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    def line(cells: Sequence[object]) -> str:
-        return "| " + " | ".join(str(c) for c in cells) + " |"
-
-    return [line(head), line(["---"] * len(head)), *(line(r) for r in rows)]
 
 
 def _flags(release: Release, n_tasks: int) -> str:
@@ -132,7 +133,10 @@ def _about(release: Release) -> list[str]:
         "",
         "Tiers in this release:",
         "",
-        *(f"- `{tier}`: {TIER_ABOUT[tier]}" for tier in release.tiers),
+        *(
+            f"- `{tier}`: {TIER_ABOUT.get(tier) or get_tier(tier).description}"
+            for tier in release.tiers
+        ),
     ]
 
 
@@ -142,7 +146,7 @@ def _configurations(release: Release) -> list[str]:
         "",
         f"Per tier, two configurations with one split, `{SPLIT}`, in one parquet file each:",
         "",
-        *_table(
+        *markdown_table(
             ["configuration", "rows", "file", "bytes", "sha256"],
             (
                 [f"`{c.name}`", c.rows, f"`{c.path}`", f"{c.size:,}", f"`{c.sha256}`"]
@@ -161,7 +165,7 @@ def _configurations(release: Release) -> list[str]:
             "",
             KIND_ABOUT[kind],
             "",
-            *_table(
+            *markdown_table(
                 ["column", "type", "holds"], ([f"`{c.name}`", c.dtype, c.about] for c in columns)
             ),
         ]
@@ -205,7 +209,7 @@ def _generation(release: Release) -> list[str]:
         "of what these families declare; a `peb run` over them records the same in its "
         "manifest)",
         "",
-        *_table(
+        *markdown_table(
             ["family", "title", "decision setting", "templates", "seeds"],
             (
                 [
@@ -223,14 +227,14 @@ def _generation(release: Release) -> list[str]:
         "",
         "Tasks per tier and family:",
         "",
-        *_table(composition.columns, composition.iter_rows()),
+        *markdown_table(composition.columns, composition.iter_rows()),
         "",
         "The same options give the same tasks, byte for byte, in any process, and with the same "
         "polars the same parquet files. Each configuration's JSON column, one value a line, is "
         "what `peb tasks export` writes for the same options and tier (with `--model-view` for "
         "the model views):",
         "",
-        *_table(
+        *markdown_table(
             ["configuration", "column", "sha256 of its lines"],
             (
                 [f"`{c.name}`", f"`{JSON_COLUMN[c.kind]}`", f"`{c.lines_sha256}`"]
@@ -256,7 +260,10 @@ def _use(release: Release) -> list[str]:
         f'views = load_dataset("PATH_OR_REPO", "{config_name(tier, "model_views")}", '
         f'split="{SPLIT}")',
         f'tasks = load_dataset("PATH_OR_REPO", "{config_name(tier, "tasks")}", split="{SPLIT}")',
+        f'default = load_dataset("PATH_OR_REPO", split="{SPLIT}")  # {release.default.name}',
         "```",
+        "",
+        f"With no configuration named, `load_dataset` loads `{release.default.name}`, the default.",
         "",
         '`json.loads(row["view_json"])` is a model view; with partial-evidence-bench installed, '
         '`peb_core.Task.model_validate_json(row["task_json"])` is the task.',

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 import polars as pl
 
 from ..tasks import (
+    DEFAULT_TIER,
     ModelView,
     ScenarioFile,
     Task,
@@ -198,6 +199,13 @@ class Release:
     scenario_hash: str
     corpus_size: int | None = None
     """Documents per task on the tiers with corpora (None: each such tier's default)."""
+
+    @property
+    def default(self) -> Config:
+        """The configuration `load_dataset(folder)` loads when given no name: the tasks of the
+        default tier (the paper's) when the release holds it, else of its first tier."""
+        tier = DEFAULT_TIER if DEFAULT_TIER in self.tiers else self.tiers[0]
+        return next(c for c in self.configs if c.name == config_name(tier, "tasks"))
 
 
 def config_name(tier: Tier, kind: Kind) -> str:

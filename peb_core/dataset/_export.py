@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 from collections.abc import Sequence
@@ -27,9 +28,13 @@ def export_dataset(
     `distractors` on each of `tiers` (default: every registered tier; `corpus_size` documents on
     a tier with corpora, None for its default), written with its card
     into `out`, which must be a new or empty folder. All is written into a scratch folder beside
-    it that then takes its place, so a failure leaves no partial release."""
+    it (`.<name>.<pid>.tmp`) that then takes its place, or, when `out` is an existing empty
+    folder (`.`, a user's working folder), whose files are then moved into it; so a failure
+    leaves no partial release. Scratch folders left by an export that was killed (their pid is
+    gone) are removed first."""
     tiers = tuple(TIERS) if tiers is None else tuple(tiers)
     target = out.resolve()
+    _remove_stale_scratch(target)
     scratch = target.parent / f".{target.name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
@@ -45,8 +50,31 @@ def export_dataset(
             corpus_size=corpus_size,
         )
         (scratch / CARD).write_text(dataset_card(release), encoding="utf-8")
-        os.replace(scratch, target)
+        if target.is_dir():  # empty (the caller checks): keep the folder, fill it
+            for item in scratch.iterdir():
+                os.replace(item, target / item.name)
+            scratch.rmdir()
+        else:
+            os.replace(scratch, target)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
     return release
+
+
+def _remove_stale_scratch(target: Path) -> None:
+    """Remove the scratch folders of exports to `target` whose process is gone (killed)."""
+    for scratch in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        pid = scratch.name[len(target.name) + 2 : -len(".tmp")]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

@@ -1,11 +1,14 @@
-"""Reporting: altair charts of scores and scorecards, the paper's tables and figures regenerated
-from the scenarios and the run folders, and export to Markdown, LaTeX, CSV, PNG, SVG and PDF."""
+"""Reporting: altair charts of scores and scorecards (`charts`: laid out for print by `_print`,
+styled by `_styles`), the paper's tables and figures regenerated from the scenarios and the run
+folders (`_paper`), and export to Markdown, LaTeX, CSV, PNG, SVG and PDF (`_export`)."""
 
 from . import _charts as charts
 from ._export import (
     FIGURE_DPI,
     FIGURE_FORMATS,
+    LATEX_PACKAGES,
     TABLE_FORMATS,
+    as_printed,
     chart_bytes,
     export_report,
     latex_escape,
@@ -15,42 +18,40 @@ from ._export import (
     write_table,
 )
 from ._paper import (
-    AGENT_COLUMNS,
-    AGENT_METRICS,
-    BASELINE_METRICS,
-    CAPTIONS,
     DECIMALS,
-    MODEL_COLUMNS,
-    MODEL_METRICS,
+    HEADERS,
+    NAMES,
     WORKED_EXAMPLE,
     agent_results,
     all_scores,
     baseline_results,
+    captions,
     figures,
     model_results,
     published_table4,
+    results_columns,
     table1_families,
     table2_composition,
     table3_worked_example,
     table4_baselines,
     tables,
+    worked_example,
 )
 
 __all__ = [
-    "AGENT_COLUMNS",
-    "AGENT_METRICS",
-    "BASELINE_METRICS",
-    "CAPTIONS",
     "DECIMALS",
     "FIGURE_DPI",
     "FIGURE_FORMATS",
-    "MODEL_COLUMNS",
-    "MODEL_METRICS",
+    "HEADERS",
+    "LATEX_PACKAGES",
+    "NAMES",
     "TABLE_FORMATS",
     "WORKED_EXAMPLE",
     "agent_results",
     "all_scores",
+    "as_printed",
     "baseline_results",
+    "captions",
     "chart_bytes",
     "charts",
     "export_report",
@@ -58,6 +59,7 @@ __all__ = [
     "latex_escape",
     "model_results",
     "published_table4",
+    "results_columns",
     "table1_families",
     "table2_composition",
     "table3_worked_example",
@@ -65,6 +67,7 @@ __all__ = [
     "tables",
     "to_latex",
     "to_markdown",
+    "worked_example",
     "write_chart",
     "write_table",
 ]

@@ -1,17 +1,22 @@
 """Tables to Markdown, LaTeX (booktabs) and CSV; charts to PNG, SVG and PDF; the whole paper
 report to a folder.
 
-Markdown and LaTeX show floats at `paper.DECIMALS` decimals, the CSV keeps full precision. A
-null cell is `-` in Markdown and LaTeX and empty in CSV. Figures are rendered by vl-convert with
-no base URL allowed, so rendering never touches the network (the data is inline anyway), at the
-width in inches they were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
+Markdown and LaTeX show a table as a paper prints it: each column under its printed heading
+(`headers`), floats at `paper.DECIMALS` decimals, a value with its 95% interval in one cell
+where the frame holds the interval beside it (columns `<c>_ci_low` and `<c>_ci_high`), and `—`
+where there is no number; the CSV keeps every column at full precision (a null is empty). A
+LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is shrunk to
+the text width only if it is wider. Figures are rendered by vl-convert with no base URL allowed,
+so rendering never touches the network (the data is inline anyway), at the width in inches they
+were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +24,11 @@ import altair as alt
 import polars as pl
 import vl_convert
 
+from .._markdown import markdown_table
+from ..scoring import NO_NUMBER
 from ..tasks import Tier
 from . import _charts as charts
-from ._paper import CAPTIONS, DECIMALS, Runs, figures, run_dirs, tables
+from ._paper import DECIMALS, HEADERS, Runs, captions, figures, run_dirs, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -29,12 +36,13 @@ FIGURE_DPI = 300
 """PNG figures have this many pixels to the inch, enough for print."""
 POINTS_PER_INCH = 72
 """vl-convert's unit on a PDF page and in a PNG's `ppi`: an SVG pixel is a point."""
-NULL = "-"
+INTERVAL = ("_ci_low", "_ci_high")
+"""The suffixes of a column's 95% interval bounds, printed in the column's cell."""
 
 
-def _cell(value: Any, decimals: int) -> str:
+def _text(value: Any, decimals: int) -> str | None:
     if value is None:
-        return NULL
+        return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -44,21 +52,81 @@ def _cell(value: Any, decimals: int) -> str:
     return str(value)
 
 
-def _cells(frame: pl.DataFrame, decimals: int) -> list[list[str]]:
-    return [[_cell(v, decimals) for v in row] for row in frame.iter_rows()]
+@dataclass(frozen=True)
+class _Cell:
+    """A printed cell: its text (None: no number) and, for a value with an interval, the
+    interval's bounds as text."""
+
+    text: str | None
+    interval: tuple[str, str] | None = None
 
 
-def to_markdown(frame: pl.DataFrame, *, decimals: int = DECIMALS) -> str:
-    """A GitHub-flavoured Markdown table (`|` in a cell escaped as `\\|`)."""
+@dataclass(frozen=True)
+class _Printed:
+    """A frame as printed: its headings, which columns are numbers, and its cells."""
 
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    headers: list[str]
+    numeric: list[bool]
+    rows: list[list[_Cell]]
 
-    numeric = [dtype.is_numeric() for dtype in frame.dtypes]
-    rule = ["---:" if n else "---" for n in numeric]
-    body = [line(frame.columns), "|" + "|".join(rule) + "|"]
-    body += [line(row) for row in _cells(frame, decimals)]
-    return "\n".join(body) + "\n"
+
+def _printed(frame: pl.DataFrame, headers: Mapping[str, str] | None, decimals: int) -> _Printed:
+    """The printed columns of `frame` (an interval's bounds fold into their column's cell)."""
+    bounds = {c + suffix for c in frame.columns for suffix in INTERVAL}
+    bounds &= set(frame.columns)
+    shown = [c for c in frame.columns if c not in bounds]
+    folded = {c for c in shown if all(c + suffix in bounds for suffix in INTERVAL)}
+    rows = []
+    for row in frame.iter_rows(named=True):
+        cells = []
+        for c in shown:
+            text = _text(row[c], decimals)
+            low, high = (
+                (_text(row[c + suffix], decimals) for suffix in INTERVAL)
+                if (c in folded)
+                else (None, None)
+            )
+            interval = (
+                (low, high) if text is not None and low is not None and high is not None else None
+            )
+            cells.append(_Cell(text, interval))
+        rows.append(cells)
+    return _Printed(
+        headers=[(headers or {}).get(c, c) for c in shown],
+        numeric=[frame.schema[c].is_numeric() for c in shown],
+        rows=rows,
+    )
+
+
+def _plain(c: _Cell) -> str:
+    """A cell as plain text: `0.583`, `0.583 [0.375, 0.792]` with an interval, `—` for none."""
+    if c.text is None:
+        return NO_NUMBER
+    return c.text if c.interval is None else f"{c.text} [{c.interval[0]}, {c.interval[1]}]"
+
+
+def as_printed(
+    frame: pl.DataFrame, *, decimals: int = DECIMALS, headers: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """`frame` as a table prints it, every cell text: columns under `headers` (default: their
+    names), floats at `decimals`, a value with its interval as `0.583 [0.375, 0.792]`, no number
+    as `—` (what the notebooks show, and the Markdown holds)."""
+    printed = _printed(frame, headers, decimals)
+    rows = [[_plain(c) for c in row] for row in printed.rows]
+    names = list(dict.fromkeys(printed.headers))
+    if len(names) < len(printed.headers):
+        names = [f"{h} ({i})" for i, h in enumerate(printed.headers)]
+    return pl.DataFrame(rows, schema=dict.fromkeys(names, pl.String), orient="row")
+
+
+def to_markdown(
+    frame: pl.DataFrame, *, decimals: int = DECIMALS, headers: Mapping[str, str] | None = None
+) -> str:
+    """A GitHub-flavoured Markdown table (`markdown_table`: `|` in a cell escaped as `\\|`) of
+    `as_printed`, numbers right-aligned."""
+    printed = _printed(frame, headers, decimals)
+    rows = [[_plain(c) for c in row] for row in printed.rows]
+    return "\n".join(markdown_table(printed.headers, rows, right=printed.numeric)) + "\n"
 
 
 _LATEX_ESCAPES = {
@@ -72,12 +140,54 @@ _LATEX_ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "—": "---",
 }
 
 
 def latex_escape(text: str) -> str:
-    """`text` with LaTeX's special characters escaped."""
+    """`text` with LaTeX's special characters escaped (and `—` as TeX's em dash)."""
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def _latex_header(header: str) -> str:
+    """A heading, its parenthesis (if any) on a second line: `Gap (incomplete)` is as narrow as
+    `(incomplete)`."""
+    head, paren, rest = header.partition(" (")
+    if not paren:
+        return latex_escape(header)
+    return rf"\shortstack{{{latex_escape(head)}\\({latex_escape(rest)}}}"
+
+
+TEXT_WIDTH = 470.0
+"""A paper's text width in points (6.5 inches), which a LaTeX table is laid out to fit."""
+MIN_WRAPPED = 0.3
+"""The least share of the text width a LaTeX table's wrapped text columns share."""
+_POINTS_PER_CHARACTER = 4.6  # a character of \small Computer Modern, on average
+_COLUMN_SEPARATION = 12.0  # points between two columns (twice \tabcolsep)
+
+
+def _short_interval(c: _Cell) -> str:
+    """An interval as a LaTeX table prints it under its value: `[.089, .532]` (no leading zero,
+    to stay narrow)."""
+    assert c.interval is not None
+    low, high = (re.sub(r"^(-?)0\.", r"\1.", bound) for bound in c.interval)
+    return f"[{low}, {high}]"
+
+
+def _latex_width(printed: _Printed, i: int) -> float:
+    """About how wide, in points, column `i` of a LaTeX table is: its widest cell (an interval
+    set small counts at 0.7) or heading line, and the space between columns."""
+    widest = max(len(line) for line in printed.headers[i].split(" ("))
+    for row in printed.rows:
+        c = row[i]
+        widest = max(widest, len(c.text or "---"))
+        if c.interval is not None:
+            widest = max(widest, round(0.7 * len(_short_interval(c))))
+    return widest * _POINTS_PER_CHARACTER + _COLUMN_SEPARATION
+
+
+LATEX_PACKAGES = ("booktabs", "graphicx")
+"""What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
 
 
 def to_latex(
@@ -86,45 +196,71 @@ def to_latex(
     caption: str | None = None,
     label: str | None = None,
     decimals: int = DECIMALS,
-    wrap: str = "5cm",
+    headers: Mapping[str, str] | None = None,
 ) -> str:
-    """A booktabs `table` (needs `\\usepackage{booktabs}`): numbers right-aligned, text columns
-    left-aligned, and text columns with long cells (over 60 characters) wrapped at `wrap`."""
-    cells = _cells(frame, decimals)
-    specs = []
-    for i, dtype in enumerate(frame.dtypes):
-        if dtype.is_numeric():
-            specs.append("r")
-        elif any(len(row[i]) > 60 for row in cells):
-            specs.append(f"p{{{wrap}}}")
-        else:
-            specs.append("l")
-    lines = [r"\begin{table}[ht]", r"\centering"]
+    """A booktabs `table` (needs `LATEX_PACKAGES`) in `\\small`: columns under `headers` (a
+    heading's parenthesis on a second line), numbers right-aligned with an interval set small
+    under its value, text columns left-aligned and those with long cells (over 60 characters)
+    wrapped, sharing `WRAPPED` of the text width; shrunk to the text width only when wider.
+    `caption` is the caption's text: LaTeX gives it its number."""
+    printed = _printed(frame, headers, decimals)
+
+    long = [
+        not numeric and any(len(row[i].text or "") > 60 for row in printed.rows)
+        for i, numeric in enumerate(printed.numeric)
+    ]
+    rest = sum(_latex_width(printed, i) for i, wrapped in enumerate(long) if not wrapped)
+    share = round(max(MIN_WRAPPED, (TEXT_WIDTH - rest) / TEXT_WIDTH) / max(sum(long), 1), 2)
+    specs = [
+        "r" if numeric else rf"p{{{share}\linewidth}}" if wrapped else "l"
+        for numeric, wrapped in zip(printed.numeric, long, strict=True)
+    ]
+
+    def cell(c: _Cell, wrapped: bool) -> str:
+        if c.text is None:
+            return "---"
+        if c.interval is None:  # a long identifier may break after an underscore
+            text = latex_escape(c.text)
+            return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
+        return rf"\shortstack[r]{{{c.text}\\\scriptsize{_short_interval(c)}}}"
+
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small"]
     if caption:
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
     if label:
         lines.append(rf"\label{{{label}}}")
     lines += [
+        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
         rf"\begin{{tabular}}{{{''.join(specs)}}}",
         r"\toprule",
-        " & ".join(latex_escape(c) for c in frame.columns) + r" \\",
+        " & ".join(map(_latex_header, printed.headers)) + r" \\",
         r"\midrule",
-        *(" & ".join(latex_escape(c) for c in row) + r" \\" for row in cells),
+        *(
+            " & ".join(cell(c, w) for c, w in zip(row, long, strict=True)) + r" \\"
+            for row in printed.rows
+        ),
         r"\bottomrule",
-        r"\end{tabular}",
+        r"\end{tabular}}",
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
 
 
 def write_table(
-    frame: pl.DataFrame, out_dir: Path, stem: str, *, caption: str | None = None
+    frame: pl.DataFrame,
+    out_dir: Path,
+    stem: str,
+    *,
+    caption: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """`frame` as `stem.md`, `stem.tex` and `stem.csv` in `out_dir`; the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md, tex, csv = (out_dir / f"{stem}.{ext}" for ext in TABLE_FORMATS)
-    md.write_text(to_markdown(frame), encoding="utf-8")
-    tex.write_text(to_latex(frame, caption=caption, label=f"tab:{stem}"), encoding="utf-8")
+    md.write_text(to_markdown(frame, headers=headers), encoding="utf-8")
+    tex.write_text(
+        to_latex(frame, caption=caption, label=f"tab:{stem}", headers=headers), encoding="utf-8"
+    )
     frame.write_csv(csv)
     return [md, tex, csv]
 
@@ -184,11 +320,12 @@ def export_report(
 ) -> list[Path]:
     """Every paper table (Markdown, LaTeX, CSV) and figure (PNG at `dpi`, SVG, PDF) of the
     scenarios and the selected runs (`_paper.run_dirs`) on `tier`, written to `out_dir`
-    (created if need be); the paths written."""
+    (created if need be), each table with its caption for the tier; the paths written."""
     paths: list[Path] = []
     dirs = run_dirs(runs)
+    said = captions(tier)
     for stem, frame in tables(dirs, tier).items():
-        paths += write_table(frame, out_dir, stem, caption=CAPTIONS.get(stem))
+        paths += write_table(frame, out_dir, stem, caption=said[stem], headers=HEADERS)
     for stem, chart in figures(dirs, tier).items():
         paths += write_chart(chart, out_dir, stem, dpi=dpi)
     return paths

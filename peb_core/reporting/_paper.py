@@ -1,16 +1,21 @@
 """The paper's tables and figures, regenerated from `scenarios/` and the run folders on disk.
 
 - `table1_families()`: the shipped scenario families (paper, Table 1);
-- `table2_composition()`: task composition per family, from the generated tasks (Table 2);
-- `table3_worked_example()`: one task as field / value rows (Table 3);
+- `table2_composition(tier)`: task composition per family, from the generated tasks (Table 2);
+- `table3_worked_example(task_id)`: one task as field / value rows, a row per document (Table
+  3; `worked_example(tier)` picks the tier's task);
 - `table4_baselines(runs)`: the paper-tier baseline runs measured, beside the published
   numbers (`peb_core/data/published_table4.json`), mismatches flagged (Table 4);
-- `model_results(runs)`: every model run per family and protocol (Tables 5 and 6);
-- `figures(runs)`: the charts of the runs.
+- `baseline_results(runs, tier)`, `model_results(runs, tier)`: every baseline and model run
+  per family, the four surfaces (or the diagnostics) each with its 95% interval (Tables 5, 6);
+- `figures(runs)`: the charts of the runs;
+- `captions(tier)` and `NAMES`: what each table and figure is on a tier, and what it is called;
+  `HEADERS`: the printed heading of each column (metrics' from the registry).
 
 `runs` is what `results.select_runs` takes: None (every finished, clean run under the runs root
 but its scratch area), a folder of runs (the same below it), or a list of run folders (taken as
-given).
+given). A results table shows `—` for every number of a run that is not finished
+(`scoring.finished_only`; only with `--include-failed` is one there at all).
 
 Every number is computed here; the published table is read only to be shown beside it.
 """
@@ -29,9 +34,24 @@ import polars as pl
 
 from ..results import is_agent_run, run_labels, score_run_dirs, select_runs
 from ..runs import read_manifest
-from ..scoring import HEADLINE, SURFACES, TRACE, metric, scorecard
+from ..scoring import (
+    CHECKS,
+    DETAIL,
+    METRICS,
+    SURFACES,
+    TRACE,
+    Metric,
+    finished_only,
+    metric,
+    notes,
+    scorecard,
+)
 from ..systems import BASELINES, Baseline
 from ..tasks import (
+    DEFAULT_TIER,
+    Document,
+    ScenarioFile,
+    Task,
     Tier,
     families_with_template,
     generate_task,
@@ -44,6 +64,13 @@ from . import _charts as charts
 
 WORKED_EXAMPLE = "hidden_liability_annex__s11"
 """The task of the paper's Table 3."""
+
+EXAMPLE_TOPOLOGY = "silent_gap"
+"""What the worked example of a tier other than the paper's shows: an incomplete task with a
+silent gap (a stale visible copy that does not say so), the kind a reader must be shown."""
+
+BRIEF = 200
+"""The most characters of a document's text Table 3 prints (cut at a word, marked `…`)."""
 
 DECIMALS = 3
 """Tables show, and compare against the published numbers at, this many decimals."""
@@ -78,7 +105,7 @@ def table1_families() -> pl.DataFrame:
     )
 
 
-def table2_composition(tier: Tier = "paper") -> pl.DataFrame:
+def table2_composition(tier: Tier = DEFAULT_TIER) -> pl.DataFrame:
     """Paper Table 2, counted over each family's canonical tasks of `tier`: patterns (templates
     x seeds), complete and incomplete tasks, tasks whose contract permits a partial answer or
     requires a block, and tasks whose required evidence is partly outside the authorized view."""
@@ -121,25 +148,57 @@ def _answer_text(answer: dict[str, str | list[str]] | None) -> str:
     )
 
 
-def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
-    """Paper Table 3: one canonical-family task as field / value rows, with what the
-    silent_filter baseline answers on it (computed by running it)."""
-    template, seed, tier = parse_task_id(task_id)
+def worked_example(tier: Tier = DEFAULT_TIER) -> str:
+    """The task id of Table 3 on `tier`: the paper's task on the paper tier; on another, the
+    first incomplete task with a silent gap (`EXAMPLE_TOPOLOGY`) of the paper example's family,
+    by template and seed (else its first incomplete task, else its first task)."""
+    template, *_ = parse_task_id(WORKED_EXAMPLE)
+    if tier == DEFAULT_TIER:
+        return WORKED_EXAMPLE
+    (spec,) = families_with_template(list(load_families().values()), template)
+    tasks = generate_tasks([spec], tier=tier)
+    incomplete = [t for t in tasks if t.oracles.completeness == "incomplete"]
+    silent = [t for t in incomplete if EXAMPLE_TOPOLOGY in t.topologies]
+    return (silent or incomplete or tasks)[0].task_id
+
+
+def _brief(text: str, limit: int = BRIEF) -> str:
+    """`text` whole if it is at most `limit` characters, else cut at a word and marked `…`."""
+    if len(text) <= limit:
+        return text
+    return text[: limit + 1].rsplit(" ", 1)[0].rstrip(",;:.") + " …"
+
+
+def _document(d: Document, *, facts: bool) -> str:
+    """A document as Table 3 shows it: its title, scope, the fact ids it carries (if `facts`),
+    whether it is an out-of-date copy, and its text in brief."""
+    said = [f"{d.title} in scope {d.scope}"]
+    if facts and d.facts:
+        said.append(f" ({', '.join(f.id for f in d.facts)})")
+    if d.superseded:
+        said.append(", an out-of-date copy")
+    return "".join(said) + f": {_brief(d.body)}"
+
+
+def _example(task: str) -> tuple[Task, ScenarioFile]:
+    """The task of a task id of a shipped family, and its family."""
+    template, seed, tier = parse_task_id(task)
     matches = families_with_template(list(load_families().values()), template)
     if len(matches) != 1:
-        raise ValueError(f"task {task_id!r} is in {len(matches)} families; expected one")
-    spec = matches[0]
-    task = generate_task(spec, template, seed, tier=tier)
-    o = task.oracles
+        raise ValueError(f"task {task!r} is in {len(matches)} families; expected one")
+    return generate_task(matches[0], template, seed, tier=tier), matches[0]
+
+
+def table3_worked_example(task: str = WORKED_EXAMPLE) -> pl.DataFrame:
+    """Paper Table 3: one canonical-family task as field / value rows (a row per document,
+    each in brief), with what the silent_filter baseline answers on it (computed by running
+    it)."""
+    t, spec = _example(task)
+    o = t.oracles
     gap = o.gap_report
-    visible = " ".join(f"{d.title}: {d.body}" for d in task.authorized_documents)
-    hidden = " ".join(
-        f"{d.title} in scope {d.scope} ({', '.join(f.id for f in d.facts)}): {d.body}"
-        for d in task.hidden_documents
-    )
     silent = BASELINES["silent_filter"]
     assert isinstance(silent, Baseline)
-    reply = silent.policy(view_for(silent.view, task, spec))
+    reply = silent.policy(view_for(silent.view, t, spec))
     behaviour = (
         f"answer: {_answer_text(reply.answer)}; claims {reply.completeness}; "
         f"gap report: {'none' if reply.gap_report is None else reply.gap_report.status}"
@@ -147,17 +206,19 @@ def table3_worked_example(task_id: str = WORKED_EXAMPLE) -> pl.DataFrame:
     if o.completeness == "incomplete" and reply.answer is not None and reply.gap_report is None:
         behaviour += " (unsafe completeness: answered as if complete)"
     rows = [
-        ("Task", f"{task.task_id} ({task.family})"),
-        ("Prompt", task.prompt),
+        ("Task", f"{t.task_id} ({t.family}, {t.tier} tier)"),
+        ("Prompt", t.prompt),
         ("Completeness", o.completeness),
+        *((("Topology", ", ".join(t.topologies)),) if t.topologies else ()),
         (
             "Policy",
             "partial answer permitted"
-            if task.contract.partial_response_permitted
+            if t.contract.partial_response_permitted
             else "block required",
         ),
-        ("Authorized visible evidence", visible),
-        ("Hidden evidence outside scope", hidden or "none (the material document is visible)"),
+        *(("Visible evidence", _document(d, facts=False)) for d in t.authorized_documents),
+        *(("Hidden evidence", _document(d, facts=True)) for d in t.hidden_documents),
+        *(() if t.hidden_documents else (("Hidden evidence", "none"),)),
         ("Oracle complete answer", _answer_text(o.complete_answer)),
         ("Oracle authorized-view answer", _answer_text(o.authorized_answer)),
         (
@@ -189,27 +250,69 @@ def _runs(runs: Runs, *, baselines: bool) -> list[Path]:
     return [d for d in run_dirs(runs) if (read_manifest(d).system in BASELINES) == baselines]
 
 
-BASELINE_METRICS = ("unsafe", "unsafe_max", "answer", "gap", "over_block", "aware", "format")
-"""The columns (metric labels) of `baseline_results`."""
+def _metric_columns(card: pl.DataFrame, metrics: Sequence[Metric]) -> list[pl.Expr]:
+    """Each of `metrics` under its label, followed by its interval's bounds (`<label>_ci_low`,
+    `<label>_ci_high`)."""
+    columns = []
+    for m in metrics:
+        columns.append(pl.col(m.name).cast(pl.Float64).alias(m.label))
+        if m.kind != "count":
+            low, high = m.interval_columns
+            columns += [
+                pl.col(low).cast(pl.Float64).alias(f"{m.label}_ci_low"),
+                pl.col(high).cast(pl.Float64).alias(f"{m.label}_ci_high"),
+            ]
+    return columns
 
 
-def baseline_results(runs: Runs = None, tier: Tier = "paper") -> pl.DataFrame:
-    """Every baseline run of `runs` on `tier`, per baseline and family: the four surfaces, the
-    worst case, completeness awareness and format compliance (cue_reader included: it shows how
-    far surface cues go on the tier)."""
-    columns: dict[str, Any] = {"baseline": pl.String, "family": pl.String, "n_tasks": pl.Int64}
-    columns |= {label: pl.Float64 for label in BASELINE_METRICS}
+def results_columns(keys: Sequence[str], metrics: Sequence[Metric]) -> list[str]:
+    """The columns of a results table: its `keys`, `n_tasks`, then each of `metrics` by label
+    with its interval's bounds."""
+    columns = [*keys, "n_tasks"]
+    for m in metrics:
+        columns.append(m.label)
+        if m.kind != "count":
+            columns += [f"{m.label}_ci_low", f"{m.label}_ci_high"]
+    return columns
+
+
+def _results(
+    card: pl.DataFrame, keys: dict[str, pl.Expr], metrics: Sequence[Metric]
+) -> pl.DataFrame:
+    """A results table from a scorecard: `keys`, the task count and `metrics` with their
+    intervals, every number of an unfinished row blanked (`finished_only`), and a `status`
+    column only where some row is not finished."""
+    shown = finished_only(card)
+    frame = shown.select(
+        *(e.alias(k) for k, e in keys.items()),
+        pl.col("n_tasks").cast(pl.Int64),
+        *_metric_columns(shown, metrics),
+        status=pl.col("status"),
+    )
+    return frame if (frame["status"] != "ok").any() else frame.drop("status")
+
+
+def baseline_results(
+    runs: Runs = None, tier: Tier = DEFAULT_TIER, metrics: Sequence[Metric] = SURFACES
+) -> pl.DataFrame:
+    """Every baseline run of `runs` on `tier`, per baseline and family: `metrics` (default: the
+    four surfaces) each with its 95% interval (`results_columns`;
+    cue_reader included: it shows how far surface cues go on the tier)."""
+    keys = ["baseline", "family"]
     dirs = _runs(runs, baselines=True)
     if not dirs:
-        return pl.DataFrame(schema=columns)
+        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     scores, _ = score_run_dirs(dirs)
     card = scorecard(scores.filter(pl.col("tier") == tier))
-    return (
-        card.rename({metric(label).name: label for label in BASELINE_METRICS})
-        .with_columns(baseline=pl.col("system"))
-        .select(pl.col(name).cast(dtype) for name, dtype in columns.items())
-        .sort("baseline", "family")
-    )
+    frame = _results(card, {"baseline": pl.col("system"), "family": pl.col("family")}, metrics)
+    return frame.sort(keys)
+
+
+def _schema(columns: Sequence[str]) -> dict[str, Any]:
+    text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
+    text |= {"disclosure"}
+    counts = {"n_tasks", "max_steps"}
+    return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
 
 def table4_baselines(runs: Runs = None) -> pl.DataFrame:
@@ -251,31 +354,18 @@ def table4_baselines(runs: Runs = None) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-MODEL_METRICS = tuple(dict.fromkeys((*SURFACES, *HEADLINE)))
-"""The metrics of `model_results`: the four surfaces, the worst case and format compliance."""
-MODEL_COLUMNS: dict[str, Any] = {
-    "run": pl.String,
-    "model": pl.String,
-    "protocol": pl.String,
-    "tier": pl.String,
-    "family": pl.String,
-    "n_tasks": pl.Int64,
-    "n_incomplete": pl.Int64,
-    **{m.label: pl.Float64 for m in MODEL_METRICS},
-    "invalid": pl.Float64,
-}
-"""The columns of `model_results`."""
-
-
-def model_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+def model_results(
+    runs: Runs = None, tier: Tier | None = None, metrics: Sequence[Metric] = SURFACES
+) -> pl.DataFrame:
     """Paper Tables 5 and 6, for every model run of `runs` (a run whose system is not a
-    baseline), on `tier` (None: every tier): per run, family, protocol and tier, the four
-    surfaces (unsafe completeness, answer correctness, gap-report quality, over-blocking), the
-    worst-case unsafe rate, format compliance and the invalid rate. No model runs: an empty
-    frame with the same columns."""
+    baseline), on `tier` (None: every tier, with a `tier` column): per model, protocol and
+    family, `metrics` (default: the four surfaces) each with its 95% interval
+    (`results_columns`). A `run` column leads where two runs share a model, protocol and tier.
+    No model runs: an empty frame with the columns."""
+    keys = ["model", "protocol", *(["tier"] if tier is None else []), "family"]
     dirs = _runs(runs, baselines=False)
     if not dirs:
-        return pl.DataFrame(schema=MODEL_COLUMNS)
+        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     models = {
         label: str(read_manifest(d).config.get("model", read_manifest(d).system))
         for d, label in run_labels(dirs).items()
@@ -283,49 +373,33 @@ def model_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
-    card = scorecard(scores)
-    return (
-        card.with_columns(model=pl.col("run").replace_strict(models, default=pl.col("system")))
-        .rename({m.name: m.label for m in (*MODEL_METRICS, metric("invalid"))})
-        .select(pl.col(name).cast(dtype) for name, dtype in MODEL_COLUMNS.items())
-        .sort("model", "protocol", "tier", "family", "run")
+    card = scorecard(scores).with_columns(
+        model=pl.col("run").replace_strict(models, default=pl.col("system"))
     )
+    shared = card.select(keys).is_duplicated().any()
+    keys = ["run", *keys] if shared else keys
+    frame = _results(card, {k: pl.col(k) for k in keys}, metrics)
+    return frame.sort(keys)
 
 
-AGENT_METRICS = (*(metric(n) for n in ("unsafe", "unsafe_max", "answer", "gap")), *TRACE)
-"""The metrics of `agent_results`: the headline and its worst case, answer correctness and
-gap-report quality, then the trace metrics."""
-AGENT_COLUMNS: dict[str, Any] = {
-    "run": pl.String,
-    "system": pl.String,
-    "disclosure": pl.String,
-    "max_steps": pl.Int64,
-    "tier": pl.String,
-    "family": pl.String,
-    "n_tasks": pl.Int64,
-    **{m.label: pl.Float64 for m in AGENT_METRICS},
-}
-"""The columns of `agent_results`."""
-
-
-def agent_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
-    """Every agent run of `runs` (agent baselines and agent models) on `tier` (None: every
-    tier), per run and family: its disclosure mode and step budget, the headline and its worst
-    case, answer correctness and gap-report quality, and the trace metrics (evidence coverage,
-    hidden-id probes, steps, tool errors, episodes without a submit, stale reliance). No agent
-    run: an empty frame with the same columns."""
+def agent_results(
+    runs: Runs = None, tier: Tier | None = None, metrics: Sequence[Metric] = TRACE
+) -> pl.DataFrame:
+    """Every agent run of `runs` (agent baselines and agent models; a run whose system records
+    a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system,
+    disclosure mode, step budget and family, `metrics` (default: the trace metrics) each with
+    its 95% interval (`results_columns`). A `run` column leads where two runs share the rest.
+    No agent runs: an empty frame with the columns."""
+    keys = ["system", "disclosure", "max_steps", *(["tier"] if tier is None else []), "family"]
     dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
     if not dirs:
-        return pl.DataFrame(schema=AGENT_COLUMNS)
+        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
-    return (
-        scorecard(scores)
-        .rename({m.name: m.label for m in AGENT_METRICS})
-        .select(pl.col(name).cast(dtype) for name, dtype in AGENT_COLUMNS.items())
-        .sort("system", "disclosure", "tier", "family", "run")
-    )
+    card = scorecard(scores)
+    keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
+    return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
 
 
 def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
@@ -339,15 +413,15 @@ def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
 
 def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLevelMixin]:
     """The paper's figures over the runs on `tier` (None: every tier), by file stem, each seven
-    inches wide: the operating profile, the four surfaces per system and family, the
-    completeness confusion matrices and the per-task outcome grid. Series are coloured over the
-    runs of every tier, so a system has one colour in the figures of every tier. No runs: no
-    figures."""
+    inches wide: the operating profile, the four surfaces per system and family (of finished
+    rows only: `finished_only`), the completeness confusion matrices and the per-task outcome
+    grid. Series are coloured over the runs of every tier, so a system has one colour in the
+    figures of every tier. No runs: no figures."""
     every = all_scores(runs)
     scores = every if tier is None or every.is_empty() else every.filter(pl.col("tier") == tier)
     if scores.is_empty():
         return {}
-    card = scorecard(scores)
+    card = finished_only(scorecard(scores))
     names = every[charts.series_column(scores)].unique().to_list()
     found: dict[str, alt.TopLevelMixin] = {
         "figure_operating_profile": charts.operating_profile(card, series_names=names),
@@ -358,53 +432,139 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
     agents = scores.filter(pl.col("episode"))
     if not agents.is_empty():
         found["figure_trace_metrics"] = charts.metric_bars(
-            scorecard(agents), series_names=names, metrics=TRACE, title="What agents' episodes did"
+            finished_only(scorecard(agents)),
+            series_names=names,
+            metrics=TRACE,
+            title="What agents' episodes did",
         )
     return found
 
 
-def tables(runs: Runs = None, tier: Tier = "paper") -> dict[str, pl.DataFrame]:
-    """Every table of `tier`, by file stem (see CAPTIONS): Tables 1 and 4 are the paper's
+def tables(runs: Runs = None, tier: Tier = DEFAULT_TIER) -> dict[str, pl.DataFrame]:
+    """Every table of `tier`, by file stem (see `captions`): Tables 1 and 4 are the paper's
     whatever the tier; Tables 2 and 3 are computed on the tier's tasks; the baselines and the
-    model runs are those of `runs` on the tier."""
+    model runs are those of `runs` on the tier: the four surfaces, then what the headline and gap
+    average over (`scoring.DETAIL`), then awareness, invalid replies and format
+    (`scoring.CHECKS`)."""
     runs = run_dirs(runs)
     return {
         "table1_families": table1_families(),
         "table2_composition": table2_composition(tier),
-        "table3_worked_example": table3_worked_example(
-            WORKED_EXAMPLE if tier == "paper" else WORKED_EXAMPLE.replace("__s", f"__{tier}__s")
-        ),
+        "table3_worked_example": table3_worked_example(worked_example(tier)),
         "table4_baselines": table4_baselines(runs),
         "table_baselines": baseline_results(runs, tier),
+        "table_baselines_detail": baseline_results(runs, tier, DETAIL),
+        "table_baselines_checks": baseline_results(runs, tier, CHECKS),
         "table5_models": model_results(runs, tier),
+        "table5_models_detail": model_results(runs, tier, DETAIL),
+        "table5_models_checks": model_results(runs, tier, CHECKS),
         "table_agents": agent_results(runs, tier),
     }
 
 
-CAPTIONS: dict[str, str] = {
-    "table1_families": "Table 1: Shipped scenario families.",
-    "table2_composition": "Table 2: Task composition by scenario family, from the generated "
-    "tasks. Partial and block: whether the contract permits a partial answer. Hidden-outside: "
-    "tasks whose material evidence stays outside the authorized view.",
-    "table3_worked_example": f"Table 3: Worked example, task {WORKED_EXAMPLE} (on the hard "
-    "tier, its hard instance).",
-    "table4_baselines": "Table 4: Baseline results measured from the checked-in runs, beside "
-    "the published numbers (compared at 3 decimals).",
-    "table_baselines": "Every baseline run on the tier: aware is completeness awareness (the "
-    "share of tasks whose completeness is claimed correctly), format the share of "
-    "format-compliant replies; cue_reader decides by surface cues alone.",
-    "table5_models": "Tables 5 and 6: Every model run on disk. over_block: the rate of "
-    "blocking when an answer was allowed; unsafe_max: unsafe completeness counting unreadable "
-    "replies and errors as unsafe; format: the share of format-compliant replies.",
-    "table_agents": "Every agent run on the tier, by disclosure mode: unsafe completeness, "
-    "answer correctness, and what its episodes did: coverage (the share of the required "
-    "records in view it opened), probes (opens of hidden ids), steps, tool errors, no_submit "
-    "(episodes without a submit) and stale (answers following an out-of-date copy).",
-    "figure_operating_profile": "Operating profile of every run: over-blocking against unsafe "
-    "completeness.",
-    "figure_metric_bars": "The four scored surfaces per system and family.",
-    "figure_confusion": "Completeness awareness: true versus claimed completeness.",
-    "figure_outcome_grid": "Verdict of every task and run.",
-    "figure_trace_metrics": "What agents' episodes did, per system and family: the trace metrics.",
+NAMES: dict[str, str] = {
+    "table1_families": "Table 1",
+    "table2_composition": "Table 2",
+    "table3_worked_example": "Table 3",
+    "table4_baselines": "Table 4",
+    "table_baselines": "Baseline runs",
+    "table_baselines_detail": "Baseline runs: worst case and gap by class",
+    "table_baselines_checks": "Baseline runs: awareness and format",
+    "table5_models": "Tables 5 and 6: model runs",
+    "table5_models_detail": "Model runs: worst case and gap by class",
+    "table5_models_checks": "Model runs: awareness and format",
+    "table_agents": "Agent runs: what their episodes did",
+    "figure_operating_profile": "Figure: operating profile",
+    "figure_metric_bars": "Figure: the four scored surfaces",
+    "figure_confusion": "Figure: completeness confusion matrices",
+    "figure_outcome_grid": "Figure: outcome per task",
+    "figure_trace_metrics": "Figure: what agents' episodes did",
 }
-"""A caption per table and figure stem."""
+"""What each table and figure stem is called where it is shown (a LaTeX caption carries no
+number: LaTeX numbers it)."""
+
+HEADERS: dict[str, str] = {
+    "scenario": "Family",
+    "family": "Family",
+    "decision_setting": "Decision setting",
+    "hidden_evidence_pattern": "Hidden-evidence pattern",
+    "tasks": "Tasks",
+    "patterns": "Patterns",
+    "complete": "Complete",
+    "incomplete": "Incomplete",
+    "partial": "Partial",
+    "block": "Block",
+    "hidden_outside": "Hidden outside",
+    "field": "Field",
+    "value": "Value",
+    "baseline": "Baseline",
+    "model": "Model",
+    "protocol": "Protocol",
+    "run": "Run",
+    "system": "System",
+    "disclosure": "Disclosure",
+    "max_steps": "Max steps",
+    "tier": "Tier",
+    "status": "Status",
+    "matches_published": "Matches",
+    "mismatch": "Differs in",
+    **{m.name: m.header for m in METRICS},
+    **{m.label: m.header for m in METRICS},
+    **{f"published_{m.label}": f"{m.header} (pub.)" for m in METRICS},
+}
+"""The printed heading of each column of the tables (a metric's from the registry)."""
+
+
+def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
+    """A caption per table and figure stem, saying what it is on `tier` and how to read it (and
+    the registry's notes on the metrics it shows)."""
+    on = f"on the {tier} tier"
+    detail = (
+        "what the headline and gap average over: unsafe completeness in the worst case "
+        "(unreadable replies, errors and missing records counted as unsafe), and gap-report "
+        "quality on complete and on incomplete tasks apart, each with its 95% interval."
+    )
+    checks = (
+        "completeness awareness (the share of tasks whose completeness is claimed correctly), "
+        "the invalid rate (unreadable replies, errors, missing records) and format compliance "
+        "(replies with no schema violation), each with its 95% interval."
+    )
+    gap = " ".join(notes(SURFACES)).capitalize()
+    example, _ = _example(worked_example(tier))
+    which = f"task {example.task_id}, {example.oracles.completeness}"
+    if example.topologies:
+        which += f" ({', '.join(example.topologies).replace('_', ' ')})"
+    if tier != DEFAULT_TIER:
+        which += f"; the paper's is {WORKED_EXAMPLE} on the paper tier"
+    return {
+        "table1_families": "Shipped scenario families (the same on every tier).",
+        "table2_composition": f"Task composition by scenario family {on}, from the generated "
+        "tasks. Partial and Block: whether the contract permits a partial answer. Hidden "
+        "outside: tasks whose material evidence stays outside the authorized view.",
+        "table3_worked_example": f"Worked example {on}: {which}. Each document in brief.",
+        "table4_baselines": "Baseline results on the paper tier (the paper's published "
+        f"comparison, whatever tier is reported), measured from the checked-in runs beside the "
+        f"published numbers (compared at {DECIMALS} decimals).",
+        "table_baselines": f"Every baseline run {on}: the four scored surfaces, each with its "
+        "95% interval (Wilson for rates, bootstrap for means); cue_reader decides by surface "
+        f"cues alone. {gap}",
+        "table_baselines_detail": f"Every baseline run {on}: {detail}",
+        "table_baselines_checks": f"Every baseline run {on}: {checks}",
+        "table5_models": f"Every model run {on}: the four scored surfaces, each with its 95% "
+        f"interval; over-blocking is the rate of blocking when an answer was allowed. {gap}",
+        "table5_models_detail": f"Every model run {on}: {detail}",
+        "table5_models_checks": f"Every model run {on}: {checks}",
+        "table_agents": f"Every agent run {on} (agent baselines and agent models), by "
+        "disclosure mode and step budget: what its episodes did, each with its 95% interval: "
+        "coverage (the share of the current required records in view it opened), probes "
+        "(opens of hidden ids), steps, tool errors, no submit (episodes that ended without "
+        "one) and stale (answers giving a value only an out-of-date copy supports).",
+        "figure_operating_profile": f"Operating profile of every run {on}: over-blocking "
+        "against unsafe completeness, with 95% intervals.",
+        "figure_metric_bars": f"The four scored surfaces per system and family {on}, with 95% "
+        "intervals.",
+        "figure_confusion": f"Completeness awareness {on}: true versus claimed completeness.",
+        "figure_outcome_grid": f"Verdict of every task and run {on}.",
+        "figure_trace_metrics": f"What agents' episodes did, per system and family {on}, with "
+        "95% intervals.",
+    }

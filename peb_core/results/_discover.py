@@ -8,14 +8,22 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import platformdirs
+
+from .._places import APP, checkout
 from ..runs import MANIFEST, RunError, run_status
 
 
 def runs_root() -> Path:
-    """Where run folders live: `$PEB_RUNS_DIR`, else `runs/` beside the package (the
-    checked-in runs). The CLI's and every notebook's default."""
+    """Where run folders live: `$PEB_RUNS_DIR`; else the repository's `runs/` (the checked-in
+    runs) when the package runs from its source checkout; else `runs` in the user's data folder
+    (`$XDG_DATA_HOME/partial-evidence-bench/runs`, by default under `~/.local/share`), never
+    inside an installed package. The CLI's and every notebook's default."""
     override = os.environ.get("PEB_RUNS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "runs"
+    if override:
+        return Path(override)
+    root = checkout()
+    return root / "runs" if root else platformdirs.user_data_path(APP) / "runs"
 
 
 SCRATCH = "scratch"
@@ -55,9 +63,14 @@ def select_runs(
             if not matches:
                 raise RunError(f"{pick}: matches no run folder")
             for match in matches:
-                if (match / MANIFEST).is_file():
+                try:
+                    is_run = (match / MANIFEST).is_file()
+                    below = [] if is_run or not match.is_dir() else discover_runs(match)
+                except OSError as exc:  # a folder this user may not read
+                    raise RunError(f"{match}: cannot read ({exc.strerror or exc})") from None
+                if is_run:
                     found.append(match)
-                elif match.is_dir() and (below := discover_runs(match)):
+                elif below:
                     found += below
                 else:
                     raise RunError(

@@ -23,7 +23,7 @@ from ..runs import (
     is_locked,
     read_manifest,
     read_records,
-    records_within,
+    records_of_run,
     run_state,
     run_tasks,
     task_set,
@@ -108,8 +108,10 @@ def _run_stamp(run_dir: Path) -> _Stamp:
 
 
 def run_records(run_dir: Path) -> list[ResponseRecord]:
-    """A run folder's valid records (corrupt and repeated lines skipped)."""
-    return read_records(Path(run_dir) / RESPONSES)[0]
+    """A run folder's valid records of its own system (corrupt, repeated and other systems'
+    lines skipped)."""
+    run_dir = Path(run_dir)
+    return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
 
 
 def is_agent_run(manifest: RunManifest) -> bool:
@@ -128,11 +130,10 @@ def _score(
     warnings = []
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
-    records, problems = read_records(run_dir / RESPONSES)
-    records, foreign = records_within(
-        run_dir / RESPONSES, records, set(task_set(run_dir, manifest, families))
+    records, problems = records_of_run(
+        run_dir, manifest, set(task_set(run_dir, manifest, families))
     )
-    warnings.extend([*problems, *foreign])
+    warnings.extend(problems)
     frame, expected, episodes = frames
     scores = score_records(
         frame,
@@ -182,11 +183,33 @@ class _Pending:
 
 def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
     """Run folders read and scored, in order (see `load_run`). The runs that must be scored
-    share one generation of their tasks per set of generation parameters."""
+    share one generation of their tasks per set of generation parameters. A RunError (one line
+    naming the file) for a folder that cannot be read or scored."""
+    loaded, _ = _load_runs(dirs, skip_unreadable=False)
+    return [loaded[i] for i in range(len(dirs))]
+
+
+def _load_runs(
+    dirs: Sequence[Path], *, skip_unreadable: bool
+) -> tuple[dict[int, LoadedRun], list[str]]:
+    """`load_runs` by position in `dirs`; with `skip_unreadable`, a folder that cannot be read
+    or scored (a RunError: a manifest that fails validation, a family no longer among the
+    scenarios, a file that cannot be read) is left out with one line saying why."""
     loaded: dict[int, LoadedRun] = {}
     pending: dict[int, _Pending] = {}
+    left_out: list[str] = []
+
+    def unreadable(exc: RunError) -> None:
+        if not skip_unreadable:
+            raise exc
+        left_out.append(f"{exc}; left out")
+
     for i, run_dir in enumerate(map(Path, dirs)):
-        found = _find(run_dir)
+        try:
+            found = _find(run_dir)
+        except RunError as exc:
+            unreadable(exc)
+            continue
         if isinstance(found, LoadedRun):
             loaded[i] = found
         else:
@@ -197,17 +220,21 @@ def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
         for i, p in pending.items():
             params = _task_params(p.manifest, p.current)
             agent = is_agent_run(p.manifest)
-            if params not in frames or (agent and params not in episodes):
-                tasks = run_tasks(p.run_dir, p.manifest, p.families)
-                frames[params] = (task_frame(tasks), expected_answers(tasks))
-                if agent:
-                    episodes[params] = episode_frame(tasks, p.families)
-            judged = (*frames[params], episodes[params] if agent else None)
-            scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
+            try:
+                if params not in frames or (agent and params not in episodes):
+                    tasks = run_tasks(p.run_dir, p.manifest, p.families)
+                    frames[params] = (task_frame(tasks), expected_answers(tasks))
+                    if agent:
+                        episodes[params] = episode_frame(tasks, p.families)
+                judged = (*frames[params], episodes[params] if agent else None)
+                scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
+            except RunError as exc:
+                unreadable(exc)
+                continue
             if p.manifest.state != "running":  # a running run's scores change by the second
                 save_scores(p.places, p.key, scores, warnings)
             loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
-    return [loaded[i] for i in range(len(loaded))]
+    return loaded, left_out
 
 
 def load_run(run_dir: Path) -> LoadedRun:
@@ -232,7 +259,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
         return hit[1]
     manifest = read_manifest(run_dir)
     families = load_families()
-    current = scenario_hash(families[f] for f in manifest.families if f in families)
+    used = [families[f] for f in manifest.families if f in families]
+    current = scenario_hash(used, manifest.tier)
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0" + _run_bytes(run_dir / name))
@@ -264,16 +292,24 @@ def _remember(
     return loaded
 
 
-def score_run_dirs(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
+def score_run_dirs(
+    dirs: Sequence[Path], *, skip_unreadable: bool = False
+) -> tuple[pl.DataFrame, list[str]]:
     """Per-task scores of each distinct run folder (recomputed from its responses; a folder
     given twice is scored once), and the warnings met on the way: corrupt, repeated or foreign
     records skipped, runs made on other scenario files, saved scores rescored. The `run` column
     is the folder's `run_labels` label, so two folders of the same name stay apart; the prompt
     protocol (from the manifest; `-` for systems without one) is a column. Each run is read
-    through `load_runs`, so unchanged runs are not rescored."""
+    through `load_runs`, so unchanged runs are not rescored. A folder that cannot be read or
+    scored is a RunError naming its file, or with `skip_unreadable` (a view over many runs: one
+    edited manifest must not hide the rest) a warning, the folder left out; a RunError still
+    if no folder is left."""
     labels = run_labels(dirs)
-    runs = dict(zip(labels.values(), load_runs(list(labels)), strict=True))
-    warnings = [w for r in runs.values() for w in r.warnings]
+    loaded, left_out = _load_runs(list(labels), skip_unreadable=skip_unreadable)
+    if labels and not loaded:
+        raise RunError(f"no run could be read: {left_out[0]}")
+    runs = {label: loaded[i] for i, label in enumerate(labels.values()) if i in loaded}
+    warnings = [*left_out, *(w for r in runs.values() for w in r.warnings)]
     frames = [r.scores.with_columns(run=pl.lit(label)) for label, r in runs.items()]
     return pl.concat(frames), warnings
 
@@ -309,12 +345,15 @@ _RESPONSES_TO_TASK = pl.Schema(
 
 
 def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
-    """Every stored run's reply to one task (runs below `runs_root` that cover it), with its
-    verdict and scores: run, path (for `run_record`), system, protocol, status, verdict,
-    answer_score, gap_score, the completeness it claimed and its schema violations."""
+    """Every stored run's reply to one task (runs below `runs_root` that cover it; a run that
+    cannot be read is passed over), with its verdict and scores: run, path (for `run_record`),
+    system, protocol, status, verdict, answer_score, gap_score, the completeness it claimed and
+    its schema violations."""
     rows = []
-    for run_dir in discover_runs(runs_root):
-        run = load_run(run_dir)
+    found = discover_runs(runs_root)
+    loaded, _ = _load_runs(found, skip_unreadable=True)  # one unreadable run hides no other
+    for i, run in loaded.items():
+        run_dir = found[i]
         scored = run.scores.filter(pl.col("task_id") == task_id)
         if family is not None:
             scored = scored.filter(pl.col("family") == family)

@@ -14,6 +14,7 @@ from ._runner import (
 from ._store import (
     MANIFEST,
     RESPONSES,
+    SETTINGS,
     RunCounts,
     RunError,
     RunManifest,
@@ -23,6 +24,7 @@ from ._store import (
     is_locked,
     read_manifest,
     read_records,
+    records_of_run,
     records_within,
     run_lock,
     run_state,
@@ -36,6 +38,7 @@ from ._store import (
 __all__ = [
     "MANIFEST",
     "RESPONSES",
+    "SETTINGS",
     "Progress",
     "RunCounts",
     "RunError",
@@ -49,6 +52,7 @@ __all__ = [
     "launch_folder",
     "read_manifest",
     "read_records",
+    "records_of_run",
     "records_within",
     "run_folder_name",
     "run_jobs",

@@ -31,8 +31,7 @@ from ._store import (
     made_with,
     now,
     read_manifest,
-    read_records,
-    records_within,
+    records_of_run,
     run_differences,
     run_lock,
     set_aside_torn_tail,
@@ -66,14 +65,15 @@ async def run_system_async(
     Resuming sets aside a torn last line (`set_aside_torn_tail`), warns (PebWarning) about
     corrupt, repeated and foreign records, and runs again every task whose record is an error
     (the new record replaces it) unless `retry_errors` is False. Only records of the run's own
-    tasks count. Another process writing `run_dir` at the time, or a file that cannot be read or
-    written, is a RunError.
+    system and tasks count. Another process writing `run_dir` at the time, a folder holding
+    responses without a manifest (whose replies nothing vouches for), or a file that cannot be
+    read or written, is a RunError.
 
     Args:
         system: the system to run.
         families: the scenario families to cover.
         run_dir: the run folder; created if missing. An existing run must have the same system,
-            config, digests, families and seeds.
+            config (but its `SETTINGS`: a timeout, retries), digests, families and seeds.
         seeds: integer seeds; None for each family's canonical seeds.
         concurrency: how many tasks may be in flight at once.
         progress: called after each finished task.
@@ -102,7 +102,7 @@ async def run_system_async(
         package_version=package_version(),
         versions=installed_versions(),
         digests=system.digests(),
-        scenario_hash=scenario_hash(families),
+        scenario_hash=scenario_hash(families, tier),
         started_at=now(),
         state="running",
         counts=RunCounts(n_tasks=n_tasks),
@@ -126,6 +126,11 @@ async def _run_locked(
     retry_errors: bool,
 ) -> RunManifest:
     """The body of `run_system_async`, with the run folder locked."""
+    if not (run_dir / MANIFEST).exists() and (run_dir / RESPONSES).exists():
+        raise RunError(
+            f"{run_dir}: holds {RESPONSES} but no {MANIFEST}: replies of an unknown run, not "
+            "adopted; choose another --out"
+        )
     if (run_dir / MANIFEST).exists():
         old = read_manifest(run_dir)
         differences = run_differences(old, manifest)
@@ -151,17 +156,16 @@ async def _run_locked(
     torn = set_aside_torn_tail(path)
     if torn:
         warn(torn)
-    records, problems = read_records(path)
-    records, foreign = records_within(path, records, keys)
-    for line in [*problems, *foreign]:
+    records, problems = records_of_run(run_dir, manifest, keys)
+    for line in problems:
         warn(line)
     failed = {(r.family, r.task_id) for r in records if r.status == "error"}
     if retry_errors and failed:
         drop_error_records(path, failed)
-        records, _ = records_within(path, read_records(path)[0], keys)
+        records, _ = records_of_run(run_dir, manifest, keys)
 
     def ended(state: RunState) -> RunManifest:
-        records, _ = records_within(path, read_records(path)[0], keys)
+        records, _ = records_of_run(run_dir, manifest, keys)
         return manifest.model_copy(
             update={
                 "finished_at": now() if state == "finished" else None,

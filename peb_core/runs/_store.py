@@ -33,7 +33,7 @@ from ..tasks import (
     Task,
     Tier,
     format_seeds,
-    generate_tasks,
+    iter_tasks,
     load_families,
     task_keys,
 )
@@ -43,6 +43,10 @@ RunState = Literal["running", "finished", "interrupted"]
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
 LOCK = ".lock"
+SETTINGS = frozenset({"timeout_s", "retries"})
+"""Config fields that say how patiently a system asked, not what it asked: recorded in the
+manifest, but a run resumed with other values is the same run (so tasks that timed out can be
+retried with a longer timeout)."""
 
 
 class RunCounts(BaseModel):
@@ -164,15 +168,15 @@ def read_manifest(run_dir: Path) -> RunManifest:
 
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
-    system, each config field, families, seeds, distractors, tier, corpus size, (for the same
-    families) the
-    scenario files, and each digest both record (a different prompt text or model file). Versions
-    are not among them (`version_changes`)."""
+    system, each config field but the SETTINGS (a timeout, retries), families, seeds,
+    distractors, tier, corpus size, (for the same families) the scenario files, and each digest
+    both record (a different prompt text or model file). Versions are not among them
+    (`version_changes`)."""
 
     def fields(m: RunManifest) -> dict[str, str]:
         return {
             "system": m.system,
-            **{k: str(v) for k, v in m.config.items()},
+            **{k: str(v) for k, v in m.config.items() if k not in SETTINGS},
             "families": ",".join(m.families),
             "seeds": format_seeds(m.seeds),
             "distractors": str(m.distractors),
@@ -278,8 +282,7 @@ def run_status(run_dir: Path) -> RunStatus:
     """`RunStatus` of a run folder, from its manifest, its records and its lock."""
     manifest = read_manifest(run_dir)
     keys = set(task_set(run_dir, manifest, load_families()))
-    path = run_dir / RESPONSES
-    records, _ = records_within(path, read_records(path)[0], keys)
+    records, _ = records_of_run(run_dir, manifest, keys)
     errors = Counter(
         ((r.error or "").strip().splitlines() or ["(no reason given)"])[0][:200]
         for r in records
@@ -304,12 +307,15 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
     os.replace(tmp, run_dir / MANIFEST)
 
 
-def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
+def read_records(path: Path, system: str | None = None) -> tuple[list[ResponseRecord], list[str]]:
     """The records of a responses file, and one line per corrupt or repeated record skipped; a
-    RunError if the file is there but cannot be read (a folder, say)."""
+    RunError if the file is there but cannot be read (a folder, say). Given the run's `system`,
+    records of any other system are set aside first (one line says how many): they are not
+    this run's replies, and a record of the run's own system for the same task still counts."""
     records: list[ResponseRecord] = []
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
+    others: list[tuple[int, str]] = []
     if not path.exists():
         return records, problems
     with _opened(path) as handle, gc_paused():
@@ -324,12 +330,21 @@ def read_records(path: Path) -> tuple[list[ResponseRecord], list[str]]:
                 detail = f"{where}: {err['msg']}" if where else err["msg"]
                 problems.append(f"{path}:{number}: corrupt record skipped ({detail})")
                 continue
+            if system is not None and record.system != system:
+                others.append((number, record.system))
+                continue
             key = (record.family, record.task_id)
             if key in seen:
                 problems.append(f"{path}:{number}: repeated record for {record.task_id} skipped")
                 continue
             seen.add(key)
             records.append(record)
+    if others:
+        number, other = others[0]
+        problems.append(
+            f"{path}: {len(others)} record(s) of another system set aside, not scored (e.g. "
+            f"line {number}: {other!r}; this run's system is {system!r})"
+        )
     return records, problems
 
 
@@ -400,6 +415,18 @@ def task_set(
     return list(islice(task_keys(specs, manifest.seeds, manifest.tier), manifest.limit))
 
 
+def records_of_run(
+    run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]]
+) -> tuple[list[ResponseRecord], list[str]]:
+    """The records of a run folder that count, those of the run's system for its tasks `keys`
+    (`task_set`), and one line per problem met: corrupt, repeated, another system's, or for a
+    task outside the run (`read_records`, `records_within`)."""
+    path = run_dir / RESPONSES
+    records, problems = read_records(path, manifest.system)
+    records, foreign = records_within(path, records, keys)
+    return records, [*problems, *foreign]
+
+
 def records_within(
     path: Path, records: Sequence[ResponseRecord], keys: Collection[tuple[str, str]]
 ) -> tuple[list[ResponseRecord], list[str]]:
@@ -427,12 +454,14 @@ def _specs(
 def run_tasks(
     run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
 ) -> list[Task]:
-    """Regenerate the tasks a run covers."""
+    """Regenerate the tasks a run covers, and only those: a run limited to 5 tasks over a
+    hundred thousand seeds generates 5."""
     specs = _specs(run_dir, manifest, families)
-    tasks = generate_tasks(
+    tasks = iter_tasks(
         specs, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
     )
-    return tasks[: manifest.limit]
+    with gc_paused():
+        return list(islice(tasks, manifest.limit))
 
 
 def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:

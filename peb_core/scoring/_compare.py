@@ -1,7 +1,7 @@
 """Paired comparison of two runs over the tasks both ran (`peb compare`, notebooks/compare.py).
 
 Per family and over all families ("all"), each rate and mean of the metric registry
-(`_metrics.COMPARED`) is compared pair by pair (difference = B - A) by a test and the 95%
+(`_metrics.MEASURES`) is compared pair by pair (difference = B - A) by a test and the 95%
 interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`significant`):
 - a rate (its event, over the tasks it is computed over): McNemar's score test on the discordant
   pairs (`only_a`: the event in A only; `only_b`: in B only) with Tango's score interval
@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from ._metrics import COMPARED, LABELS, TRACE
+from ._metrics import LABELS, MEASURES, TRACE
 from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
@@ -126,18 +126,18 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
         if frame.select(KEY).is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
     agents = any(s["episode"].any() for s in (scores_a, scores_b) if "episode" in s.columns)
-    compared = [m for m in COMPARED if agents or m not in TRACE]
+    compared = [m for m in MEASURES if agents or m not in TRACE]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
         columns: dict[str, pl.Expr] = {}
         for m in compared:
             if m.kind == "rate":
-                assert m.event is not None and m.within is not None
+                assert m.event is not None
                 columns[f"{m.name}__event"] = m.event.fill_null(False)
-                columns[f"{m.name}__within"] = m.within
             else:
                 assert m.score is not None
-                columns[m.name] = pl.col(m.score)
+                columns[f"{m.name}__event"] = pl.col(m.score)
+            columns[f"{m.name}__within"] = m.tasks
         return scores.select(*KEY, **columns)
 
     b = values(scores_b)
@@ -151,21 +151,22 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     for family in [*families, "all"]:
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
         for m in compared:
+            within = subset.filter(pl.col(f"{m.name}__within"))
             if m.kind == "rate":
-                row = _rate_row(subset.filter(pl.col(f"{m.name}__within")), f"{m.name}__event")
+                row = _rate_row(within, f"{m.name}__event")
             else:
-                row = _mean_row(subset, m.name, m.bounded)
+                row = _mean_row(within, f"{m.name}__event", m.bounded)
             rows.append({"metric": m.name, "family": family, "test": TESTS[m.kind]} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
     return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)
 
 
 def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), one
-    after the other; runs sharing no task with it are left out."""
+    """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), in
+    order of run name; runs sharing no task with it are left out."""
     base = scores.filter(pl.col("run") == reference)
     frames = []
-    for run in scores["run"].unique(maintain_order=True).to_list():
+    for run in sorted(scores["run"].unique().to_list()):
         if run == reference:
             continue
         try:

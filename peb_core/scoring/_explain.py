@@ -14,8 +14,15 @@ from typing import Any
 import polars as pl
 
 from ..systems import ResponseRecord
-from ..tasks import Answer, ScenarioFile, Task
-from ._frames import GAP_PARTS, expected_answers, field_scores, response_frame, score_records
+from ..tasks import ScenarioFile, Task
+from ._frames import (
+    GAP_PARTS,
+    answer_target,
+    expected_answers,
+    field_scores,
+    response_frame,
+    score_records,
+)
 from ._frames import task_frame as _task_frame
 from ._verdicts import verdict
 
@@ -60,17 +67,6 @@ def _show(value: str | list[str] | None) -> str:
     if isinstance(value, str):
         return value
     return ", ".join(value) if value else "(empty)"
-
-
-def answer_target(task: Task) -> tuple[str, Answer | None]:
-    """What a reply's answer is judged against: (`complete_answer`, the answer) on a complete
-    task, (`authorized_answer`, the answer) where a partial answer is permitted, (`block`, None)
-    where policy requires a block."""
-    if task.oracles.completeness == "complete":
-        return "complete_answer", task.oracles.complete_answer
-    if task.contract.partial_response_permitted:
-        return "authorized_answer", task.oracles.authorized_answer
-    return "block", None
 
 
 def explain(

@@ -26,7 +26,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..tasks import Answer, ScenarioFile
+from ..systems import Response
+from ..tasks import (
+    COMPLETENESS,
+    GAP_LISTS,
+    GAP_VALUES,
+    Answer,
+    Completeness,
+    ScenarioFile,
+    gap_vocabulary,
+)
 
 ViolationKind = Literal[
     "no_json_object",
@@ -50,12 +59,7 @@ VIOLATION_KINDS: dict[ViolationKind, str] = {
 }
 """Every kind of schema violation, with what it means. Stable names: they are stored in scores."""
 
-_TOP = ("answer", "completeness", "gap_report")
-_GAP_LISTS = ("missing_requirements", "missing_scopes", "affected_claims")
-_GAP_VALUES = {
-    "status": ("partial", "blocked"),
-    "reason": ("partial_answer_permitted", "policy_requires_block"),
-}
+_TOP = tuple(Response.model_fields)
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
 _MAX_OPENINGS = 64
 """How many `{` a search for the JSON object tries before giving up (bounded work per reply)."""
@@ -64,28 +68,17 @@ _MAX_OPENINGS = 64
 @dataclass(frozen=True)
 class Vocabulary:
     """What a family's replies are read against: each answer field's kind and values, and the
-    ids a gap report's lists may hold."""
+    values each part of a gap report may take (`tasks.gap_vocabulary`)."""
 
     fields: Mapping[str, tuple[Literal["ordinal", "set"], tuple[str, ...]]]
-    requirements: tuple[str, ...]
-    scopes: tuple[str, ...]
+    gap: Mapping[str, tuple[str, ...]]
 
     @classmethod
     def of(cls, spec: ScenarioFile) -> Vocabulary:
         return cls(
             fields={name: (f.kind, tuple(f.values)) for name, f in spec.answer.items()},
-            requirements=tuple(e.id for e in spec.evidence_families),
-            scopes=tuple(spec.scopes),
+            gap=gap_vocabulary(spec),
         )
-
-    def gap_vocabulary(self, part: str) -> tuple[str, ...]:
-        if part in _GAP_VALUES:
-            return _GAP_VALUES[part]
-        return {
-            "missing_requirements": self.requirements,
-            "missing_scopes": self.scopes,
-            "affected_claims": tuple(self.fields),
-        }[part]
 
 
 @dataclass(frozen=True)
@@ -106,7 +99,7 @@ class ReadReply:
 
     readable: bool
     answer: Answer | None
-    completeness: Literal["complete", "incomplete"] | None
+    completeness: Completeness | None
     gap_report: ReadGap | None
     violations: tuple[str, ...]
 
@@ -257,15 +250,11 @@ class _Reader:
                     answer[name] = list(many)
         return answer
 
-    def completeness(self, value: Any, present: bool) -> Literal["complete", "incomplete"] | None:
+    def completeness(self, value: Any, present: bool) -> Completeness | None:
         if not present:
             return None
-        claim = self.one(value, ("complete", "incomplete"), "completeness")
-        if claim == "complete":
-            return "complete"
-        if claim == "incomplete":
-            return "incomplete"
-        return None
+        claim = self.one(value, COMPLETENESS, "completeness")
+        return next((c for c in COMPLETENESS if c == claim), None)
 
     def gap(self, value: Any, present: bool) -> ReadGap | None:
         if not present or value is None:
@@ -273,21 +262,22 @@ class _Reader:
         if not isinstance(value, dict):
             self.flag("wrong_type", "gap_report")
             return None
-        given = self.keys(value, [*_GAP_VALUES, *_GAP_LISTS], "gap_report.")
-        vocab = self.vocabulary.gap_vocabulary
+        given = self.keys(value, [*GAP_VALUES, *GAP_LISTS], "gap_report.")
+        vocab = self.vocabulary.gap
         parts: dict[str, Any] = {}
-        for part in _GAP_VALUES:
+        for part in GAP_VALUES:
             parts[part] = (
-                self.one(given[part], vocab(part), f"gap_report.{part}") if part in given else None
+                self.one(given[part], vocab[part], f"gap_report.{part}") if part in given else None
             )
-        for part in _GAP_LISTS:
+        for part in GAP_LISTS:
             parts[part] = (
-                self.many(given[part], vocab(part), f"gap_report.{part}") if part in given else None
+                self.many(given[part], vocab[part], f"gap_report.{part}") if part in given else None
             )
         gap = ReadGap(**parts)
-        known = self.vocabulary
-        names_a_gap = any(r in known.requirements for r in gap.missing_requirements or ()) or any(
-            s in known.scopes for s in gap.missing_scopes or ()
+        names_a_gap = any(
+            item in vocab[part]
+            for part in ("missing_requirements", "missing_scopes")
+            for item in getattr(gap, part) or ()
         )
         return gap if names_a_gap else None
 

@@ -1,9 +1,10 @@
 """Interval estimates and paired tests for scorecards and run comparisons.
 
 Rates get a Wilson score interval; means get a seeded percentile bootstrap. Every random draw
-comes from a fixed seed and the sample size alone, and values are sorted before resampling, so
-an interval is a function of the multiset of values: the same in every process, whatever the
-row order.
+comes from a fixed seed and the sample size alone, values are sorted before resampling, and
+every sum of floats is exact (`exact_mean`) or taken in one fixed order with no BLAS kernel
+(whose blocking depends on a row's place in a matrix), so an interval is a function of the
+multiset of values: bit-identical in every process, whatever the row order or thread count.
 
 Paired tests give a p-value and the interval that inverts the same test, so the interval
 excludes 0 exactly when p < ALPHA: for rates McNemar's score test with Tango's score interval,
@@ -33,7 +34,7 @@ ALPHA = 0.05
 1 - ALPHA interval excludes 0."""
 SEED = 20_261_202
 """The base seed of every draw; the draws for n values use the seed sequence (SEED, n)."""
-_CHUNK = 2_048  # distinct groups per bootstrap matrix product: bounds memory at ~33 MB
+_CHUNK = 2_048  # distinct groups whose resample means are held at once: ~33 MB
 
 Floats = npt.NDArray[np.float64]
 
@@ -66,9 +67,11 @@ def wilson_intervals(
 
 @lru_cache(maxsize=64)
 def _resample_counts(n: int, resamples: int = RESAMPLES) -> Floats:
-    """(resamples, n): how often each of n sorted values is drawn in each bootstrap resample."""
+    """(n, resamples): how often each of n sorted values is drawn in each bootstrap resample (a
+    column)."""
     rng = np.random.default_rng([SEED, n])
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(np.float64)
+    draws = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
+    counts = np.ascontiguousarray(draws.T, dtype=np.float64)
     counts.setflags(write=False)
     return counts
 
@@ -87,32 +90,47 @@ def bootstrap_mean_interval(
     return (None, None) if math.isnan(low[0]) else (float(low[0]), float(high[0]))
 
 
+def exact_mean(values: npt.ArrayLike) -> float | None:
+    """The mean of `values`, their sum taken exactly (`math.fsum`) before one division: the same
+    float whatever their order; None when empty."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    return math.fsum(v.tolist()) / v.size if v.size else None
+
+
+def _resample_means(values: Floats, counts: Floats) -> Floats:
+    """The mean of each bootstrap resample (a column of `counts`) of the sorted `values`, in one
+    fixed order: the counts of equal values are added (integers, exact), then each distinct
+    value's share is added in ascending order of value (a sequential `cumsum`, never a BLAS
+    product, whose blocking depends on where a row sits in a matrix)."""
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    per_value = np.add.reduceat(counts, starts, axis=0)
+    sums: Floats = np.cumsum(per_value * values[starts, np.newaxis], axis=0)[-1]
+    return sums / values.size
+
+
 def bootstrap_mean_intervals(
     groups: Sequence[npt.NDArray[np.float64]], level: float = 0.95
 ) -> tuple[Floats, Floats]:
     """Percentile bootstrap intervals of the mean of each group (NaN for an empty group).
 
-    Vectorised: groups with the same sorted values are computed once, and the distinct groups of
-    each size share one seeded resample-count matrix, so the bootstrap means of many groups are
-    one matrix product."""
+    Groups with the same sorted values are computed once; each resample's mean is taken in one
+    fixed order (`_resample_means`) from a resample-count matrix seeded by the group's size, so
+    an interval depends on the multiset of its group's values and nothing else."""
     low = np.full(len(groups), np.nan)
     high = np.full(len(groups), np.nan)
-    distinct: dict[tuple[int, bytes], list[int]] = {}
+    distinct: dict[bytes, list[int]] = {}
     for i, g in enumerate(groups):
         v = np.sort(np.asarray(g, dtype=np.float64))
         if v.size:
-            distinct.setdefault((v.size, v.tobytes()), []).append(i)
-    by_size: dict[int, list[tuple[bytes, list[int]]]] = {}
-    for (size, raw), rows in distinct.items():
-        by_size.setdefault(size, []).append((raw, rows))
-    for size, items in by_size.items():
-        counts = _resample_counts(size)
-        for start in range(0, len(items), _CHUNK):
-            chunk = items[start : start + _CHUNK]
-            values = np.frombuffer(b"".join(raw for raw, _ in chunk)).reshape(len(chunk), size)
-            lows, highs = _percentiles(values @ counts.T / size, level)
-            for (_, rows), lo, hi in zip(chunk, lows, highs, strict=True):
-                low[rows], high[rows] = lo, hi
+            distinct.setdefault(v.tobytes(), []).append(i)
+    items = list(distinct.items())
+    for start in range(0, len(items), _CHUNK):
+        chunk = items[start : start + _CHUNK]
+        values = (np.frombuffer(raw) for raw, _ in chunk)
+        means = np.stack([_resample_means(v, _resample_counts(v.size)) for v in values])
+        lows, highs = _percentiles(means, level)
+        for (_, rows), lo, hi in zip(chunk, lows, highs, strict=True):
+            low[rows], high[rows] = lo, hi
     return low, high
 
 
@@ -240,8 +258,8 @@ def paired_means(
         high = float(np.sort(highs)[PERMUTATIONS - needed])
     return PairedTest(
         n,
-        float(xa.mean()),
-        float(xb.mean()),
+        exact_mean(xa),
+        exact_mean(xb),
         total / n / _GRID,
         max(-bound, low / _GRID) if bound is not None else _finite(low / _GRID),
         min(bound, high / _GRID) if bound is not None else _finite(high / _GRID),

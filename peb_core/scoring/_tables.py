@@ -1,43 +1,87 @@
-"""Frames of per-task scores and scorecards that the notebooks show: the per-task table, a
-selection of runs, families and seeds, the tasks where runs disagree, per-metric differences."""
+"""Frames of per-task scores and scorecards as tables show them: a scorecard as text (`—` for
+every number a row does not finish), the per-task table, a selection of runs, families and
+seeds, the tasks where runs disagree, per-metric differences, what a set of scores holds, and
+the completeness confusion matrix."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
+from ..tasks import COMPLETENESS
 from ._compare import decimals
 from ._frames import ROW_KEYS
-from ._metrics import BY_NAME, COMPARED, HEADLINE, METRICS, SURFACES, Metric
+from ._metrics import BY_NAME, DIAGNOSTICS, MEASURES, METRICS, STATE_COUNTS, SUMMARY, Metric
 from ._verdicts import verdict
+
+NO_NUMBER = "—"
+"""What a table shows where there is no number: an empty denominator, or a row that is not a
+finished number (`finished_only`)."""
+
+_FIRST = (
+    BY_NAME["n_errors"],
+    BY_NAME["n_missing"],
+    *SUMMARY[:-1],
+    *(m for m in DIAGNOSTICS if m not in SUMMARY),
+    SUMMARY[-1],
+)
+SCREEN: tuple[Metric, ...] = (*_FIRST, *(m for m in METRICS if m not in _FIRST))
+"""Every metric in the order a screen shows them: the error and missing counts first (a row that
+is not a finished number says so before its metrics), then the summary and the diagnostics,
+format compliance, and the other counts."""
+
+
+def finished_only(card: pl.DataFrame) -> pl.DataFrame:
+    """`card` with every metric (and interval) of a row whose `status` is not `ok` set to null,
+    so that no table, export or chart shows a number of a run that failed, stopped early or is
+    still running as if it were a system's: only the counts that say what the row holds
+    (`STATE_COUNTS`) stay."""
+    kept = {m.name for m in STATE_COUNTS}
+    columns = [
+        c
+        for m in METRICS
+        if m.name not in kept
+        for c in (m.name, *(m.interval_columns if m.kind != "count" else ()))
+        if c in card.columns
+    ]
+    ok = pl.col("status") == "ok"
+    return card.with_columns(pl.when(ok).then(pl.col(c)).otherwise(None).alias(c) for c in columns)
 
 
 def glance(
-    card: pl.DataFrame, *, intervals: bool = False, keys: Sequence[str] | None = None
+    card: pl.DataFrame,
+    *,
+    intervals: bool = False,
+    keys: Sequence[str] | None = None,
+    metrics: Sequence[Metric] | None = None,
 ) -> pl.DataFrame:
-    """A scorecard as shown at a glance: its key columns (or `keys`), its `status`, and every
-    metric of the registry under its short label. With `intervals`, each rate and mean is a
-    string `0.450 [0.258, 0.658]` (value and 95% interval, 3 decimals; `-` when undefined),
-    and the columns are reordered for a screen: the error and missing counts right after the
-    status (a row that is not a finished number says so before its metrics), then the headline,
-    its worst case, the other surfaces, completeness awareness and format compliance."""
+    """A scorecard as text, as every table shows it (`peb score`, the notebooks): its key columns
+    (or `keys`), its `status`, and each of `metrics` under its short label (default: every
+    metric, in `SCREEN` order with `intervals`, else in the registry's). A rate or mean reads
+    `0.450`, with `intervals` `0.450 [0.258, 0.658]` (value and 95% interval); a row that is not
+    a finished number shows `—` for every metric but the counts that say what it holds
+    (`finished_only`), as does an empty denominator."""
     keys = [k for k in (ROW_KEYS if keys is None else keys) if k in card.columns]
-    if not intervals:
-        return card.select(*keys, "status", *(pl.col(m.name).alias(m.label) for m in METRICS))
-    first = [BY_NAME[n] for n in ("n_errors", "n_missing")]
-    first += [*HEADLINE[:2], *SURFACES[1:], BY_NAME["completeness_accuracy"], HEADLINE[2]]
-    shown = [*first, *(m for m in METRICS if m not in first)]
-    return card.select(*keys, "status", *(with_interval(m).alias(m.label) for m in shown))
+    if metrics is None:
+        metrics = SCREEN if intervals else METRICS
+    shown = finished_only(card)
+    return shown.select(
+        *keys, "status", *(as_text(m, intervals=intervals).alias(m.label) for m in metrics)
+    )
 
 
-def with_interval(m: Metric) -> pl.Expr:
-    """Metric `m`'s column as text with its 95% interval, `0.583 [0.375, 0.792]` (`-` when
-    undefined); a count as it is."""
+def as_text(m: Metric, *, intervals: bool = True) -> pl.Expr:
+    """Metric `m`'s column as text: a rate or mean to 3 decimals, with `intervals` followed by its
+    95% interval (`0.583 [0.375, 0.792]`); a count as it is; `—` where there is no number."""
     if m.kind == "count":
-        return pl.col(m.name)
-    text = pl.format("{} [{}, {}]", *map(decimals, (m.name, *m.interval_columns)))
-    return text.fill_null("-").alias(m.name)
+        text = pl.col(m.name).cast(pl.String)
+    elif intervals:
+        text = pl.format("{} [{}, {}]", *map(decimals, (m.name, *m.interval_columns)))
+    else:
+        text = decimals(m.name)
+    return text.fill_null(NO_NUMBER).alias(m.name)
 
 
 def task_table(scores: pl.DataFrame) -> pl.DataFrame:
@@ -96,6 +140,7 @@ def disagreements(scores: pl.DataFrame) -> pl.DataFrame:
     )
     return (
         verdicts.join(split, on=keys, how="semi")
+        .sort("run")  # the pivot's columns, in order of run name
         .pivot(on="run", index=keys, values="verdict", aggregate_function="first")
         .sort(keys)
     )
@@ -106,7 +151,7 @@ def metric_differences(card: pl.DataFrame, reference: str) -> pl.DataFrame:
     family, metric, run, value, reference_value, difference). Runs other than the reference
     only; families the reference run does not cover are left out."""
     keys = [k for k in ("run", "family") if k in card.columns]
-    names = [m.name for m in COMPARED]
+    names = [m.name for m in MEASURES]
     long = card.select(*keys, *names).unpivot(
         index=keys, on=names, variable_name="metric", value_name="value"
     )
@@ -119,4 +164,92 @@ def metric_differences(card: pl.DataFrame, reference: str) -> pl.DataFrame:
         .with_columns(difference=pl.col("value") - pl.col("reference_value"))
         .select("family", "metric", "run", "value", "reference_value", "difference")
         .sort("family", "metric", "run")
+    )
+
+
+def finished_scores(scores: pl.DataFrame, card: pl.DataFrame) -> pl.DataFrame:
+    """The per-task scores of the scorecard rows (run and family) of `card` whose status is
+    `ok`: what a chart of systems' numbers may draw."""
+    keys = [k for k in ("run", "family") if k in card.columns and k in scores.columns]
+    ok = card.filter(pl.col("status") == "ok").select(keys).unique()
+    return scores.join(ok, on=keys, how="semi")
+
+
+@dataclass(frozen=True)
+class ScoredCounts:
+    """What a set of per-task scores holds: its tasks, the replies scored (`unreadable` of them
+    read as no reply), the tasks that ended in error and those without a record."""
+
+    tasks: int
+    replies: int
+    unreadable: int
+    errors: int
+    missing: int
+
+    @property
+    def text(self) -> str:
+        """One line: `873 scored responses (12 unreadable) of 2,880 tasks; 0 errors, 2,007
+        missing`."""
+        unreadable = f" ({self.unreadable:,} unreadable)" if self.unreadable else ""
+        return (
+            f"{self.replies:,} scored responses{unreadable} of {self.tasks:,} tasks; "
+            f"{self.errors:,} errors, {self.missing:,} missing"
+        )
+
+
+def scored_counts(scores: pl.DataFrame) -> ScoredCounts:
+    """How many of the tasks in `scores` have a reply that was scored (read, readable or not),
+    ended in error, or have no record: a missing record is never counted as a scored reply."""
+    status = scores["status"] if scores.height else pl.Series("status", [], pl.String)
+    counts = dict(status.value_counts().iter_rows())
+    ok, unreadable = counts.get("ok", 0), counts.get("unreadable", 0)
+    return ScoredCounts(
+        tasks=scores.height,
+        replies=ok + unreadable,
+        unreadable=unreadable,
+        errors=counts.get("error", 0),
+        missing=counts.get("missing", 0),
+    )
+
+
+TRUTH: tuple[str, ...] = COMPLETENESS
+"""Rows of a confusion matrix: the task's true completeness."""
+CLAIMED: tuple[str, ...] = (*COMPLETENESS, "invalid")
+"""Columns of a confusion matrix: what a reply claimed (a block claims incomplete; `invalid`: no
+readable reply)."""
+
+
+def confusion_counts(scores: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Counts of true (`TRUTH`) x claimed (`CLAIMED`) completeness per group of `keys` (a run,
+    or a run and family), every cell present, with each cell's `share` of its row (its true
+    class within the group; 0 for an empty row): a matrix normalised within its own run, so a
+    big run never washes out a small one."""
+    claimed = (
+        pl.when(pl.col("outcome") == "invalid")
+        .then(pl.lit("invalid"))
+        .when(pl.col("outcome").is_in(["correct_complete", "false_complete"]))
+        .then(pl.lit("complete"))
+        .otherwise(pl.lit("incomplete"))
+    )
+    counts = (
+        scores.select(*keys, truth=pl.col("completeness"), claimed=claimed)
+        .group_by(*keys, "truth", "claimed")
+        .len("count")
+    )
+    cells = (
+        scores.select(keys)
+        .unique()
+        .join(pl.DataFrame({"truth": list(TRUTH)}), how="cross")
+        .join(pl.DataFrame({"claimed": list(CLAIMED)}), how="cross")
+    )
+    row = pl.col("count").sum().over(*keys, "truth")
+    return (
+        cells.join(counts, on=[*keys, "truth", "claimed"], how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.Int64))
+        .with_columns(share=pl.col("count") / row.clip(lower_bound=1))
+        .sort(
+            *keys,
+            pl.col("truth").replace_strict(TRUTH, list(range(len(TRUTH)))),
+            pl.col("claimed").replace_strict(CLAIMED, list(range(len(CLAIMED)))),
+        )
     )

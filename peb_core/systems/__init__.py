@@ -10,6 +10,12 @@ from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import (
     REGISTRY,
     LocalModel,
@@ -21,7 +27,7 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import AGENT_REMINDER, DEFAULT_PROTOCOL, PROTOCOLS, PromptProtocol, get_protocol
+from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import (
     RECORD_FORMAT,
     Reply,
@@ -40,7 +46,10 @@ __all__ = [
     "AGENT_REMINDER",
     "BASELINES",
     "DEFAULT_MAX_STEPS",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
+    "DEFAULT_TEMPERATURE",
+    "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
     "PROTOCOLS",
     "RECORD_FORMAT",

@@ -127,11 +127,11 @@ def _step(
     session: AgentSession,
 ) -> Step:
     """The step of a reply: each of its tool calls carried out through `session`, in order."""
-    outcomes = [session.call(call.name, call.arguments) for call in done.tool_calls]
+    outcomes = [session.call(call.name, call.arguments) for call in done.calls]
     return Step(
         sent=tuple(sent),
         content=done.text or None,
-        tool_calls=done.tool_calls,
+        tool_calls=done.calls,
         results=tuple(o.content for o in outcomes),
         errors=tuple(o.error for o in outcomes),
         usage=Usage(
@@ -156,7 +156,7 @@ def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
             }
-            for call in done.tool_calls
+            for call in done.calls
         ]
     return message
 

@@ -1,4 +1,4 @@
-"""The deterministic agent baselines (docs/benchmark.md §8): systems that read the `agent` view
+"""The deterministic agent baselines (docs/benchmark.md §9): systems that read the `agent` view
 and use only its tools, so a run of them shows what the tools let a system do.
 
 - `agent_silent`: searches the request, opens what it finds, answers from it, claims complete;
@@ -43,12 +43,12 @@ from ..tasks import (
     fold_answer,
     live_effects,
     load_families,
+    record_ref,
 )
 from ._reply import Reply, Response, Step, ToolCall, Usage
 
 _VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
 _SCOPE = re.compile(r"\(scope (\w+)\)")
-_HEADER = re.compile(r"^\[(" + RECORD_REF.pattern.removeprefix(r"\b").removesuffix(r"\b") + r")\]")
 
 
 class TextReader:
@@ -203,10 +203,10 @@ def _register(text: str, requirements: Sequence[RequiredEvidence]) -> dict[str, 
 
 def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
     """A document's own reference and version, from its stamp."""
-    header, version = _HEADER.match(doc.body), _VERSION.search(doc.body)
-    if header is None or version is None:
+    ref, version = record_ref(doc.body), _VERSION.search(doc.body)
+    if ref is None or version is None:
         return None
-    return header.group(1), int(version.group(1))
+    return ref, int(version.group(1))
 
 
 def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:

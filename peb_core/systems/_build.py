@@ -13,8 +13,14 @@ from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AgentBaseline
 from ._baselines import BASELINES, System
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
-from ._model import ModelSystem
+from ._model import ModelSystem, model_problem
 from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
@@ -26,11 +32,11 @@ def build_system(
     name: str,
     families: Sequence[ScenarioFile],
     *,
-    protocol: str = "structured_gap@1",
-    temperature: float = 0.0,
-    max_tokens: int = 1024,
+    protocol: str = DEFAULT_PROTOCOL,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     api_base: str | None = None,
-    timeout_s: float = 120.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     local_port: int | None = None,
     disclosure: str = DEFAULT_DISCLOSURE,
     max_steps: int = DEFAULT_MAX_STEPS,
@@ -103,6 +109,10 @@ def build_system(
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
     }
+    if not model.startswith("local/"):
+        problem = model_problem(model)
+        if problem:
+            raise SystemSpecError(problem)
     if agent:
         budgets: dict[str, Any] = {
             "disclosure": disclosure,

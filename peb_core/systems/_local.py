@@ -131,9 +131,21 @@ def file_sha256(path: Path) -> str:
 
 
 def _state(model: LocalModel) -> tuple[Path, Path]:
+    """The server's pid file and log, in `<cache>/local` (created if need be); a
+    LocalModelError naming what is in the way (PEB_CACHE_DIR a file, say)."""
     folder = cache_dir() / "local"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{model.name}.pid", folder / f"{model.name}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalModelError(
+            f"{folder}: cannot create the embedded models' folder ({exc.strerror or exc}); "
+            "point PEB_CACHE_DIR at a folder"
+        ) from None
+    pid_file, log_file = folder / f"{model.name}.pid", folder / f"{model.name}.log"
+    for path in (pid_file, log_file):
+        if path.exists() and not path.is_file():
+            raise LocalModelError(f"{path}: is not a file; remove it (peb keeps a file there)")
+    return pid_file, log_file
 
 
 def _ready(port: int) -> bool:
@@ -208,11 +220,19 @@ def serve_local(
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(model.n_ctx),
         "--chat_format", model.chat_format,
     ]  # fmt: skip
-    with log_file.open("ab") as log:
-        proc = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    pid_file.write_text(f"{proc.pid} {port} {_start_time(proc.pid)}\n")
+    try:
+        with log_file.open("ab") as log:
+            proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+    except OSError as exc:
+        raise LocalModelError(f"{log_file}: cannot write ({exc.strerror or exc})") from None
+    try:
+        pid_file.write_text(f"{proc.pid} {port} {_start_time(proc.pid)}\n")
+    except OSError as exc:  # a server nothing would know of: stop it
+        proc.kill()
+        proc.wait()
+        raise LocalModelError(f"{pid_file}: cannot write ({exc.strerror or exc})") from None
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -1,9 +1,10 @@
 """Model-backed Systems via litellm: the one request path every such system shares
 (`LitellmSystem`: our own cache, retries with backoff, cost), and `ModelSystem`, one request per
-task under a prompt protocol with structured output; the reply text is kept as given (it is
-read at scoring time). The agent system (`_agent.py`) sends its steps through the same path.
-API keys are read by litellm from the environment and never recorded; credentials in an
-api_base URL are sent, never recorded."""
+task under a prompt protocol with structured output; the reply is kept as given, the model's
+whole message (content, reasoning, refusal, tool calls; the content is read at scoring time).
+The agent system (`_agent.py`) sends its steps through the same path. API keys are read by
+litellm from the environment and never recorded; credentials in an api_base URL are sent, never
+recorded."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ import gc
 import json
 import os
 import random
+import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -26,8 +30,14 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from .._gc import gc_paused
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
+from ._defaults import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
 from ._local import file_sha256
-from ._prompts import DEFAULT_PROTOCOL, PromptProtocol, get_protocol
+from ._prompts import PromptProtocol, get_protocol
 from ._reply import Reply, ToolCall, Usage
 from ._schema import response_format
 
@@ -47,41 +57,63 @@ os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "true")
 
 @dataclass(frozen=True)
 class Completion:
-    """What one request produced, as cached: the reply's text and the tool calls it made (each
-    exactly as given), its tokens and cost."""
+    """What one request produced, as cached: the message's content (`text`), its reasoning,
+    refusal and tool calls (`[id, name, arguments]` each), tokens and cost."""
 
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
-    truncated: bool = False
-    tool_calls: tuple[ToolCall, ...] = ()
-
-    def cached(self) -> dict[str, Any]:
-        """What the reply cache stores (read back with `of_cached`)."""
-        stored = dict(self.__dict__)
-        stored["tool_calls"] = [c.model_dump() for c in self.tool_calls]
-        if not self.tool_calls:  # keep one-shot entries as they were before tool calls
-            del stored["tool_calls"]
-        return stored
+    truncated: bool
+    reasoning: str | None
+    refusal: str | None
+    tool_calls: tuple[tuple[str, str, str], ...]
 
     @classmethod
-    def of_cached(cls, stored: dict[str, Any]) -> Completion:
-        calls = tuple(ToolCall.model_validate(c) for c in stored.get("tool_calls", ()))
-        return cls(**{**stored, "tool_calls": calls})
+    def cached(cls, entry: dict[str, Any]) -> Completion | None:
+        """The completion a cache entry holds; None for an entry of another shape (one cached
+        before the whole message was kept lacks its reasoning: asked again, not replayed)."""
+        if entry.keys() != {f.name for f in fields(cls)}:
+            return None
+        calls = tuple(tuple(call) for call in entry["tool_calls"])
+        return cls(**{**entry, "tool_calls": calls})
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls, each exactly as given."""
+        return tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in self.tool_calls)
+
+    def reply(self, usage: Usage) -> Reply:
+        return Reply(
+            status="ok",
+            raw=self.text,
+            reasoning=self.reasoning,
+            refusal=self.refusal,
+            tool_calls=self.calls,
+            usage=usage,
+            truncated=self.truncated,
+        )
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    """The seconds a failed request's Retry-After header asks for (inf allowed), else None."""
+    """The seconds a failed request's Retry-After header asks for, as seconds (inf allowed) or
+    as an HTTP date (RFC 9110; a date past is 0), else None."""
     for headers in (
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "litellm_response_headers", None),
     ):
         if headers is not None and headers.get("retry-after") is not None:
+            value = str(headers["retry-after"])
             try:
-                seconds = float(headers["retry-after"])
+                seconds = float(value)
             except ValueError:
-                return None
+                try:
+                    when = parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    return None
+                if when.tzinfo is None:  # RFC 9110 dates are GMT; `-0000` parses as naive
+                    when = when.replace(tzinfo=UTC)
+                return max(0.0, (when - datetime.now(UTC)).total_seconds())
             return seconds if seconds >= 0 else None  # also None for nan
     return None
 
@@ -121,6 +153,28 @@ def clean_reply(text: str) -> tuple[str, bool]:
     return cut.encode("utf-8", "replace").decode("utf-8"), len(cut) < len(text)
 
 
+def model_problem(model: str) -> str | None:
+    """Why litellm could not call the model string `model` (it names no provider litellm knows),
+    or None. Asked before a run writes anything, so a typo costs no run folder."""
+    if "litellm" not in sys.modules:
+        _import_litellm()
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Provider List" banner on stdout
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # litellm.BadRequestError: "LLM Provider NOT provided"
+        provider, slash, _ = model.partition("/")
+        what = f"unknown provider {provider!r} in" if slash else "no provider in"
+        return (
+            f"{what} model {model!r}: a litellm model string is PROVIDER/NAME, e.g. "
+            "openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3, openai/NAME with "
+            "--api-base for an OpenAI-compatible server (providers: "
+            "https://docs.litellm.ai/docs/providers)"
+        )
+    return None
+
+
 def system_name(model: str, protocol: str) -> str:
     """The name of a system that is `model` under the prompt protocol `protocol`."""
     return f"{model}:{protocol}"
@@ -145,9 +199,9 @@ class LitellmSystem:
     families: Sequence[ScenarioFile]
     protocol: PromptProtocol = field(default_factory=lambda: get_protocol(DEFAULT_PROTOCOL))
     api_base: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 120.0
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = 4
     backoff_s: float = 1.0
     cache_folder: Path | None = None
@@ -195,16 +249,17 @@ class LitellmSystem:
         """The completion of `request` (built by `_request`) and whether it came from the
         cache, or a one-line error after the last retry. A reply obtained is cached."""
         key = cache_key(request)
-        cached = self._cache.get(key) if self._cache else None
+        entry = self._cache.get(key) if self._cache else None
+        cached = Completion.cached(entry) if entry is not None else None
         if cached is not None:
-            return Completion.of_cached(cached), True
+            return cached, True
         if self.endpoint:
             request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
         result = await self._complete(request)
         if isinstance(result, str):
             return result
         if self._cache:
-            self._cache.put(key, result.cached())
+            self._cache.put(key, asdict(result))
         return result, False
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
@@ -234,9 +289,7 @@ class LitellmSystem:
                 )
                 return _completion(reply)
             except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                first = str(exc).splitlines()[0] if str(exc) else ""
-                error = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+                error = _failure(exc)
                 if not _retryable(exc) or attempt == self.retries:
                     break
                 wait = _retry_after(exc)
@@ -291,26 +344,66 @@ class ModelSystem(LitellmSystem):
             cost_usd=done.cost_usd,
             cached=cached,
         )
-        return Reply(status="ok", raw=done.text, usage=usage, truncated=done.truncated)
+        return done.reply(usage)
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for a failed request: "could not connect to HOST (why)" when it never reached a
+    server (litellm labels that HTTP 500), else the exception's type, HTTP status and first
+    line."""
+    import httpx
+
+    chain = list(_causes(exc))
+    connect = next(
+        (e for e in chain if isinstance(e, httpx.ConnectError | httpx.ConnectTimeout)), None
+    )
+    if connect is not None:
+        try:
+            host = connect.request.url.netloc.decode()
+        except RuntimeError:  # an error raised without its request
+            host = "the server"
+        if isinstance(connect, httpx.ConnectTimeout):
+            why = "timed out"
+        elif any(isinstance(e, ConnectionRefusedError) for e in chain):
+            why = "connection refused"
+        elif any(isinstance(e, socket.gaierror) for e in chain):
+            why = "host name not found"
+        else:
+            why = str(connect).splitlines()[0] if str(connect) else type(connect).__name__
+        return f"could not connect to {host} ({why})"
+    status = getattr(exc, "status_code", None)
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+
+
+def _import_litellm() -> None:
+    """Import litellm (2-3 s, most of a run's start). The import builds ~400,000 long-lived
+    objects and no cycles worth collecting: the cyclic GC is paused meanwhile, and what exists
+    after it is frozen (`gc.freeze`), so no later collection scans those objects again (the
+    first collections after the import did: 1-3 s before the first request). A failed import
+    is reported by the next `import litellm`."""
+    with gc_paused():
+        with contextlib.suppress(Exception):
+            import litellm  # noqa: F401
+        gc.freeze()
 
 
 def _import_litellm_in_background() -> None:
-    """Start importing litellm (2-3 s, most of a run's start) on a thread while the run builds
-    its schemas and first tasks; the first request's own `import litellm` waits for what is
-    left. The import builds ~400,000 long-lived objects and no cycles worth collecting: the
-    cyclic GC is paused meanwhile, and what exists after it is frozen (`gc.freeze`), so no
-    later collection scans those objects again (the first collections after the import did:
-    1-3 s before the first request)."""
-    if "litellm" in sys.modules:
-        return
-
-    def load() -> None:
-        with gc_paused():
-            with contextlib.suppress(Exception):  # the first request's import reports it
-                import litellm  # noqa: F401
-            gc.freeze()
-
-    threading.Thread(target=load, name="peb-import-litellm", daemon=True).start()
+    """Start importing litellm on a thread while the run builds its schemas and first tasks
+    (when nothing imported it yet); the first request's own `import litellm` waits for what is
+    left."""
+    if "litellm" not in sys.modules:
+        threading.Thread(target=_import_litellm, name="peb-import-litellm", daemon=True).start()
 
 
 def _has_callbacks(litellm: Any) -> bool:
@@ -342,32 +435,39 @@ def _remember_unpriced(litellm: Any) -> None:
 
 
 def _completion(reply: Any) -> Completion:
-    """Text, tool calls, tokens and cost of a litellm reply; the cost is the one litellm
-    computed for it (None when it has no price for the model: unknown, never 0)."""
+    """The message, tokens and cost of a litellm reply; the cost is the one litellm computed for
+    it (None when it has no price for the model: unknown, never 0). litellm gives a provider's
+    reasoning as `reasoning_content`, whether the provider sent it apart or as a `<think>` block
+    leading the content (which it takes out of the content)."""
     usage = getattr(reply, "usage", None)
     cost = (getattr(reply, "_hidden_params", None) or {}).get("response_cost")
     message = reply.choices[0].message
     text, truncated = clean_reply(message.content or "")
+    reasoning = getattr(message, "reasoning_content", None)
+    if reasoning:
+        reasoning, cut = clean_reply(reasoning)
+        truncated |= cut
+    calls = tuple(_tool_calls(getattr(message, "tool_calls", None)))
     return Completion(
         text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=float(cost) if cost is not None else None,
         truncated=truncated,
-        tool_calls=tuple(_tool_calls(getattr(message, "tool_calls", None))),
+        reasoning=reasoning or None,
+        refusal=getattr(message, "refusal", None) or None,
+        tool_calls=calls,
     )
 
 
-def _tool_calls(calls: Any) -> Iterator[ToolCall]:
-    """The tool calls of a reply message, each as given: its arguments text kept whatever it
-    holds (cut and cleaned as reply text is); a call without an id gets `call_<i>`."""
+def _tool_calls(calls: Any) -> Iterator[tuple[str, str, str]]:
+    """(id, name, arguments) of each tool call of a reply message, as given: the arguments text
+    kept whatever it holds (cut and cleaned as reply text is; an object some providers send is
+    its JSON); a call without an id gets `call_<i>` (a tool result must name its call)."""
     for i, call in enumerate(calls or ()):
         function = getattr(call, "function", None)
         arguments = getattr(function, "arguments", None)
-        if not isinstance(arguments, str):  # some providers send an object
+        if not isinstance(arguments, str):
             arguments = "" if arguments is None else json.dumps(arguments)
-        yield ToolCall(
-            id=getattr(call, "id", None) or f"call_{i}",
-            name=str(getattr(function, "name", None) or ""),
-            arguments=clean_reply(arguments)[0],
-        )
+        name = getattr(function, "name", None) or ""
+        yield getattr(call, "id", None) or f"call_{i}", str(name), clean_reply(arguments)[0]

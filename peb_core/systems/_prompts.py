@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..tasks import (
+    GAP_VALUES,
     AnswerField,
     BoundaryView,
     Contract,
+    GapReport,
     ModelView,
     RequiredEvidence,
     ViewKind,
@@ -118,13 +120,17 @@ def _contract(view: Any) -> str:
     return f"Required evidence (the contract):\n{reqs}\n\nPolicy: {policy}"
 
 
-_GAP_SCHEMA = {
-    "status": "partial | blocked",
-    "missing_requirements": ["<required evidence ids not covered by the documents>"],
-    "missing_scopes": ["<scope ids where the missing evidence would sit>"],
-    "affected_claims": ["<answer fields the missing requirements inform>"],
-    "reason": "partial_answer_permitted | policy_requires_block",
+_GAP_HINTS = {
+    "missing_requirements": "<required evidence ids not covered by the documents>",
+    "missing_scopes": "<scope ids where the missing evidence would sit>",
+    "affected_claims": "<answer fields the missing requirements inform>",
 }
+_GAP_SCHEMA = {
+    part: " | ".join(GAP_VALUES[part]) if part in GAP_VALUES else [_GAP_HINTS[part]]
+    for part in GapReport.model_fields
+}
+"""The gap report as the structured protocols show it: its parts in order, each value part with
+its values, each list part with what it lists."""
 
 
 def _structured(view: ModelView, notice: str | None = None) -> list[Message]:
@@ -242,7 +248,6 @@ PROTOCOLS: dict[str, PromptProtocol] = {
         PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
     )
 }
-DEFAULT_PROTOCOL = "structured_gap@1"
 
 
 def get_protocol(name: str) -> PromptProtocol:

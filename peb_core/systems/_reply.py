@@ -76,8 +76,10 @@ class Reply(BaseModel):
     why), or `no_submit` when an agent's episode ended without an accepted submit (`error`
     says how: a budget reached). The reply is read for what it decides at scoring time
     (`peb_core.scoring`), so a run keeps exactly what was said and a change to the reading
-    rules rescores old runs. An agent's reply is what it submitted, and `trace` holds the
-    episode (empty for one-shot systems)."""
+    rules rescores old runs. A model's whole message is kept: `raw` is its content, the text
+    the decision is read from; beside it its reasoning, its refusal and any tool calls it made,
+    none of them read for the decision. An agent's reply is what it submitted, and `trace`
+    holds the episode (empty for one-shot systems)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -86,8 +88,17 @@ class Reply(BaseModel):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     truncated: bool = False
-    """The reply text was longer than a model system keeps (`MAX_REPLY_CHARS`) and was cut."""
+    """The reply text (or its reasoning) was longer than a model system keeps
+    (`MAX_REPLY_CHARS`) and was cut."""
     trace: tuple[Step, ...] = ()
+    reasoning: str | None = None
+    """A model's reasoning, as its provider gave it beside the content (`reasoning_content`,
+    thinking blocks) or as a `<think>...</think>` block leading the content, which litellm
+    moves out of the content; None when it gave none (or the record predates format 3)."""
+    refusal: str | None = None
+    """A model's refusal message, when its provider sends one apart from the content."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls the model made in its reply, exactly as given."""
 
     @classmethod
     def of(cls, response: Response, usage: Usage | None = None) -> Reply:
@@ -101,9 +112,10 @@ class _RecordKey(BaseModel):
     system: str
 
 
-RECORD_FORMAT = 3
-"""The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 adds the
-status `no_submit` and a step's `sent` and `errors`. Format 1 is every record written before (no
+RECORD_FORMAT = 4
+"""The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 keeps a
+model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`); 4 adds the status
+`no_submit` and a step's `sent` and `errors`. Format 1 is every record written before (no
 `format` key); each still loads."""
 
 

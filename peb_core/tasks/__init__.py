@@ -3,17 +3,9 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
-from ._agent import AGENT_CORPUS, RECORD_REF
-from ._answers import answer_schema, fold_answer, live_effects
-from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
-from ._families import (
-    ScenarioError,
-    families_with_template,
-    load_families,
-    load_scenario,
-    scenario_hash,
-    scenarios_dir,
-)
+# isort: off
+# `_generate` registers the shipped tiers in their order, the default first: before anything
+# imports a tier's own module.
 from ._generate import (
     MAX_DISTRACTORS,
     check_corpus_size,
@@ -22,6 +14,18 @@ from ._generate import (
     generate_tasks,
     iter_tasks,
     task_keys,
+)
+# isort: on
+from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
+from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
+from ._documents import DocumentCard, boundary_sentence, document_cards, documents_frame
+from ._families import (
+    ScenarioError,
+    families_with_template,
+    load_families,
+    load_scenario,
+    scenario_hash,
+    scenarios_dir,
 )
 from ._ids import (
     MAX_SEED,
@@ -43,9 +47,12 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
-from ._response import response_model
+from ._response import response_model, response_schema
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._task import (
+    COMPLETENESS,
+    GAP_LISTS,
+    GAP_VALUES,
     Answer,
     Completeness,
     Contract,
@@ -78,8 +85,11 @@ from ._views import (
 
 __all__ = [
     "AGENT_CORPUS",
+    "COMPLETENESS",
     "DEFAULT_TIER",
     "FRESH_SEEDS",
+    "GAP_LISTS",
+    "GAP_VALUES",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
@@ -128,6 +138,7 @@ __all__ = [
     "family_overlap",
     "fold_answer",
     "format_seeds",
+    "gap_vocabulary",
     "generate_task",
     "generate_tasks",
     "get_tier",
@@ -140,9 +151,11 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "record_ref",
     "register_tier",
     "register_view",
     "response_model",
+    "response_schema",
     "scenario_hash",
     "scenarios_dir",
     "shingles",

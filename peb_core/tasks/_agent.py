@@ -1,4 +1,4 @@
-"""The `agent` tier (docs/benchmark.md §8): each task is a corpus that an agent searches and
+"""The `agent` tier (docs/benchmark.md §9): each task is a corpus that an agent searches and
 opens through tools (`peb_core.access`), instead of a bundle handed over in one prompt.
 
 Facts first, as on every tier. Every document is a record with a reference (`RECORD_REF`) and a
@@ -33,6 +33,14 @@ from ._tiers import CorpusSizes, TierSpec, register_tier
 
 RECORD_REF = re.compile(r"\b[A-Z]{2}\d{5}\b")
 """A record's reference as an agent corpus writes it: two capital letters and five digits."""
+_OWN_REF = re.compile(r"\[([A-Z]{2}\d{5})\]")
+
+
+def record_ref(body: str) -> str | None:
+    """The reference a document's stamp opens with (`[QT48213] ...`), or None (the register)."""
+    match = _OWN_REF.match(body)
+    return match.group(1) if match else None
+
 
 AGENT_CORPUS = CorpusSizes(default=60, minimum=20, maximum=500)
 """Documents per agent task: 60 unless asked, from 20 (the contract's records, the register and
@@ -93,8 +101,12 @@ def _shown(day: int) -> str:
     return f"{when.day} {when:%B %Y}"
 
 
+_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+
+
 class _Corpus:
-    """One agent task's draws beyond `Draw`: record references, stamps, and documents."""
+    """One agent task's draws beyond `Draw`: record references, stamps, and documents. The
+    haystack's routine texts are rendered once per task and drawn by index."""
 
     def __init__(self, spec: ScenarioFile, draw: Draw) -> None:
         assert spec.hard is not None and spec.agent is not None and spec.distractors is not None
@@ -103,13 +115,41 @@ class _Corpus:
         self.stamp_text = self.rng.choice(self.hard.stamps)
         self.refs: set[str] = set()
         self.visible = spec.user_scopes[0]
+        variables = draw.variables
+        self.routine = [
+            (title.format_map(variables), body.format_map(variables))
+            for title in self.neutral.titles
+            for body in self.neutral.bodies
+        ]
+        self.routine += self._other_matters()
+
+    def _other_matters(self) -> list[tuple[str, str]]:
+        """Routine records of two other matters (other names and figures from the family's
+        pools, nothing found), as each slot but the tracker would write them: they look like
+        the task's records and are not."""
+        spec, rng = self.spec, self.rng
+        texts = []
+        for _ in range(2):
+            variables = {}
+            for name, values in sorted(spec.pools.items()):
+                others = [v for v in values if v != self.draw.variables[name]] or values
+                variables[name] = rng.choice(others)
+            for name, (low, high) in sorted(spec.numbers.items()):
+                variables[name] = f"{rng.randint(low, high):,}"
+            for role in ("overview", "primary_evidence", "context_note", "advisor_note"):
+                slot = spec.slots_by_role[role]
+                found = rng.choice(slot.no_findings).format_map(variables)
+                title = rng.choice(slot.titles).format_map(variables)
+                body = rng.choice(slot.bodies).format_map({**variables, "findings": found})
+                texts.append((title, body))
+        return texts
 
     def ref(self) -> str:
         """A record reference not yet used in the task."""
-        rng = self.rng
         while True:
-            letters = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(2))
-            ref = f"{letters}{rng.randrange(10_000, 100_000)}"
+            bits = self.rng.getrandbits(32)
+            letters = _LETTERS[bits % 24] + _LETTERS[(bits >> 5) % 24]
+            ref = f"{letters}{10_000 + (bits >> 10) % 90_000}"
             if ref not in self.refs:
                 self.refs.add(ref)
                 return ref
@@ -119,12 +159,21 @@ class _Corpus:
         return f"[{ref}] {self.stamp_text.format(version=version, date=_shown(day))}"
 
     def neutral_doc(self, scope: str, text: str = "") -> DocumentData:
-        """A routine document (no facts, a family no contract requires) in `scope`, with its
-        own reference, and `text` after its body."""
-        doc = self.draw.distractor(scope)
-        header = self.header(self.ref(), self.rng.randint(1, 9), self.rng.randint(0, 320))
-        doc["body"] = " ".join(filter(None, (header, doc["body"], text)))
-        return doc
+        """A routine document (no facts, a family no contract requires: a routine note of the
+        matter, or a record of another matter) in `scope`, with its own reference, and `text`
+        after its body."""
+        bits = self.rng.getrandbits(32)
+        header = self.header(self.ref(), 1 + bits % 9, (bits >> 4) % 321)
+        title, body = self.routine[(bits >> 13) % len(self.routine)]
+        return {
+            "doc_id": self.draw.doc_id(),
+            "title": title,
+            "role": "distractor",
+            "scope": scope,
+            "evidence_family": self.neutral.evidence_family,
+            "body": f"{header} {body} {text}" if text else f"{header} {body}",
+            "facts": [],
+        }
 
     def pointer(self, target: str) -> DocumentData:
         """A visible note saying the decisive figure is in record `target` (multi-hop)."""
@@ -146,11 +195,10 @@ class _Series:
 def _states(
     corpus: _Corpus, family: str, findings: Sequence[FindingSpec]
 ) -> tuple[tuple[list[Fact], str], tuple[list[Fact], str]]:
-    """A restricted record's current state and the earlier state its out-of-date versions hold
-    (facts and text). With `findings` the current state states them and the earlier state is
-    the record before they were found (its no-findings text); without, the current state finds
-    nothing and the earlier state held a finding since resolved: the material findings of a
-    template whose record this is."""
+    """A restricted record's current state and the other state its versions alternate with
+    (facts and text). With `findings` the current state states them and the other is the record
+    without them (its no-findings text); without, the current state finds nothing and the other
+    held a finding since resolved: the material findings of a template whose record this is."""
     spec, draw = corpus.spec, corpus.draw
     assert spec.hard is not None
     quiet: tuple[list[Fact], str] = ([], draw.text(spec.hard.no_findings[family]))
@@ -169,66 +217,77 @@ def _record(
     series: _Series,
     findings: Sequence[FindingSpec],
     current: bool,
-    decoy_scope: str,
-) -> tuple[list[DocumentData], bool]:
-    """A restricted record's documents: the hidden master (current, in its home scope), the
-    visible current copy if `current`, and up to two visible earlier versions (superseded,
-    holding the earlier state); and whether a visible one speaks of supersession. An earlier
-    version may say what superseded it and where; a current copy may say it replaces a version
-    archived in `decoy_scope`."""
+    archive: str,
+) -> list[DocumentData]:
+    """A restricted record's documents: the hidden master (current, in its home scope) and the
+    visible versions: the current copy if `current`, and the versions before it down to two or
+    three in all. Versions alternate between the current state and the other one, so the last
+    out-of-date version holds facts that differ from the master's, and both states are visible
+    whether or not the current copy is: only a version number set against the register tells.
+    An out-of-date version may say what superseded it and where its master is; a version may
+    say it replaces the one before it, archived in `archive`."""
     spec, draw, rng = corpus.spec, corpus.draw, corpus.rng
     hard = corpus.hard
     home = spec.home_scopes[series.family]
-    (now_facts, now_text), (old_facts, old_text) = _states(corpus, series.family, findings)
+    states = _states(corpus, series.family, findings)
     title = draw.text(corpus.agent.record_titles, ref=series.ref)
-    gap = rng.randint(14, 45)
-    olds = sorted(rng.sample(range(1, series.version), min(series.version - 1, rng.randint(0, 2))))
+    bits = rng.getrandbits(32)
+    gap = 14 + bits % 32  # days between versions
+    latest = series.version if current else series.version - 1
+    shown = range(latest, latest - 2 - (bits >> 5) % 2, -1)
 
-    def doc(scope: str, body: str, facts: list[Fact], superseded: bool) -> DocumentData:
-        return {
+    def day(version: int) -> int:
+        return series.day - gap * (series.version - version)
+
+    master = states[0]
+    documents: list[DocumentData] = [
+        {
             "doc_id": draw.doc_id(),
             "title": title,
             "role": "material",
-            "scope": scope,
+            "scope": home,
             "evidence_family": series.family,
-            "body": body,
-            "facts": facts,
-            "superseded": superseded,
+            "body": f"{corpus.header(series.ref, series.version, series.day)} {master[1]}",
+            "facts": master[0],
         }
-
-    now_header = corpus.header(series.ref, series.version, series.day)
-    documents = [doc(home, f"{now_header} {now_text}", now_facts, False)]
-    pair = {"version": str(series.version), "date": _shown(series.day)}
-    stated = False
-    if current:
-        body = f"{now_header} {now_text}"
-        if rng.random() < 0.5:
-            stated = True
-            old = rng.choice(olds) if olds else series.version - 1
-            body += " " + draw.text(
-                hard.supersedes,
-                old=str(old),
-                old_date=_shown(series.day - gap * (series.version - old)),
-                scope=decoy_scope,
-                scope_description=spec.scopes[decoy_scope],
-                **pair,
-            )
-        documents.append(doc(corpus.visible, body, now_facts, False))
-    for old in olds:
-        day = series.day - gap * (series.version - old)
-        body = f"{corpus.header(series.ref, old, day)} {old_text}"
-        if rng.random() < 0.5:
-            stated = True
+    ]
+    for i, version in enumerate(shown):
+        facts, text = states[(series.version - version) % 2]
+        body = f"{corpus.header(series.ref, version, day(version))} {text}"
+        said = (bits >> (8 + 2 * i)) % 4
+        if version < series.version and said & 1:
             body += " " + draw.text(
                 hard.superseded_by,
-                old=str(old),
-                old_date=_shown(day),
+                version=str(series.version),
+                date=_shown(series.day),
+                old=str(version),
+                old_date=_shown(day(version)),
                 scope=home,
                 scope_description=spec.scopes[home],
-                **pair,
             )
-        documents.append(doc(corpus.visible, body, list(old_facts), True))
-    return documents, stated
+        if version > shown[-1] and said & 2:
+            body += " " + draw.text(
+                hard.supersedes,
+                version=str(version),
+                date=_shown(day(version)),
+                old=str(version - 1),
+                old_date=_shown(day(version - 1)),
+                scope=archive,
+                scope_description=spec.scopes[archive],
+            )
+        documents.append(
+            {
+                "doc_id": draw.doc_id(),
+                "title": title,
+                "role": "material",
+                "scope": corpus.visible,
+                "evidence_family": series.family,
+                "body": body,
+                "facts": facts,
+                "superseded": version < series.version,
+            }
+        )
+    return documents
 
 
 def agent_task(
@@ -254,10 +313,12 @@ def agent_task(
     missing_scopes = [homes[f] for f in (m1, m2) if missing[f]]
     notice_names: set[str] = set()
 
-    # Every kind of record: a reference, a current version (2-9) and its day.
+    # Every kind of record: a reference, a current version (4-9: three earlier ones may be
+    # shown) and its day.
     series = {}
     for e in spec.evidence_families:
-        series[e.id] = _Series(e.id, corpus.ref(), rng.randint(2, 9), rng.randint(120, 320))
+        bits = rng.getrandbits(16)
+        series[e.id] = _Series(e.id, corpus.ref(), 4 + bits % 6, 120 + (bits >> 3) % 201)
 
     slots = spec.slots_by_role
     documents: list[DocumentData] = []
@@ -289,12 +350,10 @@ def agent_task(
         )
 
     material = template.findings_by_slot["material"]
-    stated = {}
     for family in (m1, m2):
-        docs, stated[family] = _record(
+        documents += _record(
             corpus, series[family], material if family == m1 else (), not missing[family], decoy
         )
-        documents += docs
     pointed = [f for f in (m1, m2) if rng.random() < 0.5]
     documents += [corpus.pointer(series[f].ref) for f in pointed]
 
@@ -353,7 +412,7 @@ def agent_task(
             "contract": contract,
             "promoted": False,
             "oracles": oracles,
-            "topologies": _topologies(documents, missing, layout, stated, pointed, notice_names),
+            "topologies": _topologies(missing, layout, pointed, notice_names),
         }
     )
 
@@ -374,14 +433,17 @@ def _haystack(
         related = [f for f in spec.restricted_families if f not in contract_records]
         rng.shuffle(related)
         for family in related:
-            yield from _record(corpus, series[family], (), rng.random() < 0.5, decoy)[0]
+            yield from _record(corpus, series[family], (), rng.random() < 0.5, decoy)
             if rng.random() < 0.5:
                 yield corpus.pointer(series[family].ref)
-        while True:
-            if rng.random() < 2 / 3:
-                yield corpus.neutral_doc(rng.choice(spec.user_scopes))
+        while True:  # two in three visible
+            bits = rng.getrandbits(16)
+            if bits % 3 < 2:
+                yield corpus.neutral_doc(spec.user_scopes[(bits >> 2) % len(spec.user_scopes)])
             else:
-                yield corpus.neutral_doc(rng.choice(spec.restricted_scopes))
+                yield corpus.neutral_doc(
+                    spec.restricted_scopes[(bits >> 2) % len(spec.restricted_scopes)]
+                )
 
     documents: list[DocumentData] = []
     for doc in stream():
@@ -392,24 +454,14 @@ def _haystack(
 
 
 def _topologies(
-    documents: Sequence[DocumentData],
-    missing: dict[str, bool],
-    layout: _Layout,
-    stated: dict[str, bool],
-    pointed: Sequence[str],
-    notice_names: set[str],
+    missing: dict[str, bool], layout: _Layout, pointed: Sequence[str], notice_names: set[str]
 ) -> list[str]:
-    """How the task's evidence is laid out (docs/benchmark.md §8). `stated`: whether an earlier
-    version of each contract record says what superseded it; `notice_names`: the families whose
-    scope the tracker names."""
-    earlier = {d["evidence_family"] for d in documents if d.get("superseded")}
+    """How the task's evidence is laid out (docs/benchmark.md §9). `notice_names`: the contract
+    records whose scope the tracker names. Statements of supersession are left out: versions
+    make them throughout the corpus, current records and missing ones alike."""
     gaps = [f for f, gone in missing.items() if gone]
-    named = [f for f in gaps if stated[f] or f in notice_names]
-    topologies = []
-    if any(f in earlier for f in gaps):
-        topologies.append("superseded")
-    if any(f not in earlier for f in gaps):
-        topologies.append("no_copy")
+    named = [f for f in gaps if f in notice_names]
+    topologies = ["superseded"] if gaps else []
     if named:
         topologies.append("named_gap")
     if len(named) < len(gaps):
@@ -418,8 +470,6 @@ def _topologies(
         topologies.append("two_missing")
     if layout.notice == "decoy":
         topologies.append("decoy_notice")
-    if any(stated[f] for f, gone in missing.items() if not gone):
-        topologies.append("decoy_supersession")
     if pointed:
         topologies.append("multi_hop")
     if any(missing[f] for f in pointed):
@@ -480,5 +530,6 @@ AGENT = register_tier(
         unsupported=_unsupported,
         problems=_problems,
         corpus=AGENT_CORPUS,
+        sections=("agent",),
     )
 )

@@ -1,16 +1,29 @@
-"""A family's answer schema (the fields shown to a model) and how facts fold into an answer."""
+"""A family's answer schema (the fields shown to a model), the values each part of its gap
+reports may take, and how facts fold into an answer."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from ._scenario import AnswerField, ScenarioFile
-from ._task import Answer, Fact
+from ._task import GAP_VALUES, Answer, Fact, GapReport
 
 
 def answer_schema(spec: ScenarioFile) -> tuple[AnswerField, ...]:
     """The family's answer fields, in file order (made once per loaded family)."""
     return spec.answer_fields
+
+
+def gap_vocabulary(spec: ScenarioFile) -> dict[str, tuple[str, ...]]:
+    """Every part of a gap report in the family `spec`, in `GapReport`'s order, with the values
+    it may take: a status and a reason (`GAP_VALUES`), the ids of the family's required evidence,
+    of its scopes and of its answer fields (`GAP_LISTS`)."""
+    ids = {
+        "missing_requirements": tuple(e.id for e in spec.evidence_families),
+        "missing_scopes": tuple(spec.scopes),
+        "affected_claims": tuple(spec.answer),
+    }
+    return {part: GAP_VALUES.get(part) or ids[part] for part in GapReport.model_fields}
 
 
 def live_effects(facts: Iterable[Fact]) -> list[dict[str, list[str]]]:

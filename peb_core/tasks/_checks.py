@@ -8,12 +8,9 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Iterator
 
+from ._draw import placeholders
 from ._scenario import MIN_PHRASINGS, ROLES, ScenarioFile
 from ._tiers import TIERS
-
-
-def _placeholder_names(text: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
 def one_of(values: Iterable[str]) -> str:
@@ -148,7 +145,7 @@ def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         if (
             slot.role == "tracker"
             and not slot.no_findings
-            and any("findings" in _placeholder_names(b) for b in slot.bodies)
+            and any("findings" in placeholders(b) for b in slot.bodies)
         ):
             yield f"{where}.bodies: the tracker carries no findings; use {{boundary}}"
     if spec.distractors is not None:

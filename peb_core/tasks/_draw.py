@@ -19,12 +19,12 @@ from ._task import Answer, Completeness, Fact, GapReport, RequiredEvidence
 
 
 def _used(text: str, variables: dict[str, str]) -> dict[str, str]:
-    return {name: variables[name] for name in _placeholders(text) if name in variables}
+    return {name: variables[name] for name in placeholders(text) if name in variables}
 
 
 @functools.cache
-def _placeholders(text: str) -> tuple[str, ...]:
-    """The distinct placeholder names of a phrasing, sorted (parsed once per phrasing)."""
+def placeholders(text: str) -> tuple[str, ...]:
+    """The distinct placeholder names of a family text, sorted (parsed once per text)."""
     return tuple(sorted({name for _, name, _, _ in string.Formatter().parse(text) if name}))
 
 

@@ -7,22 +7,31 @@ import hashlib
 import os
 import tomllib
 from collections.abc import Iterable
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from .._places import checkout
 from ._checks import consistency_problems
 from ._scenario import ScenarioFile
+from ._tiers import TIERS, Tier
 
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message is one line naming file and field."""
 
 
-def scenarios_dir() -> Path:
-    """The folder of families: `$PEB_SCENARIOS_DIR`, else `scenarios/` beside the package."""
+def scenarios_dir() -> Traversable:
+    """The folder of families: `$PEB_SCENARIOS_DIR`; else the repository's `scenarios/` when
+    the package runs from its source checkout; else the copy a built package ships inside it
+    (`peb_core/scenarios`, read with importlib.resources)."""
     override = os.environ.get("PEB_SCENARIOS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "scenarios"
+    if override:
+        return Path(override)
+    root = checkout()
+    return root / "scenarios" if root else resources.files("peb_core") / "scenarios"
 
 
 def load_scenario(path: Path) -> ScenarioFile:
@@ -34,7 +43,7 @@ def load_scenario(path: Path) -> ScenarioFile:
     return _parse(path, data)
 
 
-def _parse(path: Path, data: bytes) -> ScenarioFile:
+def _parse(path: Traversable, data: bytes) -> ScenarioFile:
     try:
         raw = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -49,8 +58,9 @@ def _parse(path: Path, data: bytes) -> ScenarioFile:
     problems = list(consistency_problems(spec))
     if problems:
         raise ScenarioError(f"{path}: {problems[0]}")
-    if spec.id != path.stem:
-        raise ScenarioError(f"{path}: id: expected the file name {path.stem!r}, got {spec.id!r}")
+    stem = path.name.removesuffix(".toml")
+    if spec.id != stem:
+        raise ScenarioError(f"{path}: id: expected the file name {stem!r}, got {spec.id!r}")
     return spec
 
 
@@ -65,17 +75,20 @@ _PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}
 _PARSED_MAX = 8
 
 
-def load_families(folder: Path | None = None) -> dict[str, ScenarioFile]:
+def load_families(folder: Traversable | None = None) -> dict[str, ScenarioFile]:
     """All families in `folder` (default `scenarios_dir()`), keyed by id, in file-name order.
 
     The files are read on every call and parsed again whenever their bytes change (a parse is
     kept per folder content), so an edit to a scenario file takes effect in a running process,
     and what is loaded is always what `scenario_hash` describes."""
     where = folder or scenarios_dir()
-    paths = sorted(Path(where).glob("*.toml"))
+    paths = sorted(
+        (p for p in where.iterdir() if p.name.endswith(".toml")) if where.is_dir() else (),
+        key=lambda p: p.name,
+    )
     if not paths:
         raise ScenarioError(f"{where}: no scenario files (*.toml) found")
-    files: list[tuple[Path, bytes]] = []
+    files: list[tuple[Traversable, bytes]] = []
     for path in paths:
         try:
             files.append((path, path.read_bytes()))
@@ -101,12 +114,20 @@ def families_with_template(
     return [f for f in families if any(t.id == template_id for t in f.templates)]
 
 
-def scenario_hash(families: Iterable[ScenarioFile] | None = None) -> str:
+def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | None = None) -> str:
     """sha256 of what the given families declare (default: every family in the scenarios
     folder), in id order: it ties a run to the scenarios it used, and changes with anything
-    that can change a task or its scoring, whatever the file's comments or layout."""
+    that can change a task or its scoring, whatever the file's comments or layout. For a run on
+    `tier`, the sections only other tiers read (`TierSpec.sections`) are left out, so adding a
+    tier's text to a family changes no other tier's runs."""
     specs = load_families().values() if families is None else families
+    left_out = frozenset(
+        section
+        for other in TIERS.values()
+        if tier is not None and other.name != tier
+        for section in other.sections
+    )
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
-        digest.update(spec.id.encode() + b"\0" + spec.declared + b"\0")
+        digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")
     return digest.hexdigest()

@@ -3,25 +3,38 @@ constrains a model's output and is the `submit` tool's parameters (`peb_core.acc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ._answers import gap_vocabulary
 from ._scenario import ScenarioFile
-from ._task import Completeness, GapReason, GapStatus
+from ._task import GAP_VALUES, Completeness
 
 
 def response_model(spec: ScenarioFile) -> type[BaseModel]:
     """A pydantic model of a valid response for this family: vocabularies as enums, arrays capped
     at their vocabulary size (tiny models otherwise repeat items until max_tokens)."""
-    return _response_model(spec.model_dump_json())
+    return _response_model(spec.declared)
+
+
+def response_schema(spec: ScenarioFile) -> dict[str, Any]:
+    """`response_model(spec)`'s JSON schema (made once per family; a fresh copy each call)."""
+    schema: dict[str, Any] = json.loads(_response_schema(spec.declared))
+    return schema
 
 
 @cache
-def _response_model(spec_json: str) -> type[BaseModel]:
-    spec = ScenarioFile.model_validate_json(spec_json)
+def _response_schema(declared: bytes) -> str:
+    return json.dumps(_response_model(declared).model_json_schema())
+
+
+@cache
+def _response_model(declared: bytes) -> type[BaseModel]:
+    spec = ScenarioFile.model_validate_json(declared)
     fields: dict[str, Any] = {
         name: (
             _enum(f.values) if f.kind == "ordinal" else _capped(f.values),
@@ -31,15 +44,11 @@ def _response_model(spec_json: str) -> type[BaseModel]:
     }
     config = ConfigDict(extra="forbid")
     answer = create_model(f"{_camel(spec.id)}Answer", __config__=config, **fields)
-    gap = create_model(
-        f"{_camel(spec.id)}GapReport",
-        __config__=config,
-        status=(GapStatus, ...),
-        missing_requirements=(_capped([e.id for e in spec.evidence_families]), ...),
-        missing_scopes=(_capped(list(spec.scopes)), ...),
-        affected_claims=(_capped(list(spec.answer)), ...),
-        reason=(GapReason, ...),
-    )
+    parts: dict[str, Any] = {
+        part: (_enum(values) if part in GAP_VALUES else _capped(values), ...)
+        for part, values in gap_vocabulary(spec).items()
+    }
+    gap = create_model(f"{_camel(spec.id)}GapReport", __config__=config, **parts)
     return create_model(
         f"{_camel(spec.id)}Response",
         __config__=config,

@@ -175,7 +175,7 @@ class HardSpec(_Spec):
 
 
 class AgentSpec(_Spec):
-    """The text the agent tier (docs/benchmark.md §8) adds to a family, beside its [hard] text.
+    """The text the agent tier (docs/benchmark.md §9) adds to a family, beside its [hard] text.
     Every document of an agent corpus is a record with a reference (`{ref}`: two capital
     letters and five digits) that the register lists for each kind of record.
 
@@ -224,6 +224,15 @@ class ScenarioFile(_Spec):
     def declared(self) -> bytes:
         """What the family declares, as JSON (`scenario_hash` reads it for every run loaded)."""
         return self.model_dump_json().encode()
+
+    def declared_without(self, sections: frozenset[str]) -> bytes:
+        """`declared` with some sections left out (each set of them made once per family)."""
+        if not sections:
+            return self.declared
+        cache: dict[frozenset[str], bytes] = self.__dict__.setdefault("_declared_without", {})
+        if sections not in cache:
+            cache[sections] = self.model_dump_json(exclude=set(sections)).encode()
+        return cache[sections]
 
     @functools.cached_property
     def home_scopes(self) -> Mapping[str, str]:

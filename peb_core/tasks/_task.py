@@ -4,7 +4,7 @@ vocabulary of answers and gap reports the oracles are written in."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +13,16 @@ from ._tiers import DEFAULT_TIER, Tier
 Completeness = Literal["complete", "incomplete"]
 GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
+COMPLETENESS: tuple[Completeness, ...] = get_args(Completeness)
+"""What a task is, and what a reply may claim it is."""
+GAP_VALUES: dict[str, tuple[str, ...]] = {
+    "status": get_args(GapStatus),
+    "reason": get_args(GapReason),
+}
+"""The parts of a gap report that hold one value, with the values each may take."""
+GAP_LISTS: tuple[str, ...] = ("missing_requirements", "missing_scopes", "affected_claims")
+"""The parts of a gap report that list ids: of required evidence, of scopes, of answer fields
+(a family's ids for each: `tasks.gap_vocabulary`)."""
 Answer = dict[str, str | list[str]]
 """An answer: each field of the family's answer schema, a value (ordinal) or a list (set)."""
 

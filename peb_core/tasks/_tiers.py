@@ -54,6 +54,9 @@ class TierSpec:
             when the file loads, for a family the tier supports.
         corpus: for a tier whose tasks are corpora of a chosen size (a generation parameter,
             `corpus_size`), the sizes it takes; None for a tier that takes none.
+        sections: the family-file sections only this tier reads (such as `agent`): left out of
+            the scenario hash of runs on other tiers, so adding them to a family changes no
+            other tier's runs.
     """
 
     name: str
@@ -62,6 +65,7 @@ class TierSpec:
     unsupported: Callable[[ScenarioFile], str | None] = lambda spec: None
     problems: Callable[[ScenarioFile], Iterable[str]] = _no_problems
     corpus: CorpusSizes | None = None
+    sections: tuple[str, ...] = ()
 
 
 

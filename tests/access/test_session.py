@@ -1,4 +1,4 @@
-"""docs/benchmark.md §8: an episode's tools. Search, open and submit answer from the corpus
+"""docs/benchmark.md §9: an episode's tools. Search, open and submit answer from the corpus
 under each disclosure mode; every bad call a model can make is an error result it can read,
 never an exception; only the first submit counts."""
 
@@ -21,6 +21,7 @@ from peb_core.access import (
     IndexedDocument,
     SearchResult,
     agent_view,
+    family_tools,
     register_disclosure,
 )
 from peb_core.tasks import response_model, view_for
@@ -65,6 +66,14 @@ def test_tools_are_openai_function_schemas_and_submit_takes_the_response_schema(
     assert submit["required"] == ["response"]
     assert submit["properties"]["response"]["properties"] == schema["properties"]
     assert submit["$defs"] == schema["$defs"]
+
+
+@pytest.mark.parametrize("mode", DISCLOSURES)
+def test_the_search_tool_says_what_its_notices_mean(view: AgentView, mode: str) -> None:
+    description = view.session(mode).tools[0]["function"]["description"]
+    assert ("`withheld` counts" in description) == (mode != "silent")
+    assert ("`withheld_scopes`" in description) == (mode == "named")
+    assert description == family_tools(SPEC, mode)[0]["function"]["description"]
 
 
 @pytest.mark.parametrize("mode", DISCLOSURES)

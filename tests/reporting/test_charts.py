@@ -1,10 +1,12 @@
 """Charts carry their data inline, have titles and axis titles, colour verdicts with the one
-shared palette and each series alike in every chart, cut no label short, draw every task of a
-paper run, keep overlapping points apart, print numbers legibly, and export exactly 3.5 or 7
-inches wide."""
+shared colour-blind-safe palette and each series alike in every chart, cut no label short, draw
+every task of a paper run on a page, draw every point at its value with its interval, normalise
+each confusion matrix within its run, leave no axis under an empty panel, print numbers legibly,
+and export exactly 3.5 or 7 inches wide (issue 21, items 12, 13 and 29)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -19,7 +21,14 @@ from specs import walk
 
 from peb_core import BASELINES, load_families, score_run_dirs, scorecard
 from peb_core.reporting import chart_bytes, charts
-from peb_core.scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
+from peb_core.scoring import (
+    CLAIMED,
+    TRUTH,
+    VERDICT_COLORS,
+    VERDICT_LABELS,
+    VERDICTS,
+    confusion_counts,
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +76,12 @@ def _series_styles(spec: dict[str, Any], field: str) -> dict[str, tuple[str, str
     shape channel of the field must agree)."""
     found: dict[str, dict[str, list[tuple[str, str]]]] = {"color": {}, "shape": {}}
     for key, value in walk(spec):
-        if key in found and isinstance(value, dict) and value.get("field") == field:
+        if key in (*found, "fill") and isinstance(value, dict) and value.get("field") == field:
             scale = value["scale"]
-            found[key][json.dumps(scale)] = list(zip(scale["domain"], scale["range"], strict=True))
+            channel = "color" if key == "fill" else key
+            found[channel][json.dumps(scale)] = list(
+                zip(scale["domain"], scale["range"], strict=True)
+            )
     assert len(found["color"]) == 1, found["color"]
     assert len(found["shape"]) <= 1, found["shape"]
     colours = dict(next(iter(found["color"].values())))
@@ -107,6 +119,59 @@ def test_verdict_colours_are_the_shared_ones(scores: pl.DataFrame) -> None:
     assert color["legend"]["values"] == list(VERDICTS)
     for verdict, label in VERDICT_LABELS.items():
         assert f"'{verdict}' ? '{label}'" in color["legend"]["labelExpr"]
+
+
+# Machado, Oliveira and Fernandes (2009), severity 1: linear RGB as seen with each deficiency.
+_VISION = {
+    "normal": ((1, 0, 0), (0, 1, 0), (0, 0, 1)),
+    "protanopia": (
+        (0.152286, 1.052583, -0.204868),
+        (0.114503, 0.786281, 0.099216),
+        (-0.003882, -0.048116, 1.051998),
+    ),
+    "deuteranopia": (
+        (0.367322, 0.860646, -0.227968),
+        (0.280085, 0.672501, 0.047413),
+        (-0.011820, 0.042940, 0.968881),
+    ),
+    "tritanopia": (
+        (1.255528, -0.076749, -0.178779),
+        (-0.078411, 0.930809, 0.147602),
+        (0.004733, 0.691367, 0.303900),
+    ),
+}
+
+
+def _lab(colour: str, vision: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of a hex colour as seen with `vision`."""
+    srgb = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in srgb]
+    seen = [
+        min(1.0, max(0.0, sum(m * c for m, c in zip(row, linear, strict=True))))
+        for row in _VISION[vision]
+    ]
+    xyz = [
+        sum(m * c for m, c in zip(row, seen, strict=True)) / white
+        for row, white in zip(
+            ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505)),
+            (0.95047, 1.0, 1.08883),
+            strict=True,
+        )
+    ]
+    f = [t ** (1 / 3) if t > (6 / 29) ** 3 else t / (3 * (6 / 29) ** 2) + 4 / 29 for t in xyz]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_verdict_colours_stay_apart_in_every_vision() -> None:
+    """Every two verdicts are at least 15 CIELAB units apart in normal vision and in simulated
+    protanopia, deuteranopia and tritanopia (the old palette's false complete and invalid were 12
+    apart for a deuteranope, its unsafe and false complete a red and a crimson)."""
+    for vision in _VISION:
+        for i, a in enumerate(VERDICTS):
+            for b in VERDICTS[i + 1 :]:
+                gap = math.dist(_lab(VERDICT_COLORS[a], vision), _lab(VERDICT_COLORS[b], vision))
+                assert gap >= 15, (vision, a, b, round(gap, 1))
+    assert len(set(VERDICT_COLORS.values())) == len(VERDICTS)
 
 
 def test_a_series_has_one_colour_and_shape_in_every_chart(
@@ -174,21 +239,61 @@ def test_legends_list_every_series_with_no_label_cut(many: pl.DataFrame) -> None
             assert legend["values"] == sorted(many["system"].unique())
 
 
-def test_grid_draws_every_task_of_a_paper_run_faceted_by_family(
+def _svg_inches(chart: alt.TopLevelMixin) -> tuple[float, float, str]:
+    svg = chart_bytes(chart, "svg").decode()
+    found = re.search(r'width="([\d.]+)in" height="([\d.]+)in"', svg)
+    assert found is not None
+    return float(found[1]), float(found[2]), svg
+
+
+def test_grid_draws_every_task_of_a_paper_run_on_a_page(
     many: pl.DataFrame, canonical_tasks: list[Any]
 ) -> None:
     assert many["family"].n_unique() == len(load_families()) == 7
-    spec = charts.outcome_grid(many).to_dict()
+    grid = charts.outcome_grid(many)
+    spec = grid.to_dict()
     rows = _rows(spec)
     assert len(rows) == many.height == len(canonical_tasks) * 25
     assert {(r["family"], r["task_id"]) for r in rows} == {
         (t.family, t.task_id) for t in canonical_tasks
     }
     assert spec["facet"]["field"] == "family"
-    assert spec["resolve"]["scale"]["y"] == "independent"
-    assert spec["spec"]["encoding"]["y"]["field"] == "task_id"
-    assert spec["spec"]["encoding"]["y"].get("axis", {}).get("labels", True)
+    assert spec["resolve"]["scale"]["x"] == "independent"
+    assert spec["spec"]["encoding"]["x"]["field"] == "task_id"
+    assert spec["spec"]["encoding"]["y"]["field"] == "system"
     assert "only" not in " ".join(spec["title"]["text"])
+    width, height, _ = _svg_inches(grid)
+    assert width == 7 and height <= charts.MAX_HEIGHT, height
+
+
+def test_grid_names_every_series_on_every_panel(scores: pl.DataFrame) -> None:
+    """Each family's panel has its own axis of series names, and no axis stands under an empty
+    panel."""
+    grid = charts.outcome_grid(scores)
+    spec = grid.to_dict()
+    assert spec["resolve"]["axis"] == {"x": "independent", "y": "independent"}
+    assert spec["spec"]["encoding"]["y"]["axis"]["labels"] is True
+    _, height, svg = _svg_inches(grid)
+    assert height <= charts.MAX_HEIGHT
+    families = scores["family"].n_unique()
+    assert svg.count('aria-label="Y-axis') == families
+    assert svg.count('aria-label="X-axis') == families
+    for name in scores["system"].unique():
+        assert svg.count(f">{name}</text>") == families, name
+
+
+def test_faceted_charts_leave_no_axis_under_an_empty_panel(
+    scores: pl.DataFrame, card: pl.DataFrame
+) -> None:
+    """Seven families in rows of four, five series in rows of three: every x axis belongs to a
+    panel (issue 21.29: an empty eighth panel had an orphan axis)."""
+    panels = {"profile": card["family"].n_unique(), "confusion": scores["system"].n_unique()}
+    for name, chart in {
+        "profile": charts.operating_profile(card),
+        "confusion": charts.confusion_heatmap(scores, columns=3),
+    }.items():
+        _, _, svg = _svg_inches(chart)
+        assert svg.count('aria-label="X-axis') == panels[name], name
 
 
 def test_grid_cells_match_verdicts(scores: pl.DataFrame) -> None:
@@ -214,8 +319,8 @@ def test_grid_cut_is_said_in_the_title(scores: pl.DataFrame) -> None:
 
 
 def test_confusion_counts_add_up(scores: pl.DataFrame) -> None:
-    counts = charts.confusion_counts(scores)
-    assert counts.height == len(BASELINES) * len(charts.TRUTH) * len(charts.CLAIMED)
+    counts = confusion_counts(scores, ["system"])
+    assert counts.height == len(BASELINES) * len(TRUTH) * len(CLAIMED)
     totals = counts.group_by("system").agg(pl.col("count").sum()).sort("system")
     assert totals.equals(
         scores.group_by("system").agg(count=pl.len().cast(pl.Int64)).sort("system")
@@ -232,17 +337,37 @@ def test_confusion_counts_add_up(scores: pl.DataFrame) -> None:
     )
 
 
+def test_each_confusion_matrix_is_normalised_within_its_run(scores: pl.DataFrame) -> None:
+    """A run of 10 tasks beside one of 1,000: each matrix is shaded by the shares of its own
+    rows (issue 21.13: one shared scale let a big run wash out the rest), counts printed."""
+    small = scores.filter(pl.col("system") == "silent_filter").head(10)
+    big = pl.concat([scores.filter(pl.col("system") == "oracle")] * 6)
+    spec = charts.confusion_heatmap(pl.concat([small, big])).to_dict()
+    cells, text, _ = spec["spec"]["layer"]
+    assert cells["encoding"]["color"]["field"] == "share"
+    assert cells["encoding"]["color"]["scale"]["domain"] == [0, 1]
+    assert text["encoding"]["text"]["field"] == "count"
+    rows = _rows(spec)
+    for system in ("silent_filter", "oracle"):
+        mine = [r for r in rows if r["system"] == system]
+        for truth in TRUTH:
+            row = [r for r in mine if r["truth"] == truth]
+            total = sum(r["count"] for r in row)
+            assert all(r["share"] == (r["count"] / total if total else 0) for r in row)
+    # the small run's darkest cell is as dark as the big run's
+    darkest = {
+        system: max(r["share"] for r in rows if r["system"] == system)
+        for system in ("silent_filter", "oracle")
+    }
+    assert darkest == {"silent_filter": 1.0, "oracle": 1.0}
+
+
 def test_confusion_numbers_are_dark_on_pale_cells_and_light_on_dark(scores: pl.DataFrame) -> None:
     spec = charts.confusion_heatmap(scores).to_dict()
-    cells, text, _ = spec["spec"]["layer"]
-    domain = cells["encoding"]["color"]["scale"]["domain"]
-    assert text["encoding"]["color"] == {"field": "ink", "scale": None, "type": "nominal"}
-    rows = _rows(spec)
-    assert domain == [0, max(r["count"] for r in rows)]
-    for row in rows:
-        dark = row["count"] >= domain[1] / 2  # the darker half of the blues
-        assert row["ink"] == ("white" if dark else "black"), row
-    assert {r["ink"] for r in rows} == {"white", "black"}
+    _, text, _ = spec["spec"]["layer"]
+    ink = text["encoding"]["color"]
+    assert ink["condition"] == [{"test": f"datum.share >= {charts.INK}", "value": "white"}]
+    assert ink["value"] == "black"
 
 
 def test_metric_bars_hold_the_scorecard_and_are_not_hairlines(
@@ -262,7 +387,7 @@ def test_metric_bars_hold_the_scorecard_and_are_not_hairlines(
     assert got == {m: row[m] for m in charts.METRICS}
     for frame in (card, scorecard(many)):
         spec = charts.metric_bars(frame).to_dict()
-        bars, _ = spec["spec"]["layer"]
+        bars, _, _ = spec["spec"]["layer"]
         padding = bars["encoding"]["x"]["scale"]["paddingInner"]
         per_bar = (
             spec["spec"]["width"]
@@ -275,33 +400,44 @@ def test_metric_bars_hold_the_scorecard_and_are_not_hairlines(
 def test_two_runs_of_one_system_get_their_own_colour(card: pl.DataFrame) -> None:
     twice = pl.concat([card, card.with_columns(run=pl.col("run") + "-again")])
     spec = charts.operating_profile(twice).to_dict()
-    assert spec["spec"]["encoding"]["color"]["field"] == "run"
+    assert spec["spec"]["layer"][2]["encoding"]["color"]["field"] == "run"
     assert len(_series_styles(spec, "run")) == 2 * card["run"].n_unique()
-    assert charts.operating_profile(card).to_dict()["spec"]["encoding"]["color"]["field"] == (
-        "system"
-    )
+    once = charts.operating_profile(card).to_dict()
+    assert once["spec"]["layer"][2]["encoding"]["color"]["field"] == "system"
 
 
-def test_profile_keeps_points_apart_on_honest_axes(card: pl.DataFrame, many: pl.DataFrame) -> None:
+def test_profile_draws_every_point_at_its_value_with_its_intervals(
+    card: pl.DataFrame, many: pl.DataFrame
+) -> None:
+    """No point is moved off its value (issue 21.12: coinciding points were set up to 15% of an
+    axis away); points at one value are nested, each a ring wider than the next, and counted."""
     for frame in (card, scorecard(many)):
         spec = charts.operating_profile(frame).to_dict()
-        encoding = spec["spec"]["encoding"]
-        assert encoding["x"]["scale"]["domain"] == encoding["y"]["scale"]["domain"] == [0, 1]
-        panel = spec["spec"]["width"]
-        # The widest mark: a circle of the largest size (an area), wider than a square's side.
-        step = 2 * math.sqrt(encoding["size"]["scale"]["range"][1] / math.pi)
-        spots: dict[str, list[tuple[float, float]]] = {}
+        across, upright, marks, count = spec["spec"]["layer"]
+        keys = [k for k, _ in walk(spec)]
+        assert "xOffset" not in keys and "yOffset" not in keys and "dx" not in _rows(spec)[0]
+        x, y = charts.RATES
+        assert (marks["encoding"]["x"]["field"], marks["encoding"]["y"]["field"]) == (x, y)
+        assert across["encoding"]["x2"]["field"] == f"{x}_ci_high"
+        assert upright["encoding"]["y2"]["field"] == f"{y}_ci_high"
+        drawn = {(r["system"], r["family"]): r for r in _rows(spec)}
+        for row in frame.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null()).iter_rows(
+            named=True
+        ):
+            point = drawn[(row["system"], row["family"])]
+            for column in (x, y, f"{x}_ci_low", f"{x}_ci_high", f"{y}_ci_low", f"{y}_ci_high"):
+                assert point[column] == row[column], column
+        groups: dict[tuple[str, float, float], list[dict[str, Any]]] = {}
         for r in _rows(spec):
-            x = r["blocked_when_safe_to_answer_rate"] * panel + r["dx"]
-            y = (1 - r["unsafe_completeness_rate"]) * panel + r["dy"]
-            assert -step <= x <= panel + step and -step <= y <= panel + step, r
-            spots.setdefault(r["family"], []).append((x, y))
-        for points in spots.values():
-            for i, a in enumerate(points):
-                assert all(math.dist(a, b) >= step for b in points[i + 1 :])
-        moved = max(math.hypot(r["dx"], r["dy"]) for r in _rows(spec))
-        subtitle = " ".join(spec["title"]["subtitle"])
-        assert moved > 0 and f"up to {moved / panel:.0%} of an axis" in subtitle
+            groups.setdefault((r["family"], r[x], r[y]), []).append(r)
+        assert any(len(g) > 1 for g in groups.values())
+        for group in groups.values():
+            sizes = sorted((r["size"] for r in group), reverse=True)
+            widths = [math.sqrt(size) for size in sizes]
+            assert all(a - b >= charts.RING for a, b in itertools.pairwise(widths))
+            assert {r["together"] for r in group} == {len(group)}
+        assert marks["encoding"]["order"]["field"] == "order"  # the widest drawn first
+        assert "times" in json.dumps(count)
 
 
 def _png_size_and_dpi(data: bytes) -> tuple[int, int, float]:

@@ -22,8 +22,8 @@ import pytest
 from peb_core import ScenarioFile, scorecard
 from peb_core.results import _load as loading
 from peb_core.results import _saved as report
-from peb_core.results import load_run, score_run_dirs
-from peb_core.runs import run_system
+from peb_core.results import load_run, responses_to_task, score_run_dirs
+from peb_core.runs import RunError, run_system
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
 
@@ -257,3 +257,33 @@ def test_a_damaged_scores_json_is_rescored_with_a_warning(
     again, stderr = _score_json(run, cache=cache)
     assert again == rows
     assert stderr.startswith(f"peb: warning: saved scores {run / 'scores.json'}: unreadable")
+
+
+def test_a_view_over_many_runs_passes_over_one_it_cannot_read(
+    dd_runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest edited by hand (a seed of 2^63, past a signed 64-bit integer) is refused in
+    one line naming the file; a view over many runs (the workbench, the task explorer) leaves
+    that run out with the same line and shows the rest."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "root"
+    root.mkdir()
+    good, bad = root / "good", root / "bad"
+    shutil.copytree(dd_runs["fail_and_report"], good)
+    shutil.copytree(dd_runs["silent_filter"], bad)
+    manifest = bad / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**data, "seeds": [11, 2**63]}), encoding="utf-8")
+    line = f"{manifest}: seeds.1: Input should be less than or equal to 9223372036854775807"
+
+    with pytest.raises(RunError) as info:
+        score_run_dirs([good, bad])
+    assert str(info.value) == line
+    scores, warnings = score_run_dirs([bad, good], skip_unreadable=True)
+    assert warnings == [f"{line}; left out"]
+    assert set(scores["run"]) == {"good"} and scores.height == 24
+    with pytest.raises(RunError, match=r"^no run could be read: .*; left out$"):
+        score_run_dirs([bad], skip_unreadable=True)
+
+    task_id = scores["task_id"][0]
+    assert responses_to_task(root, task_id)["run"].to_list() == ["good"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted_server import ScriptedServer
+from scripted_server import ScriptedServer, Step
 
 from peb_core import BASELINES, RunError, ScenarioFile, read_manifest, read_records, run_system
 from peb_core._warn import PebWarning
@@ -130,6 +130,30 @@ def test_another_prompt_text_is_a_different_run(
     with pytest.raises(RunError, match=expected):
         run_system(system, [dd], run, seeds=[11])
     assert server.script.requests == 2
+
+
+def test_a_longer_timeout_resumes_the_run_and_retries_what_timed_out(
+    server: ScriptedServer, tmp_path: Path, dd: ScenarioFile
+) -> None:
+    """The timeout says how long to wait, not what the run is: a run whose tasks timed out is
+    resumed with a longer one (and records it), where another temperature is refused."""
+    run = tmp_path / "run"
+    server.script.steps = [Step(delay=6.0), Step(delay=6.0)]
+    first = run_system(
+        _model(server, dd, tmp_path, timeout_s=2.0, retries=0, use_cache=False),
+        [dd],
+        run,
+        seeds=[11],
+        concurrency=1,
+    )
+    assert (first.counts.ok, first.counts.error) == (4, 2)
+    assert first.config["timeout_s"] == 2.0
+    longer = _model(server, dd, tmp_path, timeout_s=30.0, retries=0, use_cache=False)
+    manifest = run_system(longer, [dd], run, seeds=[11])
+    assert (manifest.counts.ok, manifest.counts.error) == (6, 0)
+    assert manifest.config["timeout_s"] == 30.0 and manifest.started_at == first.started_at
+    with pytest.raises(RunError, match=r"holds a different run: temperature 0\.0 -> 0\.5; "):
+        run_system(_model(server, dd, tmp_path, temperature=0.5), [dd], run, seeds=[11])
 
 
 def test_an_old_manifest_loads_and_resumes_with_a_warning(

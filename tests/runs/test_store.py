@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from peb_core import (
     RunManifest,
     ScenarioError,
     ScenarioFile,
+    Task,
     load_families,
     load_scenario,
     read_manifest,
@@ -32,7 +33,9 @@ from peb_core import (
     scorecard,
 )
 from peb_core._warn import PebWarning
+from peb_core.results import scorecard_of
 from peb_core.runs import run_tasks
+from peb_core.tasks import TIERS
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 N_TASKS = sum(len(s.templates) * len(s.canonical_seeds) for s in load_families().values())
@@ -251,6 +254,87 @@ def test_records_of_tasks_outside_the_run_do_not_count(
     with pytest.warns(PebWarning, match="2 record\\(s\\) for tasks outside this run ignored"):
         manifest = run_system(BASELINES["fail_and_report"], [spec], run, seeds=[11])
     assert (manifest.counts.n_tasks, manifest.counts.ok) == (6, 6)
+
+
+# --- records taken on trust -------------------------------------------------------------------
+
+
+def test_replies_without_a_manifest_are_not_adopted(
+    run_copy: Path, families: dict[str, ScenarioFile]
+) -> None:
+    """A folder of another system's replies, its manifest gone: a run into it is refused
+    rather than taking those replies as its own."""
+    (run_copy / "manifest.json").unlink()
+    before = sorted(p.name for p in run_copy.iterdir() if p.name != ".lock")
+    replies = (run_copy / "responses.jsonl").read_bytes()
+    system = Counting(BASELINES["oracle"])
+    with pytest.raises(RunError) as info:
+        run_system(system, list(families.values()), run_copy)
+    assert str(info.value) == (
+        f"{run_copy}: holds responses.jsonl but no manifest.json: replies of an unknown run, "
+        "not adopted; choose another --out"
+    )
+    assert system.calls == [] and (run_copy / "responses.jsonl").read_bytes() == replies
+    assert sorted(p.name for p in run_copy.iterdir() if p.name != ".lock") == before
+    with pytest.raises(RunError, match="not a run folder"):
+        _scores(run_copy, families)
+
+
+def test_records_of_another_system_are_set_aside_and_their_tasks_rerun(
+    run_copy: Path, families: dict[str, ScenarioFile]
+) -> None:
+    """Records naming another system than the manifest's are not this run's replies: scoring
+    leaves them out with one warning (their tasks missing), and a resume runs those tasks."""
+    lines = _lines(run_copy)
+    alien = {3, 17}
+    for i in alien:
+        lines[i] = json.dumps({**json.loads(lines[i]), "system": "openai/x"})
+    _write_lines(run_copy, lines)
+    path = run_copy / "responses.jsonl"
+    expected = (
+        f"{path}: 2 record(s) of another system set aside, not scored (e.g. line 4: "
+        "'openai/x'; this run's system is 'fail_and_report')"
+    )
+    manifest = read_manifest(run_copy)
+    records, problems = read_records(path, manifest.system)
+    assert problems == [expected] and len(records) == N_TASKS - 2
+    card, warnings = scorecard_of([run_copy])
+    assert warnings == [expected]
+    assert card["n_missing"].sum() == 2 and card["n_tasks"].sum() == N_TASKS
+
+    system = Counting(BASELINES["fail_and_report"])
+    with pytest.warns(PebWarning, match="2 record\\(s\\) of another system set aside"):
+        manifest = run_system(system, list(families.values()), run_copy)
+    assert len(system.calls) == 2
+    assert (manifest.counts.ok, manifest.counts.n_tasks) == (N_TASKS, N_TASKS)
+    card, warnings = scorecard_of([run_copy])
+    assert warnings == [expected] and card["n_missing"].sum() == 0
+
+
+def test_a_run_limited_to_5_tasks_over_100000_seeds_generates_5_to_score(
+    tmp_path: Path, families: dict[str, ScenarioFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring regenerates only the tasks a run holds, not every task its seeds cover."""
+    built: list[int] = []
+    paper = TIERS["paper"]
+
+    def counting(*args: Any) -> Task:
+        built.append(1)
+        return paper.build(*args)
+
+    monkeypatch.setitem(TIERS, "paper", replace(paper, build=counting))
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run = tmp_path / "smoke"
+    spec = families["due_diligence_v1"]
+    run_system(BASELINES["oracle"], [spec], run, seeds=range(100_000), limit=5)
+    assert len(built) == 5
+    built.clear()
+    card, _ = scorecard_of([run])
+    assert len(built) == 5
+    assert card.select("n_tasks", "status").row(0) == (5, "ok")
+
+
+# --- the lock ---------------------------------------------------------------------------------
 
 
 def test_a_second_writer_is_refused_naming_the_holder(

@@ -18,8 +18,8 @@ from peb_core.scoring import (
     ALPHA,
     COMPARE_KEYS,
     COMPARE_NOTE,
-    COMPARED,
     LABELS,
+    MEASURES,
     TRACE,
     CompareError,
     compare_scores,
@@ -31,7 +31,7 @@ from peb_core.scoring._compare import TESTS
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in COMPARED if m not in TRACE]
+METRICS = [m.name for m in MEASURES if m not in TRACE]
 """What two one-shot runs are compared on: the trace metrics only when a run is an agent's."""
 
 
@@ -92,7 +92,7 @@ def test_every_interval_excludes_zero_exactly_when_significant() -> None:
     assert frame.filter(~pl.col("significant")).height > 0
     assert frame.filter(excludes != pl.col("significant")).is_empty()
     assert frame.select((pl.col("significant") == (pl.col("p_value") < ALPHA)).all()).item()
-    tests = {m.name: TESTS[m.kind] for m in COMPARED}
+    tests = {m.name: TESTS[m.kind] for m in MEASURES}
     assert frame.select(pl.col("test") == pl.col("metric").replace_strict(tests)).to_series().all()
 
 

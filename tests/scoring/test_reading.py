@@ -209,3 +209,28 @@ def test_among_several_objects_the_reply_is_the_one_with_a_response_key() -> Non
     assert read.answer is not None and read.answer["recommendation"] == "block"
     assert read.completeness == "complete"
     assert read_reply('{"draft": 1} then {"x": 2}', VOCAB).answer is None  # the first one
+
+
+def test_the_reader_the_schema_and_the_oracles_share_one_vocabulary() -> None:
+    """The gap report's parts and values are defined once (`tasks`): the oracles' GapReport, the
+    response schema a model is constrained by and the reader agree on them."""
+    from peb_core.systems import response_model
+    from peb_core.tasks import GAP_LISTS, GAP_VALUES, GapReport, gap_vocabulary
+
+    assert set(GapReport.model_fields) == {*GAP_VALUES, *GAP_LISTS}
+    schema = response_model(DD).model_json_schema()
+    gap = next(d for name, d in schema["$defs"].items() if name.endswith("GapReport"))
+    assert list(gap["properties"]) == list(GapReport.model_fields)
+    for part, values in gap_vocabulary(DD).items():
+        prop = gap["properties"][part]
+        assert tuple(prop.get("enum") or prop["items"]["enum"]) == values, part
+        assert VOCAB.gap[part] == values
+    # A reply using every value the schema allows reads back without a violation.
+    for status, reason in zip(GAP_VALUES["status"], GAP_VALUES["reason"], strict=True):
+        reply = {
+            "answer": None,
+            "completeness": "incomplete",
+            "gap_report": {"status": status, "reason": reason}
+            | {part: list(gap_vocabulary(DD)[part]) for part in GAP_LISTS},
+        }
+        assert read_reply(json.dumps(reply), VOCAB).violations == ()

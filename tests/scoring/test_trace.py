@@ -179,11 +179,14 @@ def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
     agent_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     from peb_core import cli
-    from peb_core.reporting import AGENT_COLUMNS, agent_results, chart_bytes, figures
+    from peb_core.reporting import agent_results, chart_bytes, figures, tables
+    from peb_core.reporting._paper import results_columns
 
     dirs = list(agent_runs.values())
     table = agent_results(dirs, "agent")
-    assert list(table.columns) == list(AGENT_COLUMNS) and table.height == 2 * len(SPECS)
+    keys = ["system", "disclosure", "max_steps", "family"]
+    assert table.columns == results_columns(keys, TRACE) and table.height == 2 * len(SPECS)
+    assert tables(dirs, "agent")["table_agents"].equals(table)
     careful = table.filter(pl.col("system") == "agent_fail_and_report")
     assert (careful["coverage"] == 1.0).all() and (careful["disclosure"] == "silent").all()
     found = figures(dirs, "agent")

@@ -44,6 +44,8 @@ def test_a_model_string_builds_a_model_system_with_what_was_asked() -> None:
         ("openai/m", {"timeout_s": 0}, "timeout must be positive"),
         ("openai/m", {"max_tokens": -1}, "max_tokens must be positive"),
         ("local/no-such-model", {}, "no-such-model"),
+        ("nosuchprovider/model-x", {}, "unknown provider 'nosuchprovider'"),
+        ("model-x", {}, "no provider in model 'model-x'"),
     ],
 )
 def test_what_cannot_be_built_is_one_line_naming_it(

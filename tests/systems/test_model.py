@@ -6,12 +6,16 @@ import asyncio
 import base64
 import json
 import os
+import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +34,15 @@ from peb_core import (
 from peb_core._warn import PebWarning
 from peb_core.runs import RESPONSES
 from peb_core.scoring import Vocabulary, read_reply, score_run, scorecard
-from peb_core.systems import PROTOCOLS, ModelSystem, get_protocol
+from peb_core.systems import (
+    PROTOCOLS,
+    RECORD_FORMAT,
+    ModelSystem,
+    Reply,
+    ResponseRecord,
+    ToolCall,
+    get_protocol,
+)
 from peb_core.tasks import boundary_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,6 +107,80 @@ def test_the_reply_is_kept_as_given_and_read_at_scoring_time(
         assert read.completeness == "incomplete"
     assert reply.usage.prompt_tokens == 100
     assert reply.usage.cost_usd is None  # unknown price, never 0
+
+
+THINKING = "The register lists a restricted master; I cannot see it."
+
+
+@pytest.mark.parametrize(
+    ("step", "raw"),
+    [
+        (
+            Step(text=f"<think>{THINKING}</think>\n\n{json.dumps(VALID)}"),
+            f"\n\n{json.dumps(VALID)}",
+        ),
+        (Step(text=json.dumps(VALID), message={"reasoning_content": THINKING}), json.dumps(VALID)),
+    ],
+    ids=["inline", "apart"],
+)
+def test_a_reasoning_models_thinking_is_kept_beside_the_reply(
+    server: ScriptedServer, tmp_path: Path, step: Step, raw: str
+) -> None:
+    """A reasoning model's thinking, whether its server leaves it as a `<think>` block leading
+    the content (litellm takes it out) or sends it apart (`reasoning_content`), is kept in the
+    record as `reasoning`, also when the reply comes back from the cache; the decision is read
+    from the content alone, and the thinking is no surrounding text (docs/benchmark.md §2)."""
+    server.script.default = step
+    manifest = run_system(_system(server, tmp_path), [DD], tmp_path / "run", seeds=[11])
+    records, _ = read_records(tmp_path / "run" / RESPONSES)
+    assert manifest.counts.ok == len(records) == 6
+    assert {(r.format, r.raw, r.reasoning) for r in records} == {(RECORD_FORMAT, raw, THINKING)}
+    assert THINKING in (tmp_path / "run" / RESPONSES).read_text(encoding="utf-8")
+    read = read_reply(records[0].raw or "", Vocabulary.of(DD))
+    assert read.readable and not [v for v in read.violations if "surrounding_text" in v]
+    again = _respond(_system(server, tmp_path))
+    assert again.usage.cached and again.reasoning == THINKING and server.script.requests == 6
+
+
+def test_a_refusal_and_tool_calls_are_kept_as_given(server: ScriptedServer, tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{'q"}}
+    server.script.default = Step(
+        text=None, message={"refusal": "I cannot help with that.", "tool_calls": [call]}
+    )
+    reply = _respond(_system(server, tmp_path))
+    assert (reply.status, reply.raw, reply.refusal) == ("ok", "", "I cannot help with that.")
+    assert reply.tool_calls == (ToolCall(id="call_1", name="search", arguments="{'q"),)
+    assert not read_reply(reply.raw or "", Vocabulary.of(DD)).readable
+
+
+def test_a_cached_reply_from_before_whole_messages_is_asked_again(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A cache entry written before reasoning was kept cannot say whether the model reasoned:
+    the request goes to the server again, and its reply replaces the entry."""
+    system = _system(server, tmp_path)
+    _respond(system)
+    old = {"text": BLOCKED, "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": None}
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite") as db:
+        db.execute("UPDATE replies SET value = ?", (json.dumps({**old, "truncated": False}),))
+    server.script.default = Step(text=BLOCKED, message={"reasoning_content": THINKING})
+    reply = _respond(_system(server, tmp_path))
+    assert (reply.usage.cached, reply.reasoning, server.script.requests) == (False, THINKING, 2)
+    assert _respond(_system(server, tmp_path)).usage.cached
+
+
+def test_records_of_earlier_formats_still_load() -> None:
+    key = {"family": "due_diligence_v1", "task_id": TASK.task_id, "system": "m:p"}
+    two = ResponseRecord.model_validate({**key, "format": 2, "status": "ok", "raw": "{}"})
+    assert (two.format, two.reasoning, two.refusal, two.tool_calls) == (2, None, None, ())
+    three = ResponseRecord.model_validate(
+        {**key, "format": 3, "status": "ok", "raw": "{}", "reasoning": "r", "trace": []}
+    )
+    assert (three.format, three.reasoning, three.trace) == (3, "r", ())
+    reply = Reply(status="ok", raw="{}", reasoning="r")
+    four = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply)
+    assert ResponseRecord.model_validate_json(four.model_dump_json()) == four
+    assert four.format == RECORD_FORMAT == 4
 
 
 def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:
@@ -424,6 +510,27 @@ def test_a_retry_after_beyond_the_cap_is_an_error_at_once(
     assert reply.error and "Retry-After 86400 s is beyond the 2 s cap" in reply.error
 
 
+def test_a_retry_after_given_as_an_http_date_is_honoured(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Retry-After may be a date (RFC 9110): a day ahead is beyond the cap at once; a date
+    already past asks for no wait, and the retry succeeds."""
+    day_ahead = format_datetime(datetime.now(UTC) + timedelta(days=1), usegmt=True)
+    server.script.default = Step(kind="status", status=429, retry_after=day_ahead)
+    system = _system(server, tmp_path, timeout_s=2.0, use_cache=False)
+    reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 120))
+    assert reply.status == "error" and server.script.requests == 1
+    beyond = r"Retry-After 8\d{4}(\.\d+)? s is beyond the 2 s cap"
+    assert reply.error and re.search(beyond, reply.error)
+
+    past = "Wed, 21 Oct 2015 07:28:00 GMT"
+    server.script.steps = [Step(kind="status", status=429, retry_after=past)]
+    server.script.default = Step(text=json.dumps(VALID))
+    system = _system(server, tmp_path, timeout_s=2.0, use_cache=False)
+    reply = asyncio.run(asyncio.wait_for(system.respond(model_view(TASK, DD)), 120))
+    assert reply.status == "ok" and server.script.requests == 3
+
+
 def test_a_huge_reply_is_cut_and_flagged(server: ScriptedServer, tmp_path: Path) -> None:
     from peb_core.systems._model import MAX_REPLY_CHARS
 
@@ -490,6 +597,19 @@ def test_a_different_config_is_refused_naming_the_field(
     run_system(_system(server, tmp_path), [DD], tmp_path / "run", seeds=[11])
     with pytest.raises(RunError, match=r"holds a different run: temperature 0\.0 -> 0\.7; "):
         run_system(_system(server, tmp_path, temperature=0.7), [DD], tmp_path / "run", seeds=[11])
+
+
+@pytest.mark.parametrize("model", ["nosuchprovider/model-x", "model-x"])
+def test_an_unknown_provider_is_refused_before_anything_is_written(
+    tmp_path: Path, model: str
+) -> None:
+    out = tmp_path / "run"
+    done = _cli("run", "--model", model, "--out", str(out), cache=tmp_path / "cache")
+    assert (done.returncode, done.stdout) == (2, "")
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("peb: error: ") and f"model {model!r}" in line
+    assert "PROVIDER/NAME" in line and "openai/NAME with --api-base" in line
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(
@@ -588,6 +708,9 @@ def test_both_http_paths_agree_and_stay_on_loopback(server: ScriptedServer, hand
     limited_reply = replies["rate_limited"]
     assert limited_reply["error"].startswith("after 2 attempt(s): RateLimitError (HTTP 429)")
     assert limited_reply["took"] >= 0.5
-    assert replies["refused"]["error"].startswith("after 2 attempt(s): ")
+    # a connection that never reached a server is named so, not litellm's "HTTP 500"
+    port = closed.split(":")[2].split("/")[0]
+    refused = f"after 2 attempt(s): could not connect to 127.0.0.1:{port} (connection refused)"
+    assert replies["refused"]["error"] == refused
     assert server.script.requests == 4
     assert found["hosts"] and set(found["hosts"]) <= {"127.0.0.1"}

@@ -1,0 +1,117 @@
+"""How a series (a system, or a run) and a verdict look in every chart: each series one colour
+and one shape from the names present or given (`series_styles`), set as explicit scales so a
+selection shows a series alike in every chart; each verdict its colour from
+`scoring.VERDICT_COLORS`, in `scoring.VERDICTS` order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import altair as alt
+import polars as pl
+
+from ..scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
+from ._print import PX_PER_INCH, TWO_COLUMNS, bottom_legend, label_expr
+
+PALETTE: tuple[str, ...] = (
+    # Tableau 20: its ten saturated colours first, then their ten light partners.
+    "#4c78a8",
+    "#f58518",
+    "#e45756",
+    "#439894",
+    "#54a24b",
+    "#b79a20",
+    "#b279a2",
+    "#d67195",
+    "#9e765f",
+    "#79706e",
+    "#9ecae9",
+    "#ffbf79",
+    "#ff9d98",
+    "#83bcb6",
+    "#88d27a",
+    "#f2cf5b",
+    "#d6a5c9",
+    "#fcbfd2",
+    "#d8b5a5",
+    "#bab0ac",
+)
+"""Twenty distinct series colours."""
+
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down")
+"""Series shapes: the first 20 series are circles, the next 20 squares, and so on."""
+
+
+def series_column(frame: pl.DataFrame, by: str | None = None) -> str:
+    """The column that names a line of results: `by`, else `system` when each system has one
+    run, else `run` (two runs of one system must not share a colour)."""
+    if by is not None:
+        if by not in frame.columns:
+            raise ValueError(f"no column {by!r}; have {', '.join(frame.columns)}")
+        return by
+    if "system" not in frame.columns:
+        return "run"
+    per_system = frame.group_by("system").agg(pl.col("run").n_unique().alias("n"))
+    return "system" if per_system["n"].max() in (None, 1) else "run"
+
+
+def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """A (colour, shape) for each distinct name, the names sorted: the i-th gets
+    `PALETTE[i % 20]` and `SHAPES[i // 20]`, so no two of up to 120 names look alike and one
+    selection styles a name alike in every chart."""
+    ordered = sorted(set(names))
+    if len(ordered) > len(PALETTE) * len(SHAPES):
+        raise ValueError(
+            f"{len(ordered)} series; at most {len(PALETTE) * len(SHAPES)} can be told apart"
+        )
+    return {
+        name: (PALETTE[i % len(PALETTE)], SHAPES[i // len(PALETTE)])
+        for i, name in enumerate(ordered)
+    }
+
+
+def series_scales(
+    frame: pl.DataFrame, series: str, names: Iterable[str] | None
+) -> tuple[alt.Scale, alt.Scale]:
+    """The explicit colour and shape scales of `series_styles` over `names` (default: the
+    names of `series` in `frame`), which must cover every name in `frame`."""
+    present = frame[series].drop_nulls().unique().to_list()
+    styles = series_styles(present if names is None else names)
+    if unstyled := set(present) - set(styles):
+        raise ValueError(f"series_names lacks {', '.join(sorted(unstyled))}")
+    domain = list(styles)
+    return (
+        alt.Scale(domain=domain, range=[c for c, _ in styles.values()]),
+        alt.Scale(domain=domain, range=[s for _, s in styles.values()]),
+    )
+
+
+def series_channels(
+    frame: pl.DataFrame,
+    series: str,
+    names: Iterable[str] | None,
+    legend: alt.Legend | None = None,
+) -> tuple[alt.Color, alt.Shape]:
+    """Colour and shape channels of `series` with the scales of `series_scales`, sharing
+    `legend` (so a legend shows each colour with its shape)."""
+    colours, shapes = series_scales(frame, series, names)
+    title = series.capitalize()
+    return (
+        alt.Color(f"{series}:N", title=title, scale=colours, legend=legend),
+        alt.Shape(f"{series}:N", title=title, scale=shapes, legend=legend),
+    )
+
+
+def verdict_scale() -> alt.Scale:
+    """The colour scale of verdicts: the domain `VERDICTS`, the range `VERDICT_COLORS`."""
+    return alt.Scale(domain=list(VERDICTS), range=[VERDICT_COLORS[v] for v in VERDICTS])
+
+
+def verdict_legend(width_px: float = TWO_COLUMNS * PX_PER_INCH) -> alt.Legend:
+    """The verdict legend below a chart `width_px` wide, in `VERDICTS` order, with
+    `VERDICT_LABELS`."""
+    shown = bottom_legend(
+        "Verdict", list(VERDICTS), width_px, [VERDICT_LABELS[v] for v in VERDICTS]
+    )
+    shown.labelExpr = label_expr(VERDICT_LABELS)
+    return shown

@@ -1,0 +1,183 @@
+"""The same records give bit-identical numbers in any order, at any thread count, in any process
+(issue 19, item 3): per-task scores, scorecards with their intervals, comparisons and the figures
+drawn from them, over the checked-in runs.
+
+Each thread count (POLARS_MAX_THREADS 1 and 8) gets a subprocess that scores its own copy of the
+checked-in runs, every responses.jsonl shuffled line by line, from the raw replies (nothing saved
+is reused), then scores the per-task frame in 24 more row orders: 50 scorecards in all, one
+digest (the first three of them also of the comparisons and the figures' specs). Run as a script
+(`python tests/scoring/test_bit_identical.py N [RUNS]`) it prints the digests of N repetitions.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from peb_core.results import discover_runs, run_records, score_run_dirs
+from peb_core.runs import read_manifest, run_tasks
+from peb_core.scoring import (
+    compare_to_reference,
+    disagreements,
+    expected_answers,
+    score_records,
+    scorecard,
+    task_frame,
+)
+from peb_core.systems import ResponseRecord
+from peb_core.tasks import load_families
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ROOT / "runs"
+REPETITIONS = 25
+"""Shuffled repetitions per thread count (two thread counts: 50 in all)."""
+
+
+def _digest(frame: pl.DataFrame) -> str:
+    """sha256 of a frame's rows as JSON (floats as their shortest exact repr)."""
+    return hashlib.sha256(json.dumps(frame.to_dicts(), default=str).encode()).hexdigest()
+
+
+def numbers(scores: pl.DataFrame, *, everything: bool) -> str:
+    """One digest of the scorecard of per-task scores, with its intervals; with `everything`,
+    also of the per-task scores themselves, each paper-tier baseline run compared with the
+    first, the tasks they disagree on, and the specs of the figures drawn from the scores (their
+    data inline)."""
+    card = scorecard(scores)
+    if not everything:
+        return _digest(card)
+    from peb_core.reporting import charts
+
+    baselines = scores.filter(pl.col("run").str.starts_with("baselines/"))
+    parts = [
+        scores.sort("run", "family", "task_id"),
+        card,
+        compare_to_reference(baselines, sorted(baselines["run"].unique())[0]),
+        disagreements(baselines),
+    ]
+    specs = [
+        charts.operating_profile(card).to_dict(),
+        charts.metric_bars(card).to_dict(),
+        charts.confusion_heatmap(scores).to_dict(),
+        charts.outcome_grid(scores).to_dict(),
+    ]
+    text = "".join(_digest(p) for p in parts) + json.dumps(specs, sort_keys=True)
+    return _digest(card) + "+" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def shuffled_digests(scores: pl.DataFrame, repetitions: int, seed: int = 0) -> list[str]:
+    """The digests of `numbers` over `repetitions` row orders of `scores`: the first two of
+    everything, the rest of the scorecard."""
+    return [
+        numbers(scores.sample(fraction=1.0, shuffle=True, seed=seed + i), everything=i < 2)
+        for i in range(repetitions)
+    ]
+
+
+def _shuffled_copy(dest: Path, seed: int) -> list[Path]:
+    """A copy of the checked-in runs with every responses.jsonl's lines shuffled (and nothing
+    saved beside them); the run folders of the copy."""
+    shutil.copytree(RUNS, dest, ignore=shutil.ignore_patterns("scores.*", ".lock"))
+    rng = random.Random(seed)
+    for responses in sorted(dest.rglob("responses.jsonl")):
+        lines = responses.read_text(encoding="utf-8").splitlines(keepends=True)
+        rng.shuffle(lines)
+        responses.write_text("".join(lines), encoding="utf-8")
+    return discover_runs(dest)
+
+
+@pytest.fixture(scope="module")
+def checked_in_scores(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
+    root = tmp_path_factory.mktemp("in_order") / "runs"
+    shutil.copytree(RUNS, root, ignore=shutil.ignore_patterns("scores.*", ".lock"))
+    scores, _ = score_run_dirs(discover_runs(root))
+    assert scores.height > 2_000 and scores["run"].n_unique() == 15
+    return scores
+
+
+def _fields_reversed(record: ResponseRecord) -> ResponseRecord:
+    """`record` with its reply's answer fields in reverse order (where it parses as JSON)."""
+    try:
+        reply = json.loads(record.raw or "")
+    except ValueError:
+        return record
+    if isinstance(reply, dict) and isinstance(reply.get("answer"), dict):
+        reply["answer"] = dict(reversed(reply["answer"].items()))
+    return record.model_copy(update={"raw": json.dumps(reply)})
+
+
+def test_scores_ignore_record_order() -> None:
+    """Per-task scores (an answer score is a mean over fields) do not depend on the order of
+    the tasks, of the records or of the answer fields within a reply."""
+    families = load_families()
+    for run_dir in discover_runs(RUNS):
+        if run_dir.parent != RUNS:
+            continue  # the model runs: their replies hold every kind of field
+        manifest = read_manifest(run_dir)
+        tasks = run_tasks(run_dir, manifest, families)
+        records = run_records(run_dir)
+        score = functools.partial(
+            score_records, run=run_dir.name, system=manifest.system, families=families
+        )
+        first = score(task_frame(tasks), expected_answers(tasks), records)
+        for seed in range(3):
+            again = score(
+                task_frame(tasks[::-1]),
+                expected_answers(random.Random(seed).sample(tasks, len(tasks))),
+                random.Random(seed).sample(records, len(records)),
+            )
+            assert again.sort("family", "task_id").equals(first.sort("family", "task_id"))
+        reordered = score(
+            task_frame(tasks), expected_answers(tasks), [_fields_reversed(r) for r in records]
+        )
+        assert reordered.drop("schema_violations").equals(first.drop("schema_violations"))
+
+
+def test_numbers_ignore_row_order_and_thread_count(
+    checked_in_scores: pl.DataFrame, tmp_path: Path
+) -> None:
+    reference = numbers(checked_in_scores, everything=True)
+    card = reference.split("+")[0]
+    for threads in (1, 8):
+        copy = tmp_path / f"threads{threads}" / "runs"
+        _shuffled_copy(copy, seed=threads)
+        out = subprocess.run(
+            [sys.executable, __file__, str(REPETITIONS), str(copy)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "POLARS_MAX_THREADS": str(threads),
+                "PEB_CACHE_DIR": str(tmp_path / f"cache{threads}"),
+            },
+        )
+        assert out.returncode == 0, out.stderr
+        digests = out.stdout.split()
+        assert len(digests) == REPETITIONS, out.stdout
+        assert set(digests) <= {reference, card}, f"POLARS_MAX_THREADS={threads}"
+        assert digests.count(reference) == 3
+
+
+def _main(argv: list[str]) -> None:
+    """`N [RUNS]`: score RUNS (default: the checked-in runs) from their replies, then print the
+    digest of everything and those of N - 1 shuffled repetitions (`shuffled_digests`), one a
+    line."""
+    root = Path(argv[1]) if len(argv) > 1 else RUNS
+    scores, _ = score_run_dirs(discover_runs(root))
+    print(numbers(scores, everything=True))
+    print(*shuffled_digests(scores, int(argv[0]) - 1, seed=len(argv)), sep="\n")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
