@@ -26,7 +26,13 @@ from peb_core import (
 )
 from peb_core.access import DISCLOSURES, AgentView, agent_view
 from peb_core.scoring import score_run, scorecard
-from peb_core.systems import BASELINES, AgentBaseline, SystemSpecError, build_system
+from peb_core.systems import (
+    BASELINES,
+    RECORD_FORMAT,
+    AgentBaseline,
+    SystemSpecError,
+    build_system,
+)
 
 FAMILIES = load_families()
 SPECS = list(FAMILIES.values())
@@ -132,7 +138,7 @@ def test_a_run_records_the_mode_the_corpus_size_and_the_episodes(tmp_path: Path)
     assert manifest.config == {"disclosure": "counted"} and manifest.corpus_size == 40
     assert manifest.tier == "agent" and manifest.counts.ok == 6
     records, problems = read_records(run / "responses.jsonl")
-    assert not problems and all(r.trace and r.format == 2 for r in records)
+    assert not problems and all(r.trace and r.format == RECORD_FORMAT for r in records)
     # Another mode or size is another run.
     for kwargs in ({"corpus_size": 60}, {}):
         with pytest.raises(ValueError, match="holds a different run"):
