@@ -52,15 +52,26 @@ class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+MAX_QUERY_CHARS = 300
+MAX_ID_CHARS = 64
+"""The longest query and doc id a tool takes. Bounds in the schema bound a model decoding under
+it (llama.cpp's tool calls decode each call's arguments under its JSON schema, without a token
+cap: a tiny model otherwise writes one query until its context is full)."""
+
+
 class SearchArguments(_Arguments):
-    query: str = Field(min_length=1, description="what to look for, in words")
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for, in words"
+    )
     k: int = Field(
         default=DEFAULT_HITS, ge=1, le=MAX_HITS, description="how many hits at most"
     )
 
 
 class OpenArguments(_Arguments):
-    doc_id: str = Field(min_length=1, description="the id of a document, from a search hit")
+    doc_id: str = Field(
+        min_length=1, max_length=MAX_ID_CHARS, description="the id of a document, from a search hit"
+    )
 
 
 RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
