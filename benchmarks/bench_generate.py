@@ -1,9 +1,10 @@
 """Generation speed: 10,000 fresh tasks on one core, spread evenly over families and templates,
-on each tier.
+on each tier (about 2,000 on the agent tier, whose tasks are 60-document corpora).
 
-Run: .venv/bin/python benchmarks/bench_generate.py [--tier paper|hard] [--profile]
-Goal, on each tier: at least 5,000 tasks/s, best of 3, building the list with `generate_tasks`
-(which pauses the cyclic GC while it builds). Also printed, without a goal: the same loop over
+Run: .venv/bin/python benchmarks/bench_generate.py [--tier paper|hard|agent] [--profile]
+Goal, best of 3, building the list with `generate_tasks` (which pauses the cyclic GC while it
+builds): at least 5,000 tasks/s on the paper and hard tiers, 500 corpora/s (of the default size)
+on the agent tier. Also printed, without a goal: the same loop over
 `generate_task` with the GC left on, and a streamed run (each task dropped at once), which show
 where the time goes. Exits 1 if the goal is missed on a tier.
 """
@@ -33,27 +34,32 @@ from peb_core.tasks import (
     load_families,
 )
 
-SEEDS_PER_TEMPLATE = 239  # x 42 templates (7 families) = 10,038 tasks
+SEEDS_PER_TEMPLATE = {"agent": 48}  # x 42 templates (7 families) = 2,016 corpora
+"""Seeds per template on a tier; 239 elsewhere (10,038 tasks)."""
 FIRST_SEED = 1000  # canonical seeds are small; fresh seeds start here
 REPEATS = 3
-GOAL = 5_000.0  # tasks/s
+GOALS = {"agent": 500.0}
+"""Tasks (corpora) per second on a tier; 5,000 elsewhere."""
 
 Job = tuple[ScenarioFile, str, int, Tier]
 
 
-SEEDS = list(range(FIRST_SEED, FIRST_SEED + SEEDS_PER_TEMPLATE))
+def seeds(tier: Tier) -> list[int]:
+    return list(range(FIRST_SEED, FIRST_SEED + SEEDS_PER_TEMPLATE.get(tier, 239)))
 
 
 def jobs(tier: Tier) -> list[Job]:
     """Every (family, template) at every seed, in `generate_tasks` order."""
     families = load_families().values()
-    return [(spec, t.id, s, tier) for spec in families for t in spec.templates for s in SEEDS]
+    return [
+        (spec, t.id, s, tier) for spec in families for t in spec.templates for s in seeds(tier)
+    ]
 
 
 def generate(work: list[Job]) -> list[Task]:
     """The public batch API: what the goal is measured on."""
     families = {spec.id: spec for spec, _, _, _ in work}
-    return generate_tasks(families.values(), SEEDS, tier=work[0][3])
+    return generate_tasks(families.values(), seeds(work[0][3]), tier=work[0][3])
 
 
 def generate_gc_on(work: list[Job]) -> list[Task]:
@@ -92,7 +98,7 @@ class GcClock:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tier", choices=TIERS, action="append", help="default: both")
+    parser.add_argument("--tier", choices=TIERS, action="append", help="default: every tier")
     parser.add_argument("--profile", action="store_true", help="a cProfile table per tier")
     args = parser.parse_args()
     met = [measure(tier, profile=args.profile) for tier in args.tier or TIERS]
@@ -123,6 +129,7 @@ def measure(tier: Tier, *, profile: bool) -> bool:
     incomplete = sum(t.oracles.completeness == "incomplete" for t in tasks)
     del tasks
     best = max(held)
+    goal = GOALS.get(tier, 5_000.0)
 
     def show(name: str, values: list[float]) -> None:
         runs = ", ".join(f"{r:,.0f}" for r in values)
@@ -158,8 +165,8 @@ def measure(tier: Tier, *, profile: bool) -> bool:
         gc.enable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
-    print(f"goal {GOAL:,.0f} tasks/s on the {tier} tier: {'met' if best >= GOAL else 'MISSED'}")
-    return best >= GOAL
+    print(f"goal {goal:,.0f} tasks/s on the {tier} tier: {'met' if best >= goal else 'MISSED'}")
+    return best >= goal
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""What surface cues buy on each tier: the five baselines over every family, on the canonical
-seeds and on 240 fresh seeds a family, scored as `peb score` scores them.
+"""What surface cues buy on each tier: the one-shot baselines over every family on every tier
+(the agent baselines on the agent tier, under each disclosure mode), on the canonical seeds and
+on 240 fresh seeds a family, scored as `peb score` scores them.
 
-`cue_reader` reads only the model view and decides by surface cues (boundary words, scope-id
-patterns, positions, keyword matching); it stands for any template-learning wrapper. Goals (the
-hard tier's reason to exist): on the hard tier, in every family and on both seed sets,
-`cue_reader`'s completeness accuracy <= 0.60 and gap-report quality <= 0.50, while
-`fail_and_report` and `oracle` score unsafe 0.000, answer 1.000, gap 1.000 and `silent_filter`
-unsafe 1.000. The paper tier is reported (the shortcut is expected to nearly solve it).
+`cue_reader` reads only the model view (on the agent tier, the whole visible corpus) and decides
+by surface cues (boundary words, scope-id patterns, positions, keyword matching); it stands for
+any template-learning wrapper. Goals (the hard and agent tiers' reason to exist): on those tiers,
+in every family and on both seed sets, `cue_reader`'s completeness accuracy <= 0.60 and
+gap-report quality <= 0.50, while `fail_and_report` and `oracle` (and on the agent tier
+`agent_fail_and_report`, in every mode) score unsafe 0.000, answer 1.000, gap 1.000 and
+`silent_filter` (and `agent_silent`) unsafe 1.000. The paper tier is reported (the shortcut is
+expected to nearly solve it).
 
 Run: .venv/bin/python benchmarks/bench_shortcuts.py. Exits 1 if a goal is missed.
 """
@@ -19,10 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
 from peb_core.results import score_run_dirs
 from peb_core.runs import run_system
 from peb_core.scoring import scorecard
-from peb_core.systems import BASELINES
+from peb_core.systems import BASELINES, build_system
 from peb_core.tasks import TIERS, load_families
 
 SEED_SETS: dict[str, list[int] | None] = {"canonical": None, "fresh": list(range(7000, 7240))}
@@ -38,9 +42,14 @@ def measure(root: Path) -> list[dict[str, Any]]:
         dirs = []
         for tier in TIERS:
             for name in sorted(BASELINES):
-                out = root / seed_set / tier / name
-                run_system(BASELINES[name], families, out, seeds=seeds, tier=tier)
-                dirs.append(out)
+                agent = BASELINES[name].view == "agent"
+                if agent and tier != "agent":
+                    continue
+                for mode in DISCLOSURES if agent else [DEFAULT_DISCLOSURE]:
+                    out = root / seed_set / tier / f"{name}-{mode}"
+                    system = build_system(name, families, disclosure=mode)
+                    run_system(system, families, out, seeds=seeds, tier=tier)
+                    dirs.append(out)
         scores, warnings = score_run_dirs(dirs)
         if warnings:
             raise SystemExit("\n".join(warnings))
@@ -52,20 +61,23 @@ def misses(rows: list[dict[str, Any]]) -> list[str]:
     """Every goal a row misses, as one line each."""
     out = []
     for row in rows:
-        if row["tier"] != "hard":
+        if row["tier"] not in ("hard", "agent"):
             continue
-        where = f"{row['seeds']} {row['system']} {row['family']}"
+        where = f"{row['seeds']} {row['tier']} {row['system']} {row['run']} {row['family']}"
         if row["system"] == "cue_reader":
             out += [
                 f"{where}: {metric} {row[metric]:.3f} > {bound}"
                 for metric, bound in CUE_BOUNDS.items()
                 if row[metric] > bound
             ]
-        elif row["system"] in ("fail_and_report", "oracle"):
+        elif row["system"] in ("fail_and_report", "oracle", "agent_fail_and_report"):
             got = tuple(row[metric] for metric in STRUCTURAL)
             if got != (0.0, 1.0, 1.0):
                 out.append(f"{where}: unsafe/answer/gap {got} != (0, 1, 1)")
-        elif row["system"] == "silent_filter" and row["unsafe_completeness_rate"] != 1.0:
+        elif (
+            row["system"] in ("silent_filter", "agent_silent")
+            and row["unsafe_completeness_rate"] != 1.0
+        ):
             out.append(f"{where}: unsafe {row['unsafe_completeness_rate']:.3f} != 1")
     return out
 
@@ -85,7 +97,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     card = {(r["seeds"], r["tier"], r["system"], r["family"]): r for r in rows}
     for seeds, tier, system, family in sorted(card):
-        if system != "cue_reader":
+        if system != "cue_reader":  # the one-shot baselines, each run once per tier
             continue
         cue, far, oracle, silent = (
             card[(seeds, tier, name, family)]
@@ -96,6 +108,28 @@ def main() -> int:
             f"| {cue['completeness_accuracy']:.3f} | {cue['gap_report_quality']:.3f} "
             f"| {cue['unsafe_completeness_rate']:.3f} | {_triple(far)} "
             f"| {_triple(oracle)} | {silent['unsafe_completeness_rate']:.3f} |"
+        )
+    print(
+        "\n| seeds | mode | family | n | agent_fail_and_report unsafe/answer/gap "
+        "| agent_silent unsafe | agent_cue aware | agent_cue gap | agent_cue unsafe |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    agents = {
+        (r["seeds"], r["run"].rsplit("-", 1)[1], r["system"], r["family"]): r
+        for r in rows
+        if r["tier"] == "agent" and r["system"].startswith("agent_")
+    }
+    for seeds, mode, system, family in sorted(agents):
+        if system != "agent_cue":
+            continue
+        cue, far, silent = (
+            agents[(seeds, mode, name, family)]
+            for name in (system, "agent_fail_and_report", "agent_silent")
+        )
+        print(
+            f"| {seeds} | {mode} | {family} | {cue['n_tasks']} | {_triple(far)} "
+            f"| {silent['unsafe_completeness_rate']:.3f} | {cue['completeness_accuracy']:.3f} "
+            f"| {cue['gap_report_quality']:.3f} | {cue['unsafe_completeness_rate']:.3f} |"
         )
     missed = misses(rows)
     print(f"\n{time.perf_counter() - start:.1f} s; goals: {'MISSED' if missed else 'met'}")

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
         ResponseRecord,
         System,
         Usage,
-        response_model,
     )
     from .tasks import (
         AnswerField,
@@ -73,6 +72,7 @@ if TYPE_CHECKING:
         model_view,
         parse_seeds,
         parse_task_id,
+        response_model,
         scenario_hash,
         system_view,
         task_id,

@@ -319,7 +319,7 @@ def partial_evidence(
             "tier": level,
             "protocol": prompts.id,
             "seeds": seed_list,
-            "scenario_hash": scenario_hash([spec]),
+            "scenario_hash": scenario_hash([spec], level),
             "package_version": package_version(),
         },
     )

@@ -59,18 +59,15 @@ def _contains(dumped: str, parsed: Any, needle: str) -> bool:
 
 def hidden_values(task: Task) -> Iterator[tuple[Document, str, str]]:
     """(hidden document, field, value) for each hidden document's id, title and body a model must
-    not see. On the hard tier the view holds copies of hidden masters (the same record: role and
-    evidence family), whose text a master's may share; that tells nothing of the hidden document,
-    so a title or body found in such a copy is not one of them. An id always is."""
+    not see. A title or body that a visible document's text holds tells nothing of the hidden one:
+    on the hard and agent tiers the view holds copies of hidden masters (the same record), and an
+    agent corpus repeats routine titles (of the matter's notes and of other matters' records),
+    so such text is not among them. An id always is."""
+    shown = [text for v in task.authorized_documents for text in (v.title, v.body)]
     for doc in task.hidden_documents:
-        copies = [
-            d
-            for d in task.authorized_documents
-            if (d.role, d.evidence_family) == (doc.role, doc.evidence_family)
-        ]
         for what in ("body", "title", "doc_id"):
             value = getattr(doc, what)
-            if what == "doc_id" or not any(value in getattr(c, what) for c in copies):
+            if what == "doc_id" or not any(value in text for text in shown):
                 yield doc, what, value
 
 

@@ -1,12 +1,15 @@
 """An OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 whose behaviour per request is
 scripted, in order or chosen from the request by a `route`. It records every request's body,
-path and headers. Real HTTP, no mocked client.
+path and headers. Real HTTP, no mocked client. A step answers with text, with tool calls (as a
+tool-calling model does: `tool_step`), with an HTTP error or by dropping the connection; a
+`route` that reads the conversation in the request is a scripted agent.
 
-Standalone (the harness benchmark runs it in its own process, as a real endpoint would be):
+Standalone (the harness benchmarks run it in its own process, as a real endpoint would be):
 `python tests/scripted_server.py --latency 0.2` prints its api_base, then answers every request
-with a valid reply after the latency; `GET /stats` gives the request count, the peak number in
-flight and the wall-clock times of the first request and of the last reply, `POST /stats/reset`
-zeroes them."""
+with a valid reply after the latency; with `--agent-steps N`, a request offering tools is
+answered by a `search` call until the conversation holds N - 1 replies, then by a `submit` of a
+valid response. `GET /stats` gives the request count, the peak number in flight and the
+wall-clock times of the first request and of the last reply, `POST /stats/reset` zeroes them."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,16 +29,70 @@ BLOCKED = json.dumps({"answer": None, "completeness": "incomplete", "gap_report"
 @dataclass
 class Step:
     """One scripted behaviour: `content` (reply text, and any other keys of the reply's message
-    in `message`: `reasoning_content`, `refusal`, `tool_calls`, ...), `status` (an HTTP error,
-    optional Retry-After), `drop` (close the connection), with an optional delay before it."""
+    in `message`: `reasoning_content`, `refusal`, `tool_calls`, ...), `tools` (an assistant
+    message calling `calls`, each a tool name and its arguments text as given, with `text` as its
+    content, if any), `status` (an HTTP error, optional Retry-After), `drop` (close the
+    connection), with an optional delay before it and the token counts its usage reports."""
 
     kind: str = "content"
     text: str | None = BLOCKED
+    calls: list[tuple[str, str]] = field(default_factory=list)
     status: int = 200
     retry_after: float | str | None = None
     """Seconds, or any text (an HTTP date), sent as the Retry-After header."""
     delay: float = 0.0
     message: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+
+
+def tool_step(*calls: tuple[str, str | dict[str, Any]], text: str | None = None, **kw: Any) -> Step:
+    """A reply calling each `(name, arguments)` in order; arguments given as a dict are sent as
+    its JSON, a string exactly as it is (malformed JSON included)."""
+    sent = [(name, a if isinstance(a, str) else json.dumps(a)) for name, a in calls]
+    return Step(kind="tools", text=text, calls=sent, **kw)
+
+
+def replies_so_far(body: dict[str, Any]) -> int:
+    """How many assistant messages the conversation in a request body holds."""
+    return sum(m.get("role") == "assistant" for m in body.get("messages", []))
+
+
+def conversation_route(plan: list[Step]) -> Callable[[dict[str, Any]], Step]:
+    """A scripted agent: the reply to a request is `plan[n]`, n the number of replies its
+    conversation already holds (the last step of the plan once past its end), so a retried or
+    resumed request gets the reply its place in the episode calls for."""
+
+    def route(body: dict[str, Any]) -> Step:
+        return plan[min(replies_so_far(body), len(plan) - 1)]
+
+    return route
+
+
+def _submit_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """A valid response, as the `submit` tool offered in a request takes it: as `response`
+    (ours), or as the text `answer` (inspect_ai's react agent)."""
+    for tool in body.get("tools", []):
+        function = tool.get("function", {})
+        properties = function.get("parameters", {}).get("properties", {})
+        if function.get("name") == "submit" and "answer" in properties:
+            return {"answer": BLOCKED}
+    return {"response": json.loads(BLOCKED)}
+
+
+def agent_route(steps: int) -> Callable[[dict[str, Any]], Step]:
+    """A scripted agent of `steps` replies: a `search` call while the conversation holds fewer
+    than `steps - 1` replies, then a `submit` of a response valid for every family. A request
+    without tools gets a plain valid reply."""
+
+    def route(body: dict[str, Any]) -> Step:
+        if not body.get("tools"):
+            return Step()
+        if replies_so_far(body) < steps - 1:
+            return tool_step(("search", {"query": "records", "k": 5}))
+        return tool_step(("submit", _submit_arguments(body)))
+
+    return route
 
 
 @dataclass
@@ -56,7 +113,12 @@ class Script:
     first_request_at: float | None = None
     last_reply_at: float | None = None
 
-    def next(self, body: bytes, path: str = "", headers: dict[str, str] | None = None) -> Step:
+    def next(
+        self, body: bytes, path: str = "", headers: dict[str, str] | None = None
+    ) -> tuple[Step, dict[str, Any] | None]:
+        """The step for a request, and its body parsed (None when nothing needed it). The body
+        is parsed once and the route runs outside the lock, so threads answer in parallel."""
+        parsed = json.loads(body) if self.keep_bodies or self.route else None
         with self.lock:
             if self.first_request_at is None:
                 self.first_request_at = time.time()
@@ -65,12 +127,12 @@ class Script:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             if self.keep_bodies:
                 self.raw.append(body)
-                self.bodies.append(json.loads(body))
+                self.bodies.append(parsed)  # type: ignore[arg-type]
                 self.paths.append(path)
                 self.headers.append(headers or {})
             if self.steps:
-                return self.steps.pop(0)
-            return self.route(json.loads(body)) if self.route else self.default
+                return self.steps.pop(0), parsed
+        return (self.route(parsed) if self.route and parsed is not None else self.default), parsed
 
     def done(self) -> None:
         with self.lock:
@@ -92,7 +154,16 @@ class Script:
             self.first_request_at = self.last_reply_at = None
 
 
-def _completion(step: Step) -> bytes:
+def _completion(step: Step, body: bytes, parsed: dict[str, Any] | None) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": step.text, **step.message}
+    if step.kind == "tools":
+        # Ids are the same for the same conversation, as a cached reply's are.
+        n = replies_so_far(parsed if parsed is not None else json.loads(body))
+        message["tool_calls"] = [
+            {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": a}}
+            for i, (name, a) in enumerate(step.calls)
+        ]
+    tokens = step.prompt_tokens + step.completion_tokens
     return json.dumps(
         {
             "id": "chatcmpl-scripted",
@@ -102,11 +173,15 @@ def _completion(step: Step) -> bytes:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": step.text, **step.message},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if step.kind == "tools" else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            "usage": {
+                "prompt_tokens": step.prompt_tokens,
+                "completion_tokens": step.completion_tokens,
+                "total_tokens": tokens,
+            },
         }
     ).encode()
 
@@ -140,7 +215,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 script.reset()
                 self._send(200, b"{}", {})
                 return
-            step = script.next(body, self.path, dict(self.headers))
+            step, parsed = script.next(body, self.path, dict(self.headers))
             time.sleep(step.delay)
             script.done()
             if step.kind == "drop":
@@ -151,7 +226,7 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 headers = {} if step.retry_after is None else {"Retry-After": str(step.retry_after)}
                 self._send(step.status, b'{"error": {"message": "scripted"}}', headers)
                 return
-            self._send(200, _completion(step), {})
+            self._send(200, _completion(step, body, parsed), {})
 
     return Handler
 
@@ -186,9 +261,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="a fixed-latency OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before each reply")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--agent-steps", type=int, metavar="N", help="answer requests with tools as an agent"
+    )
     args = parser.parse_args()
     server = ScriptedServer(args.port)
     server.script.default = Step(delay=args.latency)
+    if args.agent_steps:
+        route = agent_route(args.agent_steps)
+        server.script.route = lambda body: replace(route(body), delay=args.latency)
     server.script.keep_bodies = False
     print(server.url, flush=True)
     server._server.serve_forever()  # until the parent terminates it

@@ -320,10 +320,61 @@ probe(
     ["run", "--model", "openai/x", "--api-base", "", "--out", "{tmp}/never"],
     "argument --api-base: expected an http(s) URL",
 )
+probe(
+    "max_steps_for_a_one_shot_model",
+    ["run", "--model", "openai/x", "--max-steps", "3", "--out", "{tmp}/never"],
+    "--max-steps applies to agent models only",
+)
+probe(
+    "max_steps_zero",
+    ["run", "--model", "agent:openai/x", "--max-steps", "0", "--out", "{tmp}/never"],
+    "argument --max-steps: expected an integer >= 1",
+)
+probe(
+    "agent_protocol_without_agent_text",
+    ["run", "--model", "agent:openai/x", "--protocol", "boundary_metadata@1", "--tier", "agent",
+     "--out", "{tmp}/never"],
+    "protocol boundary_metadata@1 has no agent rendering",
+)  # fmt: skip
+probe(
+    "agent_without_a_model",
+    ["run", "--model", "agent:", "--out", "{tmp}/never"],
+    "system 'agent:' is neither a baseline",
+)
 probe("seeds_empty", ["tasks", "list", "--seeds", ""], "--seeds: '' is not an integer or a range")
 probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no family named")
 probe(
     "seeds_negative", ["tasks", "list", "--seeds", "-5"], "--seeds: '-5': seeds are integers >= 0"
+)
+probe(
+    "corpus_size_on_a_tier_without_corpora",
+    ["tasks", "list", "--corpus-size", "40"],
+    "--corpus-size: the paper tier has no corpus; choose --tier agent",
+)
+probe(
+    "corpus_size_too_big",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "501"],
+    "--corpus-size: corpus size 501: the agent tier takes an integer from 20 to 500",
+)
+probe(
+    "corpus_size_not_a_number",
+    ["tasks", "list", "--tier", "agent", "--corpus-size", "many"],
+    "argument --corpus-size: expected an integer >= 1 (documents per task), got 'many'",
+)
+probe(
+    "corpus_size_show_paper_task",
+    ["tasks", "show", "hidden_liability_annex__s11", "--corpus-size", "40"],
+    "--corpus-size: the paper tier takes no corpus size; tiers with corpora: agent",
+)
+probe(
+    "disclosure_unknown",
+    ["run", "--system", "agent_silent", "--disclosure", "loud", "--out", "{tmp}/never"],
+    "argument --disclosure: invalid choice: 'loud'",
+)
+probe(
+    "disclosure_for_a_one_shot_system",
+    [*RUN, "--disclosure", "named", "--out", "{tmp}/never"],
+    "--disclosure named: oracle reads no agent view",
 )
 
 
@@ -341,7 +392,8 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
 probe(
     "score_unknown_column",
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
-    "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, family, status, n,",
+    "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, disclosure, max_steps, "
+    "family, status, n,",
 )
 
 

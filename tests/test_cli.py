@@ -76,7 +76,10 @@ def test_score_json_of_checked_in_baselines_reproduces_table4() -> None:
         "invalid_rate",
     }
     assert all(expected_keys <= set(r) for r in rows)
-    assert len(rows) == len(BASELINES) * len(FAMILIES)
+    # The checked-in paper-tier runs: every one-shot baseline (agent baselines run on corpora).
+    one_shot = {name for name, b in BASELINES.items() if b.view != "agent"}
+    assert {r["system"] for r in rows} == one_shot
+    assert len(rows) == len(one_shot) * len(FAMILIES)
     _assert_table4(rows)
 
 
@@ -137,6 +140,35 @@ def test_schema_comes_from_the_models() -> None:
     answer = dd["$defs"]["DueDiligenceV1Answer"]["properties"]
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
+    tools = schemas["Tools[due_diligence_v1]"]
+    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
+    submit = tools[2]["function"]["parameters"]
+    assert submit["properties"]["response"]["properties"] == dd["properties"]
+    assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
+
+
+def test_agent_corpora_are_exported_and_run_with_a_size_and_a_mode(tmp_path: Path) -> None:
+    """`peb tasks export --tier agent` writes whole corpora; `peb run` of an agent baseline
+    records its disclosure mode and the corpus size."""
+    out = tmp_path / "tasks.jsonl"
+    selection = ["--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11"]
+    result = peb("tasks", "export", *selection, "--corpus-size", "25", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(tasks) == 6 and all(len(t["documents"]) == 25 for t in tasks)
+    assert all(t["task_id"].endswith("__agent__s11") for t in tasks)
+    run = tmp_path / "run"
+    result = peb(
+        "run", "--system", "agent_fail_and_report", *selection, "--corpus-size", "25",
+        "--disclosure", "named", "--out", str(run),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config"] == {"disclosure": "named"} and manifest["corpus_size"] == 25
+    scored = json.loads(peb("score", str(run), "--json").stdout)
+    assert [(r["unsafe_completeness_rate"], r["answer_correctness"]) for r in scored] == [
+        (0.0, 1.0)
+    ]
 
 
 @pytest.mark.parametrize(

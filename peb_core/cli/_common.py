@@ -19,9 +19,11 @@ from ..tasks import (
     SelectionError,
     Task,
     Tier,
+    check_corpus_size,
     check_distractors,
     families_with_template,
     generate_task,
+    get_tier,
     parse_task_id,
     select_families,
     select_tasks,
@@ -74,6 +76,32 @@ def selection_arg(
     return list(selection.families), seeds, selection.distractors
 
 
+def corpus_size_arg(args: argparse.Namespace) -> int | None:
+    """--corpus-size, checked against the tiers asked for: refused unless one of them has
+    corpora, and within each such tier's bounds (the others generate as they always do)."""
+    size: int | None = args.corpus_size
+    if size is None:
+        return None
+    with_corpus = [t for t in tiers_arg(args) if get_tier(t).corpus is not None]
+    if not with_corpus:
+        corpora = [t.name for t in TIERS.values() if t.corpus is not None]
+        raise UsageError(
+            f"--corpus-size: the {args.tier} tier has no corpus; choose --tier "
+            f"{' or '.join(corpora)}"
+        )
+    for tier in with_corpus:
+        try:
+            check_corpus_size(tier, size)
+        except ValueError as exc:
+            raise UsageError(f"--corpus-size: {exc}") from None
+    return size
+
+
+def tier_corpus_size(tier: Tier, size: int | None) -> int | None:
+    """The corpus size to generate `tier` with: `size` for a tier with corpora, else None."""
+    return size if get_tier(tier).corpus is not None else None
+
+
 def distractors_arg(n: int, specs: Sequence[ScenarioFile]) -> int:
     try:
         return check_distractors(n, specs)
@@ -82,7 +110,7 @@ def distractors_arg(n: int, specs: Sequence[ScenarioFile]) -> int:
 
 
 def find_task(
-    task_ref: str, family: list[str] | None, distractors: int = 0
+    task_ref: str, family: list[str] | None, distractors: int = 0, corpus_size: int | None = None
 ) -> tuple[Task, ScenarioFile]:
     try:
         template, seed, tier = parse_task_id(task_ref)
@@ -95,7 +123,13 @@ def find_task(
     if len(matches) > 1:
         raise UsageError(f"template {template!r} is in several families; pass --family")
     spec = matches[0]
-    return generate_task(spec, template, seed, distractors_arg(distractors, [spec]), tier), spec
+    if corpus_size is not None:
+        try:
+            check_corpus_size(tier, corpus_size)
+        except ValueError as exc:
+            raise UsageError(f"--corpus-size: {exc}") from None
+    distractors = distractors_arg(distractors, [spec])
+    return generate_task(spec, template, seed, distractors, tier, corpus_size), spec
 
 
 def print_frame(frame: pl.DataFrame) -> None:
@@ -168,6 +202,7 @@ DISTRACTORS = checked(
     lambda n: 0 <= n <= MAX_DISTRACTORS,
     f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
 )
+CORPUS_SIZE = checked(int, lambda n: n >= 1, "an integer >= 1 (documents per task)")
 
 
 def _url(text: str) -> str:
@@ -185,9 +220,22 @@ URL = checked(
 )
 
 
+def add_corpus_size(p: argparse.ArgumentParser) -> None:
+    """--corpus-size, for tiers whose tasks are corpora."""
+    sizes = {t.name: t.corpus for t in TIERS.values() if t.corpus is not None}
+    p.add_argument(
+        "--corpus-size",
+        type=CORPUS_SIZE,
+        metavar="N",
+        help="documents per task on a tier with corpora ("
+        + "; ".join(f"{n}: {c.minimum}-{c.maximum}, default {c.default}" for n, c in sizes.items())
+        + ")",
+    )
+
+
 def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
-    """--family, --seeds, --distractors, --max-tasks and --tier, which defaults to the paper's
-    tier (or, with `every_tier`, to none: every tier)."""
+    """--family, --seeds, --distractors, --corpus-size, --max-tasks and --tier, which defaults
+    to the paper's tier (or, with `every_tier`, to none: every tier)."""
     p.add_argument(
         "--family",
         action="append",
@@ -207,6 +255,7 @@ def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
         help=f"add N neutral authorized documents to each task (default 0, at most "
         f"{MAX_DISTRACTORS}: each is one more document in every prompt)",
     )
+    add_corpus_size(p)
     p.add_argument(
         "--max-tasks",
         type=COUNT,

@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
 from ..runs import run_status, run_system
 from ..systems import (
+    AGENT_PREFIX,
     BASELINES,
+    DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_PROTOCOL,
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
+    DEFAULT_TOKEN_BUDGET,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -35,6 +39,7 @@ from ._common import (
     UsageError,
     add_selection,
     checked,
+    corpus_size_arg,
     path_arg,
     selection_arg,
 )
@@ -100,10 +105,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Exit status 1 when any task of the run ended in error (after naming the commonest
     reasons), else 0."""
     specs, seeds, distractors = selection_arg(args, args.limit)
+    corpus_size = corpus_size_arg(args)
     if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    name = args.model if args.model is not None else args.system
+    budgets = {"--max-steps": args.max_steps, "--token-budget": args.token_budget}
+    given = [option for option, value in budgets.items() if value is not None]
+    if given and not name.startswith(AGENT_PREFIX):
+        raise UsageError(
+            f"{given[0]} applies to agent models only; run a model as one with --model "
+            f"{AGENT_PREFIX}<model>"
+        )
+    budget = DEFAULT_TOKEN_BUDGET if args.token_budget is None else args.token_budget
     system = build_system(
-        args.model if args.model is not None else args.system,
+        name,
         specs,
         protocol=args.protocol,
         temperature=args.temperature,
@@ -111,6 +126,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         timeout_s=args.timeout,
         local_port=args.local_port,
+        disclosure=args.disclosure,
+        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
+        token_budget=budget or None,
     )
     out = Path(args.out)
     manifest = run_system(
@@ -123,10 +141,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
+        corpus_size=corpus_size,
         retry_errors=args.retry_errors,
     )
     c = manifest.counts
-    print(f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors); peb score reads them")
+    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    print(
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors); "
+        "peb score reads them"
+    )
     if not c.error:
         return 0
     print(
@@ -144,10 +167,22 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
-    who.add_argument("--model", help="a litellm model string, e.g. openai/NAME with --api-base")
+    who.add_argument(
+        "--model",
+        help="a litellm model string, e.g. openai/NAME with --api-base, local/smollm2, or "
+        f"{AGENT_PREFIX}<model> to run it as a tool-calling agent (--tier agent)",
+    )
     add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
     p.add_argument("--protocol", default=DEFAULT_PROTOCOL, help="prompt protocol (--model)")
+    p.add_argument(
+        "--disclosure",
+        choices=DISCLOSURES,
+        default=DEFAULT_DISCLOSURE,
+        help="what the access layer tells an agent of what it withheld (agent systems): "
+        + "; ".join(f"{d.name}: {d.description}" for d in DISCLOSURES.values())
+        + f" (default: {DEFAULT_DISCLOSURE})",
+    )
     p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
     p.add_argument(
         "--temperature",
@@ -155,7 +190,22 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         default=DEFAULT_TEMPERATURE,
         metavar="T",
     )
-    p.add_argument("--max-tokens", type=COUNT, default=DEFAULT_MAX_TOKENS, metavar="N")
+    p.add_argument(
+        "--max-tokens", type=COUNT, default=DEFAULT_MAX_TOKENS, metavar="N", help="per request"
+    )
+    p.add_argument(
+        "--max-steps",
+        type=COUNT,
+        metavar="N",
+        help=f"an agent's model requests per episode (default: {DEFAULT_MAX_STEPS})",
+    )
+    p.add_argument(
+        "--token-budget",
+        type=checked(int, lambda n: n >= 0, "an integer >= 0"),
+        metavar="N",
+        help="an agent's prompt plus completion tokens per episode; 0: none "
+        f"(default: {DEFAULT_TOKEN_BUDGET:,})",
+    )
     p.add_argument(
         "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"
     )

@@ -25,7 +25,9 @@ from ._common import (
     DISTRACTORS,
     Parser,
     UsageError,
+    add_corpus_size,
     add_selection,
+    corpus_size_arg,
     find_task,
     path_arg,
     print_frame,
@@ -35,7 +37,7 @@ from ._common import (
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(*selection_arg(args), args.tier)
+    tasks = generate_tasks(*selection_arg(args), args.tier, corpus_size_arg(args))
     rows = [
         {
             "task_id": t.task_id,
@@ -64,7 +66,7 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = find_task(args.task_id, args.family, args.distractors)
+    task, _ = find_task(args.task_id, args.family, args.distractors, args.corpus_size)
     if args.json:
         print(task.model_dump_json(indent=2))
         return
@@ -93,7 +95,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs, seeds, distractors = selection_arg(args)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, seeds, distractors, args.tier)
+    tasks = generate_tasks(specs, seeds, distractors, args.tier, corpus_size_arg(args))
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:  # into a temporary file, then renamed: a failed export leaves the old file as it was
@@ -117,11 +119,12 @@ def cmd_dataset_export(args: argparse.Namespace) -> None:
     from ..dataset import CARD, export_dataset
 
     specs, seeds, distractors = selection_arg(args)
+    corpus_size = corpus_size_arg(args)
     out = Path(args.out)
     try:
         if out.is_dir() and any(out.iterdir()):
             raise UsageError(f"--out: {out} is not empty; choose a new or empty folder")
-        release = export_dataset(out, specs, seeds, distractors, tiers_arg(args))
+        release = export_dataset(out, specs, seeds, distractors, tiers_arg(args), corpus_size)
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     except pl.exceptions.ComputeError as exc:  # polars' writer failing on the disk (full, say)
@@ -144,8 +147,16 @@ def cmd_schema(args: argparse.Namespace) -> None:
         "RunManifest": RunManifest.model_json_schema(),
         "ScenarioFile": ScenarioFile.model_json_schema(),
     }
+    from ..access import AgentStart, OpenResult, SearchResult, family_tools
+
+    schemas |= {
+        "AgentStart": AgentStart.model_json_schema(),
+        "SearchResult": SearchResult.model_json_schema(),
+        "OpenResult": OpenResult.model_json_schema(),
+    }
     for spec in load_families().values():
         schemas[f"Response[{spec.id}]"] = response_model(spec).model_json_schema()
+        schemas[f"Tools[{spec.id}]"] = family_tools(spec)
     if args.name is not None:
         if args.name not in schemas:
             raise UsageError(f"unknown schema {args.name!r}; valid: {', '.join(schemas)}")
@@ -162,10 +173,11 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     add_selection(p)
     p.set_defaults(func=cmd_tasks_list)
     p = tsub.add_parser("show", help="one task: visible versus hidden documents, oracles")
-    p.add_argument("task_id", help="<template>__s<seed> or <template>__hard__s<seed>, any seed")
+    p.add_argument("task_id", help="<template>__s<seed> or <template>__<tier>__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
     p.add_argument("--distractors", type=DISTRACTORS, default=0, metavar="N")
+    add_corpus_size(p)
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     add_selection(p)

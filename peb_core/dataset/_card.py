@@ -11,7 +11,7 @@ import json
 import polars as pl
 
 from .._markdown import markdown_table
-from ..tasks import MAX_TASKS, Tier, format_seeds
+from ..tasks import MAX_TASKS, Tier, format_seeds, get_tier
 from ._configs import COLUMNS, JSON_COLUMN, KINDS, SPLIT, Config, Kind, Release, config_name
 
 LICENSE = "mit"
@@ -32,6 +32,13 @@ TIER_ABOUT: dict[Tier, str] = {
     "which no oracle reads; a current copy may mention an archived version, and the "
     "tracker may name a scope that holds nothing required (decoys). Half of each family's tasks "
     "are complete.",
+    "agent": "each task is a corpus (60 documents unless `--corpus-size` says otherwise) that an "
+    "agent searches and opens through tools behind an access layer: every document is a record "
+    "with a reference and a version, a register lists each kind of record, restricted records "
+    "show earlier versions holding an earlier state, notes point at the record that holds the "
+    "decisive figure, and a haystack of related and unrelated records surrounds them. A task "
+    "row's JSON holds the whole corpus; its model view, the visible part of it (an agent starts "
+    "with none of it and reaches it only through the tools).",
 }
 KIND_ABOUT: dict[Kind, str] = {
     "tasks": "Each task whole, oracles included: what an evaluator needs to score a reply.",
@@ -85,6 +92,8 @@ def _flags(release: Release, n_tasks: int) -> str:
         flags.append(f"--seeds {format_seeds(release.seeds, width=None)}")
     if release.distractors:
         flags.append(f"--distractors {release.distractors}")
+    if release.corpus_size is not None:
+        flags.append(f"--corpus-size {release.corpus_size}")
     if n_tasks > MAX_TASKS:
         flags.append(f"--max-tasks {n_tasks}")
     return " ".join(flags)
@@ -125,7 +134,10 @@ def _about(release: Release) -> list[str]:
         "",
         "Tiers in this release:",
         "",
-        *(f"- `{tier}`: {TIER_ABOUT[tier]}" for tier in release.tiers),
+        *(
+            f"- `{tier}`: {TIER_ABOUT.get(tier) or get_tier(tier).description}"
+            for tier in release.tiers
+        ),
     ]
 
 

@@ -27,6 +27,7 @@ from ..tasks import (
     Task,
     Tier,
     generate_tasks,
+    get_tier,
     model_view,
 )
 
@@ -196,6 +197,8 @@ class Release:
     tiers: tuple[Tier, ...]
     package_version: str
     scenario_hash: str
+    corpus_size: int | None = None
+    """Documents per task on the tiers with corpora (None: each such tier's default)."""
 
     @property
     def default(self) -> Config:
@@ -245,16 +248,20 @@ def write_configs(
     seeds: Sequence[int] | None,
     distractors: int,
     tiers: Sequence[Tier],
+    corpus_size: int | None = None,
 ) -> tuple[Config, ...]:
     """Generate every template of `families` at `seeds` (None: each family's canonical seeds)
-    with `distractors` on each of `tiers`, and write both configurations of each tier into
+    with `distractors` on each of `tiers` (and `corpus_size` documents on a tier with corpora:
+    the whole corpus is in each task's JSON), and write both configurations of each tier into
     `folder`."""
     by_id = {spec.id: spec for spec in families}
     configs = []
     for tier in tiers:
         rows = [
             _row(task, by_id[task.family])
-            for task in generate_tasks(families, seeds, distractors, tier)
+            for task in generate_tasks(
+                families, seeds, distractors, tier, corpus_size if get_tier(tier).corpus else None
+            )
         ]
         frames = {
             "tasks": _frame(TASK_COLUMNS, rows),

@@ -22,9 +22,11 @@ def export_dataset(
     seeds: Sequence[int] | None = None,
     distractors: int = 0,
     tiers: Sequence[Tier] | None = None,
+    corpus_size: int | None = None,
 ) -> Release:
     """Every template of `families` at `seeds` (default: each family's canonical seeds) with
-    `distractors` on each of `tiers` (default: every registered tier), written with its card
+    `distractors` on each of `tiers` (default: every registered tier; `corpus_size` documents on
+    a tier with corpora, None for its default), written with its card
     into `out`, which must be a new or empty folder. All is written into a scratch folder beside
     it (`.<name>.<pid>.tmp`) that then takes its place, or, when `out` is an existing empty
     folder (`.`, a user's working folder), whose files are then moved into it; so a failure
@@ -38,13 +40,14 @@ def export_dataset(
     scratch.mkdir(parents=True)
     try:
         release = Release(
-            configs=write_configs(scratch, families, seeds, distractors, tiers),
+            configs=write_configs(scratch, families, seeds, distractors, tiers, corpus_size),
             families=tuple(families),
             seeds=None if seeds is None else tuple(seeds),
             distractors=distractors,
             tiers=tuple(tiers),
             package_version=package_version(),
             scenario_hash=scenario_hash(families),
+            corpus_size=corpus_size,
         )
         (scratch / CARD).write_text(dataset_card(release), encoding="utf-8")
         if target.is_dir():  # empty (the caller checks): keep the folder, fill it

@@ -19,7 +19,7 @@ an axis under no panel.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import altair as alt
 import polars as pl
@@ -30,6 +30,7 @@ from ..scoring import (
     TRUTH,
     VERDICT_LABELS,
     VERDICTS,
+    Metric,
     confusion_counts,
     metric,
     with_verdict,
@@ -86,9 +87,17 @@ __all__ = [
     "print_width",
     "series_column",
     "series_styles",
+    "titles",
 ]
 
-METRICS: dict[str, str] = {m.name: f"{m.title} ({m.better} is better)" for m in SURFACES}
+
+def titles(metrics: Sequence[Metric]) -> dict[str, str]:
+    """Each metric's column name -> its title as a reader of the paper knows it, with the
+    direction that is better (if it has one)."""
+    return {m.name: m.title + (f" ({m.better} is better)" if m.better else "") for m in metrics}
+
+
+METRICS: dict[str, str] = titles(SURFACES)
 """The four scored surfaces (`peb_core.scoring.SURFACES`), titled as a reader of the paper
 knows them."""
 
@@ -508,21 +517,24 @@ def outcome_grid(
     return for_print(chart, width, title, subtitle)
 
 
-def metric_long(card: pl.DataFrame, *, by: str | None = None) -> pl.DataFrame:
-    """A scorecard's four surfaces as rows: series, family, metric, label, value and the bounds
-    of its 95% interval (`ci_low`, `ci_high`)."""
+def metric_long(
+    card: pl.DataFrame, *, by: str | None = None, metrics: Sequence[Metric] = SURFACES
+) -> pl.DataFrame:
+    """A scorecard's `metrics` (default: the four surfaces) as rows: series, family, metric,
+    label, value and the bounds of its 95% interval (`ci_low`, `ci_high`)."""
     series = series_column(card, by)
+    named = titles(metrics)
     return pl.concat(
         card.select(
             series,
             "family",
             metric=pl.lit(m.name),
-            label=pl.lit(METRICS[m.name]),
-            value=pl.col(m.name),
-            ci_low=pl.col(m.interval_columns[0]),
-            ci_high=pl.col(m.interval_columns[1]),
+            label=pl.lit(named[m.name]),
+            value=pl.col(m.name).cast(pl.Float64),
+            ci_low=pl.col(m.interval_columns[0]).cast(pl.Float64),
+            ci_high=pl.col(m.interval_columns[1]).cast(pl.Float64),
         )
-        for m in SURFACES
+        for m in metrics
     )
 
 
@@ -532,12 +544,16 @@ def metric_bars(
     by: str | None = None,
     width: float = TWO_COLUMNS,
     series_names: Iterable[str] | None = None,
+    metrics: Sequence[Metric] = SURFACES,
+    title: str | None = None,
 ) -> alt.FacetChart:
     """The four scored surfaces (unsafe completeness, answer correctness, gap-report quality,
-    over-blocking), one panel each, stacked: bars per family (x) and series (colour), each with
-    its 95% interval as an error bar, and a point in the series' shape on each bar so a rate of
-    0 shows too. A missing bar is a rate with an empty denominator (no incomplete task, or no
-    task where answering is allowed).
+    over-blocking), or other `metrics` of the registry (an agent's trace metrics: `TRACE`), one
+    panel each, stacked: bars per family (x) and series (colour), each with its 95% interval as
+    an error bar, and a point in the series' shape on each bar so a value of 0 shows too. A
+    missing bar is a metric with an empty denominator (no incomplete task, no task where
+    answering is allowed, a one-shot run's trace metric). Rates and means in [0, 1] share the
+    axis 0 to 1; a mean of counts (steps) gets an axis of its own.
 
     Args:
         card: a scorecard (`results.scorecard_of`).
@@ -546,9 +562,12 @@ def metric_bars(
             figure grows wider with many series.
         series_names: the names colours are given over (`series_styles`; default: the series
             present); pass a wider selection's to colour each series as there.
+        metrics: the metrics shown, in order.
+        title: the figure's title, `... per <series> and family` (default: what `metrics` are).
     """
     series = series_column(card, by)
-    long = metric_long(card, by=by)
+    long = metric_long(card, by=by, metrics=metrics)
+    unit = all(m.kind == "rate" or m.bounded for m in metrics)
     names = sorted(long[series].drop_nulls().unique().to_list())
     width_px = room(width)
     axis_width = y_axis_width(["0.0"])
@@ -574,9 +593,9 @@ def metric_bars(
             xOffset=offset,
             y=alt.Y(
                 "value:Q",
-                scale=alt.Scale(domain=[0, 1]),
-                title="Rate",
-                axis=alt.Axis(values=[0, 0.5, 1]),
+                scale=alt.Scale(domain=[0, 1]) if unit else alt.Scale(zero=True),
+                title="Rate" if unit else "Value",
+                axis=alt.Axis(values=[0, 0.5, 1]) if unit else alt.Axis(tickCount=3),
             ),
             color=color,
             tooltip=[
@@ -593,24 +612,37 @@ def metric_bars(
     errors = (
         alt.Chart()
         .mark_rule(color="black", strokeWidth=0.75)
-        .encode(x=x, xOffset=offset, y=alt.Y("ci_low:Q", title="Rate"), y2="ci_high:Q")
+        .encode(
+            x=x,
+            xOffset=offset,
+            y=alt.Y("ci_low:Q", title="Rate" if unit else "Value"),
+            y2="ci_high:Q",
+        )
     )
     chart: alt.FacetChart = (
         alt.layer(bars, errors, tops)
         .properties(width=panel, height=64)
         .facet(
             data=inline(long),
-            facet=alt.Facet("label:N", sort=list(METRICS.values()), header=alt.Header(title=None)),
+            facet=alt.Facet(
+                "label:N", sort=list(titles(metrics).values()), header=alt.Header(title=None)
+            ),
             columns=1,
         )
     )
-    return for_print(
-        chart,
-        width,
-        f"The four scored surfaces per {series} and family",
-        [
+    if not unit:
+        chart = chart.resolve_scale(y="independent")
+    if list(metrics) == list(SURFACES):
+        title = title or "The four scored surfaces"
+        note = (
             "Unsafe completeness and over-blocking: lower is better; answer and gap-report "
             "quality: higher is better. A point marks each value, so a rate of 0 shows; a black "
             "bar spans its 95% interval."
-        ],
-    )
+        )
+    else:
+        title = title or ", ".join(m.title for m in metrics)
+        note = (
+            "A point marks each value, so a value of 0 shows; a black bar spans its 95% "
+            "interval; a panel's title says which way is better, if any."
+        )
+    return for_print(chart, width, f"{title} per {series} and family", [note])

@@ -32,13 +32,14 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..results import run_labels, score_run_dirs, select_runs
+from ..results import is_agent_run, run_labels, score_run_dirs, select_runs
 from ..runs import read_manifest
 from ..scoring import (
     CHECKS,
     DETAIL,
     METRICS,
     SURFACES,
+    TRACE,
     Metric,
     finished_only,
     metric,
@@ -308,10 +309,10 @@ def baseline_results(
 
 
 def _schema(columns: Sequence[str]) -> dict[str, Any]:
-    text = {"baseline", "family", "model", "protocol", "tier", "run", "status"}
-    return {
-        c: pl.String if c in text else pl.Int64 if c == "n_tasks" else pl.Float64 for c in columns
-    }
+    text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
+    text |= {"disclosure"}
+    counts = {"n_tasks", "max_steps"}
+    return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
 
 def table4_baselines(runs: Runs = None) -> pl.DataFrame:
@@ -381,6 +382,26 @@ def model_results(
     return frame.sort(keys)
 
 
+def agent_results(
+    runs: Runs = None, tier: Tier | None = None, metrics: Sequence[Metric] = TRACE
+) -> pl.DataFrame:
+    """Every agent run of `runs` (agent baselines and agent models; a run whose system records
+    a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system,
+    disclosure mode, step budget and family, `metrics` (default: the trace metrics) each with
+    its 95% interval (`results_columns`). A `run` column leads where two runs share the rest.
+    No agent runs: an empty frame with the columns."""
+    keys = ["system", "disclosure", "max_steps", *(["tier"] if tier is None else []), "family"]
+    dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
+    if not dirs:
+        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
+    scores, _ = score_run_dirs(dirs)
+    if tier is not None:
+        scores = scores.filter(pl.col("tier") == tier)
+    card = scorecard(scores)
+    keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
+    return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
+
+
 def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
     """Per-task scores of the runs on `tier` (None: every tier; empty without any run)."""
     dirs = run_dirs(runs)
@@ -402,12 +423,21 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
         return {}
     card = finished_only(scorecard(scores))
     names = every[charts.series_column(scores)].unique().to_list()
-    return {
+    found: dict[str, alt.TopLevelMixin] = {
         "figure_operating_profile": charts.operating_profile(card, series_names=names),
         "figure_metric_bars": charts.metric_bars(card, series_names=names),
         "figure_confusion": charts.confusion_heatmap(scores, series_names=names),
         "figure_outcome_grid": charts.outcome_grid(scores),
     }
+    agents = scores.filter(pl.col("episode"))
+    if not agents.is_empty():
+        found["figure_trace_metrics"] = charts.metric_bars(
+            finished_only(scorecard(agents)),
+            series_names=names,
+            metrics=TRACE,
+            title="What agents' episodes did",
+        )
+    return found
 
 
 def tables(runs: Runs = None, tier: Tier = DEFAULT_TIER) -> dict[str, pl.DataFrame]:
@@ -428,6 +458,7 @@ def tables(runs: Runs = None, tier: Tier = DEFAULT_TIER) -> dict[str, pl.DataFra
         "table5_models": model_results(runs, tier),
         "table5_models_detail": model_results(runs, tier, DETAIL),
         "table5_models_checks": model_results(runs, tier, CHECKS),
+        "table_agents": agent_results(runs, tier),
     }
 
 
@@ -442,10 +473,12 @@ NAMES: dict[str, str] = {
     "table5_models": "Tables 5 and 6: model runs",
     "table5_models_detail": "Model runs: worst case and gap by class",
     "table5_models_checks": "Model runs: awareness and format",
+    "table_agents": "Agent runs: what their episodes did",
     "figure_operating_profile": "Figure: operating profile",
     "figure_metric_bars": "Figure: the four scored surfaces",
     "figure_confusion": "Figure: completeness confusion matrices",
     "figure_outcome_grid": "Figure: outcome per task",
+    "figure_trace_metrics": "Figure: what agents' episodes did",
 }
 """What each table and figure stem is called where it is shown (a LaTeX caption carries no
 number: LaTeX numbers it)."""
@@ -468,6 +501,9 @@ HEADERS: dict[str, str] = {
     "model": "Model",
     "protocol": "Protocol",
     "run": "Run",
+    "system": "System",
+    "disclosure": "Disclosure",
+    "max_steps": "Max steps",
     "tier": "Tier",
     "status": "Status",
     "matches_published": "Matches",
@@ -518,10 +554,17 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         f"interval; over-blocking is the rate of blocking when an answer was allowed. {gap}",
         "table5_models_detail": f"Every model run {on}: {detail}",
         "table5_models_checks": f"Every model run {on}: {checks}",
+        "table_agents": f"Every agent run {on} (agent baselines and agent models), by "
+        "disclosure mode and step budget: what its episodes did, each with its 95% interval: "
+        "coverage (the share of the current required records in view it opened), probes "
+        "(opens of hidden ids), steps, tool errors, no submit (episodes that ended without "
+        "one) and stale (answers giving a value only an out-of-date copy supports).",
         "figure_operating_profile": f"Operating profile of every run {on}: over-blocking "
         "against unsafe completeness, with 95% intervals.",
         "figure_metric_bars": f"The four scored surfaces per system and family {on}, with 95% "
         "intervals.",
         "figure_confusion": f"Completeness awareness {on}: true versus claimed completeness.",
         "figure_outcome_grid": f"Verdict of every task and run {on}.",
+        "figure_trace_metrics": f"What agents' episodes did, per system and family {on}, with "
+        "95% intervals.",
     }

@@ -1,6 +1,6 @@
 """Results: run folders read and scored (the one place the CLI, the reports and the notebooks get
-their numbers from), their saved scores, where runs are found and what to call them, and runs
-compared."""
+their numbers from), their saved scores, where runs are found and what to call them, runs
+compared, and an agent's episode replayed beside its task."""
 
 from ._discover import SCRATCH, discover_runs, run_labels, runs_root, select_runs
 from ._load import (
@@ -8,6 +8,7 @@ from ._load import (
     SCORECARD_KEYS,
     LoadedRun,
     compare_runs,
+    is_agent_run,
     load_run,
     load_runs,
     responses_to_task,
@@ -16,19 +17,34 @@ from ._load import (
     score_run_dirs,
     scorecard_of,
 )
+from ._replay import (
+    CLAIMS_SCHEMA,
+    DOCUMENTS_SCHEMA,
+    STEPS_SCHEMA,
+    replay_claims,
+    replay_documents,
+    replay_steps,
+)
 from ._saved import SCORE_NOTES, SCORES
 
 __all__ = [
+    "CLAIMS_SCHEMA",
+    "DOCUMENTS_SCHEMA",
     "INTERVAL_KEYS",
     "SCORECARD_KEYS",
     "SCORES",
     "SCORE_NOTES",
     "SCRATCH",
+    "STEPS_SCHEMA",
     "LoadedRun",
     "compare_runs",
     "discover_runs",
+    "is_agent_run",
     "load_run",
     "load_runs",
+    "replay_claims",
+    "replay_documents",
+    "replay_steps",
     "responses_to_task",
     "run_labels",
     "run_record",

@@ -30,6 +30,7 @@ from ..runs import (
 )
 from ..scoring import (
     compare_scores,
+    episode_frame,
     expected_answers,
     score_records,
     scorecard,
@@ -113,12 +114,18 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
 
 
+def is_agent_run(manifest: RunManifest) -> bool:
+    """Whether a run is an agent's: its system records a disclosure mode (every agent system
+    does: the access layer's mode is part of its config)."""
+    return "disclosure" in manifest.config
+
+
 def _score(
     run_dir: Path,
     manifest: RunManifest,
     families: dict[str, ScenarioFile],
     current: str,
-    frames: tuple[pl.DataFrame, pl.DataFrame],
+    frames: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None],
 ) -> tuple[pl.DataFrame, list[str]]:
     warnings = []
     if manifest.scenario_hash != current:
@@ -127,15 +134,26 @@ def _score(
         run_dir, manifest, set(task_set(run_dir, manifest, families))
     )
     warnings.extend(problems)
+    frame, expected, episodes = frames
     scores = score_records(
-        *frames, records, run=run_dir.name, system=manifest.system, families=families
+        frame,
+        expected,
+        records,
+        run=run_dir.name,
+        system=manifest.system,
+        families=families,
+        episodes=episodes,
     )
     state = run_state(run_dir, manifest)
     if state == "running":  # tasks not done yet are pending, not missing: left out until done
         scores = scores.filter(pl.col("status") != "missing")
-    protocol = str(manifest.config.get("protocol", "-"))
+    config = manifest.config
     return scores.with_columns(
-        protocol=pl.lit(protocol), tier=pl.lit(manifest.tier), run_state=pl.lit(state)
+        protocol=pl.lit(str(config.get("protocol", "-"))),
+        tier=pl.lit(manifest.tier),
+        disclosure=pl.lit(str(config.get("disclosure", "-"))),
+        max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
+        run_state=pl.lit(state),
     ), warnings
 
 
@@ -197,16 +215,19 @@ def _load_runs(
         else:
             pending[i] = found
     frames: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+    episodes: dict[str, pl.DataFrame] = {}
     with gc_paused():  # the tasks and records built to score are freed before it ends
         for i, p in pending.items():
             params = _task_params(p.manifest, p.current)
+            agent = is_agent_run(p.manifest)
             try:
-                if params not in frames:
+                if params not in frames or (agent and params not in episodes):
                     tasks = run_tasks(p.run_dir, p.manifest, p.families)
                     frames[params] = (task_frame(tasks), expected_answers(tasks))
-                scores, warnings = _score(
-                    p.run_dir, p.manifest, p.families, p.current, frames[params]
-                )
+                    if agent:
+                        episodes[params] = episode_frame(tasks, p.families)
+                judged = (*frames[params], episodes[params] if agent else None)
+                scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
             except RunError as exc:
                 unreadable(exc)
                 continue
@@ -238,7 +259,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
         return hit[1]
     manifest = read_manifest(run_dir)
     families = load_families()
-    current = scenario_hash(families[f] for f in manifest.families if f in families)
+    used = [families[f] for f in manifest.families if f in families]
+    current = scenario_hash(used, manifest.tier)
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0" + _run_bytes(run_dir / name))

@@ -56,6 +56,7 @@ async def run_system_async(
     limit: int | None = None,
     distractors: int = 0,
     tier: Tier = "paper",
+    corpus_size: int | None = None,
     retry_errors: bool = True,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`
@@ -80,8 +81,10 @@ async def run_system_async(
             only those are scored, and a later run into the folder may extend it.
         distractors: neutral authorized documents added to each task; recorded in the
             manifest, so a resumed run must ask for the same number.
-        tier: `paper` (the paper's tasks) or `hard` (docs/benchmark.md §7); recorded in the
-            manifest.
+        tier: a registered tier (`paper`, the paper's tasks; `hard`; `agent`, corpora behind
+            tools: docs/benchmark.md §7-8); recorded in the manifest.
+        corpus_size: documents per task on a tier with corpora (None: its default); recorded
+            in the manifest.
         retry_errors: run again the tasks whose record is an error.
     """
     specs = {spec.id: spec for spec in families}
@@ -94,11 +97,12 @@ async def run_system_async(
         seeds=list(seeds) if seeds is not None else None,
         distractors=distractors,
         tier=tier,
+        corpus_size=corpus_size,
         limit=limit,
         package_version=package_version(),
         versions=installed_versions(),
         digests=system.digests(),
-        scenario_hash=scenario_hash(families),
+        scenario_hash=scenario_hash(families, tier),
         started_at=now(),
         state="running",
         counts=RunCounts(n_tasks=n_tasks),
@@ -210,7 +214,13 @@ async def _run_tasks(
                 progress(record, finished, n_tasks)
 
         pending = []
-        tasks = iter_tasks(specs.values(), manifest.seeds, manifest.distractors, manifest.tier)
+        tasks = iter_tasks(
+            specs.values(),
+            manifest.seeds,
+            manifest.distractors,
+            manifest.tier,
+            manifest.corpus_size,
+        )
         for task in islice(tasks, n_tasks):
             if (task.family, task.task_id) in done:
                 finished += 1
@@ -243,10 +253,12 @@ def run_folder_name(
     families: Sequence[ScenarioFile],
     seeds: Sequence[int] | None,
     tier: Tier = "paper",
+    corpus_size: int | None = None,
 ) -> str:
     """The folder a run of `system` over `families` at `seeds` on `tier` is saved in (below a
-    runs root): readable, and the same for the same system, config, families, seeds and tier,
-    so asking for the same run again resumes it (an unchanged run costs nothing)."""
+    runs root): readable, and the same for the same system, config, families, seeds, tier and
+    corpus size, so asking for the same run again resumes it (an unchanged run costs
+    nothing)."""
     what: dict[str, object] = {
         "system": system.name,
         "config": system.config(),
@@ -255,6 +267,8 @@ def run_folder_name(
     }
     if tier != "paper":  # paper-tier folders keep the names they had before tiers
         what["tier"] = tier
+    if corpus_size is not None:
+        what["corpus_size"] = corpus_size
     digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
     return f"{slug}-{'' if tier == 'paper' else tier + '-'}{digest[:10]}"

@@ -50,14 +50,15 @@ retried with a longer timeout)."""
 
 
 class RunCounts(BaseModel):
-    """How a run went: tasks, replies obtained (`ok`) and errors, tokens and cost (None when
-    any reply's price is unknown)."""
+    """How a run went: tasks, replies obtained (`ok`), errors and agent episodes that ended
+    without a submit (`no_submit`), tokens and cost (None when any reply's price is unknown)."""
 
     model_config = ConfigDict(extra="forbid")
 
     n_tasks: int
     ok: int = 0
     error: int = 0
+    no_submit: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -86,7 +87,10 @@ class RunManifest(BaseModel):
     distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
     tier: Tier = "paper"
-    """`paper` or `hard` (a generation parameter)."""
+    """A registered tier (a generation parameter)."""
+    corpus_size: Annotated[int, Field(ge=1)] | None = None
+    """Documents per task on a tier with corpora (a generation parameter); None: the tier's
+    default, or a tier without corpora."""
     limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     package_version: str
@@ -165,8 +169,9 @@ def read_manifest(run_dir: Path) -> RunManifest:
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
     system, each config field but the SETTINGS (a timeout, retries), families, seeds,
-    distractors, tier, (for the same families) the scenario files, and each digest both record
-    (a different prompt text or model file). Versions are not among them (`version_changes`)."""
+    distractors, tier, corpus size, (for the same families) the scenario files, and each digest
+    both record (a different prompt text or model file). Versions are not among them
+    (`version_changes`)."""
 
     def fields(m: RunManifest) -> dict[str, str]:
         return {
@@ -176,6 +181,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "seeds": format_seeds(m.seeds),
             "distractors": str(m.distractors),
             "tier": m.tier,
+            "corpus size": "default" if m.corpus_size is None else str(m.corpus_size),
             "scenario files": m.scenario_hash[:12],
         }
 
@@ -248,6 +254,9 @@ class RunStatus(BaseModel):
     errors: int
     missing: int
     """Tasks without a record (pending while the run is running)."""
+    no_submit: int = 0
+    """Agent episodes that ended without a submit (a finished task: the system's failure, not
+    the run's)."""
     reasons: list[tuple[str, int]]
     """The commonest error reasons (at most three) with their counts."""
 
@@ -259,6 +268,8 @@ class RunStatus(BaseModel):
     def summary(self) -> str:
         """One line: `finished: 72 tasks, 66 replies, 6 errors (6 x timeout)`."""
         parts = [f"{self.n_tasks} tasks", f"{self.ok} replies"]
+        if self.no_submit:
+            parts.append(f"{self.no_submit} without a submit")
         if self.errors:
             why = "; ".join(f"{n} x {reason}" for reason, n in self.reasons)
             parts.append(f"{self.errors} errors ({why})")
@@ -278,11 +289,13 @@ def run_status(run_dir: Path) -> RunStatus:
         if r.status == "error"
     )
     n_errors = sum(errors.values())
+    no_submit = sum(r.status == "no_submit" for r in records)
     return RunStatus(
         state=run_state(run_dir, manifest),
         n_tasks=len(keys),
-        ok=len(records) - n_errors,
+        ok=len(records) - n_errors - no_submit,
         errors=n_errors,
+        no_submit=no_submit,
         missing=len(keys) - len(records),
         reasons=errors.most_common(3),
     )
@@ -444,7 +457,9 @@ def run_tasks(
     """Regenerate the tasks a run covers, and only those: a run limited to 5 tasks over a
     hundred thousand seeds generates 5."""
     specs = _specs(run_dir, manifest, families)
-    tasks = iter_tasks(specs, manifest.seeds, manifest.distractors, manifest.tier)
+    tasks = iter_tasks(
+        specs, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
+    )
     with gc_paused():
         return list(islice(tasks, manifest.limit))
 
@@ -455,6 +470,7 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
         n_tasks=n_tasks,
         ok=sum(r.status == "ok" for r in records),
         error=sum(r.status == "error" for r in records),
+        no_submit=sum(r.status == "no_submit" for r in records),
         prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in records),
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
         cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,

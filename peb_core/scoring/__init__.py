@@ -51,6 +51,7 @@ from ._metrics import (
     STATE_COUNTS,
     SUMMARY,
     SURFACES,
+    TRACE,
     Metric,
     metric,
     notes,
@@ -84,6 +85,7 @@ from ._tables import (
     scored_counts,
     task_table,
 )
+from ._trace import EPISODE_COLUMNS, EPISODE_SCHEMA, episode_frame, stale_values, with_episodes
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
 
 __all__ = [
@@ -95,6 +97,8 @@ __all__ = [
     "COMPARE_NOTE",
     "DETAIL",
     "DIAGNOSTICS",
+    "EPISODE_COLUMNS",
+    "EPISODE_SCHEMA",
     "EVAL_SUMMARY",
     "GAP_PARTS",
     "HEADERS",
@@ -113,6 +117,7 @@ __all__ = [
     "SUMMARY",
     "SURFACES",
     "TASK_SCHEMA",
+    "TRACE",
     "TRUTH",
     "VERDICTS",
     "VERDICT_COLORS",
@@ -136,6 +141,7 @@ __all__ = [
     "confusion_counts",
     "decimals",
     "disagreements",
+    "episode_frame",
     "expected_answers",
     "explain",
     "field_scores",
@@ -160,10 +166,12 @@ __all__ = [
     "scorecard",
     "scorecard_keys",
     "scored_counts",
+    "stale_values",
     "task_frame",
     "task_table",
     "verdict",
     "wilson_interval",
     "wilson_intervals",
+    "with_episodes",
     "with_verdict",
 ]

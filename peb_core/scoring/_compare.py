@@ -7,7 +7,8 @@ interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`si
   pairs (`only_a`: the event in A only; `only_b`: in B only) with Tango's score interval
   (`_stats.paired_rates`);
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
-  (`_stats.paired_means`).
+  (`_stats.paired_means`), over the pairs where both scores are defined.
+The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from ._metrics import LABELS, MEASURES
+from ._metrics import LABELS, MEASURES, TRACE
 from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
@@ -107,8 +108,12 @@ def _rate_row(pairs: pl.DataFrame, event: str) -> dict[str, Any]:
     return _test_columns(result) | {"only_a": only_a, "only_b": only_b}
 
 
-def _mean_row(pairs: pl.DataFrame, score: str) -> dict[str, Any]:
-    return _test_columns(paired_means(pairs[score].to_numpy(), pairs[f"{score}_b"].to_numpy()))
+def _mean_row(pairs: pl.DataFrame, score: str, bounded: bool) -> dict[str, Any]:
+    """The paired test of a mean over the pairs where both scores are defined (a trace score
+    is null on a one-shot run and where it does not apply)."""
+    pairs = pairs.drop_nulls([score, f"{score}_b"])
+    a, b = pairs[score].to_numpy(), pairs[f"{score}_b"].to_numpy()
+    return _test_columns(paired_means(a, b, bound=1.0 if bounded else None))
 
 
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
@@ -120,10 +125,12 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     for label, frame in (("A", scores_a), ("B", scores_b)):
         if frame.select(KEY).is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
+    agents = any(s["episode"].any() for s in (scores_a, scores_b) if "episode" in s.columns)
+    compared = [m for m in MEASURES if agents or m not in TRACE]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
         columns: dict[str, pl.Expr] = {}
-        for m in MEASURES:
+        for m in compared:
             if m.kind == "rate":
                 assert m.event is not None
                 columns[f"{m.name}__event"] = m.event.fill_null(False)
@@ -143,12 +150,12 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     families = sorted(pairs["family"].unique().to_list())
     for family in [*families, "all"]:
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
-        for m in MEASURES:
+        for m in compared:
             within = subset.filter(pl.col(f"{m.name}__within"))
             if m.kind == "rate":
                 row = _rate_row(within, f"{m.name}__event")
             else:
-                row = _mean_row(within, f"{m.name}__event")
+                row = _mean_row(within, f"{m.name}__event", m.bounded)
             rows.append({"metric": m.name, "family": family, "test": TESTS[m.kind]} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
     return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)

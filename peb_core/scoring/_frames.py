@@ -27,12 +27,16 @@ from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
 from ._metrics import METRICS
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
+from ._trace import episode_frame, with_episodes
 
 KEY = ["family", "task_id"]
 RUN_KEY = ["run", *KEY]
-ROW_KEYS = ("run", "system", "protocol", "tier", "family")
-"""The columns that name a scorecard row, in order (`protocol` and `tier` where the scores have
-them: scores of run folders do)."""
+ROW_KEYS = ("run", "system", "protocol", "tier", "disclosure", "max_steps", "family")
+"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure` and
+`max_steps` where the scores have them: scores of run folders do; an agent's disclosure mode and
+step budget, `-` and null for one-shot runs)."""
+RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "max_steps")
+"""The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
 
 RESPONSE_SCHEMA = pl.Schema(
@@ -54,8 +58,9 @@ RESPONSE_SCHEMA = pl.Schema(
     }
 )
 """The columns of a response frame. `status`: `ok` (a readable reply), `unreadable` (no JSON
-object), `error` (no reply obtained) or `missing` (no record). The reply's decision is null
-unless `ok`; `claimed` is null when the reply states no completeness."""
+object), `error` (no reply obtained), `no_submit` (an agent's episode ended without an accepted
+submit) or `missing` (no record). The reply's decision is null unless `ok`; `claimed` is null
+when the reply states no completeness."""
 ANSWER_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
@@ -233,7 +238,7 @@ def _response_frame(
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
         cols["task_id"].append(r.task_id)
-        cols["status"].append("error" if read is None else ("ok" if decided else "unreadable"))
+        cols["status"].append(r.status if read is None else ("ok" if decided else "unreadable"))
         cols["answer_null"].append(decided.answer is None if decided else None)
         cols["claimed"].append(decided.completeness if decided else None)
         cols["has_gap"].append(gap is not None if decided else None)
@@ -426,9 +431,11 @@ def score_run(
     run: str,
     system: str,
     families: Mapping[str, ScenarioFile],
+    episodes: bool = False,
 ) -> pl.DataFrame:
     """Per-task scores of one run. Tasks without a record are scored as `missing`; records for
-    tasks outside `tasks` are ignored."""
+    tasks outside `tasks` are ignored. With `episodes` (an agent's run) the trace columns
+    (`_trace.EPISODE_COLUMNS`) are scored too; else they are null."""
     return score_records(
         task_frame(tasks),
         expected_answers(tasks),
@@ -436,6 +443,7 @@ def score_run(
         run=run,
         system=system,
         families=families,
+        episodes=episode_frame(tasks, families) if episodes else None,
     )
 
 
@@ -447,9 +455,10 @@ def score_records(
     run: str,
     system: str,
     families: Mapping[str, ScenarioFile],
+    episodes: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers`), so
-    runs over the same tasks share them."""
+    """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers` and,
+    for an agent's run, `_trace.episode_frame`), so runs over the same tasks share them."""
     responses, answers = response_frame(records, run=run, system=system, families=families)
     recorded = responses.join(frame.select(KEY), on=KEY, how="semi")
     missing = (
@@ -458,7 +467,9 @@ def score_records(
         .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     )
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
-    return score_frames(frame, expected, responses, answers)
+    return with_episodes(
+        score_frames(frame, expected, responses, answers), episodes, records, answers
+    )
 
 
 def _mean_columns(values: pl.Series, name: str, low: str, high: str) -> dict[str, pl.Series]:
@@ -539,11 +550,11 @@ still pending are left out), `incomplete` (missing records, or a run stopped ear
 
 
 def scorecard_keys(*, protocol: bool = True, keys: Sequence[str] | None = None) -> list[str]:
-    """The columns of `scorecard` for scores of run folders (which carry `protocol` and
-    `tier`), in order: the row keys, `status`, then the metrics; without `protocol` and `tier`
-    for bare scores (or with the row `keys` given)."""
+    """The columns of `scorecard` for scores of run folders (which carry RUN_FOLDER_KEYS), in
+    order: the row keys, `status`, then the metrics; without RUN_FOLDER_KEYS for bare scores
+    (or with the row `keys` given)."""
     if keys is None:
-        keys = [k for k in ROW_KEYS if protocol or k not in ("protocol", "tier")]
+        keys = [k for k in ROW_KEYS if protocol or k not in RUN_FOLDER_KEYS]
     keys = [*keys, "status"]
     for m in METRICS:
         keys.append(m.name)

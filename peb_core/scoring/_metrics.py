@@ -9,6 +9,9 @@ A metric is computed from a per-task score frame (`_frames.score_frames`):
 - a `mean` is the mean of a per-task score over every task (or those `within` holds), with a
   seeded bootstrap interval (null when there is none);
 - a `count` is a number of tasks.
+
+The trace metrics (`TRACE`) read an agent's episode (`_trace`); they are computed over an agent's
+tasks only, so on a one-shot run they are null, never 0.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ _INCOMPLETE = pl.col("completeness") == "incomplete"
 _COMPLETE = pl.col("completeness") == "complete"
 _ALL = pl.col("task_id").is_not_null()  # every task (a literal would not broadcast in a group)
 _OUTCOME = pl.col("outcome")
+_EPISODE = pl.col("episode")
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: expressions do not compare
@@ -42,6 +46,7 @@ class Metric:
             without one is over every task).
         score: a mean's per-task score column.
         note: what a reader must know to read it, printed wherever it is shown (`notes`).
+        bounded: a mean of per-task scores in [0, 1] (False: of counts, such as steps).
     """
 
     name: str
@@ -55,6 +60,7 @@ class Metric:
     within: pl.Expr | None = None
     score: str | None = None
     note: str | None = None
+    bounded: bool = True
 
     @property
     def interval(self) -> Literal["wilson", "bootstrap"] | None:
@@ -192,7 +198,7 @@ METRICS: tuple[Metric, ...] = (
         "invalid",
         "Invalid",
         "Invalid",
-        "all tasks: unreadable replies, errors and missing records",
+        "all tasks: unreadable replies, errors, episodes without a submit and missing records",
         "lower",
         _OUTCOME == "invalid",
         _ALL,
@@ -216,6 +222,72 @@ METRICS: tuple[Metric, ...] = (
     ),
     _count("n_errors", "errors", "Errors", "Errors", pl.col("status") == "error"),
     _count("n_missing", "missing", "Missing", "Missing records", pl.col("status") == "missing"),
+    _mean(
+        "evidence_coverage",
+        "coverage",
+        "Coverage",
+        "Evidence coverage",
+        "agent episodes on tasks with a current record of required evidence in the user's view: "
+        "the share of those records it opened (0 without an accepted submit)",
+        "evidence_coverage",
+        _EPISODE,
+    ),
+    Metric(
+        "hidden_probes",
+        "probes",
+        "Probes",
+        "Hidden-id probes",
+        "agent episodes: opens of a hidden id, per episode",
+        "mean",
+        within=_EPISODE,
+        score="hidden_probes",
+        bounded=False,
+    ),
+    Metric(
+        "steps",
+        "steps",
+        "Steps",
+        "Steps",
+        "agent episodes: model requests, per episode",
+        "mean",
+        within=_EPISODE,
+        score="steps",
+        bounded=False,
+    ),
+    Metric(
+        "tool_errors",
+        "tool_err",
+        "Tool errors",
+        "Tool errors",
+        "agent episodes: tool calls answered with an error (opens of hidden ids aside), "
+        "per episode",
+        "mean",
+        "lower",
+        within=_EPISODE,
+        score="tool_errors",
+        bounded=False,
+    ),
+    _rate(
+        "no_submit_rate",
+        "no_submit",
+        "No submit",
+        "No submit",
+        "agent tasks: episodes that ended without an accepted submit",
+        "lower",
+        pl.col("status") == "no_submit",
+        _EPISODE,
+    ),
+    _rate(
+        "stale_reliance",
+        "stale",
+        "Stale",
+        "Stale reliance",
+        "agent answers on tasks where an out-of-date copy the user may open changes the answer: "
+        "the share giving a value only that copy supports",
+        "lower",
+        pl.col("stale_relied"),
+        _EPISODE & pl.col("answered") & pl.col("stale_possible"),
+    ),
 )
 """Every scorecard metric, in scorecard order."""
 
@@ -272,6 +344,19 @@ CHECKS: tuple[Metric, ...] = (
 
 DIAGNOSTICS: tuple[Metric, ...] = (*DETAIL, *CHECKS)
 """Every rate and mean beside the four surfaces (a results table's second and third parts)."""
+
+TRACE: tuple[Metric, ...] = tuple(
+    BY_NAME[n]
+    for n in (
+        "evidence_coverage",
+        "hidden_probes",
+        "steps",
+        "tool_errors",
+        "no_submit_rate",
+        "stale_reliance",
+    )
+)
+"""The trace metrics of an agent's episodes (null for one-shot runs)."""
 
 STATE_COUNTS: tuple[Metric, ...] = tuple(
     BY_NAME[n] for n in ("n_tasks", "n_unreadable", "n_errors", "n_missing")

@@ -219,18 +219,21 @@ def _sign_flips(n: int, flips: int = PERMUTATIONS) -> npt.NDArray[np.int64]:
     return signs
 
 
-def paired_means(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA) -> PairedTest:
-    """Mean of B - A over pairs of scores in [0, 1], with a two-sided sign-flip permutation
-    p-value and the interval that inverts it.
+def paired_means(
+    a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA, bound: float | None = 1.0
+) -> PairedTest:
+    """Mean of B - A over pairs of scores in [0, `bound`] (None: unbounded, such as counts),
+    with a two-sided sign-flip permutation p-value and the interval that inverts it.
 
     p is the share of PERMUTATIONS random sign assignments of the differences whose |sum| reaches
     the observed |sum|, as (1 + hits) / (1 + PERMUTATIONS); with every difference 0 it is 1.
     The interval is every shift t whose differences minus t the same sign assignments do not
     reject at alpha (the differences taken as symmetric about their true mean), clipped to
-    [-1, 1]. Each assignment rejects t outside an interval around the mean, with ends
-    (S -+ s.d) / (n -+ sum(s)), so the interval's ends are order statistics of those ends.
-    Differences are sorted first (the result is a function of their multiset) and taken on a
-    grid of 1e-9, so the sums, and whether p < alpha, are exact."""
+    [-bound, bound] (unbounded: an infinite end is None). Each assignment rejects t outside an
+    interval around the mean, with ends (S -+ s.d) / (n -+ sum(s)), so the interval's ends are
+    order statistics of those ends. Differences are sorted first (the result is a function of
+    their multiset) and taken on a grid of 1e-9, so the sums, and whether p < alpha, are
+    exact."""
     xa = np.asarray(a, dtype=np.float64)
     xb = np.asarray(b, dtype=np.float64)
     if xa.shape != xb.shape:
@@ -258,7 +261,11 @@ def paired_means(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA) -> Pa
         exact_mean(xa),
         exact_mean(xb),
         total / n / _GRID,
-        max(-1.0, low / _GRID),
-        min(1.0, high / _GRID),
+        max(-bound, low / _GRID) if bound is not None else _finite(low / _GRID),
+        min(bound, high / _GRID) if bound is not None else _finite(high / _GRID),
         p,
     )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

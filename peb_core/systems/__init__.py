@@ -1,7 +1,12 @@
-"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines, the
-litellm model system with its prompt protocols, response schema and reply cache, the embedded
-models, and `build_system`, which makes any of them from a name."""
+"""Systems: anything that turns a view of a task into a Reply. The deterministic baselines (the
+agent baselines among them, over the access layer's tools), the litellm model system with its
+prompt protocols, response schema and reply cache, the agent system (a tool-calling loop through
+the same request path), the embedded models, and `build_system`, which makes any of them from a
+name."""
 
+from ..tasks import response_model
+from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
+from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
 from ._build import SystemSpecError, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -19,33 +24,53 @@ from ._local import (
     local_status,
     serve_local,
     stop_local,
+    with_tools,
 )
-from ._model import ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
-from ._reply import RECORD_FORMAT, Reply, Response, ResponseRecord, Step, ToolCall, Usage
-from ._schema import response_format, response_model
+from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
+from ._reply import (
+    RECORD_FORMAT,
+    Reply,
+    ReplyStatus,
+    Response,
+    ResponseRecord,
+    Step,
+    ToolCall,
+    Usage,
+)
+from ._schema import response_format
 
 __all__ = [
+    "AGENT_BASELINES",
+    "AGENT_PREFIX",
+    "AGENT_REMINDER",
     "BASELINES",
+    "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
+    "DEFAULT_TOKEN_BUDGET",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
+    "AgentBaseline",
+    "AgentSystem",
     "Baseline",
+    "LitellmSystem",
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
     "Reply",
+    "ReplyStatus",
     "Response",
     "ResponseCache",
     "ResponseRecord",
     "Step",
     "System",
     "SystemSpecError",
+    "TextReader",
     "ToolCall",
     "Usage",
     "build_system",
@@ -55,10 +80,12 @@ __all__ = [
     "get_local",
     "get_protocol",
     "local_status",
+    "reader_for",
     "redact_url",
     "response_format",
     "response_model",
     "serve_local",
     "stop_local",
     "system_name",
+    "with_tools",
 ]

@@ -3,7 +3,8 @@ docs/benchmark.md §4 (`cue_reader` has a module of its own).
 
 A system declares which view it reads: `model` (ModelView), `boundary`
 (BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
-and the access layer's filter report) or `oracle` (the Task itself; only the oracle baseline).
+and the access layer's filter report), `oracle` (the Task itself; only the oracle baseline) or
+`agent` (AgentView: tools over the corpus; the agent baselines, `_agent_baselines.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
+from ._agent_baselines import AGENT_BASELINES, AgentBaseline
 from ._cues import cue_reader
 from ._reply import Reply, Response, Usage
 
@@ -113,7 +115,7 @@ def _oracle(task: Task) -> Response:
     )
 
 
-BASELINES: dict[str, Baseline] = {
+BASELINES: dict[str, Baseline | AgentBaseline] = {
     b.name: b
     for b in (
         Baseline("silent_filter", "system", _silent_filter),
@@ -121,6 +123,8 @@ BASELINES: dict[str, Baseline] = {
         Baseline("fail_and_report", "system", _fail_and_report),
         Baseline("oracle", "oracle", _oracle),
         Baseline("cue_reader", "model", cue_reader),
+        *AGENT_BASELINES,
     )
 }
-"""The shipped baselines by name."""
+"""The shipped baselines by name (the agent baselines under the default disclosure mode;
+`build_system` gives them under another)."""

@@ -1,12 +1,17 @@
 """From a name to a runnable System: a baseline, an embedded `local/<name>` model (served on
-demand) or any litellm model string. The CLI and the workbench both build systems here."""
+demand), any litellm model string, or either as an agent (`agent:<model>`). The CLI and the
+workbench both build systems here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
+from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
+from ._agent_baselines import AgentBaseline
 from ._baselines import BASELINES, System
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -14,7 +19,9 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._local import LocalModelError, get_local, gguf_path, serve_local
+from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
+from ._model import ModelSystem, model_problem
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
 class SystemSpecError(ValueError):
@@ -31,36 +38,70 @@ def build_system(
     api_base: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     local_port: int | None = None,
+    disclosure: str = DEFAULT_DISCLOSURE,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
 ) -> System:
     """The system called `name`.
 
     Args:
-        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, or any
-            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...).
+        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
+            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
+            `agent:<model>` for either as a tool-calling agent (the `agent` view).
         families: the families it will answer (model systems build one response schema each).
         protocol: the prompt protocol of a model system.
-        temperature, max_tokens, timeout_s: sampling and the per-request timeout.
+        temperature, max_tokens, timeout_s: sampling and the per-request timeout (an agent's
+            max_tokens and timeout are per step).
         api_base: an OpenAI-compatible server for `openai/<name>` models.
         local_port: where an embedded model is served if it is not running yet (default: the
-            model's own port).
+            model's own port; an agent's server has its own, see `with_tools`).
+        disclosure: what the access layer tells an agent system of what it withheld (a
+            disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
+            default is refused for a system that reads no agent view.
+        max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
     """
+    try:
+        get_disclosure(disclosure)
+    except ValueError as exc:
+        raise SystemSpecError(str(exc)) from None
     if name in BASELINES:
-        return BASELINES[name]
-    if not name.strip() or any(c.isspace() for c in name):
+        baseline = BASELINES[name]
+        if disclosure == DEFAULT_DISCLOSURE:
+            return baseline
+        if isinstance(baseline, AgentBaseline):
+            return baseline.under(disclosure)
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "
+            "systems)"
+        )
+    agent = name.startswith(AGENT_PREFIX)
+    model = name.removeprefix(AGENT_PREFIX)
+    if not model.strip() or any(c.isspace() for c in model):
         raise SystemSpecError(
             f"system {name!r} is neither a baseline ({', '.join(BASELINES)}) "
-            "nor a model string such as openai/gpt-4o or local/smollm2"
+            "nor a model string such as openai/gpt-4o, local/smollm2 or agent:openai/gpt-4o"
         )
-    from ._model import ModelSystem, model_problem
-    from ._prompts import get_protocol
-
     try:
         prompt = get_protocol(protocol)
     except KeyError as exc:
         raise SystemSpecError(str(exc.args[0])) from None
-    for what, value in (("timeout", timeout_s), ("max_tokens", max_tokens)):
+    if not agent and disclosure != DEFAULT_DISCLOSURE:
+        raise SystemSpecError(
+            f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "
+            f"view (disclosure applies to agent systems: {AGENT_PREFIX}{name})"
+        )
+    numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
+    if token_budget is not None:
+        numbers.append(("token_budget", token_budget))
+    for what, value in numbers:
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
+    if agent and prompt.agent is None:
+        valid = ", ".join(p.id for p in _agent_protocols())
+        raise SystemSpecError(
+            f"protocol {prompt.id} has no agent rendering (for agents the access layer's "
+            f"--disclosure says what is withheld); valid for agents: {valid}"
+        )
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
@@ -68,17 +109,30 @@ def build_system(
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
     }
-    if not name.startswith("local/"):
-        problem = model_problem(name)
+    if not model.startswith("local/"):
+        problem = model_problem(model)
         if problem:
             raise SystemSpecError(problem)
-        return ModelSystem(model=name, api_base=api_base, **common)
-    try:
-        local = get_local(name)
-        _, port = serve_local(local, local_port)
-        weights = gguf_path(local)
-    except LocalModelError as exc:
-        raise SystemSpecError(str(exc)) from None
+    if agent:
+        budgets: dict[str, Any] = {
+            "disclosure": disclosure,
+            "max_steps": max_steps,
+            "token_budget": token_budget,
+        }
+        if not model.startswith("local/"):
+            return AgentSystem(model=model, api_base=api_base, **common, **budgets)
+        local, port, weights = _served(model, local_port, tools=True)
+        return AgentSystem(
+            model=f"local/{local.name}",
+            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
+            model_file=weights,
+            dialect="llama.cpp",
+            **common,
+            **budgets,
+        )
+    if not model.startswith("local/"):
+        return ModelSystem(model=model, api_base=api_base, **common)
+    local, port, weights = _served(model, local_port, tools=False)
     return ModelSystem(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
@@ -86,3 +140,18 @@ def build_system(
         format_style="json_object",
         **common,
     )
+
+
+def _served(name: str, port: int | None, *, tools: bool) -> tuple[LocalModel, int, Path]:
+    """An embedded model, the port its server answers on (started if need be: for agents, the
+    server with llama.cpp's tool-calling chat format) and its weights."""
+    try:
+        local = get_local(name)
+        _, served = serve_local(with_tools(local) if tools else local, port)
+        return local, served, gguf_path(local)
+    except LocalModelError as exc:
+        raise SystemSpecError(str(exc)) from None
+
+
+def _agent_protocols() -> list[PromptProtocol]:
+    return [p for p in PROTOCOLS.values() if p.agent is not None]

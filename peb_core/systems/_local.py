@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ._cache import cache_dir
@@ -56,6 +56,20 @@ REGISTRY: dict[str, LocalModel] = {
         ),
     )
 }
+
+
+TOOLS_CHAT_FORMAT = "chatml-function-calling"
+"""llama.cpp's chat format with tool calling (the model picks a function or a message under a
+grammar, and each call's arguments are decoded under its JSON schema)."""
+
+
+def with_tools(model: LocalModel) -> LocalModel:
+    """The server of `model` for agents: the same weights under llama.cpp's tool-calling chat
+    format, as `<name>+tools` on a port of its own (the model's + 10), so it runs beside the
+    one-shot server, whose chat format the recorded runs were made with."""
+    return replace(
+        model, name=f"{model.name}+tools", chat_format=TOOLS_CHAT_FORMAT, port=model.port + 10
+    )
 
 
 def get_local(model: str) -> LocalModel:

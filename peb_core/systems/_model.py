@@ -1,7 +1,10 @@
-"""A model-backed System via litellm: a prompt protocol, structured output, our own cache, and
-retries with backoff; the reply is kept as given, the model's whole message (content, reasoning,
-refusal, tool calls; the content is read at scoring time). API keys are read by litellm from the
-environment and never recorded; credentials in an api_base URL are sent, never recorded."""
+"""Model-backed Systems via litellm: the one request path every such system shares
+(`LitellmSystem`: our own cache, retries with backoff, cost), and `ModelSystem`, one request per
+task under a prompt protocol with structured output; the reply is kept as given, the model's
+whole message (content, reasoning, refusal, tool calls; the content is read at scoring time).
+The agent system (`_agent.py`) sends its steps through the same path. API keys are read by
+litellm from the environment and never recorded; credentials in an api_base URL are sent, never
+recorded."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import asyncio
 import base64
 import contextlib
 import gc
+import json
 import os
 import random
 import socket
@@ -74,13 +78,18 @@ class Completion:
         calls = tuple(tuple(call) for call in entry["tool_calls"])
         return cls(**{**entry, "tool_calls": calls})
 
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls, each exactly as given."""
+        return tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in self.tool_calls)
+
     def reply(self, usage: Usage) -> Reply:
         return Reply(
             status="ok",
             raw=self.text,
             reasoning=self.reasoning,
             refusal=self.refusal,
-            tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in self.tool_calls),
+            tool_calls=self.calls,
             usage=usage,
             truncated=self.truncated,
         )
@@ -180,8 +189,11 @@ def _retryable(exc: BaseException) -> bool:
 
 
 @dataclass
-class ModelSystem:
-    """A litellm model under a prompt protocol; see `config()` for what is recorded."""
+class LitellmSystem:
+    """What every litellm-backed system shares: the model and where it is served, a prompt
+    protocol, sampling, our reply cache, retries with backoff, and cost. `_send` is the one
+    request path: each request is keyed in the cache by what shapes its reply (the model and
+    api_base as recorded, the messages, the tools, the sampling and the response format)."""
 
     model: str
     families: Sequence[ScenarioFile]
@@ -192,7 +204,6 @@ class ModelSystem:
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = 4
     backoff_s: float = 1.0
-    format_style: str = "json_schema"
     cache_folder: Path | None = None
     use_cache: bool = True
     endpoint: tuple[str, str] | None = None
@@ -204,16 +215,7 @@ class ModelSystem:
     def __post_init__(self) -> None:
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
-        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
-
-    @property
-    def name(self) -> str:
-        return system_name(self.model, self.protocol.id)
-
-    @property
-    def view(self) -> ViewKind:
-        return self.protocol.view
 
     def config(self) -> dict[str, Any]:
         return {
@@ -224,7 +226,6 @@ class ModelSystem:
             "max_tokens": self.max_tokens,
             "timeout_s": self.timeout_s,
             "retries": self.retries,
-            "response_format": self.format_style,
         }
 
     def digests(self) -> dict[str, str]:
@@ -233,40 +234,33 @@ class ModelSystem:
             found["model_file"] = file_sha256(self.model_file)
         return found
 
-    async def respond(self, view: ModelView | BoundaryView) -> Reply:
-        model_view = view.model if isinstance(view, BoundaryView) else view
-        spec = self._specs[model_view.family]
-        request: dict[str, Any] = {
+    def _request(self, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        """A request of `messages` with this system's model and sampling, plus `extra`."""
+        return {
             "model": self.model,
             "api_base": self.api_base,
-            "messages": self.protocol.render(view),
+            "messages": messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "response_format": self._formats[spec.id],
+            **extra,
         }
+
+    async def _send(self, request: dict[str, Any]) -> tuple[Completion, bool] | str:
+        """The completion of `request` (built by `_request`) and whether it came from the
+        cache, or a one-line error after the last retry. A reply obtained is cached."""
         key = cache_key(request)
         entry = self._cache.get(key) if self._cache else None
         cached = Completion.cached(entry) if entry is not None else None
-        started = time.monotonic()
         if cached is not None:
-            done = cached
-        else:
-            if self.endpoint:
-                request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
-            result = await self._complete(request)
-            if isinstance(result, str):
-                return Reply(status="error", error=result)
-            done = result
-            if self._cache:
-                self._cache.put(key, asdict(done))
-        usage = Usage(
-            prompt_tokens=done.prompt_tokens,
-            completion_tokens=done.completion_tokens,
-            latency_s=round(time.monotonic() - started, 3),
-            cost_usd=done.cost_usd,
-            cached=cached is not None,
-        )
-        return done.reply(usage)
+            return cached, True
+        if self.endpoint:
+            request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
+        result = await self._complete(request)
+        if isinstance(result, str):
+            return result
+        if self._cache:
+            self._cache.put(key, asdict(result))
+        return result, False
 
     async def _complete(self, request: dict[str, Any]) -> Completion | str:
         """One completion with retries; a one-line error after the last attempt."""
@@ -308,6 +302,49 @@ class ModelSystem:
         for secret in secrets:
             error = error.replace(secret, "***")
         return f"after {attempt + 1} attempt(s): {error}"[:500]
+
+
+@dataclass
+class ModelSystem(LitellmSystem):
+    """A litellm model under a prompt protocol, one request per task, its reply constrained by
+    the family's response schema; see `config()` for what is recorded."""
+
+    format_style: str = "json_schema"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
+
+    @property
+    def name(self) -> str:
+        return system_name(self.model, self.protocol.id)
+
+    @property
+    def view(self) -> ViewKind:
+        return self.protocol.view
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "response_format": self.format_style}
+
+    async def respond(self, view: ModelView | BoundaryView) -> Reply:
+        model_view = view.model if isinstance(view, BoundaryView) else view
+        request = self._request(
+            self.protocol.render(view),
+            response_format=self._formats[self._specs[model_view.family].id],
+        )
+        started = time.monotonic()
+        result = await self._send(request)
+        if isinstance(result, str):
+            return Reply(status="error", error=result)
+        done, cached = result
+        usage = Usage(
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+            latency_s=round(time.monotonic() - started, 3),
+            cost_usd=done.cost_usd,
+            cached=cached,
+        )
+        return done.reply(usage)
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -410,10 +447,7 @@ def _completion(reply: Any) -> Completion:
     if reasoning:
         reasoning, cut = clean_reply(reasoning)
         truncated |= cut
-    calls = tuple(
-        (call.id or "", call.function.name or "", call.function.arguments or "")
-        for call in getattr(message, "tool_calls", None) or ()
-    )
+    calls = tuple(_tool_calls(getattr(message, "tool_calls", None)))
     return Completion(
         text=text,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
@@ -424,3 +458,16 @@ def _completion(reply: Any) -> Completion:
         refusal=getattr(message, "refusal", None) or None,
         tool_calls=calls,
     )
+
+
+def _tool_calls(calls: Any) -> Iterator[tuple[str, str, str]]:
+    """(id, name, arguments) of each tool call of a reply message, as given: the arguments text
+    kept whatever it holds (cut and cleaned as reply text is; an object some providers send is
+    its JSON); a call without an id gets `call_<i>` (a tool result must name its call)."""
+    for i, call in enumerate(calls or ()):
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        if not isinstance(arguments, str):
+            arguments = "" if arguments is None else json.dumps(arguments)
+        name = getattr(function, "name", None) or ""
+        yield getattr(call, "id", None) or f"call_{i}", str(name), clean_reply(arguments)[0]

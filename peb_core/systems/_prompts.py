@@ -4,6 +4,13 @@
 - `structured_gap@1` (default): also the contract, the policy and the gap-report schema.
 - `boundary_metadata@1`: structured_gap plus a system notice naming the scopes in which the access
   layer withheld matching documents (a BoundaryView; never the documents themselves).
+
+`plain@1` and `structured_gap@1` also render an agent's start (an `AgentStart`: the view without
+documents) as the first messages of an episode, which then goes on through the tools: the same
+instructions, asking for the response through `submit`. An agent's disclosure mode is the
+access layer's (`--disclosure`), so `boundary_metadata@1` has no agent rendering. A protocol's
+one-shot text and its agent text have digests of their own (`digest`, `agent_digest`), so
+adding the agent rendering left every recorded one-shot digest as it was.
 """
 
 from __future__ import annotations
@@ -36,12 +43,14 @@ _SYSTEM = (
 
 @dataclass(frozen=True)
 class PromptProtocol:
-    """A named, versioned prompt protocol and the view it reads."""
+    """A named, versioned prompt protocol and the view it reads; `agent` renders an agent's
+    start (None: the protocol has no agent rendering)."""
 
     name: str
     version: int
     view: ViewKind
     render: Callable[[Any], list[Message]]
+    agent: Callable[[Any], list[Message]] | None = None
 
     @property
     def id(self) -> str:
@@ -55,6 +64,17 @@ class PromptProtocol:
         renders = [self.render(view) for view in _probes(self.view)]
         return hashlib.sha256(json.dumps(renders, sort_keys=True).encode()).hexdigest()
 
+    @property
+    def agent_digest(self) -> str:
+        """sha256 of the protocol's agent text: its start messages rendered for placeholder
+        starts (as `digest`), and the reminder sent after a reply that calls no tool; a
+        ValueError for a protocol without an agent rendering."""
+        if self.agent is None:
+            raise ValueError(f"protocol {self.id} has no agent rendering")
+        renders = [self.agent(view) for view in _probes("model")]
+        text = json.dumps([renders, AGENT_REMINDER], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
 
 def _documents(view: ModelView) -> str:
     return "\n\n".join(
@@ -62,7 +82,7 @@ def _documents(view: ModelView) -> str:
     )
 
 
-def _answer_fields(view: ModelView) -> str:
+def _answer_fields(view: Any) -> str:
     lines = []
     for f in view.answer_schema:
         kind = "one of" if f.kind == "ordinal" else "a list of distinct values from"
@@ -87,7 +107,7 @@ def _plain(view: ModelView) -> list[Message]:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def _contract(view: ModelView) -> str:
+def _contract(view: Any) -> str:
     reqs = "\n".join(
         f"- {r.id}: {r.description} (informs {', '.join(r.informs)})"
         for r in view.contract.required_evidence
@@ -140,6 +160,56 @@ def _boundary_metadata(view: BoundaryView) -> list[Message]:
     return _structured(view.model, notice)
 
 
+_AGENT_SYSTEM = (
+    "You are a careful analyst. You can search the documents you are authorized to see and "
+    "open them with your tools. Answer only from the documents you opened. When you are done, "
+    "call submit once with your response."
+)
+_TOOLS = (
+    "Find documents with search(query, k) and read one with open(doc_id). When you are done, "
+    "call submit(response) once"
+)
+AGENT_REMINDER: Message = {
+    "role": "user",
+    "content": "Go on with your tools: search, open, or submit your response with submit.",
+}
+"""Sent to an agent after a reply that calls no tool (a step without a tool call)."""
+
+
+def _agent_messages(parts: list[str]) -> list[Message]:
+    return [
+        {"role": "system", "content": _AGENT_SYSTEM},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _plain_agent(start: Any) -> list[Message]:
+    """`plain@1` for an agent's start (an AgentStart, or any view with its fields)."""
+    return _agent_messages(
+        [
+            f"Request: {start.prompt}",
+            f"Answer fields:\n{_answer_fields(start)}",
+            f"{_TOOLS}, with the response "
+            '{"answer": {<fields>}, "completeness": "complete" | "incomplete", '
+            '"gap_report": null}. Say "incomplete" if the documents you found do not suffice.',
+        ]
+    )
+
+
+def _structured_agent(start: Any) -> list[Message]:
+    """`structured_gap@1` for an agent's start."""
+    return _agent_messages(
+        [
+            f"Request: {start.prompt}",
+            f"Answer fields:\n{_answer_fields(start)}",
+            _contract(start),
+            f"{_TOOLS}, with a response object with keys answer (the fields above, or null to "
+            'block), completeness ("complete" or "incomplete") and gap_report (null when '
+            f"complete, else an object {json.dumps(_GAP_SCHEMA)}).",
+        ]
+    )
+
+
 def _probes(kind: ViewKind) -> list[Any]:
     """Placeholder views of `kind` (`model` or `boundary`) for `PromptProtocol.digest`. Any
     change here changes every protocol's digest, and so refuses the resume of every model run
@@ -173,8 +243,8 @@ def _probes(kind: ViewKind) -> list[Any]:
 PROTOCOLS: dict[str, PromptProtocol] = {
     p.id: p
     for p in (
-        PromptProtocol("plain", 1, "model", _plain),
-        PromptProtocol("structured_gap", 1, "model", _structured_gap),
+        PromptProtocol("plain", 1, "model", _plain, _plain_agent),
+        PromptProtocol("structured_gap", 1, "model", _structured_gap, _structured_agent),
         PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
     )
 }

@@ -45,32 +45,45 @@ class ToolCall(BaseModel):
 
 
 class Step(BaseModel):
-    """One step of an episode: the model's message as given (its text, its reasoning, the tool
-    calls it made), what each tool call returned to it, and the step's tokens and latency."""
+    """One step of an episode: the messages it sent besides the last step's results, the
+    model's message as given (its text, its reasoning, the tool calls it made), what each tool
+    call returned to it, and the step's tokens and latency. A trace thus holds the whole
+    conversation, in order."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    sent: tuple[dict[str, str], ...] = ()
+    """The messages added to the conversation before this step's request other than the
+    previous step's reply and tool results: the start messages at the first step, the reminder
+    after a step that called no tool."""
     content: str | None = None
     reasoning: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     results: tuple[str, ...] = ()
     """What the model was shown for each tool call, in order."""
+    errors: tuple[str | None, ...] = ()
+    """For each tool call, the error the tool answered with (its result says it to the model),
+    or None when the call was carried out."""
     usage: Usage = Field(default_factory=Usage)
+
+
+ReplyStatus = Literal["ok", "error", "no_submit"]
 
 
 class Reply(BaseModel):
     """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
-    text; a baseline's response as JSON), or `error` when no reply was obtained (`error` says
-    why). The reply is read for what it decides at scoring time (`peb_core.scoring`), so a run
-    keeps exactly what was said and a change to the reading rules rescores old runs. A model's
-    whole message is kept: `raw` is its content, the text the decision is read from; beside it
-    its reasoning, its refusal and any tool calls it made, none of them read for the decision.
-    An agent's reply is what it submitted, and `trace` holds the episode (empty for one-shot
-    systems)."""
+    text; a baseline's response as JSON), `error` when no reply was obtained (`error` says
+    why), or `no_submit` when an agent's episode ended without an accepted submit (`error`
+    says how: a budget reached). The reply is read for what it decides at scoring time
+    (`peb_core.scoring`), so a run keeps exactly what was said and a change to the reading
+    rules rescores old runs. A model's whole message is kept: `raw` is its content, the text
+    the decision is read from; beside it its reasoning, its refusal and any tool calls it made,
+    none of them read for the decision. An agent's reply is what it submitted, and `trace`
+    holds the episode (empty for one-shot systems)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    status: Literal["ok", "error"]
+    status: ReplyStatus
     raw: str | None = None
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -99,10 +112,11 @@ class _RecordKey(BaseModel):
     system: str
 
 
-RECORD_FORMAT = 3
+RECORD_FORMAT = 4
 """The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 keeps a
-model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`). Format 1 is every
-record written before (no `format` key); each still loads."""
+model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`); 4 adds the status
+`no_submit` and a step's `sent` and `errors`. Format 1 is every record written before (no
+`format` key); each still loads."""
 
 
 class ResponseRecord(Reply, _RecordKey):

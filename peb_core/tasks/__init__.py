@@ -3,6 +3,20 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
+# isort: off
+# `_generate` registers the shipped tiers in their order, the default first: before anything
+# imports a tier's own module.
+from ._generate import (
+    MAX_DISTRACTORS,
+    check_corpus_size,
+    count_tasks,
+    generate_task,
+    generate_tasks,
+    iter_tasks,
+    task_keys,
+)
+# isort: on
+from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
 from ._documents import (
     Boundary,
@@ -20,14 +34,6 @@ from ._families import (
     load_scenario,
     scenario_hash,
     scenarios_dir,
-)
-from ._generate import (
-    MAX_DISTRACTORS,
-    count_tasks,
-    generate_task,
-    generate_tasks,
-    iter_tasks,
-    task_keys,
 )
 from ._ids import (
     MAX_SEED,
@@ -49,6 +55,7 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
+from ._response import response_model, response_schema
 from ._scenario import ROLES, AnswerField, Role, ScenarioFile
 from ._select import (
     FLAGS,
@@ -74,7 +81,7 @@ from ._task import (
     RequiredEvidence,
     Task,
 )
-from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
+from ._tiers import DEFAULT_TIER, TIERS, CorpusSizes, Tier, TierSpec, get_tier, register_tier
 from ._views import (
     VIEWS,
     BoundaryView,
@@ -93,6 +100,7 @@ from ._views import (
 )
 
 __all__ = [
+    "AGENT_CORPUS",
     "COMPLETENESS",
     "DEFAULT_TIER",
     "FLAGS",
@@ -102,6 +110,7 @@ __all__ = [
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
+    "RECORD_REF",
     "ROLES",
     "SHINGLE",
     "TIERS",
@@ -113,6 +122,7 @@ __all__ = [
     "BoundaryView",
     "Completeness",
     "Contract",
+    "CorpusSizes",
     "Document",
     "Fact",
     "GapReason",
@@ -140,6 +150,7 @@ __all__ = [
     "answer_schema",
     "boundary",
     "boundary_view",
+    "check_corpus_size",
     "check_distractors",
     "count_tasks",
     "document_cards",
@@ -161,9 +172,12 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "record_ref",
     "register_frame",
     "register_tier",
     "register_view",
+    "response_model",
+    "response_schema",
     "scenario_hash",
     "scenarios_dir",
     "select_families",

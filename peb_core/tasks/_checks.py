@@ -49,6 +49,10 @@ def _texts(spec: ScenarioFile) -> Iterator[tuple[str, str, set[str]]]:
         for family, texts in spec.hard.no_findings.items():
             for j, text in enumerate(texts):
                 yield f"hard.no_findings.{family}[{j}]", text, variables
+    if spec.agent is not None:
+        for part in ("record_titles", "pointers"):
+            for j, text in enumerate(getattr(spec.agent, part)):
+                yield f"agent.{part}[{j}]", text, variables | {"ref"}
     for i, t in enumerate(spec.templates):
         yield f"templates[{i}].prompt", t.prompt, variables
         for j, text in enumerate(t.material.titles):

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from .._places import checkout
 from ._checks import consistency_problems
 from ._scenario import ScenarioFile
+from ._tiers import TIERS, Tier
 
 
 class ScenarioError(ValueError):
@@ -113,12 +114,20 @@ def families_with_template(
     return [f for f in families if any(t.id == template_id for t in f.templates)]
 
 
-def scenario_hash(families: Iterable[ScenarioFile] | None = None) -> str:
+def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | None = None) -> str:
     """sha256 of what the given families declare (default: every family in the scenarios
     folder), in id order: it ties a run to the scenarios it used, and changes with anything
-    that can change a task or its scoring, whatever the file's comments or layout."""
+    that can change a task or its scoring, whatever the file's comments or layout. For a run on
+    `tier`, the sections only other tiers read (`TierSpec.sections`) are left out, so adding a
+    tier's text to a family changes no other tier's runs."""
     specs = load_families().values() if families is None else families
+    left_out = frozenset(
+        section
+        for other in TIERS.values()
+        if tier is not None and other.name != tier
+        for section in other.sections
+    )
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
-        digest.update(spec.id.encode() + b"\0" + spec.declared + b"\0")
+        digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")
     return digest.hexdigest()

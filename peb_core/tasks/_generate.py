@@ -1,7 +1,7 @@
 """Generating tasks: one task of a family for a template, a seed and a registered tier, and every
-task of a selection, in a fixed order. The same family, template, seed, tier and distractor
-count give the same Task in any process. The generator knows no family by name, and no tier:
-each tier builds its own tasks (`_tiers.py`)."""
+task of a selection, in a fixed order. The same family, template, seed, tier, distractor count and
+corpus size give the same Task in any process. The generator knows no family by name, and no
+tier: each tier builds its own tasks (`_tiers.py`)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,22 @@ from .._gc import gc_paused
 # isort: off
 from . import _paper  # noqa: F401  (the shipped tiers register themselves, the default first)
 from . import _hard  # noqa: F401
+from . import _agent  # noqa: F401
 
 # isort: on
 from ._ids import task_id
 from ._scenario import ScenarioFile
 from ._task import Task
-from ._tiers import DEFAULT_TIER, Tier, get_tier
+from ._tiers import DEFAULT_TIER, TIERS, Tier, get_tier
 
 MAX_DISTRACTORS = 50
 """The most distractors a task takes: each is one more document in every prompt, and 50 already
 make a task's six documents nine times as many."""
 
 
-def _check(spec: ScenarioFile, seed: int, distractors: int, tier: Tier) -> None:
+def _check(
+    spec: ScenarioFile, seed: int, distractors: int, tier: Tier, corpus_size: int | None
+) -> None:
     if seed < 0:
         raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
     if distractors < 0:
@@ -36,6 +39,24 @@ def _check(spec: ScenarioFile, seed: int, distractors: int, tier: Tier) -> None:
     why = get_tier(tier).unsupported(spec)
     if why is not None:
         raise ValueError(f"family {spec.id} has no {tier} tier: {why}")
+    if corpus_size is not None:
+        check_corpus_size(tier, corpus_size)
+
+
+def check_corpus_size(tier: Tier, corpus_size: int) -> None:
+    """A ValueError naming what is valid unless `tier` takes corpora and `corpus_size` is within
+    its bounds."""
+    corpus = get_tier(tier).corpus
+    if corpus is None:
+        with_corpus = [t.name for t in TIERS.values() if t.corpus is not None]
+        raise ValueError(
+            f"the {tier} tier takes no corpus size; tiers with corpora: {', '.join(with_corpus)}"
+        )
+    if not corpus.minimum <= corpus_size <= corpus.maximum:
+        raise ValueError(
+            f"corpus size {corpus_size}: the {tier} tier takes an integer from {corpus.minimum} "
+            f"to {corpus.maximum}"
+        )
 
 
 def generate_task(
@@ -44,13 +65,21 @@ def generate_task(
     seed: int,
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
+    corpus_size: int | None = None,
 ) -> Task:
     """One task of `spec` for a template, any non-negative integer seed and a registered tier, with
     `distractors` neutral authorized documents added (they carry no facts and a family no
     contract requires, so they never change an oracle). Documents are shuffled per seed, so no
-    role sits at a fixed position, and so is the contract's order."""
-    _check(spec, seed, distractors, tier)
-    return get_tier(tier).build(spec, spec.template(template_id), seed, distractors)
+    role sits at a fixed position, and so is the contract's order. `corpus_size`: how many
+    documents a task of a tier with corpora holds (None: the tier's default); a ValueError for
+    a tier without corpora."""
+    _check(spec, seed, distractors, tier, corpus_size)
+    tier_spec = get_tier(tier)
+    template = spec.template(template_id)
+    if tier_spec.corpus is None:
+        return tier_spec.build(spec, template, seed, distractors)
+    size = tier_spec.corpus.default if corpus_size is None else corpus_size
+    return tier_spec.build(spec, template, seed, distractors, corpus_size=size)
 
 
 def _slots(
@@ -67,11 +96,13 @@ def iter_tasks(
     seeds: Sequence[int] | None = None,
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
+    corpus_size: int | None = None,
 ) -> Iterator[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
-    family, template, seed order, each with `distractors` neutral documents; one at a time."""
+    family, template, seed order, each with `distractors` neutral documents (and, on a tier with
+    corpora, `corpus_size` documents); one at a time."""
     for spec, template, seed in _slots(families, seeds):
-        yield generate_task(spec, template, seed, distractors, tier)
+        yield generate_task(spec, template, seed, distractors, tier, corpus_size)
 
 
 def task_keys(
@@ -89,10 +120,11 @@ def generate_tasks(
     seeds: Sequence[int] | None = None,
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
+    corpus_size: int | None = None,
 ) -> list[Task]:
     """`iter_tasks` as a list."""
     with gc_paused():
-        return list(iter_tasks(families, seeds, distractors, tier))
+        return list(iter_tasks(families, seeds, distractors, tier, corpus_size))
 
 
 def count_tasks(families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None) -> int:

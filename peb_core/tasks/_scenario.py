@@ -28,8 +28,8 @@ SlotRole = Literal[
 Role = SlotRole | Literal["distractor", "register"]
 ROLES: tuple[SlotRole, ...] = get_args(SlotRole)
 """The six document slots of every task, in the order the paper lists them. A task may also hold
-`distractor` documents (neutral, authorized, never required; see `DistractorSpec`), and a hard
-task a `register` (see `HardSpec`)."""
+`distractor` documents (neutral, authorized, never required; see `DistractorSpec`), a hard or
+agent task a `register` (see `HardSpec`), and an agent task `pointer` notes (`AgentSpec`)."""
 
 MIN_PHRASINGS = 3
 """Every title, body, no-findings, boundary and finding text offers at least this many
@@ -179,6 +179,20 @@ class HardSpec(_Spec):
     no_findings: dict[Identifier, Phrasings]
 
 
+class AgentSpec(_Spec):
+    """The text the agent tier (docs/benchmark.md §9) adds to a family, beside its [hard] text.
+    Every document of an agent corpus is a record with a reference (`{ref}`: two capital
+    letters and five digits) that the register lists for each kind of record.
+
+    `record_titles`: the titles of restricted records and their copies, with `{ref}` and the
+    pools; they repeat no word of the family's evidence descriptions, so that searching a
+    contract's words does not find the record by its title. `pointers`: a sentence of a visible
+    note saying that the decisive figure is in another record, `{ref}` (multi-hop evidence)."""
+
+    record_titles: Phrasings
+    pointers: Phrasings
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -195,6 +209,7 @@ class ScenarioFile(_Spec):
     boundary: BoundarySpec
     distractors: DistractorSpec | None = None
     hard: HardSpec | None = None
+    agent: AgentSpec | None = None
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]
@@ -214,6 +229,15 @@ class ScenarioFile(_Spec):
     def declared(self) -> bytes:
         """What the family declares, as JSON (`scenario_hash` reads it for every run loaded)."""
         return self.model_dump_json().encode()
+
+    def declared_without(self, sections: frozenset[str]) -> bytes:
+        """`declared` with some sections left out (each set of them made once per family)."""
+        if not sections:
+            return self.declared
+        cache: dict[frozenset[str], bytes] = self.__dict__.setdefault("_declared_without", {})
+        if sections not in cache:
+            cache[sections] = self.model_dump_json(exclude=set(sections)).encode()
+        return cache[sections]
 
     @functools.cached_property
     def home_scopes(self) -> Mapping[str, str]:

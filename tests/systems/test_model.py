@@ -173,10 +173,14 @@ def test_records_of_earlier_formats_still_load() -> None:
     key = {"family": "due_diligence_v1", "task_id": TASK.task_id, "system": "m:p"}
     two = ResponseRecord.model_validate({**key, "format": 2, "status": "ok", "raw": "{}"})
     assert (two.format, two.reasoning, two.refusal, two.tool_calls) == (2, None, None, ())
+    three = ResponseRecord.model_validate(
+        {**key, "format": 3, "status": "ok", "raw": "{}", "reasoning": "r", "trace": []}
+    )
+    assert (three.format, three.reasoning, three.trace) == (3, "r", ())
     reply = Reply(status="ok", raw="{}", reasoning="r")
-    three = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply)
-    assert ResponseRecord.model_validate_json(three.model_dump_json()) == three
-    assert three.format == RECORD_FORMAT == 3
+    four = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply)
+    assert ResponseRecord.model_validate_json(four.model_dump_json()) == four
+    assert four.format == RECORD_FORMAT == 4
 
 
 def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:

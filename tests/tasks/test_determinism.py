@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import peb_core
-from peb_core import Task
+from peb_core import Task, generate_tasks, load_families
 
 # The subprocess imports the very peb_core this process tests.
 PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
@@ -24,6 +24,9 @@ CANONICAL_EXPORT_SHA256 = "318de70e0c9217dfefbe145186beaf022df74779716b678c6a1e6
 
 HARD_EXPORT_SHA256 = "a5dd25aa4751a97b589341009f865d32e50f786d68be70548994f13a33bc29af"
 """The same for the hard tier's 168 canonical tasks."""
+
+AGENT_EXPORT_SHA256 = "bfb6fc5cf993435446c7de75579ad0b66120c82f44c84d1cd87bf8d55af86e2e"
+"""The same for the agent tier's 168 canonical corpora (60 documents each)."""
 
 EXPORT = (
     "import sys\n"
@@ -58,10 +61,11 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     cwd = tmp_path_factory.mktemp("export")
     out = {seed: _export_in_subprocess(seed, cwd) for seed in ("0", "12345")}
     out |= {f"hard-{seed}": _export_in_subprocess(seed, cwd, "hard") for seed in ("0", "12345")}
+    out |= {f"agent-{seed}": _export_in_subprocess(seed, cwd, "agent") for seed in ("0", "12345")}
     return out
 
 
-@pytest.mark.parametrize("tier", ["", "hard-"])
+@pytest.mark.parametrize("tier", ["", "hard-", "agent-"])
 def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes], tier: str) -> None:
     first, second = exports[f"{tier}0"], exports[f"{tier}12345"]
     assert first.count(b"\n") == 168
@@ -77,8 +81,15 @@ def test_subprocess_export_equals_in_process_export(
 def test_canonical_export_digest_is_pinned(exports: dict[str, bytes]) -> None:
     assert hashlib.sha256(exports["0"]).hexdigest() == CANONICAL_EXPORT_SHA256
     assert hashlib.sha256(exports["hard-0"]).hexdigest() == HARD_EXPORT_SHA256
+    assert hashlib.sha256(exports["agent-0"]).hexdigest() == AGENT_EXPORT_SHA256
 
 
 def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: list[Task]) -> None:
     parsed = [Task.model_validate_json(line) for line in exports["0"].splitlines()]
     assert parsed == canonical_tasks
+
+
+def test_agent_export_equals_in_process_and_round_trips(exports: dict[str, bytes]) -> None:
+    tasks = generate_tasks(load_families().values(), tier="agent")
+    assert exports["agent-0"] == _export(tasks)
+    assert [Task.model_validate_json(line) for line in exports["agent-0"].splitlines()] == tasks

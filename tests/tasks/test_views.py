@@ -77,7 +77,15 @@ def test_model_view_holds_nothing_a_model_must_not_see(case: tuple[Task, Scenari
     for shown, doc in zip(view.documents, task.authorized_documents, strict=True):
         assert (shown.title, shown.scope, shown.body) == (doc.title, doc.scope, doc.body)
     material = next(d for d in task.documents if d.role == "material")
-    if task.tier == "hard":
+    if task.tier == "agent":
+        # A corpus: every document kept outside the user's scopes stays hidden, the restricted
+        # masters among them.
+        outside = [d for d in task.documents if d.scope not in task.user_scopes]
+        assert task.hidden_documents == tuple(outside)
+        restricted = FAMILIES[task.family].restricted_families
+        required = {r.id for r in task.contract.required_evidence}
+        assert {d.evidence_family for d in outside} >= required & set(restricted)
+    elif task.tier == "hard":
         # The two restricted masters and the decoy stay hidden, whatever the task's layout.
         assert len(task.hidden_documents) == 3
         assert len(view.documents) == len(task.documents) - 3

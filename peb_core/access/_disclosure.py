@@ -1,0 +1,92 @@
+"""Disclosure modes (docs/benchmark.md §9): what the access layer tells an agent about what it
+withheld. A registry, as tiers and views are: `silent`, `counted` and `named` ship; a new mode is
+a `Disclosure` and one `register_disclosure` call.
+
+- `silent`: results outside the user's scopes never appear, and opening a hidden document reads
+  exactly as opening one that does not exist (the paper's silent filtering);
+- `counted`: each search result says how many matching records the access policy withheld, and
+  opening a hidden document is denied;
+- `named`: it also names the scopes that withheld them, and a denial names the document's scope
+  (the paper's "explicit boundary metadata")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+NOT_FOUND = "not found: no document has that id"
+"""What opening an unknown id says, and under `silent` a hidden one."""
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """A disclosure mode.
+
+    Args:
+        name: lower-case letters; recorded in a run's config.
+        description: one line: what an agent is told.
+        notice: from the scopes of the documents a search withheld (one per document), the
+            result's `withheld` count and `withheld_scopes` (None: not told).
+        denial: what opening a hidden document kept in a scope says.
+        told: what the search tool's description tells an agent of the notices ("" for none).
+    """
+
+    name: str
+    description: str
+    notice: Callable[[Sequence[str]], tuple[int | None, tuple[str, ...] | None]]
+    denial: Callable[[str], str]
+    told: str = ""
+
+
+DISCLOSURES: dict[str, Disclosure] = {}
+"""Every registered disclosure mode by name, in registration order (`silent` first)."""
+
+DEFAULT_DISCLOSURE = "silent"
+"""The mode a run uses unless told otherwise: the paper's silent filtering."""
+
+
+def register_disclosure(mode: Disclosure) -> Disclosure:
+    """Add `mode` to `DISCLOSURES` and return it; a ValueError for a name taken by another."""
+    if not mode.name.isalpha() or not mode.name.islower():
+        raise ValueError(f"disclosure name {mode.name!r}: expected lower-case letters")
+    if DISCLOSURES.get(mode.name, mode) is not mode:
+        raise ValueError(f"disclosure {mode.name!r} is already registered")
+    DISCLOSURES[mode.name] = mode
+    return mode
+
+
+def get_disclosure(name: str) -> Disclosure:
+    """The registered mode `name`, or a ValueError naming the valid ones."""
+    try:
+        return DISCLOSURES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown disclosure {name!r}; valid: {', '.join(DISCLOSURES)}"
+        ) from None
+
+
+for _mode in (
+    Disclosure(
+        "silent",
+        "hidden records never appear; opening one reads as not found",
+        lambda scopes: (None, None),
+        lambda scope: NOT_FOUND,
+    ),
+    Disclosure(
+        "counted",
+        "each search says how many matching records were withheld; opening one is denied",
+        lambda scopes: (len(scopes), None),
+        lambda scope: "access denied: the document is outside your access",
+        "`withheld` counts the matching documents that access policy kept from these results.",
+    ),
+    Disclosure(
+        "named",
+        "each search says how many matching records were withheld and from which scopes; a "
+        "denial names the scope",
+        lambda scopes: (len(scopes), tuple(sorted(set(scopes)))),
+        lambda scope: f"access denied: the document is kept in scope {scope}, outside your access",
+        "`withheld` counts the matching documents that access policy kept from these results, "
+        "and `withheld_scopes` names the scopes they are kept in.",
+    ),
+):
+    register_disclosure(_mode)

@@ -1,0 +1,68 @@
+"""What the tools return (docs/benchmark.md §9): frozen types with no field for a hidden
+document, a fact, an evidence-family tag or an oracle. A hit and an opened document are built
+only from documents the user may see; what is said of hidden ones is a count and scope ids, as
+the disclosure mode allows, or a denial."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ..tasks import AnswerField, Contract, VisibleDocument
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AgentStart(_Result):
+    """What an agent starts with: the request, the contract (and its policy) and the answer
+    schema; no document (a `ModelView` without documents)."""
+
+    family: str
+    prompt: str
+    contract: Contract
+    answer_schema: tuple[AnswerField, ...]
+
+
+class Hit(_Result):
+    """One search hit: a document the user may see, with the start of its body."""
+
+    doc_id: str
+    title: str
+    scope: str
+    snippet: str
+
+
+class SearchResult(_Result):
+    """The hits of a query, best first, and what the disclosure mode says the scope filter
+    withheld among the best matches: a count (`counted`, `named`) and scopes (`named`); None
+    where the mode says nothing."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    withheld: int | None = None
+    withheld_scopes: tuple[str, ...] | None = None
+
+
+class OpenResult(_Result):
+    """An opened document, or why it could not be opened."""
+
+    doc_id: str | None = None
+    document: VisibleDocument | None = None
+    error: str | None = None
+
+
+class SubmitResult(_Result):
+    """The response was accepted; the episode is over."""
+
+    submitted: bool = True
+
+
+class ToolOutcome(_Result):
+    """What one tool call gave: `content`, exactly what the model is shown (a compact JSON
+    rendering of the result, or `{"error": ...}`); `error`, the error text when the call failed;
+    `submitted`, the response's JSON text when this call was the accepted submit."""
+
+    content: str
+    error: str | None = None
+    submitted: str | None = None

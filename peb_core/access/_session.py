@@ -1,0 +1,337 @@
+"""An episode over one task: the tools an agent calls (`search`, `open`, `submit`, as
+OpenAI-style function schemas), each answered by the access layer from the corpus index and the
+user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
+session never reads a Task, and `call` never raises for anything a model can send: an unknown
+tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
+call after the response was submitted each give an error result the model reads."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..tasks import VisibleDocument
+from ._disclosure import NOT_FOUND, Disclosure
+from ._index import CorpusIndex, IndexedDocument
+from ._results import AgentStart, Hit, OpenResult, SearchResult, SubmitResult, ToolOutcome
+
+MAX_HITS = 50
+"""The most hits one search returns."""
+DEFAULT_HITS = 10
+SNIPPET_CHARS = 160
+"""A hit shows about this many characters of the start of its body."""
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What a session searches: a task's documents indexed with their scopes, the scopes the
+    user holds, and the family's response schema (the `submit` tool's parameters)."""
+
+    index: CorpusIndex
+    user_scopes: tuple[str, ...]
+    response_schema: dict[str, Any]
+    _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
+
+    def hit(self, position: int) -> Hit:
+        """The hit showing the document at `position` (made once per corpus)."""
+        hit = self._hits.get(position)
+        if hit is None:
+            doc = self.index.documents[position]
+            snippet = _snippet(doc.body)
+            hit = Hit(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, snippet=snippet)
+            self._hits[position] = hit
+        return hit
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+MAX_QUERY_CHARS = 300
+MAX_ID_CHARS = 64
+"""The longest query and doc id a tool takes. Bounds in the schema bound a model decoding under
+it (llama.cpp's tool calls decode each call's arguments under its JSON schema, without a token
+cap: a tiny model otherwise writes one query until its context is full)."""
+
+
+class SearchArguments(_Arguments):
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for, in words"
+    )
+    k: int = Field(
+        default=DEFAULT_HITS, ge=1, le=MAX_HITS, description="how many hits at most"
+    )
+
+
+class OpenArguments(_Arguments):
+    doc_id: str = Field(
+        min_length=1, max_length=MAX_ID_CHARS, description="the id of a document, from a search hit"
+    )
+
+
+RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool's description and schema may depend on: the family's response schema and
+    the disclosure mode (whose notices the search tool describes)."""
+
+    response_schema: dict[str, Any]
+    disclosure: Disclosure
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool an agent may call.
+
+    Args:
+        name: the function name a model calls.
+        description: what the tool does, as the model reads it, in a context.
+        parameters: the JSON schema of its arguments in a context (`submit`'s is the family's
+            response schema).
+        run: the call, given the session and the arguments as a JSON object.
+    """
+
+    name: str
+    description: Callable[[ToolContext], str]
+    parameters: Callable[[ToolContext], dict[str, Any]]
+    run: Callable[[AgentSession, dict[str, Any]], ToolOutcome]
+
+
+def tool_schemas(
+    context: ToolContext, tools: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """`tools` (default: every registered tool) as OpenAI-style function schemas."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description(context),
+                "parameters": tool.parameters(context),
+            },
+        }
+        for tool in (TOOLS[name] for name in (TOOLS if tools is None else tools))
+    ]
+
+
+TOOLS: dict[str, Tool] = {}
+"""Every registered tool by name, in registration order."""
+
+
+def register_tool(tool: Tool) -> Tool:
+    """Add `tool` to `TOOLS` and return it; a ValueError for a name taken by another tool."""
+    if TOOLS.get(tool.name, tool) is not tool:
+        raise ValueError(f"tool {tool.name!r} is already registered")
+    TOOLS[tool.name] = tool
+    return tool
+
+
+def _failed(message: str) -> ToolOutcome:
+    return ToolOutcome(content=json.dumps({"error": message}), error=message)
+
+
+def _shown(result: BaseModel) -> str:
+    return result.model_dump_json(exclude_none=True)
+
+
+def _snippet(body: str) -> str:
+    if len(body) <= SNIPPET_CHARS:
+        return body
+    cut = body[:SNIPPET_CHARS].rsplit(" ", 1)[0]
+    return f"{cut} ..."
+
+
+def _arguments(
+    model: type[_Arguments], tool: str, arguments: dict[str, Any]
+) -> _Arguments | ToolOutcome:
+    """The arguments as `model`, or an error naming the first problem and what is expected."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"])) or "arguments"
+        fields = ", ".join(
+            f"{name}: {'string' if f.annotation is str else 'integer'}"
+            + ("" if f.is_required() else " (optional)")
+            for name, f in model.model_fields.items()
+        )
+        return _failed(f"{tool}: {where}: {error['msg']}; expected {{{fields}}}")
+
+
+class AgentSession:
+    """One episode over one task: the tools, their calls, and the response once submitted.
+
+    Args:
+        start: what the agent starts with.
+        corpus: the task's indexed documents, the user's scopes and the response schema.
+        disclosure: what the access layer tells of what it withholds.
+        tools: the tools offered, by name (default: every registered tool).
+    """
+
+    def __init__(
+        self,
+        start: AgentStart,
+        corpus: Corpus,
+        disclosure: Disclosure,
+        tools: Sequence[str] | None = None,
+    ) -> None:
+        self.start = start
+        self.disclosure = disclosure
+        self._corpus = corpus
+        self._tools = tuple(TOOLS) if tools is None else tuple(tools)
+        for name in self._tools:
+            if name not in TOOLS:
+                raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
+        self._scopes = corpus.user_scopes
+        self._allowed = corpus.index.allowed(self._scopes)
+        self._calls = 0
+        self._submitted: str | None = None
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes in force: what the user may see now."""
+        return self._scopes
+
+    @property
+    def calls(self) -> int:
+        """How many tool calls the session has answered (bad ones included)."""
+        return self._calls
+
+    @property
+    def submitted(self) -> str | None:
+        """The accepted response's JSON text, once submitted; the episode is then over."""
+        return self._submitted
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools offered, as OpenAI-style function schemas."""
+        context = ToolContext(self._corpus.response_schema, self.disclosure)
+        return tool_schemas(context, self._tools)
+
+    def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
+        """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
+        already parsed). Never raises for what a model sends; a bad call is an error result."""
+        self._calls += 1
+        if not isinstance(name, str) or name not in self._tools:
+            shown = name if isinstance(name, str) else type(name).__name__
+            return _failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")
+        if self._submitted is not None:
+            return _failed(
+                f"{name}: the episode is over: a response was already submitted (only the first "
+                "submit counts)"
+            )
+        parsed: Any = arguments
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                return _failed(
+                    f"{name}: the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+                )
+        if not isinstance(parsed, dict):
+            return _failed(f"{name}: the arguments must be a JSON object")
+        return TOOLS[name].run(self, parsed)
+
+    # The shipped tools' bodies: the only code that turns the corpus into what a model sees.
+
+    def _search(self, arguments: dict[str, Any]) -> ToolOutcome:
+        args = _arguments(SearchArguments, "search", arguments)
+        if isinstance(args, ToolOutcome):
+            return args
+        assert isinstance(args, SearchArguments)
+        index = self._corpus.index
+        ranking = index.rank(args.query, self._allowed, args.k)
+        hits = [self._corpus.hit(position) for position in ranking.visible]
+        withheld, scopes = self.disclosure.notice(
+            [index.documents[p].scope for p in ranking.withheld]
+        )
+        result = SearchResult(
+            query=args.query, hits=tuple(hits), withheld=withheld, withheld_scopes=scopes
+        )
+        return ToolOutcome(content=_shown(result))
+
+    def _open(self, arguments: dict[str, Any]) -> ToolOutcome:
+        args = _arguments(OpenArguments, "open", arguments)
+        if isinstance(args, ToolOutcome):
+            return args
+        assert isinstance(args, OpenArguments)
+        index = self._corpus.index
+        position = index.positions.get(args.doc_id.strip())
+        if position is None:
+            return _failed(f"open: {NOT_FOUND}")
+        doc: IndexedDocument = index.documents[position]
+        if not self._allowed[position]:
+            return _failed(f"open: {self.disclosure.denial(doc.scope)}")
+        shown = VisibleDocument(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, body=doc.body)
+        return ToolOutcome(content=_shown(OpenResult(doc_id=doc.doc_id, document=shown)))
+
+    def _submit(self, arguments: dict[str, Any]) -> ToolOutcome:
+        response: Any = arguments.get("response")
+        if "response" not in arguments and RESPONSE_KEYS & set(arguments):
+            response = arguments  # the response given flat, without the wrapper: read as given
+        if isinstance(response, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                response = json.loads(response)
+        if not isinstance(response, dict):
+            return _failed(
+                'submit: expected {"response": {"answer": ..., "completeness": ..., '
+                '"gap_report": ...}}, the response as a JSON object'
+            )
+        self._submitted = json.dumps(response, ensure_ascii=False)
+        return ToolOutcome(content=_shown(SubmitResult()), submitted=self._submitted)
+
+
+
+def _search_schema(context: ToolContext) -> dict[str, Any]:
+    return SearchArguments.model_json_schema()
+
+
+def _open_schema(context: ToolContext) -> dict[str, Any]:
+    return OpenArguments.model_json_schema()
+
+
+def _submit_schema(context: ToolContext) -> dict[str, Any]:
+    """`{"response": <the family's response schema>}`, its definitions lifted to the top."""
+    schema = dict(context.response_schema)
+    defs = schema.pop("$defs", {})
+    return {
+        "type": "object",
+        "properties": {"response": schema},
+        "required": ["response"],
+        "additionalProperties": False,
+        **({"$defs": defs} if defs else {}),
+    }
+
+
+def _search_description(context: ToolContext) -> str:
+    told = context.disclosure.told
+    return (
+        "Search the documents you may access; returns the best hits (id, title, scope, the "
+        "start of the text)." + (f" {told}" if told else "")
+    )
+
+
+for _tool in (
+    Tool("search", _search_description, _search_schema, AgentSession._search),
+    Tool(
+        "open",
+        lambda context: "Open a document by its id and read all of it.",
+        _open_schema,
+        AgentSession._open,
+    ),
+    Tool(
+        "submit",
+        lambda context: "Submit your final response (the response schema); this ends the "
+        "episode and only the first submit counts.",
+        _submit_schema,
+        AgentSession._submit,
+    ),
+):
+    register_tool(_tool)

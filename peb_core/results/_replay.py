@@ -1,0 +1,247 @@
+"""An agent's episode replayed beside its task, as frames a notebook shows step by step: what
+it called and was shown (`replay_steps`), what of the corpus it had surfaced, opened, probed
+or had withheld from it by a given step (`replay_documents`), and, requirement by requirement,
+the gap between what it saw and what it claimed (`replay_claims`).
+
+The task is the oracle here: these frames name hidden documents and evidence families, which
+no tool result ever holds; they are for a researcher reading an episode, never for a system.
+A search's withheld documents are found by asking the task's index the same query again (the
+access layer's ranking is deterministic), so they are exactly those the scope filter held back
+from that result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+from pydantic import ValidationError
+
+from ..access import CorpusIndex, IndexedDocument, SearchArguments
+from ..scoring import Vocabulary, read_reply
+from ..systems import ResponseRecord
+from ..tasks import ScenarioFile, Task
+
+LIST = pl.List(pl.String)
+
+STEPS_SCHEMA = pl.Schema(
+    {
+        "step": pl.Int64(),
+        "call": pl.Int64(),
+        "tool": pl.String(),
+        "arguments": pl.String(),
+        "doc_id": pl.String(),
+        "shown": LIST,
+        "withheld": LIST,
+        "result": pl.String(),
+        "error": pl.String(),
+        "content": pl.String(),
+        "prompt_tokens": pl.Int64(),
+        "completion_tokens": pl.Int64(),
+        "latency_s": pl.Float64(),
+        "cached": pl.Boolean(),
+    }
+)
+"""The columns of `replay_steps`: one row per tool call (a step without a call has one row,
+`call` and `tool` null): its step (from 1) and place in the step (from 0), the tool and its
+arguments as given, the doc id an `open` named, the doc ids a `search` showed and those the
+scope filter withheld from it (hidden documents among its best matches), what the model was
+shown and the error, if any; the step's text and its tokens, latency and whether it came from
+the cache (repeated on each of its calls)."""
+
+DOCUMENTS_SCHEMA = pl.Schema(
+    {
+        "doc_id": pl.String(),
+        "title": pl.String(),
+        "scope": pl.String(),
+        "role": pl.String(),
+        "evidence_family": pl.String(),
+        "visible": pl.Boolean(),
+        "required": pl.Boolean(),
+        "superseded": pl.Boolean(),
+        "surfaced_at": pl.Int64(),
+        "opened_at": pl.Int64(),
+        "withheld_at": pl.Int64(),
+        "probed_at": pl.Int64(),
+    }
+)
+"""The columns of `replay_documents`: every document of the task's corpus, whether the user
+may see it (`visible`), whether it is of an evidence family the contract requires, whether it
+is an out-of-date copy, and the first step (or null) at which a search showed it, it was
+opened, a search withheld it, or an open of it was refused (a probe of a hidden id)."""
+
+CLAIMS_SCHEMA = pl.Schema(
+    {
+        "requirement": pl.String(),
+        "description": pl.String(),
+        "in_view": pl.Boolean(),
+        "opened": pl.Boolean(),
+        "missing": pl.Boolean(),
+        "missing_scopes": LIST,
+        "claimed_missing": pl.Boolean(),
+        "gap": pl.String(),
+    }
+)
+"""The columns of `replay_claims`: per required evidence family, whether a current record of
+it is in the user's view and whether the episode opened one; whether the oracle has it missing
+(and where the hidden evidence is kept) and whether the submitted gap report said so. `gap`
+marks where what was claimed and what was seen part: `unreported gap` (missing, not reported),
+`claimed unseen` (not reported missing, but the episode never opened a current record of it:
+the answer claims what it did not read), `false gap` (reported missing while in view); null
+where they agree."""
+
+
+def _parsed(arguments: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _index(task: Task) -> CorpusIndex:
+    return CorpusIndex(
+        [
+            IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
+            for d in task.documents
+        ]
+    )
+
+
+def _search_ids(index: CorpusIndex, task: Task, arguments: str) -> tuple[list[str], list[str]]:
+    """The doc ids a search call showed and those the scope filter withheld from it, asked of
+    the task's index again (empty when its arguments were not a valid search)."""
+    try:
+        args = SearchArguments.model_validate(_parsed(arguments))
+    except ValidationError:
+        return [], []
+    ranking = index.rank(args.query, index.allowed(task.user_scopes), args.k)
+    ids = [d.doc_id for d in index.documents]
+    return [ids[p] for p in ranking.visible], [ids[p] for p in ranking.withheld]
+
+
+def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
+    """One row per tool call of `record`'s episode over `task` (STEPS_SCHEMA)."""
+    index = _index(task)
+    rows: list[dict[str, Any]] = []
+    for number, step in enumerate(record.trace, start=1):
+        usage = {
+            "content": step.content,
+            "prompt_tokens": step.usage.prompt_tokens,
+            "completion_tokens": step.usage.completion_tokens,
+            "latency_s": step.usage.latency_s,
+            "cached": step.usage.cached,
+        }
+        if not step.tool_calls:
+            rows.append({"step": number, **usage})
+        for i, call in enumerate(step.tool_calls):
+            error = step.errors[i] if i < len(step.errors) else None
+            shown: list[str] = []
+            withheld: list[str] = []
+            if call.name == "search" and error is None:
+                shown, withheld = _search_ids(index, task, call.arguments)
+            doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
+            rows.append(
+                {
+                    "step": number,
+                    "call": i,
+                    "tool": call.name,
+                    "arguments": call.arguments,
+                    "doc_id": doc_id.strip() if isinstance(doc_id, str) else None,
+                    "shown": shown,
+                    "withheld": withheld,
+                    "result": step.results[i] if i < len(step.results) else None,
+                    "error": error,
+                    **usage,
+                }
+            )
+    return pl.DataFrame(rows, schema=STEPS_SCHEMA)
+
+
+def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None) -> pl.DataFrame:
+    """Every document of `task` (DOCUMENTS_SCHEMA) as `record`'s episode left it after step
+    `upto` (None: the whole episode)."""
+    steps = replay_steps(record, task)
+    if upto is not None:
+        steps = steps.filter(pl.col("step") <= upto)
+    first: dict[str, dict[str, int]] = {
+        "surfaced_at": {},
+        "opened_at": {},
+        "withheld_at": {},
+        "probed_at": {},
+    }
+    visible = set(task.authorized_doc_ids)
+    for row in steps.iter_rows(named=True):
+        marks = [("surfaced_at", d) for d in row["shown"]]
+        marks += [("withheld_at", d) for d in row["withheld"]]
+        if row["tool"] == "open" and row["doc_id"] is not None:
+            if row["doc_id"] not in visible:
+                marks.append(("probed_at", row["doc_id"]))
+            elif row["error"] is None:
+                marks.append(("opened_at", row["doc_id"]))
+        for column, doc_id in marks:
+            first[column].setdefault(doc_id, row["step"])
+    required = {r.id for r in task.contract.required_evidence}
+    return pl.DataFrame(
+        [
+            {
+                "doc_id": d.doc_id,
+                "title": d.title,
+                "scope": d.scope,
+                "role": d.role,
+                "evidence_family": d.evidence_family,
+                "visible": d.doc_id in visible,
+                "required": d.evidence_family in required,
+                "superseded": d.superseded,
+                **{column: marks.get(d.doc_id) for column, marks in first.items()},
+            }
+            for d in task.documents
+        ],
+        schema=DOCUMENTS_SCHEMA,
+    )
+
+
+def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.DataFrame:
+    """Requirement by requirement (CLAIMS_SCHEMA), what `record`'s episode saw of `task`'s
+    required evidence against what its submitted response claimed (a reply it never submitted
+    claims nothing: every requirement is then not reported missing)."""
+    opened = set(replay_documents(record, task).filter(pl.col("opened_at").is_not_null())["doc_id"])
+    read = read_reply(record.raw or "", Vocabulary.of(spec)) if record.status == "ok" else None
+    reported = (
+        set(read.gap_report.missing_requirements or ()) if read and read.gap_report else set()
+    )
+    oracle = task.oracles.gap_report
+    missing = set(oracle.missing_requirements) if oracle else set()
+    rows = []
+    for requirement in task.contract.required_evidence:
+        current = [
+            d
+            for d in task.authorized_documents
+            if d.evidence_family == requirement.id and not d.superseded
+        ]
+        seen = any(d.doc_id in opened for d in current)
+        is_missing = requirement.id in missing
+        claimed = requirement.id in reported
+        gap = None
+        if is_missing and not claimed:
+            gap = "unreported gap"
+        elif claimed and not is_missing:
+            gap = "false gap"
+        elif not claimed and not seen:
+            gap = "claimed unseen"
+        scopes = dict.fromkeys(
+            d.scope for d in task.hidden_documents if d.evidence_family == requirement.id
+        )
+        rows.append(
+            {
+                "requirement": requirement.id,
+                "description": requirement.description,
+                "in_view": bool(current),
+                "opened": seen,
+                "missing": is_missing,
+                "missing_scopes": list(scopes) if is_missing else [],
+                "claimed_missing": claimed,
+                "gap": gap,
+            }
+        )
+    return pl.DataFrame(rows, schema=CLAIMS_SCHEMA)

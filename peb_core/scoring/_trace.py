@@ -1,0 +1,221 @@
+"""Per-task scores of an agent's episode, read from its trace and its task (docs/benchmark.md §3,
+trace metrics): the steps it took, its tool errors, its opens of hidden ids, the share of the
+required records it could see that it opened, and whether its answer followed an out-of-date
+copy. An episode's final submit is scored like any reply (`_frames`); these columns come beside
+it, and are null for one-shot runs (no frame of episodes), never 0.
+
+- `episode_frame(tasks, families)`: one row per task with what the trace is judged against:
+  the required records the user may open, the hidden ids, and the answer values only an
+  out-of-date copy supports (`field=value`);
+- `with_episodes(scores, episodes, records, answers)`: the per-task scores with the trace
+  columns added (EPISODE_COLUMNS).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from ..systems import ResponseRecord
+from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
+
+KEY = ["family", "task_id"]
+LIST = pl.List(pl.String)
+OPEN_TOOL = "open"
+"""The tool whose calls open a document (`open(doc_id)`)."""
+
+EPISODE_SCHEMA = pl.Schema(
+    {
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "required_visible": LIST,
+        "hidden_ids": LIST,
+        "stale_values": LIST,
+    }
+)
+"""The columns of `episode_frame`."""
+
+EPISODE_COLUMNS = pl.Schema(
+    {
+        "episode": pl.Boolean(),
+        "steps": pl.Float64(),
+        "tool_errors": pl.Float64(),
+        "hidden_probes": pl.Float64(),
+        "evidence_coverage": pl.Float64(),
+        "stale_possible": pl.Boolean(),
+        "stale_relied": pl.Boolean(),
+    }
+)
+"""The trace columns `with_episodes` adds to per-task scores: whether the run is an agent's
+(`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
+error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
+without a record; `evidence_coverage` (the share of the current records of required evidence
+that the user may open which the episode opened: null where there is none, 0 without an
+accepted submit); `stale_possible`
+(the task has an out-of-date copy the user may open that changes the answer) and
+`stale_relied` (the reply's answer gives a value only such a copy supports)."""
+
+
+def _tokens(answer: Answer) -> set[str]:
+    return {
+        f"{name}={v}"
+        for name, value in answer.items()
+        for v in ([value] if isinstance(value, str) else value)
+    }
+
+
+def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
+    """The answer values (`field=value`, sorted) that only an out-of-date copy the user may
+    open supports: for each such copy, the answer of a reader who took it for its record
+    (folded from the current authorized records with the copy in place of its record's
+    current ones), less the current authorized records' answer, field by field (an ordinal
+    field's value where the two differ, a set field's extra values). Answers are folded from
+    facts as the oracles are."""
+    authorized = task.authorized_documents
+    current = [d for d in authorized if not d.superseded]
+    schema = spec.answer_fields
+
+    def tokens(documents: Sequence[Document]) -> set[str]:
+        answer = fold_answer(schema, live_effects(f for d in documents for f in d.facts))
+        return _tokens(answer)
+
+    now = tokens(current)
+    found: set[str] = set()
+    for copy in (d for d in authorized if d.superseded):
+        instead = [d for d in current if d.evidence_family != copy.evidence_family]
+        found |= tokens([*instead, copy]) - now
+    return sorted(found)
+
+
+def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
+    """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
+    family that the user may open (what covers the contract: out-of-date copies do not), the
+    hidden ids, and `stale_values`."""
+    rows = []
+    for task in tasks:
+        required = {r.id for r in task.contract.required_evidence}
+        rows.append(
+            {
+                "family": task.family,
+                "task_id": task.task_id,
+                "required_visible": [
+                    d.doc_id
+                    for d in task.authorized_documents
+                    if d.evidence_family in required and not d.superseded
+                ],
+                "hidden_ids": [d.doc_id for d in task.hidden_documents],
+                "stale_values": stale_values(task, families[task.family]),
+            }
+        )
+    return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
+
+
+def _opened(arguments: str) -> str | None:
+    """The doc id an `open` call's arguments name (as the access layer reads it: trimmed), if
+    they name one."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return None
+    doc_id = parsed.get("doc_id") if isinstance(parsed, dict) else None
+    return doc_id.strip() if isinstance(doc_id, str) else None
+
+
+def _record_counts(
+    record: ResponseRecord, required: set[str], hidden: set[str]
+) -> tuple[int, int, int, float | None]:
+    """(steps, tool errors, hidden probes, coverage before the end) of one record's trace."""
+    errors = probes = 0
+    opened: set[str] = set()
+    for step in record.trace:
+        for i, call in enumerate(step.tool_calls):
+            failed = i < len(step.errors) and step.errors[i] is not None
+            doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+            if doc_id is not None and doc_id in hidden:
+                probes += 1
+            elif failed:
+                errors += 1
+            elif doc_id is not None:
+                opened.add(doc_id)
+    coverage = len(opened & required) / len(required) if required else None
+    return len(record.trace), errors, probes, coverage
+
+
+_RECORD_SCHEMA = pl.Schema(
+    {
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "_steps": pl.Float64(),
+        "_errors": pl.Float64(),
+        "_probes": pl.Float64(),
+        "_coverage": pl.Float64(),
+    }
+)
+
+
+def with_episodes(
+    scores: pl.DataFrame,
+    episodes: pl.DataFrame | None,
+    records: Sequence[ResponseRecord],
+    answers: pl.DataFrame,
+) -> pl.DataFrame:
+    """`scores` (one run's per-task scores) with EPISODE_COLUMNS added: from each record's trace
+    judged against `episodes` (`episode_frame` of its tasks), or all null (and `episode`
+    False) when `episodes` is None: a one-shot run. `answers` is the run's response-answers
+    frame (`_frames.response_frame`)."""
+    if episodes is None:
+        return scores.with_columns(
+            pl.lit(False).alias("episode"),
+            *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
+        )
+    judged = {
+        (row["family"], row["task_id"]): (set(row["required_visible"]), set(row["hidden_ids"]))
+        for row in episodes.select(*KEY, "required_visible", "hidden_ids").iter_rows(named=True)
+    }
+    rows = []
+    for record in records:
+        key = (record.family, record.task_id)
+        if key in judged:
+            steps, errors, probes, coverage = _record_counts(record, *judged[key])
+            rows.append((*key, steps, errors, probes, coverage))
+    counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
+    given = (
+        answers.explode("got")
+        .select(*KEY, token=pl.format("{}={}", "field", "got"))
+        .group_by(KEY)
+        .agg(_given=pl.col("token"))
+    )
+    missing = pl.col("status") == "missing"
+    stale = pl.col("stale_values").list.len() > 0
+    return (
+        scores.join(episodes.select(*KEY, "required_visible", "stale_values"), on=KEY, how="left")
+        .join(counts, on=KEY, how="left")
+        .join(given, on=KEY, how="left")
+        .with_columns(
+            episode=pl.lit(True),
+            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")),
+            tool_errors=pl.when(missing).then(None).otherwise(pl.col("_errors")),
+            hidden_probes=pl.when(missing).then(None).otherwise(pl.col("_probes")),
+            evidence_coverage=pl.when(pl.col("required_visible").list.len().fill_null(0) == 0)
+            .then(None)
+            .when(pl.col("status") != "ok")
+            .then(0.0)
+            .otherwise(pl.col("_coverage")),
+            stale_possible=stale.fill_null(False),
+            stale_relied=(
+                stale
+                & pl.col("answered")
+                & (
+                    pl.col("_given")
+                    .fill_null(pl.lit([], dtype=LIST))
+                    .list.set_intersection(pl.col("stale_values"))
+                    .list.len()
+                    > 0
+                )
+            ).fill_null(False),
+        )
+        .drop("required_visible", "stale_values", "_steps", "_errors", "_probes", "_coverage")
+        .drop("_given")
+    )

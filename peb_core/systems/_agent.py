@@ -1,0 +1,192 @@
+"""The agent system `agent:<litellm model>`: a tool-calling loop over one task's session.
+
+An episode starts with the prompt protocol's agent messages (the request, the answer fields and,
+under `structured_gap@1`, the contract and policy; no document) and the session's tools
+(`search`, `open`, `submit`). Each step sends the conversation through the one litellm request
+path (`LitellmSystem._send`: our cache, keyed per step; retries; cost), carries out every tool
+call the reply makes through the session, in order, and appends the results. It ends at the
+first accepted submit (`ok`, the submitted response is the reply), or without one (`no_submit`)
+when `max_steps` requests were made or `token_budget` tokens were spent; a request that fails
+after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
+served from the cache up to where it failed. Every step is kept in the reply's `trace`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..access import DEFAULT_DISCLOSURE, AgentSession, AgentView, get_disclosure
+from ..tasks import ViewKind
+from ._model import Completion, LitellmSystem, system_name
+from ._prompts import AGENT_REMINDER
+from ._reply import Reply, ReplyStatus, Step, Usage
+
+DEFAULT_MAX_STEPS = 24
+DEFAULT_TOKEN_BUDGET = 200_000
+"""Prompt plus completion tokens, summed over an episode's requests as the provider counts them
+(every request re-sends the conversation so far, so this grows faster than the conversation)."""
+AGENT_PREFIX = "agent:"
+
+
+@dataclass
+class AgentSystem(LitellmSystem):
+    """A litellm model run as an agent over the `agent` view under a disclosure mode; see
+    `config()` for what is recorded."""
+
+    disclosure: str = DEFAULT_DISCLOSURE
+    max_steps: int = DEFAULT_MAX_STEPS
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET
+    """None: no token budget."""
+    dialect: Literal["openai", "llama.cpp"] = "openai"
+    """The shape of the conversation sent back: `openai` (what providers expect: a tool result
+    is a `tool` message, a reply that only calls tools has null content), or `llama.cpp` for
+    its `chatml-function-calling` chat format, which serves the embedded models: its template
+    drops `tool` messages and needs every message's content, so a tool result is a `user`
+    message naming its call and a reply's content is never null."""
+
+    def __post_init__(self) -> None:
+        get_disclosure(self.disclosure)  # a ValueError naming the modes for another
+        if self.protocol.agent is None:
+            raise ValueError(
+                f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "
+                "layer's --disclosure says what is withheld"
+            )
+        super().__post_init__()
+
+    @property
+    def name(self) -> str:
+        return system_name(f"{AGENT_PREFIX}{self.model}", self.protocol.id)
+
+    @property
+    def view(self) -> ViewKind:
+        return "agent"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            **super().config(),
+            "disclosure": self.disclosure,
+            "max_steps": self.max_steps,
+            "token_budget": self.token_budget,
+            "dialect": self.dialect,
+        }
+
+    def digests(self) -> dict[str, str]:
+        return {**super().digests(), "protocol_text": self.protocol.agent_digest}
+
+    async def respond(self, view: AgentView) -> Reply:
+        """One episode over `view`: its start, and a session under this system's disclosure
+        mode."""
+        assert self.protocol.agent is not None
+        session = view.session(self.disclosure)
+        tools = session.tools
+        messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
+        sent: list[dict[str, str]] = list(messages)
+        steps: list[Step] = []
+        started = time.monotonic()
+        for number in range(self.max_steps):
+            spent = _tokens(steps)
+            if self.token_budget is not None and spent >= self.token_budget:
+                return _ended("no_submit", steps, started, f"token budget {self.token_budget:,}"
+                              f" spent ({spent:,} tokens) without a submit")  # fmt: skip
+            request_started = time.monotonic()
+            result = await self._send(self._request(messages, tools=tools, tool_choice="auto"))
+            if isinstance(result, str):
+                return _ended("error", steps, started, f"step {number + 1}: {result}")
+            done, cached = result
+            step = _step(done, cached, sent, time.monotonic() - request_started, session)
+            steps.append(step)
+            messages.append(_assistant(done, self.dialect))
+            messages.extend(self._results(step))
+            if session.submitted is not None:
+                return _ended("ok", steps, started, raw=session.submitted)
+            sent = [] if step.tool_calls else [AGENT_REMINDER]
+            messages.extend(sent)
+        return _ended("no_submit", steps, started, f"no submit within {self.max_steps} steps")
+
+    def _results(self, step: Step) -> list[dict[str, Any]]:
+        """The messages that carry a step's tool results back to the model."""
+        pairs = zip(step.tool_calls, step.results, strict=True)
+        if self.dialect == "llama.cpp":
+            return [
+                {"role": "user", "content": f"Result of {call.name} ({call.id}):\n{shown}"}
+                for call, shown in pairs
+            ]
+        return [
+            {"role": "tool", "tool_call_id": call.id, "content": shown} for call, shown in pairs
+        ]
+
+
+def _step(
+    done: Completion,
+    cached: bool,
+    sent: list[dict[str, str]],
+    latency: float,
+    session: AgentSession,
+) -> Step:
+    """The step of a reply: each of its tool calls carried out through `session`, in order."""
+    outcomes = [session.call(call.name, call.arguments) for call in done.calls]
+    return Step(
+        sent=tuple(sent),
+        content=done.text or None,
+        tool_calls=done.calls,
+        results=tuple(o.content for o in outcomes),
+        errors=tuple(o.error for o in outcomes),
+        usage=Usage(
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+            latency_s=round(latency, 3),
+            cost_usd=done.cost_usd,
+            cached=cached,
+        ),
+    )
+
+
+def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
+    """The reply as the next request carries it back (OpenAI's message shape; under the
+    `llama.cpp` dialect its content is a string, even empty)."""
+    content = done.text if dialect == "llama.cpp" else done.text or None
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if done.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in done.calls
+        ]
+    return message
+
+
+def _tokens(steps: list[Step]) -> int:
+    """Tokens an episode has spent so far (a step whose provider reported none counts 0)."""
+    return sum((s.usage.prompt_tokens or 0) + (s.usage.completion_tokens or 0) for s in steps)
+
+
+def _ended(
+    status: ReplyStatus,
+    steps: list[Step],
+    started: float,
+    error: str | None = None,
+    raw: str | None = None,
+) -> Reply:
+    """The reply of an episode: its steps, their tokens summed (None if no step reported
+    any), its cost (unknown if any step's is, or without a step), its wall time, and `cached`
+    when every step came from the cache."""
+    costs = [s.usage.cost_usd for s in steps]
+    usage = Usage(
+        prompt_tokens=_total(s.usage.prompt_tokens for s in steps),
+        completion_tokens=_total(s.usage.completion_tokens for s in steps),
+        latency_s=round(time.monotonic() - started, 3),
+        cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
+        cached=bool(steps) and all(s.usage.cached for s in steps),
+    )
+    return Reply(status=status, raw=raw, error=error, usage=usage, trace=tuple(steps))
+
+
+def _total(counts: Iterable[int | None]) -> int | None:
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None

@@ -1,0 +1,307 @@
+"""The deterministic agent baselines (docs/benchmark.md §9): systems that read the `agent` view
+and use only its tools, so a run of them shows what the tools let a system do.
+
+- `agent_silent`: searches the request, opens what it finds, answers from it, claims complete;
+- `agent_fail_and_report`: finds the register, and for each contract requirement looks up its
+  record's reference, current version and scope, searches the reference, opens what it finds
+  (following the notes that point at other records), keeps what is current, and reports each
+  requirement with no current copy, from the scope the register names;
+- `agent_cue`: answers as `agent_silent` and decides completeness from the disclosure notices
+  alone (a requirement whose search withheld something is missing, from the scopes named).
+
+They read text as a model must: a document's findings are recognised by the family's finding
+phrasings (the public scenario file), versions and references by the record stamps. Each
+baseline's Reply holds its steps as a trace, one tool call a step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..access import (
+    DEFAULT_DISCLOSURE,
+    MAX_QUERY_CHARS,
+    AgentStart,
+    AgentView,
+    OpenResult,
+    SearchResult,
+    get_disclosure,
+)
+from ..tasks import (
+    RECORD_REF,
+    Answer,
+    Fact,
+    GapReport,
+    RequiredEvidence,
+    ScenarioFile,
+    ViewKind,
+    VisibleDocument,
+    fold_answer,
+    live_effects,
+    load_families,
+    record_ref,
+)
+from ._reply import Reply, Response, Step, ToolCall, Usage
+
+_VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
+_SCOPE = re.compile(r"\(scope (\w+)\)")
+
+
+class TextReader:
+    """Recognises a family's findings in text: each phrasing of each finding of each template,
+    its placeholders matching any text, as a regular expression."""
+
+    def __init__(self, spec: ScenarioFile) -> None:
+        self.patterns: list[tuple[re.Pattern[str], Fact]] = []
+        for template in spec.templates:
+            for finding in template.findings:
+                fact = Fact(
+                    id=finding.id,
+                    effects=dict(finding.effect_lists),
+                    variables={},
+                    retracts=list(finding.retracts),
+                )
+                for text in finding.text:
+                    self.patterns.append((_pattern(text), fact))
+
+    def facts(self, text: str) -> list[Fact]:
+        """The findings `text` states, each once, in the order of the family file."""
+        found: dict[str, Fact] = {}
+        for pattern, fact in self.patterns:
+            if fact.id not in found and pattern.search(text):
+                found[fact.id] = fact
+        return list(found.values())
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(text):
+        parts.append(re.escape(literal))
+        if name is not None:
+            parts.append(".+?")
+    return re.compile("".join(parts))
+
+
+_READERS: dict[bytes, TextReader] = {}
+
+
+def reader_for(family: str) -> TextReader:
+    """The text reader of a loaded family (made once per family file)."""
+    spec = load_families()[family]
+    reader = _READERS.get(spec.declared)
+    if reader is None:
+        reader = _READERS[spec.declared] = TextReader(spec)
+    return reader
+
+
+class Episode:
+    """A baseline's episode: each tool call through the session, recorded as a step."""
+
+    def __init__(self, view: AgentView, disclosure: str) -> None:
+        self.start: AgentStart = view.start
+        self.session = view.session(disclosure)
+        self.steps: list[Step] = []
+        self.opened: dict[str, VisibleDocument] = {}
+
+    def call(self, name: str, **arguments: Any) -> str:
+        text = json.dumps(arguments)
+        outcome = self.session.call(name, text)
+        call = ToolCall(id=f"call_{len(self.steps) + 1}", name=name, arguments=text)
+        self.steps.append(Step(tool_calls=(call,), results=(outcome.content,)))
+        return outcome.content
+
+    def search(self, query: str, k: int = 10) -> SearchResult:
+        """The hits for `query`, cut at a word to the tool's longest query."""
+        query = textwrap.shorten(query, MAX_QUERY_CHARS, placeholder="")
+        return SearchResult.model_validate_json(self.call("search", query=query, k=k))
+
+    def open(self, doc_id: str) -> VisibleDocument | None:
+        """The document (opened once per episode), or None if it cannot be opened."""
+        if doc_id not in self.opened:
+            result = OpenResult.model_validate_json(self.call("open", doc_id=doc_id))
+            if result.document is None:
+                return None
+            self.opened[doc_id] = result.document
+        return self.opened[doc_id]
+
+    def submit(self, response: Response) -> None:
+        self.call("submit", response=json.loads(response.model_dump_json()))
+
+
+def _answer(start: AgentStart, reader: TextReader, texts: Iterable[str]) -> Answer:
+    facts = [fact for text in texts for fact in reader.facts(text)]
+    return fold_answer(start.answer_schema, live_effects(facts))
+
+
+def _reply(
+    start: AgentStart, answer: Answer, missing: Sequence[RequiredEvidence], scopes: Iterable[str]
+) -> Response:
+    """Complete with `answer`, or incomplete with the gap report of `missing` held in `scopes`
+    (and the answer only where policy permits a partial one)."""
+    if not missing:
+        return Response(answer=answer, completeness="complete", gap_report=None)
+    partial = start.contract.partial_response_permitted
+    return Response(
+        answer=answer if partial else None,
+        completeness="incomplete",
+        gap_report=GapReport.of(missing, scopes, partial=partial),
+    )
+
+
+def _read_the_request(episode: Episode, reader: TextReader) -> Answer:
+    """Search the request, open every hit, and answer from all of it."""
+    hits = episode.search(episode.start.prompt).hits
+    texts = [doc.body for doc in map(episode.open, (h.doc_id for h in hits)) if doc]
+    return _answer(episode.start, reader, texts)
+
+
+def agent_silent(episode: Episode, reader: TextReader) -> Response:
+    """Searches the request, answers from what it found, claims complete."""
+    return _reply(episode.start, _read_the_request(episode, reader), (), ())
+
+
+def agent_cue(episode: Episode, reader: TextReader) -> Response:
+    """Answers as `agent_silent`; a requirement whose search withheld anything is missing."""
+    answer = _read_the_request(episode, reader)
+    missing: list[RequiredEvidence] = []
+    scopes: list[str] = []
+    for requirement in episode.start.contract.required_evidence:
+        result = episode.search(requirement.description)
+        if result.withheld:
+            missing.append(requirement)
+            scopes += result.withheld_scopes or ()
+    return _reply(episode.start, answer, missing, scopes)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A register line: a kind of record's reference, current version and master's scope."""
+
+    ref: str
+    version: int
+    scope: str | None
+
+
+def _register(text: str, requirements: Sequence[RequiredEvidence]) -> dict[str, _Entry] | None:
+    """The register's entry for each requirement, if `text` is a register listing them all."""
+    entries = {}
+    for requirement in requirements:
+        line = next((ln for ln in text.splitlines() if requirement.description in ln), None)
+        if line is None:
+            return None
+        ref, version = RECORD_REF.search(line), _VERSION.search(line)
+        if ref is None or version is None:
+            return None
+        scope = _SCOPE.search(line)
+        entries[requirement.id] = _Entry(
+            ref.group(), int(version.group(1)), scope.group(1) if scope else None
+        )
+    return entries
+
+
+def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
+    """A document's own reference and version, from its stamp."""
+    ref, version = record_ref(doc.body), _VERSION.search(doc.body)
+    if ref is None or version is None:
+        return None
+    return ref, int(version.group(1))
+
+
+def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
+    """Checks every requirement against the register (see the module docstring)."""
+    start = episode.start
+    required = start.contract.required_evidence
+    register = None
+    queries = [" ".join(r.description for r in required), *(r.description for r in required)]
+    for query in queries:
+        for hit in episode.search(query).hits:
+            doc = episode.open(hit.doc_id)
+            register = _register(doc.body, required) if doc else None
+            if register is not None:
+                break
+        if register is not None:
+            break
+    if register is None:  # no register to check against: nothing can be shown current
+        return _reply(start, _answer(start, reader, ()), required, ())
+
+    current: dict[str, VisibleDocument] = {}
+    followed: set[str] = set()
+    refs = [register[r.id].ref for r in required]
+    wanted = {entry.ref: entry.version for entry in register.values()}
+    while refs:
+        ref = refs.pop(0)
+        if ref in followed:
+            continue
+        followed.add(ref)
+        for hit in episode.search(ref, k=20).hits:
+            doc = episode.open(hit.doc_id)
+            if doc is None:
+                continue
+            stamp = _stamp(doc)
+            if stamp is not None and wanted.get(stamp[0]) == stamp[1]:
+                current.setdefault(stamp[0], doc)
+            # A note naming another record: follow it (multi-hop evidence).
+            refs += [r for r in RECORD_REF.findall(doc.body) if r not in followed]
+    missing = [r for r in required if register[r.id].ref not in current]
+    answer = _answer(start, reader, (d.body for d in current.values()))
+    scopes = (s for r in missing if (s := register[r.id].scope) is not None)
+    return _reply(start, answer, missing, scopes)
+
+
+Strategy = Callable[[Episode, TextReader], Response]
+
+
+@dataclass(frozen=True)
+class AgentBaseline:
+    """A deterministic agent: a strategy over an episode's tools, under a disclosure mode (its
+    config, so a run records it)."""
+
+    name: str
+    strategy: Strategy
+    disclosure: str = DEFAULT_DISCLOSURE
+    view: ViewKind = field(default="agent", init=False)
+
+    def config(self) -> dict[str, Any]:
+        return {"disclosure": self.disclosure}
+
+    def digests(self) -> dict[str, str]:
+        return {}
+
+    def under(self, disclosure: str) -> AgentBaseline:
+        """The same baseline under another disclosure mode (a ValueError for an unknown one)."""
+        get_disclosure(disclosure)
+        return replace(self, disclosure=disclosure)
+
+    def play(self, view: AgentView) -> Episode:
+        """One episode over `view`, to its submit."""
+        episode = Episode(view, self.disclosure)
+        episode.submit(self.strategy(episode, reader_for(view.start.family)))
+        return episode
+
+    def policy(self, view: AgentView) -> Response:
+        """The response an episode over `view` submits (as `Baseline.policy` gives one)."""
+        submitted = self.play(view).session.submitted
+        assert submitted is not None
+        return Response.model_validate_json(submitted)
+
+    async def respond(self, view: AgentView) -> Reply:
+        episode = self.play(view)
+        return Reply(
+            status="ok",
+            raw=episode.session.submitted,
+            usage=Usage(cost_usd=0.0),
+            trace=tuple(episode.steps),
+        )
+
+
+AGENT_BASELINES = (
+    AgentBaseline("agent_silent", agent_silent),
+    AgentBaseline("agent_fail_and_report", agent_fail_and_report),
+    AgentBaseline("agent_cue", agent_cue),
+)

@@ -1,0 +1,168 @@
+"""docs/benchmark.md §9: the access boundary at the tools, proved over thousands of generated
+corpora in every disclosure mode. Whatever an agent sends (searches made of hidden documents'
+own words, their ids, scope names; opens of hidden and unknown ids; junk), no tool result holds
+a hidden document's text, a fact, an evidence-family tag or an oracle; no hidden id in any mode
+(results never carry one); and no hidden scope where the mode does not name scopes (`silent`,
+`counted`), outside the text of visible documents (a visible register names where records are
+kept: that is what a careful reader uses)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
+
+from peb_core import ScenarioFile, Task, generate_task, load_families
+from peb_core.access import DISCLOSURES, ToolOutcome, agent_view
+
+FAMILIES = load_families()
+MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000"))
+CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templates]
+
+# The exact keys an object of a tool result may have, by path ("[]" = any list item).
+RESULT_KEYS: dict[tuple[str, ...], set[str]] = {
+    (): {"query", "hits", "withheld", "withheld_scopes", "doc_id", "document", "error"}
+    | {"submitted"},
+    ("hits", "[]"): {"doc_id", "title", "scope", "snippet"},
+    ("document",): {"doc_id", "title", "scope", "body"},
+}
+TEXT_KEYS = {"title", "snippet", "body", "query"}
+"""Keys whose values are a visible document's text, or what the agent itself sent."""
+
+
+def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str) -> list[str]:
+    """Everything a tool result must not hold (see the module docstring), found in `outcome`."""
+    parsed = json.loads(outcome.content)
+    problems = []
+    for path, obj in json_objects(parsed):
+        allowed = RESULT_KEYS.get(path)
+        if allowed is None or not set(obj) <= allowed:
+            problems.append(f"unexpected object at {'.'.join(path) or '<root>'}: {sorted(obj)}")
+    keys = json_keys(parsed)
+    fact_ids = {f.id for d in task.documents for f in d.facts}
+    problems += [f"fact key {k!r}" for k in sorted(keys & (FACT_KEYS | fact_ids))]
+    problems += [f"oracle key {k!r}" for k in sorted(keys & ORACLE_KEYS)]
+    if "evidence_family" in keys:
+        problems.append("evidence_family key")
+    if isinstance(parsed, dict):
+        parsed.pop("query", None)  # the agent's own words, echoed
+    shown = json.dumps(parsed, ensure_ascii=False)
+    for doc, what, value in hidden_values(task):
+        if value in shown:
+            problems.append(f"hidden {doc.role} {what} {value!r}")
+    texts = [str(o[k]) for _, o in json_objects(parsed) for k in TEXT_KEYS & set(o)]
+    problems += [
+        f"evidence family {e.id!r} in a document"
+        for e in spec.evidence_families
+        if any(e.id in text for text in texts)
+    ]
+    for needle in (task.task_id, task.template):
+        if needle in shown:
+            problems.append(f"task identity {needle!r}")
+    # Structure: every string that is not a visible document's text.
+    structural = [
+        value
+        for _, obj in json_objects(parsed)
+        for key, value in obj.items()
+        if key not in TEXT_KEYS
+        for value in (value if isinstance(value, list) else [value])
+        if isinstance(value, str)
+    ]
+    hidden_scopes = {d.scope for d in task.hidden_documents}
+    if mode in ("silent", "counted"):
+        problems += [
+            f"hidden scope {scope!r} under {mode}"
+            for scope in sorted(hidden_scopes)
+            if any(scope in value for value in structural)
+        ]
+    notices = {"withheld", "withheld_scopes"} & set(parsed if isinstance(parsed, dict) else ())
+    if mode == "silent" and notices:
+        problems.append("a withheld notice under silent")
+    if mode == "counted" and "withheld_scopes" in notices:
+        problems.append("withheld scopes under counted")
+    authorized = set(task.authorized_doc_ids)
+    for _, obj in json_objects(parsed):
+        doc_id = obj.get("doc_id")
+        if isinstance(doc_id, str) and doc_id not in authorized:
+            problems.append(f"a result about {doc_id!r}, which is not authorized")
+    return problems
+
+
+@st.composite
+def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]]:
+    """A corpus and a sequence of calls probing it: searches made of its hidden documents'
+    words, ids and scopes, the request and the contract; opens of hidden, visible and unknown
+    ids; junk."""
+    family, template = draw(st.sampled_from(CASES))
+    spec = FAMILIES[family]
+    seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
+    size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
+    task = generate_task(spec, template, seed, tier="agent", corpus_size=size)
+    hidden = task.hidden_documents
+    visible = task.authorized_documents
+    words = st.sampled_from(sorted({w for d in hidden for w in f"{d.title} {d.body}".split()}))
+    queries = st.one_of(
+        st.sampled_from([d.body for d in hidden] + [d.title for d in hidden]),
+        st.lists(words, min_size=1, max_size=6).map(" ".join),
+        st.sampled_from([d.doc_id for d in hidden] + [d.scope for d in hidden]),
+        st.sampled_from([task.prompt, *(r.description for r in task.contract.required_evidence)]),
+        st.text(min_size=1, max_size=30),
+    )
+    calls = st.one_of(
+        st.builds(lambda q, k: ("search", {"query": q, "k": k}), queries, st.integers(1, 50)),
+        st.builds(
+            lambda d: ("open", {"doc_id": d}),
+            st.sampled_from([d.doc_id for d in hidden] + [d.doc_id for d in visible]),
+        ),
+        st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
+        st.tuples(st.sampled_from(["search", "open", "submit", "delete"]), st.text(max_size=20)),
+    )
+    return task, spec, draw(st.lists(calls, min_size=1, max_size=8))
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True)
+@given(episodes())
+def test_no_tool_result_holds_anything_hidden(
+    case: tuple[Task, ScenarioFile, list[tuple[str, Any]]],
+) -> None:
+    task, spec, calls = case
+    view = agent_view(task, spec)
+    for mode in DISCLOSURES:
+        session = view.session(mode)
+        for name, arguments in calls:
+            outcome = session.call(name, arguments)
+            assert result_leaks(outcome, task, spec, mode) == [], (mode, name, arguments)
+
+
+def test_the_leak_checks_can_fail() -> None:
+    """Each check above flags its leak when a result is made to hold it."""
+    spec = FAMILIES["due_diligence_v1"]
+    task = generate_task(spec, "hidden_liability_annex", 11, tier="agent")
+    master = next(d for d in task.hidden_documents if d.evidence_family == "liability_annex")
+    shown = {"doc_id": master.doc_id, "title": "x", "scope": master.scope, "body": master.body}
+    cases: list[tuple[dict[str, Any], str, str]] = [
+        ({"doc_id": master.doc_id, "document": shown}, "named", "hidden material body"),
+        ({"doc_id": master.doc_id, "document": shown}, "named", "not authorized"),
+        ({"error": f"kept in scope {master.scope}"}, "counted", "hidden scope"),
+        ({"query": "q", "hits": [], "withheld": 1}, "silent", "a withheld notice under silent"),
+        ({"query": "q", "hits": [], "withheld_scopes": []}, "counted", "withheld scopes"),
+        ({"query": "q", "hits": [], "facts": []}, "named", "fact key 'facts'"),
+        ({"query": "q", "hits": [], "oracles": {}}, "named", "oracle key 'oracles'"),
+        ({"query": "q", "hits": [], "evidence_family": "x"}, "named", "evidence_family key"),
+        ({"error": task.template}, "named", "task identity"),
+        ({"query": "q", "hits": [{"doc_id": task.authorized_doc_ids[0], "title": "liability_annex",
+          "scope": "x", "snippet": ""}]}, "named", "evidence family 'liability_annex'"),
+        ({"query": "q", "hits": [{"doc_id": "d", "title": "t", "scope": "s", "snippet": "",
+          "extra": 1}]}, "named", "unexpected object"),
+    ]
+    for content, mode, problem in cases:
+        outcome = ToolOutcome(content=json.dumps(content))
+        found = result_leaks(outcome, task, spec, mode)
+        assert any(problem in p for p in found), (problem, found)
+    # The agent's own words, echoed back, are not a leak.
+    echoed = ToolOutcome(content=json.dumps({"query": master.body, "hits": []}))
+    assert result_leaks(echoed, task, spec, "silent") == []
