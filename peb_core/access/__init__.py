@@ -5,6 +5,13 @@ tools answer with typed results that cannot hold a hidden document, a fact, an e
 tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("agent", task,
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode."""
 
+from ._delegate import (
+    DELEGATE_TOOL,
+    MAX_HANDOFFS,
+    MAX_REQUEST_CHARS,
+    DelegateArguments,
+    handoff_view,
+)
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
     DISCLOSURES,
@@ -15,15 +22,27 @@ from ._disclosure import (
 )
 from ._explore import corpus_frame, search_frame
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
-from ._results import AgentStart, Hit, OpenResult, SearchResult, SubmitResult, ToolOutcome
+from ._results import (
+    AgentStart,
+    DelegateResult,
+    Handoff,
+    HandoffStatus,
+    Hit,
+    OpenResult,
+    SearchResult,
+    SubmitResult,
+    ToolOutcome,
+)
 from ._session import (
     DEFAULT_HITS,
+    DELEGATE,
     MAX_HITS,
     MAX_QUERY_CHARS,
     SNIPPET_CHARS,
     TOOLS,
     AgentSession,
     Corpus,
+    Delegator,
     OpenArguments,
     SearchArguments,
     Tool,
@@ -37,9 +56,13 @@ __all__ = [
     "AGENT_VIEW",
     "DEFAULT_DISCLOSURE",
     "DEFAULT_HITS",
+    "DELEGATE",
+    "DELEGATE_TOOL",
     "DISCLOSURES",
+    "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_QUERY_CHARS",
+    "MAX_REQUEST_CHARS",
     "NOT_FOUND",
     "SNIPPET_CHARS",
     "TOOLS",
@@ -48,7 +71,12 @@ __all__ = [
     "AgentView",
     "Corpus",
     "CorpusIndex",
+    "DelegateArguments",
+    "DelegateResult",
+    "Delegator",
     "Disclosure",
+    "Handoff",
+    "HandoffStatus",
     "Hit",
     "IndexedDocument",
     "OpenArguments",
@@ -65,6 +93,7 @@ __all__ = [
     "corpus_frame",
     "family_tools",
     "get_disclosure",
+    "handoff_view",
     "register_disclosure",
     "register_tool",
     "search_frame",

@@ -5,7 +5,9 @@ the disclosure mode allows, or a denial."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from ..tasks import AnswerField, Contract, VisibleDocument
 
@@ -66,3 +68,27 @@ class ToolOutcome(_Result):
     content: str
     error: str | None = None
     submitted: str | None = None
+
+
+HandoffStatus = Literal["ok", "no_submit", "error"]
+
+
+class Handoff(_Result):
+    """How a handed-off episode ended, as its runner gives it back: `ok` with the response the
+    sub-agent submitted (`submitted`, its JSON text), `no_submit` or `error` (`error` says why)."""
+
+    status: HandoffStatus
+    submitted: str | None = None
+    error: str | None = None
+
+
+class DelegateResult(_Result):
+    """What a `delegate` call returns to the requester: the sub-agent's own response as it
+    submitted it (its answer, completeness and gap report; None when its episode ended
+    without one, `error` saying why). The sub-agent's episode ran under the intersection of
+    scopes, so nothing in it came from a scope the requester lacks."""
+
+    to: str
+    status: HandoffStatus
+    response: dict[str, JsonValue] | None = None
+    error: str | None = None

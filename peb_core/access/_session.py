@@ -3,23 +3,37 @@ OpenAI-style function schemas), each answered by the access layer from the corpu
 user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
 session never reads a Task, and `call` never raises for anything a model can send: an unknown
 tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
-call after the response was submitted each give an error result the model reads."""
+call after the response was submitted each give an error result the model reads. A tool that
+runs an episode of its own (`delegate`, `_delegate.py`) is awaited through `acall`."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..tasks import VisibleDocument
+from ..tasks import SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
 from ._index import CorpusIndex, IndexedDocument
-from ._results import AgentStart, Hit, OpenResult, SearchResult, SubmitResult, ToolOutcome
+from ._results import (
+    AgentStart,
+    Handoff,
+    Hit,
+    OpenResult,
+    SearchResult,
+    SubmitResult,
+    ToolOutcome,
+)
 
+if TYPE_CHECKING:
+    from ._view import AgentView
+
+DELEGATE = "delegate"
+"""The tool that hands part of the contract to a sub-agent (`_delegate.py`)."""
 MAX_HITS = 50
 """The most hits one search returns."""
 DEFAULT_HITS = 10
@@ -30,11 +44,13 @@ SNIPPET_CHARS = 160
 @dataclass(frozen=True)
 class Corpus:
     """What a session searches: a task's documents indexed with their scopes, the scopes the
-    user holds, and the family's response schema (the `submit` tool's parameters)."""
+    user holds, the family's response schema (the `submit` tool's parameters) and the
+    sub-agents the task lists (each with its own scopes; none but on the `delegation` tier)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
+    agents: tuple[SubAgent, ...] = ()
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -84,6 +100,9 @@ class ToolContext:
 
     response_schema: dict[str, Any]
     disclosure: Disclosure
+    agents: tuple[SubAgent, ...] = ()
+    """The sub-agents a `delegate` call may name, as the requester is shown them (their scopes
+    those a handoff runs under: the intersection with the requester's)."""
 
 
 @dataclass(frozen=True)
@@ -96,18 +115,25 @@ class Tool:
         parameters: the JSON schema of its arguments in a context (`submit`'s is the family's
             response schema).
         run: the call, given the session and the arguments as a JSON object.
+        arun: for a tool that runs an episode of its own (`delegate`), the call awaited
+            (`AgentSession.acall`); `run` then answers a call that cannot be awaited.
+        offered: offered in every session (False: only where the session can carry it out,
+            as `delegate` where the task lists sub-agents and the system runs handoffs).
     """
 
     name: str
     description: Callable[[ToolContext], str]
     parameters: Callable[[ToolContext], dict[str, Any]]
     run: Callable[[AgentSession, dict[str, Any]], ToolOutcome]
+    arun: Callable[[AgentSession, dict[str, Any]], Awaitable[ToolOutcome]] | None = None
+    offered: bool = True
 
 
 def tool_schemas(
     context: ToolContext, tools: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
-    """`tools` (default: every registered tool) as OpenAI-style function schemas."""
+    """`tools` (default: every tool offered in every session) as OpenAI-style function
+    schemas."""
     return [
         {
             "type": "function",
@@ -117,8 +143,17 @@ def tool_schemas(
                 "parameters": tool.parameters(context),
             },
         }
-        for tool in (TOOLS[name] for name in (TOOLS if tools is None else tools))
+        for tool in (TOOLS[name] for name in (_offered() if tools is None else tools))
     ]
+
+
+def _offered() -> list[str]:
+    return [name for name, tool in TOOLS.items() if tool.offered]
+
+
+Delegator = Callable[[str, "AgentView"], Awaitable[Handoff]]
+"""What runs a handed-off episode: given the sub-agent's name and its view (the request, and a
+corpus under the intersection of scopes), the episode's end (`Handoff`)."""
 
 
 TOOLS: dict[str, Tool] = {}
@@ -172,7 +207,9 @@ class AgentSession:
         start: what the agent starts with.
         corpus: the task's indexed documents, the user's scopes and the response schema.
         disclosure: what the access layer tells of what it withholds.
-        tools: the tools offered, by name (default: every registered tool).
+        tools: the tools offered, by name (default: every tool offered in every session, and
+            `delegate` when the task lists sub-agents and `delegator` is given).
+        delegator: what runs a handed-off episode (None: this session cannot hand off).
     """
 
     def __init__(
@@ -181,11 +218,20 @@ class AgentSession:
         corpus: Corpus,
         disclosure: Disclosure,
         tools: Sequence[str] | None = None,
+        delegator: Delegator | None = None,
     ) -> None:
         self.start = start
         self.disclosure = disclosure
+        self.delegator = delegator
+        self.handoffs = 0
+        """How many handed-off episodes the session has run."""
         self._corpus = corpus
-        self._tools = tuple(TOOLS) if tools is None else tuple(tools)
+        can_delegate = bool(corpus.agents) and delegator is not None
+        self._tools = (
+            tuple(n for n, t in TOOLS.items() if t.offered or (n == DELEGATE and can_delegate))
+            if tools is None
+            else tuple(tools)
+        )
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
@@ -212,12 +258,40 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        context = ToolContext(self._corpus.response_schema, self.disclosure)
+        context = ToolContext(self._corpus.response_schema, self.disclosure, self.agents)
         return tool_schemas(context, self._tools)
+
+    @property
+    def agents(self) -> tuple[SubAgent, ...]:
+        """The sub-agents a handoff may name, as the requester is shown them: each with the
+        scopes a handoff to it runs under (its own that the user holds too)."""
+        return tuple(
+            SubAgent(
+                name=agent.name,
+                role=agent.role,
+                scopes=tuple(s for s in self._scopes if s in agent.scopes),
+            )
+            for agent in self._corpus.agents
+        )
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
         already parsed). Never raises for what a model sends; a bad call is an error result."""
+        parsed = self._parsed(name, arguments)
+        if isinstance(parsed, ToolOutcome):
+            return parsed
+        return TOOLS[name].run(self, parsed)
+
+    async def acall(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
+        """`call`, awaiting a tool that runs an episode of its own (`delegate`)."""
+        parsed = self._parsed(name, arguments)
+        if isinstance(parsed, ToolOutcome):
+            return parsed
+        tool = TOOLS[name]
+        return await tool.arun(self, parsed) if tool.arun is not None else tool.run(self, parsed)
+
+    def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
+        """A call's arguments as a JSON object, or the error a bad call gets; counts the call."""
         self._calls += 1
         if not isinstance(name, str) or name not in self._tools:
             shown = name if isinstance(name, str) else type(name).__name__
@@ -237,7 +311,7 @@ class AgentSession:
                 )
         if not isinstance(parsed, dict):
             return _failed(f"{name}: the arguments must be a JSON object")
-        return TOOLS[name].run(self, parsed)
+        return parsed
 
     # The shipped tools' bodies: the only code that turns the corpus into what a model sees.
 

@@ -11,7 +11,7 @@ from ..tasks import ScenarioFile, Task, ViewSpec, answer_schema, register_view, 
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
-from ._session import AgentSession, Corpus, ToolContext, tool_schemas
+from ._session import AgentSession, Corpus, Delegator, ToolContext, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,20 @@ class AgentView:
     start: AgentStart
     _corpus: Corpus = field(repr=False)
 
-    def session(self, disclosure: str = DEFAULT_DISCLOSURE) -> AgentSession:
+    def session(
+        self, disclosure: str = DEFAULT_DISCLOSURE, delegator: Delegator | None = None
+    ) -> AgentSession:
         """A new episode under the disclosure mode `disclosure` (a ValueError naming the valid
-        modes for another)."""
-        return AgentSession(self.start, self._corpus, get_disclosure(disclosure))
+        modes for another); with `delegator`, one that may hand off to the task's sub-agents
+        (`delegate`)."""
+        return AgentSession(
+            self.start, self._corpus, get_disclosure(disclosure), delegator=delegator
+        )
+
+    @property
+    def delegates(self) -> bool:
+        """Whether the task lists sub-agents (a session with a delegator may hand off)."""
+        return bool(self._corpus.agents)
 
 
 def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
@@ -47,7 +57,9 @@ def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
         IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
         for d in task.documents
     ]
-    corpus = Corpus(CorpusIndex(documents), tuple(task.user_scopes), response_schema(spec))
+    corpus = Corpus(
+        CorpusIndex(documents), tuple(task.user_scopes), response_schema(spec), task.sub_agents
+    )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 
 

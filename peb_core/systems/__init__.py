@@ -16,6 +16,8 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
+from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
+from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
     LocalModel,
@@ -30,6 +32,7 @@ from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_
 from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
 from ._reply import (
     RECORD_FORMAT,
+    Delegation,
     Reply,
     ReplyStatus,
     Response,
@@ -54,9 +57,14 @@ __all__ = [
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
+    "REQUESTERS",
+    "SUB_AGENTS",
     "AgentBaseline",
     "AgentSystem",
     "Baseline",
+    "Delegation",
+    "DelegationBaseline",
+    "Handoffs",
     "LitellmSystem",
     "LocalModel",
     "LocalModelError",

@@ -8,7 +8,10 @@ call the reply makes through the session, in order, and appends the results. It 
 first accepted submit (`ok`, the submitted response is the reply), or without one (`no_submit`)
 when `max_steps` requests were made or `token_budget` tokens were spent; a request that fails
 after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
-served from the cache up to where it failed. Every step is kept in the reply's `trace`.
+served from the cache up to where it failed. Every step is kept in the reply's `trace`. On a
+task that lists sub-agents the session also offers `delegate`: each handoff is an episode of
+`delegate_system` (this system unless another is given), nested in the step that made it, and
+its requests count against this episode's token budget and cost.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Literal
 
 from ..access import DEFAULT_DISCLOSURE, AgentSession, AgentView, get_disclosure
 from ..tasks import ViewKind
+from ._handoffs import Handoffs, carry_out, usages
 from ._model import Completion, LitellmSystem, system_name
 from ._prompts import AGENT_REMINDER
 from ._reply import Reply, ReplyStatus, Step, Usage
@@ -46,6 +50,8 @@ class AgentSystem(LitellmSystem):
     its `chatml-function-calling` chat format, which serves the embedded models: its template
     drops `tool` messages and needs every message's content, so a tool result is a `user`
     message naming its call and a reply's content is never null."""
+    delegate_system: Any = None
+    """The agent system that runs handoffs (`delegate`); None: this one."""
 
     def __post_init__(self) -> None:
         get_disclosure(self.disclosure)  # a ValueError naming the modes for another
@@ -71,6 +77,7 @@ class AgentSystem(LitellmSystem):
             "max_steps": self.max_steps,
             "token_budget": self.token_budget,
             "dialect": self.dialect,
+            **_delegate_config(self.delegate_system),
         }
 
     def digests(self) -> dict[str, str]:
@@ -80,7 +87,8 @@ class AgentSystem(LitellmSystem):
         """One episode over `view`: its start, and a session under this system's disclosure
         mode."""
         assert self.protocol.agent is not None
-        session = view.session(self.disclosure)
+        handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
+        session = view.session(self.disclosure, delegator=handoffs)
         tools = session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
@@ -96,7 +104,7 @@ class AgentSystem(LitellmSystem):
             if isinstance(result, str):
                 return _ended("error", steps, started, f"step {number + 1}: {result}")
             done, cached = result
-            step = _step(done, cached, sent, time.monotonic() - request_started, session)
+            step = await _step(done, cached, sent, request_started, session, handoffs)
             steps.append(step)
             messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
@@ -119,21 +127,32 @@ class AgentSystem(LitellmSystem):
         ]
 
 
-def _step(
+def _delegate_config(system: Any) -> dict[str, Any]:
+    """The config key of a delegate system other than the requester (none for itself)."""
+    if system is None:
+        return {}
+    return {"delegate_system": {"name": system.name, **system.config()}}
+
+
+async def _step(
     done: Completion,
     cached: bool,
     sent: list[dict[str, str]],
-    latency: float,
+    started: float,
     session: AgentSession,
+    handoffs: Handoffs | None,
 ) -> Step:
-    """The step of a reply: each of its tool calls carried out through `session`, in order."""
-    outcomes = [session.call(call.name, call.arguments) for call in done.calls]
+    """The step of a reply: each of its tool calls carried out through `session`, in order
+    (a handoff's episode nested beside its call). Its latency is the request's."""
+    latency = time.monotonic() - started
+    outcomes, delegations = await carry_out(session, done.calls, handoffs)
     return Step(
         sent=tuple(sent),
         content=done.text or None,
         tool_calls=done.calls,
         results=tuple(o.content for o in outcomes),
         errors=tuple(o.error for o in outcomes),
+        delegations=delegations,
         usage=Usage(
             prompt_tokens=done.prompt_tokens,
             completion_tokens=done.completion_tokens,
@@ -162,8 +181,9 @@ def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
 
 
 def _tokens(steps: list[Step]) -> int:
-    """Tokens an episode has spent so far (a step whose provider reported none counts 0)."""
-    return sum((s.usage.prompt_tokens or 0) + (s.usage.completion_tokens or 0) for s in steps)
+    """Tokens an episode has spent so far, its handoffs' included (a request whose provider
+    reported none counts 0)."""
+    return sum((u.prompt_tokens or 0) + (u.completion_tokens or 0) for u in usages(steps))
 
 
 def _ended(
@@ -173,16 +193,17 @@ def _ended(
     error: str | None = None,
     raw: str | None = None,
 ) -> Reply:
-    """The reply of an episode: its steps, their tokens summed (None if no step reported
-    any), its cost (unknown if any step's is, or without a step), its wall time, and `cached`
-    when every step came from the cache."""
-    costs = [s.usage.cost_usd for s in steps]
+    """The reply of an episode: its requests' tokens summed, handoffs' included (None if no
+    request reported any), its cost (unknown if any request's is, or without a step), its wall
+    time, and `cached` when every request came from the cache."""
+    every = list(usages(steps))
+    costs = [u.cost_usd for u in every]
     usage = Usage(
-        prompt_tokens=_total(s.usage.prompt_tokens for s in steps),
-        completion_tokens=_total(s.usage.completion_tokens for s in steps),
+        prompt_tokens=_total(u.prompt_tokens for u in every),
+        completion_tokens=_total(u.completion_tokens for u in every),
         latency_s=round(time.monotonic() - started, 3),
         cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
-        cached=bool(steps) and all(s.usage.cached for s in steps),
+        cached=bool(steps) and all(u.cached for u in every),
     )
     return Reply(status=status, raw=raw, error=error, usage=usage, trace=tuple(steps))
 

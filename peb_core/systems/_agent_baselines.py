@@ -29,6 +29,7 @@ from ..access import (
     MAX_QUERY_CHARS,
     AgentStart,
     AgentView,
+    Delegator,
     OpenResult,
     SearchResult,
     get_disclosure,
@@ -103,9 +104,11 @@ def reader_for(family: str) -> TextReader:
 class Episode:
     """A baseline's episode: each tool call through the session, recorded as a step."""
 
-    def __init__(self, view: AgentView, disclosure: str) -> None:
+    def __init__(
+        self, view: AgentView, disclosure: str, delegator: Delegator | None = None
+    ) -> None:
         self.start: AgentStart = view.start
-        self.session = view.session(disclosure)
+        self.session = view.session(disclosure, delegator=delegator)
         self.steps: list[Step] = []
         self.opened: dict[str, VisibleDocument] = {}
 
@@ -215,6 +218,17 @@ def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
 
 def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
     """Checks every requirement against the register (see the module docstring)."""
+    answer, missing, scopes = check_records(episode, reader)
+    return _reply(episode.start, answer, missing, scopes)
+
+
+def check_records(
+    episode: Episode, reader: TextReader, *, latest: bool = False
+) -> tuple[Answer, list[RequiredEvidence], list[str]]:
+    """`agent_fail_and_report`'s reading: the answer from the current copy of each record the
+    register lists for a requirement, the requirements with none, and the scopes the register
+    names for them. With `latest`, the latest version found of each record stands for it,
+    current or not (an overclaiming reader)."""
     start = episode.start
     required = start.contract.required_evidence
     register = None
@@ -228,9 +242,10 @@ def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
         if register is not None:
             break
     if register is None:  # no register to check against: nothing can be shown current
-        return _reply(start, _answer(start, reader, ()), required, ())
+        return _answer(start, reader, ()), list(required), []
 
     current: dict[str, VisibleDocument] = {}
+    earlier: dict[str, list[tuple[int, VisibleDocument]]] = {}
     followed: set[str] = set()
     refs = [register[r.id].ref for r in required]
     wanted = {entry.ref: entry.version for entry in register.values()}
@@ -246,12 +261,16 @@ def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
             stamp = _stamp(doc)
             if stamp is not None and wanted.get(stamp[0]) == stamp[1]:
                 current.setdefault(stamp[0], doc)
+            elif latest and stamp is not None and stamp[0] in wanted:
+                earlier.setdefault(stamp[0], []).append((stamp[1], doc))
             # A note naming another record: follow it (multi-hop evidence).
             refs += [r for r in RECORD_REF.findall(doc.body) if r not in followed]
+    for ref, found in earlier.items():
+        current.setdefault(ref, max(found, key=lambda pair: pair[0])[1])
     missing = [r for r in required if register[r.id].ref not in current]
     answer = _answer(start, reader, (d.body for d in current.values()))
-    scopes = (s for r in missing if (s := register[r.id].scope) is not None)
-    return _reply(start, answer, missing, scopes)
+    scopes = [s for r in missing if (s := register[r.id].scope) is not None]
+    return answer, missing, scopes
 
 
 Strategy = Callable[[Episode, TextReader], Response]

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline
 from ._cues import cue_reader
+from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
 from ._reply import Reply, Response, Usage
 
 
@@ -115,7 +116,7 @@ def _oracle(task: Task) -> Response:
     )
 
 
-BASELINES: dict[str, Baseline | AgentBaseline] = {
+BASELINES: dict[str, Baseline | AgentBaseline | DelegationBaseline] = {
     b.name: b
     for b in (
         Baseline("silent_filter", "system", _silent_filter),
@@ -124,6 +125,8 @@ BASELINES: dict[str, Baseline | AgentBaseline] = {
         Baseline("oracle", "oracle", _oracle),
         Baseline("cue_reader", "model", cue_reader),
         *AGENT_BASELINES,
+        *SUB_AGENTS,
+        *REQUESTERS,
     )
 }
 """The shipped baselines by name (the agent baselines under the default disclosure mode;

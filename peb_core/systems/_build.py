@@ -5,6 +5,7 @@ workbench both build systems here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
+from ._delegation import DelegationBaseline
 from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
 from ._model import ModelSystem, model_problem
 from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
@@ -41,6 +43,7 @@ def build_system(
     disclosure: str = DEFAULT_DISCLOSURE,
     max_steps: int = DEFAULT_MAX_STEPS,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    delegate_system: str | None = None,
 ) -> System:
     """The system called `name`.
 
@@ -59,7 +62,56 @@ def build_system(
             disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
             default is refused for a system that reads no agent view.
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
+        delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
+            tasks that list sub-agents), built with the same settings; None: the agent itself.
+            Refused for a system that does not hand off.
     """
+    settings: dict[str, Any] = {
+        "protocol": protocol,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "api_base": api_base,
+        "timeout_s": timeout_s,
+        "local_port": local_port,
+        "disclosure": disclosure,
+        "max_steps": max_steps,
+        "token_budget": token_budget,
+    }
+    system = _build(name, families, **settings)
+    if delegate_system is None:
+        return system
+    handing = _build(delegate_system, families, **settings)
+    if getattr(handing, "view", None) != "agent":
+        raise SystemSpecError(
+            f"--delegate-system {delegate_system}: a sub-agent must be an agent system "
+            f"(an agent baseline or {AGENT_PREFIX}<model>)"
+        )
+    if isinstance(system, AgentSystem):
+        return replace(system, delegate_system=handing)
+    if isinstance(system, DelegationBaseline):
+        return system.handing_to(handing)
+    raise SystemSpecError(
+        f"--delegate-system applies to systems that hand off ({AGENT_PREFIX}<model>, "
+        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, DelegationBaseline))
+        + f"); {name} does not"
+    )
+
+
+def _build(
+    name: str,
+    families: Sequence[ScenarioFile],
+    *,
+    protocol: str,
+    temperature: float,
+    max_tokens: int,
+    api_base: str | None,
+    timeout_s: float,
+    local_port: int | None,
+    disclosure: str,
+    max_steps: int,
+    token_budget: int | None,
+) -> System:
+    """`build_system` without a delegate system."""
     try:
         get_disclosure(disclosure)
     except ValueError as exc:
@@ -68,7 +120,7 @@ def build_system(
         baseline = BASELINES[name]
         if disclosure == DEFAULT_DISCLOSURE:
             return baseline
-        if isinstance(baseline, AgentBaseline):
+        if isinstance(baseline, AgentBaseline | DelegationBaseline):
             return baseline.under(disclosure)
         raise SystemSpecError(
             f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "

@@ -65,6 +65,12 @@ class Step(BaseModel):
     """For each tool call, the error the tool answered with (its result says it to the model),
     or None when the call was carried out."""
     usage: Usage = Field(default_factory=Usage)
+    delegations: tuple[Delegation | None, ...] = Field(
+        default=(), exclude_if=lambda delegations: not delegations
+    )
+    """For each tool call, the handed-off episode a `delegate` call ran (None for any other
+    call); empty (and left out of the record) for a step that handed nothing off, so records
+    without handoffs are as before."""
 
 
 ReplyStatus = Literal["ok", "error", "no_submit"]
@@ -104,6 +110,21 @@ class Reply(BaseModel):
     def of(cls, response: Response, usage: Usage | None = None) -> Reply:
         """The reply that states `response` (as a well-formed JSON object)."""
         return cls(status="ok", raw=response.model_dump_json(), usage=usage or Usage())
+
+
+class Delegation(BaseModel):
+    """A handed-off episode, nested in the requester's step: the sub-agent it went to, the
+    request, the system that ran it and its reply (with its own trace)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    to: str
+    request: str
+    system: str
+    reply: Reply
+
+
+Step.model_rebuild()
 
 
 class _RecordKey(BaseModel):

@@ -79,6 +79,7 @@ from ._task import (
     GapStatus,
     Oracles,
     RequiredEvidence,
+    SubAgent,
     Task,
 )
 from ._tiers import DEFAULT_TIER, TIERS, CorpusSizes, Tier, TierSpec, get_tier, register_tier
@@ -136,6 +137,7 @@ __all__ = [
     "ScenarioFile",
     "Selection",
     "SelectionError",
+    "SubAgent",
     "SystemView",
     "Task",
     "TaskRef",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._tiers import DEFAULT_TIER, Tier
 
@@ -103,6 +103,16 @@ class Oracles(_Value):
     gap_report: GapReport | None
 
 
+class SubAgent(_Value):
+    """A sub-agent a task lists for delegated handoffs (the `delegation` tier): its name, its
+    role, and the scopes it holds. A handed-off episode runs under the intersection of these
+    and the requester's scopes (`peb_core.access`), so authority never escalates."""
+
+    name: str
+    role: str
+    scopes: tuple[str, ...]
+
+
 class Task(_Value):
     """One task. `topologies` names how its evidence is laid out (`named_gap`, `silent_gap`,
     `superseded`, `two_missing`, `decoy_notice`, `decoy_supersession`); never shown to a model."""
@@ -120,6 +130,9 @@ class Task(_Value):
     promoted: bool
     oracles: Oracles
     topologies: tuple[str, ...] = ()
+    sub_agents: tuple[SubAgent, ...] = Field(default=(), exclude_if=lambda agents: not agents)
+    """The sub-agents it lists (the `delegation` tier); left out of the JSON when there are
+    none, so the other tiers' tasks are the same bytes as before."""
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:
