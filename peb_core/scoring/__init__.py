@@ -38,11 +38,13 @@ from ._frames import (
     scorecard_keys,
     task_frame,
 )
+from ._handoffs import HANDOFF_COLUMNS, handoff_scores, with_handoffs
 from ._metrics import (
     CHECKS,
     DETAIL,
     DIAGNOSTICS,
     EVAL_SUMMARY,
+    HANDOFF,
     HEADERS,
     HEADLINE,
     LABELS,
@@ -101,6 +103,8 @@ __all__ = [
     "EPISODE_SCHEMA",
     "EVAL_SUMMARY",
     "GAP_PARTS",
+    "HANDOFF",
+    "HANDOFF_COLUMNS",
     "HEADERS",
     "HEADLINE",
     "INVALID",
@@ -152,6 +156,7 @@ __all__ = [
     "format_float",
     "format_p",
     "glance",
+    "handoff_scores",
     "metric",
     "metric_differences",
     "notes",
@@ -173,5 +178,6 @@ __all__ = [
     "wilson_interval",
     "wilson_intervals",
     "with_episodes",
+    "with_handoffs",
     "with_verdict",
 ]

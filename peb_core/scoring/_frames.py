@@ -24,6 +24,7 @@ import polars as pl
 from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
+from ._handoffs import with_handoffs
 from ._metrics import METRICS
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
@@ -467,9 +468,10 @@ def score_records(
         .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     )
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
-    return with_episodes(
+    scores = with_episodes(
         score_frames(frame, expected, responses, answers), episodes, records, answers
     )
+    return with_handoffs(scores, records, vocabularies(families))
 
 
 def _mean_columns(values: pl.Series, name: str, low: str, high: str) -> dict[str, pl.Series]:

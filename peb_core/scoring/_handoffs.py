@@ -1,0 +1,98 @@
+"""Per-task scores of delegated handoffs (docs/benchmark.md §9, delegated handoffs), read from an
+episode's trace: each `delegate` call's sub-episode is nested in the step that made it
+(`Step.delegations`), and its reply is read by the rules of section 2, as the final reply is.
+
+- a handoff **reports a gap** when its sub-agent's reply claims incomplete or lists a missing
+  requirement;
+- its gap **reaches the final report** when the episode's final reply claims incomplete and its
+  gap report lists every requirement the sub-agent listed as missing;
+- a task's final answer **launders** a gap when some handoff reported one and the final reply
+  does not claim incomplete: it claims complete, or makes no readable claim (an error, an
+  episode without a submit, an unreadable reply: a gap that went nowhere is not propagated).
+
+`with_handoffs(scores, records, vocabularies)` adds HANDOFF_COLUMNS; they are null for a task
+whose trace made no handoff that reported a gap (one-shot runs, agents that never hand off,
+tasks without a record), never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from ..systems import Reply, ResponseRecord
+from ._reading import ReadReply, Vocabulary, read_reply
+
+KEY = ["family", "task_id"]
+
+HANDOFF_COLUMNS = pl.Schema(
+    {
+        "handoffs": pl.Float64(),
+        "handoff_gaps": pl.Float64(),
+        "gap_propagation": pl.Float64(),
+        "laundered": pl.Boolean(),
+    }
+)
+"""The columns `with_handoffs` adds to per-task scores: the episode's `handoffs` (sub-episodes
+run) and `handoff_gaps` (those whose reply reported a gap), null without a trace; and, for a
+task with a handoff that reported a gap (null otherwise), `gap_propagation` (the share of those
+handoffs whose gap reached the final report) and `laundered` (the final reply does not claim
+incomplete)."""
+
+
+def _read(reply: Reply, vocabulary: Vocabulary) -> ReadReply | None:
+    return read_reply(reply.raw or "", vocabulary) if reply.status == "ok" else None
+
+
+def _gap(read: ReadReply | None) -> frozenset[str] | None:
+    """The requirements a reply reports missing (possibly none), if it reports a gap."""
+    if read is None or not read.readable:
+        return None
+    listed = read.gap_report.missing_requirements if read.gap_report is not None else None
+    if read.completeness == "incomplete" or listed:
+        return frozenset(listed or ())
+    return None
+
+
+def _reached(gap: frozenset[str], final: ReadReply | None) -> bool:
+    if final is None or not final.readable or final.completeness != "incomplete":
+        return False
+    listed = final.gap_report.missing_requirements if final.gap_report is not None else None
+    return final.gap_report is not None and gap <= set(listed or ())
+
+
+def handoff_scores(
+    record: ResponseRecord, vocabulary: Vocabulary
+) -> tuple[int, int, float | None, bool | None]:
+    """(handoffs, handoffs that reported a gap, gap propagation, laundered) of one record."""
+    gaps = [
+        _gap(_read(d.reply, vocabulary))
+        for step in record.trace
+        for d in step.delegations
+        if d is not None
+    ]
+    reported = [g for g in gaps if g is not None]
+    if not reported:
+        return len(gaps), 0, None, None
+    final = _read(record, vocabulary)
+    reached = sum(_reached(g, final) for g in reported)
+    laundered = final is None or not final.readable or final.completeness != "incomplete"
+    return len(gaps), len(reported), reached / len(reported), laundered
+
+
+_SCHEMA = pl.Schema({"family": pl.String(), "task_id": pl.String(), **HANDOFF_COLUMNS})
+
+
+def with_handoffs(
+    scores: pl.DataFrame, records: Sequence[ResponseRecord], vocab: Mapping[str, Vocabulary]
+) -> pl.DataFrame:
+    """`scores` (one run's per-task scores) with HANDOFF_COLUMNS added from its records'
+    traces (null for a task without a record or a trace)."""
+    rows = [
+        (r.family, r.task_id, *handoff_scores(r, vocab[r.family]))
+        for r in records
+        if r.trace and r.family in vocab
+    ]
+    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+    return scores.join(frame, on=KEY, how="left")
