@@ -129,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         disclosure=args.disclosure,
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         token_budget=budget or None,
+        delegate_system=args.delegate_system,
     )
     out = Path(args.out)
     manifest = run_system(
@@ -205,6 +206,13 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="N",
         help="an agent's prompt plus completion tokens per episode; 0: none "
         f"(default: {DEFAULT_TOKEN_BUDGET:,})",
+    )
+    p.add_argument(
+        "--delegate-system",
+        metavar="SYSTEM",
+        help="the agent system that runs an agent's handoffs (delegate, --tier delegation): an "
+        f"agent baseline or {AGENT_PREFIX}<model>, built with this run's settings "
+        "(default: the agent itself)",
     )
     p.add_argument(
         "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"

@@ -8,7 +8,8 @@ interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`si
   (`_stats.paired_rates`);
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
   (`_stats.paired_means`), over the pairs where both scores are defined.
-The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's.
+The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's, the handoff
+metrics (`_metrics.HANDOFF`) only when a sub-agent reported a gap in one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from ._metrics import LABELS, MEASURES, TRACE
+from ._metrics import HANDOFF, LABELS, MEASURES, TRACE
 from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
@@ -126,7 +127,12 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
         if frame.select(KEY).is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
     agents = any(s["episode"].any() for s in (scores_a, scores_b) if "episode" in s.columns)
-    compared = [m for m in MEASURES if agents or m not in TRACE]
+    handoffs = any(
+        (s["handoff_gaps"] > 0).any() for s in (scores_a, scores_b) if "handoff_gaps" in s.columns
+    )
+    compared = [
+        m for m in MEASURES if (agents or m not in TRACE) and (handoffs or m not in HANDOFF)
+    ]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
         columns: dict[str, pl.Expr] = {}
