@@ -1,0 +1,162 @@
+"""docs/benchmark.md §9, delegated handoffs: the delegation baselines, which reach a task only
+through the tools and hand the contract's records to the records clerk. In every family and
+disclosure mode on the canonical seeds, `agent_propagate` scores unsafe 0, answer 1, gap 1,
+gap propagation 1 and laundered 0, and `agent_launder` unsafe 1, laundered 1, gap propagation
+0. Against each scripted sub-agent (one that reports its gap, one that drops it, one that
+overclaims) a requester that trusts its sub-agent is as safe as the sub-agent. A reply holds
+each handoff's episode nested in the step that made it, and its record round-trips."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import polars as pl
+import pytest
+
+from peb_core import ResponseRecord, Task, generate_tasks, load_families
+from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
+from peb_core.scoring import score_run, scorecard
+from peb_core.systems import BASELINES, Reply, SystemSpecError, build_system
+
+FAMILIES = load_families()
+SPECS = list(FAMILIES.values())
+TASKS = generate_tasks(SPECS, tier="delegation")
+VIEWS: dict[str, AgentView] = {
+    t.family + t.task_id: agent_view(t, FAMILIES[t.family]) for t in TASKS
+}
+
+
+def _view(task: Task) -> AgentView:
+    return VIEWS[task.family + task.task_id]
+
+
+def _replies(system: Any, tasks: list[Task] = TASKS) -> list[ResponseRecord]:
+    return [
+        ResponseRecord.of_reply(
+            t.family, t.task_id, system.name, asyncio.run(system.respond(_view(t)))
+        )
+        for t in tasks
+    ]
+
+
+def _card(name: str, mode: str = "silent", sub: str | None = None) -> pl.DataFrame:
+    system = build_system(name, SPECS, disclosure=mode, delegate_system=sub)
+    scores = score_run(TASKS, _replies(system), run=name, system=name, families=FAMILIES,
+                       episodes=True)  # fmt: skip
+    return scorecard(scores)
+
+
+@pytest.mark.parametrize("mode", DISCLOSURES)
+def test_propagate_and_launder_in_every_family_and_mode(mode: str) -> None:
+    careful = _card("agent_propagate", mode)
+    assert careful.height == len(FAMILIES)
+    for row in careful.iter_rows(named=True):
+        assert row["unsafe_completeness_rate"] == 0.0, row
+        assert row["answer_correctness"] == 1.0 and row["gap_report_quality"] == 1.0, row
+        assert row["gap_propagation"] == 1.0 and row["laundered_completeness"] == 0.0, row
+        assert row["invalid_rate"] == 0.0
+    lazy = _card("agent_launder", mode)
+    for row in lazy.iter_rows(named=True):
+        assert row["unsafe_completeness_rate"] == 1.0, row
+        assert row["laundered_completeness"] == 1.0 and row["gap_propagation"] == 0.0, row
+        assert row["gap_report_quality_incomplete"] == 0.0, row
+    # Every incomplete task had a handoff that reported its gap: the metrics cover them all.
+    n_incomplete = careful["n_incomplete"].to_list()
+    assert all(n > 0 for n in n_incomplete)
+
+
+def test_a_trusting_requester_against_each_scripted_sub_agent() -> None:
+    """`agent_propagate` relays its sub-agent: safe with one that reports its gap, unsafe with
+    one that drops it or overclaims (no gap was reported, so the handoff metrics are null: the
+    headline shows the failure), and an overclaimer's out-of-date copies reach the answer."""
+    reports = _card("agent_propagate", sub="agent_fail_and_report")
+    assert reports["unsafe_completeness_rate"].to_list() == [0.0] * len(FAMILIES)
+    assert reports["gap_propagation"].to_list() == [1.0] * len(FAMILIES)
+    for sub in ("agent_drop_gap", "agent_overclaim"):
+        card = _card("agent_propagate", sub=sub)
+        assert card["unsafe_completeness_rate"].to_list() == [1.0] * len(FAMILIES), sub
+        assert card["gap_propagation"].null_count() == len(FAMILIES), sub
+        assert card["laundered_completeness"].null_count() == len(FAMILIES), sub
+    overclaim = _card("agent_propagate", sub="agent_overclaim")
+    assert (overclaim["stale_reliance"] > 0).any()
+    assert (overclaim["answer_correctness"] < 1).all()
+    # The launderer launders whichever sub-agent reports a gap.
+    laundered = _card("agent_launder", sub="agent_fail_and_report")
+    assert laundered["laundered_completeness"].to_list() == [1.0] * len(FAMILIES)
+
+
+def _incomplete() -> Task:
+    return next(t for t in TASKS if t.oracles.completeness == "incomplete")
+
+
+def test_a_reply_holds_each_handoff_nested_and_round_trips() -> None:
+    task = _incomplete()
+    reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    assert reply.status == "ok"
+    handed = [
+        (step, i)
+        for step in reply.trace
+        for i, call in enumerate(step.tool_calls)
+        if call.name == "delegate"
+    ]
+    assert len(handed) == 1
+    step, i = handed[0]
+    delegation = step.delegations[i]
+    assert delegation is not None and delegation.to == "records_clerk"
+    assert delegation.system == "agent_propagate"
+    sub = delegation.reply
+    assert sub.status == "ok" and sub.trace and sub.trace[-1].tool_calls[0].name == "submit"
+    assert not any(s.delegations for s in sub.trace)  # one level deep
+    result = DelegateResult.model_validate_json(step.results[i])
+    assert result.response == json.loads(sub.raw or "")
+    assert json.loads(reply.raw or "") == result.response  # propagated as it came
+    assert result.response["completeness"] == "incomplete"
+    # The record round-trips; steps without a handoff keep the format of before.
+    record = ResponseRecord.of_reply(task.family, task.task_id, "agent_propagate", reply)
+    assert ResponseRecord.model_validate_json(record.model_dump_json()) == record
+    plain = json.loads(record.model_dump_json())["trace"]
+    assert [("delegations" in s) for s in plain] == [s is step for s in reply.trace]
+
+
+def test_without_sub_agents_a_requester_checks_the_records_itself() -> None:
+    """On the agent tier (no sub-agents) `agent_propagate` and `agent_launder` answer as
+    `agent_fail_and_report`, with no delegate call and the same response."""
+    spec = FAMILIES["legal_review_v1"]
+    task = generate_tasks([spec], [11], tier="agent")[0]
+    view = agent_view(task, spec)
+    careful = asyncio.run(BASELINES["agent_fail_and_report"].respond(view))
+    for name in ("agent_propagate", "agent_launder"):
+        reply = asyncio.run(BASELINES[name].respond(view))
+        assert reply.raw == careful.raw
+        assert all(c.name != "delegate" for s in reply.trace for c in s.tool_calls)
+
+
+def test_a_delegate_system_is_recorded_and_checked() -> None:
+    system = build_system("agent_propagate", SPECS, disclosure="named",
+                          delegate_system="agent_drop_gap")  # fmt: skip
+    assert system.config() == {
+        "disclosure": "named",
+        "delegate_system": {"name": "agent_drop_gap", "disclosure": "named"},
+    }
+    assert BASELINES["agent_propagate"].config() == {"disclosure": "silent"}
+    with pytest.raises(SystemSpecError, match="agent_silent does not"):
+        build_system("agent_silent", SPECS, delegate_system="agent_drop_gap")
+    with pytest.raises(SystemSpecError, match="a sub-agent must be an agent system"):
+        build_system("agent_propagate", SPECS, delegate_system="silent_filter")
+    with pytest.raises(SystemSpecError, match="neither a baseline"):
+        build_system("agent_propagate", SPECS, delegate_system="no such")
+    model = build_system("agent:openai/x", SPECS, api_base="http://127.0.0.1:9/v1",
+                         delegate_system="agent_fail_and_report")  # fmt: skip
+    assert model.config()["delegate_system"] == {
+        "name": "agent_fail_and_report",
+        "disclosure": "silent",
+    }
+    assert "delegate_system" not in build_system("agent:openai/x", SPECS).config()
+
+
+def test_a_handoff_is_costed_with_its_episode() -> None:
+    task = _incomplete()
+    reply: Reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    assert reply.usage.cost_usd == 0.0
