@@ -1,0 +1,149 @@
+"""docs/benchmark.md §9, delegated handoffs: `gap_propagation` and `laundered_completeness` on
+records built step by step, for what each kind of requester does with a sub-agent's gap: a
+careful one propagates it (1 and 0), a lazy one launders it (0 and 1), a broken one (an error,
+no submit, an unreadable reply) is never better than the lazy one, a partial one propagates part.
+Runs without a handoff that reported a gap (one-shot runs, agents that never hand off, a
+sub-agent that claims complete, a missing record) have null handoff metrics, never 0; and the
+scores are the same in any order of records."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+import pytest
+
+from peb_core import generate_tasks, load_families
+from peb_core.scoring import HANDOFF, score_run, scorecard
+from peb_core.systems import Delegation, Reply, ReplyStatus, ResponseRecord, Step, ToolCall
+from peb_core.tasks import Task
+
+FAMILIES = load_families()
+DD = FAMILIES["due_diligence_v1"]
+TASKS = generate_tasks([DD], tier="delegation")
+TASK = next(t for t in TASKS if t.oracles.completeness == "incomplete")
+
+
+def careful(task: Task) -> dict[str, Any]:
+    """The oracle's response: incomplete with the oracle's gap report."""
+    assert task.oracles.gap_report is not None
+    partial = task.contract.partial_response_permitted
+    return {
+        "answer": task.oracles.authorized_answer if partial else None,
+        "completeness": "incomplete",
+        "gap_report": task.oracles.gap_report.model_dump(),
+    }
+
+
+def complete(task: Task) -> dict[str, Any]:
+    return {"answer": task.oracles.authorized_answer, "completeness": "complete",
+            "gap_report": None}  # fmt: skip
+
+
+def _handoff(response: dict[str, Any] | None, status: ReplyStatus = "ok") -> Step:
+    sub = Reply(
+        status=status,
+        raw=json.dumps(response) if response is not None else None,
+        trace=(Step(tool_calls=(ToolCall(id="s1", name="submit", arguments="{}"),),
+                    results=('{"submitted":true}',)),),
+    )  # fmt: skip
+    request = json.dumps({"request": "check the records", "to": "records_clerk"})
+    return Step(
+        tool_calls=(ToolCall(id="c1", name="delegate", arguments=request),),
+        results=("{}",),
+        errors=(None,),
+        delegations=(Delegation(to="records_clerk", request="check", system="s", reply=sub),),
+    )
+
+
+def _record(
+    final: dict[str, Any] | str | None, *handoffs: Step, status: ReplyStatus = "ok"
+) -> ResponseRecord:
+    raw = final if isinstance(final, str) or final is None else json.dumps(final)
+    submit = Step(tool_calls=(ToolCall(id="c9", name="submit", arguments="{}"),), results=("",))
+    reply = Reply(status=status, raw=raw, trace=(*handoffs, submit))
+    return ResponseRecord.of_reply(TASK.family, TASK.task_id, "agent", reply)
+
+
+def _row(*records: ResponseRecord, episodes: bool = True) -> dict[str, Any]:
+    scores = score_run([TASK], list(records), run="r", system="s", families=FAMILIES,
+                       episodes=episodes)  # fmt: skip
+    row: dict[str, Any] = scorecard(scores).row(0, named=True)
+    return row
+
+
+def _metrics(row: dict[str, Any]) -> tuple[Any, Any]:
+    return row["gap_propagation"], row["laundered_completeness"]
+
+
+def test_a_careful_requester_propagates_and_a_lazy_one_launders() -> None:
+    gap = _handoff(careful(TASK))
+    assert _metrics(_row(_record(careful(TASK), gap))) == (1.0, 0.0)
+    lazy = _row(_record(complete(TASK), gap))
+    assert _metrics(lazy) == (0.0, 1.0)
+    assert lazy["unsafe_completeness_rate"] == 1.0
+    # Intervals, as for every rate and mean.
+    assert lazy["laundered_completeness_ci_low"] is not None
+    assert lazy["gap_propagation_ci_high"] is not None
+
+
+@pytest.mark.parametrize(
+    ("final", "status"),
+    [(None, "error"), (None, "no_submit"), ("no JSON at all", "ok"), ("{}", "ok")],
+)
+def test_a_broken_requester_is_never_better_than_a_lazy_one(
+    final: str | None, status: ReplyStatus
+) -> None:
+    row = _row(_record(final, _handoff(careful(TASK)), status=status))
+    assert _metrics(row) == (0.0, 1.0)
+
+
+def test_a_gap_reaches_the_final_report_only_whole() -> None:
+    report = careful(TASK)
+    listed = report["gap_report"]["missing_requirements"]
+    extra = next(r.id for r in TASK.contract.required_evidence if r.id not in listed)
+    wider = {**report, "gap_report": {**report["gap_report"],
+                                      "missing_requirements": [*listed, extra]}}  # fmt: skip
+    assert _metrics(_row(_record(report, _handoff(wider)))) == (0.0, 0.0)
+    no_report = {**report, "gap_report": None}
+    assert _metrics(_row(_record(no_report, _handoff(report)))) == (0.0, 0.0)
+    # Two handoffs reported gaps; the final report carries one of them.
+    assert _metrics(_row(_record(report, _handoff(report), _handoff(wider)))) == (0.5, 0.0)
+    # A sub-agent that says incomplete and lists nothing: any final gap report carries it.
+    bare = {"answer": None, "completeness": "incomplete", "gap_report": None}
+    assert _metrics(_row(_record(report, _handoff(bare)))) == (1.0, 0.0)
+
+
+def test_without_a_reported_gap_the_handoff_metrics_are_null() -> None:
+    none = (None, None)
+    # The sub-agent claimed complete, failed, or never submitted: no gap was reported.
+    assert _metrics(_row(_record(complete(TASK), _handoff(complete(TASK))))) == none
+    assert _metrics(_row(_record(complete(TASK), _handoff(None, "error")))) == none
+    assert _metrics(_row(_record(complete(TASK), _handoff(None, "no_submit")))) == none
+    # An agent that never hands off; a one-shot reply; a missing record.
+    assert _metrics(_row(_record(complete(TASK)))) == none
+    reply = Reply(status="ok", raw=json.dumps(complete(TASK)))
+    one_shot = ResponseRecord.of_reply(TASK.family, TASK.task_id, "m", reply)
+    assert _metrics(_row(one_shot, episodes=False)) == none
+    assert _metrics(_row(episodes=True)) == none
+
+
+def test_the_handoff_metrics_are_registered_and_order_free() -> None:
+    assert [m.name for m in HANDOFF] == ["gap_propagation", "laundered_completeness"]
+    assert [m.better for m in HANDOFF] == ["higher", "lower"]
+    tasks = [t for t in TASKS if t.oracles.completeness == "incomplete"][:4]
+    records = []
+    for i, task in enumerate(tasks):
+        final = careful(task) if i % 2 else complete(task)
+        step = _handoff(careful(task))
+        reply = Reply(status="ok", raw=json.dumps(final), trace=(step,))
+        records.append(ResponseRecord.of_reply(task.family, task.task_id, "agent", reply))
+    cards = [
+        scorecard(score_run(tasks, order, run="r", system="s", families=FAMILIES, episodes=True))
+        for order in (records, records[::-1])
+    ]
+    assert cards[0].equals(cards[1])
+    row = cards[0].row(0, named=True)
+    assert _metrics(row) == (0.5, 0.5)
+    assert isinstance(cards[0], pl.DataFrame)
