@@ -112,7 +112,7 @@ def test_a_reply_holds_each_handoff_nested_and_round_trips() -> None:
     result = DelegateResult.model_validate_json(step.results[i])
     assert result.response == json.loads(sub.raw or "")
     assert json.loads(reply.raw or "") == result.response  # propagated as it came
-    assert result.response["completeness"] == "incomplete"
+    assert result.response is not None and result.response["completeness"] == "incomplete"
     # The record round-trips; steps without a handoff keep the format of before.
     record = ResponseRecord.of_reply(task.family, task.task_id, "agent_propagate", reply)
     assert ResponseRecord.model_validate_json(record.model_dump_json()) == record
