@@ -18,6 +18,7 @@ from peb_core.scoring import (
     ALPHA,
     COMPARE_KEYS,
     COMPARE_NOTE,
+    HANDOFF,
     LABELS,
     MEASURES,
     TRACE,
@@ -31,8 +32,9 @@ from peb_core.scoring._compare import TESTS
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in MEASURES if m not in TRACE]
-"""What two one-shot runs are compared on: the trace metrics only when a run is an agent's."""
+METRICS = [m.name for m in MEASURES if m not in TRACE and m not in HANDOFF]
+"""What two one-shot runs are compared on: the trace metrics only when a run is an agent's, the
+handoff metrics only when a sub-agent reported a gap."""
 
 
 def _rows(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
