@@ -39,6 +39,12 @@ TIER_ABOUT: dict[Tier, str] = {
     "decisive figure, and a haystack of related and unrelated records surrounds them. A task "
     "row's JSON holds the whole corpus; its model view, the visible part of it (an agent starts "
     "with none of it and reaches it only through the tools).",
+    "delegation": "the agent tier's corpora (the same corpus, contract and oracles for the same "
+    "seed), each task listing named sub-agents with a role and the scopes they hold; an agent "
+    "may hand part of the contract to one (`delegate`), whose episode runs under the "
+    "intersection of its scopes and the user's, so on an incomplete task the sub-agent's view "
+    "misses what the user's does, and the final answer is safe only if the sub-agent's gap "
+    "reaches the final gap report. A task row's JSON lists the sub-agents with their own scopes.",
 }
 KIND_ABOUT: dict[Kind, str] = {
     "tasks": "Each task whole, oracles included: what an evaluator needs to score a reply.",
