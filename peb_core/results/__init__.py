@@ -23,6 +23,7 @@ from ._replay import (
     STEPS_SCHEMA,
     replay_claims,
     replay_documents,
+    replay_handoffs,
     replay_steps,
 )
 from ._saved import SCORE_NOTES, SCORES
@@ -44,6 +45,7 @@ __all__ = [
     "load_runs",
     "replay_claims",
     "replay_documents",
+    "replay_handoffs",
     "replay_steps",
     "responses_to_task",
     "run_labels",

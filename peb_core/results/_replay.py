@@ -1,7 +1,8 @@
 """An agent's episode replayed beside its task, as frames a notebook shows step by step: what
 it called and was shown (`replay_steps`), what of the corpus it had surfaced, opened, probed
 or had withheld from it by a given step (`replay_documents`), and, requirement by requirement,
-the gap between what it saw and what it claimed (`replay_claims`).
+the gap between what it saw and what it claimed (`replay_claims`); each handoff's sub-episode
+replays the same way (`replay_handoffs`).
 
 The task is the oracle here: these frames name hidden documents and evidence families, which
 no tool result ever holds; they are for a researcher reading an episode, never for a system.
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 
 from ..access import CorpusIndex, IndexedDocument, SearchArguments
 from ..scoring import Vocabulary, read_reply
-from ..systems import ResponseRecord
+from ..systems import Delegation, ResponseRecord
 from ..tasks import ScenarioFile, Task
 
 LIST = pl.List(pl.String)
@@ -245,3 +246,33 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
             }
         )
     return pl.DataFrame(rows, schema=CLAIMS_SCHEMA)
+
+
+def replay_handoffs(
+    record: ResponseRecord, task: Task
+) -> list[tuple[Delegation, ResponseRecord, Task]]:
+    """Each handoff of `record`'s episode, in order (docs/benchmark.md §9.1): its delegation,
+    the sub-episode's reply as a record of its own, and `task` as the sub-agent saw it (the
+    user's scopes narrowed to those the sub-agent holds too), so `replay_steps`,
+    `replay_documents` and `replay_claims` replay a sub-episode as any other."""
+    agents = {agent.name: agent for agent in task.sub_agents}
+    handoffs = []
+    for step in record.trace:
+        for delegation in step.delegations:
+            if delegation is None:
+                continue
+            agent = agents.get(delegation.to)
+            scopes = tuple(s for s in task.user_scopes if agent is None or s in agent.scopes)
+            seen = task.model_copy(
+                update={
+                    "user_scopes": scopes,
+                    "authorized_doc_ids": tuple(
+                        d.doc_id for d in task.documents if d.scope in scopes
+                    ),
+                }
+            )
+            sub = ResponseRecord.of_reply(
+                record.family, record.task_id, delegation.system, delegation.reply
+            )
+            handoffs.append((delegation, sub, seen))
+    return handoffs

@@ -17,6 +17,7 @@ import pytest
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
+from peb_core.results import replay_documents, replay_handoffs, replay_steps
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, Reply, SystemSpecError, build_system
 
@@ -160,3 +161,21 @@ def test_a_handoff_is_costed_with_its_episode() -> None:
     task = _incomplete()
     reply: Reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
     assert reply.usage.cost_usd == 0.0
+
+
+def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
+    task = _incomplete()
+    reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    record = ResponseRecord.of_reply(task.family, task.task_id, "agent_propagate", reply)
+    ((delegation, sub, seen),) = replay_handoffs(record, task)
+    clerk = next(a for a in task.sub_agents if a.name == delegation.to)
+    assert set(seen.user_scopes) == set(task.user_scopes) & set(clerk.scopes)
+    steps = replay_steps(sub, seen)
+    assert steps.height == sum(len(s.tool_calls) for s in delegation.reply.trace)
+    documents = replay_documents(sub, seen)
+    opened = documents.filter(pl.col("opened_at").is_not_null())["doc_id"].to_list()
+    assert opened and set(opened) <= set(seen.authorized_doc_ids)
+    # An episode without a handoff has none to replay.
+    plain = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+    plain_record = ResponseRecord.of_reply(task.family, task.task_id, "f", plain)
+    assert replay_handoffs(plain_record, task) == []
