@@ -21,6 +21,7 @@ the handshake.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -502,7 +503,8 @@ def serve(
 ) -> RunManifest | None:
     """Serve `bench` over `transport` (`stdio`: one client, until it disconnects; `http`:
     streamable HTTP on 127.0.0.1:`port` at /mcp, until interrupted) holding the run's lock;
-    `ready` is told where. The manifest at the end (None if no task was started)."""
+    `ready` is told where. A KeyboardInterrupt stops it as the end of the input does. The
+    manifest at the end (None if no task was started)."""
     with run_lock(bench.out):
         bench.open()
         try:
@@ -512,6 +514,8 @@ def serve(
                 anyio.run(_stdio, bench)
             else:
                 anyio.run(_http, bench, port, ready)
+        except KeyboardInterrupt:
+            pass  # Ctrl-C: how a server is stopped
         finally:
             manifest = bench.close()
     return manifest
@@ -527,18 +531,10 @@ async def _http(bench: McpBench, port: int, ready: Callable[[str], None] | None)
     import uvicorn
 
     app = build_server(bench).streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    if ready:
-
-        async def announce() -> None:
-            while not server.started and not server.should_exit:
-                await anyio.sleep(0.02)
-            if server.started:
-                ready(f"http://127.0.0.1:{port}/mcp")
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(announce)
-            await server.serve()
-    else:
-        await server.serve()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # Bound here, so a client may connect (and wait in the backlog) once `ready` is told.
+    listening = socket.create_server(("127.0.0.1", port))
+    with listening:
+        if ready:
+            ready(f"http://127.0.0.1:{port}/mcp")
+        await server.serve(sockets=[listening])

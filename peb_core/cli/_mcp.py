@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -88,7 +89,12 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    manifest = serve(bench, args.transport, port, ready)
+    # SIGTERM stops the server as Ctrl-C does: open episodes recorded, the manifest closed.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        manifest = serve(bench, args.transport, port, ready)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if manifest is None:
         print(f"{args.out}: no task was started; nothing recorded", file=sys.stderr)
         return 0
