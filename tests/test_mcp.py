@@ -47,6 +47,19 @@ ME = Implementation(name="test-agent", version="1")
 SYSTEM = f"mcp:test-agent:{DEFAULT_PROTOCOL}"
 TOOLS = ["list_tasks", "start_task", "search", "open", "submit"]
 
+BadCalls = list[tuple[str, dict[str, Any], str]]
+"""(tool, arguments, what its error says)."""
+BAD_BEFORE_START: BadCalls = [
+    ("search", {"query": "register"}, "no task started"),
+    ("start_task", {"task_id": "task-999"}, "unknown task 'task-999'"),
+    ("start_task", {"id": 1}, "an id from list_tasks"),
+]
+BAD_IN_EPISODE: BadCalls = [
+    ("search", {"query": 5}, "search: query: Input should be a valid string"),
+    ("delete", {"doc_id": "x"}, "unknown tool 'delete'"),
+    ("start_task", {"task_id": IDS[-1]}, "is in progress on this connection"),
+]
+
 Seen = list[tuple[Task, str, str]]
 """(task, tool, result text) of every result a client got, for the leak check."""
 
@@ -80,11 +93,7 @@ async def careful(
     seen.append((task, "start_task", shown(started)))
     calls = 0
     if bad_calls:
-        for name, arguments, expected in [
-            ("search", {"query": 5}, "search: query: Input should be a valid string"),
-            ("delete", {"doc_id": "x"}, "unknown tool 'delete'"),
-            ("start_task", {"task_id": IDS[-1]}, "is in progress on this connection"),
-        ]:
+        for name, arguments, expected in BAD_IN_EPISODE:
             result = await call(session, name, arguments)
             assert result.is_error and expected in shown(result), shown(result)
             seen.append((task, name, shown(result)))
@@ -161,11 +170,7 @@ def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
                 assert tool.input_schema == schemas[tool.name]["parameters"]
                 assert tool.description == schemas[tool.name]["description"]
             # Bad calls before any task: errors the client reads, leading the next trace.
-            for name, arguments, expected in [
-                ("search", {"query": "register"}, "no task started"),
-                ("start_task", {"task_id": "task-999"}, "unknown task 'task-999'"),
-                ("start_task", {"id": 1}, "an id from list_tasks"),
-            ]:
+            for name, arguments, expected in BAD_BEFORE_START:
                 result = await call(s, name, arguments)
                 assert result.is_error and expected in shown(result), shown(result)
                 seen.append((TASKS[0], name, shown(result)))

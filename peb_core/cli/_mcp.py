@@ -110,14 +110,13 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     """`mcp serve`."""
     p = sub.add_parser("mcp", help="serve the agent tier's tools to any MCP client")
-    mcp = p.add_subparsers(dest="mcp_command", required=True, parser_class=Parser)
+    mcp = p.add_subparsers(dest="mcp_command", metavar="serve", required=True, parser_class=Parser)
     s = mcp.add_parser(
         "serve",
         help="serve one family's agent tasks over MCP (stdio or streamable HTTP), recording "
         "every episode into a run folder",
     )
-    add_selection(s)
-    s.set_defaults(tier="agent")
+    add_selection(s, default_tier="agent")
     s.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
     s.add_argument(
         "--disclosure",
