@@ -101,7 +101,7 @@ class Episode:
 
 
 @dataclass
-class Client:
+class ClientState:
     """A connection's state: its client's name, its episode if one is open, and the bad calls it
     made outside an episode (they lead the trace of its next one)."""
 
@@ -109,10 +109,6 @@ class Client:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     episode: Episode | None = None
     pending: list[Step] = field(default_factory=list)
-
-
-def _outcome(content: str, error: str | None = None) -> tuple[str, str | None]:
-    return content, error
 
 
 def _failed(message: str) -> tuple[str, str | None]:
@@ -191,7 +187,8 @@ class McpBench:
         )
         self.manifest: RunManifest | None = None
         self.records: list[ResponseRecord] = []
-        self.active: dict[str, Client] = {}
+        self._recorded: set[tuple[str, str]] = set()
+        self.active: dict[str, ClientState] = {}
         self.warnings: list[str] = []
 
     # The run folder.
@@ -227,6 +224,7 @@ class McpBench:
         if self.manifest is not None:
             keys = set(task_set(self.out, self.manifest, {self.spec.id: self.spec}))
             self.records, problems = records_of_run(self.out, self.manifest, keys)
+            self._recorded = {(r.family, r.task_id) for r in self.records}
             self.warnings += problems
 
     def close(self) -> RunManifest | None:
@@ -249,11 +247,11 @@ class McpBench:
     def status(self, task_id: str) -> str:
         """`recorded`, `in progress` (on some connection) or `open`."""
         task = self.tasks[task_id]
-        if any((r.family, r.task_id) == (task.family, task.task_id) for r in self.records):
+        if (task.family, task.task_id) in self._recorded:
             return "recorded"
         return "in progress" if task_id in self.active else "open"
 
-    def _system(self, client: Client) -> str:
+    def _system(self, client: ClientState) -> str:
         return system_name(f"{MCP_PREFIX}{client.name}", self.protocol.id)
 
     def _record(self, record: ResponseRecord) -> None:
@@ -262,6 +260,7 @@ class McpBench:
         with (self.out / RESPONSES).open("a", encoding="utf-8") as handle:
             handle.write(record.model_dump_json() + "\n")
         self.records.append(record)
+        self._recorded.add((record.family, record.task_id))
         self.manifest = self.manifest.model_copy(
             update={"counts": count_records(len(self.tasks), self.records)}
         )
@@ -269,13 +268,15 @@ class McpBench:
 
     # Calls.
 
-    def call(self, client: Client, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    def call(
+        self, client: ClientState, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
         """Answer one tool call of `client`; never raises for what a client sends."""
         started = time.monotonic()
         episode = client.episode
         notes: list[str] = []
         if name == LIST_TASKS:
-            content, error = self._list_tasks()
+            content, error = self._list_tasks(), None
         elif name == START_TASK:
             content, error = self._start(client, arguments)
             if error is None:
@@ -291,10 +292,11 @@ class McpBench:
             outcome = episode.session.call(name, arguments)
             content, error = outcome.content, outcome.error
         step = Step(
-            sent=episode.start if episode is not None and not _started(episode) else (),
+            sent=episode.start if episode is not None and not episode.steps else (),
             tool_calls=(
                 ToolCall(
-                    id=f"call_{len(episode.steps if episode else client.pending) + 1}",
+                    # Numbered through the trace the call goes to (pending calls lead it).
+                    id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
                     name=name,
                     arguments=json.dumps(arguments, ensure_ascii=False),
                 ),
@@ -318,19 +320,17 @@ class McpBench:
             )
         return _result(content, error, notes)
 
-    def _list_tasks(self) -> tuple[str, str | None]:
-        return _outcome(
-            json.dumps(
-                {
-                    "family": self.spec.id,
-                    "disclosure": self.disclosure,
-                    "max_steps": self.max_steps,
-                    "tasks": [{"id": t, "status": self.status(t)} for t in self.tasks],
-                }
-            )
+    def _list_tasks(self) -> str:
+        return json.dumps(
+            {
+                "family": self.spec.id,
+                "disclosure": self.disclosure,
+                "max_steps": self.max_steps,
+                "tasks": [{"id": t, "status": self.status(t)} for t in self.tasks],
+            }
         )
 
-    def _start(self, client: Client, arguments: dict[str, Any]) -> tuple[str, str | None]:
+    def _start(self, client: ClientState, arguments: dict[str, Any]) -> tuple[str, str | None]:
         task_id = arguments.get("task_id")
         if set(arguments) != {"task_id"} or not isinstance(task_id, str):
             return _failed('start_task: expected {"task_id": string}, an id from list_tasks')
@@ -360,12 +360,14 @@ class McpBench:
         client.episode = Episode(task_id, task, view.session(self.disclosure), start)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
-        schema = json.dumps(self.tools[-1].input_schema["properties"]["response"])
-        return _outcome(
-            f"Task {task_id}.\n\n{text}\n\nThe response schema (submit's `response`): {schema}"
+        submit = next(t for t in self.tools if t.name == "submit")
+        schema = json.dumps(submit.input_schema["properties"]["response"])
+        return (
+            f"Task {task_id}.\n\n{text}\n\nThe response schema (submit's `response`): {schema}",
+            None,
         )
 
-    def _end(self, client: Client, status: ReplyStatus, error: str | None = None) -> None:
+    def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
         episode = client.episode
         assert episode is not None and self.manifest is not None
@@ -386,7 +388,7 @@ class McpBench:
             )
         )
 
-    def disconnected(self, client: Client) -> None:
+    def disconnected(self, client: ClientState) -> None:
         """The client's connection closed: its open episode ends without a submit."""
         if client.episode is not None:
             calls = len(client.pending) + len(client.episode.steps)
@@ -394,11 +396,6 @@ class McpBench:
                 client, "no_submit", f"the client disconnected after {calls} tool calls without a "
                 "submit"
             )  # fmt: skip
-
-
-def _started(episode: Episode) -> bool:
-    """Whether an episode's start messages are in its trace already (on its first step)."""
-    return bool(episode.steps)
 
 
 _EMPTY: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -441,9 +438,9 @@ def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection:
 
 
 def build_server(bench: McpBench) -> Server[Any]:
-    """The MCP server of `bench`: its tools listed and called, one `Client` per connection."""
+    """The MCP server of `bench`: its tools listed and called, one `ClientState` per connection."""
 
-    async def client_of(ctx: ServerRequestContext[Any, Any]) -> Client:
+    async def client_of(ctx: ServerRequestContext[Any, Any]) -> ClientState:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise MCPError(
                 code=types.INVALID_REQUEST,
@@ -451,10 +448,10 @@ def build_server(bench: McpBench) -> Server[Any]:
             )
         connection = _connection(ctx)
         client = connection.state.get("peb")
-        if not isinstance(client, Client):
+        if not isinstance(client, ClientState):
             params = ctx.session.client_params
             name = params.client_info.name if params is not None else "client"
-            client = connection.state["peb"] = Client(name=name or "client")
+            client = connection.state["peb"] = ClientState(name=name or "client")
 
             async def closed() -> None:
                 bench.disconnected(client)

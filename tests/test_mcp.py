@@ -207,6 +207,7 @@ def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
     # The pre-start bad calls lead task 1's trace; the start messages go with its first step
     # after the start.
     assert [e is not None for s in first.trace[:3] for e in s.errors] == [True] * 3
+    assert len({c.id for s in first.trace for c in s.tool_calls}) == len(first.trace)
     protocol = get_protocol(DEFAULT_PROTOCOL)
     assert protocol.agent is not None
     start = tuple(protocol.agent(agent_view(TASKS[0], SPEC).start))
@@ -357,15 +358,14 @@ def test_max_steps_ends_an_episode(tmp_path: Path) -> None:
 def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
     """An episode still open when the server stops (a client that vanished without its
     session ending) is recorded as no_submit."""
-    from peb_core.mcp_server import Client as Connected
-    from peb_core.mcp_server import McpBench
+    from peb_core.mcp_server import ClientState, McpBench
 
     bench = McpBench(
         tmp_path / "run", SPEC, SEEDS, tier="agent", disclosure="counted", max_steps=100
     )
     with run_lock(bench.out):
         bench.open()
-        client = Connected(name="test-agent")
+        client = ClientState(name="test-agent")
         assert not bench.call(client, "start_task", {"task_id": IDS[0]}).is_error
         assert not bench.call(client, "search", {"query": "register"}).is_error
         manifest = bench.close()
