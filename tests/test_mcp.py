@@ -32,7 +32,7 @@ from peb_core.access import agent_view, family_tools
 from peb_core.cli import main
 from peb_core.results import score_run_dirs
 from peb_core.runs import run_lock
-from peb_core.systems import AGENT_BASELINES, DEFAULT_PROTOCOL, get_protocol
+from peb_core.systems import AGENT_BASELINES, DEFAULT_PROTOCOL, AgentBaseline, get_protocol
 from peb_core.tasks import iter_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +42,7 @@ SEEDS = [11]
 TASKS = list(iter_tasks([SPEC], SEEDS, 0, "agent", None))
 IDS = [f"task-{i:03d}" for i in range(1, len(TASKS) + 1)]
 CAREFUL = next(b for b in AGENT_BASELINES if b.name == "agent_fail_and_report")
+LAZY = next(b for b in AGENT_BASELINES if b.name == "agent_silent")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ME = Implementation(name="test-agent", version="1")
 SYSTEM = f"mcp:test-agent:{DEFAULT_PROTOCOL}"
@@ -80,14 +81,19 @@ async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> 
     return await session.call_tool(name, arguments)
 
 
-async def careful(
-    session: ClientSession, number: int, mode: str, seen: Seen, bad_calls: bool = False
+async def play(
+    session: ClientSession,
+    number: int,
+    mode: str,
+    seen: Seen,
+    bad_calls: bool = False,
+    baseline: AgentBaseline = CAREFUL,
 ) -> int:
-    """Play task `number` (1-based) as `agent_fail_and_report` does, its calls sent over MCP;
-    each result must be the in-process session's, byte for byte. With `bad_calls`, three bad
-    calls first. The episode's tool calls."""
+    """Play task `number` (1-based) as `baseline` (`agent_fail_and_report`) does, its calls
+    sent over MCP; each result must be the in-process session's, byte for byte. With
+    `bad_calls`, three bad calls first. The episode's tool calls."""
     task = TASKS[number - 1]
-    local = CAREFUL.under(mode).play(agent_view(task, SPEC))
+    local = baseline.under(mode).play(agent_view(task, SPEC))
     started = await call(session, "start_task", {"task_id": IDS[number - 1]})
     assert not started.is_error, shown(started)
     seen.append((task, "start_task", shown(started)))
@@ -178,7 +184,7 @@ def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
             assert [t["id"] for t in listed["tasks"]] == IDS
             assert {t["status"] for t in listed["tasks"]} == {"open"}
             seen.append((TASKS[0], "list_tasks", json.dumps(listed)))
-            await careful(s, 1, "silent", seen, bad_calls=True)
+            await play(s, 1, "silent", seen, bad_calls=True)
             # Task 2: two searches, then the client goes away mid-episode.
             start = await call(s, "start_task", {"task_id": IDS[1]})
             seen.append((TASKS[1], "start_task", shown(start)))
@@ -195,7 +201,7 @@ def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
             again = await call(s, "start_task", {"task_id": IDS[0]})
             assert again.is_error and "is recorded" in shown(again)
             for number in range(3, len(IDS) + 1):
-                await careful(s, number, "silent", seen)
+                await play(s, number, "silent", seen)
 
     anyio.run(first_client)
     records, problems = read_records(out / "responses.jsonl", SYSTEM)
@@ -238,6 +244,29 @@ def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
     assert card["system"] == SYSTEM and card["disclosure"] == "silent"
     assert card["unsafe_completeness_rate"] == 0.0 and card["no_submit_rate"] == 1 / len(IDS)
     check_no_leaks(seen, "silent")
+
+
+def test_a_lazy_client_scores_as_the_lazy_baseline(tmp_path: Path) -> None:
+    """Serving over MCP makes no system look better: a client that searches the request,
+    reads what it finds and claims complete is unsafe on every incomplete task, as
+    `agent_silent` is in process."""
+    out = tmp_path / "run"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "peb_core.cli", *serve_args(out)], env=ENV, cwd=ROOT
+    )
+
+    async def lazy() -> None:
+        async with stdio_client(params) as streams, ClientSession(*streams, client_info=ME) as s:
+            await s.initialize()
+            for number in range(1, len(IDS) + 1):
+                await play(s, number, "silent", [], baseline=LAZY)
+
+    anyio.run(lazy)
+    rows = per_task(out)
+    incomplete = [r for r in rows.values() if r["completeness"] == "incomplete"]
+    assert incomplete and all(r["unsafe"] for r in incomplete)
+    [card] = peb_score(out)
+    assert card["unsafe_completeness_rate"] == 1.0
 
 
 def free_port() -> int:
@@ -304,7 +333,7 @@ def test_http_two_clients_disconnect_and_score(tmp_path: Path) -> None:
             assert listed["tasks"][0]["status"] == "recorded"
             assert listed["disclosure"] == mode
             seen.append((TASKS[1], "list_tasks", shown(await call(s, "list_tasks", {}))))
-            await careful(s, 2, mode, seen, bad_calls=True)
+            await play(s, 2, mode, seen, bad_calls=True)
 
     with http_server(out, "--disclosure", mode) as (url, process):
         anyio.run(leaving_client, url)
