@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 import pytest
+from cli import peb
 from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -146,14 +147,7 @@ def assert_careful_scores(row: dict[str, Any]) -> None:
 
 
 def peb_score(out: Path) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", "score", str(out), "--json"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=ROOT,
-        timeout=120,
-    )
+    done = peb("score", str(out), "--json")
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
     return rows
