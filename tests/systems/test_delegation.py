@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
-from peb_core import ResponseRecord, Task, generate_tasks, load_families
+from peb_core import ResponseRecord, Task, cli, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
 from peb_core.results import replay_documents, replay_handoffs, replay_steps
 from peb_core.scoring import score_run, scorecard
@@ -179,3 +180,37 @@ def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
     plain = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
     plain_record = ResponseRecord.of_reply(task.family, task.task_id, "f", plain)
     assert replay_handoffs(plain_record, task) == []
+
+
+@pytest.mark.parametrize(
+    ("system", "sub", "says"),
+    [
+        ("agent_silent", "agent_drop_gap", "agent_silent does not"),
+        ("agent_propagate", "oracle", "a sub-agent must be an agent system"),
+        ("agent_propagate", "nonsense name", "neither a baseline"),
+    ],
+)
+def test_a_bad_delegate_system_is_one_line_and_exit_2(
+    system: str, sub: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", "--system", system, "--delegate-system", sub, "--tier", "delegation",
+            "--family", "due_diligence_v1", "--out", str(tmp_path / "run")]  # fmt: skip
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert not (tmp_path / "run").exists()
+
+
+def test_peb_run_and_score_a_delegation_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "launder"
+    args = ["run", "--system", "agent_launder", "--tier", "delegation", "--family",
+            "due_diligence_v1", "--seeds", "11", "--out", str(out)]  # fmt: skip
+    assert cli.main(args) == 0
+    capsys.readouterr()
+    assert cli.main(["score", str(out), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    (row,) = [r for r in rows if r["family"] == "due_diligence_v1"]
+    assert row["laundered_completeness"] == 1.0 and row["gap_propagation"] == 0.0
+    assert row["tier"] == "delegation"
