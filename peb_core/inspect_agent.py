@@ -6,11 +6,14 @@ episode's trace read back from the conversation an inspect agent leaves.
   replaces the task's solver) that gives each sample its own `AgentSession` over its task's
   corpus, kept in `SESSIONS` under a key in the sample's store, and puts the tools in the
   sample's `tools`;
-- `episode_tools(spec, disclosure)`: every registered tool (`search`, `open`, `submit`, and any
-  tool registered later, such as `delegate`) as an inspect `ToolDef` with our schema, each call
-  answered by the current sample's session (`AgentSession.call`: the same code as our own loop);
-  a call the session answers with an error raises `ToolError`, so inspect shows the model the
-  error and records it; an accepted submit returns the submitted response;
+- `episode_tools(spec, disclosure)` (or, while a sample runs, `sample_tools()`): every
+  registered tool (`search`, `open`, `submit`, and any tool registered later, such as
+  `delegate`) as an inspect tool (`episode_tool`) with our description and schema, each call
+  answered by the current sample's session (`AgentSession.call`: the same code as our own
+  loop); a call the session answers with an error raises `ToolError`, so inspect shows the
+  model the error and records it; an accepted submit returns the submitted response. inspect
+  checks a call's arguments against the tool's schema before the tool runs: a call that fails
+  the check is a tool error too, and never reaches the session;
 - `react_agent(spec, disclosure, max_steps)`: inspect's own `react()` over those tools, its
   submit our `submit` (kept in the conversation), no system prompt of its own (the sample's
   input is the prompt protocol's agent messages), our reminder after a reply that calls no tool,
@@ -102,13 +105,23 @@ def episode_tool(name: str, description: str, parameters: dict[str, Any]) -> Too
     return ToolDef(execute, name=name, description=description, parameters=schema).as_tool()
 
 
+def _tools(schemas: Sequence[Mapping[str, Any]]) -> list[Tool]:
+    return [
+        episode_tool(f["name"], f["description"], f["parameters"])
+        for f in (schema["function"] for schema in schemas)
+    ]
+
+
 def episode_tools(spec: ScenarioFile, disclosure: str) -> list[Tool]:
     """Every registered tool, with the description and parameters it has for `spec`'s tasks
     under `disclosure`, as an inspect tool over the current sample's session."""
-    return [
-        episode_tool(f["name"], f["description"], f["parameters"])
-        for f in (schema["function"] for schema in family_tools(spec, disclosure))
-    ]
+    return _tools(family_tools(spec, disclosure))
+
+
+def sample_tools() -> list[Tool]:
+    """The tools of the current sample's episode (for an agent that builds its tools while it
+    runs a sample); a ToolError outside one."""
+    return _tools(_session().tools)
 
 
 @solver
@@ -124,7 +137,7 @@ def episode_setup(disclosure: str, corpus_size: int | None = None) -> Solver:
         key = uuid.uuid4().hex
         SESSIONS[key] = agent_view(task, spec).session(disclosure)
         state.store.set(SESSION_KEY, key)
-        state.tools = list(episode_tools(spec, disclosure))
+        state.tools = _tools(SESSIONS[key].tools)
         return state
 
     return solve

@@ -221,7 +221,10 @@ METRICS = [_scorecard_metric(m.name)() for m in EVAL_SUMMARY]
 and format compliance: each one the scorecard
 computes over every sample, from the per-task events each Score value carries."""
 
-EPISODE_METRICS = [*METRICS, *(_scorecard_metric(m.name)() for m in TRACE)]
+EPISODE_METRICS: list[Metric | dict[str, list[Metric]]] = [
+    *METRICS,
+    *(_scorecard_metric(m.name)() for m in TRACE),
+]
 """What an eval of agents' episodes reports: the summary, then the trace metrics
 (`scoring.TRACE`)."""
 
