@@ -191,16 +191,23 @@ def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
 
 
 def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, str | None]]:
-    """Each model request's step, with the response of the accepted submit it made, if any."""
-    results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
+    """Each model request's step, with the response of the accepted submit it made, if any.
+    A call's result is the tool message answering its id before the next request (ids need
+    not be unique across an episode)."""
     steps: list[tuple[Step, str | None]] = []
     sent: list[dict[str, str]] = []
-    for message in messages:
+    for number, message in enumerate(messages):
         role = _SENT.get(type(message))
         if role is not None:
             sent.append({"role": role, "content": message.text})
         if not isinstance(message, ChatMessageAssistant):
             continue
+        results: dict[str | None, ChatMessageTool] = {}
+        for later in messages[number + 1 :]:
+            if isinstance(later, ChatMessageAssistant):
+                break
+            if isinstance(later, ChatMessageTool):
+                results.setdefault(later.tool_call_id, later)
         calls = message.tool_calls or []
         shown = [_result(results.get(c.id)) for c in calls]
         submitted = next(

@@ -1,5 +1,6 @@
-"""The benchmark as an inspect_ai task, and an inspect eval log as a run folder. The one module
-that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point
+"""The benchmark as an inspect_ai task, and an inspect eval log as a run folder. With
+`inspect_agent` (the agent tier's tools, agent and trace), the modules that import inspect_ai
+(the `inspect` extra). The package's `inspect_ai` entry point
 (`partial_evidence_bench.py`) registers its task by name, so it runs from any folder:
 
     inspect eval partial_evidence_bench/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
@@ -18,8 +19,13 @@ JSONSchema has no `$defs`, `maxItems` nor `title`: the array caps are not sent).
 reads each reply with `read_reply` and scores it with `score_run`, and each inspect metric is
 the scorecard's own number over the samples: see `METRICS`.
 
+On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`) a sample is
+an agent's episode instead: its input the protocol's agent messages, its tools the access
+layer's, run by inspect's `react()` agent unless `--solver` names another, scored with the
+trace metrics too (`inspect_agent`; docs/benchmark.md §10.1).
+
 `import_log` writes a run folder from an eval log of this task, as `peb run` would have, so
-`peb score`, `peb compare`, `peb report` and the notebooks read it.
+`peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace).
 """
 
 from __future__ import annotations

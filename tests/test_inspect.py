@@ -30,10 +30,18 @@ pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `insp
 import inspect_ai
 from inspect_ai._util.config import parse_cli_args
 from inspect_ai.log import EvalError, EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+)
+from inspect_ai.tool import ToolCall as InspectToolCall
+from inspect_ai.tool import ToolCallError
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
-from peb_core.inspect_agent import SESSIONS
+from peb_core.inspect_agent import SESSIONS, episode_reply
 from peb_core.inspect_task import partial_evidence
 from peb_core.results import load_run, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
@@ -915,3 +923,66 @@ def test_seeds_are_taken_as_inspect_passes_them() -> None:
         assert [s.id for s in evaluation.dataset] == [s.id for s in expected.dataset]
         assert evaluation.metadata and expected.metadata
         assert evaluation.metadata["seeds"] == expected.metadata["seeds"]
+
+
+def _assistant(*calls: tuple[str, dict[str, Any]], text: str = "") -> ChatMessageAssistant:
+    return ChatMessageAssistant(
+        content=text,
+        tool_calls=[
+            InspectToolCall(id=f"c{i}-{name}", function=name, arguments=a)
+            for i, (name, a) in enumerate(calls)
+        ]
+        or None,
+    )
+
+
+def _tool(
+    call: ChatMessageAssistant, i: int, text: str, error: str | None = None
+) -> ChatMessageTool:
+    c = (call.tool_calls or [])[i]
+    return ChatMessageTool(
+        content=text,
+        tool_call_id=c.id,
+        function=c.function,
+        error=ToolCallError("unknown", error) if error else None,
+    )
+
+
+def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget() -> None:
+    """`episode_reply` holds any agent to the step budget: a submit after it does not count,
+    a refused submit is not a submit, a call the agent never carried out is a tool error."""
+    response = '{"answer": null, "completeness": "incomplete", "gap_report": null}'
+    start = [ChatMessageSystem(content="start"), ChatMessageUser(content="request")]
+    search = _assistant(("search", {"query": "q"}), ("open", {"doc_id": "d1"}))
+    refused = _assistant(("submit", {"response": "x"}))
+    submit = _assistant(("submit", {"response": json.loads(response)}))
+    messages = [
+        *start,
+        search,
+        _tool(search, 0, '{"hits": []}'),  # the open was never carried out
+        refused,
+        _tool(refused, 0, "bad", error="submit: refused"),
+        ChatMessageUser(content="go on"),
+        submit,
+        _tool(submit, 0, response),
+    ]
+    reply = episode_reply(messages, max_steps=3)
+    assert (reply.status, reply.raw, len(reply.trace)) == ("ok", response, 3)
+    first, second, third = reply.trace
+    assert [m["content"] for m in first.sent] == ["start", "request"]
+    assert first.results == ('{"hits": []}', "") and first.errors[0] is None
+    assert first.errors[1] is not None  # no result: counted as a tool error
+    assert (second.results, second.errors) == (("submit: refused",), ("submit: refused",))
+    assert third.sent == ({"role": "user", "content": "go on"},)
+    (arguments,) = (c.arguments for c in third.tool_calls)
+    assert json.loads(arguments) == {"response": json.loads(response)}
+
+    late = episode_reply(messages, max_steps=2)
+    assert (late.status, late.error) == ("no_submit", "no submit within 2 steps")
+    assert late.trace == reply.trace[:2]
+    failed = episode_reply(messages[:5], max_steps=3, error="APIError: down")
+    assert (failed.status, failed.error, len(failed.trace)) == ("error", "APIError: down", 2)
+    stopped = episode_reply(messages[:5], max_steps=3)
+    assert stopped.status == "no_submit" and len(stopped.trace) == 2
+    # steps after the accepted submit are not the episode's
+    assert episode_reply([*messages, _assistant(text="more")], max_steps=9).trace == reply.trace
