@@ -29,19 +29,23 @@ pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `insp
 
 import inspect_ai
 from inspect_ai._util.config import parse_cli_args
+from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.log import EvalError, EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import (
+    ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
+    execute_tools,
+    get_model,
 )
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolCallError
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
-from peb_core.inspect_agent import SESSIONS, episode_reply
+from peb_core.inspect_agent import SESSIONS, episode_reply, sample_tools
 from peb_core.inspect_task import partial_evidence
 from peb_core.results import load_run, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
@@ -782,20 +786,25 @@ class AgentEval:
     imported: Path
 
 
-@pytest.fixture(scope="module")
-def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
-    tmp = tmp_path_factory.mktemp("inspect_agent")
-    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20)[: len(AGENT_KINDS)]
-    kinds = {t.task_id: k for t, k in zip(tasks, AGENT_KINDS, strict=True)}
+def _eval_agent(
+    tmp: Path,
+    tasks: list[Task],
+    step: Callable[[Task, int], Step],
+    seeds: str,
+    solver: Agent | None = None,
+) -> tuple[Path, dict[str, int]]:
+    """An in-process inspect eval of the first `len(tasks)` agent-tier tasks at `seeds` (20
+    documents each, `AGENT_STEPS` steps) against a scripted server answering each task's
+    episode with `step(task, replies so far)`; its log, and the requests answered by task id."""
     protocol = get_protocol("structured_gap@1")
     assert protocol.agent is not None
     by_prompt = {_user_message(protocol.agent(agent_start(t, DD))): t for t in tasks}
-    requests = dict.fromkeys(kinds, 0)
+    requests = {t.task_id: 0 for t in tasks}
 
     def route(body: dict[str, Any]) -> Step:
         task = by_prompt[_user_message(body["messages"])]
         requests[task.task_id] += 1
-        return _agent_step(task, kinds[task.task_id], replies_so_far(body))
+        return step(task, replies_so_far(body))
 
     server = ScriptedServer().start()
     server.script.route = route
@@ -808,14 +817,15 @@ def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
                 "family": "due_diligence_v1",
                 "tier": "agent",
                 "protocol": "structured_gap@1",
-                **parse_cli_args(["seeds=11,23"]),  # a list, as `-T seeds=11,23` passes it
+                **parse_cli_args([f"seeds={seeds}"]),  # as `-T seeds=...` passes it
                 "max_steps": AGENT_STEPS,
                 "corpus_size": 20,
             },
+            solver=solver,
             model="openai/scripted",
             model_args={"responses_api": False},
             model_base_url=server.url,
-            limit=len(AGENT_KINDS),
+            limit=len(tasks),
             max_retries=0,
             log_dir=str(tmp / "logs"),
             display="none",
@@ -823,32 +833,54 @@ def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
     server.stop()
     assert evaluation.status == "success", evaluation.error
     (log,) = (tmp / "logs").glob("*.eval")
+    return log, requests
+
+
+def _import(log: Path, tmp: Path, counts: str) -> Path:
     out = tmp / "imported"
     result = peb(["import", "inspect", str(log), "--out", str(out)], tmp)
     assert result.returncode == 0, result.stderr
-    counts = "5 tasks (3 replies, 1 errors, 1 without a submit)"
     assert result.stdout.startswith(f"{out}: {counts} from "), result.stdout
+    return out
+
+
+def _equal_metrics(log: Path, run: Path, tmp: Path) -> dict[str, Any]:
+    """The inspect scorer's metrics of `log`, checked equal to `peb score` of `run`, whose
+    scorecard row it returns."""
+    metrics = _metrics(log)
+    assert list(metrics) == list(EPISODE_METRICS)
+    scored = peb(["score", str(run), "--json"], tmp)
+    assert scored.returncode == 0, scored.stderr
+    (row,) = json.loads(scored.stdout)
+    for name, value in metrics.items():
+        assert (row[name] is None) == math.isnan(value), name
+        if row[name] is not None:
+            assert row[name] == pytest.approx(value, rel=1e-12), name
+    return dict(row)
+
+
+@pytest.fixture(scope="module")
+def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
+    tmp = tmp_path_factory.mktemp("inspect_agent")
+    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20)[: len(AGENT_KINDS)]
+    kinds = {t.task_id: k for t, k in zip(tasks, AGENT_KINDS, strict=True)}
+    log, requests = _eval_agent(
+        tmp, tasks, lambda task, n: _agent_step(task, kinds[task.task_id], n), "11,23"
+    )
+    out = _import(log, tmp, "5 tasks (3 replies, 1 errors, 1 without a submit)")
     yield AgentEval({t.task_id: t for t in tasks}, kinds, log, requests, out)
 
 
 def test_react_metrics_with_the_trace_metrics_equal_peb_score_of_the_import(
     agent_eval: AgentEval, tmp_path: Path
 ) -> None:
-    metrics = _metrics(agent_eval.log)
-    assert list(metrics) == list(EPISODE_METRICS)
-    scored = peb(["score", str(agent_eval.imported), "--json"], tmp_path)
-    assert scored.returncode == 0, scored.stderr
-    (row,) = json.loads(scored.stdout)
+    row = _equal_metrics(agent_eval.log, agent_eval.imported, tmp_path)
     assert row["system"] == "react:openai/scripted:structured_gap@1"
     assert (row["tier"], row["disclosure"], row["max_steps"]) == ("agent", "silent", AGENT_STEPS)
-    for name, value in metrics.items():
-        assert (row[name] is None) == math.isnan(value), name
-        if row[name] is not None:
-            assert row[name] == pytest.approx(value, rel=1e-12), name
     # what the five episodes did, as the trace metrics read them
-    assert metrics["no_submit_rate"] == pytest.approx(1 / 5)
-    assert metrics["n_errors"] == 1
-    assert metrics["hidden_probes"] > 0 and metrics["tool_errors"] > 0
+    assert row["no_submit_rate"] == pytest.approx(1 / 5)
+    assert row["n_errors"] == 1
+    assert row["hidden_probes"] > 0 and row["tool_errors"] > 0
     assert SESSIONS == {}  # each sample's session was dropped at its cleanup
 
 
@@ -952,11 +984,14 @@ def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget
     """`episode_reply` holds any agent to the step budget: a submit after it does not count,
     a refused submit is not a submit, a call the agent never carried out is a tool error."""
     response = '{"answer": null, "completeness": "incomplete", "gap_report": null}'
-    start = [ChatMessageSystem(content="start"), ChatMessageUser(content="request")]
+    start: list[ChatMessage] = [
+        ChatMessageSystem(content="start"),
+        ChatMessageUser(content="request"),
+    ]
     search = _assistant(("search", {"query": "q"}), ("open", {"doc_id": "d1"}))
     refused = _assistant(("submit", {"response": "x"}))
     submit = _assistant(("submit", {"response": json.loads(response)}))
-    messages = [
+    messages: list[ChatMessage] = [
         *start,
         search,
         _tool(search, 0, '{"hits": []}'),  # the open was never carried out
@@ -986,3 +1021,50 @@ def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget
     assert stopped.status == "no_submit" and len(stopped.trace) == 2
     # steps after the accepted submit are not the episode's
     assert episode_reply([*messages, _assistant(text="more")], max_steps=9).trace == reply.trace
+
+
+@agent
+def overrunning() -> Agent:
+    """A team's own agent: its loop over `sample_tools()`, with no step budget of its own."""
+
+    async def execute(state: AgentState) -> AgentState:
+        tools = sample_tools()
+        for _ in range(2 * AGENT_STEPS):
+            state.output = await get_model().generate(state.messages, tools)
+            state.messages.append(state.output.message)
+            if not state.output.message.tool_calls:
+                break
+            results, _ = await execute_tools(state.messages, tools)
+            state.messages.extend(results)
+            if any(isinstance(m, ChatMessageTool) and m.function == "submit" for m in results):
+                break
+        return state
+
+    return execute
+
+
+def test_a_team_s_agent_is_scored_alike_and_held_to_the_step_budget(tmp_path: Path) -> None:
+    """`--solver` with any agent: one that submits the oracle's decision within the budget, and
+    one that searches past it before submitting the same (accepted by the session, but not the
+    episode's: no submit within `max_steps`)."""
+    tasks = generate_tasks([DD], [11], 0, "agent", corpus_size=20)[:2]
+    within, past = tasks
+
+    def step(task: Task, replies: int) -> Step:
+        searches = 1 if task is within else AGENT_STEPS
+        if replies < searches:
+            return tool_step(("search", {"query": f"records {replies}"}))
+        return tool_step(("submit", {"response": json.loads(_reply(task, "correct").text or "")}))
+
+    log, requests = _eval_agent(tmp_path, tasks, step, "11", solver=overrunning())
+    assert requests == {within.task_id: 2, past.task_id: AGENT_STEPS + 1}
+    run = _import(log, tmp_path, "2 tasks (1 replies, 0 errors, 1 without a submit)")
+    row = _equal_metrics(log, run, tmp_path)
+    assert row["system"] == "overrunning:openai/scripted:structured_gap@1"
+    assert row["no_submit_rate"] == 0.5 and row["steps"] == (2 + AGENT_STEPS) / 2
+    records = {r.task_id: r for r in read_records(run / RESPONSES)[0]}
+    assert records[within.task_id].status == "ok"
+    assert (records[past.task_id].status, len(records[past.task_id].trace)) == (
+        "no_submit",
+        AGENT_STEPS,
+    )
