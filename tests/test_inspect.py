@@ -21,6 +21,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from leaks import hidden_values
 from scripted_server import ScriptedServer, Step, replies_so_far, tool_step
@@ -47,7 +48,7 @@ from peb_core import generate_tasks, load_families, model_view, read_records, ru
 from peb_core.access import agent_start
 from peb_core.inspect_agent import SESSIONS, episode_reply, sample_tools
 from peb_core.inspect_task import partial_evidence
-from peb_core.results import load_run, scorecard_of
+from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.systems import AGENT_REMINDER, ModelSystem, get_protocol
 from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, view_for
@@ -935,6 +936,16 @@ def test_the_imported_records_hold_each_episode_and_score_it(agent_eval: AgentEv
             for call, result in zip(step.tool_calls, step.results, strict=True):
                 if call.name != "submit":
                     assert _leaks(result, agent_eval.tasks[task_id]) == [], call
+
+    # the workbench replays an inspect episode as one of ours
+    documents = replay_documents(records[by_kind["careful"]], careful)
+    opened_at = dict(documents.select("doc_id", "opened_at").iter_rows())
+    assert {opened_at[d.doc_id] for d in opened} == {2}
+    prober = agent_eval.tasks[by_kind["prober"]]
+    probed = replay_documents(records[by_kind["prober"]], prober).filter(
+        pl.col("probed_at").is_not_null()
+    )
+    assert probed["doc_id"].to_list() == [prober.hidden_documents[0].doc_id]
 
     per_kind = {kind: scores[task_id] for kind, task_id in by_kind.items()}
     assert per_kind["careful"]["evidence_coverage"] == 1.0
