@@ -1079,3 +1079,51 @@ def test_a_team_s_agent_is_scored_alike_and_held_to_the_step_budget(tmp_path: Pa
         "no_submit",
         AGENT_STEPS,
     )
+
+
+AGENT_EDITS: dict[str, tuple[Callable[[EvalLog], None], str]] = {
+    "disclosure": (
+        _edit_metadata(disclosure="loud"),
+        "metadata: unknown disclosure 'loud'; valid: silent, counted, named",
+    ),
+    "max_steps_zero": (
+        _edit_metadata(max_steps=0),
+        "metadata.max_steps: Input should be greater than or equal to 1 (got 0)",
+    ),
+    "max_steps_missing": (
+        _edit_metadata(del_max_steps=None),
+        "metadata.max_steps: missing for tier agent",
+    ),
+    "corpus_size": (
+        _edit_metadata(corpus_size=5),
+        "metadata: corpus size 5: the agent tier takes an integer from 20 to 500",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", AGENT_EDITS)
+def test_an_edited_agent_log_is_one_line_and_exit_2(
+    agent_eval: AgentEval, tmp_path: Path, name: str
+) -> None:
+    edit, needle = AGENT_EDITS[name]
+    log = read_eval_log(str(agent_eval.log))
+    edit(log)
+    path = tmp_path / f"{name}.eval"
+    write_eval_log(log, path)
+    result = peb(["import", "inspect", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"peb: error: {path}: "), result.stderr
+    assert needle in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_agent_options_on_another_tier_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"^disclosure, max_steps: only for an agent's episodes"):
+        partial_evidence(tier="hard", disclosure="named", max_steps=3)
+    with pytest.raises(ValueError, match="has no agent rendering; valid for agents: plain@1"):
+        partial_evidence(tier="agent", protocol="boundary_metadata@1")
+    with pytest.raises(ValueError, match="unknown disclosure 'loud'"):
+        partial_evidence(tier="agent", disclosure="loud")
+    with pytest.raises(ValueError, match="max_steps 0: expected a positive integer"):
+        partial_evidence(tier="agent", max_steps=0)
