@@ -18,10 +18,11 @@ episode's trace read back from the conversation an inspect agent leaves.
   submit our `submit` (kept in the conversation), no system prompt of its own (the sample's
   input is the prompt protocol's agent messages), our reminder after a reply that calls no tool,
   and stopped after `max_steps` model requests;
-- `episode_reply(messages, max_steps, error)`: the episode as a `Reply` with its trace: one
-  `Step` per assistant message (a model request), its tool calls and what each returned; `ok`
-  with the first accepted submit's response within `max_steps` steps, else `error` when the
-  agent failed, else `no_submit`. The scorer and `peb import inspect` both call it, on the same
+- `episode_reply(messages, max_steps, submitted, error)`: the episode as a `Reply` with its
+  trace: one `Step` per assistant message (a model request), its tool calls and what each
+  returned; `ok` with the response the session accepted (kept in the sample's store, which
+  inspect logs) if its submit came within `max_steps` steps, else `error` when the agent
+  failed, else `no_submit`. The scorer and `peb import inspect` both call it, on the same
   messages, so the eval's metrics and `peb score` of its import are the same numbers, whatever
   agent ran: a submit after the budget does not count, for any agent.
 """
@@ -53,6 +54,8 @@ SUBMIT = "submit"
 """The tool whose accepted call ends an episode."""
 SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
+SUBMITTED_KEY = "partial_evidence_bench:submitted"
+"""The sample store key holding the response its session accepted (the store is logged)."""
 SESSIONS: dict[str, AgentSession] = {}
 """The live sessions, one per running sample, by the key in its store (dropped at cleanup)."""
 
@@ -97,7 +100,10 @@ def episode_tool(name: str, description: str, parameters: dict[str, Any]) -> Too
         outcome = _session().call(name, kwargs)
         if outcome.error is not None:
             raise ToolError(outcome.error)
-        return outcome.submitted if outcome.submitted is not None else outcome.content
+        if outcome.submitted is None:
+            return outcome.content
+        store().set(SUBMITTED_KEY, outcome.submitted)
+        return outcome.submitted
 
     schema = ToolParams.model_validate(inspect_schema(parameters))
     for key, param in schema.properties.items():  # inspect asks a description of each
@@ -190,11 +196,11 @@ def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
     return message.text, None
 
 
-def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, str | None]]:
-    """Each model request's step, with the response of the accepted submit it made, if any.
-    A call's result is the tool message answering its id before the next request (ids need
-    not be unique across an episode)."""
-    steps: list[tuple[Step, str | None]] = []
+def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, bool]]:
+    """Each model request's step, and whether it made a submit that did not fail. A call's
+    result is the tool message answering its id before the next request (ids need not be
+    unique across an episode)."""
+    steps: list[tuple[Step, bool]] = []
     sent: list[dict[str, str]] = []
     for number, message in enumerate(messages):
         role = _SENT.get(type(message))
@@ -210,13 +216,9 @@ def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, str | None]]:
                 results.setdefault(later.tool_call_id, later)
         calls = message.tool_calls or []
         shown = [_result(results.get(c.id)) for c in calls]
-        submitted = next(
-            (
-                text
-                for c, (text, error) in zip(calls, shown, strict=True)
-                if c.function == SUBMIT and error is None
-            ),
-            None,
+        submits = any(
+            c.function == SUBMIT and error is None
+            for c, (_, error) in zip(calls, shown, strict=True)
         )
         step = Step(
             sent=tuple(sent),
@@ -233,7 +235,7 @@ def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, str | None]]:
             results=tuple(text for text, _ in shown),
             errors=tuple(error for _, error in shown),
         )
-        steps.append((step, submitted))
+        steps.append((step, submits))
         sent = []
     return steps
 
@@ -241,20 +243,27 @@ def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, str | None]]:
 def episode_reply(
     messages: Sequence[ChatMessage],
     max_steps: int,
+    submitted: str | None,
     error: str | None = None,
     usage: Usage | None = None,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
-    first accepted submit, at most `max_steps` of them."""
+    submit, at most `max_steps` of them. `submitted` is the response the sample's session
+    accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in the conversation
+    counts only if the session accepted one (a conversation can be written by its agent);
+    if the agent left its submit out of the conversation, the submit counts after its last
+    step."""
     steps = _steps(messages)
     trace: list[Step] = []
-    for number, (step, submitted) in enumerate(steps[:max_steps], start=1):
+    for number, (step, submits) in enumerate(steps[:max_steps], start=1):
         trace.append(step)
-        if submitted is not None:
+        if submits and submitted is not None:
             return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
         if number == max_steps:
             return Reply(status="no_submit", error=f"no submit within {max_steps} steps",
                          usage=usage or Usage(), trace=tuple(trace))  # fmt: skip
+    if submitted is not None:
+        return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
     if error is not None:
         return Reply(status="error", error=error, usage=usage or Usage(), trace=tuple(trace))
     return Reply(

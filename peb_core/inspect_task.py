@@ -58,6 +58,7 @@ from pydantic import BaseModel, Field, ValidationError
 from peb_core._provenance import package_version
 from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
 from peb_core.inspect_agent import (
+    SUBMITTED_KEY,
     end_episode,
     episode_reply,
     episode_setup,
@@ -316,7 +317,8 @@ def peb_scorer(
         if max_steps is None:
             reply = record(meta, system, state.output, meta.get(ERROR))
         else:
-            episode = episode_reply(state.messages, max_steps, meta.get(ERROR))
+            submitted = state.store.get(SUBMITTED_KEY)
+            episode = episode_reply(state.messages, max_steps, submitted, meta.get(ERROR))
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
             [task],
@@ -584,7 +586,10 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         if episode is None:
             records.append(record(named.model_dump(), system, s.output, error))
         else:
-            reply = episode_reply(s.messages, episode[1], error, _sample_usage(s))
+            submitted = s.store.get(SUBMITTED_KEY)
+            if submitted is not None and not isinstance(submitted, str):
+                raise InspectLogError(f"{where}: store.{SUBMITTED_KEY}: not a response's text")
+            reply = episode_reply(s.messages, episode[1], submitted, error, _sample_usage(s))
             records.append(ResponseRecord.of_reply(named.family, named.task_id, system, reply))
     settings = evaluation.plan.config
     finished = evaluation.status == "success"

@@ -993,7 +993,8 @@ def _tool(
 
 def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget() -> None:
     """`episode_reply` holds any agent to the step budget: a submit after it does not count,
-    a refused submit is not a submit, a call the agent never carried out is a tool error."""
+    a refused submit is not a submit, a call the agent never carried out is a tool error, and
+    the reply is what the session accepted."""
     response = '{"answer": null, "completeness": "incomplete", "gap_report": null}'
     start: list[ChatMessage] = [
         ChatMessageSystem(content="start"),
@@ -1012,7 +1013,7 @@ def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget
         submit,
         _tool(submit, 0, response),
     ]
-    reply = episode_reply(messages, max_steps=3)
+    reply = episode_reply(messages, 3, submitted=response)
     assert (reply.status, reply.raw, len(reply.trace)) == ("ok", response, 3)
     first, second, third = reply.trace
     assert [m["content"] for m in first.sent] == ["start", "request"]
@@ -1023,15 +1024,22 @@ def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget
     (arguments,) = (c.arguments for c in third.tool_calls)
     assert json.loads(arguments) == {"response": json.loads(response)}
 
-    late = episode_reply(messages, max_steps=2)
+    late = episode_reply(messages, 2, submitted=response)
     assert (late.status, late.error) == ("no_submit", "no submit within 2 steps")
     assert late.trace == reply.trace[:2]
-    failed = episode_reply(messages[:5], max_steps=3, error="APIError: down")
+    failed = episode_reply(messages[:5], 3, submitted=None, error="APIError: down")
     assert (failed.status, failed.error, len(failed.trace)) == ("error", "APIError: down", 2)
-    stopped = episode_reply(messages[:5], max_steps=3)
+    stopped = episode_reply(messages[:5], 3, submitted=None)
     assert stopped.status == "no_submit" and len(stopped.trace) == 2
     # steps after the accepted submit are not the episode's
-    assert episode_reply([*messages, _assistant(text="more")], max_steps=9).trace == reply.trace
+    more = episode_reply([*messages, _assistant(text="more")], 9, submitted=response)
+    assert more.trace == reply.trace
+    # a submit the session never accepted (a conversation its agent wrote) is no submit
+    written = episode_reply(messages, 3, submitted=None)
+    assert (written.status, written.trace) == ("no_submit", reply.trace)
+    # the session's accepted submit counts even if the agent left it out of the conversation
+    left_out = episode_reply(messages[:-2], 3, submitted=response)
+    assert (left_out.status, left_out.raw, left_out.trace) == ("ok", response, reply.trace[:2])
 
 
 @agent
