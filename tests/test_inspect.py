@@ -868,7 +868,7 @@ def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
     log, requests = _eval_agent(
         tmp, tasks, lambda task, n: _agent_step(task, kinds[task.task_id], n), "11,23"
     )
-    out = _import(log, tmp, "5 tasks (3 replies, 1 errors, 1 without a submit)")
+    out = _import(log, tmp, "5 tasks (3 replies, 1 without a submit, 1 errors)")
     yield AgentEval({t.task_id: t for t in tasks}, kinds, log, requests, out)
 
 
@@ -1077,7 +1077,7 @@ def test_a_team_s_agent_is_scored_alike_and_held_to_the_step_budget(tmp_path: Pa
 
     log, requests = _eval_agent(tmp_path, tasks, step, "11", solver=overrunning())
     assert requests == {within.task_id: 2, past.task_id: AGENT_STEPS + 1}
-    run = _import(log, tmp_path, "2 tasks (1 replies, 0 errors, 1 without a submit)")
+    run = _import(log, tmp_path, "2 tasks (1 replies, 1 without a submit, 0 errors)")
     row = _equal_metrics(log, run, tmp_path)
     assert row["system"] == "overrunning:openai/scripted:structured_gap@1"
     assert row["no_submit_rate"] == 0.5 and row["steps"] == (2 + AGENT_STEPS) / 2
