@@ -108,7 +108,11 @@ def episode_tool(name: str, description: str, parameters: dict[str, Any]) -> Too
     schema = ToolParams.model_validate(inspect_schema(parameters))
     for key, param in schema.properties.items():  # inspect asks a description of each
         param.description = param.description or key
-    return ToolDef(execute, name=name, description=description, parameters=schema).as_tool()
+    # not truncated (inspect cuts a tool's output at 16 KB unless told): the model reads what
+    # the session answered, as in our loop; one call at a time, in order
+    return ToolDef(
+        execute, name=name, description=description, parameters=schema, max_output=0
+    ).as_tool()
 
 
 def _tools(schemas: Sequence[Mapping[str, Any]]) -> list[Tool]:
