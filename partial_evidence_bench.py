@@ -7,7 +7,8 @@ so that, with the package installed (the `inspect` extra), from any folder:
 inspect names a task after the top-level module that defines it, and for a name
 `PREFIX/task` loads the entry point called PREFIX: hence this one module, named as the
 distribution. The task is `peb_core.inspect_task.partial_evidence`, with its options (`-T
-family=... -T tier=... -T protocol=... -T seeds=...`) as they are."""
+family=... -T tier=... -T protocol=... -T seeds=...`, and on the agent tier `-T disclosure=...
+-T max_steps=... -T corpus_size=...`) as they are."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The benchmark as an inspect_ai task, and an inspect eval log as a run folder. The one module
-that imports inspect_ai (the `inspect` extra). The package's `inspect_ai` entry point
+"""The benchmark as an inspect_ai task, and an inspect eval log as a run folder. With
+`inspect_agent` (the agent tier's tools, agent and trace), the modules that import inspect_ai
+(the `inspect` extra). The package's `inspect_ai` entry point
 (`partial_evidence_bench.py`) registers its task by name, so it runs from any folder:
 
     inspect eval partial_evidence_bench/partial_evidence -T family=due_diligence_v1 -T tier=hard \\
@@ -18,13 +19,18 @@ JSONSchema has no `$defs`, `maxItems` nor `title`: the array caps are not sent).
 reads each reply with `read_reply` and scores it with `score_run`, and each inspect metric is
 the scorecard's own number over the samples: see `METRICS`.
 
+On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`) a sample is
+an agent's episode instead: its input the protocol's agent messages, its tools the access
+layer's, run by inspect's `react()` agent unless `--solver` names another, scored with the
+trace metrics too (`inspect_agent`; docs/benchmark.md §10.1).
+
 `import_log` writes a run folder from an eval log of this task, as `peb run` would have, so
-`peb score`, `peb compare`, `peb report` and the notebooks read it.
+`peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
@@ -33,6 +39,7 @@ import inspect_ai
 import polars as pl
 from inspect_ai import task
 from inspect_ai._util.error import is_cancellation_message
+from inspect_ai.agent import as_solver
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.model import (
@@ -49,11 +56,22 @@ from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError
 
 from peb_core._provenance import package_version
+from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
+from peb_core.inspect_agent import (
+    SUBMITTED_KEY,
+    end_episode,
+    episode_reply,
+    episode_setup,
+    inspect_schema,
+    react_agent,
+)
 from peb_core.runs import RunManifest, count_records, write_run
-from peb_core.scoring import EVAL_SUMMARY, score_run, scorecard, with_verdict
+from peb_core.scoring import EVAL_SUMMARY, TRACE, score_run, scorecard, with_verdict
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
+    DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
+    PROTOCOLS,
     ModelSystem,
     PromptProtocol,
     Reply,
@@ -72,6 +90,7 @@ from peb_core.tasks import (
     ScenarioFile,
     Task,
     Tier,
+    check_corpus_size,
     count_tasks,
     format_seeds,
     generate_task,
@@ -119,28 +138,13 @@ def _protocol(name: str) -> PromptProtocol:
         raise ValueError(exc.args[0]) from None
 
 
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
-    """A JSON schema with every `$ref` to `defs` replaced by its definition and `const` as a
-    one-value `enum`."""
-    if isinstance(node, list):
-        return [_inline(item, defs) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
-    out = {k: _inline(v, defs) for k, v in node.items() if k not in ("$defs", "const")}
-    if "const" in node:
-        out["enum"] = [node["const"]]
-    return out
-
-
 def response_schema(spec: ScenarioFile) -> ResponseSchema:
     """The family's response format (the one `ModelSystem` sends) as inspect's ResponseSchema."""
     form = response_format(spec, "json_schema")["json_schema"]
     schema = form["schema"]
     return ResponseSchema(
         name=form["name"],
-        json_schema=JSONSchema.model_validate(_inline(schema, schema.get("$defs", {}))),
+        json_schema=JSONSchema.model_validate(inspect_schema(schema)),
         strict=form["strict"],
     )
 
@@ -151,10 +155,17 @@ _ROLES: dict[str, Callable[[str], ChatMessage]] = {
 }
 
 
-def sample(generated: Task, spec: ScenarioFile, protocol: PromptProtocol) -> Sample:
-    """The sample of one task: the protocol's messages from the view it reads; the task named
-    in the metadata."""
-    messages = protocol.render(view_for(protocol.view, generated, spec))
+def sample(
+    generated: Task, spec: ScenarioFile, protocol: PromptProtocol, episode: bool = False
+) -> Sample:
+    """The sample of one task: the protocol's messages from the view it reads (for an
+    `episode`, its agent messages from the agent's start: no document); the task named in the
+    metadata."""
+    if episode:
+        assert protocol.agent is not None
+        messages = protocol.agent(agent_start(generated, spec))
+    else:
+        messages = protocol.render(view_for(protocol.view, generated, spec))
     return Sample(
         id=generated.task_id,
         input=[_ROLES[m["role"]](m["content"]) for m in messages],
@@ -217,6 +228,13 @@ METRICS = [_scorecard_metric(m.name)() for m in EVAL_SUMMARY]
 and format compliance: each one the scorecard
 computes over every sample, from the per-task events each Score value carries."""
 
+EPISODE_METRICS: list[Metric | dict[str, list[Metric]]] = [
+    *METRICS,
+    *(_scorecard_metric(m.name)() for m in TRACE),
+]
+"""What an eval of agents' episodes reports: the summary, then the trace metrics
+(`scoring.TRACE`)."""
+
 _EVENTS = sorted(
     {
         column
@@ -261,23 +279,54 @@ def reply_or_error() -> Solver:
     return solve
 
 
+@solver
+def react_episode(family: str, disclosure: str, max_steps: int) -> Solver:
+    """inspect's `react()` agent over the episode's tools (`inspect_agent.react_agent`), except
+    that a model call that fails after inspect's retries is kept in the sample's metadata
+    (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
+    agent = as_solver(react_agent(_family(family), disclosure, max_steps))
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        try:
+            return await agent(state, generate)
+        except LimitExceededError:
+            raise
+        except Exception as exc:
+            state.metadata[ERROR] = _reason(exc)
+            return state
+
+    return solve
+
+
 @scorer(metrics=METRICS)
-def peb_scorer(protocol: str = DEFAULT_PROTOCOL) -> Scorer:
+def peb_scorer(
+    protocol: str = DEFAULT_PROTOCOL,
+    max_steps: int | None = None,
+    corpus_size: int | None = None,
+) -> Scorer:
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
-    the task's scorecard events, its metadata the verdict and schema violations."""
+    the task's scorecard events, its metadata the verdict and schema violations. With
+    `max_steps`, each sample is an agent's episode (`inspect_agent.episode_reply`), scored with
+    its trace; `corpus_size` is the tasks' (None: the tier's default)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         spec = _family(meta["family"])
-        task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"])
+        task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size)
         system = system_name(str(state.model), protocol)
-        reply = record(meta, system, state.output, meta.get(ERROR))
+        if max_steps is None:
+            reply = record(meta, system, state.output, meta.get(ERROR))
+        else:
+            submitted = state.store.get(SUBMITTED_KEY)
+            episode = episode_reply(state.messages, max_steps, submitted, meta.get(ERROR))
+            reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
             [task],
             [reply],
             run=TASK_NAME,
             system=system,
             families={spec.id: spec},
+            episodes=max_steps is not None,
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
@@ -291,37 +340,101 @@ def peb_scorer(protocol: str = DEFAULT_PROTOCOL) -> Scorer:
     return score
 
 
+def _seeds(seeds: str | int | Sequence[str | int] | None) -> list[int] | None:
+    """The seeds `-T seeds=...` gives: `11,23` reaches a task as the list [11, 23], `11` as
+    the integer 11, `400-439` as text; None: the family's canonical seeds."""
+    if seeds is None:
+        return None
+    if isinstance(seeds, list | tuple):
+        return parse_seeds(",".join(str(s).strip() for s in seeds))
+    return parse_seeds(str(seeds))
+
+
+def _episode_options(
+    level: Tier,
+    prompts: PromptProtocol,
+    disclosure: str | None,
+    max_steps: int | None,
+    corpus_size: int | None,
+) -> tuple[str, int, int | None] | None:
+    """(disclosure, max_steps, corpus_size) for a tier whose tasks are corpora an agent
+    searches (the `agent` tier), checked; None for another tier (where none may be given)."""
+    tier_spec = get_tier(level)
+    if tier_spec.corpus is None:
+        given = [n for n, v in (("disclosure", disclosure), ("max_steps", max_steps),
+                                ("corpus_size", corpus_size)) if v is not None]  # fmt: skip
+        if given:
+            agents = [t.name for t in TIERS.values() if t.corpus is not None]
+            raise ValueError(
+                f"{', '.join(given)}: only for an agent's episodes (tier {' or '.join(agents)}), "
+                f"not tier {level}"
+            )
+        return None
+    if prompts.agent is None:
+        valid = [p.id for p in PROTOCOLS.values() if p.agent is not None]
+        raise ValueError(
+            f"protocol {prompts.id} has no agent rendering; valid for agents: {', '.join(valid)}"
+        )
+    mode = DEFAULT_DISCLOSURE if disclosure is None else str(disclosure)
+    get_disclosure(mode)  # a ValueError naming the modes for another
+    steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
+    if steps < 1:
+        raise ValueError(f"max_steps {steps}: expected a positive integer")
+    size = None if corpus_size is None else int(corpus_size)
+    if size is not None:
+        check_corpus_size(level, size)
+    return mode, steps, size
+
+
 @task
 def partial_evidence(
     family: str = "due_diligence_v1",
     tier: str = "paper",
     protocol: str = DEFAULT_PROTOCOL,
-    seeds: str | None = None,
+    seeds: str | list[str] | None = None,
+    disclosure: str | None = None,
+    max_steps: int | None = None,
+    corpus_size: int | None = None,
 ) -> inspect_ai.Task:
     """One family's tasks on a tier, at `seeds` (e.g. `11,23` or `400-439`; default: the
     family's canonical seeds), under a prompt protocol, with the family's response schema and
-    `ModelSystem`'s default temperature and token cap."""
+    `ModelSystem`'s default temperature and token cap. On the `agent` tier each sample is an
+    agent's episode: inspect's `react()` agent (or the `--solver` given) with the tools `search`,
+    `open` and `submit` over the task's corpus under `disclosure` (default `silent`), at most
+    `max_steps` model requests (default 24), `corpus_size` documents per task (default 60)."""
     spec, level, prompts = _family(family), _tier(tier), _protocol(protocol)
-    # `-T seeds=11` reaches here as the integer 11
-    seed_list = parse_seeds(str(seeds)) if seeds is not None else None
+    seed_list = _seeds(seeds)
+    episode = _episode_options(level, prompts, disclosure, max_steps, corpus_size)
+    size = episode[2] if episode else None
+    tasks = generate_tasks([spec], seed_list, 0, level, size)
+    config = GenerateConfig(temperature=ModelSystem.temperature, max_tokens=ModelSystem.max_tokens)
+    metadata = {
+        "benchmark": BENCHMARK,
+        "family": spec.id,
+        "tier": level,
+        "protocol": prompts.id,
+        "seeds": seed_list,
+        "scenario_hash": scenario_hash([spec], level),
+        "package_version": package_version(),
+    }
+    if episode is None:
+        return inspect_ai.Task(
+            dataset=[sample(t, spec, prompts) for t in tasks],
+            solver=reply_or_error(),
+            scorer=peb_scorer(prompts.id),
+            config=config.merge(GenerateConfig(response_schema=response_schema(spec))),
+            metadata=metadata,
+        )
+    mode, steps, size = episode
     return inspect_ai.Task(
-        dataset=[sample(t, spec, prompts) for t in generate_tasks([spec], seed_list, 0, level)],
-        solver=reply_or_error(),
-        scorer=peb_scorer(prompts.id),
-        config=GenerateConfig(
-            temperature=ModelSystem.temperature,
-            max_tokens=ModelSystem.max_tokens,
-            response_schema=response_schema(spec),
-        ),
-        metadata={
-            "benchmark": BENCHMARK,
-            "family": spec.id,
-            "tier": level,
-            "protocol": prompts.id,
-            "seeds": seed_list,
-            "scenario_hash": scenario_hash([spec], level),
-            "package_version": package_version(),
-        },
+        dataset=[sample(t, spec, prompts, episode=True) for t in tasks],
+        setup=episode_setup(mode, size),
+        solver=react_episode(spec.id, mode, steps),
+        cleanup=end_episode,
+        scorer=peb_scorer(prompts.id, steps, size),
+        metrics=EPISODE_METRICS,
+        config=config,
+        metadata={**metadata, "disclosure": mode, "max_steps": steps, "corpus_size": size},
     )
 
 
@@ -335,6 +448,10 @@ class _EvalMetadata(BaseModel):
     seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] | None
     scenario_hash: str
     package_version: str
+    disclosure: str | None = None
+    """The access layer's disclosure mode, for an agent's episodes (with `max_steps`)."""
+    max_steps: Annotated[int, Field(ge=1)] | None = None
+    corpus_size: Annotated[int, Field(ge=1)] | None = None
 
 
 class _SampleMetadata(BaseModel):
@@ -357,6 +474,19 @@ def _checked(model: type[_Meta], data: Any, where: str) -> _Meta:
         field = ".".join(map(str, err["loc"]))
         got = f" (got {err['input']!r:.40})" if err["type"] != "missing" else ""
         raise InspectLogError(f"{where}.{field}: {err['msg']}{got}") from None
+
+
+def _sample_usage(sample: EvalSample) -> Usage:
+    """A sample's tokens and cost over every model it called (cost unknown unless every one's
+    is known) and its working time."""
+    usages = list(sample.model_usage.values())
+    costs = [u.total_cost for u in usages]
+    return Usage(
+        prompt_tokens=sum(u.input_tokens for u in usages) if usages else None,
+        completion_tokens=sum(u.output_tokens for u in usages) if usages else None,
+        latency_s=sample.working_time,
+        cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
+    )
 
 
 def _cancelled(sample: EvalSample) -> bool:
@@ -407,6 +537,14 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
     if why is not None:
         raise InspectLogError(f"{log}: family {family.id} has no {meta.tier} tier: {why}")
+    try:
+        episode = _episode_options(
+            meta.tier, protocol, meta.disclosure, meta.max_steps, meta.corpus_size
+        )
+    except ValueError as exc:
+        raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
+    if episode is not None and meta.max_steps is None:
+        raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {meta.tier}")
     limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
     if isinstance(limit, int) and limit < 1:
         raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
@@ -418,7 +556,8 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             f"{log}: metadata names {n_every:,} tasks, more than --max-tasks ({max_tasks:,})"
         )
     keys = set(islice(task_keys([family], meta.seeds, meta.tier), limit))
-    system = system_name(spec.model, protocol.id)
+    agent = spec.solver or "react"
+    system = system_name(f"{agent}:{spec.model}" if episode else spec.model, protocol.id)
     seen: set[tuple[str, str]] = set()
     records: list[ResponseRecord] = []
     for number, s in enumerate(evaluation.samples, start=1):
@@ -441,26 +580,38 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
                 "reply per task"
             )
         seen.add(key)
-        if not _cancelled(s):
-            error = named.error or (_first_line(s.error.message) if s.error else None)
+        if _cancelled(s):
+            continue
+        error = named.error or (_first_line(s.error.message) if s.error else None)
+        if episode is None:
             records.append(record(named.model_dump(), system, s.output, error))
+        else:
+            submitted = s.store.get(SUBMITTED_KEY)
+            if submitted is not None and not isinstance(submitted, str):
+                raise InspectLogError(f"{where}: store.{SUBMITTED_KEY}: not a response's text")
+            reply = episode_reply(s.messages, episode[1], submitted, error, _sample_usage(s))
+            records.append(ResponseRecord.of_reply(named.family, named.task_id, system, reply))
     settings = evaluation.plan.config
     finished = evaluation.status == "success"
+    config: dict[str, Any] = {
+        "model": spec.model,
+        "api_base": redact_url(spec.model_base_url),
+        "protocol": protocol.id,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+    }
+    if episode is None:
+        config["response_format"] = "json_schema"
+    else:
+        config.update(agent=agent, disclosure=episode[0], max_steps=episode[1])
     try:
         manifest = RunManifest(
             system=system,
-            config={
-                "model": spec.model,
-                "api_base": redact_url(spec.model_base_url),
-                "protocol": protocol.id,
-                "temperature": settings.temperature,
-                "max_tokens": settings.max_tokens,
-                "response_format": "json_schema",
-                "inspect_log": str(log),
-            },
+            config={**config, "inspect_log": str(log)},
             families=[family.id],
             seeds=meta.seeds,
             tier=meta.tier,
+            corpus_size=meta.corpus_size,
             limit=limit,
             package_version=meta.package_version,
             scenario_hash=meta.scenario_hash,

@@ -140,9 +140,10 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     c = manifest.counts
+    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies, {c.error} errors) from {args.log}; "
-        "peb score reads them"
+        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors) from "
+        f"{args.log}; peb score reads them"
     )
 
 
