@@ -25,7 +25,7 @@ CANONICAL_EXPORT_SHA256 = "318de70e0c9217dfefbe145186beaf022df74779716b678c6a1e6
 HARD_EXPORT_SHA256 = "a5dd25aa4751a97b589341009f865d32e50f786d68be70548994f13a33bc29af"
 """The same for the hard tier's 168 canonical tasks."""
 
-AGENT_EXPORT_SHA256 = "bfb6fc5cf993435446c7de75579ad0b66120c82f44c84d1cd87bf8d55af86e2e"
+AGENT_EXPORT_SHA256 = "3dbbd15c2a4f196894a494e78278919a1511fc936086a067c07d5cb83a638de6"
 """The same for the agent tier's 168 canonical corpora (60 documents each)."""
 
 EXPORT = (
