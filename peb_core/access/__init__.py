@@ -15,7 +15,15 @@ from ._disclosure import (
 )
 from ._explore import corpus_frame, search_frame
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
-from ._results import AgentStart, Hit, OpenResult, SearchResult, SubmitResult, ToolOutcome
+from ._results import (
+    AgentStart,
+    GrantNotice,
+    Hit,
+    OpenResult,
+    SearchResult,
+    SubmitResult,
+    ToolOutcome,
+)
 from ._session import (
     DEFAULT_HITS,
     MAX_HITS,
@@ -49,6 +57,7 @@ __all__ = [
     "Corpus",
     "CorpusIndex",
     "Disclosure",
+    "GrantNotice",
     "Hit",
     "IndexedDocument",
     "OpenArguments",

@@ -13,6 +13,7 @@ from .._gc import gc_paused
 from . import _paper  # noqa: F401  (the shipped tiers register themselves, the default first)
 from . import _hard  # noqa: F401
 from . import _agent  # noqa: F401
+from . import _grants  # noqa: F401
 
 # isort: on
 from ._ids import task_id
