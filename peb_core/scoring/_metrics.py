@@ -288,6 +288,18 @@ METRICS: tuple[Metric, ...] = (
         pl.col("stale_relied"),
         _EPISODE & pl.col("answered") & pl.col("stale_possible"),
     ),
+    _rate(
+        "expired_reliance",
+        "expired",
+        "Expired",
+        "Expired-grant reliance",
+        "agent answers on tasks with a grant schedule whose episode opened, while its grant "
+        "held, a document whose grant then ended and that changes the answer: the share giving "
+        "a value only such documents support (null without a schedule)",
+        "lower",
+        pl.col("expired_relied"),
+        _EPISODE & pl.col("answered") & pl.col("expired_read"),
+    ),
 )
 """Every scorecard metric, in scorecard order."""
 
@@ -354,6 +366,7 @@ TRACE: tuple[Metric, ...] = tuple(
         "tool_errors",
         "no_submit_rate",
         "stale_reliance",
+        "expired_reliance",
     )
 )
 """The trace metrics of an agent's episodes (null for one-shot runs)."""

@@ -23,10 +23,11 @@ from ._scenario import ScenarioFile, TemplateSpec
 from ._task import Document, GrantChange, GrantEvent, Oracles, Task
 from ._tiers import TierSpec, register_tier
 
-GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (6, 12), False: (2, 4)}
-"""The tool calls from which a change holds: a grant ends at one from 6 to 12 (by then an agent
-has found the register and opened records; no careful episode submits sooner: the contract's six
-records take more calls to find), a late grant begins at one from 2 to 4."""
+GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (8, 14), False: (2, 4)}
+"""The tool calls from which a change holds: a grant ends at one from 8 to 14, a late grant
+begins at one from 2 to 4. A careful episode checks its evidence again after that: finding the
+register (a search and an open) and each of the contract's six records (a search and an open
+each) takes 14 calls before any check."""
 
 EVENTS: tuple[GrantEvent, ...] = ("expires", "revoked", "granted")
 
@@ -114,7 +115,10 @@ def grants_task(
     records = [m1, *(r.id for r in restricted if r.id in spec.restricted_families and r.id != m1)]
     covered = _covered(base.documents, base.user_scopes)
     stale = [f for f in records if f not in covered]
-    family = rng.choice(stale if stale and rng.random() < 0.75 else records)
+    # Mostly a record whose only current copy the scope holds: the material record (M1, whose
+    # master states the findings) when a grant ends, any such record for a late grant.
+    sole = [m1] if ends and m1 in stale else stale
+    family = rng.choice(sole if sole and rng.random() < 0.75 else records)
     scope = spec.home_scopes[family]
     step = rng.randint(*GRANT_STEPS[ends])
 
