@@ -99,9 +99,9 @@ def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
 
 def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]]:
     """The current documents holding facts kept in a scope whose grant ends in the task's
-    schedule (their ids, sorted), and the answer values (`field=value`, sorted) only they support: the answer of a
-    reader who kept them beside the current authorized records, less the current authorized
-    records' answer. Empty for a task without a schedule."""
+    schedule (their ids, sorted), and the answer values (`field=value`, sorted) only they
+    support: the answer of a reader who kept them beside the current authorized records, less
+    the current authorized records' answer. Empty for a task without a schedule."""
     ended = {c.scope for c in task.grants if c.ends} - set(task.user_scopes)
     expired = [d for d in task.documents if d.scope in ended and not d.superseded and d.facts]
     if not expired:

@@ -35,6 +35,7 @@ from ._families import (
     scenario_hash,
     scenarios_dir,
 )
+from ._grants import GRANT_STEPS, GRANT_TOPOLOGIES
 from ._ids import (
     MAX_SEED,
     MAX_TASKS,
@@ -109,6 +110,8 @@ __all__ = [
     "FRESH_SEEDS",
     "GAP_LISTS",
     "GAP_VALUES",
+    "GRANT_STEPS",
+    "GRANT_TOPOLOGIES",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
