@@ -132,11 +132,10 @@ def grants_task(
     oracles = build_oracles(spec, contract, documents, authorized)
     gap = oracles["gap_report"]
     gaps = list(gap.missing_requirements) if gap is not None else []
-    sole = family in stale  # the scope holds the record's only current copy
     topologies = [t for t in base.topologies if t in _KEPT]
     topologies += _gap_topologies(spec, base.documents, gaps)
     topologies.append("grant_ends" if ends else "late_grant")
-    if sole:
+    if family in stale:  # the scope holds the record's only current copy
         topologies.append("expired_gap" if ends else "late_cover")
     return base.model_copy(
         update={
