@@ -16,7 +16,7 @@ import pytest
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, agent_view
-from peb_core.scoring import score_run, scorecard
+from peb_core.scoring import expired_values, score_run, scorecard
 from peb_core.systems import AgentBaseline, Reply, Usage, build_system
 
 FAMILIES = load_families()
@@ -118,3 +118,20 @@ def test_a_lazy_agent_is_unsafe_on_the_grants_tier() -> None:
     tasks = [t for t in TASKS if t.seed in (11, 12, 13, 14, 7001)]
     card = scorecard(_scores(_records("agent_silent", "named", tasks), tasks))
     assert (card["unsafe_completeness_rate"] == 1.0).all()
+
+
+def test_a_replay_reads_opens_by_the_scopes_then_in_force(
+    keep_expired: tuple[list[ResponseRecord], pl.DataFrame],
+) -> None:
+    """The workbench's replay: an open of expired evidence while its grant held is a read (not
+    a probe), though the document is hidden at the submit."""
+    from peb_core.results import replay_documents
+
+    records, scores = keep_expired
+    key = scores.filter(pl.col("expired_relied")).select("family", "task_id").row(0)
+    task = next(t for t in TASKS if (t.family, t.task_id) == key)
+    record = next(r for r in records if (r.family, r.task_id) == key)
+    frame = replay_documents(record, task)
+    ids, _ = expired_values(task, FAMILIES[task.family])
+    read = frame.filter(pl.col("doc_id").is_in(ids) & pl.col("opened_at").is_not_null())
+    assert read.height >= 1 and not read["visible"].any() and read["probed_at"].is_null().all()
