@@ -25,6 +25,7 @@ from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import (
     AgentStart,
     DelegateResult,
+    GrantNotice,
     Handoff,
     HandoffStatus,
     Hit,
@@ -75,6 +76,7 @@ __all__ = [
     "DelegateResult",
     "Delegator",
     "Disclosure",
+    "GrantNotice",
     "Handoff",
     "HandoffStatus",
     "Hit",

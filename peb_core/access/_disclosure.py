@@ -7,7 +7,8 @@ a `Disclosure` and one `register_disclosure` call.
 - `counted`: each search result says how many matching records the access policy withheld, and
   opening a hidden document is denied;
 - `named`: it also names the scopes that withheld them, and a denial names the document's scope
-  (the paper's "explicit boundary metadata")."""
+  (the paper's "explicit boundary metadata"); a change of the user's grants mid-episode is
+  announced in the next tool result."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Disclosure:
             result's `withheld` count and `withheld_scopes` (None: not told).
         denial: what opening a hidden document kept in a scope says.
         told: what the search tool's description tells an agent of the notices ("" for none).
+        announces_grants: whether a change of the user's grants mid-episode (a task's grant
+            schedule) is announced in the next tool result (`GrantNotice`); else it is silent:
+            searches simply stop, or start, returning the scope's documents.
     """
 
     name: str
@@ -36,6 +40,7 @@ class Disclosure:
     notice: Callable[[Sequence[str]], tuple[int | None, tuple[str, ...] | None]]
     denial: Callable[[str], str]
     told: str = ""
+    announces_grants: bool = False
 
 
 DISCLOSURES: dict[str, Disclosure] = {}
@@ -87,6 +92,7 @@ for _mode in (
         lambda scope: f"access denied: the document is kept in scope {scope}, outside your access",
         "`withheld` counts the matching documents that access policy kept from these results, "
         "and `withheld_scopes` names the scopes they are kept in.",
+        announces_grants=True,
     ),
 ):
     register_disclosure(_mode)

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from ..tasks import AnswerField, Contract, VisibleDocument
+from ..tasks import AnswerField, Contract, GrantEvent, VisibleDocument
 
 
 class _Result(BaseModel):
@@ -35,6 +35,17 @@ class Hit(_Result):
     snippet: str
 
 
+class GrantNotice(_Result):
+    """A change of the user's grants, announced (under `named` disclosure) in the first tool
+    result after it holds: a scope the user held or now holds, the tool call from which the
+    change holds, and a sentence saying so."""
+
+    scope: str
+    step: int
+    change: GrantEvent
+    notice: str
+
+
 class SearchResult(_Result):
     """The hits of a query, best first, and what the disclosure mode says the scope filter
     withheld among the best matches: a count (`counted`, `named`) and scopes (`named`); None
@@ -44,6 +55,7 @@ class SearchResult(_Result):
     hits: tuple[Hit, ...]
     withheld: int | None = None
     withheld_scopes: tuple[str, ...] | None = None
+    grants: tuple[GrantNotice, ...] | None = None
 
 
 class OpenResult(_Result):
@@ -52,12 +64,14 @@ class OpenResult(_Result):
     doc_id: str | None = None
     document: VisibleDocument | None = None
     error: str | None = None
+    grants: tuple[GrantNotice, ...] | None = None
 
 
 class SubmitResult(_Result):
     """The response was accepted; the episode is over."""
 
     submitted: bool = True
+    grants: tuple[GrantNotice, ...] | None = None
 
 
 class ToolOutcome(_Result):

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..tasks import SubAgent, VisibleDocument
+from ..tasks import GrantChange, SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
 from ._index import CorpusIndex, IndexedDocument
 from ._results import (
     AgentStart,
+    GrantNotice,
     Handoff,
     Hit,
     OpenResult,
@@ -44,13 +45,15 @@ SNIPPET_CHARS = 160
 @dataclass(frozen=True)
 class Corpus:
     """What a session searches: a task's documents indexed with their scopes, the scopes the
-    user holds, the family's response schema (the `submit` tool's parameters) and the
-    sub-agents the task lists (each with its own scopes; none but on the `delegation` tier)."""
+    user holds at the start, the family's response schema (the `submit` tool's parameters),
+    the sub-agents the task lists (each with its own scopes; none but on the `delegation`
+    tier) and the task's grant schedule (changes of the user's scopes from a tool call on)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
     agents: tuple[SubAgent, ...] = ()
+    grants: tuple[GrantChange, ...] = ()
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -172,6 +175,22 @@ def _failed(message: str) -> ToolOutcome:
     return ToolOutcome(content=json.dumps({"error": message}), error=message)
 
 
+_NOTICES = {
+    "expires": "the grant for scope {scope} expired at step {step}",
+    "revoked": "the grant for scope {scope} was revoked at step {step}",
+    "granted": "scope {scope} was granted at step {step}",
+}
+"""What a `GrantNotice` says of each change (a step is a tool call, counted from 1)."""
+
+
+def _announced(outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
+    """`outcome` with `notices` added to what the model is shown, under `grants`."""
+    shown = json.loads(outcome.content)
+    shown["grants"] = [notice.model_dump() for notice in notices]
+    content = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    return outcome.model_copy(update={"content": content})
+
+
 def _shown(result: BaseModel) -> str:
     return result.model_dump_json(exclude_none=True)
 
@@ -237,6 +256,7 @@ class AgentSession:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
         self._scopes = corpus.user_scopes
         self._allowed = corpus.index.allowed(self._scopes)
+        self._pending = tuple(sorted(corpus.grants, key=lambda change: change.step))
         self._calls = 0
         self._submitted: str | None = None
 
@@ -244,6 +264,33 @@ class AgentSession:
     def scopes(self) -> tuple[str, ...]:
         """The scopes in force: what the user may see now."""
         return self._scopes
+
+    def _advance(self) -> list[GrantNotice]:
+        """Apply the grant changes that hold from this call on; their notices where the
+        disclosure mode announces them."""
+        due = [c for c in self._pending if c.step <= self._calls]
+        if not due:
+            return []
+        self._pending = self._pending[len(due) :]
+        scopes = list(self._scopes)
+        for change in due:
+            if change.ends:
+                scopes = [s for s in scopes if s != change.scope]
+            elif change.scope not in scopes:
+                scopes.append(change.scope)
+        self._scopes = tuple(scopes)
+        self._allowed = self._corpus.index.allowed(self._scopes)
+        if not self.disclosure.announces_grants:
+            return []
+        return [
+            GrantNotice(
+                scope=c.scope,
+                step=c.step,
+                change=c.change,
+                notice=_NOTICES[c.change].format(scope=c.scope, step=c.step),
+            )
+            for c in due
+        ]
 
     @property
     def calls(self) -> int:
@@ -276,23 +323,33 @@ class AgentSession:
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
-        already parsed). Never raises for what a model sends; a bad call is an error result."""
-        parsed = self._parsed(name, arguments)
-        if isinstance(parsed, ToolOutcome):
-            return parsed
-        return TOOLS[name].run(self, parsed)
+        already parsed). Never raises for what a model sends; a bad call is an error result.
+        The task's grant changes due at this call hold before it is answered."""
+        notices, parsed = self._begin(name, arguments)
+        outcome = parsed if isinstance(parsed, ToolOutcome) else TOOLS[name].run(self, parsed)
+        return _announced(outcome, notices) if notices else outcome
 
     async def acall(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """`call`, awaiting a tool that runs an episode of its own (`delegate`)."""
-        parsed = self._parsed(name, arguments)
+        notices, parsed = self._begin(name, arguments)
         if isinstance(parsed, ToolOutcome):
-            return parsed
-        tool = TOOLS[name]
-        return await tool.arun(self, parsed) if tool.arun is not None else tool.run(self, parsed)
+            outcome = parsed
+        else:
+            tool = TOOLS[name]
+            arun = tool.arun
+            outcome = await arun(self, parsed) if arun is not None else tool.run(self, parsed)
+        return _announced(outcome, notices) if notices else outcome
+
+    def _begin(
+        self, name: str, arguments: str | dict[str, Any]
+    ) -> tuple[list[GrantNotice], dict[str, Any] | ToolOutcome]:
+        """Count a call, apply the grant changes due at it (with their notices), and read its
+        arguments."""
+        self._calls += 1
+        return self._advance(), self._parsed(name, arguments)
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
-        """A call's arguments as a JSON object, or the error a bad call gets; counts the call."""
-        self._calls += 1
+        """A call's arguments as a JSON object, or the error a bad call gets."""
         if not isinstance(name, str) or name not in self._tools:
             shown = name if isinstance(name, str) else type(name).__name__
             return _failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")

@@ -52,13 +52,18 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
 
 def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
     """The only way to build an agent's view: the corpus indexed with every document's scope,
-    filtered by the user's scopes on every query."""
+    filtered by the user's scopes on every query (those at the start, changed by the task's
+    grant schedule as its steps come)."""
     documents = [
         IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
         for d in task.documents
     ]
     corpus = Corpus(
-        CorpusIndex(documents), tuple(task.user_scopes), response_schema(spec), task.sub_agents
+        CorpusIndex(documents),
+        task.scopes_at(0),
+        response_schema(spec),
+        task.sub_agents,
+        grants=task.grants,
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 

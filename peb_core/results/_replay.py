@@ -109,14 +109,17 @@ def _index(task: Task) -> CorpusIndex:
     )
 
 
-def _search_ids(index: CorpusIndex, task: Task, arguments: str) -> tuple[list[str], list[str]]:
+def _search_ids(
+    index: CorpusIndex, scopes: tuple[str, ...], arguments: str
+) -> tuple[list[str], list[str]]:
     """The doc ids a search call showed and those the scope filter withheld from it, asked of
-    the task's index again (empty when its arguments were not a valid search)."""
+    the task's index again under the scopes then in force (empty when its arguments were not a
+    valid search)."""
     try:
         args = SearchArguments.model_validate(_parsed(arguments))
     except ValidationError:
         return [], []
-    ranking = index.rank(args.query, index.allowed(task.user_scopes), args.k)
+    ranking = index.rank(args.query, index.allowed(scopes), args.k)
     ids = [d.doc_id for d in index.documents]
     return [ids[p] for p in ranking.visible], [ids[p] for p in ranking.withheld]
 
@@ -125,6 +128,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
     """One row per tool call of `record`'s episode over `task` (STEPS_SCHEMA)."""
     index = _index(task)
     rows: list[dict[str, Any]] = []
+    calls = 0  # tool calls so far: a grant schedule's steps
     for number, step in enumerate(record.trace, start=1):
         usage = {
             "content": step.content,
@@ -136,11 +140,12 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
         if not step.tool_calls:
             rows.append({"step": number, **usage})
         for i, call in enumerate(step.tool_calls):
+            calls += 1
             error = step.errors[i] if i < len(step.errors) else None
             shown: list[str] = []
             withheld: list[str] = []
             if call.name == "search" and error is None:
-                shown, withheld = _search_ids(index, task, call.arguments)
+                shown, withheld = _search_ids(index, task.scopes_at(calls), call.arguments)
             doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
             rows.append(
                 {
@@ -161,7 +166,8 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
 
 def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None) -> pl.DataFrame:
     """Every document of `task` (DOCUMENTS_SCHEMA) as `record`'s episode left it after step
-    `upto` (None: the whole episode)."""
+    `upto` (None: the whole episode). `visible` is as at the submit; under a grant schedule an
+    open is a read or a probe by the scopes in force when it was answered."""
     steps = replay_steps(record, task)
     if upto is not None:
         steps = steps.filter(pl.col("step") <= upto)
@@ -172,11 +178,18 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
         "probed_at": {},
     }
     visible = set(task.authorized_doc_ids)
+    calls = 0  # tool calls so far: under a grant schedule, what was visible at each
     for row in steps.iter_rows(named=True):
+        if row["tool"] is not None:
+            calls += 1
         marks = [("surfaced_at", d) for d in row["shown"]]
         marks += [("withheld_at", d) for d in row["withheld"]]
         if row["tool"] == "open" and row["doc_id"] is not None:
-            if row["doc_id"] not in visible:
+            then = visible
+            if task.grants:
+                scopes = task.scopes_at(calls)
+                then = {d.doc_id for d in task.documents if d.scope in scopes}
+            if row["doc_id"] not in then:
                 marks.append(("probed_at", row["doc_id"]))
             elif row["error"] is None:
                 marks.append(("opened_at", row["doc_id"]))

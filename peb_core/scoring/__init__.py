@@ -87,7 +87,14 @@ from ._tables import (
     scored_counts,
     task_table,
 )
-from ._trace import EPISODE_COLUMNS, EPISODE_SCHEMA, episode_frame, stale_values, with_episodes
+from ._trace import (
+    EPISODE_COLUMNS,
+    EPISODE_SCHEMA,
+    episode_frame,
+    expired_values,
+    stale_values,
+    with_episodes,
+)
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
 
 __all__ = [
@@ -147,6 +154,7 @@ __all__ = [
     "disagreements",
     "episode_frame",
     "expected_answers",
+    "expired_values",
     "explain",
     "field_scores",
     "filter_scores",

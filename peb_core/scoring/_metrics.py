@@ -312,6 +312,18 @@ METRICS: tuple[Metric, ...] = (
         pl.col("laundered"),
         _HANDOFF_GAP,
     ),
+    _rate(
+        "expired_reliance",
+        "expired",
+        "Expired",
+        "Expired-grant reliance",
+        "agent answers on tasks with a grant schedule whose episode opened, while its grant "
+        "held, a document whose grant then ended and that changes the answer: the share giving "
+        "a value only such documents support (null without a schedule)",
+        "lower",
+        pl.col("expired_relied"),
+        _EPISODE & pl.col("answered") & pl.col("expired_read"),
+    ),
 )
 """Every scorecard metric, in scorecard order."""
 
@@ -378,6 +390,7 @@ TRACE: tuple[Metric, ...] = tuple(
         "tool_errors",
         "no_submit_rate",
         "stale_reliance",
+        "expired_reliance",
     )
 )
 """The trace metrics of an agent's episodes (null for one-shot runs)."""

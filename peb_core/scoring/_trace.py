@@ -1,12 +1,14 @@
 """Per-task scores of an agent's episode, read from its trace and its task (docs/benchmark.md §3,
 trace metrics): the steps it took, its tool errors, its opens of hidden ids, the share of the
-required records it could see that it opened, and whether its answer followed an out-of-date
-copy. An episode's final submit is scored like any reply (`_frames`); these columns come beside
-it, and are null for one-shot runs (no frame of episodes), never 0.
+required records it could see that it opened, whether its answer followed an out-of-date copy,
+and whether it relied on evidence read under a grant that then ended (a task's grant schedule,
+the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
+columns come beside it, and are null for one-shot runs (no frame of episodes), never 0.
 
 - `episode_frame(tasks, families)`: one row per task with what the trace is judged against:
-  the required records the user may open, the hidden ids, and the answer values only an
-  out-of-date copy supports (`field=value`);
+  the required records the user may open, the ids hidden at some step, the answer values only
+  an out-of-date copy supports (`field=value`), and the documents of a scope whose grant ends
+  with the answer values only they support;
 - `with_episodes(scores, episodes, records, answers)`: the per-task scores with the trace
   columns added (EPISODE_COLUMNS).
 """
@@ -18,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from ..systems import ResponseRecord
+from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 
 KEY = ["family", "task_id"]
@@ -33,6 +35,8 @@ EPISODE_SCHEMA = pl.Schema(
         "required_visible": LIST,
         "hidden_ids": LIST,
         "stale_values": LIST,
+        "expired_ids": LIST,
+        "expired_values": LIST,
     }
 )
 """The columns of `episode_frame`."""
@@ -46,6 +50,8 @@ EPISODE_COLUMNS = pl.Schema(
         "evidence_coverage": pl.Float64(),
         "stale_possible": pl.Boolean(),
         "stale_relied": pl.Boolean(),
+        "expired_read": pl.Boolean(),
+        "expired_relied": pl.Boolean(),
     }
 )
 """The trace columns `with_episodes` adds to per-task scores: whether the run is an agent's
@@ -55,7 +61,9 @@ without a record; `evidence_coverage` (the share of the current records of requi
 that the user may open which the episode opened: null where there is none, 0 without an
 accepted submit); `stale_possible`
 (the task has an out-of-date copy the user may open that changes the answer) and
-`stale_relied` (the reply's answer gives a value only such a copy supports)."""
+`stale_relied` (the reply's answer gives a value only such a copy supports); `expired_read`
+(the episode opened, while its grant held, a document whose grant then ended, and such documents
+change the answer) and `expired_relied` (the reply's answer gives a value only they support)."""
 
 
 def _tokens(answer: Answer) -> set[str]:
@@ -89,13 +97,42 @@ def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
     return sorted(found)
 
 
+def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]]:
+    """The current documents holding facts kept in a scope whose grant ends in the task's
+    schedule (their ids, sorted), and the answer values (`field=value`, sorted) only they
+    support: the answer of a reader who kept them beside the current authorized records, less
+    the current authorized records' answer. Empty for a task without a schedule."""
+    ended = {c.scope for c in task.grants if c.ends} - set(task.user_scopes)
+    expired = [d for d in task.documents if d.scope in ended and not d.superseded and d.facts]
+    if not expired:
+        return [], []
+    current = [d for d in task.authorized_documents if not d.superseded]
+
+    def tokens(documents: Sequence[Document]) -> set[str]:
+        facts = (f for d in documents for f in d.facts)
+        answer = fold_answer(spec.answer_fields, live_effects(facts))
+        return _tokens(answer)
+
+    values = tokens([*current, *expired]) - tokens(current)
+    return sorted(d.doc_id for d in expired), sorted(values)
+
+
+def _hidden_ids(task: Task) -> list[str]:
+    """The ids hidden at some step: those hidden at the submit, and those of a scope granted
+    late (hidden until then)."""
+    late = {c.scope for c in task.grants if not c.ends}
+    return [d.doc_id for d in task.documents if d.doc_id not in task.authorized_doc_ids
+            or d.scope in late]  # fmt: skip
+
+
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
     """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
-    family that the user may open (what covers the contract: out-of-date copies do not), the
-    hidden ids, and `stale_values`."""
+    family that the user may open at the submit (what covers the contract: out-of-date copies
+    do not), the ids hidden at some step, `stale_values` and `expired_values`."""
     rows = []
     for task in tasks:
         required = {r.id for r in task.contract.required_evidence}
+        expired_ids, expired = expired_values(task, families[task.family])
         rows.append(
             {
                 "family": task.family,
@@ -105,8 +142,10 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
                     for d in task.authorized_documents
                     if d.evidence_family in required and not d.superseded
                 ],
-                "hidden_ids": [d.doc_id for d in task.hidden_documents],
+                "hidden_ids": _hidden_ids(task),
                 "stale_values": stale_values(task, families[task.family]),
+                "expired_ids": expired_ids,
+                "expired_values": expired,
             }
         )
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
@@ -123,24 +162,40 @@ def _opened(arguments: str) -> str | None:
     return doc_id.strip() if isinstance(doc_id, str) else None
 
 
+def _failed(step: Step, i: int) -> bool:
+    """Whether a step's `i`-th call was answered with an error: as recorded, or (a trace that
+    records no errors) as its result says."""
+    if i < len(step.errors) and step.errors[i] is not None:
+        return True
+    if i >= len(step.results):
+        return False
+    try:
+        shown = json.loads(step.results[i])
+    except ValueError:
+        return False
+    return isinstance(shown, dict) and "error" in shown
+
+
 def _record_counts(
-    record: ResponseRecord, required: set[str], hidden: set[str]
-) -> tuple[int, int, int, float | None]:
-    """(steps, tool errors, hidden probes, coverage before the end) of one record's trace."""
+    record: ResponseRecord, required: set[str], hidden: set[str], expired: set[str]
+) -> tuple[int, int, int, float | None, bool]:
+    """(steps, tool errors, hidden probes, coverage before the end, whether it opened an
+    `expired` document) of one record's trace. An open of an id hidden at some step is a probe
+    when it failed (an id hidden only later or earlier opens while its grant holds)."""
     errors = probes = 0
     opened: set[str] = set()
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
-            failed = i < len(step.errors) and step.errors[i] is not None
+            failed = _failed(step, i)
             doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
-            if doc_id is not None and doc_id in hidden:
+            if doc_id is not None and doc_id in hidden and failed:
                 probes += 1
             elif failed:
                 errors += 1
             elif doc_id is not None:
                 opened.add(doc_id)
     coverage = len(opened & required) / len(required) if required else None
-    return len(record.trace), errors, probes, coverage
+    return len(record.trace), errors, probes, coverage, bool(opened & expired)
 
 
 _RECORD_SCHEMA = pl.Schema(
@@ -151,6 +206,7 @@ _RECORD_SCHEMA = pl.Schema(
         "_errors": pl.Float64(),
         "_probes": pl.Float64(),
         "_coverage": pl.Float64(),
+        "_expired_read": pl.Boolean(),
     }
 )
 
@@ -171,15 +227,20 @@ def with_episodes(
             *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
         )
     judged = {
-        (row["family"], row["task_id"]): (set(row["required_visible"]), set(row["hidden_ids"]))
-        for row in episodes.select(*KEY, "required_visible", "hidden_ids").iter_rows(named=True)
+        (row["family"], row["task_id"]): (
+            set(row["required_visible"]),
+            set(row["hidden_ids"]),
+            set(row["expired_ids"]),
+        )
+        for row in episodes.select(
+            *KEY, "required_visible", "hidden_ids", "expired_ids"
+        ).iter_rows(named=True)
     }
     rows = []
     for record in records:
         key = (record.family, record.task_id)
         if key in judged:
-            steps, errors, probes, coverage = _record_counts(record, *judged[key])
-            rows.append((*key, steps, errors, probes, coverage))
+            rows.append((*key, *_record_counts(record, *judged[key])))
     counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
     given = (
         answers.explode("got")
@@ -189,8 +250,13 @@ def with_episodes(
     )
     missing = pl.col("status") == "missing"
     stale = pl.col("stale_values").list.len() > 0
+    given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
+    expired_read = (
+        (pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")
+    ).fill_null(False)
+    judged_columns = ("required_visible", "stale_values", "expired_values")
     return (
-        scores.join(episodes.select(*KEY, "required_visible", "stale_values"), on=KEY, how="left")
+        scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
         .join(counts, on=KEY, how="left")
         .join(given, on=KEY, how="left")
         .with_columns(
@@ -207,15 +273,15 @@ def with_episodes(
             stale_relied=(
                 stale
                 & pl.col("answered")
-                & (
-                    pl.col("_given")
-                    .fill_null(pl.lit([], dtype=LIST))
-                    .list.set_intersection(pl.col("stale_values"))
-                    .list.len()
-                    > 0
-                )
+                & (given_values.list.set_intersection(pl.col("stale_values")).list.len() > 0)
+            ).fill_null(False),
+            expired_read=expired_read,
+            expired_relied=(
+                expired_read
+                & pl.col("answered")
+                & (given_values.list.set_intersection(pl.col("expired_values")).list.len() > 0)
             ).fill_null(False),
         )
-        .drop("required_visible", "stale_values", "_steps", "_errors", "_probes", "_coverage")
+        .drop(*judged_columns, "_steps", "_errors", "_probes", "_coverage", "_expired_read")
         .drop("_given")
     )

@@ -5,9 +5,13 @@ and use only its tools, so a run of them shows what the tools let a system do.
 - `agent_fail_and_report`: finds the register, and for each contract requirement looks up its
   record's reference, current version and scope, searches the reference, opens what it finds
   (following the notes that point at other records), keeps what is current, and reports each
-  requirement with no current copy, from the scope the register names;
+  requirement with no current copy, from the scope the register names; before answering it
+  searches again for what is missing and opens again what it keeps, so it follows a grant
+  schedule (a scope granted late, a grant that ended) in every disclosure mode;
 - `agent_cue`: answers as `agent_silent` and decides completeness from the disclosure notices
-  alone (a requirement whose search withheld something is missing, from the scopes named).
+  alone (a requirement whose search withheld something is missing, from the scopes named);
+- `agent_keep_expired`: `agent_fail_and_report` without the second check: it relies on what
+  it read under a grant that has since ended.
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), versions and references by the record stamps. Each
@@ -116,7 +120,9 @@ class Episode:
         text = json.dumps(arguments)
         outcome = self.session.call(name, text)
         call = ToolCall(id=f"call_{len(self.steps) + 1}", name=name, arguments=text)
-        self.steps.append(Step(tool_calls=(call,), results=(outcome.content,)))
+        self.steps.append(
+            Step(tool_calls=(call,), results=(outcome.content,), errors=(outcome.error,))
+        )
         return outcome.content
 
     def search(self, query: str, k: int = 10) -> SearchResult:
@@ -132,6 +138,11 @@ class Episode:
                 return None
             self.opened[doc_id] = result.document
         return self.opened[doc_id]
+
+    def reopen(self, doc_id: str) -> bool:
+        """Whether the document can still be opened (opened again, past the episode's copy)."""
+        result = OpenResult.model_validate_json(self.call("open", doc_id=doc_id))
+        return result.document is not None
 
     def submit(self, response: Response) -> None:
         self.call("submit", response=json.loads(response.model_dump_json()))
@@ -217,18 +228,26 @@ def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
 
 
 def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
-    """Checks every requirement against the register (see the module docstring)."""
+    """Checks every requirement against the register, and again before answering."""
     answer, missing, scopes = check_records(episode, reader)
     return _reply(episode.start, answer, missing, scopes)
 
 
+def agent_keep_expired(episode: Episode, reader: TextReader) -> Response:
+    """Checks every requirement against the register once, and answers from everything it
+    read: evidence read under a grant that has since ended included."""
+    answer, missing, scopes = check_records(episode, reader, recheck=False)
+    return _reply(episode.start, answer, missing, scopes)
+
+
 def check_records(
-    episode: Episode, reader: TextReader, *, latest: bool = False
+    episode: Episode, reader: TextReader, *, latest: bool = False, recheck: bool = True
 ) -> tuple[Answer, list[RequiredEvidence], list[str]]:
     """`agent_fail_and_report`'s reading: the answer from the current copy of each record the
     register lists for a requirement, the requirements with none, and the scopes the register
-    names for them. With `latest`, the latest version found of each record stands for it,
-    current or not (an overclaiming reader)."""
+    names for them. With `recheck`, it checks again before answering, as grants may change
+    mid-episode. With `latest`, the latest version found of each record stands for it, current
+    or not (an overclaiming reader)."""
     start = episode.start
     required = start.contract.required_evidence
     register = None
@@ -244,31 +263,54 @@ def check_records(
     if register is None:  # no register to check against: nothing can be shown current
         return _answer(start, reader, ()), list(required), []
 
-    current: dict[str, VisibleDocument] = {}
+    current: dict[str, list[VisibleDocument]] = {}
     earlier: dict[str, list[tuple[int, VisibleDocument]]] = {}
     followed: set[str] = set()
-    refs = [register[r.id].ref for r in required]
     wanted = {entry.ref: entry.version for entry in register.values()}
-    while refs:
-        ref = refs.pop(0)
-        if ref in followed:
-            continue
-        followed.add(ref)
-        for hit in episode.search(ref, k=20).hits:
-            doc = episode.open(hit.doc_id)
-            if doc is None:
+
+    def keep(doc: VisibleDocument) -> None:
+        """Keep `doc` if it is the current version of a record the register lists (or, with
+        `latest`, any version of one)."""
+        stamp = _stamp(doc)
+        if stamp is not None and wanted.get(stamp[0]) == stamp[1]:
+            kept = current.setdefault(stamp[0], [])
+            if doc not in kept:
+                kept.append(doc)
+        elif latest and stamp is not None and stamp[0] in wanted:
+            earlier.setdefault(stamp[0], []).append((stamp[1], doc))
+
+    def look(refs: list[str]) -> None:
+        """Search each reference, open what it finds, keep the current copies, and follow
+        every record a note names (multi-hop evidence)."""
+        while refs:
+            ref = refs.pop(0)
+            if ref in followed:
                 continue
-            stamp = _stamp(doc)
-            if stamp is not None and wanted.get(stamp[0]) == stamp[1]:
-                current.setdefault(stamp[0], doc)
-            elif latest and stamp is not None and stamp[0] in wanted:
-                earlier.setdefault(stamp[0], []).append((stamp[1], doc))
-            # A note naming another record: follow it (multi-hop evidence).
-            refs += [r for r in RECORD_REF.findall(doc.body) if r not in followed]
-    for ref, found in earlier.items():
-        current.setdefault(ref, max(found, key=lambda pair: pair[0])[1])
-    missing = [r for r in required if register[r.id].ref not in current]
-    answer = _answer(start, reader, (d.body for d in current.values()))
+            followed.add(ref)
+            for hit in episode.search(ref, k=20).hits:
+                doc = episode.open(hit.doc_id)
+                if doc is None:
+                    continue
+                keep(doc)
+                refs += [r for r in RECORD_REF.findall(doc.body) if r not in followed]
+
+    look([register[r.id].ref for r in required])
+    for doc in list(episode.opened.values()):  # current copies opened on the way, too
+        keep(doc)
+    if recheck:
+        # Grants may have changed since: search again for each record still missing (a scope
+        # granted late), then keep only the copies that can still be opened (a grant that
+        # ended takes its evidence with it).
+        again = [register[r.id].ref for r in required if register[r.id].ref not in current]
+        followed -= set(again)
+        look(again)
+        for ref, docs in list(current.items()):
+            current[ref] = [d for d in docs if episode.reopen(d.doc_id)]
+    found = {ref: docs[0] for ref, docs in current.items() if docs}
+    for ref, versions in earlier.items():
+        found.setdefault(ref, max(versions, key=lambda pair: pair[0])[1])
+    missing = [r for r in required if register[r.id].ref not in found]
+    answer = _answer(start, reader, (d.body for d in found.values()))
     scopes = [s for r in missing if (s := register[r.id].scope) is not None]
     return answer, missing, scopes
 
@@ -323,4 +365,5 @@ AGENT_BASELINES = (
     AgentBaseline("agent_silent", agent_silent),
     AgentBaseline("agent_fail_and_report", agent_fail_and_report),
     AgentBaseline("agent_cue", agent_cue),
+    AgentBaseline("agent_keep_expired", agent_keep_expired),
 )

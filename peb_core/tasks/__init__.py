@@ -35,6 +35,7 @@ from ._families import (
     scenario_hash,
     scenarios_dir,
 )
+from ._grants import GRANT_STEPS, GRANT_TOPOLOGIES
 from ._ids import (
     MAX_SEED,
     MAX_TASKS,
@@ -77,6 +78,8 @@ from ._task import (
     GapReason,
     GapReport,
     GapStatus,
+    GrantChange,
+    GrantEvent,
     Oracles,
     RequiredEvidence,
     SubAgent,
@@ -108,6 +111,8 @@ __all__ = [
     "FRESH_SEEDS",
     "GAP_LISTS",
     "GAP_VALUES",
+    "GRANT_STEPS",
+    "GRANT_TOPOLOGIES",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
@@ -129,6 +134,8 @@ __all__ = [
     "GapReason",
     "GapReport",
     "GapStatus",
+    "GrantChange",
+    "GrantEvent",
     "ModelView",
     "Oracles",
     "RequiredEvidence",

@@ -14,6 +14,7 @@ from . import _paper  # noqa: F401  (the shipped tiers register themselves, the 
 from . import _hard  # noqa: F401
 from . import _agent  # noqa: F401
 from . import _delegation  # noqa: F401
+from . import _grants  # noqa: F401
 
 # isort: on
 from ._ids import task_id

@@ -6,13 +6,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from ._tiers import DEFAULT_TIER, Tier
 
 Completeness = Literal["complete", "incomplete"]
 GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
+GrantEvent = Literal["expires", "revoked", "granted"]
+"""How a grant changes mid-episode: it ends (`expires`, `revoked`) or begins (`granted`)."""
 COMPLETENESS: tuple[Completeness, ...] = get_args(Completeness)
 """What a task is, and what a reply may claim it is."""
 GAP_VALUES: dict[str, tuple[str, ...]] = {
@@ -113,6 +121,21 @@ class SubAgent(_Value):
     scopes: tuple[str, ...]
 
 
+class GrantChange(_Value):
+    """A change of the user's grants during an episode (docs/benchmark.md, grant schedules):
+    from the `step`-th tool call on, `scope` is no longer held (`expires`, `revoked`) or is
+    held (`granted`). Never shown to a model; under `named` disclosure a tool result announces
+    it once it holds."""
+
+    scope: str
+    step: int
+    change: GrantEvent
+
+    @property
+    def ends(self) -> bool:
+        return self.change != "granted"
+
+
 class Task(_Value):
     """One task. `topologies` names how its evidence is laid out (`named_gap`, `silent_gap`,
     `superseded`, `two_missing`, `decoy_notice`, `decoy_supersession`); never shown to a model."""
@@ -133,6 +156,30 @@ class Task(_Value):
     sub_agents: tuple[SubAgent, ...] = Field(default=(), exclude_if=lambda agents: not agents)
     """The sub-agents it lists (the `delegation` tier); left out of the JSON when there are
     none, so the other tiers' tasks are the same bytes as before."""
+
+    grants: tuple[GrantChange, ...] = ()
+    """The grant schedule, in step order (the `grants` tier); `user_scopes` and the oracles are
+    those after it, at the submit. Left out of the JSON when empty, so tasks without a schedule
+    keep their bytes."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_grants(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not self.grants:
+            data.pop("grants", None)
+        return data
+
+    def scopes_at(self, step: int) -> tuple[str, ...]:
+        """The scopes the user holds when the `step`-th tool call (from 1) is answered: the
+        final scopes with the schedule's changes after `step` undone."""
+        scopes = list(self.user_scopes)
+        for change in reversed(self.grants):
+            if change.step > step:
+                if change.ends:
+                    scopes.append(change.scope)
+                elif change.scope in scopes:
+                    scopes.remove(change.scope)
+        return tuple(dict.fromkeys(scopes))
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:

@@ -4,7 +4,9 @@ own words, their ids, scope names; opens of hidden and unknown ids; junk), no to
 a hidden document's text, a fact, an evidence-family tag or an oracle; no hidden id in any mode
 (results never carry one); and no hidden scope where the mode does not name scopes (`silent`,
 `counted`), outside the text of visible documents (a visible register names where records are
-kept: that is what a careful reader uses)."""
+kept: that is what a careful reader uses). On the `grants` tier, whose scopes change at a step
+of the episode, each result is judged against the scopes in force when it was answered; a
+grant notice (`named` only) names a scope the user held or now holds."""
 
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templ
 # The exact keys an object of a tool result may have, by path ("[]" = any list item).
 RESULT_KEYS: dict[tuple[str, ...], set[str]] = {
     (): {"query", "hits", "withheld", "withheld_scopes", "doc_id", "document", "error"}
-    | {"submitted"},
+    | {"submitted", "grants"},
+    ("grants", "[]"): {"scope", "step", "change", "notice"},
     ("hits", "[]"): {"doc_id", "title", "scope", "snippet"},
     ("document",): {"doc_id", "title", "scope", "body"},
 }
-TEXT_KEYS = {"title", "snippet", "body", "query"}
+TEXT_KEYS = {"title", "snippet", "body", "query", "notice"}
 """Keys whose values are a visible document's text, or what the agent itself sent."""
 
 
@@ -84,6 +87,15 @@ def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str
         problems.append("a withheld notice under silent")
     if mode == "counted" and "withheld_scopes" in notices:
         problems.append("withheld scopes under counted")
+    if isinstance(parsed, dict) and "grants" in parsed:
+        if mode != "named":
+            problems.append(f"a grant notice under {mode}")
+        held = {scope for step in (0, 10**6) for scope in task.scopes_at(step)}
+        problems += [
+            f"a grant notice naming {n['scope']!r}, never held"
+            for n in parsed["grants"]
+            if n["scope"] not in held or not any(g.scope == n["scope"] for g in task.grants)
+        ]
     authorized = set(task.authorized_doc_ids)
     for _, obj in json_objects(parsed):
         doc_id = obj.get("doc_id")
@@ -101,7 +113,8 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
-    task = generate_task(spec, template, seed, tier="agent", corpus_size=size)
+    tier = draw(st.sampled_from(["agent", "agent", "grants"]))
+    task = generate_task(spec, template, seed, tier=tier, corpus_size=size)
     hidden = task.hidden_documents
     visible = task.authorized_documents
     words = st.sampled_from(sorted({w for d in hidden for w in f"{d.title} {d.body}".split()}))
@@ -121,7 +134,8 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
         st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
         st.tuples(st.sampled_from(["search", "open", "submit", "delete"]), st.text(max_size=20)),
     )
-    return task, spec, draw(st.lists(calls, min_size=1, max_size=8))
+    longest = 8 if not task.grants else task.grants[-1].step + 4  # past the schedule's changes
+    return task, spec, draw(st.lists(calls, min_size=1, max_size=longest))
 
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True)
@@ -135,7 +149,18 @@ def test_no_tool_result_holds_anything_hidden(
         session = view.session(mode)
         for name, arguments in calls:
             outcome = session.call(name, arguments)
-            assert result_leaks(outcome, task, spec, mode) == [], (mode, name, arguments)
+            now = at_step(task, session.calls)
+            assert result_leaks(outcome, now, spec, mode) == [], (mode, name, arguments)
+
+
+def at_step(task: Task, step: int) -> Task:
+    """`task` as the access layer holds it when the `step`-th call is answered: its scopes and
+    authorized documents those in force then (the task itself without a schedule)."""
+    if not task.grants:
+        return task
+    scopes = task.scopes_at(step)
+    authorized = tuple(d.doc_id for d in task.documents if d.scope in scopes)
+    return task.model_copy(update={"user_scopes": scopes, "authorized_doc_ids": authorized})
 
 
 def test_the_leak_checks_can_fail() -> None:
@@ -163,6 +188,18 @@ def test_the_leak_checks_can_fail() -> None:
         outcome = ToolOutcome(content=json.dumps(content))
         found = result_leaks(outcome, task, spec, mode)
         assert any(problem in p for p in found), (problem, found)
+    # A grant notice: only under named, and only of a scope the schedule changes.
+    granted = generate_task(spec, "hidden_liability_annex", 11, tier="grants")
+    change = granted.grants[0]
+    notice = {"scope": change.scope, "step": change.step, "change": change.change, "notice": ""}
+    content = {"query": "q", "hits": [], "grants": [notice]}
+    assert result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "named") == []
+    found = result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "counted")
+    assert any("a grant notice under counted" in p for p in found), found
+    other = {**notice, "scope": next(s for s in spec.scopes if s != change.scope)}
+    content = {"query": "q", "hits": [], "grants": [other]}
+    found = result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "named")
+    assert any("never held" in p for p in found), found
     # The agent's own words, echoed back, are not a leak.
     echoed = ToolOutcome(content=json.dumps({"query": master.body, "hits": []}))
     assert result_leaks(echoed, task, spec, "silent") == []

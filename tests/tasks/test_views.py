@@ -77,14 +77,17 @@ def test_model_view_holds_nothing_a_model_must_not_see(case: tuple[Task, Scenari
     for shown, doc in zip(view.documents, task.authorized_documents, strict=True):
         assert (shown.title, shown.scope, shown.body) == (doc.title, doc.scope, doc.body)
     material = next(d for d in task.documents if d.role == "material")
-    if task.tier == "agent":
-        # A corpus: every document kept outside the user's scopes stays hidden, the restricted
-        # masters among them.
+    if task.tier in ("agent", "grants"):
+        # A corpus: every document kept outside the user's scopes (at the submit, after a
+        # grant schedule) stays hidden, the restricted masters among them (but the one a late
+        # grant brings).
         outside = [d for d in task.documents if d.scope not in task.user_scopes]
         assert task.hidden_documents == tuple(outside)
         restricted = FAMILIES[task.family].restricted_families
         required = {r.id for r in task.contract.required_evidence}
-        assert {d.evidence_family for d in outside} >= required & set(restricted)
+        late = {f for f, s in FAMILIES[task.family].home_scopes.items()
+                for g in task.grants if g.scope == s and not g.ends}  # fmt: skip
+        assert {d.evidence_family for d in outside} >= (required & set(restricted)) - late
     elif task.tier == "hard":
         # The two restricted masters and the decoy stay hidden, whatever the task's layout.
         assert len(task.hidden_documents) == 3

@@ -1,0 +1,164 @@
+"""The `grants` tier (docs/benchmark.md §9, grant schedules): the agent tier's corpora, with
+temporal validity as a task property. Each task has a grant schedule of one change, drawn facts
+first from the seed: the grant of a contract record's home scope ends at a step of the episode
+(it `expires` or is `revoked`: held at the start, gone from that tool call on), or the scope is
+`granted` late. The access session applies the schedule call by call; `user_scopes`,
+`authorized_doc_ids` and the oracles are those after it, at the submit: evidence read under a
+grant that ended is missing, in its scope, and evidence from a late grant is authorized and must
+be used.
+
+The corpus is the agent tier's for the same family, template, seed and size (the schedule is
+drawn from its own generator, after the contract's records and before nothing else), so the two
+tiers' tasks differ only by the schedule and what follows from it."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
+from ._draw import ContractData, DocumentData, build_oracles
+from ._ids import task_id
+from ._scenario import ScenarioFile, TemplateSpec
+from ._task import Document, GrantChange, GrantEvent, Oracles, Task
+from ._tiers import TierSpec, register_tier
+
+GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (8, 14), False: (2, 4)}
+"""The tool calls from which a change holds: a grant ends at one from 8 to 14, a late grant
+begins at one from 2 to 4. A careful episode checks its evidence again after that: finding the
+register (a search and an open) and each of the contract's six records (a search and an open
+each) takes 14 calls before any check."""
+
+EVENTS: tuple[GrantEvent, ...] = ("expires", "revoked", "granted")
+
+GRANT_TOPOLOGIES = ("grant_ends", "late_grant", "expired_gap", "late_cover")
+"""What the schedule adds to a task's topologies: a grant ends or begins; `expired_gap`: the
+grant that ends held the only current copy of a required record (it is missing at the submit);
+`late_cover`: the late grant holds the only current copy of one (it is covered at the submit)."""
+
+_KEPT = ("decoy_notice", "multi_hop")
+"""The agent tier's topologies that do not depend on which requirements are missing."""
+
+
+@functools.cache
+def _events(family: str, n: int) -> tuple[GrantEvent, ...]:
+    """The changes of a family's `n` canonical tasks: each event as often, shuffled."""
+    events = [EVENTS[i % len(EVENTS)] for i in range(n)]
+    random.Random(f"{family}|grants-schedule").shuffle(events)
+    return tuple(events)
+
+
+def _event(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> GrantEvent:
+    """A canonical seed's change from the family's schedule; a fresh seed's drawn."""
+    if seed in spec.canonical_seeds:
+        index = spec.templates.index(template) * len(spec.canonical_seeds)
+        events = _events(spec.id, len(spec.templates) * len(spec.canonical_seeds))
+        return events[index + spec.canonical_seeds.index(seed)]
+    return rng.choice(EVENTS)
+
+
+def _data(doc: Document) -> DocumentData:
+    data: DocumentData = {
+        "doc_id": doc.doc_id,
+        "title": doc.title,
+        "role": doc.role,
+        "scope": doc.scope,
+        "evidence_family": doc.evidence_family,
+        "body": doc.body,
+        "facts": list(doc.facts),
+    }
+    if doc.superseded:
+        data["superseded"] = True
+    return data
+
+
+def _covered(documents: tuple[Document, ...], scopes: tuple[str, ...]) -> set[str]:
+    """The evidence families a current document in `scopes` covers."""
+    return {d.evidence_family for d in documents if d.scope in scopes and not d.superseded}
+
+
+def _gap_topologies(
+    spec: ScenarioFile, documents: tuple[Document, ...], gaps: list[str]
+) -> list[str]:
+    """The agent tier's gap topologies (§9) for the requirements `gaps` missing at the submit:
+    read from the corpus as the agent tier lays it out (the tracker names a scope by its id; a
+    pointer names a record by its reference)."""
+    homes = spec.home_scopes
+    tracker = next(d.body for d in documents if d.role == "tracker")
+    named = [f for f in gaps if homes[f] in tracker]
+    refs = {record_ref(d.body) for d in documents if d.evidence_family in gaps}
+    pointed = " ".join(d.body for d in documents if d.role == "pointer")
+    topologies = ["superseded"] if gaps else []
+    if named:
+        topologies.append("named_gap")
+    if len(named) < len(gaps):
+        topologies.append("silent_gap")
+    if len(gaps) == 2:
+        topologies.append("two_missing")
+    return topologies + (["hidden_hop"] if any(r and r in pointed for r in refs) else [])
+
+
+def grants_task(
+    spec: ScenarioFile,
+    template: TemplateSpec,
+    seed: int,
+    distractors: int,
+    *,
+    corpus_size: int = AGENT_CORPUS.default,
+) -> Task:
+    base = agent_task(spec, template, seed, distractors, corpus_size=corpus_size)
+    rng = random.Random(f"{spec.id}|{template.id}|{seed}|grants")
+    event = _event(spec, template, seed, rng)
+    ends = event != "granted"
+    m1 = template.material.evidence_family
+    restricted = base.contract.required_evidence
+    records = [m1, *(r.id for r in restricted if r.id in spec.restricted_families and r.id != m1)]
+    covered = _covered(base.documents, base.user_scopes)
+    stale = [f for f in records if f not in covered]
+    # Mostly a record whose only current copy the scope holds: the material record (M1, whose
+    # master states the findings) when a grant ends, any such record for a late grant.
+    sole = [m1] if ends and m1 in stale else stale
+    family = rng.choice(sole if sole and rng.random() < 0.75 else records)
+    scope = spec.home_scopes[family]
+    step = rng.randint(*GRANT_STEPS[ends])
+
+    final = base.user_scopes if ends else (*base.user_scopes, scope)
+    documents = [_data(d) for d in base.documents]
+    authorized = [d for d in documents if d["scope"] in final]
+    contract: ContractData = {
+        "required_evidence": list(base.contract.required_evidence),
+        "partial_response_permitted": base.contract.partial_response_permitted,
+    }
+    oracles = build_oracles(spec, contract, documents, authorized)
+    gap = oracles["gap_report"]
+    gaps = list(gap.missing_requirements) if gap is not None else []
+    topologies = [t for t in base.topologies if t in _KEPT]
+    topologies += _gap_topologies(spec, base.documents, gaps)
+    topologies.append("grant_ends" if ends else "late_grant")
+    if family in stale:  # the scope holds the record's only current copy
+        topologies.append("expired_gap" if ends else "late_cover")
+    return base.model_copy(
+        update={
+            "task_id": task_id(template.id, seed, "grants"),
+            "tier": "grants",
+            "user_scopes": final,
+            "authorized_doc_ids": tuple(d["doc_id"] for d in authorized),
+            "oracles": Oracles.model_validate(oracles),
+            "topologies": tuple(topologies),
+            "grants": (GrantChange(scope=scope, step=step, change=event),),
+        }
+    )
+
+
+GRANTS = register_tier(
+    TierSpec(
+        name="grants",
+        description="the agent tier's corpora with a grant schedule: a contract record's scope "
+        "is granted at the start and ends (expires or is revoked) mid-episode, or is granted "
+        "late",
+        build=grants_task,
+        unsupported=AGENT.unsupported,
+        corpus=AGENT_CORPUS,
+        sections=AGENT.sections,
+    )
+)
