@@ -413,3 +413,53 @@ def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> 
         # No family picked: said so, and no section fails.
         pick_options(page, "Families", [])
         page.get_by_text("Pick at least one family and one tier.").wait_for(timeout=30_000)
+
+
+def test_an_agent_episode_is_replayed_step_by_step(tmp_path: Path) -> None:
+    """An agent baseline's run made by `peb run` on the agent tier: select a task in the
+    workbench, and its episode replays beside its corpus, one step at a time (the step slider
+    moved by keyboard, as a person would), down to the gap between what it saw and claimed."""
+    root = tmp_path / "runs"
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    run_dir = root / "agent-far"
+    peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "agent_fail_and_report"]
+    peb_run += ["--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11"]
+    subprocess.run(
+        [*peb_run, "--disclosure", "named", "--out", str(run_dir)],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    records = {r.task_id: r for r in read_records(run_dir / "responses.jsonl")[0]}
+    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
+        task_id = select_table_row(page, PER_TASK, 2, "task_id")
+        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
+        n_steps = len(records[task_id].trace)
+        page.get_by_text(f"Episode replay: step 1 of {n_steps}").first.wait_for(timeout=30_000)
+        # The first step is a search: its hits, what the named mode told of what it withheld.
+        page.get_by_text("Step 1: its tool calls").first.wait_for()
+        assert page.get_by_text(re.compile(r"^search \d+ hits: doc-")).count() == 1
+        screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-step-1.png")
+
+        slider = page.get_by_role("slider").first
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.get_by_text(f"Episode replay: step 2 of {n_steps}").first.wait_for(timeout=30_000)
+        page.get_by_text("The corpus by step 2").first.wait_for()
+        assert page.get_by_text(re.compile(r"^open opened doc-")).count() == 1
+        corpus = table(page, "Corpus by this step")
+        expect(corpus.get_by_text("opened", exact=True)).to_have_count(1)
+
+        page.get_by_role("slider").first.focus()
+        page.keyboard.press("End")
+        page.get_by_text(f"Episode replay: step {n_steps} of {n_steps}").first.wait_for(
+            timeout=30_000
+        )
+        page.get_by_text("submit submitted; the episode ends").first.wait_for()
+        page.get_by_text("What it saw against what it claimed").first.wait_for()
+        claims = table(page, "Saw against claimed")
+        expect(claims.get_by_role("row")).to_have_count(1 + 6, timeout=30_000)
+        screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-last-step.png")
