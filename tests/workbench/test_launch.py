@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scripted_server import ScriptedServer, Step
+from scripted_server import ScriptedServer, Step, agent_route
 
-from peb_core.runs import read_manifest, run_folder_name
+from peb_core.runs import read_manifest, read_records, run_folder_name
 from peb_core.systems import DEFAULT_MAX_STEPS, ModelSystem
 from peb_core.tasks import MAX_TASKS, generate_task, load_families
 from peb_core.workbench import (
@@ -248,3 +248,29 @@ def test_a_clean_headless_run_exits_0(tmp_path: Path) -> None:
     )
     assert (code, err) == (0, "")
     assert out.startswith("oracle: finished: 24 tasks, 24 replies -> ")
+
+
+def test_a_headless_agent_model_runs_with_the_budget_and_mode_asked_for(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`agent:openai/...` headless against a scripted agent that would search four times and
+    then submit: with --max-steps 3 each episode ends without a submit after three requests,
+    every search under the named mode told what was withheld, at the corpus size asked for."""
+    server.script.route = agent_route(5)
+    argv = ["--run", "agent:openai/scripted", "--api-base", server.url, "--tier", "agent"]
+    argv += ["--family", ONE[0], "--seeds", "11", "--limit", "2", "--name", "a"]
+    argv += ["--max-steps", "3", "--disclosure", "named", "--corpus-size", "30"]
+    code, out, err = _headless([*argv, "--out", str(tmp_path)], tmp_path)
+    assert out.startswith(
+        "agent:openai/scripted:structured_gap@1: finished: 2 tasks, 0 replies, 2 without a submit"
+    ), out
+    manifest = read_manifest(tmp_path / "a")
+    assert (manifest.config["max_steps"], manifest.config["disclosure"]) == (3, "named")
+    assert (manifest.tier, manifest.corpus_size, manifest.counts.no_submit) == ("agent", 30, 2)
+    records, _ = read_records(tmp_path / "a" / "responses.jsonl")
+    assert [len(r.trace) for r in records] == [3, 3]
+    for record in records:
+        for step in record.trace:
+            assert [c.name for c in step.tool_calls] == ["search"]
+            assert '"withheld":' in step.results[0] and '"withheld_scopes":' in step.results[0]
+    assert (code, err) == (0, "")  # an episode without a submit is a reply, not an error
