@@ -63,25 +63,28 @@ def access_search(
     _known(mode)
     columns = ["doc_id", "title", "scope"]
     call = json.dumps({"query": query, "k": k})
-    error = agent_view(task, spec).session(mode).call("search", call).error
-    if error is not None:
-        empty = pl.DataFrame(schema={c: pl.String for c in columns})
-        return AccessSearch(
-            shown=empty.select(pl.lit(None, pl.Int64).alias("rank"), *columns),
-            withheld=empty,
-            told=f"The tool refuses the query: {error}",
-        )
-    found = search_frame(task, spec, query, k).filter(pl.col("mode") == mode)
+    outcome = agent_view(task, spec).session(mode).call("search", call)
+    found = search_frame(task, spec, query, k)
+    if found.is_empty():  # nothing matched under any mode: the frame has no columns
+        found = pl.DataFrame(schema={"mode": pl.String, "rank": pl.Int64, "shown": pl.Boolean})
+        found = found.with_columns(*(pl.lit(None, pl.String).alias(c) for c in columns))
+    found = found.filter(pl.col("mode") == mode)
     shown = found.filter(pl.col("shown")).select("rank", *columns)
     withheld = found.filter(~pl.col("shown")).select(columns)
-    count = found["withheld"][0] if found.height else None
-    scopes = found["withheld_scopes"][0] if found.height else None
+    if outcome.error is not None:
+        return AccessSearch(
+            shown=shown.clear(),
+            withheld=withheld.clear(),
+            told=f"The tool refuses the query: {outcome.error}",
+        )
+    result = json.loads(outcome.content)
+    count, scopes = result.get("withheld"), result.get("withheld_scopes")
     if count is None:
         told = "The tool says nothing of what it withheld (silent)."
     else:
         records = "record was" if count == 1 else "records were"
         told = f"The tool says {count} matching {records} withheld" + (
-            f", in scopes {', '.join(scopes)}." if scopes is not None and len(scopes) else "."
+            f", in scopes {', '.join(scopes)}." if scopes else "."
         )
     return AccessSearch(shown=shown, withheld=withheld, told=told)
 

@@ -219,6 +219,9 @@ def test_the_access_layer_view_follows_the_disclosure_mode() -> None:
     assert found["counted"].told.startswith(f"The tool says {n} matching record")
     scopes = sorted({hidden[d] for d in found["named"].withheld["doc_id"]})
     assert all(s in found["named"].told for s in scopes) and "scopes" not in found["counted"].told
+    nothing = access_search(task, SPEC, "named", "zzxqv qqwpl")  # no word of any record
+    assert nothing.shown.is_empty() and nothing.withheld.is_empty()
+    assert nothing.told == "The tool says 0 matching records were withheld."
     refused = access_search(task, SPEC, "named", "")
     assert refused.told.startswith("The tool refuses the query: ") and refused.shown.is_empty()
     with pytest.raises(ValueError, match="unknown disclosure mode 'loud'; valid: silent"):
