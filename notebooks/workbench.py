@@ -94,9 +94,7 @@ def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, fam
         options=list(PROTOCOLS), value=DEFAULT_PROTOCOL, label="Protocol"
     )
     system_pick = mo.ui.multiselect(options=SYSTEMS, value=["fail_and_report"], label="Systems")
-    model_text = mo.ui.text(
-        placeholder="openai/gpt-4o-mini or agent:openai/gpt-4o-mini", label="litellm model strings"
-    )
+    model_text = mo.ui.text(placeholder="openai/gpt-4o-mini", label="litellm model strings")
     disclosure_pick = mo.ui.dropdown(
         options=list(DISCLOSURES), value=DEFAULT_DISCLOSURE, label="Disclosure"
     )
