@@ -13,10 +13,23 @@ def _():
 
     from peb_core import results, scoring, tasks
     from peb_core import workbench as wb
+    from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
 
     RUNS = results.runs_root()
     families = tasks.load_families()
-    return Path, RUNS, families, json, mo, results, scoring, tasks, wb
+    return (
+        DEFAULT_DISCLOSURE,
+        DISCLOSURES,
+        Path,
+        RUNS,
+        families,
+        json,
+        mo,
+        results,
+        scoring,
+        tasks,
+        wb,
+    )
 
 
 @app.cell
@@ -171,6 +184,36 @@ def _(mo, spec, task, wb):
 
 
 @app.cell
+def _(DEFAULT_DISCLOSURE, DISCLOSURES, mo, task, wb):
+    # A corpus (the agent tier): what the access layer's tools show an agent of it.
+    mo.stop(not wb.has_corpus(task))
+    access_mode = mo.ui.dropdown(
+        options=list(DISCLOSURES), value=DEFAULT_DISCLOSURE, label="Disclosure mode"
+    )
+    access_query = mo.ui.text(value=wb.default_query(task), label="Search query", full_width=True)
+    return access_mode, access_query
+
+
+@app.cell
+def _(DISCLOSURES, access_mode, access_query, mo, spec, task, wb):
+    mo.vstack(
+        [
+            mo.md(
+                "## The access layer's view: what the tools show an agent\n"
+                "Pick a disclosure mode and type a query: the hits `search` returns, the "
+                "documents the user's scopes withheld from it (never shown) and what the mode "
+                "tells the agent of them; then what `open` answers for each document. "
+                + "; ".join(f"`{d.name}`: {d.description}" for d in DISCLOSURES.values())
+                + "."
+            ),
+            mo.hstack([access_mode, access_query], justify="start", widths=[1, 4]),
+            wb.access_view(task, spec, access_mode.value, access_query.value),
+        ]
+    )
+    return
+
+
+@app.cell
 def _(json, mo, task, wb):
     _o = task.oracles
 
@@ -235,6 +278,22 @@ def _(Path, mo, reply_rows, task, wb):
         note="" if _picked else "The first stored reply; select a row.",
         skip=("documents",),
     )
+    reply_replay = wb.episode_replay(_example)
+    return (reply_replay,)
+
+
+@app.cell
+def _(mo, reply_replay):
+    mo.stop(reply_replay is None)
+    reply_step = mo.ui.slider(
+        start=1, stop=reply_replay.n_steps, value=1, label="Step", show_value=True, full_width=True
+    )
+    return (reply_step,)
+
+
+@app.cell
+def _(reply_replay, reply_step, wb):
+    wb.replay_view(reply_replay, reply_step.value, reply_step)
     return
 
 

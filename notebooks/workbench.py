@@ -13,6 +13,7 @@ def _():
 
     from peb_core import results, runs, scoring, tasks
     from peb_core import workbench as wb
+    from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
     from peb_core.systems import (
         BASELINES,
         DEFAULT_PROTOCOL,
@@ -26,10 +27,16 @@ def _():
     RUNS = results.runs_root()
     LAUNCH_ROOT = RUNS / results.SCRATCH
     families = tasks.load_families()
-    SYSTEMS = [*BASELINES, *(f"local/{name}" for name in REGISTRY)]
+    SYSTEMS = [
+        *BASELINES,
+        *(f"local/{name}" for name in REGISTRY),
+        *(f"agent:local/{name}" for name in REGISTRY),
+    ]
     LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
     return (
+        DEFAULT_DISCLOSURE,
         DEFAULT_PROTOCOL,
+        DISCLOSURES,
         LAUNCH_ROOT,
         LOCAL_MODELS,
         PROTOCOLS,
@@ -52,7 +59,8 @@ def _():
 def _(RUNS, mo, sys, wb):
     # Headless, as the Run button: `python notebooks/workbench.py -- --run SYSTEMS [--family F]
     # [--seeds LIST] [--tier T] [--protocol P] [--api-base URL] [--name N] [--limit N]
-    # [--max-tasks N] [--out DIR]`; one line and exit 2 on bad input, exit 1 if a run ended badly.
+    # [--max-tasks N] [--disclosure D] [--max-steps N] [--corpus-size N] [--out DIR]`; one line
+    # and exit 2 on bad input, exit 1 if a run ended badly.
     _argv = sys.argv[1:]
     if mo.app_meta().mode == "script" and _argv:
         sys.exit(wb.headless(_argv[1:] if _argv[0] == "--" else _argv, RUNS))
@@ -78,7 +86,7 @@ def _(RUNS, mo, time, wb):
 
 
 @app.cell
-def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
+def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, families, mo, tasks):
     family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
     seeds_text = mo.ui.text(placeholder="canonical", label="Seeds (11,23 or 400-439)")
     tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value=tasks.DEFAULT_TIER, label="Tier")
@@ -87,12 +95,18 @@ def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
     )
     system_pick = mo.ui.multiselect(options=SYSTEMS, value=["fail_and_report"], label="Systems")
     model_text = mo.ui.text(placeholder="openai/gpt-4o-mini", label="litellm model strings")
+    disclosure_pick = mo.ui.dropdown(
+        options=list(DISCLOSURES), value=DEFAULT_DISCLOSURE, label="Disclosure"
+    )
+    max_steps_text = mo.ui.text(placeholder="24", label="Max steps")
+    corpus_size_text = mo.ui.text(placeholder="tier default", label="Corpus size")
     api_base = mo.ui.text(placeholder="http://HOST/v1", label="API base")
     name_text = mo.ui.text(placeholder="automatic", label="Run name")
     limit_text = mo.ui.text(placeholder="every task", label="Task limit")
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     stop_button = mo.ui.run_button(label="Stop", kind="danger")
     _tiers = "; ".join(f"`{t.name}`: {t.description}" for t in tasks.TIERS.values())
+    _modes = "; ".join(f"`{d.name}`: {d.description}" for d in DISCLOSURES.values())
     mo.vstack(
         [
             mo.md(
@@ -100,19 +114,29 @@ def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
                 "## Run\nRuns started here are saved under `scratch/` in the runs root (kept "
                 "out of `peb report` unless picked) and resumed when asked for again: Run again "
                 "retries tasks that ended in error. Model replies are cached; the protocol is "
-                f"the prompt models are given. Tiers: {_tiers}."
+                f"the prompt models are given. Tiers: {_tiers}.  \n"
+                "Agents (the `agent_*` baselines, `agent:<model>`) search, open and submit "
+                "through the access layer's tools; the disclosure mode is what it tells them of "
+                f"what it withheld ({_modes}). Max steps (model requests per episode) applies "
+                "to `agent:<model>` only; corpus size to tiers with corpora."
             ),
-            mo.hstack([family_pick, tier_pick, seeds_text], justify="start", wrap=True),
+            mo.hstack(
+                [family_pick, tier_pick, seeds_text, corpus_size_text], justify="start", wrap=True
+            ),
             mo.hstack(
                 [system_pick, model_text, api_base, protocol_pick], justify="start", wrap=True
             ),
+            mo.hstack([disclosure_pick, max_steps_text], justify="start", wrap=True),
             mo.hstack([name_text, limit_text, run_button, stop_button], justify="start", wrap=True),
         ]
     )
     return (
         api_base,
+        corpus_size_text,
+        disclosure_pick,
         family_pick,
         limit_text,
+        max_steps_text,
         model_text,
         name_text,
         protocol_pick,
@@ -128,8 +152,11 @@ def _(DEFAULT_PROTOCOL, PROTOCOLS, SYSTEMS, families, mo, tasks):
 def _(
     LAUNCH_ROOT,
     api_base,
+    corpus_size_text,
+    disclosure_pick,
     family_pick,
     limit_text,
+    max_steps_text,
     mo,
     model_text,
     name_text,
@@ -150,6 +177,9 @@ def _(
         api_base=api_base.value,
         name=name_text.value,
         limit=limit_text.value,
+        disclosure=disclosure_pick.value,
+        max_steps=max_steps_text.value,
+        corpus_size=corpus_size_text.value,
     )
     try:
         _launch = wb.check_run(_form, LAUNCH_ROOT)
@@ -358,15 +388,36 @@ def _(mo, run_options, task_rows, wb):
     _found = wb.picked_row(task_rows.value, task_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
-    _example = wb.run_example(
-        run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"]
-    )
+    example = wb.run_example(run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"])
+    replay = wb.episode_replay(example)
+    # An agent's episode shows its corpus in the replay below, step by step.
     wb.example_view(
-        _example,
-        f"## Worked example: `{_row['task_id']}` answered by `{_example.system}` "
+        example,
+        f"## Worked example: `{_row['task_id']}` answered by `{example.system}` "
         f"(run `{_row['run']}`)",
         note="" if _picked else "The first task of the table; select a row.",
+        skip=("documents",) if replay is not None else (),
     )
+    return (replay,)
+
+
+@app.cell
+def _(mo, replay):
+    mo.stop(replay is None)
+    step_pick = mo.ui.slider(
+        start=1,
+        stop=replay.n_steps,
+        value=1,
+        label="Step",
+        show_value=True,
+        full_width=True,
+    )
+    return (step_pick,)
+
+
+@app.cell
+def _(replay, step_pick, wb):
+    wb.replay_view(replay, step_pick.value, step_pick)
     return
 
 

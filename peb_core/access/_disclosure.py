@@ -65,9 +65,7 @@ def get_disclosure(name: str) -> Disclosure:
     try:
         return DISCLOSURES[name]
     except KeyError:
-        raise ValueError(
-            f"unknown disclosure {name!r}; valid: {', '.join(DISCLOSURES)}"
-        ) from None
+        raise ValueError(f"unknown disclosure {name!r}; valid: {', '.join(DISCLOSURES)}") from None
 
 
 for _mode in (

@@ -79,4 +79,3 @@ def search_frame(task: Task, spec: ScenarioFile, query: str, k: int = 10) -> pl.
             "withheld_scopes": pl.List(pl.String),
         },
     )
-

@@ -75,4 +75,3 @@ class CorpusIndex:
         visible = order[allowed[order]][:k]
         top = order[:k]
         return Ranking(tuple(visible.tolist()), tuple(top[~allowed[top]].tolist()))
-

@@ -82,9 +82,7 @@ class SearchArguments(_Arguments):
     query: str = Field(
         min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for, in words"
     )
-    k: int = Field(
-        default=DEFAULT_HITS, ge=1, le=MAX_HITS, description="how many hits at most"
-    )
+    k: int = Field(default=DEFAULT_HITS, ge=1, le=MAX_HITS, description="how many hits at most")
 
 
 class OpenArguments(_Arguments):
@@ -419,7 +417,6 @@ class AgentSession:
         return ToolOutcome(content=_shown(SubmitResult()), submitted=self._submitted)
 
 
-
 def _search_schema(context: ToolContext) -> dict[str, Any]:
     return SearchArguments.model_json_schema()
 
@@ -459,8 +456,10 @@ for _tool in (
     ),
     Tool(
         "submit",
-        lambda context: "Submit your final response (the response schema); this ends the "
-        "episode and only the first submit counts.",
+        lambda context: (
+            "Submit your final response (the response schema); this ends the "
+            "episode and only the first submit counts."
+        ),
         _submit_schema,
         AgentSession._submit,
     ),

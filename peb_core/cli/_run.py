@@ -25,6 +25,7 @@ from ..systems import (
     LocalModel,
     LocalModelError,
     ResponseRecord,
+    budget_problem,
     build_system,
     get_local,
     local_status,
@@ -111,11 +112,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     name = args.model if args.model is not None else args.system
     budgets = {"--max-steps": args.max_steps, "--token-budget": args.token_budget}
     given = [option for option, value in budgets.items() if value is not None]
-    if given and not name.startswith(AGENT_PREFIX):
-        raise UsageError(
-            f"{given[0]} applies to agent models only; run a model as one with --model "
-            f"{AGENT_PREFIX}<model>"
-        )
+    problem = budget_problem([name], given)
+    if problem:
+        raise UsageError(problem)
     budget = DEFAULT_TOKEN_BUDGET if args.token_budget is None else args.token_budget
     system = build_system(
         name,

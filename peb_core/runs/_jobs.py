@@ -39,6 +39,8 @@ class RunJob:
     concurrency: int
     retrying: dict[Path, int]
     """Each run folder's error records from an earlier attempt, retried by this job."""
+    corpus_size: int | None = None
+    """Documents per task on a tier with corpora (None: the tier's default)."""
     done: int = 0
     """Tasks of the current run with a record (earlier ones included)."""
     total: int = 0
@@ -98,6 +100,7 @@ class RunJob:
                     limit=self.limit,
                     concurrency=self.concurrency,
                     progress=self._progress,
+                    corpus_size=self.corpus_size,
                 )
                 self.ended.append(Ended(run_dir, run_status(run_dir), datetime.now()))
         except asyncio.CancelledError:
@@ -124,6 +127,7 @@ def start_runs(
     tier: Tier = "paper",
     limit: int | None = None,
     concurrency: int = 8,
+    corpus_size: int | None = None,
 ) -> RunJob:
     """Start running each (system, run folder) of `plan` in turn in the background, resuming
     what each folder holds and retrying its error records; the job is listed by `run_jobs()`."""
@@ -139,6 +143,7 @@ def start_runs(
         limit=limit,
         concurrency=concurrency,
         retrying=retrying,
+        corpus_size=corpus_size,
     )
     _JOBS.append(job)
     return job.start()

@@ -290,10 +290,11 @@ def launch_folder(
     name: str = "",
     *,
     several: bool = False,
+    corpus_size: int | None = None,
 ) -> Path:
     """Where a launched run goes, below the launch root: `name` if given (for one of `several`
     systems launched together, `name/<run_folder_name>`), else `run_folder_name`."""
-    folder = run_folder_name(system, families, seeds, tier)
+    folder = run_folder_name(system, families, seeds, tier, corpus_size)
     if not name:
         return Path(folder)
     return Path(name) / folder if several else Path(name)

@@ -8,7 +8,7 @@ from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
-from ._build import SystemSpecError, build_system
+from ._build import SystemSpecError, budget_problem, build_system
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -81,6 +81,7 @@ __all__ = [
     "TextReader",
     "ToolCall",
     "Usage",
+    "budget_problem",
     "build_system",
     "cache_dir",
     "cache_key",

@@ -194,6 +194,18 @@ def _build(
     )
 
 
+def budget_problem(systems: Sequence[str], given: Sequence[str]) -> str | None:
+    """Why the agent budgets `given` (options as the caller names them, e.g. `--max-steps`)
+    cannot be set for `systems`: none of them is an agent model (`agent:<model>`, the only
+    systems with budgets); None when they can."""
+    if given and not any(s.startswith(AGENT_PREFIX) for s in systems):
+        return (
+            f"{given[0]} applies to agent models only; run a model as one with "
+            f"{AGENT_PREFIX}<model>"
+        )
+    return None
+
+
 def _served(name: str, port: int | None, *, tools: bool) -> tuple[LocalModel, int, Path]:
     """An embedded model, the port its server answers on (started if need be: for agents, the
     server with llama.cpp's tool-calling chat format) and its weights."""

@@ -15,6 +15,7 @@ from ._generate import (
     iter_tasks,
     task_keys,
 )
+
 # isort: on
 from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects

@@ -68,7 +68,6 @@ class TierSpec:
     sections: tuple[str, ...] = ()
 
 
-
 TIERS: dict[Tier, TierSpec] = {}
 """Every registered tier by name, in registration order (`paper` first)."""
 

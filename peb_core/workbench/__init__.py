@@ -8,11 +8,15 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.workbench`).
 - `_runs`: one label per run folder on a page, picks kept when runs appear, the runs compared by
   default, the picked runs' scores, what is said of rows that are not finished numbers.
 - `_example`: the worked example of one reply to one task.
+- `_replay`: an agent's episode in a worked example, step by step beside its corpus.
 - `_explore`: the task explorer's index of tasks, its filters, a task's contract.
-- `_show`: marimo elements for frames, documents, registers and worked examples.
+- `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
+- `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
+  access layer's view.
 - `_serve`: a notebook served with an access token, to local Host and Origin values only.
 """
 
+from ._access import AccessSearch, access_search, corpus_access, default_query, has_corpus
 from ._example import (
     ROW_KEY,
     WorkedExample,
@@ -43,6 +47,16 @@ from ._launch import (
     launch_note,
     start_launch,
 )
+from ._replay import (
+    CORPUS_STATES,
+    Replay,
+    corpus_at,
+    corpus_counts,
+    episode_replay,
+    step_calls,
+    step_table,
+    what_it_saw,
+)
 from ._runs import (
     compare_defaults,
     finished,
@@ -58,9 +72,11 @@ from ._show import (
     EXAMPLE_SECTIONS,
     SEVERITY_COLOURS,
     Section,
+    access_view,
     documents_view,
     example_view,
     register_view,
+    replay_view,
     scorecard_table,
     status_table,
     table,
@@ -78,6 +94,7 @@ from ._status import (
 )
 
 __all__ = [
+    "CORPUS_STATES",
     "EXAMPLE_SECTIONS",
     "HEADLESS_FLAGS",
     "INDEX_MAX_TASKS",
@@ -88,22 +105,32 @@ __all__ = [
     "ROW_KEY",
     "SEVERITY_COLOURS",
     "TOKEN_ENV",
+    "AccessSearch",
     "Launch",
     "LaunchError",
     "LocalOnly",
+    "Replay",
     "RunForm",
     "RunLine",
     "RunsStamp",
     "Section",
     "Severity",
     "WorkedExample",
+    "access_search",
+    "access_view",
     "check_run",
     "compare_defaults",
     "contract_frame",
+    "corpus_access",
+    "corpus_at",
+    "corpus_counts",
+    "default_query",
     "documents_view",
+    "episode_replay",
     "example_view",
     "filter_index",
     "finished",
+    "has_corpus",
     "headless",
     "headless_parser",
     "index_choices",
@@ -114,6 +141,7 @@ __all__ = [
     "paired_tests",
     "picked_row",
     "register_view",
+    "replay_view",
     "rescore_due",
     "row_key",
     "row_position",
@@ -128,10 +156,13 @@ __all__ = [
     "severity",
     "start_launch",
     "status_table",
+    "step_calls",
+    "step_table",
     "table",
     "task_documents_view",
     "task_index",
     "task_ref",
     "unfinished_notes",
+    "what_it_saw",
     "worked_example",
 ]

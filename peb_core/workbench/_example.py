@@ -51,11 +51,13 @@ def worked_example(
 def run_example(run_dir: Path, run: str, family: str, task_id: str) -> WorkedExample:
     """The worked example of a run folder's reply to one task (`run`: the run's label): the task
     regenerated with the run's own generation parameters (tier from the id, distractors from
-    the manifest)."""
+    the manifest, and its corpus size)."""
     manifest = read_manifest(run_dir)
     spec = load_families()[family]
     ref = parse_task_id(task_id)
-    task = generate_task(spec, ref.template, ref.seed, manifest.distractors, ref.tier)
+    task = generate_task(
+        spec, ref.template, ref.seed, manifest.distractors, ref.tier, manifest.corpus_size
+    )
     record = run_record(run_dir, family, task_id)
     return worked_example(task, spec, record, run=run, system=manifest.system)
 

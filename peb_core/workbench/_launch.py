@@ -1,7 +1,8 @@
 """What the Run button and the headless form ask for, checked as `peb run` checks it (the task
-selection by `tasks.select_tasks`, the cap included; a limit and a URL by the CLI's own argument
-types; systems by `systems.build_system`), started in the background; and the headless form run
-to its end with `peb run`'s exit statuses."""
+selection by `tasks.select_tasks`, the cap included; a corpus size by `tasks.check_corpus_size`;
+a limit, a step budget and a URL by the CLI's own argument types; an agent's budgets by
+`systems.budget_problem`; systems and disclosure modes by `systems.build_system`), started in
+the background; and the headless form run to its end with `peb run`'s exit statuses."""
 
 from __future__ import annotations
 
@@ -12,10 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
 from ..cli import COUNT, URL, Parser, UsageError, path_arg
 from ..runs import RunJob, is_run_name, launch_folder, start_runs
-from ..systems import DEFAULT_PROTOCOL, PROTOCOLS, System, SystemSpecError, build_system
-from ..tasks import DEFAULT_TIER, FLAGS, MAX_TASKS, Selection, SelectionError, select_tasks
+from ..systems import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_PROTOCOL,
+    PROTOCOLS,
+    System,
+    SystemSpecError,
+    budget_problem,
+    build_system,
+)
+from ..tasks import (
+    DEFAULT_TIER,
+    FLAGS,
+    MAX_TASKS,
+    TIERS,
+    Selection,
+    SelectionError,
+    check_corpus_size,
+    select_tasks,
+)
 
 LABELS: Mapping[str, str | None] = {
     "family": "Families",
@@ -28,6 +47,9 @@ LABELS: Mapping[str, str | None] = {
     "api_base": "API base",
     "name": "Run name",
     "limit": "Task limit",
+    "disclosure": "Disclosure",
+    "max_steps": "Max steps",
+    "corpus_size": "Corpus size",
 }
 """How the Run button's form names each input in a message."""
 
@@ -38,6 +60,9 @@ HEADLESS_FLAGS: Mapping[str, str | None] = {
     "api_base": "--api-base",
     "name": "--name",
     "limit": "--limit",
+    "disclosure": "--disclosure",
+    "max_steps": "--max-steps",
+    "corpus_size": "--corpus-size",
 }
 """How the headless form names each input: as `peb run` does."""
 
@@ -47,7 +72,8 @@ class RunForm:
     """A run request as given, each value as typed (blank text: not given)."""
 
     systems: Sequence[str]
-    """Baselines, `local/<name>` embedded models, litellm model strings."""
+    """Baselines (the agent baselines among them), `local/<name>` embedded models, litellm model
+    strings, `agent:<model>` for either as a tool-calling agent."""
     families: Sequence[str] | None
     """None: every family."""
     seeds: str = ""
@@ -57,6 +83,12 @@ class RunForm:
     name: str = ""
     limit: str = ""
     max_tasks: int = MAX_TASKS
+    disclosure: str = DEFAULT_DISCLOSURE
+    """What the access layer tells an agent system of what it withheld (`access.DISCLOSURES`)."""
+    max_steps: str = ""
+    """An agent model's model requests per episode (blank: `systems.DEFAULT_MAX_STEPS`)."""
+    corpus_size: str = ""
+    """Documents per task on a tier with corpora (blank: the tier's default)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +98,7 @@ class Launch:
     plan: tuple[tuple[System, Path], ...]
     selection: Selection
     limit: int | None
+    corpus_size: int | None = None
 
 
 class LaunchError(ValueError):
@@ -116,6 +149,25 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
         )
     except SelectionError as exc:
         problems.append(str(exc))
+    corpus_size = None
+    if form.corpus_size.strip():
+        corpus_size, problem = _checked(COUNT, form.corpus_size.strip(), names["corpus_size"])
+        if corpus_size is not None and form.tier in TIERS:
+            try:
+                check_corpus_size(form.tier, corpus_size)
+            except ValueError as exc:
+                problem = f"{names['corpus_size']}: {exc}"
+        problems += [problem] if problem else []
+    max_steps = None
+    if form.max_steps.strip():
+        max_steps, problem = _checked(COUNT, form.max_steps.strip(), names["max_steps"])
+        problem = problem or budget_problem(systems, [names["max_steps"] or "max_steps"])
+        problems += [problem] if problem else []
+    if form.disclosure not in DISCLOSURES:
+        problems.append(
+            f"{names['disclosure']}: unknown disclosure mode {form.disclosure!r}; valid: "
+            + ", ".join(DISCLOSURES)
+        )
     if form.protocol not in PROTOCOLS:
         problems.append(
             f"{names['protocol']}: unknown protocol {form.protocol!r}; valid: "
@@ -135,18 +187,37 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
         raise LaunchError(problems)
     specs = list(selection.families)
     try:
-        built = [build_system(s, specs, protocol=form.protocol, api_base=api_base) for s in systems]
+        built = [
+            build_system(
+                s,
+                specs,
+                protocol=form.protocol,
+                api_base=api_base,
+                disclosure=form.disclosure,
+                max_steps=max_steps or DEFAULT_MAX_STEPS,
+            )
+            for s in systems
+        ]
     except SystemSpecError as exc:
         raise LaunchError([str(exc)]) from None
     seeds = list(selection.seeds) if selection.seeds is not None else None
     plan = tuple(
         (
             system,
-            root / launch_folder(system, specs, seeds, form.tier, name, several=len(built) > 1),
+            root
+            / launch_folder(
+                system,
+                specs,
+                seeds,
+                form.tier,
+                name,
+                several=len(built) > 1,
+                corpus_size=corpus_size,
+            ),
         )
         for system in built
     )
-    return Launch(plan=plan, selection=selection, limit=limit)
+    return Launch(plan=plan, selection=selection, limit=limit, corpus_size=corpus_size)
 
 
 def start_launch(launch: Launch) -> RunJob:
@@ -158,6 +229,7 @@ def start_launch(launch: Launch) -> RunJob:
         seeds=selection.seeds,
         tier=selection.tiers[0],
         limit=launch.limit,
+        corpus_size=launch.corpus_size,
     )
 
 
@@ -192,7 +264,8 @@ def headless_parser() -> argparse.ArgumentParser:
         required=True,
         action="append",
         metavar="SYSTEMS",
-        help="baselines, local/<name> or litellm model strings; repeat or comma-separate",
+        help="baselines, local/<name>, litellm model strings or agent:<model>; repeat or "
+        "comma-separate",
     )
     p.add_argument("--family", action="append", metavar="F", help="default: all")
     p.add_argument("--seeds", metavar="LIST", help="e.g. 11,23 or 400-439 (default: canonical)")
@@ -202,6 +275,22 @@ def headless_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="", help="the run folder's name")
     p.add_argument("--limit", default="", metavar="N", help="only the first N tasks")
     p.add_argument("--max-tasks", type=COUNT, default=MAX_TASKS, metavar="N")
+    p.add_argument(
+        "--disclosure",
+        default=DEFAULT_DISCLOSURE,
+        help="what the access layer tells an agent of what it withheld (agent systems): "
+        + ", ".join(DISCLOSURES)
+        + f" (default: {DEFAULT_DISCLOSURE})",
+    )
+    p.add_argument(
+        "--max-steps",
+        default="",
+        metavar="N",
+        help=f"an agent model's requests per episode (default: {DEFAULT_MAX_STEPS})",
+    )
+    p.add_argument(
+        "--corpus-size", default="", metavar="N", help="documents per task on a tier with corpora"
+    )
     p.add_argument("--out", type=path_arg("folder"), metavar="DIR")
     return p
 
@@ -227,6 +316,9 @@ def headless(
                 name=args.name,
                 limit=args.limit,
                 max_tasks=args.max_tasks,
+                disclosure=args.disclosure,
+                max_steps=args.max_steps,
+                corpus_size=args.corpus_size,
             ),
             root,
             names=HEADLESS_FLAGS,

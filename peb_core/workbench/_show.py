@@ -1,5 +1,6 @@
-"""How the notebooks show a frame, a task's documents, its register and a worked example, as
-marimo elements, written once for every notebook. marimo is imported on first use."""
+"""How the notebooks show a frame, a task's documents, its register, a worked example, an
+agent's episode replayed step by step and a corpus through the access layer, as marimo
+elements, written once for every notebook. marimo is imported on first use."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from ..tasks import (
     register_frame,
     stale_facts,
 )
+from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES
+from ._replay import Replay, corpus_at, corpus_counts, step_calls, step_table
 from ._status import RunLine
 
 if TYPE_CHECKING:
@@ -267,3 +270,167 @@ def example_view(
         if name not in skip:
             parts += section(ex)
     return mo.vstack(parts)
+
+
+_STATE_STYLES = {
+    "opened": {"color": "#1b7f3b", "fontWeight": "bold"},
+    "probed": {"color": "#b00020", "fontWeight": "bold"},
+    "withheld": {"color": "#9a6700", "fontWeight": "bold"},
+    "surfaced": {"color": "#0b5cad"},
+}
+_HIDDEN = {"backgroundColor": "#f3f0f0", "fontStyle": "italic"}
+_GAP = {"color": "#b00020", "fontWeight": "bold"}
+
+
+def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Html:
+    """An agent's episode at `step` (from 1): `step_pick` (the step slider) over that step's
+    tool calls, each with its arguments, what it saw and the whole result it was shown, beside
+    the corpus as the episode left it by then (`corpus_at`); then every call of the episode
+    (this step's in bold, later ones greyed) and, requirement by requirement, what it saw
+    against what it claimed (`Replay.claims`, gaps in red)."""
+    import marimo as mo
+
+    step = max(1, min(step, replay.n_steps))
+    calls = step_calls(replay, step)
+    said = []
+    for call in calls:
+        said.append(
+            mo.md(
+                f"**{call['tool'] or '(no tool call)'}** {call['saw']}"
+                + (f"  \nThe model wrote: {call['content']}" if call["content"] else "")
+                + (
+                    f"  \n_Withheld from it by the scope filter:_ {', '.join(call['withheld'])}"
+                    if call["withheld"]
+                    else ""
+                )
+            )
+        )
+        if call["arguments"] is not None:
+            said.append(
+                mo.accordion(
+                    {
+                        "Arguments": mo.md(f"```json\n{call['arguments']}\n```"),
+                        "What the tool showed it": mo.md(f"```json\n{call['result']}\n```"),
+                    }
+                )
+            )
+    corpus = corpus_at(replay, step)
+
+    def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        style = {} if row["visible"] else dict(_HIDDEN)
+        if column == "state":
+            style.update(_STATE_STYLES.get(row["state"], {}))
+        return style
+
+    steps = step_table(replay)
+
+    def steps_style(row: dict[str, Any], _column: str) -> dict[str, Any]:
+        if row["step"] == step:
+            return {"fontWeight": "bold", "backgroundColor": "#eef4fb"}
+        return {"color": "#999999"} if row["step"] > step else {}
+
+    claims = replay.claims
+
+    def claims_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        return _GAP if row["gap"] is not None and column in ("requirement", "gap") else {}
+
+    n_gaps = claims.height - claims["gap"].null_count()
+    return mo.vstack(
+        [
+            mo.md(
+                f"### Episode replay: step {step} of {replay.n_steps}\n"
+                "What the agent called and was shown at this step, beside the corpus as it "
+                "stood by then: `opened` by the agent, `probed` (an open of a hidden id, "
+                "refused), `withheld` from a search by the scope filter, `surfaced` among a "
+                "search's hits, or `unseen`. Hidden documents are shaded; the agent never "
+                "saw their text."
+            ),
+            step_pick if step_pick is not None else mo.md(""),
+            mo.hstack(
+                [
+                    mo.vstack([mo.md(f"#### Step {step}: its tool calls"), *said]),
+                    mo.vstack(
+                        [
+                            mo.md(f"#### The corpus by step {step}\n{corpus_counts(corpus)}"),
+                            table(
+                                corpus,
+                                page_size=12,
+                                style_cell=_style_rows(corpus, corpus_style),
+                                freeze_columns_left=["doc_id"],
+                                label="Corpus by this step",
+                            ),
+                        ]
+                    ),
+                ],
+                widths="equal",
+                align="start",
+            ),
+            mo.md(
+                "### What it saw against what it claimed, requirement by requirement\n"
+                f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
+                "not reported), `claimed unseen` (not reported missing, yet no current record "
+                "of it was opened), `false gap` (reported missing while in view)."
+            ),
+            table(
+                claims,
+                page_size=max(claims.height, 1),
+                style_cell=_style_rows(claims, claims_style),
+                wrapped_columns=["description"],
+                label="Saw against claimed",
+            ),
+            mo.md("### Every tool call of the episode"),
+            table(
+                steps,
+                page_size=10,
+                style_cell=_style_rows(steps, steps_style),
+                wrapped_columns=["saw"],
+                label="Episode steps",
+            ),
+        ]
+    )
+
+
+def access_view(task: Task, spec: ScenarioFile, mode: str, query: str) -> Html:
+    """An agent-tier corpus through the access layer under disclosure `mode`: what one search
+    for `query` shows the agent beside what it withheld and what the tool said of it, then what
+    `open` answers for each document (hidden ones shaded)."""
+    import marimo as mo
+
+    found = access_search(task, spec, mode, query)
+    corpus = corpus_access(task, spec, mode)
+
+    def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        return {} if row["visible"] else dict(_HIDDEN)
+
+    return mo.vstack(
+        [
+            mo.md(f"**Search `{query}` under `{mode}`.** {found.told}"),
+            mo.hstack(
+                [
+                    mo.vstack(
+                        [
+                            mo.md(f"#### Shown to the agent ({found.shown.height} hits)"),
+                            table(found.shown, page_size=10, label="Search hits shown"),
+                        ]
+                    ),
+                    mo.vstack(
+                        [
+                            mo.md(f"#### Withheld by the scope filter ({found.withheld.height})"),
+                            table(found.withheld, page_size=10, label="Search withheld"),
+                        ]
+                    ),
+                ],
+                widths="equal",
+                align="start",
+            ),
+            mo.md(f"#### What `open` answers for each document under `{mode}`"),
+            table(
+                corpus,
+                page_size=12,
+                style_cell=_style_rows(corpus, corpus_style),
+                freeze_columns_left=["doc_id"],
+                wrapped_columns=["open"],
+                label="Corpus through the access layer",
+            ),
+        ]
+    )

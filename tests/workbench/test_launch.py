@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scripted_server import ScriptedServer, Step
+from scripted_server import ScriptedServer, Step, agent_route
 
-from peb_core.runs import read_manifest
-from peb_core.systems import ModelSystem
-from peb_core.tasks import MAX_TASKS, load_families
+from peb_core.runs import read_manifest, read_records, run_folder_name
+from peb_core.systems import DEFAULT_MAX_STEPS, ModelSystem
+from peb_core.tasks import MAX_TASKS, generate_task, load_families
 from peb_core.workbench import (
     HEADLESS_FLAGS,
     LaunchError,
@@ -26,6 +26,7 @@ from peb_core.workbench import (
 )
 
 ONE = ["due_diligence_v1"]
+AGENT = ["agent_fail_and_report"]
 
 
 def _problems(form: RunForm, root: Path) -> tuple[str, ...]:
@@ -52,6 +53,28 @@ def _problems(form: RunForm, root: Path) -> tuple[str, ...]:
         (RunForm(systems=["oracle"], families=ONE, name=".."), "Run name: '..' cannot name"),
         (RunForm(systems=["oracle"], families=ONE, api_base="ftp://x"), "API base: expected"),
         (RunForm(systems=["a model"], families=ONE), "system 'a model' is neither a baseline"),
+        (RunForm(systems=AGENT, families=ONE, disclosure="loud"), "Disclosure: unknown disclosure"),
+        (RunForm(systems=AGENT, families=ONE, max_steps="0"), "Max steps: expected an integer"),
+        (
+            RunForm(systems=["oracle", "openai/x"], families=ONE, max_steps="3"),
+            "Max steps applies to agent models only",
+        ),
+        (
+            RunForm(systems=["fail_and_report"], families=ONE, disclosure="named"),
+            "--disclosure named: fail_and_report reads no agent view",
+        ),
+        (
+            RunForm(systems=AGENT, families=ONE, corpus_size="40"),
+            "Corpus size: the paper tier takes no corpus size; tiers with corpora: agent",
+        ),
+        (
+            RunForm(systems=AGENT, families=ONE, tier="agent", corpus_size="501"),
+            "Corpus size: corpus size 501: the agent tier takes an integer from 20 to 500",
+        ),
+        (
+            RunForm(systems=AGENT, families=ONE, tier="agent", corpus_size="many"),
+            "Corpus size: expected an integer >= 1",
+        ),
     ],
 )
 def test_each_bad_input_is_refused_with_one_line(
@@ -111,6 +134,45 @@ def test_a_started_launch_runs_into_its_folder_and_says_so(tmp_path: Path) -> No
     assert read_manifest(root / "o").seeds == [11]
 
 
+def test_an_agent_launch_carries_its_disclosure_budget_and_corpus_size(tmp_path: Path) -> None:
+    """An agent baseline and an agent model launched together on the agent tier: each built with
+    the form's disclosure mode (and the model with its step budget), each folder named as
+    `peb run` names a run of that corpus size; the baseline's run is made at that size."""
+    form = RunForm(
+        systems=["agent_fail_and_report", "agent:openai/x"],
+        families=ONE,
+        seeds="11",
+        tier="agent",
+        disclosure="named",
+        max_steps="5",
+        corpus_size="40",
+        api_base="http://127.0.0.1:9/v1",
+    )
+    root = tmp_path / "runs"
+    launch = check_run(form, root)
+    specs = [load_families()[ONE[0]]]
+    (baseline, _), (model, _) = launch.plan
+    assert baseline.config() == {"disclosure": "named"}
+    assert model.config()["disclosure"] == "named" and model.config()["max_steps"] == 5
+    for system, run_dir in launch.plan:
+        assert run_dir == root / run_folder_name(system, specs, [11], "agent", 40)
+    assert launch.corpus_size == 40
+    unbudgeted = check_run(RunForm(systems=["agent:openai/x"], families=ONE), root)
+    assert unbudgeted.plan[0][0].config()["max_steps"] == DEFAULT_MAX_STEPS
+
+    one = check_run(
+        RunForm(systems=AGENT, families=ONE, seeds="11", tier="agent", corpus_size="40"), root
+    )
+    job = start_launch(one)
+    job.wait(120)
+    ((system, run_dir),) = one.plan
+    assert job.ended[0].status.clean
+    manifest = read_manifest(run_dir)
+    assert (manifest.tier, manifest.corpus_size) == ("agent", 40)
+    task = generate_task(specs[0], specs[0].templates[0].id, 11, tier="agent", corpus_size=40)
+    assert len(task.documents) == 40
+
+
 @pytest.fixture
 def server() -> Iterator[ScriptedServer]:
     s = ScriptedServer().start()
@@ -142,6 +204,10 @@ def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
         (["--run", "oracle", "--seeds", "0-99999"], "tasks asked for, more than --max-tasks"),
         (["--run", "oracle", "--max-tasks", "0"], "argument --max-tasks: expected an integer"),
         (["--run", "oracle", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--run", "agent_silent", "--disclosure", "x"], "--disclosure: unknown disclosure mode"),
+        (["--run", "openai/x", "--max-steps", "3"], "--max-steps applies to agent models only"),
+        (["--run", "agent:openai/x", "--max-steps", "0"], "--max-steps: expected an integer"),
+        (["--run", "agent_silent", "--corpus-size", "40"], "--corpus-size: the paper tier"),
     ],
 )
 def test_the_headless_form_refuses_bad_input_with_one_line_and_exit_2(
@@ -156,6 +222,8 @@ def test_the_headless_form_refuses_bad_input_with_one_line_and_exit_2(
 
 def test_the_headless_form_names_inputs_as_peb_run_does() -> None:
     assert HEADLESS_FLAGS["limit"] == "--limit" and HEADLESS_FLAGS["max_tasks"] == "--max-tasks"
+    for key in ("disclosure", "max_steps", "corpus_size"):
+        assert HEADLESS_FLAGS[key] == "--" + key.replace("_", "-")
 
 
 def test_a_headless_model_run_with_errors_exits_1_and_a_retry_heals_it(
@@ -180,3 +248,29 @@ def test_a_clean_headless_run_exits_0(tmp_path: Path) -> None:
     )
     assert (code, err) == (0, "")
     assert out.startswith("oracle: finished: 24 tasks, 24 replies -> ")
+
+
+def test_a_headless_agent_model_runs_with_the_budget_and_mode_asked_for(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`agent:openai/...` headless against a scripted agent that would search four times and
+    then submit: with --max-steps 3 each episode ends without a submit after three requests,
+    every search under the named mode told what was withheld, at the corpus size asked for."""
+    server.script.route = agent_route(5)
+    argv = ["--run", "agent:openai/scripted", "--api-base", server.url, "--tier", "agent"]
+    argv += ["--family", ONE[0], "--seeds", "11", "--limit", "2", "--name", "a"]
+    argv += ["--max-steps", "3", "--disclosure", "named", "--corpus-size", "30"]
+    code, out, err = _headless([*argv, "--out", str(tmp_path)], tmp_path)
+    assert out.startswith(
+        "agent:openai/scripted:structured_gap@1: finished: 2 tasks, 0 replies, 2 without a submit"
+    ), out
+    manifest = read_manifest(tmp_path / "a")
+    assert (manifest.config["max_steps"], manifest.config["disclosure"]) == (3, "named")
+    assert (manifest.tier, manifest.corpus_size, manifest.counts.no_submit) == ("agent", 30, 2)
+    records, _ = read_records(tmp_path / "a" / "responses.jsonl")
+    assert [len(r.trace) for r in records] == [3, 3]
+    for record in records:
+        for step in record.trace:
+            assert [c.name for c in step.tool_calls] == ["search"]
+            assert '"withheld":' in step.results[0] and '"withheld_scopes":' in step.results[0]
+    assert (code, err) == (0, "")  # an episode without a submit is a reply, not an error

@@ -1,0 +1,190 @@
+"""An agent's episode replayed step by step beside its corpus, for the worked example (the
+frames of `results.replay_steps`, `replay_documents` and `replay_claims`, read for a person):
+what each tool call asked and was shown, where each document of the corpus stood by a step, and
+requirement by requirement the gap between what the agent saw and what it claimed. These frames
+name hidden documents: they are for the researcher, never for a system."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ..results import replay_claims, replay_documents, replay_steps
+from ._example import WorkedExample
+
+CORPUS_STATES = ("opened", "probed", "withheld", "surfaced", "unseen")
+"""Where a document of the corpus stands by a step, in the order a state wins: opened by the
+agent, an open of it refused (a probe of a hidden id), withheld from a search's results by the
+scope filter, shown among a search's hits, or none of these yet."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One episode of a worked example: its tool calls (`steps`, `results.STEPS_SCHEMA`) and,
+    per requirement, what it saw against what it claimed (`claims`, `results.CLAIMS_SCHEMA`)."""
+
+    example: WorkedExample
+    steps: pl.DataFrame
+    claims: pl.DataFrame
+
+    @property
+    def n_steps(self) -> int:
+        """The episode's model requests (each a step, with its tool calls)."""
+        return len(self.example.record.trace) if self.example.record is not None else 0
+
+
+def episode_replay(example: WorkedExample) -> Replay | None:
+    """The replay of the example's episode; None when its record holds none (a one-shot reply,
+    or no record)."""
+    record = example.record
+    if record is None or not record.trace:
+        return None
+    return Replay(
+        example=example,
+        steps=replay_steps(record, example.task),
+        claims=replay_claims(record, example.task, example.spec),
+    )
+
+
+def _result(text: str | None) -> dict[str, Any]:
+    try:
+        parsed = json.loads(text or "")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _listed(ids: list[str], most: int = 5) -> str:
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more
+
+
+def what_it_saw(row: dict[str, Any]) -> str:
+    """One line: what a tool call (a row of `results.replay_steps`) showed the agent, in the
+    tool's own terms (its hits, what the disclosure mode said was withheld, the document it
+    opened, a denial or an error)."""
+    if row["tool"] is None:
+        return "no tool call"
+    if row["error"] is not None:
+        return f"error: {row['error']}"
+    result = _result(row["result"])
+    if row["tool"] == "search":
+        told = result.get("withheld")
+        scopes = result.get("withheld_scopes")
+        said = (
+            "nothing said of withheld records"
+            if told is None
+            else f"told {told} withheld" + (f" (scopes {', '.join(scopes)})" if scopes else "")
+        )
+        hits = row["shown"]
+        return f"{len(hits)} hits: {_listed(hits) or '-'}; {said}"
+    if row["tool"] == "open":
+        document = result.get("document")
+        if isinstance(document, dict):
+            return f"opened {document.get('doc_id')}: {document.get('title')}"
+        return f"refused: {result.get('error', row['result'])}"
+    if row["tool"] == "submit":
+        return "submitted; the episode ends"
+    return str(row["result"])
+
+
+def step_table(replay: Replay) -> pl.DataFrame:
+    """Every tool call of the episode, one row each: its step, the tool and its arguments, what
+    it showed the agent (`saw`, see `what_it_saw`) and the doc ids the scope filter withheld
+    from a search (`withheld`: what the agent was not shown, in the replay's words)."""
+    steps = replay.steps
+    return pl.DataFrame(
+        {
+            "step": steps["step"],
+            "tool": steps["tool"],
+            "arguments": steps["arguments"],
+            "saw": [what_it_saw(row) for row in steps.iter_rows(named=True)],
+            "withheld": [_listed(ids) or None for ids in steps["withheld"].to_list()],
+        },
+        schema={
+            "step": pl.Int64,
+            "tool": pl.String,
+            "arguments": pl.String,
+            "saw": pl.String,
+            "withheld": pl.String,
+        },
+    )
+
+
+def step_calls(replay: Replay, step: int) -> list[dict[str, Any]]:
+    """The tool calls of one step (from 1), each with its arguments pretty-printed, what it saw
+    in one line and the whole result it was shown (pretty-printed JSON where it is JSON)."""
+    calls = []
+    for row in replay.steps.filter(pl.col("step") == step).iter_rows(named=True):
+        calls.append(
+            {
+                "tool": row["tool"],
+                "arguments": _pretty(row["arguments"]),
+                "saw": what_it_saw(row),
+                "result": _pretty(row["result"]),
+                "withheld": row["withheld"],
+                "content": row["content"],
+            }
+        )
+    return calls
+
+
+def _pretty(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
+    """Every document of the corpus as the episode left it after `step`: its `state` (one of
+    `CORPUS_STATES`) and the step it came to it (`at`), whether the user may see it, whether the
+    contract requires its kind and whether it is an out-of-date copy; visible documents first,
+    then by state."""
+    record = replay.example.record
+    assert record is not None  # a Replay is made only from a record with an episode
+    documents = replay_documents(record, replay.example.task, upto=step)
+    marks = [f"{state}_at" for state in CORPUS_STATES[:-1]]
+    reached = zip(marks, CORPUS_STATES[:-1], strict=True)
+    state = pl.coalesce(
+        *(pl.when(pl.col(m).is_not_null()).then(pl.lit(s)) for m, s in reached),
+        pl.lit(CORPUS_STATES[-1]),
+    )
+    order = pl.col("state").replace_strict(
+        {s: i for i, s in enumerate(CORPUS_STATES)}, return_dtype=pl.Int64
+    )
+    return (
+        documents.with_columns(
+            state.alias("state"),
+            pl.coalesce(*(pl.col(m) for m in marks)).alias("at"),
+        )
+        .sort([pl.col("visible").not_(), order, "doc_id"])
+        .select(
+            "doc_id",
+            "state",
+            "at",
+            "visible",
+            "scope",
+            "title",
+            "role",
+            "evidence_family",
+            "required",
+            "superseded",
+        )
+    )
+
+
+def corpus_counts(corpus: pl.DataFrame) -> str:
+    """One line: how many visible and hidden documents stand in each state of a `corpus_at`."""
+    parts = []
+    for visible, name in ((True, "visible"), (False, "hidden")):
+        part = corpus.filter(pl.col("visible") == visible)
+        counts = dict(part.group_by("state").len().iter_rows())
+        said = ", ".join(f"{counts[s]} {s}" for s in CORPUS_STATES if s in counts)
+        parts.append(f"{part.height} {name} ({said or 'none'})")
+    return "; ".join(parts)
