@@ -21,6 +21,7 @@ from ..systems import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TOKEN_BUDGET,
+    MAX_REPEATS,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -129,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         disclosure=args.disclosure,
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         token_budget=budget or None,
+        use_cache=args.cache,
     )
     out = Path(args.out)
     manifest = run_system(
@@ -143,18 +145,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         tier=args.tier,
         corpus_size=corpus_size,
         retry_errors=args.retry_errors,
+        repeats=args.repeats,
     )
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    times = f" x {manifest.repeats} repeats" if manifest.repeats > 1 else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors); "
+        f"{args.out}: {c.n_tasks} tasks{times} ({c.ok} replies{episodes}, {c.error} errors); "
         "peb score reads them"
     )
     if not c.error:
         return 0
+    what = "replies" if manifest.repeats > 1 else "tasks"
     print(
-        f"peb: {c.error} of {c.n_tasks} tasks ended in error (the same command retries them); "
-        "the commonest reasons:",
+        f"peb: {c.error} of {c.n_tasks * manifest.repeats} {what} ended in error (the same "
+        "command retries them); the commonest reasons:",
         file=sys.stderr,
     )
     for reason, count in run_status(out).reasons:
@@ -217,6 +222,20 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         help="per request",
     )
     p.add_argument("--limit", type=COUNT, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument(
+        "--repeats",
+        type=checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}"),
+        default=1,
+        metavar="K",
+        help="answer each task K times (seeded per repeat where the provider takes a seed); "
+        "scorecards add unsafe_any@K and consistent@K (default: 1)",
+    )
+    p.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="neither read nor write the reply cache for this run (model systems)",
+    )
     p.add_argument(
         "--no-retry-errors",
         dest="retry_errors",

@@ -143,6 +143,7 @@ def _score(
         system=manifest.system,
         families=families,
         episodes=episodes,
+        repeats=manifest.repeats,
     )
     state = run_state(run_dir, manifest)
     if state == "running":  # tasks not done yet are pending, not missing: left out until done

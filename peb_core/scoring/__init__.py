@@ -37,6 +37,7 @@ from ._frames import (
     scorecard,
     scorecard_keys,
     task_frame,
+    with_repeats,
 )
 from ._metrics import (
     CHECKS,
@@ -48,6 +49,7 @@ from ._metrics import (
     LABELS,
     MEASURES,
     METRICS,
+    REPEATS,
     STATE_COUNTS,
     SUMMARY,
     SURFACES,
@@ -109,6 +111,7 @@ __all__ = [
     "METRICS",
     "NONE",
     "NO_NUMBER",
+    "REPEATS",
     "RESPONSE_SCHEMA",
     "ROW_KEYS",
     "SCREEN",
@@ -173,5 +176,6 @@ __all__ = [
     "wilson_interval",
     "wilson_intervals",
     "with_episodes",
+    "with_repeats",
     "with_verdict",
 ]

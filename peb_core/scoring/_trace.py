@@ -147,6 +147,7 @@ _RECORD_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
+        "repeat": pl.Int64(),
         "_steps": pl.Float64(),
         "_errors": pl.Float64(),
         "_probes": pl.Float64(),
@@ -179,20 +180,20 @@ def with_episodes(
         key = (record.family, record.task_id)
         if key in judged:
             steps, errors, probes, coverage = _record_counts(record, *judged[key])
-            rows.append((*key, steps, errors, probes, coverage))
+            rows.append((*key, record.repeat, steps, errors, probes, coverage))
     counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
     given = (
         answers.explode("got")
-        .select(*KEY, token=pl.format("{}={}", "field", "got"))
-        .group_by(KEY)
+        .select(*KEY, "repeat", token=pl.format("{}={}", "field", "got"))
+        .group_by(*KEY, "repeat")
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
     stale = pl.col("stale_values").list.len() > 0
     return (
         scores.join(episodes.select(*KEY, "required_visible", "stale_values"), on=KEY, how="left")
-        .join(counts, on=KEY, how="left")
-        .join(given, on=KEY, how="left")
+        .join(counts, on=[*KEY, "repeat"], how="left")
+        .join(given, on=[*KEY, "repeat"], how="left")
         .with_columns(
             episode=pl.lit(True),
             steps=pl.when(missing).then(None).otherwise(pl.col("_steps")),

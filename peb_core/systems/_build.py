@@ -41,6 +41,7 @@ def build_system(
     disclosure: str = DEFAULT_DISCLOSURE,
     max_steps: int = DEFAULT_MAX_STEPS,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    use_cache: bool = True,
 ) -> System:
     """The system called `name`.
 
@@ -59,6 +60,8 @@ def build_system(
             disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
             default is refused for a system that reads no agent view.
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
+        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
+            neither reads nor writes it; not part of the run's identity).
     """
     try:
         get_disclosure(disclosure)
@@ -108,6 +111,7 @@ def build_system(
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
+        "use_cache": use_cache,
     }
     if not model.startswith("local/"):
         problem = model_problem(model)

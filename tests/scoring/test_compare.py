@@ -20,6 +20,7 @@ from peb_core.scoring import (
     COMPARE_NOTE,
     LABELS,
     MEASURES,
+    REPEATS,
     TRACE,
     CompareError,
     compare_scores,
@@ -31,7 +32,7 @@ from peb_core.scoring._compare import TESTS
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in MEASURES if m not in TRACE]
+METRICS = [m.name for m in MEASURES if m not in TRACE and m not in REPEATS]
 """What two one-shot runs are compared on: the trace metrics only when a run is an agent's."""
 
 
