@@ -510,8 +510,15 @@ def with_repeats(scores: pl.DataFrame) -> pl.DataFrame:
         scores = scores.with_columns(repeat=pl.lit(0, dtype=pl.Int64))
     if all(c in scores.columns for c in REPEAT_COLUMNS):
         return scores
-    task = [k for k in (*ROW_KEYS, "task_id") if k in scores.columns]
     valid = pl.col("outcome") != "invalid"
+    if not scores.height or not scores["repeat"].max():  # one repeat: no window to compute
+        return scores.with_columns(
+            task_repeats=pl.lit(1, dtype=pl.UInt32),
+            repeat_first=pl.lit(True),
+            unsafe_any=pl.col("unsafe_upper"),
+            consistent=valid,
+        )
+    task = [k for k in (*ROW_KEYS, "task_id") if k in scores.columns]
     return scores.with_columns(
         task_repeats=pl.len().over(task),
         repeat_first=pl.col("repeat") == pl.col("repeat").min().over(task),

@@ -28,6 +28,7 @@ from peb_core.scoring import (
     compare_scores,
     score_run,
     scorecard,
+    scored_counts,
     wilson_interval,
     wilson_intervals,
 )
@@ -89,6 +90,9 @@ def test_each_repeat_is_its_own_seeded_request_and_record(
     assert raws == {0: UNSAFE, 1: BLOCKED, 2: "I cannot decide."}
 
     row = _card(tmp_path / "run")
+    scores = score_run(TASKS, records, run="r", system="s", families=FAMILIES, repeats=3)
+    assert scored_counts(scores).text.startswith("18 scored responses (6 unreadable) of 18 task "
+                                                 "repeats (6 tasks)")  # fmt: skip
     n_incomplete = sum(t.oracles.completeness == "incomplete" for t in TASKS)
     assert row["status"] == "ok" and row["n_tasks"] == 6 and row["n_incomplete"] == n_incomplete
     assert row["n_unreadable"] == 6  # counts of replies: one unreadable reply per task
@@ -110,7 +114,7 @@ def test_intervals_are_over_tasks_not_replies(server: ScriptedServer, tmp_path: 
     records, _ = read_records(tmp_path / "run" / RESPONSES)
     scores = score_run(TASKS, records, run="r", system="s", families=FAMILIES, repeats=3)
     incomplete = scores.filter(pl.col("completeness") == "incomplete")
-    share = incomplete["unsafe_upper"].mean()
+    share = int(incomplete["unsafe_upper"].sum()) / incomplete.height
     tasks = incomplete["task_id"].n_unique()
     assert row["unsafe_completeness_upper"] == pytest.approx(share)
     low, high = wilson_intervals([share * tasks], [tasks])
