@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from scripted_server import BLOCKED, ScriptedServer, Step
+from scripted_server import BLOCKED, ScriptedServer, Step, replies_so_far, tool_step
 
 from peb_core import cli, generate_tasks, load_families, read_manifest, read_records, run_system
 from peb_core.results import score_run_dirs, scorecard_of
@@ -32,7 +32,7 @@ from peb_core.scoring import (
     wilson_interval,
     wilson_intervals,
 )
-from peb_core.systems import BASELINES, MAX_REPEATS, ModelSystem, ResponseRecord
+from peb_core.systems import BASELINES, MAX_REPEATS, AgentSystem, ModelSystem, ResponseRecord
 from peb_core.tasks import view_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,3 +292,32 @@ def test_bad_repeats_is_one_line_and_exit_2(value: str, tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--repeats" in lines[0] and f"1 to {MAX_REPEATS}" in lines[0]
     assert repr(value) in lines[0] and not (tmp_path / "run").exists()
+
+
+def test_an_agent_is_seeded_and_scored_per_repeat(server: ScriptedServer, tmp_path: Path) -> None:
+    """An agent's every step of repeat 1 carries seed 1 (and is cached under it); each repeat's
+    episode is its own record, its trace scored against its own row."""
+
+    def route(body: dict[str, Any]) -> Step:
+        if replies_so_far(body) == 0:
+            return tool_step(("search", {"query": "records"}))
+        response = BLOCKED if body.get("seed") else UNSAFE
+        return tool_step(("submit", {"response": json.loads(response)}))
+
+    server.script.route = route
+    system = AgentSystem(model="openai/scripted", families=[DD], api_base=server.url,
+                         timeout_s=5.0, retries=0, cache_folder=tmp_path / "cache")  # fmt: skip
+    manifest = run_system(system, [DD], tmp_path / "run", seeds=[11], tier="agent", repeats=2)
+    n = manifest.counts.n_tasks
+    assert manifest.counts.ok == 2 * n and server.script.requests == 2 * 2 * n
+    assert sorted(b.get("seed") or 0 for b in server.script.bodies) == [0] * 2 * n + [1] * 2 * n
+    records, _ = read_records(tmp_path / "run" / RESPONSES)
+    assert all(len(r.trace) == 2 for r in records)
+    scores, _ = score_run_dirs([tmp_path / "run"])
+    assert scores.height == 2 * n and (scores["steps"] == 2).all()
+    row = _card(tmp_path / "run")
+    assert row["steps"] == 2.0 and row["unsafe_any_at_k"] == 1.0
+    assert row["unsafe_completeness_rate"] == pytest.approx(0.5)
+    assert row["consistent_at_k"] < 1.0
+    run_system(system, [DD], tmp_path / "again", seeds=[11], tier="agent", repeats=2)
+    assert server.script.requests == 2 * 2 * n  # every step of both repeats from the cache
