@@ -445,21 +445,23 @@ def records_within(
     keys: Collection[tuple[str, str]],
     repeats: int = 1,
 ) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of tasks in `keys` and repeats below `repeats`, and one line reporting any
-    others (ignored: they do not count and are not scored)."""
-
-    def within(r: ResponseRecord) -> bool:
-        return (r.family, r.task_id) in keys and r.repeat < repeats
-
-    inside = [r for r in records if within(r)]
-    others = [r for r in records if not within(r)]
-    if not others:
-        return inside, []
-    again = f" repeat {others[0].repeat}" if others[0].repeat else ""
-    return inside, [
-        f"{path}: {len(others)} record(s) for tasks or repeats outside this run ignored "
-        f"(e.g. {others[0].family}/{others[0].task_id}{again})"
-    ]
+    """The records of tasks in `keys` and repeats below `repeats`, and one line reporting the
+    others of each kind (ignored: they do not count and are not scored)."""
+    outside = [r for r in records if (r.family, r.task_id) not in keys]
+    beyond = [r for r in records if (r.family, r.task_id) in keys and r.repeat >= repeats]
+    inside = [r for r in records if (r.family, r.task_id) in keys and r.repeat < repeats]
+    problems = []
+    if outside:
+        problems.append(
+            f"{path}: {len(outside)} record(s) for tasks outside this run ignored "
+            f"(e.g. {outside[0].family}/{outside[0].task_id})"
+        )
+    if beyond:
+        problems.append(
+            f"{path}: {len(beyond)} record(s) for repeats beyond this run's {repeats} ignored "
+            f"(e.g. {beyond[0].family}/{beyond[0].task_id} repeat {beyond[0].repeat})"
+        )
+    return inside, problems
 
 
 def _specs(

@@ -9,7 +9,8 @@ interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`si
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
   (`_stats.paired_means`), over the pairs where both scores are defined.
 The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's, the repeat
-metrics (`_metrics.REPEATS`) only when a run has repeats.
+metrics (`_metrics.REPEATS`) only when both runs have repeats (a run without has none to
+pair, and must not read as 0).
 
 Runs with repeats (`peb run --repeats K`, K rows per task) are paired task by task, never
 repeat by repeat: each task's rows are first taken together (a rate's event as the share of
@@ -135,9 +136,10 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
         if frame.select(*KEY, "repeat").is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
     agents = any(s["episode"].any() for s in (scores_a, scores_b) if "episode" in s.columns)
-    repeated = any((s["task_repeats"].max() or 0) > 1 for s in (scores_a, scores_b))  # type: ignore[operator]
+    has_repeats = [(s["task_repeats"].max() or 0) > 1 for s in (scores_a, scores_b)]  # type: ignore[operator]
+    repeated = any(has_repeats)
     compared = [
-        m for m in MEASURES if (agents or m not in TRACE) and (repeated or m not in REPEATS)
+        m for m in MEASURES if (agents or m not in TRACE) and (all(has_repeats) or m not in REPEATS)
     ]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:

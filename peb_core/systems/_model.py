@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -181,6 +182,7 @@ def system_name(model: str, protocol: str) -> str:
     return f"{model}:{protocol}"
 
 
+@lru_cache(maxsize=64)
 def _takes_seed(model: str) -> bool:
     """Whether litellm sends a `seed` to the provider of `model` (OpenAI and compatible servers
     do; a provider without one would refuse the request)."""

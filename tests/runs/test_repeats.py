@@ -21,6 +21,7 @@ import pytest
 from scripted_server import BLOCKED, ScriptedServer, Step, replies_so_far, tool_step
 
 from peb_core import cli, generate_tasks, load_families, read_manifest, read_records, run_system
+from peb_core._warn import PebWarning
 from peb_core.results import score_run_dirs, scorecard_of
 from peb_core.runs import RESPONSES, RunError
 from peb_core.scoring import (
@@ -252,7 +253,12 @@ def test_deterministic_baselines_repeat_themselves(
         assert a[name] == b[name], name
     compared = compare_scores(*(score_run_dirs([tmp_path / n])[0] for n in ("one", "three")))
     assert (compared["difference"].drop_nulls() == 0).all()
-    assert compared.filter(pl.col("metric") == "unsafe_any_at_k")["n_pairs"].max() == 0
+    repeat_metrics = pl.col("metric").is_in(["unsafe_any_at_k", "consistent_at_k"])
+    assert compared.filter(repeat_metrics).is_empty()  # a run without repeats has none to pair
+    against = compare_scores(*(score_run_dirs([tmp_path / "three"])[0] for _ in "ab"))
+    repeat_rows = against.filter(pl.col("metric") == "unsafe_any_at_k", pl.col("family") == "all")
+    assert repeat_rows["test"].to_list() == ["mcnemar_score"]
+    assert repeat_rows["n_pairs"].to_list() == [a["n_incomplete"]]
 
 
 def test_k_repeat_scorecards_are_bit_identical_in_any_order(
@@ -321,3 +327,15 @@ def test_an_agent_is_seeded_and_scored_per_repeat(server: ScriptedServer, tmp_pa
     assert row["consistent_at_k"] < 1.0
     run_system(system, [DD], tmp_path / "again", seeds=[11], tier="agent", repeats=2)
     assert server.script.requests == 2 * 2 * n  # every step of both repeats from the cache
+
+
+def test_records_beyond_the_runs_repeats_do_not_count(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_system(BASELINES["silent_filter"], [DD], run_dir, seeds=[11], repeats=2)
+    line = (run_dir / RESPONSES).read_text().splitlines()[0]
+    extra = ResponseRecord.model_validate_json(line).model_copy(update={"repeat": 5})
+    with (run_dir / RESPONSES).open("a") as out:
+        out.write(extra.model_dump_json() + "\n")
+    with pytest.warns(PebWarning, match=r"1 record\(s\) for repeats beyond this run's 2 ignored"):
+        manifest = run_system(BASELINES["silent_filter"], [DD], run_dir, seeds=[11], repeats=2)
+    assert manifest.counts.ok == 12
