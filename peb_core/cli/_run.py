@@ -80,6 +80,8 @@ class ProgressLine:
     the first reply without a price on."""
 
     stream: TextIO
+    unit: str = "tasks"
+    """What is counted: `replies` for a run with repeats (each task K times)."""
     errors: int = 0
     tokens: int = 0
     cost_usd: float | None = 0.0
@@ -97,7 +99,8 @@ class ProgressLine:
         cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         end = "\n" if done == total or not self._terminal else ""
         self.stream.write(
-            f"\r{done}/{total} tasks, {self.errors} errors, {self.tokens} tokens, cost {cost}{end}"
+            f"\r{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
+            f"cost {cost}{end}"
         )
         self.stream.flush()
 
@@ -139,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out,
         seeds=seeds,
         concurrency=args.concurrency,
-        progress=ProgressLine(sys.stderr),
+        progress=ProgressLine(sys.stderr, "replies" if args.repeats > 1 else "tasks"),
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
