@@ -1,15 +1,14 @@
-"""The `peb` command line, run as a real subprocess."""
+"""The `peb` command line, run in process (tests/cli.py); how the process itself ends is
+tests/test_bad_input.py's."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import peb
 
 from peb_core.runs import run_lock
 from peb_core.systems import BASELINES
@@ -19,17 +18,6 @@ PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").re
 FAMILIES = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
 N_TASKS = 24 * len(FAMILIES)
 ORACLE = ROOT / "runs" / "baselines" / "oracle"
-
-
-def peb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
 
 
 def _published() -> dict[tuple[str, str], dict[str, float]]:

@@ -18,7 +18,7 @@ from .._warn import PebWarning
 from ..runs import RunError
 from ..systems import LocalModelError, SystemSpecError
 from ..tasks import ScenarioError
-from . import _audit, _results, _run, _tasks
+from . import _audit, _mcp, _results, _run, _tasks
 from ._common import COUNT, PORT, URL, Parser, UsageError, path_arg
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
     "run",
 ]
 
-COMMANDS = (_tasks, _run, _results, _audit)
+COMMANDS = (_tasks, _run, _results, _audit, _mcp)
 """The modules of command groups, in the order `peb --help` lists them."""
 
 

@@ -233,9 +233,11 @@ def add_corpus_size(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
+def add_selection(
+    p: argparse.ArgumentParser, every_tier: bool = False, default_tier: Tier = DEFAULT_TIER
+) -> None:
     """--family, --seeds, --distractors, --corpus-size, --max-tasks and --tier, which defaults
-    to the paper's tier (or, with `every_tier`, to none: every tier)."""
+    to `default_tier` (the paper's; or, with `every_tier`, to none: every tier)."""
     p.add_argument(
         "--family",
         action="append",
@@ -266,7 +268,7 @@ def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
     p.add_argument(
         "--tier",
         choices=TIERS,
-        default=None if every_tier else DEFAULT_TIER,
+        default=None if every_tier else default_tier,
         help="; ".join(f"{t.name}: {t.description}" for t in TIERS.values())
-        + f" (default: {'every tier' if every_tier else DEFAULT_TIER})",
+        + f" (default: {'every tier' if every_tier else default_tier})",
     )

@@ -56,7 +56,7 @@ from ._overlap import (
     template_overlap,
 )
 from ._response import response_model, response_schema
-from ._scenario import ROLES, AnswerField, Role, ScenarioFile
+from ._scenario import ROLES, AnswerField, Role, ScenarioFile, TemplateSpec
 from ._select import (
     FLAGS,
     Selection,
@@ -139,6 +139,7 @@ __all__ = [
     "SystemView",
     "Task",
     "TaskRef",
+    "TemplateSpec",
     "Tier",
     "TierSpec",
     "TooManySeeds",

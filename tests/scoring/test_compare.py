@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from cli import peb
 
 from peb_core import cli
 from peb_core.results import compare_runs, score_run_dirs
@@ -98,13 +97,7 @@ def test_every_interval_excludes_zero_exactly_when_significant() -> None:
 
 
 def test_markdown_table_by_default() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", "compare", str(SILENT), str(FAIL)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    result = peb("compare", str(SILENT), str(FAIL))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == f"A = {SILENT}, B = {FAIL}"

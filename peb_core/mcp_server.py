@@ -1,0 +1,537 @@
+"""The agent tier's tools over the Model Context Protocol (docs/benchmark.md, "Any agent over
+MCP"): `peb mcp serve` lets any MCP client (an agent framework, a desktop assistant) play the
+tasks of a run, and records every episode into a normal run folder that `peb score`, compare and
+the workbench read. The one module that imports the `mcp` SDK (the `mcp` extra).
+
+A client calls `list_tasks`, then `start_task(task_id)`, which returns what an agent of our own
+loop starts with (the prompt protocol's agent messages: the request, the answer fields, the
+contract and policy) and the response schema; then `search`, `open` and `submit`, which are the
+access layer's tools (`AgentSession.call`, the code the CLI's agents call, with its schemas).
+A connection plays one episode at a time. An episode ends at its first accepted submit (`ok`),
+or without one (`no_submit`) after `max_steps` tool calls, when the client disconnects, or when
+the server stops; each ends as one record with the episode's trace, one step per tool call.
+
+Task ids a client sees are positions in the run (`task-001`, ...): a task id names its
+template, which says what the task hides. An episode is state kept across calls, so the server
+speaks the protocol's session era (the `initialize` handshake, over stdio and stateful
+streamable HTTP); it declines the stateless `server/discover` probe, so clients fall back to
+the handshake.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ._provenance import installed_versions, package_version
+from .access import AgentSession, AgentView, family_tools
+from .runs import (
+    MANIFEST,
+    RESPONSES,
+    RunCounts,
+    RunError,
+    RunManifest,
+    count_records,
+    read_manifest,
+    records_of_run,
+    run_differences,
+    run_lock,
+    set_aside_torn_tail,
+    task_set,
+    write_manifest,
+)
+from .systems import (
+    DEFAULT_PROTOCOL,
+    PromptProtocol,
+    Reply,
+    ReplyStatus,
+    ResponseRecord,
+    Step,
+    ToolCall,
+    Usage,
+    get_protocol,
+    system_name,
+)
+from .tasks import ScenarioFile, Task, Tier, iter_tasks, scenario_hash, view_for
+
+MCP_PREFIX = "mcp:"
+SERVER_NAME = "partial-evidence-bench"
+LIST_TASKS = "list_tasks"
+START_TASK = "start_task"
+
+_START_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task_id": {"type": "string", "description": "a task id from list_tasks, e.g. task-001"}
+    },
+    "required": ["task_id"],
+    "additionalProperties": False,
+}
+
+
+@dataclass
+class Episode:
+    """One task being played on a connection: its session and the steps so far."""
+
+    task_id: str
+    """The id the client sees."""
+    task: Task
+    session: AgentSession
+    start: tuple[dict[str, str], ...]
+    """The start messages, recorded as the first step's `sent`."""
+    steps: list[Step] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class ClientState:
+    """A connection's state: its client's name, its episode if one is open, and the bad calls it
+    made outside an episode (they lead the trace of its next one)."""
+
+    name: str
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    episode: Episode | None = None
+    pending: list[Step] = field(default_factory=list)
+
+
+def _failed(message: str) -> tuple[str, str | None]:
+    return json.dumps({"error": message}), message
+
+
+class McpBench:
+    """The tasks of one run served to MCP clients, and the run folder their episodes go to.
+
+    Args:
+        out: the run folder (created, or resumed when it holds the same run).
+        spec: the family served (the `submit` tool's schema is its response schema).
+        seeds: integer seeds; None for the family's canonical seeds.
+        tier: a tier whose tasks are reached through tools (`agent`).
+        corpus_size: documents per task (None: the tier's default).
+        distractors: neutral authorized documents added to each task.
+        disclosure: the access layer's disclosure mode.
+        max_steps: tool calls an episode may make without a submit (a step of an MCP episode
+            is one tool call: the client's model requests are not seen).
+        protocol: the prompt protocol whose agent rendering is the start of an episode.
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        spec: ScenarioFile,
+        seeds: Sequence[int] | None,
+        *,
+        tier: Tier,
+        corpus_size: int | None = None,
+        distractors: int = 0,
+        disclosure: str,
+        max_steps: int,
+        protocol: str = DEFAULT_PROTOCOL,
+    ) -> None:
+        self.out = out
+        self.spec = spec
+        self.protocol: PromptProtocol = get_protocol(protocol)
+        if self.protocol.agent is None:
+            raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
+        self.disclosure = disclosure
+        self.max_steps = max_steps
+        tasks = iter_tasks([spec], seeds, distractors, tier, corpus_size)
+        self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
+        self.tools = [
+            types.Tool(name=LIST_TASKS, description=_LIST_DESCRIPTION, input_schema=_EMPTY),
+            types.Tool(name=START_TASK, description=_START_DESCRIPTION, input_schema=_START_SCHEMA),
+            *(
+                types.Tool(
+                    name=tool["function"]["name"],
+                    description=tool["function"]["description"],
+                    input_schema=tool["function"]["parameters"],
+                )
+                for tool in family_tools(spec, disclosure)
+            ),
+        ]
+        self._template = RunManifest(
+            system="",
+            config={
+                "disclosure": disclosure,
+                "max_steps": max_steps,
+                "protocol": self.protocol.id,
+            },
+            families=[spec.id],
+            seeds=list(seeds) if seeds is not None else None,
+            distractors=distractors,
+            tier=tier,
+            corpus_size=corpus_size,
+            package_version=package_version(),
+            versions=_versions(),
+            digests={"protocol_text": self.protocol.agent_digest},
+            scenario_hash=scenario_hash([spec], tier),
+            started_at=_now(),
+            state="running",
+            counts=RunCounts(n_tasks=len(self.tasks)),
+        )
+        self.manifest: RunManifest | None = None
+        self.records: list[ResponseRecord] = []
+        self._recorded: set[tuple[str, str]] = set()
+        self.active: dict[str, ClientState] = {}
+        self.warnings: list[str] = []
+
+    # The run folder.
+
+    def open(self) -> None:
+        """Adopt the run already in `out` (the same run, any client name) or start afresh; a
+        RunError for a folder that holds another run or replies without a manifest. Call with
+        the run's lock held."""
+        if (self.out / MANIFEST).exists():
+            old = read_manifest(self.out)
+            differences = run_differences(
+                old, self._template.model_copy(update={"system": old.system})
+            )
+            if not old.system.startswith(MCP_PREFIX):
+                differences.insert(0, f"system {old.system} -> {MCP_PREFIX}<client>")
+            if differences:
+                raise RunError(
+                    f"{self.out}: holds a different run: {'; '.join(differences)}; "
+                    "choose another --out"
+                )
+            self.manifest = old.model_copy(
+                update={"state": "running", "finished_at": None, "versions": _versions()}
+            )
+            write_manifest(self.out, self.manifest)
+        elif (self.out / RESPONSES).exists():
+            raise RunError(
+                f"{self.out}: holds {RESPONSES} but no {MANIFEST}: replies of an unknown run, not "
+                "adopted; choose another --out"
+            )
+        torn = set_aside_torn_tail(self.out / RESPONSES)
+        if torn:
+            self.warnings.append(torn)
+        if self.manifest is not None:
+            keys = set(task_set(self.out, self.manifest, {self.spec.id: self.spec}))
+            self.records, problems = records_of_run(self.out, self.manifest, keys)
+            self._recorded = {(r.family, r.task_id) for r in self.records}
+            self.warnings += problems
+
+    def close(self) -> RunManifest | None:
+        """End every open episode (`no_submit`: the server stopped) and leave the manifest
+        `finished` if every task has a record, else `interrupted` (serving again resumes it)."""
+        for client in list(self.active.values()):
+            self._end(client, "no_submit", "the server stopped before a submit")
+        if self.manifest is None:
+            return None
+        done = len(self.records) == len(self.tasks)
+        self.manifest = self.manifest.model_copy(
+            update={
+                "state": "finished" if done else "interrupted",
+                "finished_at": _now() if done else None,
+            }
+        )
+        write_manifest(self.out, self.manifest)
+        return self.manifest
+
+    def status(self, task_id: str) -> str:
+        """`recorded`, `in progress` (on some connection) or `open`."""
+        task = self.tasks[task_id]
+        if (task.family, task.task_id) in self._recorded:
+            return "recorded"
+        return "in progress" if task_id in self.active else "open"
+
+    def _system(self, client: ClientState) -> str:
+        return system_name(f"{MCP_PREFIX}{client.name}", self.protocol.id)
+
+    def _record(self, record: ResponseRecord) -> None:
+        """Append `record` (flushed at once), then the manifest with the counts so far."""
+        assert self.manifest is not None
+        with (self.out / RESPONSES).open("a", encoding="utf-8") as handle:
+            handle.write(record.model_dump_json() + "\n")
+        self.records.append(record)
+        self._recorded.add((record.family, record.task_id))
+        self.manifest = self.manifest.model_copy(
+            update={"counts": count_records(len(self.tasks), self.records)}
+        )
+        write_manifest(self.out, self.manifest)
+
+    # Calls.
+
+    def call(
+        self, client: ClientState, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        """Answer one tool call of `client`; never raises for what a client sends."""
+        started = time.monotonic()
+        episode = client.episode
+        notes: list[str] = []
+        if name == LIST_TASKS:
+            content, error = self._list_tasks(), None
+        elif name == START_TASK:
+            content, error = self._start(client, arguments)
+            if error is None:
+                return _result(content)
+        elif episode is None:
+            known = name in {t.name for t in self.tools}
+            content, error = _failed(
+                f"{name}: no task started: call list_tasks, then start_task(task_id)"
+                if known
+                else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
+            )
+        else:
+            outcome = episode.session.call(name, arguments)
+            content, error = outcome.content, outcome.error
+        step = Step(
+            sent=episode.start if episode is not None and not episode.steps else (),
+            tool_calls=(
+                ToolCall(
+                    # Numbered through the trace the call goes to (pending calls lead it).
+                    id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
+                    name=name,
+                    arguments=json.dumps(arguments, ensure_ascii=False),
+                ),
+            ),
+            results=(content,),
+            errors=(error,),
+            usage=Usage(latency_s=round(time.monotonic() - started, 3)),
+        )
+        if episode is None:
+            if error is not None:  # a bad call outside an episode: counted in the next trace
+                client.pending.append(step)
+            return _result(content, error)
+        episode.steps.append(step)
+        if episode.session.submitted is not None:
+            self._end(client, "ok")
+        elif len(episode.steps) >= self.max_steps:
+            self._end(client, "no_submit", f"no submit within {self.max_steps} tool calls")
+            notes.append(
+                f"The episode is over: {self.max_steps} tool calls without a submit (recorded "
+                "as no_submit). Call list_tasks and start_task for another task."
+            )
+        return _result(content, error, notes)
+
+    def _list_tasks(self) -> str:
+        return json.dumps(
+            {
+                "family": self.spec.id,
+                "disclosure": self.disclosure,
+                "max_steps": self.max_steps,
+                "tasks": [{"id": t, "status": self.status(t)} for t in self.tasks],
+            }
+        )
+
+    def _start(self, client: ClientState, arguments: dict[str, Any]) -> tuple[str, str | None]:
+        task_id = arguments.get("task_id")
+        if set(arguments) != {"task_id"} or not isinstance(task_id, str):
+            return _failed('start_task: expected {"task_id": string}, an id from list_tasks')
+        if client.episode is not None:
+            return _failed(
+                f"start_task: task {client.episode.task_id} is in progress on this connection; "
+                "submit it first (one episode at a time)"
+            )
+        if task_id not in self.tasks:
+            first, last = next(iter(self.tasks), "-"), next(reversed(self.tasks), "-")
+            return _failed(f"start_task: unknown task {task_id!r}; tasks: {first} to {last}")
+        status = self.status(task_id)
+        if status != "open":
+            return _failed(f"start_task: task {task_id} is {status}; choose an open task")
+        if self.manifest is None:
+            self.manifest = self._template.model_copy(update={"system": self._system(client)})
+            write_manifest(self.out, self.manifest)
+        elif self._system(client) != self.manifest.system:
+            return _failed(
+                f"start_task: this run records the client {self.manifest.system!r}; a client "
+                f"named {client.name!r} needs a run folder of its own"
+            )
+        task = self.tasks[task_id]
+        view = view_for("agent", task, self.spec)
+        assert isinstance(view, AgentView) and self.protocol.agent is not None
+        start = tuple(self.protocol.agent(view.start))
+        client.episode = Episode(task_id, task, view.session(self.disclosure), start)
+        self.active[task_id] = client
+        text = "\n\n".join(message["content"] for message in start)
+        submit = next(t for t in self.tools if t.name == "submit")
+        schema = json.dumps(submit.input_schema["properties"]["response"])
+        return (
+            f"Task {task_id}.\n\n{text}\n\nThe response schema (submit's `response`): {schema}",
+            None,
+        )
+
+    def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
+        """Record the client's episode with `status`, and close it."""
+        episode = client.episode
+        assert episode is not None and self.manifest is not None
+        client.episode = None
+        self.active.pop(episode.task_id, None)
+        steps = [*client.pending, *episode.steps]
+        client.pending.clear()
+        reply = Reply(
+            status=status,
+            raw=episode.session.submitted,
+            error=error,
+            usage=Usage(latency_s=round(time.monotonic() - episode.started, 3)),
+            trace=tuple(steps),
+        )
+        self._record(
+            ResponseRecord.of_reply(
+                episode.task.family, episode.task.task_id, self.manifest.system, reply
+            )
+        )
+
+    def disconnected(self, client: ClientState) -> None:
+        """The client's connection closed: its open episode ends without a submit."""
+        if client.episode is not None:
+            calls = len(client.pending) + len(client.episode.steps)
+            self._end(
+                client, "no_submit", f"the client disconnected after {calls} tool calls without a "
+                "submit"
+            )  # fmt: skip
+
+
+_EMPTY: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+_LIST_DESCRIPTION = (
+    "List the tasks of this benchmark run with their status (open, in progress, recorded). "
+    "Start an open one with start_task."
+)
+_START_DESCRIPTION = (
+    "Start a task: returns its request, the answer fields, the contract and policy, and the "
+    "response schema. Then use search and open, and end with submit. One task at a time."
+)
+
+
+def _result(
+    content: str, error: str | None = None, notes: Sequence[str] = ()
+) -> types.CallToolResult:
+    blocks: list[types.ContentBlock] = [types.TextContent(text=t) for t in (content, *notes)]
+    return types.CallToolResult(content=blocks, is_error=error is not None)
+
+
+def _versions() -> dict[str, str]:
+    """The versions a run records, and the `mcp` SDK's that served it."""
+    return {**installed_versions(), "mcp": version("mcp")}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection:
+    """The connection a request came on. The SDK keeps per-connection state and teardown on a
+    `Connection` (`state`; `exit_stack`, unwound however the connection ends: EOF on stdio, a
+    DELETE, an idle timeout or the server stopping on HTTP) but does not yet hand it to
+    low-level handlers (its request context rework is pending), so it is read off the
+    request's session."""
+    connection = getattr(ctx.session, "_connection", None)
+    if not isinstance(connection, Connection):
+        raise RuntimeError("this mcp SDK does not keep a connection on its request session")
+    return connection
+
+
+def build_server(bench: McpBench) -> Server[Any]:
+    """The MCP server of `bench`: its tools listed and called, one `ClientState` per connection."""
+
+    async def client_of(ctx: ServerRequestContext[Any, Any]) -> ClientState:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message="an episode is kept per session: connect with the initialize handshake",
+            )
+        connection = _connection(ctx)
+        client = connection.state.get("peb")
+        if not isinstance(client, ClientState):
+            params = ctx.session.client_params
+            name = params.client_info.name if params is not None else "client"
+            client = connection.state["peb"] = ClientState(name=name or "client")
+
+            async def closed() -> None:
+                bench.disconnected(client)
+
+            connection.exit_stack.push_async_callback(closed)
+        return client
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=bench.tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        client = await client_of(ctx)
+        async with client.lock:
+            return bench.call(client, params.name, dict(params.arguments or {}))
+
+    async def no_discover(
+        ctx: ServerRequestContext[Any, Any], params: types.RequestParams
+    ) -> types.DiscoverResult:
+        raise MCPError(
+            code=types.METHOD_NOT_FOUND, message="server/discover is not served: use initialize"
+        )
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=package_version(),
+        instructions=(
+            "Benchmark tasks behind an access-controlled search: list_tasks, start_task, then "
+            "search, open and submit."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.add_request_handler("server/discover", types.RequestParams, no_discover)
+    return server
+
+
+def serve(
+    bench: McpBench,
+    transport: str = "stdio",
+    port: int = 8765,
+    ready: Callable[[str], None] | None = None,
+) -> RunManifest | None:
+    """Serve `bench` over `transport` (`stdio`: one client, until it disconnects; `http`:
+    streamable HTTP on 127.0.0.1:`port` at /mcp, until interrupted) holding the run's lock;
+    `ready` is told where. A KeyboardInterrupt stops it as the end of the input does. The
+    manifest at the end (None if no task was started)."""
+    with run_lock(bench.out):
+        bench.open()
+        try:
+            if transport == "stdio":
+                if ready:
+                    ready("stdio")
+                anyio.run(_stdio, bench)
+            else:
+                anyio.run(_http, bench, port, ready)
+        except KeyboardInterrupt:
+            pass  # Ctrl-C: how a server is stopped
+        finally:
+            manifest = bench.close()
+    return manifest
+
+
+async def _stdio(bench: McpBench) -> None:
+    server = build_server(bench)
+    async with stdio_server() as (read_stream, write_stream):
+        await serve_loop(server, read_stream, write_stream, lifespan_state={})
+
+
+async def _http(bench: McpBench, port: int, ready: Callable[[str], None] | None) -> None:
+    import uvicorn
+
+    app = build_server(bench).streamable_http_app(host="127.0.0.1")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # Bound here, so a client may connect (and wait in the backlog) once `ready` is told.
+    listening = socket.create_server(("127.0.0.1", port))
+    with listening:
+        if ready:
+            ready(f"http://127.0.0.1:{port}/mcp")
+        await server.serve(sockets=[listening])
