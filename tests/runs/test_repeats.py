@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from cli import peb
 from scripted_server import BLOCKED, ScriptedServer, Step, replies_so_far, tool_step
 
-from peb_core import cli, generate_tasks, load_families, read_manifest, read_records, run_system
+from peb_core import generate_tasks, load_families, read_manifest, read_records, run_system
 from peb_core._warn import PebWarning
 from peb_core.results import score_run_dirs, scorecard_of
 from peb_core.runs import RESPONSES, RunError
@@ -154,17 +152,17 @@ def _cached_rows(cache: Path) -> int:
 
 
 def test_no_cache_neither_reads_nor_writes(
-    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedServer, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    monkeypatch.setenv("PEB_CACHE_DIR", str(cache))
+    env = {"PEB_CACHE_DIR": str(cache)}
     args = ["run", "--model", "openai/scripted", "--api-base", server.url, "--family",
             "due_diligence_v1", "--seeds", "11", "--repeats", "2"]  # fmt: skip
-    assert cli.main([*args, "--out", str(tmp_path / "a"), "--no-cache"]) == 0
+    assert peb(*args, "--out", str(tmp_path / "a"), "--no-cache", env=env).returncode == 0
     assert server.script.requests == 12 and _cached_rows(cache) == 0  # nothing written
-    assert cli.main([*args, "--out", str(tmp_path / "b")]) == 0
+    assert peb(*args, "--out", str(tmp_path / "b"), env=env).returncode == 0
     assert server.script.requests == 24 and _cached_rows(cache) == 12
-    assert cli.main([*args, "--out", str(tmp_path / "c"), "--no-cache"]) == 0
+    assert peb(*args, "--out", str(tmp_path / "c"), "--no-cache", env=env).returncode == 0
     assert server.script.requests == 36  # nothing read: every request sent again
     records, _ = read_records(tmp_path / "c" / RESPONSES)
     assert not any(r.usage.cached for r in records)
@@ -284,16 +282,8 @@ def test_records_without_a_repeat_load_as_repeat_zero() -> None:
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", str(MAX_REPEATS + 1)])
 def test_bad_repeats_is_one_line_and_exit_2(value: str, tmp_path: Path) -> None:
-    args = ["run", "--system", "oracle", "--family", "due_diligence_v1", "--seeds", "11",
-            "--out", str(tmp_path / "run"), "--repeats", value]  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *args],
-        cwd=ROOT,
-        env={**os.environ},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--seeds", "11",
+               "--out", str(tmp_path / "run"), "--repeats", value)  # fmt: skip
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--repeats" in lines[0] and f"1 to {MAX_REPEATS}" in lines[0]
