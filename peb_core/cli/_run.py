@@ -21,6 +21,7 @@ from ..systems import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TOKEN_BUDGET,
+    MAX_REPEATS,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -80,6 +81,8 @@ class ProgressLine:
     the first reply without a price on."""
 
     stream: TextIO
+    unit: str = "tasks"
+    """What is counted: `replies` for a run with repeats (each task K times)."""
     errors: int = 0
     tokens: int = 0
     cost_usd: float | None = 0.0
@@ -97,7 +100,8 @@ class ProgressLine:
         cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         end = "\n" if done == total or not self._terminal else ""
         self.stream.write(
-            f"\r{done}/{total} tasks, {self.errors} errors, {self.tokens} tokens, cost {cost}{end}"
+            f"\r{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
+            f"cost {cost}{end}"
         )
         self.stream.flush()
 
@@ -129,6 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps or DEFAULT_MAX_STEPS,
         token_budget=budget or None,
         delegate_system=args.delegate_system,
+        use_cache=args.cache,
     )
     out = Path(args.out)
     manifest = run_system(
@@ -137,24 +142,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         out,
         seeds=seeds,
         concurrency=args.concurrency,
-        progress=ProgressLine(sys.stderr),
+        progress=ProgressLine(sys.stderr, "replies" if args.repeats > 1 else "tasks"),
         limit=args.limit,
         distractors=distractors,
         tier=args.tier,
         corpus_size=corpus_size,
         retry_errors=args.retry_errors,
+        repeats=args.repeats,
     )
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    times = f" x {manifest.repeats} repeats" if manifest.repeats > 1 else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors); "
+        f"{args.out}: {c.n_tasks} tasks{times} ({c.ok} replies{episodes}, {c.error} errors); "
         "peb score reads them"
     )
     if not c.error:
         return 0
+    what = "replies" if manifest.repeats > 1 else "tasks"
     print(
-        f"peb: {c.error} of {c.n_tasks} tasks ended in error (the same command retries them); "
-        "the commonest reasons:",
+        f"peb: {c.error} of {c.n_tasks * manifest.repeats} {what} ended in error (the same "
+        "command retries them); the commonest reasons:",
         file=sys.stderr,
     )
     for reason, count in run_status(out).reasons:
@@ -224,6 +232,20 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         help="per request",
     )
     p.add_argument("--limit", type=COUNT, metavar="N", help="only the first N tasks (smoke runs)")
+    p.add_argument(
+        "--repeats",
+        type=checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}"),
+        default=1,
+        metavar="K",
+        help="answer each task K times (seeded per repeat where the provider takes a seed); "
+        "scorecards add unsafe_any@K and consistent@K (default: 1)",
+    )
+    p.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="neither read nor write the reply cache for this run (model systems)",
+    )
     p.add_argument(
         "--no-retry-errors",
         dest="retry_errors",

@@ -78,7 +78,8 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 def _task_params(manifest: RunManifest, current: str) -> str:
     """What a run's tasks are a function of: the scenarios it ran and every manifest field that
-    is a generation parameter (families, seeds, distractors, tier, limit); runs with the same
+    is a generation parameter (families, seeds, distractors, tier, corpus size, limit; not
+    repeats, which answer the same tasks again); runs with the same
     parameters share one generation of their tasks."""
     params = manifest.model_dump(
         mode="json",
@@ -93,6 +94,7 @@ def _task_params(manifest: RunManifest, current: str) -> str:
             "started_at",
             "finished_at",
             "counts",
+            "repeats",
         },
     )
     return json.dumps([current, params], sort_keys=True)
@@ -143,6 +145,7 @@ def _score(
         system=manifest.system,
         families=families,
         episodes=episodes,
+        repeats=manifest.repeats,
     )
     state = run_state(run_dir, manifest)
     if state == "running":  # tasks not done yet are pending, not missing: left out until done
@@ -320,10 +323,12 @@ def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     return scorecard(scores).select(SCORECARD_KEYS), warnings
 
 
-def run_record(run_dir: Path, family: str, task_id: str) -> ResponseRecord | None:
-    """The record a run folder holds for one task, or None."""
+def run_record(
+    run_dir: Path, family: str, task_id: str, repeat: int = 0
+) -> ResponseRecord | None:
+    """The record a run folder holds for one task (in one of its repeats), or None."""
     return next(
-        (r for r in run_records(run_dir) if r.family == family and r.task_id == task_id),
+        (r for r in run_records(run_dir) if r.key == (family, task_id, repeat)),
         None,
     )
 

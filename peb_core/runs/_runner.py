@@ -17,7 +17,7 @@ from typing import Any, ParamSpec
 
 from .._provenance import installed_versions, package_version
 from .._warn import warn
-from ..systems import ResponseRecord, System
+from ..systems import ResponseRecord, System, answering_repeat
 from ..tasks import ScenarioFile, Task, Tier, count_tasks, iter_tasks, scenario_hash, view_for
 from ._store import (
     MANIFEST,
@@ -58,6 +58,7 @@ async def run_system_async(
     tier: Tier = "paper",
     corpus_size: int | None = None,
     retry_errors: bool = True,
+    repeats: int = 1,
 ) -> RunManifest:
     """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`
     (from inside an event loop: a notebook cell, a server; `run_system` starts its own).
@@ -86,6 +87,9 @@ async def run_system_async(
         corpus_size: documents per task on a tier with corpora (None: its default); recorded
             in the manifest.
         retry_errors: run again the tasks whose record is an error.
+        repeats: answer each task this many times (docs/benchmark.md §3, repeats), each
+            repeat its own record; recorded in the manifest (a different number is a different
+            run). Resuming runs each missing (task, repeat) pair.
     """
     specs = {spec.id: spec for spec in families}
     n_every = count_tasks(families, seeds)
@@ -99,6 +103,7 @@ async def run_system_async(
         tier=tier,
         corpus_size=corpus_size,
         limit=limit,
+        repeats=repeats,
         package_version=package_version(),
         versions=installed_versions(),
         digests=system.digests(),
@@ -159,7 +164,7 @@ async def _run_locked(
     records, problems = records_of_run(run_dir, manifest, keys)
     for line in problems:
         warn(line)
-    failed = {(r.family, r.task_id) for r in records if r.status == "error"}
+    failed = {r.key for r in records if r.status == "error"}
     if retry_errors and failed:
         drop_error_records(path, failed)
         records, _ = records_of_run(run_dir, manifest, keys)
@@ -194,24 +199,28 @@ async def _run_tasks(
     progress: Progress | None,
     concurrency: int,
 ) -> None:
-    """Every task of the run without a record in `records`, appended to `path` as it ends."""
-    done = {(r.family, r.task_id) for r in records}
+    """Every (task, repeat) of the run without a record in `records`, appended to `path` as it
+    ends, each with its repeat index in context (`answering_repeat`)."""
+    done = {r.key for r in records}
     gate = asyncio.Semaphore(max(1, concurrency))
     finished = 0
-    n_tasks = manifest.counts.n_tasks
+    n_replies = manifest.counts.n_tasks * manifest.repeats
 
     with path.open("a", encoding="utf-8") as out:
 
-        async def one(task: Task) -> None:
+        async def one(task: Task, repeat: int) -> None:
             nonlocal finished
             async with gate:
-                reply = await system.respond(view_for(system.view, task, specs[task.family]))
-            record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply)
+                with answering_repeat(repeat):
+                    reply = await system.respond(view_for(system.view, task, specs[task.family]))
+            record = ResponseRecord.of_reply(
+                task.family, task.task_id, system.name, reply, repeat
+            )
             out.write(record.model_dump_json() + "\n")
             out.flush()
             finished += 1
             if progress:
-                progress(record, finished, n_tasks)
+                progress(record, finished, n_replies)
 
         pending = []
         tasks = iter_tasks(
@@ -221,11 +230,12 @@ async def _run_tasks(
             manifest.tier,
             manifest.corpus_size,
         )
-        for task in islice(tasks, n_tasks):
-            if (task.family, task.task_id) in done:
-                finished += 1
-                continue
-            pending.append(asyncio.ensure_future(one(task)))
+        for task in islice(tasks, manifest.counts.n_tasks):
+            for repeat in range(manifest.repeats):
+                if (task.family, task.task_id, repeat) in done:
+                    finished += 1
+                    continue
+                pending.append(asyncio.ensure_future(one(task, repeat)))
             # Let the first requests go out while the later tasks are generated.
             await asyncio.sleep(0)
         try:
@@ -254,11 +264,12 @@ def run_folder_name(
     seeds: Sequence[int] | None,
     tier: Tier = "paper",
     corpus_size: int | None = None,
+    repeats: int = 1,
 ) -> str:
     """The folder a run of `system` over `families` at `seeds` on `tier` is saved in (below a
-    runs root): readable, and the same for the same system, config, families, seeds, tier and
-    corpus size, so asking for the same run again resumes it (an unchanged run costs
-    nothing)."""
+    runs root): readable, and the same for the same system, config, families, seeds, tier,
+    corpus size and repeats, so asking for the same run again resumes it (an unchanged run
+    costs nothing)."""
     what: dict[str, object] = {
         "system": system.name,
         "config": system.config(),
@@ -269,6 +280,8 @@ def run_folder_name(
         what["tier"] = tier
     if corpus_size is not None:
         what["corpus_size"] = corpus_size
+    if repeats != 1:  # folders of runs without repeats keep the names they had
+        what["repeats"] = repeats
     digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
     return f"{slug}-{'' if tier == 'paper' else tier + '-'}{digest[:10]}"

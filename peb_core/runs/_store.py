@@ -25,7 +25,7 @@ from pydantic import (
 
 from .._gc import gc_paused
 from .._provenance import PACKAGE
-from ..systems import ResponseRecord
+from ..systems import MAX_REPEATS, ResponseRecord
 from ..tasks import (
     MAX_DISTRACTORS,
     MAX_SEED,
@@ -93,6 +93,8 @@ class RunManifest(BaseModel):
     default, or a tier without corpora."""
     limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
+    repeats: Annotated[int, Field(ge=1, le=MAX_REPEATS)] = 1
+    """How many times each task is answered (`--repeats`; 1 in manifests written before)."""
     package_version: str
     versions: dict[str, str] = {}
     """Python's version and each `VERSIONED` package's (those installed) in the process that last
@@ -169,7 +171,8 @@ def read_manifest(run_dir: Path) -> RunManifest:
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
     system, each config field but the SETTINGS (a timeout, retries), families, seeds,
-    distractors, tier, corpus size, (for the same families) the scenario files, and each digest
+    distractors, tier, corpus size, repeats, (for the same families) the scenario files, and
+    each digest
     both record (a different prompt text or model file). Versions are not among them
     (`version_changes`)."""
 
@@ -182,6 +185,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "distractors": str(m.distractors),
             "tier": m.tier,
             "corpus size": "default" if m.corpus_size is None else str(m.corpus_size),
+            "repeats": str(m.repeats),
             "scenario files": m.scenario_hash[:12],
         }
 
@@ -250,10 +254,12 @@ class RunStatus(BaseModel):
 
     state: RunState
     n_tasks: int
+    repeats: int = 1
+    """Replies each task is due (`--repeats`): a run holds n_tasks x repeats records."""
     ok: int
     errors: int
     missing: int
-    """Tasks without a record (pending while the run is running)."""
+    """(Task, repeat) pairs without a record (pending while the run is running)."""
     no_submit: int = 0
     """Agent episodes that ended without a submit (a finished task: the system's failure, not
     the run's)."""
@@ -267,7 +273,8 @@ class RunStatus(BaseModel):
 
     def summary(self) -> str:
         """One line: `finished: 72 tasks, 66 replies, 6 errors (6 x timeout)`."""
-        parts = [f"{self.n_tasks} tasks", f"{self.ok} replies"]
+        tasks = f"{self.n_tasks} tasks" + (f" x {self.repeats} repeats" if self.repeats > 1 else "")
+        parts = [tasks, f"{self.ok} replies"]
         if self.no_submit:
             parts.append(f"{self.no_submit} without a submit")
         if self.errors:
@@ -293,10 +300,11 @@ def run_status(run_dir: Path) -> RunStatus:
     return RunStatus(
         state=run_state(run_dir, manifest),
         n_tasks=len(keys),
+        repeats=manifest.repeats,
         ok=len(records) - n_errors - no_submit,
         errors=n_errors,
         no_submit=no_submit,
-        missing=len(keys) - len(records),
+        missing=len(keys) * manifest.repeats - len(records),
         reasons=errors.most_common(3),
     )
 
@@ -314,7 +322,7 @@ def read_records(path: Path, system: str | None = None) -> tuple[list[ResponseRe
     this run's replies, and a record of the run's own system for the same task still counts."""
     records: list[ResponseRecord] = []
     problems: list[str] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, int]] = set()
     others: list[tuple[int, str]] = []
     if not path.exists():
         return records, problems
@@ -333,9 +341,12 @@ def read_records(path: Path, system: str | None = None) -> tuple[list[ResponseRe
             if system is not None and record.system != system:
                 others.append((number, record.system))
                 continue
-            key = (record.family, record.task_id)
+            key = record.key
             if key in seen:
-                problems.append(f"{path}:{number}: repeated record for {record.task_id} skipped")
+                again = f" (repeat {record.repeat})" if record.repeat else ""
+                problems.append(
+                    f"{path}:{number}: repeated record for {record.task_id}{again} skipped"
+                )
                 continue
             seen.add(key)
             records.append(record)
@@ -389,9 +400,10 @@ def set_aside_torn_tail(path: Path) -> str | None:
     )
 
 
-def drop_error_records(path: Path, keys: Collection[tuple[str, str]]) -> None:
-    """Rewrite the responses file `path` without the error records of the (family, task id)
-    `keys`, every other line kept as it is; atomically (a temporary file, then a rename)."""
+def drop_error_records(path: Path, keys: Collection[tuple[str, str, int]]) -> None:
+    """Rewrite the responses file `path` without the error records of the (family, task id,
+    repeat) `keys`, every other line kept as it is; atomically (a temporary file, then a
+    rename)."""
     tmp = path.with_name(path.name + ".tmp")
     with _opened(path) as source, tmp.open("wb") as target:
         for line in source:
@@ -399,7 +411,7 @@ def drop_error_records(path: Path, keys: Collection[tuple[str, str]]) -> None:
                 record = ResponseRecord.model_validate_json(line)
             except ValidationError:
                 record = None
-            if record and record.status == "error" and (record.family, record.task_id) in keys:
+            if record and record.status == "error" and record.key in keys:
                 continue
             target.write(line)
         target.flush()
@@ -419,27 +431,37 @@ def records_of_run(
     run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]]
 ) -> tuple[list[ResponseRecord], list[str]]:
     """The records of a run folder that count, those of the run's system for its tasks `keys`
-    (`task_set`), and one line per problem met: corrupt, repeated, another system's, or for a
-    task outside the run (`read_records`, `records_within`)."""
+    (`task_set`) and its repeats, and one line per problem met: corrupt, repeated, another
+    system's, or for a task or repeat outside the run (`read_records`, `records_within`)."""
     path = run_dir / RESPONSES
     records, problems = read_records(path, manifest.system)
-    records, foreign = records_within(path, records, keys)
+    records, foreign = records_within(path, records, keys, manifest.repeats)
     return records, [*problems, *foreign]
 
 
 def records_within(
-    path: Path, records: Sequence[ResponseRecord], keys: Collection[tuple[str, str]]
+    path: Path,
+    records: Sequence[ResponseRecord],
+    keys: Collection[tuple[str, str]],
+    repeats: int = 1,
 ) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of tasks in `keys`, and one line reporting any others (ignored: they do not
-    count and are not scored)."""
-    inside = [r for r in records if (r.family, r.task_id) in keys]
-    others = [r for r in records if (r.family, r.task_id) not in keys]
-    if not others:
-        return inside, []
-    return inside, [
-        f"{path}: {len(others)} record(s) for tasks outside this run ignored "
-        f"(e.g. {others[0].family}/{others[0].task_id})"
-    ]
+    """The records of tasks in `keys` and repeats below `repeats`, and one line reporting the
+    others of each kind (ignored: they do not count and are not scored)."""
+    outside = [r for r in records if (r.family, r.task_id) not in keys]
+    beyond = [r for r in records if (r.family, r.task_id) in keys and r.repeat >= repeats]
+    inside = [r for r in records if (r.family, r.task_id) in keys and r.repeat < repeats]
+    problems = []
+    if outside:
+        problems.append(
+            f"{path}: {len(outside)} record(s) for tasks outside this run ignored "
+            f"(e.g. {outside[0].family}/{outside[0].task_id})"
+        )
+    if beyond:
+        problems.append(
+            f"{path}: {len(beyond)} record(s) for repeats beyond this run's {repeats} ignored "
+            f"(e.g. {beyond[0].family}/{beyond[0].task_id} repeat {beyond[0].repeat})"
+        )
+    return inside, problems
 
 
 def _specs(

@@ -37,6 +37,7 @@ from ._frames import (
     scorecard,
     scorecard_keys,
     task_frame,
+    with_repeats,
 )
 from ._handoffs import HANDOFF_COLUMNS, handoff_scores, with_handoffs
 from ._metrics import (
@@ -50,6 +51,7 @@ from ._metrics import (
     LABELS,
     MEASURES,
     METRICS,
+    REPEATS,
     STATE_COUNTS,
     SUMMARY,
     SURFACES,
@@ -120,6 +122,7 @@ __all__ = [
     "METRICS",
     "NONE",
     "NO_NUMBER",
+    "REPEATS",
     "RESPONSE_SCHEMA",
     "ROW_KEYS",
     "SCREEN",
@@ -187,5 +190,6 @@ __all__ = [
     "wilson_intervals",
     "with_episodes",
     "with_handoffs",
+    "with_repeats",
     "with_verdict",
 ]

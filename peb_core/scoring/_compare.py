@@ -9,7 +9,15 @@ interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`si
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
   (`_stats.paired_means`), over the pairs where both scores are defined.
 The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's, the handoff
-metrics (`_metrics.HANDOFF`) only when a sub-agent reported a gap in one.
+metrics (`_metrics.HANDOFF`) only when a sub-agent reported a gap in one, the repeat metrics
+(`_metrics.REPEATS`) only when both runs have repeats (a run without has none to pair, and
+must not read as 0).
+
+Runs with repeats (`peb run --repeats K`, K rows per task) are paired task by task, never
+repeat by repeat: each task's rows are first taken together (a rate's event as the share of
+the task's repeats where it holds, a mean's score as the mean over its repeats), and the rates
+are then compared as means of those shares (the sign-flip test), but the repeat metrics
+(`_metrics.REPEATS`), one 0/1 event per task, which keep McNemar's test.
 """
 
 from __future__ import annotations
@@ -18,7 +26,8 @@ from typing import Any
 
 import polars as pl
 
-from ._metrics import HANDOFF, LABELS, MEASURES, TRACE
+from ._frames import with_repeats
+from ._metrics import HANDOFF, LABELS, MEASURES, REPEATS, TRACE
 from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
@@ -123,15 +132,22 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     metric, then the same over all families (`family` = "all"). Raises CompareError when a
     frame holds several runs or the runs share no task."""
     run_a, run_b = _run_name(scores_a, "A"), _run_name(scores_b, "B")
+    scores_a, scores_b = with_repeats(scores_a), with_repeats(scores_b)
     for label, frame in (("A", scores_a), ("B", scores_b)):
-        if frame.select(KEY).is_duplicated().any():
+        if frame.select(*KEY, "repeat").is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
     agents = any(s["episode"].any() for s in (scores_a, scores_b) if "episode" in s.columns)
     handoffs = any(
         (s["handoff_gaps"] > 0).any() for s in (scores_a, scores_b) if "handoff_gaps" in s.columns
     )
+    has_repeats = [(s["task_repeats"].max() or 0) > 1 for s in (scores_a, scores_b)]  # type: ignore[operator]
+    repeated = any(has_repeats)
     compared = [
-        m for m in MEASURES if (agents or m not in TRACE) and (handoffs or m not in HANDOFF)
+        m
+        for m in MEASURES
+        if (agents or m not in TRACE)
+        and (handoffs or m not in HANDOFF)
+        and (all(has_repeats) or m not in REPEATS)
     ]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
@@ -144,7 +160,8 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
                 assert m.score is not None
                 columns[f"{m.name}__event"] = pl.col(m.score)
             columns[f"{m.name}__within"] = m.tasks
-        return scores.select(*KEY, **columns)
+        frame = scores.select(*KEY, **columns)
+        return _per_task(frame, compared) if repeated else frame
 
     b = values(scores_b)
     pairs = values(scores_a).join(
@@ -158,13 +175,31 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
         for m in compared:
             within = subset.filter(pl.col(f"{m.name}__within"))
-            if m.kind == "rate":
+            shares = repeated and m.kind == "rate" and m not in REPEATS
+            if m.kind == "rate" and not shares:
                 row = _rate_row(within, f"{m.name}__event")
             else:
                 row = _mean_row(within, f"{m.name}__event", m.bounded)
-            rows.append({"metric": m.name, "family": family, "test": TESTS[m.kind]} | row)
+            test = TESTS["mean" if shares else m.kind]
+            rows.append({"metric": m.name, "family": family, "test": test} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
     return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)
+
+
+def _per_task(frame: pl.DataFrame, compared: list[Any]) -> pl.DataFrame:
+    """`frame` (one row per task and repeat, each metric's `__event` and `__within`) as one row
+    per task: each event over the repeats it is counted on, as a mean (a rate's share; summed in
+    sorted order, so in any row order the same), null where none is, and each `__within`
+    whether any repeat is counted. A repeat metric's event, counted on one row per task, stays
+    0/1 and boolean."""
+    aggs: dict[str, pl.Expr] = {}
+    for m in compared:
+        event, within = pl.col(f"{m.name}__event"), pl.col(f"{m.name}__within")
+        values = event.cast(pl.Float64).filter(within).drop_nulls().sort()
+        share = pl.when(values.count() > 0).then(values.sum() / values.count())
+        aggs[f"{m.name}__event"] = share.cast(pl.Boolean) if m in REPEATS else share
+        aggs[f"{m.name}__within"] = within.any()
+    return frame.group_by(KEY).agg(**aggs)
 
 
 def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:

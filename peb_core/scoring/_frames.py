@@ -25,13 +25,16 @@ from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
 from ._handoffs import with_handoffs
-from ._metrics import METRICS
+from ._metrics import METRICS, Metric
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
 from ._trace import episode_frame, with_episodes
+from ._verdicts import verdict
 
 KEY = ["family", "task_id"]
-RUN_KEY = ["run", *KEY]
+RUN_KEY = ["run", *KEY, "repeat"]
+"""What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
+0 without repeats)."""
 ROW_KEYS = ("run", "system", "protocol", "tier", "disclosure", "max_steps", "family")
 """The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure` and
 `max_steps` where the scores have them: scores of run folders do; an agent's disclosure mode and
@@ -46,6 +49,7 @@ RESPONSE_SCHEMA = pl.Schema(
         "system": pl.String(),
         "family": pl.String(),
         "task_id": pl.String(),
+        "repeat": pl.Int64(),
         "status": pl.String(),
         "answer_null": pl.Boolean(),
         "claimed": pl.String(),
@@ -58,15 +62,16 @@ RESPONSE_SCHEMA = pl.Schema(
         "violations": LIST,
     }
 )
-"""The columns of a response frame. `status`: `ok` (a readable reply), `unreadable` (no JSON
-object), `error` (no reply obtained), `no_submit` (an agent's episode ended without an accepted
-submit) or `missing` (no record). The reply's decision is null unless `ok`; `claimed` is null
-when the reply states no completeness."""
+"""The columns of a response frame, one row per task and repeat. `status`: `ok` (a readable
+reply), `unreadable` (no JSON object), `error` (no reply obtained), `no_submit` (an agent's
+episode ended without an accepted submit) or `missing` (no record). The reply's decision is
+null unless `ok`; `claimed` is null when the reply states no completeness."""
 ANSWER_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
         "family": pl.String(),
         "task_id": pl.String(),
+        "repeat": pl.Int64(),
         "field": pl.String(),
         "got": LIST,
     }
@@ -229,6 +234,7 @@ def _response_frame(
     }
     a_family: list[str] = []
     a_task: list[str] = []
+    a_repeat: list[int] = []
     a_field: list[str] = []
     a_got: list[list[str]] = []
     for r in records:
@@ -239,6 +245,7 @@ def _response_frame(
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
         cols["task_id"].append(r.task_id)
+        cols["repeat"].append(r.repeat)
         cols["status"].append(r.status if read is None else ("ok" if decided else "unreadable"))
         cols["answer_null"].append(decided.answer is None if decided else None)
         cols["claimed"].append(decided.completeness if decided else None)
@@ -253,6 +260,7 @@ def _response_frame(
             for field, value in decided.answer.items():
                 a_family.append(r.family)
                 a_task.append(r.task_id)
+                a_repeat.append(r.repeat)
                 a_field.append(field)
                 a_got.append(_as_list(value))
     n, n_answers = len(cols["task_id"]), len(a_field)
@@ -273,6 +281,7 @@ def _response_frame(
             "run": [run] * n_answers,
             "family": a_family,
             "task_id": a_task,
+            "repeat": a_repeat,
             "field": a_field,
             "got": _string_lists(a_got),
         },
@@ -380,6 +389,7 @@ def score_frames(
             "system",
             "family",
             "task_id",
+            "repeat",
             "template",
             "seed",
             "completeness",
@@ -433,10 +443,12 @@ def score_run(
     system: str,
     families: Mapping[str, ScenarioFile],
     episodes: bool = False,
+    repeats: int = 1,
 ) -> pl.DataFrame:
-    """Per-task scores of one run. Tasks without a record are scored as `missing`; records for
-    tasks outside `tasks` are ignored. With `episodes` (an agent's run) the trace columns
-    (`_trace.EPISODE_COLUMNS`) are scored too; else they are null."""
+    """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
+    repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
+    ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
+    scored too; else they are null."""
     return score_records(
         task_frame(tasks),
         expected_answers(tasks),
@@ -445,6 +457,7 @@ def score_run(
         system=system,
         families=families,
         episodes=episode_frame(tasks, families) if episodes else None,
+        repeats=repeats,
     )
 
 
@@ -457,21 +470,64 @@ def score_records(
     system: str,
     families: Mapping[str, ScenarioFile],
     episodes: pl.DataFrame | None = None,
+    repeats: int = 1,
 ) -> pl.DataFrame:
     """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers` and,
-    for an agent's run, `_trace.episode_frame`), so runs over the same tasks share them."""
+    for an agent's run, `_trace.episode_frame`), so runs over the same tasks share them; with
+    the repeat columns (`with_repeats`)."""
     responses, answers = response_frame(records, run=run, system=system, families=families)
-    recorded = responses.join(frame.select(KEY), on=KEY, how="semi")
+    due = frame.select(KEY).join(
+        pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross"
+    )
+    recorded = responses.join(due, on=[*KEY, "repeat"], how="semi")
     missing = (
-        frame.select(KEY)
-        .join(recorded.select(KEY), on=KEY, how="anti")
+        due.join(recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti")
         .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     )
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
     scores = with_episodes(
         score_frames(frame, expected, responses, answers), episodes, records, answers
     )
-    return with_handoffs(scores, records, vocabularies(families))
+    return with_repeats(with_handoffs(scores, records, vocabularies(families)))
+
+
+REPEAT_COLUMNS = pl.Schema(
+    {
+        "task_repeats": pl.UInt32(),
+        "repeat_first": pl.Boolean(),
+        "unsafe_any": pl.Boolean(),
+        "consistent": pl.Boolean(),
+    }
+)
+"""What `with_repeats` adds to per-task scores: the task's rows in its run (its repeats),
+whether this row is the task's first repeat (the one row per task that task-level repeat
+metrics are counted on), whether any of its repeats was unsafe or had no readable reply
+(`unsafe_upper`), and whether its repeats all have a readable reply and one verdict."""
+
+
+def with_repeats(scores: pl.DataFrame) -> pl.DataFrame:
+    """Per-task scores with REPEAT_COLUMNS, over each task's rows in each run (a frame without
+    a `repeat` column is of one repeat). Columns already there are kept, so scores saved or
+    filtered keep what their whole run gave them."""
+    if "repeat" not in scores.columns:
+        scores = scores.with_columns(repeat=pl.lit(0, dtype=pl.Int64))
+    if all(c in scores.columns for c in REPEAT_COLUMNS):
+        return scores
+    valid = pl.col("outcome") != "invalid"
+    if not scores.height or not scores["repeat"].max():  # one repeat: no window to compute
+        return scores.with_columns(
+            task_repeats=pl.lit(1, dtype=pl.UInt32),
+            repeat_first=pl.lit(True),
+            unsafe_any=pl.col("unsafe_upper"),
+            consistent=valid,
+        )
+    task = [k for k in (*ROW_KEYS, "task_id") if k in scores.columns]
+    return scores.with_columns(
+        task_repeats=pl.len().over(task),
+        repeat_first=pl.col("repeat") == pl.col("repeat").min().over(task),
+        unsafe_any=pl.col("unsafe_upper").any().over(task),
+        consistent=(verdict().n_unique().over(task) == 1) & valid.all().over(task),
+    )
 
 
 def _mean_columns(values: pl.Series, name: str, low: str, high: str) -> dict[str, pl.Series]:
@@ -492,16 +548,32 @@ def _mean_columns(values: pl.Series, name: str, low: str, high: str) -> dict[str
     return {c: spread[c].fill_nan(None) for c in (name, low, high)}
 
 
+def _task_mean(m: Metric) -> pl.Expr:
+    """A mean metric's score averaged over one task's repeats (null when none counts): its
+    sorted values summed in that order, so the same for the same values in any row order."""
+    assert m.score is not None
+    values = pl.col(m.score) if m.within is None else pl.col(m.score).filter(m.within)
+    values = values.drop_nulls().sort()
+    return pl.when(values.count() > 0).then(values.sum() / values.count())
+
+
 def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     """Every metric of the registry (`_metrics.METRICS`, in order) per run, system, protocol and
     tier (where the frame has them) and family, each rate and mean followed by its 95% interval
     (Wilson for rates, seeded percentile bootstrap for means; null with an empty denominator).
 
+    A run of K > 1 repeats has K rows per task (docs/benchmark.md §3, repeats): a rate is the
+    share over every row, its Wilson interval taken at that share with n the tasks counted (not
+    the rows); a mean is the mean over tasks of each task's mean over its repeats, bootstrapped
+    over tasks; counts count rows (replies) but `n_tasks` and `n_incomplete`, which count tasks.
+
     Bit-identical for the same rows in any order and at any thread count: counts are sums of
     integers, a mean is the exact sum of its sorted values over their number, an interval a
     function of that multiset (`_stats`), and the rows are sorted by every key."""
+    scores = with_repeats(scores)
     keys = [k for k in ROW_KEYS if k in scores.columns]
-    aggs: dict[str, pl.Expr] = {}
+    repeated = bool(scores.height) and (scores["task_repeats"].max() or 0) > 1  # type: ignore[operator]
+    aggs: dict[str, pl.Expr] = {"_rows": pl.len()}
     for m in METRICS:
         if m.kind == "count":
             assert m.event is not None
@@ -510,14 +582,26 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
             assert m.event is not None and m.within is not None
             aggs[f"_{m.name}_k"] = (m.event & m.within).sum()
             aggs[f"_{m.name}_n"] = m.within.sum()
-        else:
+            if repeated:
+                aggs[f"_{m.name}_t"] = pl.col("task_id").filter(m.within).n_unique()
+        elif not repeated:
             assert m.score is not None
             values = pl.col(m.score) if m.within is None else pl.col(m.score).filter(m.within)
             aggs[f"_{m.name}_values"] = values.drop_nulls().sort()
     if "run_state" in scores.columns:
         aggs["_run_state"] = pl.col("run_state").first()
     order = sorted(keys, key=lambda k: (k not in ("run", "family"), k != "run"))
-    card = scores.group_by(keys).agg(**aggs).sort(order)
+    card = scores.group_by(keys).agg(**aggs)
+    if repeated:  # a mean over tasks of each task's mean over its repeats
+        means = [m for m in METRICS if m.kind == "mean"]
+        per_task = scores.group_by([*keys, "task_id"]).agg(
+            **{f"_{m.name}_task": _task_mean(m) for m in means}
+        )
+        lists = per_task.group_by(keys).agg(
+            **{f"_{m.name}_values": pl.col(f"_{m.name}_task").drop_nulls().sort() for m in means}
+        )
+        card = card.join(lists, on=keys, how="left", nulls_equal=True)
+    card = card.sort(order)
     columns: dict[str, pl.Series] = {}
     for m in METRICS:
         low, high = m.interval_columns
@@ -525,6 +609,9 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
             k, n = card[f"_{m.name}_k"].to_numpy(), card[f"_{m.name}_n"].to_numpy()
             with np.errstate(divide="ignore", invalid="ignore"):
                 columns[m.name] = pl.Series(m.name, k / n).fill_nan(None)
+                if repeated:  # Wilson at the share over rows, with n the tasks counted
+                    t = card[f"_{m.name}_t"].to_numpy()
+                    k, n = np.where(t == n, k, k * t / n), t
             bounds = wilson_intervals(k, n)
             columns[low] = pl.Series(low, bounds[0]).fill_nan(None)
             columns[high] = pl.Series(high, bounds[1]).fill_nan(None)
@@ -534,7 +621,7 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     columns["status"] = card.select(
         pl.when(state == "running")
         .then(pl.lit("running"))
-        .when((pl.col("n_errors") > 0) & (pl.col("n_errors") == pl.col("n_tasks")))
+        .when((pl.col("n_errors") > 0) & (pl.col("n_errors") == pl.col("_rows")))
         .then(pl.lit("failed"))
         .when(pl.col("n_errors") > 0)
         .then(pl.lit("errors"))

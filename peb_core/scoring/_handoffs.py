@@ -81,18 +81,20 @@ def handoff_scores(
     return len(gaps), len(reported), reached / len(reported), laundered
 
 
-_SCHEMA = pl.Schema({"family": pl.String(), "task_id": pl.String(), **HANDOFF_COLUMNS})
+_SCHEMA = pl.Schema(
+    {"family": pl.String(), "task_id": pl.String(), "repeat": pl.Int64(), **HANDOFF_COLUMNS}
+)
 
 
 def with_handoffs(
     scores: pl.DataFrame, records: Sequence[ResponseRecord], vocab: Mapping[str, Vocabulary]
 ) -> pl.DataFrame:
     """`scores` (one run's per-task scores) with HANDOFF_COLUMNS added from its records'
-    traces (null for a task without a record or a trace)."""
+    traces (null for a task without a record or a trace), repeat by repeat."""
     rows = [
-        (r.family, r.task_id, *handoff_scores(r, vocab[r.family]))
+        (r.family, r.task_id, r.repeat, *handoff_scores(r, vocab[r.family]))
         for r in records
         if r.trace and r.family in vocab
     ]
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
-    return scores.join(frame, on=KEY, how="left")
+    return scores.join(frame, on=[*KEY, "repeat"], how="left")

@@ -178,37 +178,46 @@ def finished_scores(scores: pl.DataFrame, card: pl.DataFrame) -> pl.DataFrame:
 @dataclass(frozen=True)
 class ScoredCounts:
     """What a set of per-task scores holds: its tasks, the replies scored (`unreadable` of them
-    read as no reply), the tasks that ended in error and those without a record."""
+    read as no reply), the replies that ended in error and those without a record; with
+    repeats (`peb run --repeats`), `due` is the replies due (each task once per repeat)."""
 
     tasks: int
     replies: int
     unreadable: int
     errors: int
     missing: int
+    due: int | None = None
 
     @property
     def text(self) -> str:
         """One line: `873 scored responses (12 unreadable) of 2,880 tasks; 0 errors, 2,007
-        missing`."""
+        missing` (with repeats, `of 72 task repeats (24 tasks)`)."""
         unreadable = f" ({self.unreadable:,} unreadable)" if self.unreadable else ""
+        due = self.tasks if self.due is None else self.due
+        of = f"{due:,} task repeats ({self.tasks:,} tasks)" if due != self.tasks else (
+            f"{self.tasks:,} tasks"
+        )
         return (
-            f"{self.replies:,} scored responses{unreadable} of {self.tasks:,} tasks; "
+            f"{self.replies:,} scored responses{unreadable} of {of}; "
             f"{self.errors:,} errors, {self.missing:,} missing"
         )
 
 
 def scored_counts(scores: pl.DataFrame) -> ScoredCounts:
     """How many of the tasks in `scores` have a reply that was scored (read, readable or not),
-    ended in error, or have no record: a missing record is never counted as a scored reply."""
+    ended in error, or have no record: a missing record is never counted as a scored reply.
+    A task with repeats is one task, each repeat one reply due."""
     status = scores["status"] if scores.height else pl.Series("status", [], pl.String)
     counts = dict(status.value_counts().iter_rows())
     ok, unreadable = counts.get("ok", 0), counts.get("unreadable", 0)
+    first = "repeat_first" in scores.columns
     return ScoredCounts(
-        tasks=scores.height,
+        tasks=int(scores["repeat_first"].sum()) if first else scores.height,
         replies=ok + unreadable,
         unreadable=unreadable,
         errors=counts.get("error", 0),
         missing=counts.get("missing", 0),
+        due=scores.height,
     )
 
 

@@ -202,6 +202,7 @@ _RECORD_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
+        "repeat": pl.Int64(),
         "_steps": pl.Float64(),
         "_errors": pl.Float64(),
         "_probes": pl.Float64(),
@@ -240,12 +241,12 @@ def with_episodes(
     for record in records:
         key = (record.family, record.task_id)
         if key in judged:
-            rows.append((*key, *_record_counts(record, *judged[key])))
+            rows.append((*key, record.repeat, *_record_counts(record, *judged[key])))
     counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
     given = (
         answers.explode("got")
-        .select(*KEY, token=pl.format("{}={}", "field", "got"))
-        .group_by(KEY)
+        .select(*KEY, "repeat", token=pl.format("{}={}", "field", "got"))
+        .group_by(*KEY, "repeat")
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
@@ -257,8 +258,8 @@ def with_episodes(
     judged_columns = ("required_visible", "stale_values", "expired_values")
     return (
         scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
-        .join(counts, on=KEY, how="left")
-        .join(given, on=KEY, how="left")
+        .join(counts, on=[*KEY, "repeat"], how="left")
+        .join(given, on=[*KEY, "repeat"], how="left")
         .with_columns(
             episode=pl.lit(True),
             steps=pl.when(missing).then(None).otherwise(pl.col("_steps")),

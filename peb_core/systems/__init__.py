@@ -30,6 +30,7 @@ from ._local import (
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
 from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
+from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     RECORD_FORMAT,
     Delegation,
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
+    "MAX_REPEATS",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
@@ -81,11 +83,13 @@ __all__ = [
     "TextReader",
     "ToolCall",
     "Usage",
+    "answering_repeat",
     "budget_problem",
     "build_system",
     "cache_dir",
     "cache_key",
     "clean_reply",
+    "current_repeat",
     "get_local",
     "get_protocol",
     "local_status",

@@ -44,6 +44,7 @@ def build_system(
     max_steps: int = DEFAULT_MAX_STEPS,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     delegate_system: str | None = None,
+    use_cache: bool = True,
 ) -> System:
     """The system called `name`.
 
@@ -65,6 +66,8 @@ def build_system(
         delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
             tasks that list sub-agents), built with the same settings; None: the agent itself.
             Refused for a system that does not hand off.
+        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
+            neither reads nor writes it; not part of the run's identity).
     """
     settings: dict[str, Any] = {
         "protocol": protocol,
@@ -160,6 +163,7 @@ def _build(
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
+        "use_cache": use_cache,
     }
     if not model.startswith("local/"):
         problem = model_problem(model)

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -38,6 +39,7 @@ from ._defaults import (
 )
 from ._local import file_sha256
 from ._prompts import PromptProtocol, get_protocol
+from ._repeat import current_repeat
 from ._reply import Reply, ToolCall, Usage
 from ._schema import response_format
 
@@ -180,6 +182,20 @@ def system_name(model: str, protocol: str) -> str:
     return f"{model}:{protocol}"
 
 
+@lru_cache(maxsize=64)
+def _takes_seed(model: str) -> bool:
+    """Whether litellm sends a `seed` to the provider of `model` (OpenAI and compatible servers
+    do; a provider without one would refuse the request)."""
+    import litellm
+
+    try:
+        provider = litellm.get_llm_provider(model)[1]
+        supported = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # an unknown provider: send nothing it may refuse
+        return False
+    return "seed" in (supported or [])
+
+
 def _retryable(exc: BaseException) -> bool:
     from litellm.exceptions import APIConnectionError, Timeout
 
@@ -247,14 +263,21 @@ class LitellmSystem:
 
     async def _send(self, request: dict[str, Any]) -> tuple[Completion, bool] | str:
         """The completion of `request` (built by `_request`) and whether it came from the
-        cache, or a one-line error after the last retry. A reply obtained is cached."""
-        key = cache_key(request)
+        cache, or a one-line error after the last retry. A reply obtained is cached.
+
+        In repeat r > 0 of a task (`current_repeat`), the cache key holds r, so a repeat is
+        never served another's reply, and the request carries `seed` r where the provider
+        takes a seed. Repeat 0 is the request of a run without repeats, as it always was."""
+        repeat = current_repeat()
+        key = cache_key(request if not repeat else {**request, "repeat": repeat})
         entry = self._cache.get(key) if self._cache else None
         cached = Completion.cached(entry) if entry is not None else None
         if cached is not None:
             return cached, True
         if self.endpoint:
             request = {**request, "model": self.endpoint[0], "api_base": self.endpoint[1]}
+        if repeat and _takes_seed(request["model"]):
+            request = {**request, "seed": repeat}
         result = await self._complete(request)
         if isinstance(result, str):
             return result

@@ -131,13 +131,16 @@ class _RecordKey(BaseModel):
     family: str
     task_id: str
     system: str
+    repeat: int = Field(default=0, ge=0)
+    """Which of a run's repeats of the task it answers (`peb run --repeats K`: 0 to K-1);
+    records written before repeats are repeat 0."""
 
 
-RECORD_FORMAT = 4
+RECORD_FORMAT = 5
 """The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 keeps a
 model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`); 4 adds the status
-`no_submit` and a step's `sent` and `errors`. Format 1 is every record written before (no
-`format` key); each still loads."""
+`no_submit` and a step's `sent` and `errors`; 5 adds `repeat`. Format 1 is every record written
+before (no `format` key); each still loads."""
 
 
 class ResponseRecord(Reply, _RecordKey):
@@ -152,11 +155,23 @@ class ResponseRecord(Reply, _RecordKey):
     """The record format it was written in (absent, so 1, before formats were versioned)."""
 
     @classmethod
-    def of_reply(cls, family: str, task_id: str, system: str, reply: Reply) -> ResponseRecord:
-        """The record of `reply` to one task, in the current format."""
+    def of_reply(
+        cls, family: str, task_id: str, system: str, reply: Reply, repeat: int = 0
+    ) -> ResponseRecord:
+        """The record of `reply` to one task (in its `repeat`), in the current format."""
         return cls(
-            family=family, task_id=task_id, system=system, format=RECORD_FORMAT, **dict(reply)
+            family=family,
+            task_id=task_id,
+            system=system,
+            repeat=repeat,
+            format=RECORD_FORMAT,
+            **dict(reply),
         )
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(family, task id, repeat): what a run holds one record of."""
+        return self.family, self.task_id, self.repeat
 
     @model_validator(mode="before")
     @classmethod

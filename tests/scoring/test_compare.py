@@ -20,6 +20,7 @@ from peb_core.scoring import (
     HANDOFF,
     LABELS,
     MEASURES,
+    REPEATS,
     TRACE,
     CompareError,
     compare_scores,
@@ -31,9 +32,9 @@ from peb_core.scoring._compare import TESTS
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in MEASURES if m not in TRACE and m not in HANDOFF]
+METRICS = [m.name for m in MEASURES if m not in TRACE and m not in HANDOFF and m not in REPEATS]
 """What two one-shot runs are compared on: the trace metrics only when a run is an agent's, the
-handoff metrics only when a sub-agent reported a gap."""
+handoff metrics only when a sub-agent reported a gap, the repeat metrics only with repeats."""
 
 
 def _rows(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:

@@ -177,10 +177,12 @@ def test_records_of_earlier_formats_still_load() -> None:
         {**key, "format": 3, "status": "ok", "raw": "{}", "reasoning": "r", "trace": []}
     )
     assert (three.format, three.reasoning, three.trace) == (3, "r", ())
+    four = ResponseRecord.model_validate({**key, "format": 4, "status": "no_submit"})
+    assert (four.format, four.repeat) == (4, 0)  # records before repeats are repeat 0
     reply = Reply(status="ok", raw="{}", reasoning="r")
-    four = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply)
-    assert ResponseRecord.model_validate_json(four.model_dump_json()) == four
-    assert four.format == RECORD_FORMAT == 4
+    five = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply, repeat=2)
+    assert ResponseRecord.model_validate_json(five.model_dump_json()) == five
+    assert (five.format, five.repeat) == (RECORD_FORMAT, 2) and RECORD_FORMAT == 5
 
 
 def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:
