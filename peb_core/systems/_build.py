@@ -79,6 +79,7 @@ def build_system(
         "disclosure": disclosure,
         "max_steps": max_steps,
         "token_budget": token_budget,
+        "use_cache": use_cache,
     }
     system = _build(name, families, **settings)
     if delegate_system is None:
@@ -113,6 +114,7 @@ def _build(
     disclosure: str,
     max_steps: int,
     token_budget: int | None,
+    use_cache: bool,
 ) -> System:
     """`build_system` without a delegate system."""
     try:

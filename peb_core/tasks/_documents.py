@@ -177,8 +177,11 @@ def _shown_stamp(stamp: tuple[int, str] | None) -> str | None:
 @functools.cache
 def _registers_of(registers: tuple[str, ...], n: int) -> tuple[re.Pattern[str], ...]:
     """A family's register (`ScenarioFile.registers`, over n evidence families), one regex per
-    line phrasing: group `f{i}` is the i-th family's current version, `f{n + i}` its date."""
-    return tuple(_pattern(r, lambda f: _NUMBER if int(f) < n else _DATE) for r in registers)
+    line phrasing: group `f{i}` is the i-th family's current version, `f{n + i}` its date,
+    `f{2n + i}` the version before it and `f{3n + i}` that one's date."""
+    return tuple(
+        _pattern(r, lambda f: _NUMBER if int(f) // n % 2 == 0 else _DATE) for r in registers
+    )
 
 
 def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:

@@ -26,8 +26,9 @@ from peb_core.systems import PROTOCOLS, ModelSystem, get_protocol
 from peb_core.systems._local import file_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
-OLD_RUN = ROOT / "runs" / "baselines" / "fail_and_report"
-"""A checked-in run whose manifest predates versions and digests."""
+CHECKED_IN = ROOT / "runs" / "baselines" / "fail_and_report"
+"""A checked-in run; the test below strips its manifest to one that predates versions and
+digests (as the first checked-in runs' manifests did)."""
 
 
 @pytest.fixture
@@ -159,10 +160,14 @@ def test_a_longer_timeout_resumes_the_run_and_retries_what_timed_out(
 def test_an_old_manifest_loads_and_resumes_with_a_warning(
     tmp_path: Path, families: dict[str, ScenarioFile]
 ) -> None:
-    old = read_manifest(OLD_RUN)
-    assert old.versions == {} and old.digests == {} and old.earlier_versions == []
     run = tmp_path / "old"
-    shutil.copytree(OLD_RUN, run)
+    shutil.copytree(CHECKED_IN, run, ignore=shutil.ignore_patterns("scores.*"))
+    data = json.loads((run / "manifest.json").read_text())
+    for key in ("versions", "digests", "earlier_versions"):
+        data.pop(key, None)
+    (run / "manifest.json").write_text(json.dumps(data))
+    old = read_manifest(run)
+    assert old.versions == {} and old.digests == {} and old.earlier_versions == []
     with pytest.warns(
         PebWarning,
         match="made with other versions: python unrecorded -> .*; litellm unrecorded -> ",
