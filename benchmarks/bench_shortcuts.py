@@ -11,11 +11,13 @@ gap-report quality <= 0.50, while `fail_and_report` and `oracle` (and on the age
 `silent_filter` (and `agent_silent`) unsafe 1.000. The paper tier is reported (the shortcut is
 expected to nearly solve it).
 
-Run: .venv/bin/python benchmarks/bench_shortcuts.py. Exits 1 if a goal is missed.
+Run: .venv/bin/python benchmarks/bench_shortcuts.py [--tier T ...] (default: paper, hard and agent).
+Exits 1 if a goal is missed.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -34,13 +36,13 @@ CUE_BOUNDS = {"completeness_accuracy": 0.60, "gap_report_quality": 0.50}
 STRUCTURAL = ("unsafe_completeness_rate", "answer_correctness", "gap_report_quality")
 
 
-def measure(root: Path) -> list[dict[str, Any]]:
-    """One scorecard row per (seed set, tier, baseline, family)."""
+def measure(root: Path, tiers: list[str]) -> list[dict[str, Any]]:
+    """One scorecard row per (seed set, tier of `tiers`, baseline, family)."""
     families = list(load_families().values())
     rows: list[dict[str, Any]] = []
     for seed_set, seeds in SEED_SETS.items():
         dirs = []
-        for tier in TIERS:
+        for tier in tiers:
             for name in sorted(BASELINES):
                 agent = BASELINES[name].view == "agent"
                 if agent and tier != "agent":
@@ -87,9 +89,14 @@ def _triple(row: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--tier", choices=TIERS, action="append", help="default: paper, hard and agent"
+    )
+    tiers = parser.parse_args().tier or ["paper", "hard", "agent"]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        rows = measure(Path(tmp))
+        rows = measure(Path(tmp), tiers)
     print(
         "| seeds | tier | family | n | cue_reader aware | cue_reader gap | cue_reader unsafe "
         "| fail_and_report unsafe/answer/gap | oracle unsafe/answer/gap | silent_filter unsafe |"
