@@ -738,7 +738,7 @@ overclaims), `stops` (replies in prose, never calling a tool), `bad_submit` (a s
 response is not an object, then the oracle's decision), `error` (a search, then HTTP 400)."""
 AGENT_STEPS = 3
 EPISODE_METRICS = (*HEADLINE, "evidence_coverage", "hidden_probes", "steps", "tool_errors",
-                   "no_submit_rate", "stale_reliance")  # fmt: skip
+                   "no_submit_rate", "stale_reliance", "expired_reliance")  # fmt: skip
 
 
 def _required_visible(task: Task) -> list[Document]:
@@ -872,7 +872,6 @@ def agent_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentEval]:
     yield AgentEval({t.task_id: t for t in tasks}, kinds, log, requests, out)
 
 
-@pytest.mark.xfail(reason="known failure after the round-2 merges (closing note)", strict=False)
 def test_react_metrics_with_the_trace_metrics_equal_peb_score_of_the_import(
     agent_eval: AgentEval, tmp_path: Path
 ) -> None:
@@ -1063,7 +1062,6 @@ def overrunning() -> Agent:
     return execute
 
 
-@pytest.mark.xfail(reason="known failure after the round-2 merges (closing note)", strict=False)
 def test_a_team_s_agent_is_scored_alike_and_held_to_the_step_budget(tmp_path: Path) -> None:
     """`--solver` with any agent: one that submits the oracle's decision within the budget, and
     one that searches past it before submitting the same (accepted by the session, but not the

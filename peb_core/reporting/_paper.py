@@ -503,7 +503,7 @@ HEADERS: dict[str, str] = {
     "run": "Run",
     "system": "System",
     "disclosure": "Disclosure",
-    "max_steps": "Max steps",
+    "max_steps": "Budget",
     "tier": "Tier",
     "status": "Status",
     "matches_published": "Matches",

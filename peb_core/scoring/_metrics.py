@@ -262,7 +262,7 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "tool_errors",
         "tool_err",
-        "Tool errors",
+        "Tool err.",
         "Tool errors",
         "agent episodes: tool calls answered with an error (opens of hidden ids aside), "
         "per episode",

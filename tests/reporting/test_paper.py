@@ -379,7 +379,6 @@ def test_captions_say_the_tier_and_carry_no_number_of_their_own(tier: str) -> No
         assert "gap_complete and gap_incomplete" in captions[stem]  # issue 21.17
 
 
-@pytest.mark.xfail(reason="known failure after the round-2 merges (closing note)", strict=False)
 def test_latex_tables_fit_a_page() -> None:
     """Every table of both tiers is laid out to about the text width (its estimated width at
     most 15% over: LaTeX shrinks it to fit, the text staying legible). Compiled with pdflatex
