@@ -2,29 +2,36 @@
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 
-- `episode_setup(disclosure, corpus_size)`: a setup solver (it runs even when `--solver`
-  replaces the task's solver) that gives each sample its own `AgentSession` over its task's
-  corpus, kept in `SESSIONS` under a key in the sample's store, and puts the tools in the
-  sample's `tools`;
-- `episode_tools(spec, disclosure)` (or, while a sample runs, `sample_tools()`): every
-  registered tool (`search`, `open`, `submit`, and any tool registered later, such as
-  `delegate`) as an inspect tool (`episode_tool`) with our description and schema, each call
-  answered by the current sample's session (`AgentSession.call`: the same code as our own
-  loop); a call the session answers with an error raises `ToolError`, so inspect shows the
-  model the error and records it; an accepted submit returns the submitted response. inspect
-  checks a call's arguments against the tool's schema before the tool runs: a call that fails
-  the check is a tool error too, and never reaches the session;
-- `react_agent(spec, disclosure, max_steps)`: inspect's own `react()` over those tools, its
-  submit our `submit` (kept in the conversation), no system prompt of its own (the sample's
-  input is the prompt protocol's agent messages), our reminder after a reply that calls no tool,
-  and stopped after `max_steps` model requests;
-- `episode_reply(messages, max_steps, submitted, error)`: the episode as a `Reply` with its
-  trace: one `Step` per assistant message (a model request), its tool calls and what each
-  returned; `ok` with the response the session accepted (kept in the sample's store, which
-  inspect logs) if its submit came within `max_steps` steps, else `error` when the agent
-  failed, else `no_submit`. The scorer and `peb import inspect` both call it, on the same
-  messages, so the eval's metrics and `peb score` of its import are the same numbers, whatever
-  agent ran: a submit after the budget does not count, for any agent.
+- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate)`: a setup solver
+  (it runs even when `--solver` replaces the task's solver) that gives each sample its own
+  `AgentSession` over its task's corpus, kept in `SESSIONS` under a key in the sample's store,
+  and puts the tools in the sample's `tools`;
+- `sample_tools()` (while a sample runs; or `episode_tools(spec, disclosure)`, every tool
+  offered on every task: not `delegate`): the session's tools as inspect tools (`episode_tool`)
+  with our description and schema, each call answered by the current sample's session
+  (`AgentSession.acall`: the same code as our own loop), one call at a time; a call the
+  session answers with an error raises `ToolError`, so inspect shows the model the error and
+  records it; an accepted submit returns the submitted response. inspect checks a call's
+  arguments against the tool's schema before the tool runs: a call that fails the check is a
+  tool error too, and never reaches the session;
+- `react_agent(max_steps)`: inspect's own `react()` over the sample's tools, its submit our
+  `submit` (kept in the conversation), no system prompt of its own (the sample's input is the
+  prompt protocol's agent messages), our reminder after a reply that calls no tool, and stopped
+  after `max_steps` model requests;
+- handoffs: on a task that lists sub-agents the sample's session has a delegator (`Handoffs`)
+  and offers `delegate`; each handoff runs on the access layer's `handoff_view` (the
+  intersection of scopes) by `InspectSubAgent` (react() with the sample's model, over tools
+  bound to the handoff's own session) or by the peb system `-T delegate_system` names
+  (`build_delegate`). Each sub-episode is kept in the sample's store (`HANDOFFS_KEY`, beside
+  what its call returned) for `episode_reply` to nest in its step;
+- `episode_reply(messages, max_steps, submitted, error, usage, handoffs)`: the episode as a
+  `Reply` with its trace: one `Step` per assistant message (a model request), its tool calls,
+  what each returned and the sub-episode each `delegate` call ran; `ok` with the response the
+  session accepted (kept in the sample's store, which inspect logs) if its submit came within
+  `max_steps` steps, else `error` when the agent failed, else `no_submit`. The scorer and
+  `peb import inspect` both call it, on the same messages, so the eval's metrics and `peb
+  score` of its import are the same numbers, whatever agent ran: a submit after the budget does
+  not count, for any agent.
 """
 
 from __future__ import annotations
@@ -131,11 +138,15 @@ def handed_off(value: Any) -> list[HandedOff]:
         return []
     if not isinstance(value, list):
         raise ValueError("not a list of handoffs")
-    try:
-        return [HandedOff.model_validate(entry) for entry in value]
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ValueError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    handoffs = []
+    for number, entry in enumerate(value):
+        try:
+            handoffs.append(HandedOff.model_validate(entry))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(map(str, (number, *err["loc"])))
+            raise ValueError(f"{where}: {err['msg']}") from None
+    return handoffs
 
 
 def _keep_handoff(session: AgentSession, ran: int, content: str) -> None:

@@ -24,6 +24,7 @@ from scripted_server import Step, replies_so_far, tool_step
 
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `inspect` extra)")
 
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from test_inspect import (
     DD,
     EPISODE_METRICS,
@@ -32,11 +33,12 @@ from test_inspect import (
     _import,
     _leaks,
     _user_message,
+    peb,
 )
 
 from peb_core import generate_tasks, read_records
 from peb_core.access import DelegateResult, agent_view
-from peb_core.inspect_agent import SESSIONS
+from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS
 from peb_core.inspect_task import partial_evidence
 from peb_core.results import load_run, replay_documents, replay_handoffs, replay_steps
 from peb_core.runs import RESPONSES, read_manifest
@@ -301,3 +303,36 @@ def test_expired_reliance_equals_peb_score_of_the_import(
     relies, checks = (scores[t.task_id] for t in GRANTS)
     assert (relies["expired_read"], relies["expired_relied"]) == (True, True)
     assert (checks["expired_read"], checks["expired_relied"]) == (True, False)
+
+
+def _store_edit(value: Any) -> Callable[[EvalLog], None]:
+    def edit(log: EvalLog) -> None:
+        assert log.samples is not None
+        log.samples[0].store[HANDOFFS_KEY] = value
+
+    return edit
+
+
+BAD_DELEGATION = {"to": "x", "request": "r", "system": "s", "reply": {"status": "fine"}}
+HANDOFF_EDITS: dict[str, tuple[Callable[[EvalLog], None], str]] = {
+    "not_a_list": (_store_edit("the clerk said complete"), "not a list of handoffs"),
+    "no_delegation": (_store_edit([{"result": "{}"}]), "0.delegation: Field required"),
+    "bad_reply": (_store_edit([{"result": "{}", "delegation": BAD_DELEGATION}]), "reply.status"),
+}
+
+
+@pytest.mark.parametrize("name", HANDOFF_EDITS)
+def test_a_log_with_malformed_handoffs_is_one_line_and_exit_2(
+    handed: Handed, tmp_path: Path, name: str
+) -> None:
+    edit, needle = HANDOFF_EDITS[name]
+    log = read_eval_log(str(handed.log))
+    edit(log)
+    path = tmp_path / f"{name}.eval"
+    write_eval_log(log, path)
+    result = peb(["import", "inspect", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"peb: error: {path}: sample 1 ") and f"store.{HANDOFFS_KEY}: " in line
+    assert needle in line, line
+    assert not (tmp_path / "out").exists()
