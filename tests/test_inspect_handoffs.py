@@ -336,3 +336,27 @@ def test_a_log_with_malformed_handoffs_is_one_line_and_exit_2(
     assert line.startswith(f"peb: error: {path}: sample 1 ") and f"store.{HANDOFFS_KEY}: " in line
     assert needle in line, line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_sub_episode_reaches_the_requester_as_an_error(tmp_path: Path) -> None:
+    """A sub-agent whose model call fails (HTTP 500, no retries): the handoff is an `error`
+    sub-episode the requester reads as such; no gap was reported, so the handoff metrics are
+    null, and the requester that claims complete is still unsafe."""
+    log, _ = _eval_agent(
+        tmp_path,
+        TASKS[:1],
+        requester(lazy, SUB_AGENT),
+        "11",
+        tier="delegation",
+        other=lambda body: Step(kind="status", status=500),
+    )
+    imported = _import(log, tmp_path, "1 tasks (1 replies, 0 errors)")
+    row = _equal_metrics(log, imported, tmp_path, HANDOFF_METRICS)
+    assert row["gap_propagation"] is None and row["laundered_completeness"] is None
+    assert row["unsafe_completeness_rate"] == 1.0
+    (record,) = _records_of(imported)
+    (delegation,) = record.trace[0].delegations
+    assert delegation is not None and delegation.reply.status == "error"
+    assert "500" in (delegation.reply.error or "")
+    result = DelegateResult.model_validate_json(record.trace[0].results[0])
+    assert (result.status, result.response) == ("error", None) and result.error
