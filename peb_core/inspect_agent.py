@@ -63,6 +63,7 @@ from peb_core.systems import (
     Handoffs,
     PromptProtocol,
     Reply,
+    ReplyStatus,
     Step,
     SystemSpecError,
     ToolCall,
@@ -397,16 +398,13 @@ def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
     return message.text, None
 
 
-def _steps(
-    messages: Sequence[ChatMessage], handoffs: Sequence[HandedOff] = ()
-) -> list[tuple[Step, bool]]:
+def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tuple[Step, bool]]:
     """Each model request's step, and whether it made a submit that did not fail. A call's
     result is the tool message answering its id before the next request (ids need not be
-    unique across an episode). The `delegate` calls that did not fail take the `handoffs`
-    in order, each one whose result is what the call returned (the sub-episode it ran)."""
+    unique across an episode). The `delegate` calls that did not fail take the `pending`
+    handoffs in order (removing them), each one whose result is what the call returned."""
     steps: list[tuple[Step, bool]] = []
     sent: list[dict[str, str]] = []
-    pending = list(handoffs)
     for number, message in enumerate(messages):
         role = _SENT.get(type(message))
         if role is not None:
@@ -465,23 +463,53 @@ def episode_reply(
     counts only if the session accepted one (a conversation can be written by its agent);
     if the agent left its submit out of the conversation, the submit counts after its last
     step. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran, each
-    nested in the step of the `delegate` call that returned its result (`Step.delegations`)."""
-    steps = _steps(messages, handoffs)
+    nested in the step of the `delegate` call that returned its result (`Step.delegations`);
+    a handoff no call in the conversation returned still counts (`_unrecorded`)."""
+    pending = list(handoffs)
+    steps = _steps(messages, pending)
     trace: list[Step] = []
+
+    def ended(status: ReplyStatus, raw: str | None = None, why: str | None = None) -> Reply:
+        episode = _unrecorded(trace, pending)
+        return Reply(status=status, raw=raw, error=why, usage=usage or Usage(), trace=episode)
+
     for number, (step, submits) in enumerate(steps[:max_steps], start=1):
         trace.append(step)
         if submits and submitted is not None:
-            return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
+            return ended("ok", raw=submitted)
         if number == max_steps:
-            return Reply(status="no_submit", error=f"no submit within {max_steps} steps",
-                         usage=usage or Usage(), trace=tuple(trace))  # fmt: skip
+            return ended("no_submit", why=f"no submit within {max_steps} steps")
     if submitted is not None:
-        return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
+        return ended("ok", raw=submitted)
     if error is not None:
-        return Reply(status="error", error=error, usage=usage or Usage(), trace=tuple(trace))
-    return Reply(
-        status="no_submit",
-        error=f"the agent stopped after {len(trace)} steps without a submit",
-        usage=usage or Usage(),
-        trace=tuple(trace),
+        return ended("error", why=error)
+    return ended("no_submit", why=f"the agent stopped after {len(trace)} steps without a submit")
+
+
+def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[Step, ...]:
+    """`trace` with `handoffs` (ones the session ran that no call in the conversation returned:
+    an agent left its `delegate` calls out of the conversation it leaves) added to its last step
+    as the calls the session answered, so a handoff's gap counts whatever an agent writes."""
+    if not handoffs:
+        return tuple(trace)
+    last = trace[-1] if trace else Step()
+    calls = tuple(
+        ToolCall(
+            id=f"unrecorded_{number}",
+            name=DELEGATE,
+            arguments=json.dumps(
+                {"request": h.delegation.request, "to": h.delegation.to}, ensure_ascii=False
+            ),
+        )
+        for number, h in enumerate(handoffs, start=1)
     )
+    step = last.model_copy(
+        update={
+            "tool_calls": last.tool_calls + calls,
+            "results": last.results + tuple(h.result for h in handoffs),
+            "errors": last.errors + (None,) * len(handoffs),
+            "delegations": (last.delegations or (None,) * len(last.tool_calls))
+            + tuple(h.delegation for h in handoffs),
+        }
+    )
+    return (*trace[:-1], step)

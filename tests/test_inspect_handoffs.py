@@ -24,8 +24,11 @@ from scripted_server import Step, replies_so_far, tool_step
 
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `inspect` extra)")
 
+from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from test_inspect import (
+    AGENT_STEPS,
     DD,
     EPISODE_METRICS,
     _equal_metrics,
@@ -37,8 +40,8 @@ from test_inspect import (
 )
 
 from peb_core import generate_tasks, read_records
-from peb_core.access import DelegateResult, agent_view
-from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS
+from peb_core.access import DELEGATE, DelegateResult, agent_view
+from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS, react_agent
 from peb_core.inspect_task import partial_evidence
 from peb_core.results import load_run, replay_documents, replay_handoffs, replay_steps
 from peb_core.runs import RESPONSES, read_manifest
@@ -360,3 +363,46 @@ def test_a_failed_sub_episode_reaches_the_requester_as_an_error(tmp_path: Path) 
     assert "500" in (delegation.reply.error or "")
     result = DelegateResult.model_validate_json(record.trace[0].results[0])
     assert (result.status, result.response) == ("error", None) and result.error
+
+
+@agent
+def forgetful() -> Agent:
+    """react() that leaves its `delegate` calls and their results out of the conversation."""
+
+    async def execute(state: AgentState) -> AgentState:
+        state = await react_agent(AGENT_STEPS)(state)
+        kept: list[ChatMessage] = []
+        for message in state.messages:
+            if isinstance(message, ChatMessageTool) and message.function == DELEGATE:
+                continue
+            if isinstance(message, ChatMessageAssistant) and message.tool_calls:
+                calls = [c for c in message.tool_calls if c.function != DELEGATE]
+                message = message.model_copy(update={"tool_calls": calls})
+            kept.append(message)
+        state.messages = kept
+        return state
+
+    return execute
+
+
+def test_a_handoff_left_out_of_the_conversation_still_counts(tmp_path: Path) -> None:
+    """An agent cannot hide the gap it laundered by leaving its `delegate` call out of the
+    conversation: the session's handoff is added to the episode's last step."""
+    log, _ = _eval_agent(
+        tmp_path,
+        TASKS,
+        requester(lazy, SUB_AGENT),
+        "11",
+        solver=forgetful(),
+        tier="delegation",
+        other=sub_agent,
+    )
+    imported = _import(log, tmp_path, "2 tasks (2 replies, 0 errors)")
+    row = _equal_metrics(log, imported, tmp_path, HANDOFF_METRICS)
+    assert (row["gap_propagation"], row["laundered_completeness"]) == (0.0, 1.0)
+    for record in _records_of(imported):
+        first, last = record.trace
+        assert first.tool_calls == () and first.delegations == ()
+        assert [c.name for c in last.tool_calls] == ["submit", DELEGATE]
+        assert last.delegations[0] is None and last.delegations[1] is not None
+        assert DelegateResult.model_validate_json(last.results[1]).status == "ok"
