@@ -57,6 +57,7 @@ from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
 from peb_core.inspect_agent import (
     HANDOFFS_KEY,
     SUBMITTED_KEY,
+    HandedOff,
     build_delegate,
     chat_messages,
     end_episode,
@@ -500,6 +501,25 @@ def _sample_usage(sample: EvalSample) -> Usage:
     )
 
 
+def _total(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _with_handoffs(usage: Usage, handoffs: Sequence[HandedOff]) -> Usage:
+    """A sample's usage with that of the handoffs a peb system ran (`delegate_system`: its
+    requests are not inspect's, so not in the sample's); cost unknown if any is."""
+    every = [usage, *(h.delegation.reply.usage for h in handoffs)]
+    costs = [u.cost_usd for u in every]
+    return usage.model_copy(
+        update={
+            "prompt_tokens": _total([u.prompt_tokens for u in every]),
+            "completion_tokens": _total([u.completion_tokens for u in every]),
+            "cost_usd": None if None in costs else sum(c or 0.0 for c in costs),
+        }
+    )
+
+
 def _cancelled(sample: EvalSample) -> bool:
     """Whether inspect cancelled the sample (the eval was stopped, or a sibling failed): a
     task that was not run, not a reply that failed."""
@@ -609,9 +629,10 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
                 handoffs = handed_off(s.store.get(HANDOFFS_KEY))
             except ValueError as exc:
                 raise InspectLogError(f"{where}: store.{HANDOFFS_KEY}: {exc}") from None
-            reply = episode_reply(
-                s.messages, episode[1], submitted, error, _sample_usage(s), handoffs
-            )
+            usage = _sample_usage(s)
+            if meta.delegate_system is not None:
+                usage = _with_handoffs(usage, handoffs)
+            reply = episode_reply(s.messages, episode[1], submitted, error, usage, handoffs)
             records.append(ResponseRecord.of_reply(named.family, named.task_id, system, reply))
     settings = evaluation.plan.config
     finished = evaluation.status == "success"

@@ -41,11 +41,11 @@ from test_inspect import (
 
 from peb_core import generate_tasks, read_records
 from peb_core.access import DELEGATE, DelegateResult, agent_view
-from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS, react_agent
+from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
 from peb_core.inspect_task import partial_evidence
 from peb_core.results import load_run, replay_documents, replay_handoffs, replay_steps
 from peb_core.runs import RESPONSES, read_manifest
-from peb_core.systems import Delegation, build_system
+from peb_core.systems import Delegation, Reply, Usage, build_system
 from peb_core.tasks import Task
 
 HANDOFF_METRICS = (*EPISODE_METRICS, "gap_propagation", "laundered_completeness")
@@ -241,8 +241,13 @@ def test_a_delegate_system_runs_the_handoffs(tmp_path: Path) -> None:
     manifest = read_manifest(imported)
     assert manifest.config["delegate_system"] == {"name": "agent_fail_and_report"}
     for record in _records_of(imported):
+        # the requester's two requests; the baseline's handoff adds no tokens, and the cost
+        # stays unknown (the scripted model has no price)
+        usage = record.usage
+        assert (usage.prompt_tokens, usage.completion_tokens, usage.cost_usd) == (200, 40, None)
         (delegation,) = record.trace[0].delegations
         assert delegation is not None and delegation.system == "agent_fail_and_report"
+        assert delegation.reply.usage.cost_usd == 0.0
         assert json.loads(delegation.reply.raw or "")["completeness"] == "incomplete"
 
 
@@ -406,3 +411,22 @@ def test_a_handoff_left_out_of_the_conversation_still_counts(tmp_path: Path) -> 
         assert [c.name for c in last.tool_calls] == ["submit", DELEGATE]
         assert last.delegations[0] is None and last.delegations[1] is not None
         assert DelegateResult.model_validate_json(last.results[1]).status == "ok"
+
+
+def test_an_import_counts_the_usage_of_handoffs_a_peb_system_ran() -> None:
+    """A `delegate_system`'s requests are not inspect's: the record's usage adds them, and its
+    cost is unknown if any handoff's is."""
+    from peb_core.inspect_task import _with_handoffs
+
+    def handoff(cost: float | None) -> HandedOff:
+        reply = Reply(status="ok", usage=Usage(prompt_tokens=300, completion_tokens=60,
+                                               cost_usd=cost))  # fmt: skip
+        return HandedOff(result="{}", delegation=Delegation(to="a", request="r", system="s",
+                                                            reply=reply))  # fmt: skip
+
+    sample = Usage(prompt_tokens=200, completion_tokens=40, latency_s=1.5, cost_usd=0.5)
+    total = _with_handoffs(sample, [handoff(0.25), handoff(0.0)])
+    assert (total.prompt_tokens, total.completion_tokens, total.latency_s) == (800, 160, 1.5)
+    assert total.cost_usd == pytest.approx(0.75)
+    assert _with_handoffs(sample, [handoff(0.25), handoff(None)]).cost_usd is None
+    assert _with_handoffs(sample, []) == sample
