@@ -59,6 +59,7 @@ from peb_core.access import DELEGATE, AgentSession, AgentView, agent_view, famil
 from peb_core.systems import (
     AGENT_REMINDER,
     DEFAULT_MAX_STEPS,
+    DEFAULT_PROTOCOL,
     Delegation,
     Handoffs,
     PromptProtocol,
@@ -240,6 +241,7 @@ def chat_messages(messages: Sequence[Mapping[str, str]]) -> list[ChatMessage]:
 
 
 def first_line(text: str) -> str:
+    """The first line of `text` that is not blank ("" if none)."""
     return next((line for line in text.splitlines() if line.strip()), "")
 
 
@@ -266,7 +268,8 @@ class InspectSubAgent:
     max_steps: int
 
     async def respond(self, view: AgentView) -> Reply:
-        assert self.protocol.agent is not None
+        if self.protocol.agent is None:
+            raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         session = view.session(self.disclosure)  # no delegator: handoffs are one level deep
         agent = _react(_tools(session.tools, session), self.max_steps)
         try:
@@ -304,7 +307,7 @@ def build_delegate(
 def episode_setup(
     disclosure: str,
     corpus_size: int | None = None,
-    protocol: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
     max_steps: int = DEFAULT_MAX_STEPS,
     delegate: str | None = None,
 ) -> Solver:
@@ -324,16 +327,11 @@ def episode_setup(
         delegator = None
         if view.delegates:
             if spec.id not in handing:
-                handing[spec.id] = build_delegate(
-                    delegate, spec, protocol or "", disclosure, max_steps
-                )
+                handing[spec.id] = build_delegate(delegate, spec, protocol, disclosure, max_steps)
             system = handing[spec.id]
             if system is None:
-                prompts = get_protocol(protocol) if protocol else None
-                if prompts is None or prompts.agent is None:
-                    raise ValueError("a handoff's sub-agent needs a protocol with agent messages")
-                name = system_name(f"{SUB_AGENT}:{state.model}", prompts.id)
-                system = InspectSubAgent(name, prompts, disclosure, max_steps)
+                name = system_name(f"{SUB_AGENT}:{state.model}", protocol)
+                system = InspectSubAgent(name, get_protocol(protocol), disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
         SESSIONS[key] = view.session(disclosure, delegator=delegator)
