@@ -6,7 +6,9 @@ the workbench read. The one module that imports the `mcp` SDK (the `mcp` extra).
 A client calls `list_tasks`, then `start_task(task_id)`, which returns what an agent of our own
 loop starts with (the prompt protocol's agent messages: the request, the answer fields, the
 contract and policy) and the response schema; then `search`, `open` and `submit`, which are the
-access layer's tools (`AgentSession.call`, the code the CLI's agents call, with its schemas).
+access layer's tools (`AgentSession.acall`, the code the CLI's agents call, with its schemas),
+and on tasks that list sub-agents `delegate`, whose handed-off episode a peb agent system (the
+delegate system) plays here, in the server, recorded beside the call as `peb run` records it.
 A connection plays one episode at a time. An episode ends at its first accepted submit (`ok`),
 or without one (`no_submit`) after `max_steps` tool calls, when the client disconnects, or when
 the server stops; each ends as one record with the episode's trace, one step per tool call.
@@ -41,7 +43,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._provenance import installed_versions, package_version
-from .access import AgentSession, AgentView, family_tools
+from .access import (
+    DELEGATE,
+    AgentSession,
+    AgentView,
+    ToolContext,
+    family_tools,
+    get_disclosure,
+    tool_schemas,
+)
 from .runs import (
     MANIFEST,
     RESPONSES,
@@ -59,6 +69,8 @@ from .runs import (
 )
 from .systems import (
     DEFAULT_PROTOCOL,
+    Delegation,
+    Handoffs,
     PromptProtocol,
     Reply,
     ReplyStatus,
@@ -66,15 +78,19 @@ from .systems import (
     Step,
     ToolCall,
     Usage,
+    build_system,
     get_protocol,
     system_name,
 )
-from .tasks import ScenarioFile, Task, Tier, iter_tasks, scenario_hash, view_for
+from .tasks import ScenarioFile, Task, Tier, iter_tasks, response_schema, scenario_hash, view_for
 
 MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
+DEFAULT_DELEGATE_SYSTEM = "agent_fail_and_report"
+"""The sub-agent that plays handed-off episodes when none is chosen: the careful agent baseline,
+which reports its gap, so what a requester does with a reported gap is what is measured."""
 
 _START_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -96,6 +112,8 @@ class Episode:
     session: AgentSession
     start: tuple[dict[str, str], ...]
     """The start messages, recorded as the first step's `sent`."""
+    handoffs: Handoffs | None = None
+    """What plays the episode's handoffs (None on a task that lists no sub-agents)."""
     steps: list[Step] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
@@ -129,6 +147,10 @@ class McpBench:
         max_steps: tool calls an episode may make without a submit (a step of an MCP episode
             is one tool call: the client's model requests are not seen).
         protocol: the prompt protocol whose agent rendering is the start of an episode.
+        delegate_system: the agent system (an agent baseline or `agent:<model>`, as
+            `systems.build_system` builds one) that plays the episode a `delegate` call hands
+            off, on tasks that list sub-agents (None: `DEFAULT_DELEGATE_SYSTEM`); recorded in
+            the run's config. A ValueError when the tasks list none.
     """
 
     def __init__(
@@ -143,6 +165,7 @@ class McpBench:
         disclosure: str,
         max_steps: int,
         protocol: str = DEFAULT_PROTOCOL,
+        delegate_system: Any = None,
     ) -> None:
         self.out = out
         self.spec = spec
@@ -153,6 +176,14 @@ class McpBench:
         self.max_steps = max_steps
         tasks = iter_tasks([spec], seeds, distractors, tier, corpus_size)
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
+        if delegate_system is not None and not any(t.sub_agents for t in self.tasks.values()):
+            raise ValueError(
+                f"--delegate-system: the {tier} tier's tasks list no sub-agents to hand off to; "
+                "it applies to tiers whose tasks do (delegation)"
+            )
+        if delegate_system is None and any(t.sub_agents for t in self.tasks.values()):
+            delegate_system = build_system(DEFAULT_DELEGATE_SYSTEM, [spec], disclosure=disclosure)
+        self.delegate_system = delegate_system
         self.tools = [
             types.Tool(name=LIST_TASKS, description=_LIST_DESCRIPTION, input_schema=_EMPTY),
             types.Tool(name=START_TASK, description=_START_DESCRIPTION, input_schema=_START_SCHEMA),
@@ -164,6 +195,7 @@ class McpBench:
                 )
                 for tool in family_tools(spec, disclosure)
             ),
+            *([_delegate_tool(spec, disclosure)] if delegate_system is not None else []),
         ]
         self._template = RunManifest(
             system="",
@@ -171,6 +203,16 @@ class McpBench:
                 "disclosure": disclosure,
                 "max_steps": max_steps,
                 "protocol": self.protocol.id,
+                **(
+                    {}
+                    if delegate_system is None
+                    else {
+                        "delegate_system": {
+                            "name": delegate_system.name,
+                            **delegate_system.config(),
+                        }
+                    }
+                ),
             },
             families=[spec.id],
             seeds=list(seeds) if seeds is not None else None,
@@ -268,13 +310,15 @@ class McpBench:
 
     # Calls.
 
-    def call(
+    async def call(
         self, client: ClientState, name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        """Answer one tool call of `client`; never raises for what a client sends."""
+        """Answer one tool call of `client` (a `delegate` call awaits the handed-off episode);
+        never raises for what a client sends."""
         started = time.monotonic()
         episode = client.episode
         notes: list[str] = []
+        ran: list[Delegation] = []  # the handed-off episode a `delegate` call ran
         if name == LIST_TASKS:
             content, error = self._list_tasks(), None
         elif name == START_TASK:
@@ -289,8 +333,11 @@ class McpBench:
                 else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
             )
         else:
-            outcome = episode.session.call(name, arguments)
+            handoffs = episode.handoffs
+            before = len(handoffs.done) if handoffs is not None else 0
+            outcome = await episode.session.acall(name, arguments)
             content, error = outcome.content, outcome.error
+            ran = handoffs.done[before:] if handoffs is not None else []
         step = Step(
             sent=episode.start if episode is not None and not episode.steps else (),
             tool_calls=(
@@ -303,6 +350,7 @@ class McpBench:
             ),
             results=(content,),
             errors=(error,),
+            delegations=(ran[0],) if ran else (),
             usage=Usage(latency_s=round(time.monotonic() - started, 3)),
         )
         if episode is None:
@@ -357,9 +405,18 @@ class McpBench:
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
         start = tuple(self.protocol.agent(view.start))
-        client.episode = Episode(task_id, task, view.session(self.disclosure), start)
+        handoffs = (
+            Handoffs(self.delegate_system)
+            if self.delegate_system is not None and view.delegates
+            else None
+        )
+        session = view.session(self.disclosure, delegator=handoffs)
+        client.episode = Episode(task_id, task, session, start, handoffs)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
+        delegate = next((t for t in session.tools if t["function"]["name"] == DELEGATE), None)
+        if delegate is not None:  # the task's sub-agents, with the scopes a handoff runs under
+            text += f"\n\nThe delegate tool on this task: {delegate['function']['description']}"
         submit = next(t for t in self.tools if t.name == "submit")
         schema = json.dumps(submit.input_schema["properties"]["response"])
         return (
@@ -407,6 +464,26 @@ _START_DESCRIPTION = (
     "Start a task: returns its request, the answer fields, the contract and policy, and the "
     "response schema. Then use search and open, and end with submit. One task at a time."
 )
+
+
+_DELEGATE_DESCRIPTION = (
+    "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
+    "(searching and opening documents under the scopes it holds that you hold too) and returns "
+    "its own response: answer, completeness and gap report. start_task lists the task's "
+    "sub-agents with those scopes."
+)
+
+
+def _delegate_tool(spec: ScenarioFile, disclosure: str) -> types.Tool:
+    """`delegate` as the server lists it for every task: its schema the access layer's; its
+    description without a task's sub-agents (each task's are in its start)."""
+    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
+    [schema] = tool_schemas(context, [DELEGATE])
+    return types.Tool(
+        name=DELEGATE,
+        description=_DELEGATE_DESCRIPTION,
+        input_schema=schema["function"]["parameters"],
+    )
 
 
 def _result(
@@ -469,7 +546,7 @@ def build_server(bench: McpBench) -> Server[Any]:
     ) -> types.CallToolResult:
         client = await client_of(ctx)
         async with client.lock:
-            return bench.call(client, params.name, dict(params.arguments or {}))
+            return await bench.call(client, params.name, dict(params.arguments or {}))
 
     async def no_discover(
         ctx: ServerRequestContext[Any, Any], params: types.RequestParams

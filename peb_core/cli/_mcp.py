@@ -9,8 +9,10 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
+from ..systems import AGENT_PREFIX, SystemSpecError, build_system
 from ..tasks import get_tier
 from ._common import (
     COUNT,
@@ -42,6 +44,24 @@ def _free(port: int) -> None:
             raise UsageError(f"--port: 127.0.0.1:{port} is {why}; choose another port") from None
 
 
+def _delegate_system(args: argparse.Namespace, specs: list[Any]) -> Any:
+    """`--delegate-system` built as `peb run` builds one (`systems.build_system`, under the
+    served disclosure mode); None when not given (the server's default then plays handoffs)."""
+    name = args.delegate_system
+    if name is None:
+        return None
+    try:
+        system = build_system(name, specs, disclosure=args.disclosure)
+    except SystemSpecError as exc:
+        raise UsageError(f"--delegate-system {name}: {exc}") from None
+    if getattr(system, "view", None) != "agent":
+        raise UsageError(
+            f"--delegate-system {name}: a sub-agent must be an agent system (an agent baseline "
+            f"or {AGENT_PREFIX}<model>)"
+        )
+    return system
+
+
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     try:
         from ..mcp_server import McpBench, serve
@@ -63,21 +83,26 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
             f"response schema); got {len(specs)}: pass --family F"
         )
     corpus_size = corpus_size_arg(args)
+    delegate_system = _delegate_system(args, specs)
     if args.transport == "stdio" and args.port is not None:
         raise UsageError("--port applies to --transport http only")
     port = args.port or DEFAULT_PORT
     if args.transport == "http":
         _free(port)
-    bench = McpBench(
-        Path(args.out),
-        specs[0],
-        seeds,
-        tier=args.tier,
-        corpus_size=corpus_size,
-        distractors=distractors,
-        disclosure=args.disclosure,
-        max_steps=args.max_steps or DEFAULT_MCP_MAX_STEPS,
-    )
+    try:
+        bench = McpBench(
+            Path(args.out),
+            specs[0],
+            seeds,
+            tier=args.tier,
+            corpus_size=corpus_size,
+            distractors=distractors,
+            disclosure=args.disclosure,
+            max_steps=args.max_steps or DEFAULT_MCP_MAX_STEPS,
+            delegate_system=delegate_system,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
     def ready(where: str) -> None:
         for line in bench.warnings:
@@ -131,6 +156,13 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         type=COUNT,
         metavar="N",
         help=f"tool calls an episode may make without a submit (default: {DEFAULT_MCP_MAX_STEPS})",
+    )
+    s.add_argument(
+        "--delegate-system",
+        metavar="SYSTEM",
+        help="the peb agent system that plays the episode a delegate call hands off, in the "
+        f"server (--tier delegation): an agent baseline or {AGENT_PREFIX}<model> "
+        "(default: agent_fail_and_report, which reports its gap)",
     )
     s.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     s.add_argument(
