@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..systems import AGENT_PREFIX, SystemSpecError, build_system
+from ..systems import AGENT_PREFIX, BASELINES, SystemSpecError, build_system
 from ..tasks import get_tier
 from ._common import (
     COUNT,
@@ -50,16 +50,16 @@ def _delegate_system(args: argparse.Namespace, specs: list[Any]) -> Any:
     name = args.delegate_system
     if name is None:
         return None
+    agents = [n for n, b in BASELINES.items() if getattr(b, "view", None) == "agent"]
+    if name not in agents and not name.startswith(AGENT_PREFIX):
+        raise UsageError(
+            f"--delegate-system {name}: a sub-agent must be an agent system: an agent baseline "
+            f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>"
+        )
     try:
-        system = build_system(name, specs, disclosure=args.disclosure)
+        return build_system(name, specs, disclosure=args.disclosure)
     except SystemSpecError as exc:
         raise UsageError(f"--delegate-system {name}: {exc}") from None
-    if getattr(system, "view", None) != "agent":
-        raise UsageError(
-            f"--delegate-system {name}: a sub-agent must be an agent system (an agent baseline "
-            f"or {AGENT_PREFIX}<model>)"
-        )
-    return system
 
 
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
