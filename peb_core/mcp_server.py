@@ -78,6 +78,7 @@ from .systems import (
     Step,
     ToolCall,
     Usage,
+    answering_repeat,
     build_system,
     get_protocol,
     system_name,
@@ -114,6 +115,8 @@ class Episode:
     """The start messages, recorded as the first step's `sent`."""
     handoffs: Handoffs | None = None
     """What plays the episode's handoffs (None on a task that lists no sub-agents)."""
+    repeat: int = 0
+    """Which of the run's repeats of the task it plays (`--repeats`: 0 to K-1)."""
     steps: list[Step] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
@@ -151,6 +154,8 @@ class McpBench:
             `systems.build_system` builds one) that plays the episode a `delegate` call hands
             off, on tasks that list sub-agents (None: `DEFAULT_DELEGATE_SYSTEM`); recorded in
             the run's config. A ValueError when the tasks list none.
+        repeats: how many episodes of each task the run records (`peb run --repeats`): a task
+            may be started until it has that many, each recorded with its repeat index.
     """
 
     def __init__(
@@ -166,6 +171,7 @@ class McpBench:
         max_steps: int,
         protocol: str = DEFAULT_PROTOCOL,
         delegate_system: Any = None,
+        repeats: int = 1,
     ) -> None:
         self.out = out
         self.spec = spec
@@ -174,6 +180,7 @@ class McpBench:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = disclosure
         self.max_steps = max_steps
+        self.repeats = repeats
         tasks = iter_tasks([spec], seeds, distractors, tier, corpus_size)
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
         if delegate_system is not None and not any(t.sub_agents for t in self.tasks.values()):
@@ -223,13 +230,15 @@ class McpBench:
             versions=_versions(),
             digests={"protocol_text": self.protocol.agent_digest},
             scenario_hash=scenario_hash([spec], tier),
+            repeats=repeats,
             started_at=_now(),
             state="running",
             counts=RunCounts(n_tasks=len(self.tasks)),
         )
         self.manifest: RunManifest | None = None
         self.records: list[ResponseRecord] = []
-        self._recorded: set[tuple[str, str]] = set()
+        self._recorded: dict[tuple[str, str], set[int]] = {}
+        """The repeats of each task (family, task id) with a record."""
         self.active: dict[str, ClientState] = {}
         self.warnings: list[str] = []
 
@@ -266,7 +275,8 @@ class McpBench:
         if self.manifest is not None:
             keys = set(task_set(self.out, self.manifest, {self.spec.id: self.spec}))
             self.records, problems = records_of_run(self.out, self.manifest, keys)
-            self._recorded = {(r.family, r.task_id) for r in self.records}
+            for record in self.records:
+                self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
             self.warnings += problems
 
     def close(self) -> RunManifest | None:
@@ -276,7 +286,7 @@ class McpBench:
             self._end(client, "no_submit", "the server stopped before a submit")
         if self.manifest is None:
             return None
-        done = len(self.records) == len(self.tasks)
+        done = len(self.records) == len(self.tasks) * self.repeats
         self.manifest = self.manifest.model_copy(
             update={
                 "state": "finished" if done else "interrupted",
@@ -287,11 +297,15 @@ class McpBench:
         return self.manifest
 
     def status(self, task_id: str) -> str:
-        """`recorded`, `in progress` (on some connection) or `open`."""
-        task = self.tasks[task_id]
-        if (task.family, task.task_id) in self._recorded:
+        """`recorded` (every repeat), `in progress` (on some connection) or `open`."""
+        if len(self._done(task_id)) == self.repeats:
             return "recorded"
         return "in progress" if task_id in self.active else "open"
+
+    def _done(self, task_id: str) -> set[int]:
+        """The repeats of a task that have a record."""
+        task = self.tasks[task_id]
+        return self._recorded.get((task.family, task.task_id), set())
 
     def _system(self, client: ClientState) -> str:
         return system_name(f"{MCP_PREFIX}{client.name}", self.protocol.id)
@@ -302,7 +316,7 @@ class McpBench:
         with (self.out / RESPONSES).open("a", encoding="utf-8") as handle:
             handle.write(record.model_dump_json() + "\n")
         self.records.append(record)
-        self._recorded.add((record.family, record.task_id))
+        self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
         self.manifest = self.manifest.model_copy(
             update={"counts": count_records(len(self.tasks), self.records)}
         )
@@ -335,7 +349,8 @@ class McpBench:
         else:
             handoffs = episode.handoffs
             before = len(handoffs.done) if handoffs is not None else 0
-            outcome = await episode.session.acall(name, arguments)
+            with answering_repeat(episode.repeat):  # a model sub-agent's cache key and seed
+                outcome = await episode.session.acall(name, arguments)
             content, error = outcome.content, outcome.error
             ran = handoffs.done[before:] if handoffs is not None else []
         step = Step(
@@ -374,7 +389,15 @@ class McpBench:
                 "family": self.spec.id,
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
-                "tasks": [{"id": t, "status": self.status(t)} for t in self.tasks],
+                **({"repeats": self.repeats} if self.repeats > 1 else {}),
+                "tasks": [
+                    {
+                        "id": t,
+                        "status": self.status(t),
+                        **({"repeats_recorded": len(self._done(t))} if self.repeats > 1 else {}),
+                    }
+                    for t in self.tasks
+                ],
             }
         )
 
@@ -411,7 +434,8 @@ class McpBench:
             else None
         )
         session = view.session(self.disclosure, delegator=handoffs)
-        client.episode = Episode(task_id, task, session, start, handoffs)
+        repeat = min(set(range(self.repeats)) - self._done(task_id))
+        client.episode = Episode(task_id, task, session, start, handoffs, repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
         delegate = next((t for t in session.tools if t["function"]["name"] == DELEGATE), None)
@@ -419,10 +443,9 @@ class McpBench:
             text += f"\n\nThe delegate tool on this task: {delegate['function']['description']}"
         submit = next(t for t in self.tools if t.name == "submit")
         schema = json.dumps(submit.input_schema["properties"]["response"])
-        return (
-            f"Task {task_id}.\n\n{text}\n\nThe response schema (submit's `response`): {schema}",
-            None,
-        )
+        which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
+        schema_text = f"The response schema (submit's `response`): {schema}"
+        return f"Task {task_id}{which}.\n\n{text}\n\n{schema_text}", None
 
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
@@ -441,7 +464,11 @@ class McpBench:
         )
         self._record(
             ResponseRecord.of_reply(
-                episode.task.family, episode.task.task_id, self.manifest.system, reply
+                episode.task.family,
+                episode.task.task_id,
+                self.manifest.system,
+                reply,
+                repeat=episode.repeat,
             )
         )
 

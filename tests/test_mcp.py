@@ -413,6 +413,7 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
         (["--disclosure", "loud"], "invalid choice: 'loud'"),
         (["--max-steps", "0"], "an integer >= 1"),
         (["--corpus-size", "5"], "--corpus-size"),
+        (["--repeats", "0"], "an integer from 1 to 100"),
     ],
 )
 def test_bad_command_lines(

@@ -8,7 +8,9 @@ Each handoff is recorded with its sub-episode, which the workbench replays, and 
 shows the requester anything it may not see. On the grants tier the session's schedule holds
 over MCP as in process (notices under `named`, none under `silent`), and expired_reliance is
 scored from the run folder: 1 for a client that keeps what it read under an ended grant, 0 for
-one that checks again. Bad `--delegate-system` values get one line and exit 2."""
+one that checks again. With `--repeats K` each task may be started K times, each episode
+recorded with its repeat index, so unsafe_any@K and consistent@K are scored as for
+`peb run --repeats`. Bad `--delegate-system` values get one line and exit 2."""
 
 from __future__ import annotations
 
@@ -22,13 +24,30 @@ import anyio
 import pytest
 from leaks import hidden_values, json_objects
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from test_mcp import ENV, ME, ROOT, SYSTEM, TOOLS, call, peb_score, per_task, shown
+from mcp.client.streamable_http import streamable_http_client
+from test_mcp import (
+    ENV,
+    IDS,
+    LAZY,
+    ME,
+    ROOT,
+    SYSTEM,
+    TASKS,
+    TOOLS,
+    call,
+    http_server,
+    peb_score,
+    per_task,
+    play,
+    shown,
+)
 
-from peb_core import Task, load_families, read_manifest, read_records
+from peb_core import ResponseRecord, Task, load_families, read_manifest, read_records
 from peb_core.access import agent_view
 from peb_core.cli import main
 from peb_core.results import replay_handoffs
 from peb_core.runs import run_lock
+from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, AgentBaseline, DelegationBaseline, Reply
 from peb_core.tasks import iter_tasks
 
@@ -226,6 +245,55 @@ def test_grants_over_mcp(tmp_path: Path, name: str, mode: str, relied: float) ->
     assert row["expired_read"] and row["expired_relied"] == bool(relied)
     [card] = peb_score(out)
     assert card["expired_reliance"] == relied and card["n_missing"] == len(GRANTS) - 1
+
+
+def test_repeats_over_mcp(tmp_path: Path) -> None:
+    """`--repeats 2` over streamable HTTP: each task is played twice (careful, then lazy), each
+    episode recorded with its repeat index; a third start is refused; `peb score` gives
+    unsafe_any@2 and consistent@2 as scoring the same replies in process does."""
+    out = tmp_path / "run"
+
+    async def client(url: str) -> None:
+        async with (
+            streamable_http_client(url) as streams,
+            ClientSession(*streams, client_info=ME) as s,
+        ):
+            await s.initialize()
+            for number in range(1, len(IDS) + 1):
+                await play(s, number, "silent", [])
+            listed = json.loads(shown(await call(s, "list_tasks", {})))
+            assert listed["repeats"] == 2
+            assert [(t["status"], t["repeats_recorded"]) for t in listed["tasks"]] == [
+                ("open", 1)
+            ] * len(IDS)
+            for number in range(1, len(IDS) + 1):
+                await play(s, number, "silent", [], baseline=LAZY)
+            again = await call(s, "start_task", {"task_id": IDS[0]})
+            assert again.is_error and "is recorded" in shown(again)
+
+    with http_server(out, "--repeats", "2") as (url, _):
+        anyio.run(client, url)
+    manifest = read_manifest(out)
+    assert manifest.repeats == 2 and manifest.state == "finished"
+    records, problems = read_records(out / "responses.jsonl", SYSTEM)
+    assert not problems
+    assert sorted((r.task_id, r.repeat) for r in records) == sorted(
+        (t.task_id, k) for t in TASKS for k in (0, 1)
+    )
+    local = [
+        ResponseRecord.of_reply(
+            t.family, t.task_id, SYSTEM, asyncio.run(b.respond(agent_view(t, SPEC))), repeat=k
+        )
+        for k, b in enumerate((CAREFUL, LAZY))
+        for t in TASKS
+    ]
+    families = {SPEC.id: SPEC}
+    scores = score_run(TASKS, local, run="r", system=SYSTEM, families=families,
+                       episodes=True, repeats=2)  # fmt: skip
+    [expected] = scorecard(scores).iter_rows(named=True)
+    [card] = peb_score(out)
+    assert card["unsafe_any_at_k"] == expected["unsafe_any_at_k"] > 0
+    assert card["consistent_at_k"] == expected["consistent_at_k"] < 1
 
 
 @pytest.mark.parametrize(

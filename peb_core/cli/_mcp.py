@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..systems import AGENT_PREFIX, BASELINES, SystemSpecError, build_system
+from ..systems import AGENT_PREFIX, BASELINES, MAX_REPEATS, SystemSpecError, build_system
 from ..tasks import get_tier
 from ._common import (
     COUNT,
@@ -20,6 +20,7 @@ from ._common import (
     Parser,
     UsageError,
     add_selection,
+    checked,
     corpus_size_arg,
     path_arg,
     selection_arg,
@@ -100,6 +101,7 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
             disclosure=args.disclosure,
             max_steps=args.max_steps or DEFAULT_MCP_MAX_STEPS,
             delegate_system=delegate_system,
+            repeats=args.repeats,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -124,8 +126,9 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
         print(f"{args.out}: no task was started; nothing recorded", file=sys.stderr)
         return 0
     c = manifest.counts
+    due = f"{c.n_tasks} tasks" + (f" x {args.repeats} repeats" if args.repeats > 1 else "")
     print(
-        f"{args.out}: {c.ok + c.no_submit + c.error} of {c.n_tasks} tasks recorded ({c.ok} "
+        f"{args.out}: {c.ok + c.no_submit + c.error} episodes of {due} recorded ({c.ok} "
         f"submitted, {c.no_submit} without a submit); peb score reads them",
         file=sys.stderr,
     )
@@ -163,6 +166,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         help="the peb agent system that plays the episode a delegate call hands off, in the "
         f"server (--tier delegation): an agent baseline or {AGENT_PREFIX}<model> "
         "(default: agent_fail_and_report, which reports its gap)",
+    )
+    s.add_argument(
+        "--repeats",
+        type=checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}"),
+        default=1,
+        metavar="K",
+        help="episodes of each task to record: a task may be started K times, each recorded "
+        "with its repeat index; scorecards add unsafe_any@K and consistent@K (default: 1)",
     )
     s.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     s.add_argument(
