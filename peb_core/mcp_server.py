@@ -9,9 +9,11 @@ contract and policy) and the response schema; then `search`, `open` and `submit`
 access layer's tools (`AgentSession.acall`, the code the CLI's agents call, with its schemas),
 and on tasks that list sub-agents `delegate`, whose handed-off episode a peb agent system (the
 delegate system) plays here, in the server, recorded beside the call as `peb run` records it.
-A connection plays one episode at a time. An episode ends at its first accepted submit (`ok`),
-or without one (`no_submit`) after `max_steps` tool calls, when the client disconnects, or when
-the server stops; each ends as one record with the episode's trace, one step per tool call.
+A connection plays one episode at a time; a run may record each task `repeats` times (each
+episode with its repeat index, as `peb run --repeats`). An episode ends at its first accepted
+submit (`ok`), or without one (`no_submit`) after `max_steps` tool calls, when the client
+disconnects, or when the server stops; each ends as one record with the episode's trace, one
+step per tool call.
 
 Task ids a client sees are positions in the run (`task-001`, ...): a task id names its
 template, which says what the task hides. An episode is state kept across calls, so the server

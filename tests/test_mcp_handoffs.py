@@ -46,7 +46,7 @@ from peb_core import ResponseRecord, Task, load_families, read_manifest, read_re
 from peb_core.access import agent_view
 from peb_core.cli import main
 from peb_core.results import replay_handoffs
-from peb_core.runs import run_lock
+from peb_core.runs import RunError, run_lock
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, AgentBaseline, DelegationBaseline, Reply
 from peb_core.tasks import iter_tasks
@@ -174,7 +174,7 @@ def test_delegation_over_mcp_scores_as_in_process(
 def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
     """Without --delegate-system, `agent_fail_and_report` plays handoffs; with another, that one
     does: `agent_drop_gap` hands back a claim of complete where the careful one reports its
-    gap, on the same call."""
+    gap, on the same call. It is part of the run's identity."""
     from peb_core.mcp_server import ClientState, McpBench
 
     task = next(t for t in DELEGATION if t.oracles.gap_report is not None)
@@ -207,6 +207,11 @@ def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
             bench.close()
     assert answers[None]["response"]["completeness"] == "incomplete"
     assert answers["agent_drop_gap"]["response"]["completeness"] == "complete"
+    # The delegate system is part of the run: serving the folder with another one is refused.
+    other = McpBench(tmp_path / "None", SPEC, [11], tier="delegation", disclosure="silent",
+                     max_steps=100, delegate_system=BASELINES["agent_drop_gap"])  # fmt: skip
+    with run_lock(other.out), pytest.raises(RunError, match=r"holds a different run: .*delegate"):
+        other.open()
 
 
 @pytest.mark.parametrize(
