@@ -6,10 +6,14 @@ the workbench read. The one module that imports the `mcp` SDK (the `mcp` extra).
 A client calls `list_tasks`, then `start_task(task_id)`, which returns what an agent of our own
 loop starts with (the prompt protocol's agent messages: the request, the answer fields, the
 contract and policy) and the response schema; then `search`, `open` and `submit`, which are the
-access layer's tools (`AgentSession.call`, the code the CLI's agents call, with its schemas).
-A connection plays one episode at a time. An episode ends at its first accepted submit (`ok`),
-or without one (`no_submit`) after `max_steps` tool calls, when the client disconnects, or when
-the server stops; each ends as one record with the episode's trace, one step per tool call.
+access layer's tools (`AgentSession.acall`, the code the CLI's agents call, with its schemas),
+and on tasks that list sub-agents `delegate`, whose handed-off episode a peb agent system (the
+delegate system) plays here, in the server, recorded beside the call as `peb run` records it.
+A connection plays one episode at a time; a run may record each task `repeats` times (each
+episode with its repeat index, as `peb run --repeats`). An episode ends at its first accepted
+submit (`ok`), or without one (`no_submit`) after `max_steps` tool calls, when the client
+disconnects, or when the server stops; each ends as one record with the episode's trace, one
+step per tool call.
 
 Task ids a client sees are positions in the run (`task-001`, ...): a task id names its
 template, which says what the task hides. An episode is state kept across calls, so the server
@@ -41,7 +45,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._provenance import installed_versions, package_version
-from .access import AgentSession, AgentView, family_tools
+from .access import (
+    DELEGATE,
+    AgentSession,
+    AgentView,
+    ToolContext,
+    family_tools,
+    get_disclosure,
+    tool_schemas,
+)
 from .runs import (
     MANIFEST,
     RESPONSES,
@@ -59,6 +71,8 @@ from .runs import (
 )
 from .systems import (
     DEFAULT_PROTOCOL,
+    Delegation,
+    Handoffs,
     PromptProtocol,
     Reply,
     ReplyStatus,
@@ -66,15 +80,20 @@ from .systems import (
     Step,
     ToolCall,
     Usage,
+    answering_repeat,
+    build_system,
     get_protocol,
     system_name,
 )
-from .tasks import ScenarioFile, Task, Tier, iter_tasks, scenario_hash, view_for
+from .tasks import ScenarioFile, Task, Tier, iter_tasks, response_schema, scenario_hash, view_for
 
 MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
+DEFAULT_DELEGATE_SYSTEM = "agent_fail_and_report"
+"""The sub-agent that plays handed-off episodes when none is chosen: the careful agent baseline,
+which reports its gap, so what a requester does with a reported gap is what is measured."""
 
 _START_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -96,6 +115,10 @@ class Episode:
     session: AgentSession
     start: tuple[dict[str, str], ...]
     """The start messages, recorded as the first step's `sent`."""
+    handoffs: Handoffs | None = None
+    """What plays the episode's handoffs (None on a task that lists no sub-agents)."""
+    repeat: int = 0
+    """Which of the run's repeats of the task it plays (`--repeats`: 0 to K-1)."""
     steps: list[Step] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
@@ -129,6 +152,12 @@ class McpBench:
         max_steps: tool calls an episode may make without a submit (a step of an MCP episode
             is one tool call: the client's model requests are not seen).
         protocol: the prompt protocol whose agent rendering is the start of an episode.
+        delegate_system: the agent system (an agent baseline or `agent:<model>`, as
+            `systems.build_system` builds one) that plays the episode a `delegate` call hands
+            off, on tasks that list sub-agents (None: `DEFAULT_DELEGATE_SYSTEM`); recorded in
+            the run's config. A ValueError when the tasks list none.
+        repeats: how many episodes of each task the run records (`peb run --repeats`): a task
+            may be started until it has that many, each recorded with its repeat index.
     """
 
     def __init__(
@@ -143,6 +172,8 @@ class McpBench:
         disclosure: str,
         max_steps: int,
         protocol: str = DEFAULT_PROTOCOL,
+        delegate_system: Any = None,
+        repeats: int = 1,
     ) -> None:
         self.out = out
         self.spec = spec
@@ -151,8 +182,17 @@ class McpBench:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = disclosure
         self.max_steps = max_steps
+        self.repeats = repeats
         tasks = iter_tasks([spec], seeds, distractors, tier, corpus_size)
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
+        if delegate_system is not None and not any(t.sub_agents for t in self.tasks.values()):
+            raise ValueError(
+                f"--delegate-system: the {tier} tier's tasks list no sub-agents to hand off to; "
+                "it applies to tiers whose tasks do (delegation)"
+            )
+        if delegate_system is None and any(t.sub_agents for t in self.tasks.values()):
+            delegate_system = build_system(DEFAULT_DELEGATE_SYSTEM, [spec], disclosure=disclosure)
+        self.delegate_system = delegate_system
         self.tools = [
             types.Tool(name=LIST_TASKS, description=_LIST_DESCRIPTION, input_schema=_EMPTY),
             types.Tool(name=START_TASK, description=_START_DESCRIPTION, input_schema=_START_SCHEMA),
@@ -164,6 +204,7 @@ class McpBench:
                 )
                 for tool in family_tools(spec, disclosure)
             ),
+            *([_delegate_tool(spec, disclosure)] if delegate_system is not None else []),
         ]
         self._template = RunManifest(
             system="",
@@ -171,6 +212,16 @@ class McpBench:
                 "disclosure": disclosure,
                 "max_steps": max_steps,
                 "protocol": self.protocol.id,
+                **(
+                    {}
+                    if delegate_system is None
+                    else {
+                        "delegate_system": {
+                            "name": delegate_system.name,
+                            **delegate_system.config(),
+                        }
+                    }
+                ),
             },
             families=[spec.id],
             seeds=list(seeds) if seeds is not None else None,
@@ -181,13 +232,15 @@ class McpBench:
             versions=_versions(),
             digests={"protocol_text": self.protocol.agent_digest},
             scenario_hash=scenario_hash([spec], tier),
+            repeats=repeats,
             started_at=_now(),
             state="running",
             counts=RunCounts(n_tasks=len(self.tasks)),
         )
         self.manifest: RunManifest | None = None
         self.records: list[ResponseRecord] = []
-        self._recorded: set[tuple[str, str]] = set()
+        self._recorded: dict[tuple[str, str], set[int]] = {}
+        """The repeats of each task (family, task id) with a record."""
         self.active: dict[str, ClientState] = {}
         self.warnings: list[str] = []
 
@@ -224,7 +277,8 @@ class McpBench:
         if self.manifest is not None:
             keys = set(task_set(self.out, self.manifest, {self.spec.id: self.spec}))
             self.records, problems = records_of_run(self.out, self.manifest, keys)
-            self._recorded = {(r.family, r.task_id) for r in self.records}
+            for record in self.records:
+                self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
             self.warnings += problems
 
     def close(self) -> RunManifest | None:
@@ -234,7 +288,7 @@ class McpBench:
             self._end(client, "no_submit", "the server stopped before a submit")
         if self.manifest is None:
             return None
-        done = len(self.records) == len(self.tasks)
+        done = len(self.records) == len(self.tasks) * self.repeats
         self.manifest = self.manifest.model_copy(
             update={
                 "state": "finished" if done else "interrupted",
@@ -245,11 +299,15 @@ class McpBench:
         return self.manifest
 
     def status(self, task_id: str) -> str:
-        """`recorded`, `in progress` (on some connection) or `open`."""
-        task = self.tasks[task_id]
-        if (task.family, task.task_id) in self._recorded:
+        """`recorded` (every repeat), `in progress` (on some connection) or `open`."""
+        if len(self._done(task_id)) == self.repeats:
             return "recorded"
         return "in progress" if task_id in self.active else "open"
+
+    def _done(self, task_id: str) -> set[int]:
+        """The repeats of a task that have a record."""
+        task = self.tasks[task_id]
+        return self._recorded.get((task.family, task.task_id), set())
 
     def _system(self, client: ClientState) -> str:
         return system_name(f"{MCP_PREFIX}{client.name}", self.protocol.id)
@@ -260,7 +318,7 @@ class McpBench:
         with (self.out / RESPONSES).open("a", encoding="utf-8") as handle:
             handle.write(record.model_dump_json() + "\n")
         self.records.append(record)
-        self._recorded.add((record.family, record.task_id))
+        self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
         self.manifest = self.manifest.model_copy(
             update={"counts": count_records(len(self.tasks), self.records)}
         )
@@ -268,13 +326,15 @@ class McpBench:
 
     # Calls.
 
-    def call(
+    async def call(
         self, client: ClientState, name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        """Answer one tool call of `client`; never raises for what a client sends."""
+        """Answer one tool call of `client` (a `delegate` call awaits the handed-off episode);
+        never raises for what a client sends."""
         started = time.monotonic()
         episode = client.episode
         notes: list[str] = []
+        ran: list[Delegation] = []  # the handed-off episode a `delegate` call ran
         if name == LIST_TASKS:
             content, error = self._list_tasks(), None
         elif name == START_TASK:
@@ -289,8 +349,12 @@ class McpBench:
                 else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
             )
         else:
-            outcome = episode.session.call(name, arguments)
+            handoffs = episode.handoffs
+            before = len(handoffs.done) if handoffs is not None else 0
+            with answering_repeat(episode.repeat):  # a model sub-agent's cache key and seed
+                outcome = await episode.session.acall(name, arguments)
             content, error = outcome.content, outcome.error
+            ran = handoffs.done[before:] if handoffs is not None else []
         step = Step(
             sent=episode.start if episode is not None and not episode.steps else (),
             tool_calls=(
@@ -303,6 +367,7 @@ class McpBench:
             ),
             results=(content,),
             errors=(error,),
+            delegations=(ran[0],) if ran else (),
             usage=Usage(latency_s=round(time.monotonic() - started, 3)),
         )
         if episode is None:
@@ -326,7 +391,15 @@ class McpBench:
                 "family": self.spec.id,
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
-                "tasks": [{"id": t, "status": self.status(t)} for t in self.tasks],
+                **({"repeats": self.repeats} if self.repeats > 1 else {}),
+                "tasks": [
+                    {
+                        "id": t,
+                        "status": self.status(t),
+                        **({"repeats_recorded": len(self._done(t))} if self.repeats > 1 else {}),
+                    }
+                    for t in self.tasks
+                ],
             }
         )
 
@@ -357,15 +430,24 @@ class McpBench:
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
         start = tuple(self.protocol.agent(view.start))
-        client.episode = Episode(task_id, task, view.session(self.disclosure), start)
+        handoffs = (
+            Handoffs(self.delegate_system)
+            if self.delegate_system is not None and view.delegates
+            else None
+        )
+        session = view.session(self.disclosure, delegator=handoffs)
+        repeat = min(set(range(self.repeats)) - self._done(task_id))
+        client.episode = Episode(task_id, task, session, start, handoffs, repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
+        delegate = next((t for t in session.tools if t["function"]["name"] == DELEGATE), None)
+        if delegate is not None:  # the task's sub-agents, with the scopes a handoff runs under
+            text += f"\n\nThe delegate tool on this task: {delegate['function']['description']}"
         submit = next(t for t in self.tools if t.name == "submit")
         schema = json.dumps(submit.input_schema["properties"]["response"])
-        return (
-            f"Task {task_id}.\n\n{text}\n\nThe response schema (submit's `response`): {schema}",
-            None,
-        )
+        which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
+        schema_text = f"The response schema (submit's `response`): {schema}"
+        return f"Task {task_id}{which}.\n\n{text}\n\n{schema_text}", None
 
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
@@ -384,7 +466,11 @@ class McpBench:
         )
         self._record(
             ResponseRecord.of_reply(
-                episode.task.family, episode.task.task_id, self.manifest.system, reply
+                episode.task.family,
+                episode.task.task_id,
+                self.manifest.system,
+                reply,
+                repeat=episode.repeat,
             )
         )
 
@@ -407,6 +493,26 @@ _START_DESCRIPTION = (
     "Start a task: returns its request, the answer fields, the contract and policy, and the "
     "response schema. Then use search and open, and end with submit. One task at a time."
 )
+
+
+_DELEGATE_DESCRIPTION = (
+    "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
+    "(searching and opening documents under the scopes it holds that you hold too) and returns "
+    "its own response: answer, completeness and gap report. start_task lists the task's "
+    "sub-agents with those scopes."
+)
+
+
+def _delegate_tool(spec: ScenarioFile, disclosure: str) -> types.Tool:
+    """`delegate` as the server lists it for every task: its schema the access layer's; its
+    description without a task's sub-agents (each task's are in its start)."""
+    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
+    [schema] = tool_schemas(context, [DELEGATE])
+    return types.Tool(
+        name=DELEGATE,
+        description=_DELEGATE_DESCRIPTION,
+        input_schema=schema["function"]["parameters"],
+    )
 
 
 def _result(
@@ -469,7 +575,7 @@ def build_server(bench: McpBench) -> Server[Any]:
     ) -> types.CallToolResult:
         client = await client_of(ctx)
         async with client.lock:
-            return bench.call(client, params.name, dict(params.arguments or {}))
+            return await bench.call(client, params.name, dict(params.arguments or {}))
 
     async def no_discover(
         ctx: ServerRequestContext[Any, Any], params: types.RequestParams

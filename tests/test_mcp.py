@@ -389,8 +389,12 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
     with run_lock(bench.out):
         bench.open()
         client = ClientState(name="test-agent")
-        assert not bench.call(client, "start_task", {"task_id": IDS[0]}).is_error
-        assert not bench.call(client, "search", {"query": "register"}).is_error
+
+        async def calls() -> None:
+            assert not (await bench.call(client, "start_task", {"task_id": IDS[0]})).is_error
+            assert not (await bench.call(client, "search", {"query": "register"})).is_error
+
+        anyio.run(calls)
         manifest = bench.close()
     assert manifest is not None and manifest.state == "interrupted"
     [record] = read_records(tmp_path / "run" / "responses.jsonl", SYSTEM)[0]
@@ -409,6 +413,7 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
         (["--disclosure", "loud"], "invalid choice: 'loud'"),
         (["--max-steps", "0"], "an integer >= 1"),
         (["--corpus-size", "5"], "--corpus-size"),
+        (["--repeats", "0"], "an integer from 1 to 100"),
     ],
 )
 def test_bad_command_lines(

@@ -9,8 +9,10 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
+from ..systems import AGENT_PREFIX, BASELINES, MAX_REPEATS, SystemSpecError, build_system
 from ..tasks import get_tier
 from ._common import (
     COUNT,
@@ -18,6 +20,7 @@ from ._common import (
     Parser,
     UsageError,
     add_selection,
+    checked,
     corpus_size_arg,
     path_arg,
     selection_arg,
@@ -42,6 +45,24 @@ def _free(port: int) -> None:
             raise UsageError(f"--port: 127.0.0.1:{port} is {why}; choose another port") from None
 
 
+def _delegate_system(args: argparse.Namespace, specs: list[Any]) -> Any:
+    """`--delegate-system` built as `peb run` builds one (`systems.build_system`, under the
+    served disclosure mode); None when not given (the server's default then plays handoffs)."""
+    name = args.delegate_system
+    if name is None:
+        return None
+    agents = [n for n, b in BASELINES.items() if getattr(b, "view", None) == "agent"]
+    if name not in agents and not name.startswith(AGENT_PREFIX):
+        raise UsageError(
+            f"--delegate-system {name}: a sub-agent must be an agent system: an agent baseline "
+            f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>"
+        )
+    try:
+        return build_system(name, specs, disclosure=args.disclosure)
+    except SystemSpecError as exc:
+        raise UsageError(f"--delegate-system {name}: {exc}") from None
+
+
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     try:
         from ..mcp_server import McpBench, serve
@@ -63,21 +84,27 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
             f"response schema); got {len(specs)}: pass --family F"
         )
     corpus_size = corpus_size_arg(args)
+    delegate_system = _delegate_system(args, specs)
     if args.transport == "stdio" and args.port is not None:
         raise UsageError("--port applies to --transport http only")
     port = args.port or DEFAULT_PORT
     if args.transport == "http":
         _free(port)
-    bench = McpBench(
-        Path(args.out),
-        specs[0],
-        seeds,
-        tier=args.tier,
-        corpus_size=corpus_size,
-        distractors=distractors,
-        disclosure=args.disclosure,
-        max_steps=args.max_steps or DEFAULT_MCP_MAX_STEPS,
-    )
+    try:
+        bench = McpBench(
+            Path(args.out),
+            specs[0],
+            seeds,
+            tier=args.tier,
+            corpus_size=corpus_size,
+            distractors=distractors,
+            disclosure=args.disclosure,
+            max_steps=args.max_steps or DEFAULT_MCP_MAX_STEPS,
+            delegate_system=delegate_system,
+            repeats=args.repeats,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
     def ready(where: str) -> None:
         for line in bench.warnings:
@@ -99,8 +126,9 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
         print(f"{args.out}: no task was started; nothing recorded", file=sys.stderr)
         return 0
     c = manifest.counts
+    due = f"{c.n_tasks} tasks" + (f" x {args.repeats} repeats" if args.repeats > 1 else "")
     print(
-        f"{args.out}: {c.ok + c.no_submit + c.error} of {c.n_tasks} tasks recorded ({c.ok} "
+        f"{args.out}: {c.ok + c.no_submit + c.error} episodes of {due} recorded ({c.ok} "
         f"submitted, {c.no_submit} without a submit); peb score reads them",
         file=sys.stderr,
     )
@@ -131,6 +159,21 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         type=COUNT,
         metavar="N",
         help=f"tool calls an episode may make without a submit (default: {DEFAULT_MCP_MAX_STEPS})",
+    )
+    s.add_argument(
+        "--delegate-system",
+        metavar="SYSTEM",
+        help="the peb agent system that plays the episode a delegate call hands off, in the "
+        f"server (--tier delegation): an agent baseline or {AGENT_PREFIX}<model> "
+        "(default: agent_fail_and_report, which reports its gap)",
+    )
+    s.add_argument(
+        "--repeats",
+        type=checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}"),
+        default=1,
+        metavar="K",
+        help="episodes of each task to record: a task may be started K times, each recorded "
+        "with its repeat index; scorecards add unsafe_any@K and consistent@K (default: 1)",
     )
     s.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     s.add_argument(

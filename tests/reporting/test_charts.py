@@ -20,7 +20,6 @@ import pytest
 from specs import walk
 
 from peb_core import BASELINES, load_families, score_run_dirs, scorecard
-from peb_core.systems import Baseline
 from peb_core.reporting import chart_bytes, charts
 from peb_core.scoring import (
     CLAIMED,
@@ -30,6 +29,7 @@ from peb_core.scoring import (
     VERDICTS,
     confusion_counts,
 )
+from peb_core.systems import Baseline
 
 
 @pytest.fixture(scope="module")
