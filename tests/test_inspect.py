@@ -820,6 +820,7 @@ def _eval_agent(
     with pytest.MonkeyPatch.context() as env:
         for var, value in isolated(tmp).items():
             env.setenv(var, value)
+        env.setenv("OPENAI_BASE_URL", server.url)  # litellm's, for an agent:openai/... sub-agent
         (evaluation,) = inspect_ai.eval(
             "peb_core/inspect_task.py@partial_evidence",
             task_args={

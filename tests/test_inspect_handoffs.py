@@ -251,6 +251,38 @@ def test_a_delegate_system_runs_the_handoffs(tmp_path: Path) -> None:
         assert json.loads(delegation.reply.raw or "")["completeness"] == "incomplete"
 
 
+def test_a_litellm_agent_as_delegate_system_runs_the_handoffs(tmp_path: Path) -> None:
+    """`-T delegate_system=agent:openai/scripted`: our own litellm loop runs each handoff
+    inside inspect's tool call, against the same server; its requests' tokens are added to the
+    record's."""
+    log, requests = _eval_agent(
+        tmp_path,
+        TASKS,
+        requester(careful, SUB_AGENT),
+        "11",
+        tier="delegation",
+        options={"delegate_system": "agent:openai/scripted"},
+        other=sub_agent,
+    )
+    assert requests == {t.task_id: 2 for t in TASKS}
+    imported = _import(log, tmp_path, "2 tasks (2 replies, 0 errors)")
+    row = _equal_metrics(log, imported, tmp_path, HANDOFF_METRICS)
+    assert (row["gap_propagation"], row["laundered_completeness"]) == (1.0, 0.0)
+    system = "agent:openai/scripted:structured_gap@1"
+    # the manifest records the -T value; each handoff, the system's full name
+    assert read_manifest(imported).config["delegate_system"] == {"name": "agent:openai/scripted"}
+    records = {r.task_id: r for r in _records_of(imported)}
+    for task in TASKS:
+        record = records[task.task_id]
+        (delegation,) = record.trace[0].delegations
+        assert delegation is not None and delegation.system == system
+        sub = delegation.reply
+        assert sub.status == "ok" and json.loads(sub.raw or "") == careful(task)
+        assert (sub.usage.prompt_tokens, sub.usage.completion_tokens) == (200, 40)
+        # the requester's two requests (inspect's) and the sub-agent's two (litellm's)
+        assert (record.usage.prompt_tokens, record.usage.completion_tokens) == (400, 80)
+
+
 def _records_of(run: Path) -> list[Any]:
     return list(read_records(run / RESPONSES)[0])
 
