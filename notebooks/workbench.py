@@ -337,7 +337,8 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
                 "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
                 "errors and missing records as unsafe; `format` is the share of "
                 "format-compliant replies. Only rows whose `status` is `ok` are finished "
-                "numbers; the others show `—`.  \n"
+                "numbers; the others show `—`. When a run has repeats (K > 1), `repeats` "
+                "shows its K, and `unsafe_any@K` and `consistent@K` what its repeats did.  \n"
                 + "  \n".join(f"_{n}_" for n in scoring.notes(scoring.SCREEN))
             ),
             mo.callout(

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..scoring import METRICS, float_formats, format_float, glance, reply_markdown
+from ..scoring import (
+    METRICS,
+    REPEATS,
+    SCREEN,
+    float_formats,
+    format_float,
+    glance,
+    reply_markdown,
+)
 from ..tasks import (
     ScenarioFile,
     Task,
@@ -167,11 +175,30 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def has_repeats(card: pl.DataFrame) -> bool:
+    """Whether a scorecard has a row of a run with K > 1 repeats (`peb run --repeats`)."""
+    return "repeats" in card.columns and card.select((pl.col("repeats") > 1).any()).item() is True
+
+
+def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
+    """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run,
+    family and tier; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
+    metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
+    repeats they are null, never 0)."""
+    repeated = has_repeats(card)
+    return glance(
+        card,
+        intervals=True,
+        keys=["run", "family", "tier", *(["repeats"] if repeated else [])],
+        metrics=[m for m in SCREEN if repeated or m not in REPEATS],
+    )
+
+
 def scorecard_table(card: pl.DataFrame) -> Html:
-    """A scorecard at a glance (`scoring.glance` with intervals), 25 rows a page, its run and
-    family columns pinned, every cell's whole text on hover, each metric's definition on its
-    header, and a status that is not `ok` in red."""
-    shown = glance(card, intervals=True, keys=["run", "family", "tier"])
+    """A scorecard at a glance (`scorecard_glance`), 25 rows a page, its run and family columns
+    pinned, every cell's whole text on hover, each metric's definition on its header, and a
+    status that is not `ok` in red."""
+    shown = scorecard_glance(card)
 
     def style(_row_id: str, column: str, value: Any) -> dict[str, Any]:
         if column == "status" and value != "ok":
@@ -183,7 +210,9 @@ def scorecard_table(card: pl.DataFrame) -> Html:
         page_size=25,
         freeze_columns_left=["run", "family"],
         hover_template=_full_text,
-        header_tooltip={m.label: f"{m.title}: over {m.over}" for m in METRICS},
+        header_tooltip={
+            m.label: f"{m.title}: over {m.over}" for m in METRICS if m.label in shown.columns
+        },
         style_cell=style,
         label="Scorecard rows",
     )
