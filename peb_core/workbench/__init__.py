@@ -8,7 +8,8 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.workbench`).
 - `_runs`: one label per run folder on a page, picks kept when runs appear, the runs compared by
   default, the picked runs' scores, what is said of rows that are not finished numbers.
 - `_example`: the worked example of one reply to one task.
-- `_replay`: an agent's episode in a worked example, step by step beside its corpus.
+- `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
+  handoff's sub-episode under the step that made it.
 - `_explore`: the task explorer's index of tasks, its filters, a task's contract.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
@@ -53,6 +54,9 @@ from ._replay import (
     corpus_at,
     corpus_counts,
     episode_replay,
+    handoff_line,
+    handoffs_at,
+    replay_of,
     step_calls,
     step_table,
     what_it_saw,
@@ -75,6 +79,7 @@ from ._show import (
     access_view,
     documents_view,
     example_view,
+    handoff_view,
     has_repeats,
     register_view,
     replay_view,
@@ -132,6 +137,9 @@ __all__ = [
     "example_view",
     "filter_index",
     "finished",
+    "handoff_line",
+    "handoff_view",
+    "handoffs_at",
     "has_corpus",
     "has_repeats",
     "headless",
@@ -144,6 +152,7 @@ __all__ = [
     "paired_tests",
     "picked_row",
     "register_view",
+    "replay_of",
     "replay_view",
     "rescore_due",
     "row_key",

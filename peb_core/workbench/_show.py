@@ -29,7 +29,15 @@ from ..tasks import (
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES
-from ._replay import Replay, corpus_at, corpus_counts, step_calls, step_table
+from ._replay import (
+    Replay,
+    corpus_at,
+    corpus_counts,
+    handoff_line,
+    handoffs_at,
+    step_calls,
+    step_table,
+)
 from ._status import RunLine
 
 if TYPE_CHECKING:
@@ -311,16 +319,60 @@ _HIDDEN = {"backgroundColor": "#f3f0f0", "fontStyle": "italic"}
 _GAP = {"color": "#b00020", "fontWeight": "bold"}
 
 
+def _claims_table(claims: pl.DataFrame, label: str) -> Html:
+    def claims_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        return _GAP if row["gap"] is not None and column in ("requirement", "gap") else {}
+
+    return table(
+        claims,
+        page_size=max(claims.height, 1),
+        style_cell=_style_rows(claims, claims_style),
+        wrapped_columns=["description"],
+        label=label,
+    )
+
+
+def handoff_view(row: dict[str, Any], sub: Replay) -> Html:
+    """A handoff (a row of `Replay.handoffs`) and its sub-episode: who it went to, under which
+    scopes, what it reported and whether its gap reached the final report (`handoff_line`);
+    the sub-agent's every tool call and what it saw; then, folded, requirement by requirement
+    what it saw against what it claimed, its response, and its own handoffs."""
+    import marimo as mo
+
+    folded: dict[str, Html] = {
+        "The sub-agent's response": mo.md(reply_markdown(sub.record.raw or sub.record.error)),
+        "What the sub-agent saw against what it claimed": _claims_table(
+            sub.claims, "Sub-agent saw against claimed"
+        ),
+    }
+    for inner, inner_sub in zip(sub.handoffs.iter_rows(named=True), sub.subs, strict=True):
+        folded[f"Its handoff {inner['handoff']}"] = handoff_view(inner, inner_sub)
+    return mo.vstack(
+        [
+            mo.md(f"**{handoff_line(row)}**"),
+            table(
+                step_table(sub),
+                page_size=10,
+                wrapped_columns=["saw"],
+                label=f"Sub-agent {row['to']}'s steps",
+            ),
+            mo.accordion(folded),
+        ]
+    )
+
+
 def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Html:
     """An agent's episode at `step` (from 1): `step_pick` (the step slider) over that step's
-    tool calls, each with its arguments, what it saw and the whole result it was shown, beside
-    the corpus as the episode left it by then (`corpus_at`); then every call of the episode
+    tool calls, each with its arguments, what it saw and the whole result it was shown (a
+    `delegate` call with its sub-episode, `handoff_view`), beside the corpus as the episode left
+    it by then (`corpus_at`); then every handoff of the episode, every call of the episode
     (this step's in bold, later ones greyed) and, requirement by requirement, what it saw
     against what it claimed (`Replay.claims`, gaps in red)."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
     calls = step_calls(replay, step)
+    handed = {row["call"]: (row, sub) for row, sub in handoffs_at(replay, step)}
     said = []
     for call in calls:
         said.append(
@@ -343,6 +395,8 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                     }
                 )
             )
+        if call["call"] in handed:
+            said.append(handoff_view(*handed[call["call"]]))
     corpus = corpus_at(replay, step)
 
     def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
@@ -359,11 +413,20 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
         return {"color": "#999999"} if row["step"] > step else {}
 
     claims = replay.claims
-
-    def claims_style(row: dict[str, Any], column: str) -> dict[str, Any]:
-        return _GAP if row["gap"] is not None and column in ("requirement", "gap") else {}
-
     n_gaps = claims.height - claims["gap"].null_count()
+    handoffs = (
+        [
+            mo.md(
+                f"### Handoffs ({replay.handoffs.height}), each under the step that made it\n"
+                + "  \n".join(
+                    f"Step {row['step']}: {handoff_line(row)}"
+                    for row in replay.handoffs.iter_rows(named=True)
+                )
+            )
+        ]
+        if replay.handoffs.height
+        else []
+    )
     return mo.vstack(
         [
             mo.md(
@@ -400,13 +463,8 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 "not reported), `claimed unseen` (not reported missing, yet no current record "
                 "of it was opened), `false gap` (reported missing while in view)."
             ),
-            table(
-                claims,
-                page_size=max(claims.height, 1),
-                style_cell=_style_rows(claims, claims_style),
-                wrapped_columns=["description"],
-                label="Saw against claimed",
-            ),
+            _claims_table(claims, "Saw against claimed"),
+            *handoffs,
             mo.md("### Every tool call of the episode"),
             table(
                 steps,
