@@ -179,14 +179,12 @@ def step_table(replay: Replay) -> pl.DataFrame:
 
 
 def step_calls(replay: Replay, step: int) -> list[dict[str, Any]]:
-    """The tool calls of one step (from 1), each with its place in the step (`call`, from 0),
-    its arguments pretty-printed, what it saw in one line and the whole result it was shown
-    (pretty-printed JSON where it is JSON)."""
+    """The tool calls of one step (from 1), each with its arguments pretty-printed, what it saw
+    in one line and the whole result it was shown (pretty-printed JSON where it is JSON)."""
     calls = []
     for row in replay.steps.filter(pl.col("step") == step).iter_rows(named=True):
         calls.append(
             {
-                "call": row["call"],
                 "tool": row["tool"],
                 "arguments": _pretty(row["arguments"]),
                 "saw": what_it_saw(row),

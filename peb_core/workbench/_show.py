@@ -349,12 +349,12 @@ def handoff_view(row: dict[str, Any], sub: Replay) -> Html:
         folded[f"Its handoff {inner['handoff']}"] = handoff_view(inner, inner_sub)
     return mo.vstack(
         [
-            mo.md(f"**{handoff_line(row)}**"),
+            mo.md(handoff_line(row)),
             table(
                 step_table(sub),
                 page_size=10,
                 wrapped_columns=["saw"],
-                label=f"Sub-agent {row['to']}'s steps",
+                label=f"Steps of sub-agent {row['to']}",
             ),
             mo.accordion(folded),
         ]
@@ -363,16 +363,15 @@ def handoff_view(row: dict[str, Any], sub: Replay) -> Html:
 
 def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Html:
     """An agent's episode at `step` (from 1): `step_pick` (the step slider) over that step's
-    tool calls, each with its arguments, what it saw and the whole result it was shown (a
-    `delegate` call with its sub-episode, `handoff_view`), beside the corpus as the episode left
-    it by then (`corpus_at`); then every handoff of the episode, every call of the episode
-    (this step's in bold, later ones greyed) and, requirement by requirement, what it saw
-    against what it claimed (`Replay.claims`, gaps in red)."""
+    tool calls, each with its arguments, what it saw and the whole result it was shown, beside
+    the corpus as the episode left it by then (`corpus_at`), and below them the sub-episode of
+    each `delegate` call of the step (`handoff_view`); then, requirement by requirement, what it
+    saw against what it claimed (`Replay.claims`, gaps in red), every handoff of the episode
+    and every call of the episode (this step's in bold, later ones greyed)."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
     calls = step_calls(replay, step)
-    handed = {row["call"]: (row, sub) for row, sub in handoffs_at(replay, step)}
     said = []
     for call in calls:
         said.append(
@@ -395,8 +394,12 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                     }
                 )
             )
-        if call["call"] in handed:
-            said.append(handoff_view(*handed[call["call"]]))
+    sub_episodes = [
+        mo.vstack(
+            [mo.md(f"#### Step {step}: the sub-episode it handed off"), handoff_view(row, sub)]
+        )
+        for row, sub in handoffs_at(replay, step)
+    ]
     corpus = corpus_at(replay, step)
 
     def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
@@ -457,6 +460,7 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 widths="equal",
                 align="start",
             ),
+            *sub_episodes,
             mo.md(
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "

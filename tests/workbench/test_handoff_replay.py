@@ -126,10 +126,11 @@ def test_the_page_shows_the_sub_agent_steps_and_its_gap(replays: dict[str, Repla
     shown = _text(replay_view(replay, 1))
     (handoff,) = replay.handoffs.iter_rows(named=True)
     for part in (
+        "Step 1: the sub-episode it handed off",
         "Handoffs (1), each under the step that made it",
         f"Handoff 1 to <code>{handoff['to']}</code>",
         "did <strong>not</strong> reach the final report",
-        f"Sub-agent {handoff['to']}'s steps",
+        f"Steps of sub-agent {handoff['to']}",
         "The sub-agent's response",
         "What the sub-agent saw against what it claimed",
     ):
@@ -139,7 +140,7 @@ def test_the_page_shows_the_sub_agent_steps_and_its_gap(replays: dict[str, Repla
     assert first["saw"] in shown
     # At a later step the handoff is listed, but its steps are not repeated under that step.
     later = _text(replay_view(replay, replay.n_steps))
-    assert "Handoffs (1)" in later and f"Sub-agent {handoff['to']}'s steps" not in later
+    assert "Handoffs (1)" in later and f"Steps of sub-agent {handoff['to']}" not in later
 
 
 async def _to_analyst(episode: Any, _reader: Any, handoffs: Handoffs | None) -> Response:
