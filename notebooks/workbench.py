@@ -381,7 +381,7 @@ def _(card, mo, view, wb):
 
 @app.cell
 def _(get_task_key, mo, scoring, set_task_key, view, wb):
-    _tasks = scoring.task_table(view)
+    _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
         format_mapping=scoring.float_formats(_tasks),
@@ -403,13 +403,16 @@ def _(mo, run_options, task_rows, wb):
     _found = wb.picked_row(task_rows.value, task_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
-    example = wb.run_example(run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"])
+    _repeat = _row.get("repeat", 0)
+    example = wb.run_example(
+        run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"], _repeat
+    )
     replay = wb.episode_replay(example)
     # An agent's episode shows its corpus in the replay below, step by step.
     wb.example_view(
         example,
         f"## Worked example: `{_row['task_id']}` answered by `{example.system}` "
-        f"(run `{_row['run']}`)",
+        f"(run `{_row['run']}`" + (f", repeat {_repeat})" if "repeat" in _row else ")"),
         note="" if _picked else "The first task of the table; select a row.",
         skip=("documents",) if replay is not None else (),
     )

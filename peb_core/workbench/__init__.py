@@ -25,6 +25,7 @@ from ._example import (
     row_key,
     row_position,
     run_example,
+    task_rows,
     worked_example,
 )
 from ._explore import (
@@ -175,6 +176,7 @@ __all__ = [
     "task_documents_view",
     "task_index",
     "task_ref",
+    "task_rows",
     "unfinished_notes",
     "what_it_saw",
     "worked_example",

@@ -14,12 +14,20 @@ import pytest
 from cli import peb
 
 from peb_core import load_families, run_system
-from peb_core.results import scorecard_of
+from peb_core.results import score_run_dirs, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest, run_lock, write_manifest
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES
 from peb_core.tasks import generate_tasks
-from peb_core.workbench import has_repeats, scorecard_glance, scorecard_table
+from peb_core.workbench import (
+    has_repeats,
+    row_key,
+    row_position,
+    run_example,
+    scorecard_glance,
+    scorecard_table,
+    task_rows,
+)
 
 DD = load_families()["due_diligence_v1"]
 SEEDS = [11, 23]
@@ -128,3 +136,25 @@ def test_scorecard_rows_are_identical_whatever_the_order(runs: dict[str, Path]) 
     other, _ = scorecard_of(dirs[::-1])
     assert one.sort("run").equals(other.sort("run"))
     assert pl.Int64 == one.schema["repeats"]
+
+
+def test_each_repeat_of_a_task_opens_its_own_worked_example(runs: dict[str, Path]) -> None:
+    """A run with repeats lists each task once per repeat, and a picked row opens that
+    repeat's reply; a plain run's table has no repeat column and its rows are repeat 0."""
+    scores, _ = score_run_dirs([runs["silent-3"]])
+    rows = task_rows(scores)
+    assert rows.columns[rows.columns.index("task_id") + 1] == "repeat"
+    assert rows.height == 3 * rows.select("task_id").n_unique()
+    picked = rows.filter(pl.col("repeat") == 2).head(1)
+    key = row_key(picked)
+    assert key is not None and key[-1] == 2
+    assert row_position(rows, key) == [rows.with_row_index().filter(repeat=2)["index"][0]]
+    row = picked.row(0, named=True)
+    example = run_example(runs["silent-3"], "silent-3", row["family"], row["task_id"], 2)
+    assert example.record is not None and example.record.repeat == 2
+
+    plain, _ = score_run_dirs([runs["silent-1"]])
+    plain_rows = task_rows(plain)
+    assert "repeat" not in plain_rows.columns
+    first = row_key(plain_rows.head(1))
+    assert first is not None and first[-1] == 0 and row_position(plain_rows, first) == [0]
