@@ -64,7 +64,9 @@ from ._replay import (
 )
 from ._runs import (
     compare_defaults,
+    differences,
     finished,
+    has_repeats,
     keep_picks,
     paired_tests,
     run_label,
@@ -81,7 +83,6 @@ from ._show import (
     documents_view,
     example_view,
     handoff_view,
-    has_repeats,
     register_view,
     replay_view,
     scorecard_glance,
@@ -133,6 +134,7 @@ __all__ = [
     "corpus_at",
     "corpus_counts",
     "default_query",
+    "differences",
     "documents_view",
     "episode_replay",
     "example_view",

@@ -38,6 +38,7 @@ from ._replay import (
     step_calls,
     step_table,
 )
+from ._runs import has_repeats
 from ._status import RunLine
 
 if TYPE_CHECKING:
@@ -181,11 +182,6 @@ def status_table(lines: Sequence[RunLine]) -> Html:
 
 def _full_text(_row_id: str, _column: str, value: Any) -> str:
     return "" if value is None else str(value)
-
-
-def has_repeats(card: pl.DataFrame) -> bool:
-    """Whether a scorecard has a row of a run with K > 1 repeats (`peb run --repeats`)."""
-    return "repeats" in card.columns and card.select((pl.col("repeats") > 1).any()).item() is True
 
 
 def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:

@@ -20,6 +20,7 @@ from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES
 from peb_core.tasks import generate_tasks
 from peb_core.workbench import (
+    differences,
     has_repeats,
     row_key,
     row_position,
@@ -36,13 +37,14 @@ K_LABELS = ("unsafe_any@K", "consistent@K")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """silent_filter once and 3 times, fail_and_report 3 times, over 2 seeds of one family."""
+    """silent_filter and fail_and_report once and 3 times each, over 2 seeds of one family."""
     root = tmp_path_factory.mktemp("runs")
     made = {}
     for name, system, repeats in (
         ("silent-1", "silent_filter", 1),
         ("silent-3", "silent_filter", 3),
         ("careful-3", "fail_and_report", 3),
+        ("careful-1", "fail_and_report", 1),
     ):
         run_system(BASELINES[system], [DD], root / name, seeds=SEEDS, repeats=repeats)
         made[name] = root / name
@@ -158,3 +160,14 @@ def test_each_repeat_of_a_task_opens_its_own_worked_example(runs: dict[str, Path
     assert "repeat" not in plain_rows.columns
     first = row_key(plain_rows.head(1))
     assert first is not None and first[-1] == 0 and row_position(plain_rows, first) == [0]
+
+
+def test_the_compare_differences_list_the_repeat_metrics_only_with_k_above_1(
+    runs: dict[str, Path],
+) -> None:
+    plain, _ = scorecard_of([runs["silent-1"], runs["careful-1"]])
+    metrics = set(differences(plain, "silent-1")["metric"])
+    assert "unsafe_completeness_rate" in metrics and "unsafe_any_at_k" not in metrics
+    both, _ = scorecard_of([runs["silent-3"], runs["careful-3"]])
+    diff = differences(both, "silent-3").filter(pl.col("metric") == "unsafe_any_at_k")
+    assert diff["difference"].to_list() == [-1.0]
