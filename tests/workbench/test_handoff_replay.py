@@ -191,3 +191,14 @@ def test_a_sub_agent_with_fewer_scopes_is_judged_by_its_own_view() -> None:
     opened = sub.steps.filter(pl.col("tool") == "open", pl.col("error").is_null())["doc_id"]
     by_id = {d.doc_id: d.scope for d in INCOMPLETE.documents}
     assert opened.len() > 0 and {by_id[d] for d in opened} <= scopes
+
+
+def test_a_handoff_without_a_reply_reads_as_such(replays: dict[str, Replay]) -> None:
+    """A sub-episode that ended without a submit reported nothing: the line says so, and no
+    gap is said to have reached (or missed) the final report."""
+    row = next(replays["agent_propagate"].handoffs.iter_rows(named=True))
+    failed = {**row, "status": "no_submit", "completeness": None}
+    failed |= {"reported_missing": None, "reached": None}
+    line = handoff_line(failed)
+    assert "its reply was `no_submit`; it reported no gap." in line
+    assert "final report" not in line
