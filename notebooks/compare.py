@@ -105,8 +105,8 @@ def _(card, mo):
 
 
 @app.cell
-def _(card, mo, reference_pick, scoring, wb):
-    _diff = scoring.metric_differences(card, reference_pick.value)
+def _(card, mo, reference_pick, wb):
+    _diff = wb.differences(card, reference_pick.value)
     mo.vstack(
         [
             mo.md(f"## Differences per metric (run minus `{reference_pick.value}`)"),

@@ -103,6 +103,8 @@ def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, fam
     api_base = mo.ui.text(placeholder="http://HOST/v1", label="API base")
     name_text = mo.ui.text(placeholder="automatic", label="Run name")
     limit_text = mo.ui.text(placeholder="every task", label="Task limit")
+    repeats_text = mo.ui.text(placeholder="1", label="Repeats (1-100)")
+    no_cache_switch = mo.ui.switch(label="No cache")
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     stop_button = mo.ui.run_button(label="Stop", kind="danger")
     _tiers = "; ".join(f"`{t.name}`: {t.description}" for t in tasks.TIERS.values())
@@ -118,7 +120,9 @@ def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, fam
                 "Agents (the `agent_*` baselines, `agent:<model>`) search, open and submit "
                 "through the access layer's tools; the disclosure mode is what it tells them of "
                 f"what it withheld ({_modes}). Max steps (model requests per episode) applies "
-                "to `agent:<model>` only; corpus size to tiers with corpora."
+                "to `agent:<model>` only; corpus size to tiers with corpora. Repeats answers "
+                "each task K times (the scorecard then adds unsafe_any@K and consistent@K); "
+                "No cache neither reads nor writes the model reply cache."
             ),
             mo.hstack(
                 [family_pick, tier_pick, seeds_text, corpus_size_text], justify="start", wrap=True
@@ -126,7 +130,11 @@ def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, fam
             mo.hstack(
                 [system_pick, model_text, api_base, protocol_pick], justify="start", wrap=True
             ),
-            mo.hstack([disclosure_pick, max_steps_text], justify="start", wrap=True),
+            mo.hstack(
+                [disclosure_pick, max_steps_text, repeats_text, no_cache_switch],
+                justify="start",
+                wrap=True,
+            ),
             mo.hstack([name_text, limit_text, run_button, stop_button], justify="start", wrap=True),
         ]
     )
@@ -139,7 +147,9 @@ def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, fam
         max_steps_text,
         model_text,
         name_text,
+        no_cache_switch,
         protocol_pick,
+        repeats_text,
         run_button,
         seeds_text,
         stop_button,
@@ -160,7 +170,9 @@ def _(
     mo,
     model_text,
     name_text,
+    no_cache_switch,
     protocol_pick,
+    repeats_text,
     run_button,
     seeds_text,
     system_pick,
@@ -180,6 +192,8 @@ def _(
         disclosure=disclosure_pick.value,
         max_steps=max_steps_text.value,
         corpus_size=corpus_size_text.value,
+        repeats=repeats_text.value,
+        no_cache=no_cache_switch.value,
     )
     try:
         _launch = wb.check_run(_form, LAUNCH_ROOT)
@@ -323,7 +337,8 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
                 "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
                 "errors and missing records as unsafe; `format` is the share of "
                 "format-compliant replies. Only rows whose `status` is `ok` are finished "
-                "numbers; the others show `—`.  \n"
+                "numbers; the others show `—`. When a run has repeats (K > 1), `repeats` "
+                "shows its K, and `unsafe_any@K` and `consistent@K` what its repeats did.  \n"
                 + "  \n".join(f"_{n}_" for n in scoring.notes(scoring.SCREEN))
             ),
             mo.callout(
@@ -366,7 +381,7 @@ def _(card, mo, view, wb):
 
 @app.cell
 def _(get_task_key, mo, scoring, set_task_key, view, wb):
-    _tasks = scoring.task_table(view)
+    _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
         format_mapping=scoring.float_formats(_tasks),
@@ -388,13 +403,16 @@ def _(mo, run_options, task_rows, wb):
     _found = wb.picked_row(task_rows.value, task_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
-    example = wb.run_example(run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"])
+    _repeat = _row.get("repeat", 0)
+    example = wb.run_example(
+        run_options[_row["run"]], _row["run"], _row["family"], _row["task_id"], _repeat
+    )
     replay = wb.episode_replay(example)
     # An agent's episode shows its corpus in the replay below, step by step.
     wb.example_view(
         example,
         f"## Worked example: `{_row['task_id']}` answered by `{example.system}` "
-        f"(run `{_row['run']}`)",
+        f"(run `{_row['run']}`" + (f", repeat {_repeat})" if "repeat" in _row else ")"),
         note="" if _picked else "The first task of the table; select a row.",
         skip=("documents",) if replay is not None else (),
     )

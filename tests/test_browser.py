@@ -466,6 +466,53 @@ def test_an_agent_episode_is_replayed_step_by_step(tmp_path: Path) -> None:
         screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-last-step.png")
 
 
+def test_a_delegated_episode_shows_the_sub_agent_steps_and_its_gap(tmp_path: Path) -> None:
+    """`agent_launder` run by `peb run` on the delegation tier: select an incomplete task in
+    the workbench, and under its first step (the `delegate` call) the records clerk's own
+    episode shows, its steps in a table of their own, beside what it reported missing and that
+    this gap did not reach the final report."""
+    from peb_core.results import score_run_dirs
+    from peb_core.scoring import task_table
+
+    root = tmp_path / "runs"
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    run_dir = root / "launder"
+    peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "agent_launder"]
+    peb_run += ["--tier", "delegation", "--family", "due_diligence_v1", "--seeds", "11"]
+    subprocess.run(
+        [*peb_run, "--out", str(run_dir)],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    rows = task_table(score_run_dirs([run_dir])[0])["completeness"].to_list()
+    at = rows.index("incomplete")
+    records = {r.task_id: r for r in read_records(run_dir / "responses.jsonl")[0]}
+    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
+        task_id = select_table_row(page, PER_TASK, at, "task_id")
+        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
+        (delegation,) = records[task_id].trace[0].delegations
+        assert delegation is not None
+        page.get_by_text("Step 1: its tool calls").first.wait_for(timeout=30_000)
+        page.get_by_text(
+            f"delegate handed off to {delegation.to}: it claimed incomplete"
+        ).first.wait_for()
+        page.get_by_text("Step 1: the sub-episode it handed off").first.wait_for()
+        page.get_by_text("Handoffs (1), each under the step that made it").first.wait_for()
+        steps = table(page, f"Steps of sub-agent {delegation.to}")
+        expect(steps).to_have_count(1)
+        expect(steps.get_by_text("search", exact=True).first).to_be_visible(timeout=30_000)
+        n_calls = sum(max(len(step.tool_calls), 1) for step in delegation.reply.trace)
+        expect(steps.get_by_role("row")).to_have_count(1 + min(n_calls, 10))  # 10 a page
+        line = page.get_by_text(re.compile(r"^Handoff 1 to records_clerk .*reported missing"))
+        expect(line).to_have_count(1)
+        expect(line).to_contain_text("its gap did not reach the final report")
+        screenshot_of(page, "Handoff 1 to", ARTIFACTS / "workbench-replay-handoff.png")
+
+
 def test_the_task_explorer_shows_a_corpus_through_the_access_layer(tmp_path: Path) -> None:
     """An agent-tier task in the task explorer: pick a disclosure mode and type a query, and the
     page says what `search` showed, what it withheld and what the mode told of it."""

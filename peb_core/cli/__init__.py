@@ -19,12 +19,13 @@ from ..runs import RunError
 from ..systems import LocalModelError, SystemSpecError
 from ..tasks import ScenarioError
 from . import _audit, _mcp, _results, _run, _tasks
-from ._common import COUNT, PORT, URL, Parser, UsageError, path_arg
+from ._common import COUNT, PORT, REPEATS, URL, Parser, UsageError, path_arg
 
 __all__ = [
     "COMMANDS",
     "COUNT",
     "PORT",
+    "REPEATS",
     "URL",
     "Parser",
     "UsageError",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
+from ..systems import MAX_REPEATS
 from ..tasks import (
     DEFAULT_TIER,
     MAX_DISTRACTORS,
@@ -203,6 +204,8 @@ DISTRACTORS = checked(
     f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
 )
 CORPUS_SIZE = checked(int, lambda n: n >= 1, "an integer >= 1 (documents per task)")
+REPEATS = checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}")
+"""A run's repeats (`peb run --repeats K`, the workbench's Repeats)."""
 
 
 def _url(text: str) -> str:

@@ -21,7 +21,6 @@ from ..systems import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
     DEFAULT_TOKEN_BUDGET,
-    MAX_REPEATS,
     REGISTRY,
     LocalModel,
     LocalModelError,
@@ -36,6 +35,7 @@ from ..systems import (
 from ._common import (
     COUNT,
     PORT,
+    REPEATS,
     URL,
     Parser,
     UsageError,
@@ -234,7 +234,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("--limit", type=COUNT, metavar="N", help="only the first N tasks (smoke runs)")
     p.add_argument(
         "--repeats",
-        type=checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}"),
+        type=REPEATS,
         default=1,
         metavar="K",
         help="answer each task K times (seeded per repeat where the provider takes a seed); "

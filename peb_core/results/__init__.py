@@ -20,7 +20,9 @@ from ._load import (
 from ._replay import (
     CLAIMS_SCHEMA,
     DOCUMENTS_SCHEMA,
+    HANDOFFS_SCHEMA,
     STEPS_SCHEMA,
+    handoff_frame,
     replay_claims,
     replay_documents,
     replay_handoffs,
@@ -31,6 +33,7 @@ from ._saved import SCORE_NOTES, SCORES
 __all__ = [
     "CLAIMS_SCHEMA",
     "DOCUMENTS_SCHEMA",
+    "HANDOFFS_SCHEMA",
     "INTERVAL_KEYS",
     "SCORECARD_KEYS",
     "SCORES",
@@ -40,6 +43,7 @@ __all__ = [
     "LoadedRun",
     "compare_runs",
     "discover_runs",
+    "handoff_frame",
     "is_agent_run",
     "load_run",
     "load_runs",

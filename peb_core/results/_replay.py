@@ -2,7 +2,8 @@
 it called and was shown (`replay_steps`), what of the corpus it had surfaced, opened, probed
 or had withheld from it by a given step (`replay_documents`), and, requirement by requirement,
 the gap between what it saw and what it claimed (`replay_claims`); each handoff's sub-episode
-replays the same way (`replay_handoffs`).
+replays the same way (`replay_handoffs`), and what each handoff reported and whether its gap
+reached the final report is `handoff_frame`.
 
 The task is the oracle here: these frames name hidden documents and evidence families, which
 no tool result ever holds; they are for a researcher reading an episode, never for a system.
@@ -19,7 +20,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from ..access import CorpusIndex, IndexedDocument, SearchArguments
-from ..scoring import Vocabulary, read_reply
+from ..scoring import Vocabulary, handoff_gaps, read_reply
 from ..systems import Delegation, ResponseRecord
 from ..tasks import ScenarioFile, Task
 
@@ -84,9 +85,11 @@ CLAIMS_SCHEMA = pl.Schema(
     }
 )
 """The columns of `replay_claims`: per required evidence family, whether a current record of
-it is in the user's view and whether the episode opened one; whether the oracle has it missing
-(and where the hidden evidence is kept) and whether the submitted gap report said so. `gap`
-marks where what was claimed and what was seen part: `unreported gap` (missing, not reported),
+it is in the user's view and whether the episode opened one; whether it is missing (no current
+record of it in the view: the oracle's missing requirements; for a sub-episode, those of the
+sub-agent's narrower view) and where the hidden evidence is kept; and whether the submitted
+gap report said so. `gap` marks where what was claimed and what was seen part: `unreported
+gap` (missing, not reported),
 `claimed unseen` (not reported missing, but the episode never opened a current record of it:
 the answer claims what it did not read), `false gap` (reported missing while in view); null
 where they agree."""
@@ -224,8 +227,6 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
     reported = (
         set(read.gap_report.missing_requirements or ()) if read and read.gap_report else set()
     )
-    oracle = task.oracles.gap_report
-    missing = set(oracle.missing_requirements) if oracle else set()
     rows = []
     for requirement in task.contract.required_evidence:
         current = [
@@ -234,7 +235,7 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
             if d.evidence_family == requirement.id and not d.superseded
         ]
         seen = any(d.doc_id in opened for d in current)
-        is_missing = requirement.id in missing
+        is_missing = not current
         claimed = requirement.id in reported
         gap = None
         if is_missing and not claimed:
@@ -289,3 +290,65 @@ def replay_handoffs(
             )
             handoffs.append((delegation, sub, seen))
     return handoffs
+
+
+HANDOFFS_SCHEMA = pl.Schema(
+    {
+        "handoff": pl.Int64(),
+        "step": pl.Int64(),
+        "call": pl.Int64(),
+        "to": pl.String(),
+        "role": pl.String(),
+        "system": pl.String(),
+        "request": pl.String(),
+        "scopes": LIST,
+        "steps": pl.Int64(),
+        "status": pl.String(),
+        "completeness": pl.String(),
+        "reported_missing": LIST,
+        "reached": pl.Boolean(),
+    }
+)
+"""The columns of `handoff_frame`: per handoff (from 1), the step (from 1) and call (from 0)
+that made it, the sub-agent it went to and its role, the system that ran it, the request, the
+scopes it ran under (the user's that the sub-agent holds too), its model requests, its reply's
+status and claimed completeness (null when unreadable), the requirements it reported missing
+(null when it reported no gap) and whether that gap reached the final report (null when it
+reported none)."""
+
+
+def handoff_frame(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.DataFrame:
+    """Each handoff of `record`'s episode over `task` (HANDOFFS_SCHEMA), in order."""
+    vocabulary = Vocabulary.of(spec)
+    gaps = handoff_gaps(record, vocabulary)
+    places = [
+        (number, i)
+        for number, step in enumerate(record.trace, start=1)
+        for i, delegation in enumerate(step.delegations)
+        if delegation is not None
+    ]
+    roles = {agent.name: agent.role for agent in task.sub_agents}
+    rows = []
+    handoffs = replay_handoffs(record, task)
+    for n, ((step, call), (delegation, sub, seen), (gap, reached)) in enumerate(
+        zip(places, handoffs, gaps, strict=True), start=1
+    ):
+        read = read_reply(sub.raw or "", vocabulary) if sub.status == "ok" else None
+        rows.append(
+            {
+                "handoff": n,
+                "step": step,
+                "call": call,
+                "to": delegation.to,
+                "role": roles.get(delegation.to),
+                "system": delegation.system,
+                "request": delegation.request,
+                "scopes": list(seen.user_scopes),
+                "steps": len(sub.trace),
+                "status": sub.status,
+                "completeness": read.completeness if read is not None and read.readable else None,
+                "reported_missing": sorted(gap) if gap is not None else None,
+                "reached": reached,
+            }
+        )
+    return pl.DataFrame(rows, schema=HANDOFFS_SCHEMA)

@@ -41,8 +41,10 @@ class RunJob:
     """Each run folder's error records from an earlier attempt, retried by this job."""
     corpus_size: int | None = None
     """Documents per task on a tier with corpora (None: the tier's default)."""
+    repeats: int = 1
+    """Replies each task is due (`peb run --repeats`)."""
     done: int = 0
-    """Tasks of the current run with a record (earlier ones included)."""
+    """Replies of the current run recorded (earlier ones included): its tasks times repeats."""
     total: int = 0
     current: Path | None = None
     since: datetime | None = None
@@ -91,6 +93,7 @@ class RunJob:
                 self.total = count_tasks(self.families, self.seeds)
                 if self.limit is not None:
                     self.total = min(self.total, self.limit)
+                self.total *= self.repeats
                 await run_system_async(
                     system,
                     self.families,
@@ -101,6 +104,7 @@ class RunJob:
                     concurrency=self.concurrency,
                     progress=self._progress,
                     corpus_size=self.corpus_size,
+                    repeats=self.repeats,
                 )
                 self.ended.append(Ended(run_dir, run_status(run_dir), datetime.now()))
         except asyncio.CancelledError:
@@ -128,9 +132,11 @@ def start_runs(
     limit: int | None = None,
     concurrency: int = 8,
     corpus_size: int | None = None,
+    repeats: int = 1,
 ) -> RunJob:
     """Start running each (system, run folder) of `plan` in turn in the background, resuming
-    what each folder holds and retrying its error records; the job is listed by `run_jobs()`."""
+    what each folder holds and retrying its error records, each task `repeats` times; the job
+    is listed by `run_jobs()`."""
     retrying = {}
     for _, run_dir in plan:
         if (run_dir / MANIFEST).exists():
@@ -144,6 +150,7 @@ def start_runs(
         concurrency=concurrency,
         retrying=retrying,
         corpus_size=corpus_size,
+        repeats=repeats,
     )
     _JOBS.append(job)
     return job.start()

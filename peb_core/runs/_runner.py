@@ -304,10 +304,11 @@ def launch_folder(
     *,
     several: bool = False,
     corpus_size: int | None = None,
+    repeats: int = 1,
 ) -> Path:
     """Where a launched run goes, below the launch root: `name` if given (for one of `several`
     systems launched together, `name/<run_folder_name>`), else `run_folder_name`."""
-    folder = run_folder_name(system, families, seeds, tier, corpus_size)
+    folder = run_folder_name(system, families, seeds, tier, corpus_size, repeats)
     if not name:
         return Path(folder)
     return Path(name) / folder if several else Path(name)

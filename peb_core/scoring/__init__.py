@@ -39,7 +39,7 @@ from ._frames import (
     task_frame,
     with_repeats,
 )
-from ._handoffs import HANDOFF_COLUMNS, handoff_scores, with_handoffs
+from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
 from ._metrics import (
     CHECKS,
     DETAIL,
@@ -167,6 +167,7 @@ __all__ = [
     "format_float",
     "format_p",
     "glance",
+    "handoff_gaps",
     "handoff_scores",
     "metric",
     "metric_differences",

@@ -566,6 +566,9 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     share over every row, its Wilson interval taken at that share with n the tasks counted (not
     the rows); a mean is the mean over tasks of each task's mean over its repeats, bootstrapped
     over tasks; counts count rows (replies) but `n_tasks` and `n_incomplete`, which count tasks.
+    `repeats` is the row's K, the most rows a task has (`task_repeats`, counted with the
+    replies still missing or pending, so a run still recording says the K it was asked for);
+    1 for a run without repeats.
 
     Bit-identical for the same rows in any order and at any thread count: counts are sums of
     integers, a mean is the exact sum of its sorted values over their number, an interval a
@@ -573,7 +576,10 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     scores = with_repeats(scores)
     keys = [k for k in ROW_KEYS if k in scores.columns]
     repeated = bool(scores.height) and (scores["task_repeats"].max() or 0) > 1  # type: ignore[operator]
-    aggs: dict[str, pl.Expr] = {"_rows": pl.len()}
+    aggs: dict[str, pl.Expr] = {
+        "_rows": pl.len(),
+        "repeats": pl.col("task_repeats").max().cast(pl.Int64),
+    }
     for m in METRICS:
         if m.kind == "count":
             assert m.event is not None
@@ -640,11 +646,11 @@ still pending are left out), `incomplete` (missing records, or a run stopped ear
 
 def scorecard_keys(*, protocol: bool = True, keys: Sequence[str] | None = None) -> list[str]:
     """The columns of `scorecard` for scores of run folders (which carry RUN_FOLDER_KEYS), in
-    order: the row keys, `status`, then the metrics; without RUN_FOLDER_KEYS for bare scores
-    (or with the row `keys` given)."""
+    order: the row keys, `repeats` (K), `status`, then the metrics; without RUN_FOLDER_KEYS for
+    bare scores (or with the row `keys` given)."""
     if keys is None:
         keys = [k for k in ROW_KEYS if protocol or k not in RUN_FOLDER_KEYS]
-    keys = [*keys, "status"]
+    keys = [*keys, "repeats", "status"]
     for m in METRICS:
         keys.append(m.name)
         if m.kind != "count":

@@ -62,23 +62,32 @@ def _reached(gap: frozenset[str], final: ReadReply | None) -> bool:
     return final.gap_report is not None and gap <= set(listed or ())
 
 
-def handoff_scores(
+def handoff_gaps(
     record: ResponseRecord, vocabulary: Vocabulary
-) -> tuple[int, int, float | None, bool | None]:
-    """(handoffs, handoffs that reported a gap, gap propagation, laundered) of one record."""
+) -> list[tuple[frozenset[str] | None, bool | None]]:
+    """Each handoff of `record`'s trace, in order: the requirements its reply reports missing
+    (None: it reports no gap) and whether that gap reached the final report (None: no gap)."""
     gaps = [
         _gap(_read(d.reply, vocabulary))
         for step in record.trace
         for d in step.delegations
         if d is not None
     ]
-    reported = [g for g in gaps if g is not None]
-    if not reported:
+    final = _read(record, vocabulary) if any(g is not None for g in gaps) else None
+    return [(g, None if g is None else _reached(g, final)) for g in gaps]
+
+
+def handoff_scores(
+    record: ResponseRecord, vocabulary: Vocabulary
+) -> tuple[int, int, float | None, bool | None]:
+    """(handoffs, handoffs that reported a gap, gap propagation, laundered) of one record."""
+    gaps = handoff_gaps(record, vocabulary)
+    reached = [r for _, r in gaps if r is not None]
+    if not reached:
         return len(gaps), 0, None, None
     final = _read(record, vocabulary)
-    reached = sum(_reached(g, final) for g in reported)
     laundered = final is None or not final.readable or final.completeness != "incomplete"
-    return len(gaps), len(reported), reached / len(reported), laundered
+    return len(gaps), len(reached), sum(reached) / len(reached), laundered
 
 
 _SCHEMA = pl.Schema(

@@ -8,7 +8,8 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.workbench`).
 - `_runs`: one label per run folder on a page, picks kept when runs appear, the runs compared by
   default, the picked runs' scores, what is said of rows that are not finished numbers.
 - `_example`: the worked example of one reply to one task.
-- `_replay`: an agent's episode in a worked example, step by step beside its corpus.
+- `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
+  handoff's sub-episode under the step that made it.
 - `_explore`: the task explorer's index of tasks, its filters, a task's contract.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
@@ -24,6 +25,7 @@ from ._example import (
     row_key,
     row_position,
     run_example,
+    task_rows,
     worked_example,
 )
 from ._explore import (
@@ -53,13 +55,18 @@ from ._replay import (
     corpus_at,
     corpus_counts,
     episode_replay,
+    handoff_line,
+    handoffs_at,
+    replay_of,
     step_calls,
     step_table,
     what_it_saw,
 )
 from ._runs import (
     compare_defaults,
+    differences,
     finished,
+    has_repeats,
     keep_picks,
     paired_tests,
     run_label,
@@ -75,8 +82,10 @@ from ._show import (
     access_view,
     documents_view,
     example_view,
+    handoff_view,
     register_view,
     replay_view,
+    scorecard_glance,
     scorecard_table,
     status_table,
     table,
@@ -125,12 +134,17 @@ __all__ = [
     "corpus_at",
     "corpus_counts",
     "default_query",
+    "differences",
     "documents_view",
     "episode_replay",
     "example_view",
     "filter_index",
     "finished",
+    "handoff_line",
+    "handoff_view",
+    "handoffs_at",
     "has_corpus",
+    "has_repeats",
     "headless",
     "headless_parser",
     "index_choices",
@@ -141,6 +155,7 @@ __all__ = [
     "paired_tests",
     "picked_row",
     "register_view",
+    "replay_of",
     "replay_view",
     "rescore_due",
     "row_key",
@@ -151,6 +166,7 @@ __all__ = [
     "run_options",
     "runs_stamp",
     "score_runs",
+    "scorecard_glance",
     "scorecard_table",
     "serve",
     "severity",
@@ -162,6 +178,7 @@ __all__ = [
     "task_documents_view",
     "task_index",
     "task_ref",
+    "task_rows",
     "unfinished_notes",
     "what_it_saw",
     "worked_example",

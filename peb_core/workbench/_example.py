@@ -12,7 +12,7 @@ import polars as pl
 
 from ..results import run_record
 from ..runs import read_manifest
-from ..scoring import Explanation, answer_target, explain
+from ..scoring import Explanation, answer_target, explain, task_table
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task, generate_task, load_families, parse_task_id
 
@@ -48,17 +48,19 @@ def worked_example(
     )
 
 
-def run_example(run_dir: Path, run: str, family: str, task_id: str) -> WorkedExample:
-    """The worked example of a run folder's reply to one task (`run`: the run's label): the task
-    regenerated with the run's own generation parameters (tier from the id, distractors from
-    the manifest, and its corpus size)."""
+def run_example(
+    run_dir: Path, run: str, family: str, task_id: str, repeat: int = 0
+) -> WorkedExample:
+    """The worked example of a run folder's reply to one task in one of its repeats (`run`: the
+    run's label): the task regenerated with the run's own generation parameters (tier from the
+    id, distractors from the manifest, and its corpus size)."""
     manifest = read_manifest(run_dir)
     spec = load_families()[family]
     ref = parse_task_id(task_id)
     task = generate_task(
         spec, ref.template, ref.seed, manifest.distractors, ref.tier, manifest.corpus_size
     )
-    record = run_record(run_dir, family, task_id)
+    record = run_record(run_dir, family, task_id, repeat)
     return worked_example(task, spec, record, run=run, system=manifest.system)
 
 
@@ -75,16 +77,30 @@ def picked_row(
     return shown.row(0, named=True), False
 
 
-ROW_KEY = ("run", "family", "task_id")
-"""What tells the rows of a per-task table apart."""
+def task_rows(scores: pl.DataFrame) -> pl.DataFrame:
+    """The per-task table to pick a worked example from (`scoring.task_table`), with each
+    row's `repeat` after `task_id` when the scores hold a run with repeats (one row per task
+    and repeat)."""
+    rows = task_table(scores)
+    if "repeat" not in scores.columns or not scores["repeat"].max():
+        return rows
+    at = rows.columns.index("task_id") + 1
+    return rows.insert_column(at, scores["repeat"].cast(pl.Int64))
+
+
+ROW_KEY = ("run", "family", "task_id", "repeat")
+"""What tells the rows of a per-task table apart (a table without `repeat`: repeat 0)."""
+
+
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row.get(k, 0) if k == "repeat" else row[k] for k in ROW_KEY)
 
 
 def row_key(selection: pl.DataFrame | None) -> tuple[Any, ...] | None:
     """The `ROW_KEY` of the row picked in a single-selection table, None if none is."""
     if selection is None or selection.is_empty():
         return None
-    row = selection.row(0, named=True)
-    return tuple(row[k] for k in ROW_KEY)
+    return _key(selection.row(0, named=True))
 
 
 def row_position(frame: pl.DataFrame, key: tuple[Any, ...] | None) -> list[int] | None:
@@ -92,6 +108,8 @@ def row_position(frame: pl.DataFrame, key: tuple[Any, ...] | None) -> list[int] 
     kept when the table is rebuilt); None if it is not there."""
     if key is None:
         return None
+    if "repeat" not in frame.columns:
+        frame = frame.with_columns(repeat=pl.lit(0, dtype=pl.Int64))
     match = pl.all_horizontal(pl.col(k) == v for k, v in zip(ROW_KEY, key, strict=True))
     found = frame.with_row_index("_i").filter(match)["_i"]
     return [int(found[0])] if found.len() else None

@@ -1,6 +1,6 @@
 """What the Run button and the headless form ask for, checked as `peb run` checks it (the task
 selection by `tasks.select_tasks`, the cap included; a corpus size by `tasks.check_corpus_size`;
-a limit, a step budget and a URL by the CLI's own argument types; an agent's budgets by
+a limit, a step budget, repeats and a URL by the CLI's own argument types; an agent's budgets by
 `systems.budget_problem`; systems and disclosure modes by `systems.build_system`), started in
 the background; and the headless form run to its end with `peb run`'s exit statuses."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..cli import COUNT, URL, Parser, UsageError, path_arg
+from ..cli import COUNT, REPEATS, URL, Parser, UsageError, path_arg
 from ..runs import RunJob, is_run_name, launch_folder, start_runs
 from ..systems import (
     DEFAULT_MAX_STEPS,
@@ -50,6 +50,7 @@ LABELS: Mapping[str, str | None] = {
     "disclosure": "Disclosure",
     "max_steps": "Max steps",
     "corpus_size": "Corpus size",
+    "repeats": "Repeats",
 }
 """How the Run button's form names each input in a message."""
 
@@ -63,6 +64,7 @@ HEADLESS_FLAGS: Mapping[str, str | None] = {
     "disclosure": "--disclosure",
     "max_steps": "--max-steps",
     "corpus_size": "--corpus-size",
+    "repeats": "--repeats",
 }
 """How the headless form names each input: as `peb run` does."""
 
@@ -89,6 +91,10 @@ class RunForm:
     """An agent model's model requests per episode (blank: `systems.DEFAULT_MAX_STEPS`)."""
     corpus_size: str = ""
     """Documents per task on a tier with corpora (blank: the tier's default)."""
+    repeats: str = ""
+    """How many times each task is answered, 1 to `systems.MAX_REPEATS` (blank: once)."""
+    no_cache: bool = False
+    """Model systems neither read nor write the reply cache (`peb run --no-cache`)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ class Launch:
     selection: Selection
     limit: int | None
     corpus_size: int | None = None
+    repeats: int = 1
 
 
 class LaunchError(ValueError):
@@ -158,6 +165,10 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
             except ValueError as exc:
                 problem = f"{names['corpus_size']}: {exc}"
         problems += [problem] if problem else []
+    repeats = 1
+    if form.repeats.strip():
+        repeats, problem = _checked(REPEATS, form.repeats.strip(), names["repeats"])
+        problems += [problem] if problem else []
     max_steps = None
     if form.max_steps.strip():
         max_steps, problem = _checked(COUNT, form.max_steps.strip(), names["max_steps"])
@@ -195,6 +206,7 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
                 api_base=api_base,
                 disclosure=form.disclosure,
                 max_steps=max_steps or DEFAULT_MAX_STEPS,
+                use_cache=not form.no_cache,
             )
             for s in systems
         ]
@@ -213,11 +225,14 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
                 name,
                 several=len(built) > 1,
                 corpus_size=corpus_size,
+                repeats=repeats,
             ),
         )
         for system in built
     )
-    return Launch(plan=plan, selection=selection, limit=limit, corpus_size=corpus_size)
+    return Launch(
+        plan=plan, selection=selection, limit=limit, corpus_size=corpus_size, repeats=repeats
+    )
 
 
 def start_launch(launch: Launch) -> RunJob:
@@ -230,6 +245,7 @@ def start_launch(launch: Launch) -> RunJob:
         tier=selection.tiers[0],
         limit=launch.limit,
         corpus_size=launch.corpus_size,
+        repeats=launch.repeats,
     )
 
 
@@ -238,6 +254,8 @@ def launch_note(launch: Launch, job: RunJob, root: Path) -> str:
     retries."""
     retrying = [f"{n} of {d.name}" for d, n in job.retrying.items() if n]
     started = ", ".join(f"`{s.name}`" for s, _ in launch.plan)
+    if launch.repeats > 1:
+        started += f" ({launch.repeats} repeats of each task)"
     into = ", ".join(f"`{_shown(d, root)}`" for _, d in launch.plan)
     again = (
         f"; retrying the error records of an earlier attempt ({', '.join(retrying)})"
@@ -291,6 +309,14 @@ def headless_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--corpus-size", default="", metavar="N", help="documents per task on a tier with corpora"
     )
+    p.add_argument(
+        "--repeats", default="", metavar="K", help="answer each task K times (default: 1)"
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the reply cache for these runs (model systems)",
+    )
     p.add_argument("--out", type=path_arg("folder"), metavar="DIR")
     return p
 
@@ -319,6 +345,8 @@ def headless(
                 disclosure=args.disclosure,
                 max_steps=args.max_steps,
                 corpus_size=args.corpus_size,
+                repeats=args.repeats,
+                no_cache=args.no_cache,
             ),
             root,
             names=HEADLESS_FLAGS,

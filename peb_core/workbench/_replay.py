@@ -1,8 +1,10 @@
 """An agent's episode replayed step by step beside its corpus, for the worked example (the
 frames of `results.replay_steps`, `replay_documents` and `replay_claims`, read for a person):
 what each tool call asked and was shown, where each document of the corpus stood by a step, and
-requirement by requirement the gap between what the agent saw and what it claimed. These frames
-name hidden documents: they are for the researcher, never for a system."""
+requirement by requirement the gap between what the agent saw and what it claimed; and each
+handoff's sub-episode (`results.replay_handoffs`, `handoff_frame`) replayed the same way under
+the step that made it, with what its sub-agent reported and whether that reached the final
+report. These frames name hidden documents: they are for the researcher, never for a system."""
 
 from __future__ import annotations
 
@@ -12,7 +14,15 @@ from typing import Any
 
 import polars as pl
 
-from ..results import replay_claims, replay_documents, replay_steps
+from ..results import (
+    handoff_frame,
+    replay_claims,
+    replay_documents,
+    replay_handoffs,
+    replay_steps,
+)
+from ..systems import ResponseRecord
+from ..tasks import ScenarioFile, Task
 from ._example import WorkedExample
 
 CORPUS_STATES = ("opened", "probed", "withheld", "surfaced", "unseen")
@@ -23,17 +33,37 @@ scope filter, shown among a search's hits, or none of these yet."""
 
 @dataclass(frozen=True)
 class Replay:
-    """One episode of a worked example: its tool calls (`steps`, `results.STEPS_SCHEMA`) and,
-    per requirement, what it saw against what it claimed (`claims`, `results.CLAIMS_SCHEMA`)."""
+    """One episode (`record`'s over `task`, as its agent saw it): its tool calls (`steps`,
+    `results.STEPS_SCHEMA`), per requirement what it saw against what it claimed (`claims`,
+    `results.CLAIMS_SCHEMA`), its handoffs (`handoffs`, `results.HANDOFFS_SCHEMA`) and each
+    handoff's sub-episode replayed in turn (`subs`, in the same order)."""
 
-    example: WorkedExample
+    record: ResponseRecord
+    task: Task
+    spec: ScenarioFile
     steps: pl.DataFrame
     claims: pl.DataFrame
+    handoffs: pl.DataFrame
+    subs: tuple[Replay, ...]
 
     @property
     def n_steps(self) -> int:
         """The episode's model requests (each a step, with its tool calls)."""
-        return len(self.example.record.trace) if self.example.record is not None else 0
+        return len(self.record.trace)
+
+
+def replay_of(record: ResponseRecord, task: Task, spec: ScenarioFile) -> Replay:
+    """`record`'s episode over `task` replayed, its handoffs' sub-episodes too (each over the
+    task as its sub-agent saw it: the user's scopes it holds too)."""
+    return Replay(
+        record=record,
+        task=task,
+        spec=spec,
+        steps=replay_steps(record, task),
+        claims=replay_claims(record, task, spec),
+        handoffs=handoff_frame(record, task, spec),
+        subs=tuple(replay_of(sub, seen, spec) for _, sub, seen in replay_handoffs(record, task)),
+    )
 
 
 def episode_replay(example: WorkedExample) -> Replay | None:
@@ -42,10 +72,38 @@ def episode_replay(example: WorkedExample) -> Replay | None:
     record = example.record
     if record is None or not record.trace:
         return None
-    return Replay(
-        example=example,
-        steps=replay_steps(record, example.task),
-        claims=replay_claims(record, example.task, example.spec),
+    return replay_of(record, example.task, example.spec)
+
+
+def handoffs_at(replay: Replay, step: int) -> list[tuple[dict[str, Any], Replay]]:
+    """The handoffs made at `step` (from 1): each a row of `replay.handoffs` with its
+    sub-episode's replay."""
+    return [
+        (row, replay.subs[row["handoff"] - 1])
+        for row in replay.handoffs.iter_rows(named=True)
+        if row["step"] == step
+    ]
+
+
+def handoff_line(row: dict[str, Any]) -> str:
+    """One line (Markdown): a handoff (a row of `results.handoff_frame`) as the researcher reads
+    it: to whom, run by what, under which scopes, how long, what it reported and whether its
+    gap reached the final report."""
+    scopes = ", ".join(row["scopes"]) or "none"
+    said = (
+        f"its reply was `{row['status']}`"
+        if row["status"] != "ok"
+        else f"it claimed `{row['completeness'] or 'nothing readable'}`"
+    )
+    if row["reported_missing"] is None:
+        gap = "it reported no gap"
+    else:
+        listed = ", ".join(f"`{r}`" for r in row["reported_missing"]) or "no requirement named"
+        reached = "reached" if row["reached"] else "did **not** reach"
+        gap = f"it reported missing {listed}; its gap {reached} the final report"
+    return (
+        f"Handoff {row['handoff']} to `{row['to']}` ({row['role'] or 'unknown sub-agent'}), run "
+        f"by `{row['system']}` under scopes {scopes}: {row['steps']} steps; {said}; {gap}."
     )
 
 
@@ -88,6 +146,12 @@ def what_it_saw(row: dict[str, Any]) -> str:
         return f"refused: {result.get('error', row['result'])}"
     if row["tool"] == "submit":
         return "submitted; the episode ends"
+    if row["tool"] == "delegate":
+        response = result.get("response")
+        claimed = response.get("completeness") if isinstance(response, dict) else None
+        return f"handed off to {result.get('to')}: " + (
+            f"it claimed {claimed}" if claimed else f"{result.get('status')}, no response"
+        )
     return str(row["result"])
 
 
@@ -146,9 +210,7 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     `CORPUS_STATES`) and the step it came to it (`at`), whether the user may see it, whether the
     contract requires its kind and whether it is an out-of-date copy; visible documents first,
     then by state."""
-    record = replay.example.record
-    assert record is not None  # a Replay is made only from a record with an episode
-    documents = replay_documents(record, replay.example.task, upto=step)
+    documents = replay_documents(replay.record, replay.task, upto=step)
     marks = [f"{state}_at" for state in CORPUS_STATES[:-1]]
     reached = zip(marks, CORPUS_STATES[:-1], strict=True)
     state = pl.coalesce(

@@ -11,7 +11,13 @@ import polars as pl
 
 from ..results import discover_runs, run_labels, score_run_dirs
 from ..runs import RunError, run_status
-from ..scoring import compare_table, compare_to_reference, finished_scores
+from ..scoring import (
+    REPEATS,
+    compare_table,
+    compare_to_reference,
+    finished_scores,
+    metric_differences,
+)
 
 
 def run_label(run_dir: Path, root: Path) -> str:
@@ -71,6 +77,20 @@ def finished(card: pl.DataFrame, scores: pl.DataFrame) -> tuple[pl.DataFrame, pl
     """What the charts draw: the scorecard rows that are finished numbers (`status` `ok`), and
     their per-task scores (`scoring.finished_scores`)."""
     return card.filter(pl.col("status") == "ok"), finished_scores(scores, card)
+
+
+def has_repeats(card: pl.DataFrame) -> bool:
+    """Whether a scorecard has a row of a run with K > 1 repeats (`peb run --repeats`)."""
+    return "repeats" in card.columns and card.select((pl.col("repeats") > 1).any()).item() is True
+
+
+def differences(card: pl.DataFrame, reference: str) -> pl.DataFrame:
+    """Each run's metrics minus the reference run's (`scoring.metric_differences`), without the
+    repeat metrics unless a row has K > 1 repeats (else they are null for every run)."""
+    diff = metric_differences(card, reference)
+    if has_repeats(card):
+        return diff
+    return diff.filter(~pl.col("metric").is_in([m.name for m in REPEATS]))
 
 
 def paired_tests(scores: pl.DataFrame, reference: str) -> pl.DataFrame:

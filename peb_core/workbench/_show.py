@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..scoring import METRICS, float_formats, format_float, glance, reply_markdown
+from ..scoring import (
+    METRICS,
+    REPEATS,
+    SCREEN,
+    float_formats,
+    format_float,
+    glance,
+    reply_markdown,
+)
 from ..tasks import (
     ScenarioFile,
     Task,
@@ -21,7 +29,16 @@ from ..tasks import (
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES
-from ._replay import Replay, corpus_at, corpus_counts, step_calls, step_table
+from ._replay import (
+    Replay,
+    corpus_at,
+    corpus_counts,
+    handoff_line,
+    handoffs_at,
+    step_calls,
+    step_table,
+)
+from ._runs import has_repeats
 from ._status import RunLine
 
 if TYPE_CHECKING:
@@ -167,11 +184,25 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
+    """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run,
+    family and tier; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
+    metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
+    repeats they are null, never 0)."""
+    repeated = has_repeats(card)
+    return glance(
+        card,
+        intervals=True,
+        keys=["run", "family", "tier", *(["repeats"] if repeated else [])],
+        metrics=[m for m in SCREEN if repeated or m not in REPEATS],
+    )
+
+
 def scorecard_table(card: pl.DataFrame) -> Html:
-    """A scorecard at a glance (`scoring.glance` with intervals), 25 rows a page, its run and
-    family columns pinned, every cell's whole text on hover, each metric's definition on its
-    header, and a status that is not `ok` in red."""
-    shown = glance(card, intervals=True, keys=["run", "family", "tier"])
+    """A scorecard at a glance (`scorecard_glance`), 25 rows a page, its run and family columns
+    pinned, every cell's whole text on hover, each metric's definition on its header, and a
+    status that is not `ok` in red."""
+    shown = scorecard_glance(card)
 
     def style(_row_id: str, column: str, value: Any) -> dict[str, Any]:
         if column == "status" and value != "ok":
@@ -183,7 +214,9 @@ def scorecard_table(card: pl.DataFrame) -> Html:
         page_size=25,
         freeze_columns_left=["run", "family"],
         hover_template=_full_text,
-        header_tooltip={m.label: f"{m.title}: over {m.over}" for m in METRICS},
+        header_tooltip={
+            m.label: f"{m.title}: over {m.over}" for m in METRICS if m.label in shown.columns
+        },
         style_cell=style,
         label="Scorecard rows",
     )
@@ -282,12 +315,55 @@ _HIDDEN = {"backgroundColor": "#f3f0f0", "fontStyle": "italic"}
 _GAP = {"color": "#b00020", "fontWeight": "bold"}
 
 
+def _claims_table(claims: pl.DataFrame, label: str) -> Html:
+    def claims_style(row: dict[str, Any], column: str) -> dict[str, Any]:
+        return _GAP if row["gap"] is not None and column in ("requirement", "gap") else {}
+
+    return table(
+        claims,
+        page_size=max(claims.height, 1),
+        style_cell=_style_rows(claims, claims_style),
+        wrapped_columns=["description"],
+        label=label,
+    )
+
+
+def handoff_view(row: dict[str, Any], sub: Replay) -> Html:
+    """A handoff (a row of `Replay.handoffs`) and its sub-episode: who it went to, under which
+    scopes, what it reported and whether its gap reached the final report (`handoff_line`);
+    the sub-agent's every tool call and what it saw; then, folded, requirement by requirement
+    what it saw against what it claimed, its response, and its own handoffs."""
+    import marimo as mo
+
+    folded: dict[str, Html] = {
+        "The sub-agent's response": mo.md(reply_markdown(sub.record.raw or sub.record.error)),
+        "What the sub-agent saw against what it claimed": _claims_table(
+            sub.claims, "Sub-agent saw against claimed"
+        ),
+    }
+    for inner, inner_sub in zip(sub.handoffs.iter_rows(named=True), sub.subs, strict=True):
+        folded[f"Its handoff {inner['handoff']}"] = handoff_view(inner, inner_sub)
+    return mo.vstack(
+        [
+            mo.md(handoff_line(row)),
+            table(
+                step_table(sub),
+                page_size=10,
+                wrapped_columns=["saw"],
+                label=f"Steps of sub-agent {row['to']}",
+            ),
+            mo.accordion(folded),
+        ]
+    )
+
+
 def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Html:
     """An agent's episode at `step` (from 1): `step_pick` (the step slider) over that step's
     tool calls, each with its arguments, what it saw and the whole result it was shown, beside
-    the corpus as the episode left it by then (`corpus_at`); then every call of the episode
-    (this step's in bold, later ones greyed) and, requirement by requirement, what it saw
-    against what it claimed (`Replay.claims`, gaps in red)."""
+    the corpus as the episode left it by then (`corpus_at`), and below them the sub-episode of
+    each `delegate` call of the step (`handoff_view`); then, requirement by requirement, what it
+    saw against what it claimed (`Replay.claims`, gaps in red), every handoff of the episode
+    and every call of the episode (this step's in bold, later ones greyed)."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
@@ -314,6 +390,12 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                     }
                 )
             )
+    sub_episodes = [
+        mo.vstack(
+            [mo.md(f"#### Step {step}: the sub-episode it handed off"), handoff_view(row, sub)]
+        )
+        for row, sub in handoffs_at(replay, step)
+    ]
     corpus = corpus_at(replay, step)
 
     def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
@@ -330,11 +412,20 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
         return {"color": "#999999"} if row["step"] > step else {}
 
     claims = replay.claims
-
-    def claims_style(row: dict[str, Any], column: str) -> dict[str, Any]:
-        return _GAP if row["gap"] is not None and column in ("requirement", "gap") else {}
-
     n_gaps = claims.height - claims["gap"].null_count()
+    handoffs = (
+        [
+            mo.md(
+                f"### Handoffs ({replay.handoffs.height}), each under the step that made it\n"
+                + "  \n".join(
+                    f"Step {row['step']}: {handoff_line(row)}"
+                    for row in replay.handoffs.iter_rows(named=True)
+                )
+            )
+        ]
+        if replay.handoffs.height
+        else []
+    )
     return mo.vstack(
         [
             mo.md(
@@ -365,19 +456,15 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 widths="equal",
                 align="start",
             ),
+            *sub_episodes,
             mo.md(
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
                 "not reported), `claimed unseen` (not reported missing, yet no current record "
                 "of it was opened), `false gap` (reported missing while in view)."
             ),
-            table(
-                claims,
-                page_size=max(claims.height, 1),
-                style_cell=_style_rows(claims, claims_style),
-                wrapped_columns=["description"],
-                label="Saw against claimed",
-            ),
+            _claims_table(claims, "Saw against claimed"),
+            *handoffs,
             mo.md("### Every tool call of the episode"),
             table(
                 steps,

@@ -44,8 +44,9 @@ class RunLine:
 
 def run_lines(jobs: Sequence[RunJob], label: Callable[[Path], str]) -> list[RunLine]:
     """One line per run folder the `jobs` (oldest first) ran into, the latest word on each,
-    newest first: running (tasks done of all, stopping), ended (its status then, and how many
-    error records of an earlier attempt it retried), or the job's failure on it."""
+    newest first: running (tasks, or a run with repeats' replies, done of all; stopping),
+    ended (its status then, and how many error records of an earlier attempt it retried), or
+    the job's failure on it."""
     latest: dict[Path, RunLine] = {}
     for job in jobs:
         for run_dir, status, at in job.ended:
@@ -57,7 +58,8 @@ def run_lines(jobs: Sequence[RunJob], label: Callable[[Path], str]) -> list[RunL
             latest[run_dir] = RunLine(label(run_dir), f"failed: {job.failure}", "danger", at)
         current, since = job.current, job.since
         if job.running and current is not None and since is not None:
-            text = f"running: {job.done} of {job.total} tasks" + (
+            unit = "replies" if job.repeats > 1 else "tasks"
+            text = f"running: {job.done} of {job.total} {unit}" + (
                 " (stopping)" if job.stopped else ""
             )
             latest[current] = RunLine(label(current), text, "info", since)

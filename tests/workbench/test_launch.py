@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from scripted_server import ScriptedServer, Step, agent_route
 
-from peb_core.runs import read_manifest, read_records, run_folder_name
+from peb_core.runs import RESPONSES, read_manifest, read_records, run_folder_name
 from peb_core.systems import DEFAULT_MAX_STEPS, ModelSystem
 from peb_core.tasks import MAX_TASKS, generate_task, load_families
 from peb_core.workbench import (
@@ -74,6 +74,18 @@ def _problems(form: RunForm, root: Path) -> tuple[str, ...]:
         (
             RunForm(systems=AGENT, families=ONE, tier="agent", corpus_size="many"),
             "Corpus size: expected an integer >= 1",
+        ),
+        (
+            RunForm(systems=["oracle"], families=ONE, repeats="0"),
+            "Repeats: expected an integer from 1 to 100, got '0'",
+        ),
+        (
+            RunForm(systems=["oracle"], families=ONE, repeats="101"),
+            "Repeats: expected an integer from 1 to 100, got '101'",
+        ),
+        (
+            RunForm(systems=["oracle"], families=ONE, repeats="twice"),
+            "Repeats: expected an integer from 1 to 100, got 'twice'",
         ),
     ],
 )
@@ -173,6 +185,39 @@ def test_an_agent_launch_carries_its_disclosure_budget_and_corpus_size(tmp_path:
     assert len(task.documents) == 40
 
 
+def test_a_launch_with_repeats_writes_each_task_that_many_times(tmp_path: Path) -> None:
+    """Repeats 3: the run folder is `peb run --repeats 3`'s (not the plain run's), the job
+    counts replies, the manifest says 3 and each task has exactly one record per repeat; blank
+    repeats is one; `no cache` builds model systems that neither read nor write the cache."""
+    root = tmp_path / "runs"
+    form = RunForm(systems=["fail_and_report"], families=ONE, seeds="11", limit="4", repeats="3")
+    launch = check_run(form, root)
+    ((system, run_dir),) = launch.plan
+    specs = [load_families()[ONE[0]]]
+    assert launch.repeats == 3
+    assert run_dir == root / run_folder_name(system, specs, [11], repeats=3)
+    assert run_dir != root / run_folder_name(system, specs, [11])
+    job = start_launch(launch)
+    job.wait(120)
+    assert (job.done, job.total) == (12, 12) and job.ended[0].status.clean
+    assert launch_note(launch, job, root).startswith(
+        "Started `fail_and_report` (3 repeats of each task) into "
+    )
+    assert read_manifest(run_dir).repeats == 3
+    records, _ = read_records(run_dir / RESPONSES, system.name)
+    per_task: dict[str, list[int]] = {}
+    for record in records:
+        per_task.setdefault(record.task_id, []).append(record.repeat)
+    assert len(per_task) == 4 and all(sorted(r) == [0, 1, 2] for r in per_task.values())
+
+    assert check_run(RunForm(systems=["oracle"], families=ONE), root).repeats == 1
+    model = RunForm(systems=["openai/x"], families=ONE, api_base="http://127.0.0.1:9/v1")
+    cached = check_run(model, root).plan[0][0]
+    uncached = check_run(RunForm(**{**model.__dict__, "no_cache": True}), root).plan[0][0]
+    assert isinstance(cached, ModelSystem) and isinstance(uncached, ModelSystem)
+    assert cached.use_cache and not uncached.use_cache
+
+
 @pytest.fixture
 def server() -> Iterator[ScriptedServer]:
     s = ScriptedServer().start()
@@ -208,6 +253,8 @@ def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
         (["--run", "openai/x", "--max-steps", "3"], "--max-steps applies to agent models only"),
         (["--run", "agent:openai/x", "--max-steps", "0"], "--max-steps: expected an integer"),
         (["--run", "agent_silent", "--corpus-size", "40"], "--corpus-size: the paper tier"),
+        (["--run", "oracle", "--repeats", "0"], "--repeats: expected an integer from 1 to 100"),
+        (["--run", "oracle", "--repeats", "1.5"], "--repeats: expected an integer from 1 to 100"),
     ],
 )
 def test_the_headless_form_refuses_bad_input_with_one_line_and_exit_2(
@@ -222,7 +269,7 @@ def test_the_headless_form_refuses_bad_input_with_one_line_and_exit_2(
 
 def test_the_headless_form_names_inputs_as_peb_run_does() -> None:
     assert HEADLESS_FLAGS["limit"] == "--limit" and HEADLESS_FLAGS["max_tasks"] == "--max-tasks"
-    for key in ("disclosure", "max_steps", "corpus_size"):
+    for key in ("disclosure", "max_steps", "corpus_size", "repeats"):
         assert HEADLESS_FLAGS[key] == "--" + key.replace("_", "-")
 
 
