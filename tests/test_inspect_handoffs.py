@@ -43,7 +43,13 @@ from peb_core import generate_tasks, read_records
 from peb_core.access import DELEGATE, DelegateResult, agent_view
 from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
 from peb_core.inspect_task import partial_evidence
-from peb_core.results import load_run, replay_documents, replay_handoffs, replay_steps
+from peb_core.results import (
+    handoff_frame,
+    load_run,
+    replay_documents,
+    replay_handoffs,
+    replay_steps,
+)
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.systems import Delegation, Reply, Usage, build_system
 from peb_core.tasks import Task
@@ -183,6 +189,11 @@ def test_the_imported_handoffs_replay_as_episodes(handed: Handed) -> None:
         documents = replay_documents(sub_record, seen)
         opened = set(documents.filter(documents["opened_at"].is_not_null())["doc_id"])
         assert opened == set(seen.authorized_doc_ids)
+        # the workbench's table of handoffs: the gap reached the final report only if propagated
+        (frame,) = handoff_frame(record, task, DD).iter_rows(named=True)
+        assert (frame["step"], frame["to"], frame["system"]) == (1, SUB_AGENT, REACT)
+        assert frame["completeness"] == "incomplete" and frame["reported_missing"]
+        assert frame["reached"] is (handed.kind == "propagates")
 
 
 def test_a_sub_agent_never_sees_a_scope_the_requester_lacks(handed: Handed) -> None:
