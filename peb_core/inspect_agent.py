@@ -2,39 +2,47 @@
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 
-- `episode_setup(disclosure, corpus_size)`: a setup solver (it runs even when `--solver`
-  replaces the task's solver) that gives each sample its own `AgentSession` over its task's
-  corpus, kept in `SESSIONS` under a key in the sample's store, and puts the tools in the
-  sample's `tools`;
-- `episode_tools(spec, disclosure)` (or, while a sample runs, `sample_tools()`): every
-  registered tool (`search`, `open`, `submit`, and any tool registered later, such as
-  `delegate`) as an inspect tool (`episode_tool`) with our description and schema, each call
-  answered by the current sample's session (`AgentSession.call`: the same code as our own
-  loop); a call the session answers with an error raises `ToolError`, so inspect shows the
-  model the error and records it; an accepted submit returns the submitted response. inspect
-  checks a call's arguments against the tool's schema before the tool runs: a call that fails
-  the check is a tool error too, and never reaches the session;
-- `react_agent(spec, disclosure, max_steps)`: inspect's own `react()` over those tools, its
-  submit our `submit` (kept in the conversation), no system prompt of its own (the sample's
-  input is the prompt protocol's agent messages), our reminder after a reply that calls no tool,
-  and stopped after `max_steps` model requests;
-- `episode_reply(messages, max_steps, submitted, error)`: the episode as a `Reply` with its
-  trace: one `Step` per assistant message (a model request), its tool calls and what each
-  returned; `ok` with the response the session accepted (kept in the sample's store, which
-  inspect logs) if its submit came within `max_steps` steps, else `error` when the agent
-  failed, else `no_submit`. The scorer and `peb import inspect` both call it, on the same
-  messages, so the eval's metrics and `peb score` of its import are the same numbers, whatever
-  agent ran: a submit after the budget does not count, for any agent.
+- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate)`: a setup solver
+  (it runs even when `--solver` replaces the task's solver) that gives each sample its own
+  `AgentSession` over its task's corpus, kept in `SESSIONS` under a key in the sample's store,
+  and puts the tools in the sample's `tools`;
+- `sample_tools()` (while a sample runs; or `episode_tools(spec, disclosure)`, every tool
+  offered on every task: not `delegate`): the session's tools as inspect tools (`episode_tool`)
+  with our description and schema, each call answered by the current sample's session
+  (`AgentSession.acall`: the same code as our own loop), one call at a time; a call the
+  session answers with an error raises `ToolError`, so inspect shows the model the error and
+  records it; an accepted submit returns the submitted response. inspect checks a call's
+  arguments against the tool's schema before the tool runs: a call that fails the check is a
+  tool error too, and never reaches the session;
+- `react_agent(max_steps)`: inspect's own `react()` over the sample's tools, its submit our
+  `submit` (kept in the conversation), no system prompt of its own (the sample's input is the
+  prompt protocol's agent messages), our reminder after a reply that calls no tool, and stopped
+  after `max_steps` model requests;
+- handoffs: on a task that lists sub-agents the sample's session has a delegator (`Handoffs`)
+  and offers `delegate`; each handoff runs on the access layer's `handoff_view` (the
+  intersection of scopes) by `InspectSubAgent` (react() with the sample's model, over tools
+  bound to the handoff's own session) or by the peb system `-T delegate_system` names
+  (`build_delegate`). Each sub-episode is kept in the sample's store (`HANDOFFS_KEY`, beside
+  what its call returned) for `episode_reply` to nest in its step;
+- `episode_reply(messages, max_steps, submitted, error, usage, handoffs)`: the episode as a
+  `Reply` with its trace: one `Step` per assistant message (a model request), its tool calls,
+  what each returned and the sub-episode each `delegate` call ran; `ok` with the response the
+  session accepted (kept in the sample's store, which inspect logs) if its submit came within
+  `max_steps` steps, else `error` when the agent failed, else `no_submit`. The scorer and
+  `peb import inspect` both call it, on the same messages, so the eval's metrics and `peb
+  score` of its import are the same numbers, whatever agent ran: a submit after the budget does
+  not count, for any agent.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.agent import Agent, AgentState, AgentSubmit, react
+from inspect_ai.agent import Agent, AgentState, AgentSubmit, react, run
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -44,10 +52,27 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams, tool
-from inspect_ai.util import store
+from inspect_ai.util import LimitExceededError, store
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from peb_core.access import AgentSession, agent_view, family_tools
-from peb_core.systems import AGENT_REMINDER, Reply, Step, ToolCall, Usage
+from peb_core.access import DELEGATE, AgentSession, AgentView, agent_view, family_tools
+from peb_core.systems import (
+    AGENT_REMINDER,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_PROTOCOL,
+    Delegation,
+    Handoffs,
+    PromptProtocol,
+    Reply,
+    ReplyStatus,
+    Step,
+    SystemSpecError,
+    ToolCall,
+    Usage,
+    build_system,
+    get_protocol,
+    system_name,
+)
 from peb_core.tasks import ScenarioFile, generate_task, load_families
 
 SUBMIT = "submit"
@@ -56,6 +81,13 @@ SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
 SUBMITTED_KEY = "partial_evidence_bench:submitted"
 """The sample store key holding the response its session accepted (the store is logged)."""
+HANDOFFS_KEY = "partial_evidence_bench:handoffs"
+"""The sample store key holding each handoff the session ran, in order: what its `delegate`
+call returned and the sub-episode (`HandedOff`; the store is logged, and never shown to a
+model)."""
+SUB_AGENT = "react"
+"""The agent that runs a handoff unless `delegate_system` names a peb system: inspect's
+`react()` over our tools, with the sample's model (`InspectSubAgent`)."""
 SESSIONS: dict[str, AgentSession] = {}
 """The live sessions, one per running sample, by the key in its store (dropped at cleanup)."""
 
@@ -91,35 +123,97 @@ def _session() -> AgentSession:
     return session
 
 
-@tool
-def episode_tool(name: str, description: str, parameters: dict[str, Any]) -> Tool:
-    """The access layer's tool `name` (as the model reads it: `description`, `parameters` a
-    JSON schema) over the current sample's session."""
+class HandedOff(BaseModel):
+    """One handoff of a sample's episode, as its store keeps it: the text its `delegate` call
+    returned (what the model was shown) and the sub-episode it ran."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    result: str
+    delegation: Delegation
+
+
+def handed_off(value: Any) -> list[HandedOff]:
+    """The handoffs a sample's store holds (`HANDOFFS_KEY`; None: none); a ValueError naming
+    the first problem for anything else."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError("not a list of handoffs")
+    handoffs = []
+    for number, entry in enumerate(value):
+        try:
+            handoffs.append(HandedOff.model_validate(entry))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(map(str, (number, *err["loc"])))
+            raise ValueError(f"{where}: {err['msg']}") from None
+    return handoffs
+
+
+def _keep_handoff(session: AgentSession, ran: int, content: str) -> None:
+    """Add the handoff a call ran (if the session's delegator ran one since `ran` handoffs) to
+    the sample's store."""
+    delegator = session.delegator
+    if not isinstance(delegator, Handoffs) or len(delegator.done) == ran:
+        return
+    entry = HandedOff(result=content, delegation=delegator.done[-1])
+    kept = store().get(HANDOFFS_KEY) or []
+    store().set(HANDOFFS_KEY, [*kept, entry.model_dump(mode="json")])
+
+
+def _bound(
+    name: str, description: str, parameters: dict[str, Any], session_of: Callable[[], AgentSession]
+) -> Tool:
+    """The tool `name` over the session `session_of()` gives; the sample's own (`_session`)
+    keeps its accepted submit and its handoffs in the sample's store."""
+    sample = session_of is _session
 
     async def execute(**kwargs: Any) -> str:
-        outcome = _session().call(name, kwargs)
+        session = session_of()
+        delegator = session.delegator
+        ran = len(delegator.done) if isinstance(delegator, Handoffs) else 0
+        outcome = await session.acall(name, kwargs)
+        if sample:
+            _keep_handoff(session, ran, outcome.content)
         if outcome.error is not None:
             raise ToolError(outcome.error)
         if outcome.submitted is None:
             return outcome.content
-        store().set(SUBMITTED_KEY, outcome.submitted)
+        if sample:
+            store().set(SUBMITTED_KEY, outcome.submitted)
         return outcome.submitted
 
     schema = ToolParams.model_validate(inspect_schema(parameters))
     for key, param in schema.properties.items():  # inspect asks a description of each
         param.description = param.description or key
     # not truncated (inspect cuts a tool's output at 16 KB unless told): the model reads what
-    # the session answered, as in our loop; one call at a time, in order
+    # the session answered, as in our loop; one call at a time, in order (not in parallel: a
+    # call counts toward the grant schedule, and a handoff is awaited)
     return ToolDef(
-        execute, name=name, description=description, parameters=schema, max_output=0
+        execute,
+        name=name,
+        description=description,
+        parameters=schema,
+        parallel=False,
+        max_output=0,
     ).as_tool()
 
 
-def _tools(schemas: Sequence[Mapping[str, Any]]) -> list[Tool]:
-    return [
-        episode_tool(f["name"], f["description"], f["parameters"])
-        for f in (schema["function"] for schema in schemas)
-    ]
+@tool
+def episode_tool(name: str, description: str, parameters: dict[str, Any]) -> Tool:
+    """The access layer's tool `name` (as the model reads it: `description`, `parameters` a
+    JSON schema) over the current sample's session."""
+    return _bound(name, description, parameters, _session)
+
+
+def _tools(schemas: Sequence[Mapping[str, Any]], session: AgentSession | None = None) -> list[Tool]:
+    """The tools of `schemas` over `session` (None: the current sample's)."""
+    functions = [schema["function"] for schema in schemas]
+    if session is None:
+        return [episode_tool(f["name"], f["description"], f["parameters"]) for f in functions]
+    bound = session
+    return [_bound(f["name"], f["description"], f["parameters"], lambda: bound) for f in functions]
 
 
 def episode_tools(spec: ScenarioFile, disclosure: str) -> list[Tool]:
@@ -134,18 +228,113 @@ def sample_tools() -> list[Tool]:
     return _tools(_session().tools)
 
 
+ROLES: dict[str, Callable[[str], ChatMessage]] = {
+    "system": lambda text: ChatMessageSystem(content=text),
+    "user": lambda text: ChatMessageUser(content=text),
+}
+"""The chat message of each role a prompt protocol's messages use."""
+
+
+def chat_messages(messages: Sequence[Mapping[str, str]]) -> list[ChatMessage]:
+    """A prompt protocol's messages as inspect's."""
+    return [ROLES[m["role"]](m["content"]) for m in messages]
+
+
+def first_line(text: str) -> str:
+    """The first line of `text` that is not blank ("" if none)."""
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def failure(exc: BaseException) -> str:
+    """One line on why a call failed, as the runner's error records say it: from the error it
+    was raised from, if any (inspect's ModelGenerateError holds the whole request)."""
+    cause = exc.__cause__ or exc
+    status = getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
+    http = f" (HTTP {status})" if status else ""
+    return f"{type(cause).__name__}{http}: {first_line(str(cause))}"[:500]
+
+
+@dataclass(frozen=True)
+class InspectSubAgent:
+    """The default sub-agent of a handoff: inspect's `react()` (`react_agent`), with the
+    sample's model, over tools bound to a session of the handoff's view (the access layer's
+    `handoff_view`: the request, and the corpus under the intersection of scopes), its start
+    rendered by `protocol`, at most `max_steps` model requests. Its reply is read from its
+    conversation as a sample's is (`episode_reply`)."""
+
+    name: str
+    protocol: PromptProtocol
+    disclosure: str
+    max_steps: int
+
+    async def respond(self, view: AgentView) -> Reply:
+        if self.protocol.agent is None:
+            raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
+        session = view.session(self.disclosure)  # no delegator: handoffs are one level deep
+        agent = _react(_tools(session.tools, session), self.max_steps)
+        try:
+            state = await run(agent, chat_messages(self.protocol.agent(view.start)))
+        except LimitExceededError:
+            raise
+        except Exception as exc:
+            return Reply(status="error", error=failure(exc))
+        return episode_reply(state.messages, self.max_steps, session.submitted)
+
+
+def build_delegate(
+    name: str | None, spec: ScenarioFile, protocol: str, disclosure: str, max_steps: int
+) -> Any:
+    """The peb agent system `name` that runs handoffs (`-T delegate_system`: an agent baseline
+    or `agent:<litellm model>`), built as `--delegate-system` is; None for None. A ValueError
+    (one line) for a name that is not an agent system."""
+    if name is None:
+        return None
+    try:
+        system = build_system(
+            name, [spec], protocol=protocol, disclosure=disclosure, max_steps=max_steps
+        )
+    except SystemSpecError as exc:
+        raise ValueError(f"delegate_system: {exc}") from None
+    if getattr(system, "view", None) != "agent":
+        raise ValueError(
+            f"delegate_system {name}: a sub-agent must be an agent system (an agent baseline "
+            "or agent:<model>)"
+        )
+    return system
+
+
 @solver
-def episode_setup(disclosure: str, corpus_size: int | None = None) -> Solver:
+def episode_setup(
+    disclosure: str,
+    corpus_size: int | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    delegate: str | None = None,
+) -> Solver:
     """Give the sample its own session under `disclosure` over its task (generated again from
     the family, template, seed and tier its metadata names, with `corpus_size` documents), and
-    the tools in its state (for solvers that take their tools from it)."""
+    the tools in its state (for solvers that take their tools from it). On a task that lists
+    sub-agents the session may hand off (`delegate`), each handoff run by the peb system
+    `delegate` names, or else by `InspectSubAgent` with the sample's model, `protocol` and
+    `max_steps`."""
+    handing: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
         spec = load_families()[meta["family"]]
         task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size)
+        view = agent_view(task, spec)
+        delegator = None
+        if view.delegates:
+            if spec.id not in handing:
+                handing[spec.id] = build_delegate(delegate, spec, protocol, disclosure, max_steps)
+            system = handing[spec.id]
+            if system is None:
+                name = system_name(f"{SUB_AGENT}:{state.model}", protocol)
+                system = InspectSubAgent(name, get_protocol(protocol), disclosure, max_steps)
+            delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = agent_view(task, spec).session(disclosure)
+        SESSIONS[key] = view.session(disclosure, delegator=delegator)
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state
@@ -160,10 +349,9 @@ async def end_episode(state: TaskState) -> None:
         SESSIONS.pop(key, None)
 
 
-def react_agent(spec: ScenarioFile, disclosure: str, max_steps: int) -> Agent:
-    """inspect's `react()` over our tools, with our `submit` as its submit, stopped after
+def _react(tools: Sequence[Tool], max_steps: int) -> Agent:
+    """inspect's `react()` over `tools`, with our `submit` as its submit, stopped after
     `max_steps` model requests."""
-    tools = episode_tools(spec, disclosure)
     named = {ToolDef(t).name: t for t in tools}
     submit = named.pop(SUBMIT)
 
@@ -181,7 +369,15 @@ def react_agent(spec: ScenarioFile, disclosure: str, max_steps: int) -> Agent:
     )
 
 
-_SENT = {ChatMessageSystem: "system", ChatMessageUser: "user"}
+def react_agent(max_steps: int) -> Agent:
+    """inspect's `react()` over the current sample's tools (`sample_tools()`: on a task that
+    lists sub-agents, `delegate` among them, described with the task's sub-agents), with our
+    `submit` as its submit, stopped after `max_steps` model requests; built while a sample
+    runs."""
+    return _react(sample_tools(), max_steps)
+
+
+_SENT = {type(make("")): role for role, make in ROLES.items()}
 
 
 def _reasoning(message: ChatMessageAssistant) -> str | None:
@@ -200,10 +396,11 @@ def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
     return message.text, None
 
 
-def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, bool]]:
+def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tuple[Step, bool]]:
     """Each model request's step, and whether it made a submit that did not fail. A call's
     result is the tool message answering its id before the next request (ids need not be
-    unique across an episode)."""
+    unique across an episode). The `delegate` calls that did not fail take the `pending`
+    handoffs in order (removing them), each one whose result is what the call returned."""
     steps: list[tuple[Step, bool]] = []
     sent: list[dict[str, str]] = []
     for number, message in enumerate(messages):
@@ -224,6 +421,11 @@ def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, bool]]:
             c.function == SUBMIT and error is None
             for c, (_, error) in zip(calls, shown, strict=True)
         )
+        delegations: list[Delegation | None] = []
+        for c, (text, error) in zip(calls, shown, strict=True):
+            ran = c.function == DELEGATE and error is None and pending
+            handed = pending.pop(0) if ran and pending[0].result == text else None
+            delegations.append(handed.delegation if handed else None)
         step = Step(
             sent=tuple(sent),
             content=message.text or None,
@@ -238,6 +440,7 @@ def _steps(messages: Sequence[ChatMessage]) -> list[tuple[Step, bool]]:
             ),
             results=tuple(text for text, _ in shown),
             errors=tuple(error for _, error in shown),
+            delegations=tuple(delegations) if any(delegations) else (),
         )
         steps.append((step, submits))
         sent = []
@@ -250,29 +453,61 @@ def episode_reply(
     submitted: str | None,
     error: str | None = None,
     usage: Usage | None = None,
+    handoffs: Sequence[HandedOff] = (),
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
     submit, at most `max_steps` of them. `submitted` is the response the sample's session
     accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in the conversation
     counts only if the session accepted one (a conversation can be written by its agent);
     if the agent left its submit out of the conversation, the submit counts after its last
-    step."""
-    steps = _steps(messages)
+    step. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran, each
+    nested in the step of the `delegate` call that returned its result (`Step.delegations`);
+    a handoff no call in the conversation returned still counts (`_unrecorded`)."""
+    pending = list(handoffs)
+    steps = _steps(messages, pending)
     trace: list[Step] = []
+
+    def ended(status: ReplyStatus, raw: str | None = None, why: str | None = None) -> Reply:
+        episode = _unrecorded(trace, pending)
+        return Reply(status=status, raw=raw, error=why, usage=usage or Usage(), trace=episode)
+
     for number, (step, submits) in enumerate(steps[:max_steps], start=1):
         trace.append(step)
         if submits and submitted is not None:
-            return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
+            return ended("ok", raw=submitted)
         if number == max_steps:
-            return Reply(status="no_submit", error=f"no submit within {max_steps} steps",
-                         usage=usage or Usage(), trace=tuple(trace))  # fmt: skip
+            return ended("no_submit", why=f"no submit within {max_steps} steps")
     if submitted is not None:
-        return Reply(status="ok", raw=submitted, usage=usage or Usage(), trace=tuple(trace))
+        return ended("ok", raw=submitted)
     if error is not None:
-        return Reply(status="error", error=error, usage=usage or Usage(), trace=tuple(trace))
-    return Reply(
-        status="no_submit",
-        error=f"the agent stopped after {len(trace)} steps without a submit",
-        usage=usage or Usage(),
-        trace=tuple(trace),
+        return ended("error", why=error)
+    return ended("no_submit", why=f"the agent stopped after {len(trace)} steps without a submit")
+
+
+def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[Step, ...]:
+    """`trace` with `handoffs` (ones the session ran that no call in the conversation returned:
+    an agent left its `delegate` calls out of the conversation it leaves) added to its last step
+    as the calls the session answered, so a handoff's gap counts whatever an agent writes."""
+    if not handoffs:
+        return tuple(trace)
+    last = trace[-1] if trace else Step()
+    calls = tuple(
+        ToolCall(
+            id=f"unrecorded_{number}",
+            name=DELEGATE,
+            arguments=json.dumps(
+                {"request": h.delegation.request, "to": h.delegation.to}, ensure_ascii=False
+            ),
+        )
+        for number, h in enumerate(handoffs, start=1)
     )
+    step = last.model_copy(
+        update={
+            "tool_calls": last.tool_calls + calls,
+            "results": last.results + tuple(h.result for h in handoffs),
+            "errors": last.errors + (None,) * len(handoffs),
+            "delegations": (last.delegations or (None,) * len(last.tool_calls))
+            + tuple(h.delegation for h in handoffs),
+        }
+    )
+    return (*trace[:-1], step)

@@ -43,9 +43,6 @@ from inspect_ai.agent import as_solver
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
     GenerateConfig,
     ModelOutput,
     ResponseSchema,
@@ -58,15 +55,22 @@ from pydantic import BaseModel, Field, ValidationError
 from peb_core._provenance import package_version
 from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
 from peb_core.inspect_agent import (
+    HANDOFFS_KEY,
     SUBMITTED_KEY,
+    HandedOff,
+    build_delegate,
+    chat_messages,
     end_episode,
     episode_reply,
     episode_setup,
+    failure,
+    first_line,
+    handed_off,
     inspect_schema,
     react_agent,
 )
 from peb_core.runs import RunManifest, count_records, write_run
-from peb_core.scoring import EVAL_SUMMARY, TRACE, score_run, scorecard, with_verdict
+from peb_core.scoring import EVAL_SUMMARY, HANDOFF, TRACE, score_run, scorecard, with_verdict
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
@@ -149,12 +153,6 @@ def response_schema(spec: ScenarioFile) -> ResponseSchema:
     )
 
 
-_ROLES: dict[str, Callable[[str], ChatMessage]] = {
-    "system": lambda text: ChatMessageSystem(content=text),
-    "user": lambda text: ChatMessageUser(content=text),
-}
-
-
 def sample(
     generated: Task, spec: ScenarioFile, protocol: PromptProtocol, episode: bool = False
 ) -> Sample:
@@ -168,7 +166,7 @@ def sample(
         messages = protocol.render(view_for(protocol.view, generated, spec))
     return Sample(
         id=generated.task_id,
-        input=[_ROLES[m["role"]](m["content"]) for m in messages],
+        input=chat_messages(messages),
         metadata={
             "family": generated.family,
             "task_id": generated.task_id,
@@ -235,6 +233,13 @@ EPISODE_METRICS: list[Metric | dict[str, list[Metric]]] = [
 """What an eval of agents' episodes reports: the summary, then the trace metrics
 (`scoring.TRACE`)."""
 
+DELEGATION_METRICS: list[Metric | dict[str, list[Metric]]] = [
+    *EPISODE_METRICS,
+    *(_scorecard_metric(m.name)() for m in HANDOFF),
+]
+"""What an eval of episodes that may hand off reports (tasks that list sub-agents): the
+episodes' metrics, then the handoff metrics (`scoring.HANDOFF`)."""
+
 _EVENTS = sorted(
     {
         column
@@ -246,19 +251,6 @@ _EVENTS = sorted(
     | {m.score for m in SCORECARD_METRICS if m.score is not None}
 )
 """The per-task score columns the scorecard reads: what each Score value holds."""
-
-
-def _first_line(text: str) -> str:
-    return next((line for line in text.splitlines() if line.strip()), "")
-
-
-def _reason(exc: BaseException) -> str:
-    """One line on why a call failed, as the runner's error records say it: from the error it
-    was raised from, if any (inspect's ModelGenerateError holds the whole request)."""
-    cause = exc.__cause__ or exc
-    status = getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
-    http = f" (HTTP {status})" if status else ""
-    return f"{type(cause).__name__}{http}: {_first_line(str(cause))}"[:500]
 
 
 @solver
@@ -273,26 +265,25 @@ def reply_or_error() -> Solver:
         except LimitExceededError:
             raise
         except Exception as exc:
-            state.metadata[ERROR] = _reason(exc)
+            state.metadata[ERROR] = failure(exc)
             return state
 
     return solve
 
 
 @solver
-def react_episode(family: str, disclosure: str, max_steps: int) -> Solver:
+def react_episode(max_steps: int) -> Solver:
     """inspect's `react()` agent over the episode's tools (`inspect_agent.react_agent`), except
     that a model call that fails after inspect's retries is kept in the sample's metadata
     (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
-    agent = as_solver(react_agent(_family(family), disclosure, max_steps))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         try:
-            return await agent(state, generate)
+            return await as_solver(react_agent(max_steps))(state, generate)
         except LimitExceededError:
             raise
         except Exception as exc:
-            state.metadata[ERROR] = _reason(exc)
+            state.metadata[ERROR] = failure(exc)
             return state
 
     return solve
@@ -318,7 +309,10 @@ def peb_scorer(
             reply = record(meta, system, state.output, meta.get(ERROR))
         else:
             submitted = state.store.get(SUBMITTED_KEY)
-            episode = episode_reply(state.messages, max_steps, submitted, meta.get(ERROR))
+            handoffs = handed_off(state.store.get(HANDOFFS_KEY))
+            episode = episode_reply(
+                state.messages, max_steps, submitted, meta.get(ERROR), handoffs=handoffs
+            )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
             [task],
@@ -356,13 +350,16 @@ def _episode_options(
     disclosure: str | None,
     max_steps: int | None,
     corpus_size: int | None,
+    delegate: str | None = None,
 ) -> tuple[str, int, int | None] | None:
     """(disclosure, max_steps, corpus_size) for a tier whose tasks are corpora an agent
-    searches (the `agent` tier), checked; None for another tier (where none may be given)."""
+    searches (the `agent` tier), checked; None for another tier (where none may be given,
+    nor a `delegate` system)."""
     tier_spec = get_tier(level)
     if tier_spec.corpus is None:
         given = [n for n, v in (("disclosure", disclosure), ("max_steps", max_steps),
-                                ("corpus_size", corpus_size)) if v is not None]  # fmt: skip
+                                ("corpus_size", corpus_size), ("delegate_system", delegate))
+                 if v is not None]  # fmt: skip
         if given:
             agents = [t.name for t in TIERS.values() if t.corpus is not None]
             raise ValueError(
@@ -395,16 +392,19 @@ def partial_evidence(
     disclosure: str | None = None,
     max_steps: int | None = None,
     corpus_size: int | None = None,
+    delegate_system: str | None = None,
 ) -> inspect_ai.Task:
     """One family's tasks on a tier, at `seeds` (e.g. `11,23` or `400-439`; default: the
     family's canonical seeds), under a prompt protocol, with the family's response schema and
     `ModelSystem`'s default temperature and token cap. On the `agent` tier each sample is an
     agent's episode: inspect's `react()` agent (or the `--solver` given) with the tools `search`,
     `open` and `submit` over the task's corpus under `disclosure` (default `silent`), at most
-    `max_steps` model requests (default 24), `corpus_size` documents per task (default 60)."""
+    `max_steps` model requests (default 24), `corpus_size` documents per task (default 60). On
+    tasks that list sub-agents (the `delegation` tier) `delegate` is offered too: a handoff runs
+    inspect's `react()` with the same model, or the peb agent system `delegate_system` names."""
     spec, level, prompts = _family(family), _tier(tier), _protocol(protocol)
     seed_list = _seeds(seeds)
-    episode = _episode_options(level, prompts, disclosure, max_steps, corpus_size)
+    episode = _episode_options(level, prompts, disclosure, max_steps, corpus_size, delegate_system)
     size = episode[2] if episode else None
     tasks = generate_tasks([spec], seed_list, 0, level, size)
     config = GenerateConfig(temperature=ModelSystem.temperature, max_tokens=ModelSystem.max_tokens)
@@ -426,15 +426,25 @@ def partial_evidence(
             metadata=metadata,
         )
     mode, steps, size = episode
+    delegates = any(t.sub_agents for t in tasks)
+    if delegate_system is not None:
+        delegate_system = str(delegate_system)
+        build_delegate(delegate_system, spec, prompts.id, mode, steps)  # checked now
     return inspect_ai.Task(
         dataset=[sample(t, spec, prompts, episode=True) for t in tasks],
-        setup=episode_setup(mode, size),
-        solver=react_episode(spec.id, mode, steps),
+        setup=episode_setup(mode, size, prompts.id, steps, delegate_system),
+        solver=react_episode(steps),
         cleanup=end_episode,
         scorer=peb_scorer(prompts.id, steps, size),
-        metrics=EPISODE_METRICS,
+        metrics=DELEGATION_METRICS if delegates else EPISODE_METRICS,
         config=config,
-        metadata={**metadata, "disclosure": mode, "max_steps": steps, "corpus_size": size},
+        metadata={
+            **metadata,
+            "disclosure": mode,
+            "max_steps": steps,
+            "corpus_size": size,
+            "delegate_system": delegate_system,
+        },
     )
 
 
@@ -452,6 +462,8 @@ class _EvalMetadata(BaseModel):
     """The access layer's disclosure mode, for an agent's episodes (with `max_steps`)."""
     max_steps: Annotated[int, Field(ge=1)] | None = None
     corpus_size: Annotated[int, Field(ge=1)] | None = None
+    delegate_system: str | None = None
+    """The peb system that ran handoffs (None: inspect's react() with the eval's model)."""
 
 
 class _SampleMetadata(BaseModel):
@@ -489,6 +501,25 @@ def _sample_usage(sample: EvalSample) -> Usage:
     )
 
 
+def _total(values: Sequence[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _with_handoffs(usage: Usage, handoffs: Sequence[HandedOff]) -> Usage:
+    """A sample's usage with that of the handoffs a peb system ran (`delegate_system`: its
+    requests are not inspect's, so not in the sample's); cost unknown if any is."""
+    every = [usage, *(h.delegation.reply.usage for h in handoffs)]
+    costs = [u.cost_usd for u in every]
+    return usage.model_copy(
+        update={
+            "prompt_tokens": _total([u.prompt_tokens for u in every]),
+            "completion_tokens": _total([u.completion_tokens for u in every]),
+            "cost_usd": None if None in costs else sum(c or 0.0 for c in costs),
+        }
+    )
+
+
 def _cancelled(sample: EvalSample) -> bool:
     """Whether inspect cancelled the sample (the eval was stopped, or a sibling failed): a
     task that was not run, not a reply that failed."""
@@ -509,7 +540,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         evaluation = read_eval_log(str(log))
     except Exception as exc:
         raise InspectLogError(
-            f"{log}: cannot be read as an inspect eval log ({_reason(exc)})"
+            f"{log}: cannot be read as an inspect eval log ({failure(exc)})"
         ) from None
     spec = evaluation.eval
     if not isinstance(spec.metadata, dict) or spec.metadata.get("benchmark") != BENCHMARK:
@@ -539,7 +570,12 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         raise InspectLogError(f"{log}: family {family.id} has no {meta.tier} tier: {why}")
     try:
         episode = _episode_options(
-            meta.tier, protocol, meta.disclosure, meta.max_steps, meta.corpus_size
+            meta.tier,
+            protocol,
+            meta.disclosure,
+            meta.max_steps,
+            meta.corpus_size,
+            meta.delegate_system,
         )
     except ValueError as exc:
         raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
@@ -582,14 +618,21 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         seen.add(key)
         if _cancelled(s):
             continue
-        error = named.error or (_first_line(s.error.message) if s.error else None)
+        error = named.error or (first_line(s.error.message) if s.error else None)
         if episode is None:
             records.append(record(named.model_dump(), system, s.output, error))
         else:
             submitted = s.store.get(SUBMITTED_KEY)
             if submitted is not None and not isinstance(submitted, str):
                 raise InspectLogError(f"{where}: store.{SUBMITTED_KEY}: not a response's text")
-            reply = episode_reply(s.messages, episode[1], submitted, error, _sample_usage(s))
+            try:
+                handoffs = handed_off(s.store.get(HANDOFFS_KEY))
+            except ValueError as exc:
+                raise InspectLogError(f"{where}: store.{HANDOFFS_KEY}: {exc}") from None
+            usage = _sample_usage(s)
+            if meta.delegate_system is not None:
+                usage = _with_handoffs(usage, handoffs)
+            reply = episode_reply(s.messages, episode[1], submitted, error, usage, handoffs)
             records.append(ResponseRecord.of_reply(named.family, named.task_id, system, reply))
     settings = evaluation.plan.config
     finished = evaluation.status == "success"
@@ -604,6 +647,8 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         config["response_format"] = "json_schema"
     else:
         config.update(agent=agent, disclosure=episode[0], max_steps=episode[1])
+        if meta.delegate_system is not None:
+            config["delegate_system"] = {"name": meta.delegate_system}
     try:
         manifest = RunManifest(
             system=system,

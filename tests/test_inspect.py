@@ -793,17 +793,25 @@ def _eval_agent(
     step: Callable[[Task, int], Step],
     seeds: str,
     solver: Agent | None = None,
+    tier: str = "agent",
+    options: dict[str, Any] | None = None,
+    other: Callable[[dict[str, Any]], Step] | None = None,
 ) -> tuple[Path, dict[str, int]]:
-    """An in-process inspect eval of the first `len(tasks)` agent-tier tasks at `seeds` (20
-    documents each, `AGENT_STEPS` steps) against a scripted server answering each task's
-    episode with `step(task, replies so far)`; its log, and the requests answered by task id."""
+    """An in-process inspect eval of the first `len(tasks)` `tier` tasks at `seeds` (20
+    documents each, `AGENT_STEPS` steps, more task arguments in `options`) against a scripted
+    server answering each task's episode with `step(task, replies so far)`, and a request that
+    is no task's episode (a sub-agent's) with `other(body)`; its log, and the requests answered
+    by task id."""
     protocol = get_protocol("structured_gap@1")
     assert protocol.agent is not None
     by_prompt = {_user_message(protocol.agent(agent_start(t, DD))): t for t in tasks}
     requests = {t.task_id: 0 for t in tasks}
 
     def route(body: dict[str, Any]) -> Step:
-        task = by_prompt[_user_message(body["messages"])]
+        task = by_prompt.get(_user_message(body["messages"]))
+        if task is None and other is not None:
+            return other(body)
+        assert task is not None, "a request of no task's episode"
         requests[task.task_id] += 1
         return step(task, replies_so_far(body))
 
@@ -812,15 +820,17 @@ def _eval_agent(
     with pytest.MonkeyPatch.context() as env:
         for var, value in isolated(tmp).items():
             env.setenv(var, value)
+        env.setenv("OPENAI_BASE_URL", server.url)  # litellm's, for an agent:openai/... sub-agent
         (evaluation,) = inspect_ai.eval(
             "peb_core/inspect_task.py@partial_evidence",
             task_args={
                 "family": "due_diligence_v1",
-                "tier": "agent",
+                "tier": tier,
                 "protocol": "structured_gap@1",
                 **parse_cli_args([f"seeds={seeds}"]),  # as `-T seeds=...` passes it
                 "max_steps": AGENT_STEPS,
                 "corpus_size": 20,
+                **(options or {}),
             },
             solver=solver,
             model="openai/scripted",
@@ -845,11 +855,13 @@ def _import(log: Path, tmp: Path, counts: str) -> Path:
     return out
 
 
-def _equal_metrics(log: Path, run: Path, tmp: Path) -> dict[str, Any]:
-    """The inspect scorer's metrics of `log`, checked equal to `peb score` of `run`, whose
-    scorecard row it returns."""
+def _equal_metrics(
+    log: Path, run: Path, tmp: Path, names: tuple[str, ...] = EPISODE_METRICS
+) -> dict[str, Any]:
+    """The inspect scorer's metrics of `log` (`names`), checked equal to `peb score` of `run`,
+    whose scorecard row it returns."""
     metrics = _metrics(log)
-    assert list(metrics) == list(EPISODE_METRICS)
+    assert list(metrics) == list(names)
     scored = peb(["score", str(run), "--json"], tmp)
     assert scored.returncode == 0, scored.stderr
     (row,) = json.loads(scored.stdout)
