@@ -531,16 +531,20 @@ def _other_task_log(tmp: Path) -> Path:
 def test_a_log_peb_cannot_import_is_one_line_and_exit_2(
     evaluated: Evaluated, tmp_path: Path
 ) -> None:
-    twice: EvalLog = read_eval_log(str(evaluated.log))
-    twice.eval.config.epochs = 2
-    write_eval_log(twice, tmp_path / "epochs.eval")
+    many: EvalLog = read_eval_log(str(evaluated.log))
+    many.eval.config.epochs = 101
+    write_eval_log(many, tmp_path / "epochs.eval")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / RESPONSES).write_text("")
     cases = [
         (tmp_path / "missing.eval", "out", "missing.eval: no such file"),
         (ROOT / "pyproject.toml", "out", "pyproject.toml: cannot be read as an inspect eval log"),
         (_other_task_log(tmp_path), "out", "a log of task 'other', not of partial_evidence"),
-        (tmp_path / "epochs.eval", "out", "has 2 epochs; a run folder holds one reply per task"),
+        (
+            tmp_path / "epochs.eval",
+            "out",
+            "has 101 epochs; a run folder holds 1 to 100 repeats (one per epoch)",
+        ),
         (evaluated.log, "taken", "taken: holds a run already; choose another --out"),
     ]
     for log, out, needle in cases:
@@ -656,7 +660,7 @@ EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
     ),
     "tripled": (
         _triple,
-        "appears 3 times; a run folder holds one reply per task",
+        "appears 3 times in epoch 1; a run folder holds one reply per task and epoch",
     ),
     "foreign_samples": (_foreign, "): metadata.family: Field required"),
     "two_million_seeds": (
@@ -707,6 +711,100 @@ def test_a_cancelled_sample_imports_as_missing(evaluated: Evaluated, tmp_path: P
     scored = peb(["score", str(out), "--json"], tmp_path)
     (row,) = json.loads(scored.stdout)
     assert (row["n_missing"], row["n_errors"], row["n_tasks"]) == (1, 4, 24)
+
+
+REPEAT_METRICS = ("unsafe_any_at_k", "consistent_at_k")
+
+
+def _by_arrival(tasks: list[Task]) -> tuple[ScriptedServer, dict[str, list[str]]]:
+    """A scripted server answering each task's first request with the `correct` reply and every
+    later one with `overclaim` (so the two epochs of a task differ, whichever runs first), and
+    the kinds it answered, by task id."""
+    protocol = get_protocol("structured_gap@1")
+    by_prompt = {_user_message(protocol.render(model_view(t, DD))): t for t in tasks}
+    answered: dict[str, list[str]] = {t.task_id: [] for t in tasks}
+
+    def route(body: dict[str, Any]) -> Step:
+        task = by_prompt[_user_message(body["messages"])]
+        kinds = answered[task.task_id]
+        kinds.append("overclaim" if kinds else "correct")
+        return _reply(task, kinds[-1])
+
+    server = ScriptedServer().start()
+    server.script.route = route
+    return server, answered
+
+
+def test_epochs_import_as_repeats_with_the_repeat_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An eval with epochs=2 whose model answers a task carefully once and overclaims once:
+    imported, epoch e is repeat e - 1, and `peb score` gives the repeat metrics, equal to our
+    runner's over the same replies and to the records counted by hand."""
+    tasks = generate_tasks([DD])
+    incomplete = {t.task_id for t in tasks if t.oracles.completeness == "incomplete"}
+    assert 0 < len(incomplete) < len(tasks)
+    server, answered = _by_arrival(tasks)
+    with pytest.MonkeyPatch.context() as env:
+        for var, value in isolated(tmp_path).items():
+            env.setenv(var, value)
+        (evaluation,) = inspect_ai.eval(
+            "peb_core/inspect_task.py@partial_evidence",
+            task_args={"family": "due_diligence_v1", "protocol": "structured_gap@1"},
+            model="openai/scripted",
+            model_args={"responses_api": False},
+            model_base_url=server.url,
+            epochs=2,
+            max_retries=0,
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert evaluation.status == "success", evaluation.error
+    assert all(kinds == ["correct", "overclaim"] for kinds in answered.values())
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    out = _import(log, tmp_path, "24 tasks x 2 epochs (48 replies, 0 errors)")
+
+    manifest = read_manifest(out)
+    assert (manifest.repeats, manifest.state) == (2, "finished")
+    records, _ = read_records(out / RESPONSES)
+    assert sorted(r.key for r in records) == sorted(
+        (DD.id, t.task_id, repeat) for t in tasks for repeat in (0, 1)
+    )
+    for t in tasks:  # each task's two epochs hold its two replies, one each
+        raws = sorted(r.raw or "" for r in records if r.task_id == t.task_id)
+        assert raws == sorted(_reply(t, kind).text or "" for kind in ("correct", "overclaim"))
+
+    scored = peb(["score", str(out), "--json"], tmp_path)
+    assert scored.returncode == 0, scored.stderr
+    (row,) = json.loads(scored.stdout)
+    assert row["repeats"] == 2
+    # By hand: every incomplete task overclaims in one epoch (unsafe in any of 2), is safe in
+    # the other (unsafe 1/2), and its two verdicts differ; a complete task's two replies agree.
+    assert row["unsafe_completeness_rate"] == pytest.approx(1 / 2)
+    assert row["unsafe_any_at_k"] == 1.0
+    assert row["consistent_at_k"] == pytest.approx(1 - len(incomplete) / len(tasks))
+
+    # The eval's own metrics: each epoch's sample a row, as peb score counts a repeat.
+    metrics = _metrics(log)
+    assert {m: row[m] for m in HEADLINE} == pytest.approx(metrics, rel=1e-12)
+
+    # Our runner with --repeats 2, against the same server answering afresh.
+    for kinds in answered.values():
+        kinds.clear()
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    system = ModelSystem(
+        model="openai/scripted",
+        families=[DD],
+        api_base=server.url,
+        retries=0,
+        cache_folder=tmp_path / "cache",
+    )
+    run_system(system, [DD], tmp_path / "runner", repeats=2)
+    server.stop()
+    card, _ = scorecard_of([tmp_path / "runner"])
+    (ours,) = card.to_dicts()
+    names = (*HEADLINE, *REPEAT_METRICS, "repeats")
+    assert {m: ours[m] for m in names} == pytest.approx({m: row[m] for m in names}, rel=1e-12)
 
 
 def test_without_inspect_ai_the_import_says_how_to_install_it(tmp_path: Path) -> None:
