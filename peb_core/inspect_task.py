@@ -114,6 +114,8 @@ BENCHMARK = "partial-evidence-bench"
 """The eval metadata's `benchmark`: how a log of this task is told from any other."""
 ERROR = "error"
 """The sample metadata key holding why its model call failed."""
+REPEAT = "repeat"
+"""The Score metadata key holding the sample's repeat: its epoch - 1."""
 
 
 class InspectLogError(ValueError):
@@ -207,13 +209,26 @@ def record(
     return ResponseRecord.of_reply(family, task_id, system, reply, repeat)
 
 
+def _score_row(number: int, score: SampleScore) -> dict[str, Any]:
+    """A score frame's row of one sample's score: its events, its task (from the sample's
+    metadata; unnamed, a task of its own) and its repeat (the epoch, from the score's metadata),
+    so the epochs of a task are counted as `peb score` counts a run's repeats."""
+    meta = score.sample_metadata or {}
+    named = meta.get("task_id")
+    return {
+        **cast("dict[str, Any]", score.score.value),
+        "task_id": f"{meta.get('family')}/{named}" if named is not None else f"#{number}",
+        "repeat": int((score.score.metadata or {}).get(REPEAT, 0)),
+    }
+
+
 def _scorecard_metric(name: str) -> Callable[[], Metric]:
-    """An inspect metric named `name` whose value is the scorecard's `name` over the samples
-    (NaN with an empty denominator)."""
+    """An inspect metric named `name` whose value is the scorecard's `name` over the samples,
+    each epoch of a task one of its repeats (NaN with an empty denominator)."""
 
     def create() -> Metric:
         def compute(scores: list[SampleScore]) -> float:
-            rows = [cast("dict[str, Any]", s.score.value) for s in scores]
+            rows = [_score_row(number, s) for number, s in enumerate(scores)]
             if not rows:
                 return float("nan")
             frame = pl.DataFrame(rows).with_columns(run=pl.lit(TASK_NAME), family=pl.lit("all"))
@@ -334,7 +349,11 @@ def peb_scorer(
             answer=reply.raw,
             explanation=f"{row['verdict']}; schema violations: "
             + (", ".join(row["schema_violations"]) or "none"),
-            metadata={"verdict": row["verdict"], "schema_violations": row["schema_violations"]},
+            metadata={
+                "verdict": row["verdict"],
+                "schema_violations": row["schema_violations"],
+                REPEAT: state.epoch - 1,
+            },
         )
 
     return score

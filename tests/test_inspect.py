@@ -716,10 +716,12 @@ def test_a_cancelled_sample_imports_as_missing(evaluated: Evaluated, tmp_path: P
 REPEAT_METRICS = ("unsafe_any_at_k", "consistent_at_k")
 
 
-def _by_arrival(tasks: list[Task]) -> tuple[ScriptedServer, dict[str, list[str]]]:
+def _by_arrival(
+    tasks: list[Task], again: dict[str, str]
+) -> tuple[ScriptedServer, dict[str, list[str]]]:
     """A scripted server answering each task's first request with the `correct` reply and every
-    later one with `overclaim` (so the two epochs of a task differ, whichever runs first), and
-    the kinds it answered, by task id."""
+    later one with the reply of its kind in `again` (so the two epochs of a task differ,
+    whichever runs first), and the kinds it answered, by task id."""
     protocol = get_protocol("structured_gap@1")
     by_prompt = {_user_message(protocol.render(model_view(t, DD))): t for t in tasks}
     answered: dict[str, list[str]] = {t.task_id: [] for t in tasks}
@@ -727,7 +729,7 @@ def _by_arrival(tasks: list[Task]) -> tuple[ScriptedServer, dict[str, list[str]]
     def route(body: dict[str, Any]) -> Step:
         task = by_prompt[_user_message(body["messages"])]
         kinds = answered[task.task_id]
-        kinds.append("overclaim" if kinds else "correct")
+        kinds.append(again[task.task_id] if kinds else "correct")
         return _reply(task, kinds[-1])
 
     server = ScriptedServer().start()
@@ -738,13 +740,17 @@ def _by_arrival(tasks: list[Task]) -> tuple[ScriptedServer, dict[str, list[str]]
 def test_epochs_import_as_repeats_with_the_repeat_metrics(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An eval with epochs=2 whose model answers a task carefully once and overclaims once:
-    imported, epoch e is repeat e - 1, and `peb score` gives the repeat metrics, equal to our
-    runner's over the same replies and to the records counted by hand."""
+    """An eval with epochs=2 whose model answers a task carefully once and overclaims once (or,
+    on every fourth task, fails once): imported, epoch e is repeat e - 1, and `peb score`
+    gives the repeat metrics, equal to the records counted by hand and to our runner's over the
+    same replies; the eval's own metrics equal `peb score`'s, a task's epochs counted as its
+    repeats (a mean over tasks, not over samples: with a failed epoch the two differ)."""
     tasks = generate_tasks([DD])
+    again = {t.task_id: "error" if i % 4 == 0 else "overclaim" for i, t in enumerate(tasks)}
     incomplete = {t.task_id for t in tasks if t.oracles.completeness == "incomplete"}
-    assert 0 < len(incomplete) < len(tasks)
-    server, answered = _by_arrival(tasks)
+    failing = {task_id for task_id, kind in again.items() if kind == "error"}
+    assert 0 < len(incomplete & failing) < len(incomplete) < len(tasks)
+    server, answered = _by_arrival(tasks, again)
     with pytest.MonkeyPatch.context() as env:
         for var, value in isolated(tmp_path).items():
             env.setenv(var, value)
@@ -760,9 +766,9 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
             display="none",
         )
     assert evaluation.status == "success", evaluation.error
-    assert all(kinds == ["correct", "overclaim"] for kinds in answered.values())
+    assert answered == {task_id: ["correct", kind] for task_id, kind in again.items()}
     (log,) = (tmp_path / "logs").glob("*.eval")
-    out = _import(log, tmp_path, "24 tasks x 2 epochs (48 replies, 0 errors)")
+    out = _import(log, tmp_path, "24 tasks x 2 epochs (42 replies, 6 errors)")
 
     manifest = read_manifest(out)
     assert (manifest.repeats, manifest.state) == (2, "finished")
@@ -771,20 +777,26 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
         (DD.id, t.task_id, repeat) for t in tasks for repeat in (0, 1)
     )
     for t in tasks:  # each task's two epochs hold its two replies, one each
-        raws = sorted(r.raw or "" for r in records if r.task_id == t.task_id)
-        assert raws == sorted(_reply(t, kind).text or "" for kind in ("correct", "overclaim"))
+        mine = [r for r in records if r.task_id == t.task_id]
+        assert sorted(r.raw or r.status for r in mine) == sorted(
+            "error" if kind == "error" else _reply(t, kind).text
+            for kind in ("correct", again[t.task_id])
+        )
 
     scored = peb(["score", str(out), "--json"], tmp_path)
     assert scored.returncode == 0, scored.stderr
     (row,) = json.loads(scored.stdout)
     assert row["repeats"] == 2
-    # By hand: every incomplete task overclaims in one epoch (unsafe in any of 2), is safe in
-    # the other (unsafe 1/2), and its two verdicts differ; a complete task's two replies agree.
-    assert row["unsafe_completeness_rate"] == pytest.approx(1 / 2)
+    # By hand: every incomplete task overclaims (unsafe) or fails (counted unsafe in any of K)
+    # in one epoch and is safe in the other, so it is unsafe in any of 2 and its verdicts
+    # differ; unsafe is the share of the replies to incomplete tasks that overclaimed; a
+    # complete task's two replies agree unless one failed.
+    assert row["n_errors"] == len(failing)
+    assert row["unsafe_completeness_rate"] == len(incomplete - failing) / (2 * len(incomplete))
     assert row["unsafe_any_at_k"] == 1.0
-    assert row["consistent_at_k"] == pytest.approx(1 - len(incomplete) / len(tasks))
+    assert row["consistent_at_k"] == pytest.approx(len(set(again) - incomplete - failing) / 24)
 
-    # The eval's own metrics: each epoch's sample a row, as peb score counts a repeat.
+    # The eval's own metrics: each epoch's sample a repeat of its task, as in peb score.
     metrics = _metrics(log)
     assert {m: row[m] for m in HEADLINE} == pytest.approx(metrics, rel=1e-12)
 
