@@ -70,7 +70,15 @@ from peb_core.inspect_agent import (
     react_agent,
 )
 from peb_core.runs import RunManifest, count_records, write_run
-from peb_core.scoring import EVAL_SUMMARY, HANDOFF, TRACE, score_run, scorecard, with_verdict
+from peb_core.scoring import (
+    EVAL_SUMMARY,
+    HANDOFF,
+    REPEAT_COLUMNS,
+    TRACE,
+    score_run,
+    scorecard,
+    with_verdict,
+)
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
@@ -210,13 +218,15 @@ def record(
 
 
 def _score_row(number: int, score: SampleScore) -> dict[str, Any]:
-    """A score frame's row of one sample's score: its events, its task (from the sample's
-    metadata; unnamed, a task of its own) and its repeat (the epoch, from the score's metadata),
-    so the epochs of a task are counted as `peb score` counts a run's repeats."""
+    """A score frame's row of one sample's score: its events (but those over a task's repeats,
+    which a sample's score cannot know), its task (from the sample's metadata; unnamed, a task
+    of its own) and its repeat (the epoch, from the score's metadata), so the epochs of a task
+    are counted as `peb score` counts a run's repeats."""
     meta = score.sample_metadata or {}
     named = meta.get("task_id")
+    events = cast("dict[str, Any]", score.score.value)
     return {
-        **cast("dict[str, Any]", score.score.value),
+        **{c: v for c, v in events.items() if c not in REPEAT_COLUMNS},
         "task_id": f"{meta.get('family')}/{named}" if named is not None else f"#{number}",
         "repeat": int((score.score.metadata or {}).get(REPEAT, 0)),
     }

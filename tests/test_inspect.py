@@ -41,16 +41,18 @@ from inspect_ai.model import (
     execute_tools,
     get_model,
 )
+from inspect_ai.scorer import SampleScore, Score
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolCallError
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
 from peb_core.inspect_agent import SESSIONS, episode_reply, sample_tools
-from peb_core.inspect_task import partial_evidence
+from peb_core.inspect_task import _EVENTS, REPEAT, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
-from peb_core.systems import AGENT_REMINDER, ModelSystem, get_protocol
+from peb_core.scoring import score_run, with_verdict
+from peb_core.systems import AGENT_REMINDER, ModelSystem, Reply, ResponseRecord, get_protocol
 from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, view_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -779,7 +781,7 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
     for t in tasks:  # each task's two epochs hold its two replies, one each
         mine = [r for r in records if r.task_id == t.task_id]
         assert sorted(r.raw or r.status for r in mine) == sorted(
-            "error" if kind == "error" else _reply(t, kind).text
+            "error" if kind == "error" else _reply(t, kind).text or ""
             for kind in ("correct", again[t.task_id])
         )
 
@@ -817,6 +819,36 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
     (ours,) = card.to_dicts()
     names = (*HEADLINE, *REPEAT_METRICS, "repeats")
     assert {m: ours[m] for m in names} == pytest.approx({m: row[m] for m in names}, rel=1e-12)
+
+
+def _epoch_score(
+    task: Task, epoch: int, propagated: float | None, kind: str = "correct"
+) -> SampleScore:
+    """The score of the reply of `kind` to `task` in `epoch` (1-based), as the scorer gives it,
+    with a handoff gap that reached the final report by `propagated` (None: no handoff gap)."""
+    reply = Reply(status="ok", raw=_reply(task, kind).text)
+    record = ResponseRecord.of_reply(DD.id, task.task_id, "s", reply)
+    scores = score_run([task], [record], run="r", system="s", families={DD.id: DD})
+    row = with_verdict(scores).row(0, named=True)
+    value = {c: row[c] for c in _EVENTS}
+    value.update(handoff_gaps=int(propagated is not None), gap_propagation=propagated)
+    return SampleScore(
+        score=Score(value=value, metadata={REPEAT: epoch - 1}),
+        sample_metadata={"family": DD.id, "task_id": task.task_id},
+    )
+
+
+def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:
+    """A task's epochs are its repeats in the eval's metrics, as in `peb score`: a mean is over
+    tasks (A's gap propagated in the one of its epochs that had one: 1; B's in neither: 0), not
+    over samples (1/3), and a task with an unreadable epoch is not consistent."""
+    a, b = generate_tasks([DD])[:2]
+    a_twice = [_epoch_score(a, 1, 1.0), _epoch_score(a, 2, None)]
+    b_twice = [_epoch_score(b, 1, 0.0), _epoch_score(b, 2, 0.0)]
+    assert _scorecard_metric("gap_propagation")()(a_twice + b_twice) == 0.5
+    assert _scorecard_metric("consistent_at_k")()(a_twice + b_twice) == 1.0
+    b_unread = [b_twice[0], _epoch_score(b, 2, 0.0, "malformed")]
+    assert _scorecard_metric("consistent_at_k")()(a_twice + b_unread) == 0.5
 
 
 def test_without_inspect_ai_the_import_says_how_to_install_it(tmp_path: Path) -> None:
