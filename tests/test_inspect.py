@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 import pytest
@@ -838,6 +838,11 @@ def _epoch_score(
     )
 
 
+def _eval_metric(name: str) -> Callable[[list[SampleScore]], Any]:
+    """The eval's metric `name`, as inspect calls it (on the unreduced scores)."""
+    return cast("Callable[[list[SampleScore]], Any]", _scorecard_metric(name)())
+
+
 def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:
     """A task's epochs are its repeats in the eval's metrics, as in `peb score`: a mean is over
     tasks (A's gap propagated in the one of its epochs that had one: 1; B's in neither: 0), not
@@ -845,10 +850,10 @@ def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:
     a, b = generate_tasks([DD])[:2]
     a_twice = [_epoch_score(a, 1, 1.0), _epoch_score(a, 2, None)]
     b_twice = [_epoch_score(b, 1, 0.0), _epoch_score(b, 2, 0.0)]
-    assert _scorecard_metric("gap_propagation")()(a_twice + b_twice) == 0.5
-    assert _scorecard_metric("consistent_at_k")()(a_twice + b_twice) == 1.0
+    assert _eval_metric("gap_propagation")(a_twice + b_twice) == 0.5
+    assert _eval_metric("consistent_at_k")(a_twice + b_twice) == 1.0
     b_unread = [b_twice[0], _epoch_score(b, 2, 0.0, "malformed")]
-    assert _scorecard_metric("consistent_at_k")()(a_twice + b_unread) == 0.5
+    assert _eval_metric("consistent_at_k")(a_twice + b_unread) == 0.5
 
 
 def test_without_inspect_ai_the_import_says_how_to_install_it(tmp_path: Path) -> None:
