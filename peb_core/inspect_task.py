@@ -638,7 +638,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         where = f"{log}: sample {number} (id {s.id!r}, epoch {s.epoch})"
         named = _checked(_SampleMetadata, s.metadata, f"{where}: metadata")
         if not 1 <= s.epoch <= epochs:
-            raise InspectLogError(f"{where}: epoch {s.epoch} is not among the eval's 1-{epochs}")
+            raise InspectLogError(f"{where}: an epoch the eval's {epochs} epoch(s) do not hold")
         key = (named.family, named.task_id)
         if named.task_id != task_id(named.template, named.seed, named.tier) or key not in keys:
             raise InspectLogError(

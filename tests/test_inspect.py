@@ -604,6 +604,12 @@ def _triple(log: EvalLog) -> None:
     ]
 
 
+def _edit_sample_epoch(log: EvalLog) -> None:
+    """A sample claimed to be of the second epoch of a one-epoch eval."""
+    assert log.samples is not None
+    log.samples[4].epoch = 2
+
+
 def _foreign(log: EvalLog) -> None:
     """Another task's samples under our eval metadata: a log claiming to be ours."""
     assert log.samples is not None
@@ -665,6 +671,10 @@ EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
         "appears 3 times in epoch 1; a run folder holds one reply per task and epoch",
     ),
     "foreign_samples": (_foreign, "): metadata.family: Field required"),
+    "epoch_beyond": (
+        _edit_sample_epoch,
+        "epoch 2): an epoch the eval's 1 epoch(s) do not hold",
+    ),
     "two_million_seeds": (
         _edit_metadata(seeds=list(range(2_000_000))),
         "metadata names 12,000,000 tasks, more than --max-tasks (100,000)",
