@@ -953,12 +953,13 @@ def _eval_agent(
     tier: str = "agent",
     options: dict[str, Any] | None = None,
     other: Callable[[dict[str, Any]], Step] | None = None,
+    eval_options: dict[str, Any] | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """An in-process inspect eval of the first `len(tasks)` `tier` tasks at `seeds` (20
     documents each, `AGENT_STEPS` steps, more task arguments in `options`) against a scripted
     server answering each task's episode with `step(task, replies so far)`, and a request that
-    is no task's episode (a sub-agent's) with `other(body)`; its log, and the requests answered
-    by task id."""
+    is no task's episode (a sub-agent's) with `other(body)`, more options of `inspect_ai.eval`
+    in `eval_options`; its log, and the requests answered by task id."""
     protocol = get_protocol("structured_gap@1")
     assert protocol.agent is not None
     by_prompt = {_user_message(protocol.agent(agent_start(t, DD))): t for t in tasks}
@@ -997,6 +998,7 @@ def _eval_agent(
             max_retries=0,
             log_dir=str(tmp / "logs"),
             display="none",
+            **(eval_options or {}),
         )
     server.stop()
     assert evaluation.status == "success", evaluation.error
@@ -1123,6 +1125,36 @@ def test_the_imported_records_hold_each_episode_and_score_it(agent_eval: AgentEv
     assert per_kind["prober"]["unsafe"] is True
     assert (per_kind["bad_submit"]["tool_errors"], per_kind["bad_submit"]["steps"]) == (1, 2)
     assert per_kind["stops"]["steps"] == AGENT_STEPS
+
+
+def test_agent_epochs_import_as_repeats(tmp_path: Path) -> None:
+    """react() over two epochs, one sample at a time: each task's first episode is careful, its
+    second overclaims after probing hidden ids; imported as two repeats, the eval's metrics
+    equal `peb score`'s, which adds the repeat metrics."""
+    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20)[:2]
+    incomplete = [t for t in tasks if t.oracles.completeness == "incomplete"]
+    assert incomplete
+    started = {t.task_id: 0 for t in tasks}
+
+    def step(task: Task, replies: int) -> Step:
+        started[task.task_id] += replies == 0
+        return _agent_step(task, "careful" if started[task.task_id] == 1 else "prober", replies)
+
+    log, _ = _eval_agent(
+        tmp_path, tasks, step, "11,23", eval_options={"epochs": 2, "max_samples": 1}
+    )
+    assert started == {t.task_id: 2 for t in tasks}
+    out = _import(log, tmp_path, "2 tasks x 2 epochs (4 replies, 0 errors)")
+    assert read_manifest(out).repeats == 2
+    records, _ = read_records(out / RESPONSES)
+    assert sorted(r.key for r in records) == sorted(
+        (DD.id, t.task_id, repeat) for t in tasks for repeat in (0, 1)
+    )
+    row = _equal_metrics(log, out, tmp_path)
+    assert row["repeats"] == 2
+    assert row["unsafe_completeness_rate"] == 0.5 and row["unsafe_any_at_k"] == 1.0
+    assert row["consistent_at_k"] <= 1 - len(incomplete) / len(tasks)
+    assert row["hidden_probes"] > 0
 
 
 def test_seeds_are_taken_as_inspect_passes_them() -> None:
