@@ -565,11 +565,11 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     """Write the run folder `out` (manifest and responses, as the runner writes them) from the
     inspect eval log `log` (`.eval` or `.json`) of `partial_evidence`: one record per sample
     (epoch e as repeat e - 1, the manifest's `repeats` the eval's epochs), the reply text kept
-    as `raw`, a failed sample as an error record, a cancelled one left out
-    (missing). Nothing in the log is taken on trust: its metadata must name a known family,
-    tier and protocol and at most `max_tasks` tasks, and every sample must be one task of that
-    run, once. InspectLogError (one line) when the log cannot be read, is not of this task or
-    fails a check; RunError when `out` already holds a run."""
+    as `raw`, a failed sample as an error record, a cancelled one left out (missing). Nothing
+    in the log is taken on trust: its metadata must name a known family, tier and protocol, at
+    most `max_tasks` tasks and 1 to MAX_REPEATS epochs, and every sample must be one task of
+    that run, once in each epoch. InspectLogError (one line) when the log cannot be read, is
+    not of this task or fails a check; RunError when `out` already holds a run."""
     if not log.is_file():
         raise InspectLogError(f"{log}: no such file")
     try:
