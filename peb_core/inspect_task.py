@@ -70,11 +70,20 @@ from peb_core.inspect_agent import (
     react_agent,
 )
 from peb_core.runs import RunManifest, count_records, write_run
-from peb_core.scoring import EVAL_SUMMARY, HANDOFF, TRACE, score_run, scorecard, with_verdict
+from peb_core.scoring import (
+    EVAL_SUMMARY,
+    HANDOFF,
+    REPEAT_COLUMNS,
+    TRACE,
+    score_run,
+    scorecard,
+    with_verdict,
+)
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
+    MAX_REPEATS,
     PROTOCOLS,
     ModelSystem,
     PromptProtocol,
@@ -113,6 +122,8 @@ BENCHMARK = "partial-evidence-bench"
 """The eval metadata's `benchmark`: how a log of this task is told from any other."""
 ERROR = "error"
 """The sample metadata key holding why its model call failed."""
+REPEAT = "repeat"
+"""The Score metadata key holding the sample's repeat: its epoch - 1."""
 
 
 class InspectLogError(ValueError):
@@ -178,13 +189,18 @@ def sample(
 
 
 def record(
-    metadata: dict[str, Any], system: str, output: ModelOutput, error: str | None
+    metadata: dict[str, Any],
+    system: str,
+    output: ModelOutput,
+    error: str | None,
+    repeat: int = 0,
 ) -> ResponseRecord:
-    """The run record of one sample: an error if its model call failed, else its reply text
-    (kept as `ModelSystem` keeps it) with the usage inspect reported."""
+    """The run record of one sample (in its `repeat`): an error if its model call failed, else
+    its reply text (kept as `ModelSystem` keeps it) with the usage inspect reported."""
     family, task_id = metadata["family"], metadata["task_id"]
     if error is not None:
-        return ResponseRecord.of_reply(family, task_id, system, Reply(status="error", error=error))
+        failed = Reply(status="error", error=error)
+        return ResponseRecord.of_reply(family, task_id, system, failed, repeat)
     raw, truncated = clean_reply(output.completion)
     usage = output.usage
     reply = Reply(
@@ -198,16 +214,31 @@ def record(
             cost_usd=usage.total_cost if usage else None,
         ),
     )
-    return ResponseRecord.of_reply(family, task_id, system, reply)
+    return ResponseRecord.of_reply(family, task_id, system, reply, repeat)
+
+
+def _score_row(number: int, score: SampleScore) -> dict[str, Any]:
+    """A score frame's row of one sample's score: its events (but those over a task's repeats,
+    which a sample's score cannot know), its task (from the sample's metadata; unnamed, a task
+    of its own) and its repeat (the epoch, from the score's metadata), so the epochs of a task
+    are counted as `peb score` counts a run's repeats."""
+    meta = score.sample_metadata or {}
+    named = meta.get("task_id")
+    events = cast("dict[str, Any]", score.score.value)
+    return {
+        **{c: v for c, v in events.items() if c not in REPEAT_COLUMNS},
+        "task_id": f"{meta.get('family')}/{named}" if named is not None else f"#{number}",
+        "repeat": int((score.score.metadata or {}).get(REPEAT, 0)),
+    }
 
 
 def _scorecard_metric(name: str) -> Callable[[], Metric]:
-    """An inspect metric named `name` whose value is the scorecard's `name` over the samples
-    (NaN with an empty denominator)."""
+    """An inspect metric named `name` whose value is the scorecard's `name` over the samples,
+    each epoch of a task one of its repeats (NaN with an empty denominator)."""
 
     def create() -> Metric:
         def compute(scores: list[SampleScore]) -> float:
-            rows = [cast("dict[str, Any]", s.score.value) for s in scores]
+            rows = [_score_row(number, s) for number, s in enumerate(scores)]
             if not rows:
                 return float("nan")
             frame = pl.DataFrame(rows).with_columns(run=pl.lit(TASK_NAME), family=pl.lit("all"))
@@ -328,7 +359,11 @@ def peb_scorer(
             answer=reply.raw,
             explanation=f"{row['verdict']}; schema violations: "
             + (", ".join(row["schema_violations"]) or "none"),
-            metadata={"verdict": row["verdict"], "schema_violations": row["schema_violations"]},
+            metadata={
+                "verdict": row["verdict"],
+                "schema_violations": row["schema_violations"],
+                REPEAT: state.epoch - 1,
+            },
         )
 
     return score
@@ -528,12 +563,13 @@ def _cancelled(sample: EvalSample) -> bool:
 
 def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     """Write the run folder `out` (manifest and responses, as the runner writes them) from the
-    inspect eval log `log` (`.eval` or `.json`) of `partial_evidence`: one record per sample,
-    the reply text kept as `raw`, a failed sample as an error record, a cancelled one left out
-    (missing). Nothing in the log is taken on trust: its metadata must name a known family,
-    tier and protocol and at most `max_tasks` tasks, and every sample must be one task of that
-    run, once. InspectLogError (one line) when the log cannot be read, is not of this task or
-    fails a check; RunError when `out` already holds a run."""
+    inspect eval log `log` (`.eval` or `.json`) of `partial_evidence`: one record per sample
+    (epoch e as repeat e - 1, the manifest's `repeats` the eval's epochs), the reply text kept
+    as `raw`, a failed sample as an error record, a cancelled one left out (missing). Nothing
+    in the log is taken on trust: its metadata must name a known family, tier and protocol, at
+    most `max_tasks` tasks and 1 to MAX_REPEATS epochs, and every sample must be one task of
+    that run, once in each epoch. InspectLogError (one line) when the log cannot be read, is
+    not of this task or fails a check; RunError when `out` already holds a run."""
     if not log.is_file():
         raise InspectLogError(f"{log}: no such file")
     try:
@@ -548,9 +584,11 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             f"{log}: a log of task {spec.task!r}, not of {TASK_NAME} (partial-evidence-bench)"
         )
     meta = _checked(_EvalMetadata, spec.metadata, f"{log}: metadata")
-    if spec.config.epochs not in (None, 1):
+    epochs = spec.config.epochs or 1
+    if not 1 <= epochs <= MAX_REPEATS:
         raise InspectLogError(
-            f"{log}: has {spec.config.epochs} epochs; a run folder holds one reply per task"
+            f"{log}: has {epochs} epochs; a run folder holds 1 to {MAX_REPEATS} repeats "
+            "(one per epoch)"
         )
     if evaluation.samples is None:
         raise InspectLogError(f"{log}: holds no samples (was it logged with --no-log-samples?)")
@@ -594,11 +632,13 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     keys = set(islice(task_keys([family], meta.seeds, meta.tier), limit))
     agent = spec.solver or "react"
     system = system_name(f"{agent}:{spec.model}" if episode else spec.model, protocol.id)
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, int]] = set()
     records: list[ResponseRecord] = []
     for number, s in enumerate(evaluation.samples, start=1):
-        where = f"{log}: sample {number} (id {s.id!r})"
+        where = f"{log}: sample {number} (id {s.id!r}, epoch {s.epoch})"
         named = _checked(_SampleMetadata, s.metadata, f"{where}: metadata")
+        if not 1 <= s.epoch <= epochs:
+            raise InspectLogError(f"{where}: an epoch the eval's {epochs} epoch(s) do not hold")
         key = (named.family, named.task_id)
         if named.task_id != task_id(named.template, named.seed, named.tier) or key not in keys:
             raise InspectLogError(
@@ -606,21 +646,23 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
                 f"seed {named.seed}, tier {named.tier}) is not a task of this run ({family.id}, "
                 f"tier {meta.tier}, seeds {format_seeds(meta.seeds)})"
             )
-        if key in seen:
+        if (*key, s.epoch) in seen:
             repeats = sum(
-                isinstance(o.metadata, dict) and o.metadata.get("task_id") == named.task_id
+                isinstance(o.metadata, dict)
+                and o.metadata.get("task_id") == named.task_id
+                and o.epoch == s.epoch
                 for o in evaluation.samples
             )
             raise InspectLogError(
-                f"{where}: task {named.task_id} appears {repeats} times; a run folder holds one "
-                "reply per task"
+                f"{where}: task {named.task_id} appears {repeats} times in epoch {s.epoch}; a "
+                "run folder holds one reply per task and epoch"
             )
-        seen.add(key)
+        seen.add((*key, s.epoch))
         if _cancelled(s):
             continue
         error = named.error or (first_line(s.error.message) if s.error else None)
         if episode is None:
-            records.append(record(named.model_dump(), system, s.output, error))
+            records.append(record(named.model_dump(), system, s.output, error, s.epoch - 1))
         else:
             submitted = s.store.get(SUBMITTED_KEY)
             if submitted is not None and not isinstance(submitted, str):
@@ -633,7 +675,9 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             if meta.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
             reply = episode_reply(s.messages, episode[1], submitted, error, usage, handoffs)
-            records.append(ResponseRecord.of_reply(named.family, named.task_id, system, reply))
+            records.append(
+                ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
+            )
     settings = evaluation.plan.config
     finished = evaluation.status == "success"
     config: dict[str, Any] = {
@@ -658,11 +702,12 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             tier=meta.tier,
             corpus_size=meta.corpus_size,
             limit=limit,
+            repeats=epochs,
             package_version=meta.package_version,
             scenario_hash=meta.scenario_hash,
             started_at=evaluation.stats.started_at or spec.created,
             finished_at=evaluation.stats.completed_at if finished else None,
-            state="finished" if finished and len(records) == len(keys) else "interrupted",
+            state="finished" if finished and len(records) == len(keys) * epochs else "interrupted",
             counts=count_records(len(keys), records),
         )
     except ValidationError as exc:

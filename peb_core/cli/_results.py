@@ -141,8 +141,9 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    repeats = f" x {manifest.repeats} epochs" if manifest.repeats > 1 else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks ({c.ok} replies{episodes}, {c.error} errors) from "
+        f"{args.out}: {c.n_tasks} tasks{repeats} ({c.ok} replies{episodes}, {c.error} errors) from "
         f"{args.log}; peb score reads them"
     )
 

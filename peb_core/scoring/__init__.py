@@ -23,6 +23,7 @@ from ._explain import (
 )
 from ._frames import (
     GAP_PARTS,
+    REPEAT_COLUMNS,
     RESPONSE_SCHEMA,
     ROW_KEYS,
     STATUSES,
@@ -123,6 +124,7 @@ __all__ = [
     "NONE",
     "NO_NUMBER",
     "REPEATS",
+    "REPEAT_COLUMNS",
     "RESPONSE_SCHEMA",
     "ROW_KEYS",
     "SCREEN",
