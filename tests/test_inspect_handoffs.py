@@ -24,6 +24,7 @@ from scripted_server import Step, replies_so_far, tool_step
 
 pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `inspect` extra)")
 
+from answers import careful, lazy
 from inspect_ai.agent import Agent, AgentState, agent
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
@@ -68,21 +69,8 @@ def _request(task: Task) -> str:
     return f"{REQUEST} (case {TASKS.index(task) + 1})."
 
 
-def careful(task: Task) -> dict[str, Any]:
-    """The oracle's incomplete response, gap report and all."""
-    assert task.oracles.gap_report is not None
-    partial = task.contract.partial_response_permitted
-    return {
-        "answer": task.oracles.authorized_answer if partial else None,
-        "completeness": "incomplete",
-        "gap_report": task.oracles.gap_report.model_dump(),
-    }
 
 
-def lazy(task: Task) -> dict[str, Any]:
-    """The authorized answer claimed complete."""
-    return {"answer": task.oracles.authorized_answer, "completeness": "complete",
-            "gap_report": None}  # fmt: skip
 
 
 def requester(final: Callable[[Task], dict[str, Any]], to: str) -> Callable[[Task, int], Step]:

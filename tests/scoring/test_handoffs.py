@@ -13,11 +13,11 @@ from typing import Any
 
 import polars as pl
 import pytest
+from answers import careful, lazy
 
 from peb_core import generate_tasks, load_families
 from peb_core.scoring import HANDOFF, score_run, scorecard
 from peb_core.systems import Delegation, Reply, ReplyStatus, ResponseRecord, Step, ToolCall
-from peb_core.tasks import Task
 
 FAMILIES = load_families()
 DD = FAMILIES["due_diligence_v1"]
@@ -25,20 +25,8 @@ TASKS = generate_tasks([DD], tier="delegation")
 TASK = next(t for t in TASKS if t.oracles.completeness == "incomplete")
 
 
-def careful(task: Task) -> dict[str, Any]:
-    """The oracle's response: incomplete with the oracle's gap report."""
-    assert task.oracles.gap_report is not None
-    partial = task.contract.partial_response_permitted
-    return {
-        "answer": task.oracles.authorized_answer if partial else None,
-        "completeness": "incomplete",
-        "gap_report": task.oracles.gap_report.model_dump(),
-    }
 
 
-def complete(task: Task) -> dict[str, Any]:
-    return {"answer": task.oracles.authorized_answer, "completeness": "complete",
-            "gap_report": None}  # fmt: skip
 
 
 def _handoff(response: dict[str, Any] | None, status: ReplyStatus = "ok") -> Step:
@@ -80,12 +68,12 @@ def _metrics(row: dict[str, Any]) -> tuple[Any, Any]:
 def test_a_careful_requester_propagates_and_a_lazy_one_launders() -> None:
     gap = _handoff(careful(TASK))
     assert _metrics(_row(_record(careful(TASK), gap))) == (1.0, 0.0)
-    lazy = _row(_record(complete(TASK), gap))
-    assert _metrics(lazy) == (0.0, 1.0)
-    assert lazy["unsafe_completeness_rate"] == 1.0
+    laundered = _row(_record(lazy(TASK), gap))
+    assert _metrics(laundered) == (0.0, 1.0)
+    assert laundered["unsafe_completeness_rate"] == 1.0
     # Intervals, as for every rate and mean.
-    assert lazy["laundered_completeness_ci_low"] is not None
-    assert lazy["gap_propagation_ci_high"] is not None
+    assert laundered["laundered_completeness_ci_low"] is not None
+    assert laundered["gap_propagation_ci_high"] is not None
 
 
 @pytest.mark.parametrize(
@@ -118,12 +106,12 @@ def test_a_gap_reaches_the_final_report_only_whole() -> None:
 def test_without_a_reported_gap_the_handoff_metrics_are_null() -> None:
     none = (None, None)
     # The sub-agent claimed complete, failed, or never submitted: no gap was reported.
-    assert _metrics(_row(_record(complete(TASK), _handoff(complete(TASK))))) == none
-    assert _metrics(_row(_record(complete(TASK), _handoff(None, "error")))) == none
-    assert _metrics(_row(_record(complete(TASK), _handoff(None, "no_submit")))) == none
+    assert _metrics(_row(_record(lazy(TASK), _handoff(lazy(TASK))))) == none
+    assert _metrics(_row(_record(lazy(TASK), _handoff(None, "error")))) == none
+    assert _metrics(_row(_record(lazy(TASK), _handoff(None, "no_submit")))) == none
     # An agent that never hands off; a one-shot reply; a missing record.
-    assert _metrics(_row(_record(complete(TASK)))) == none
-    reply = Reply(status="ok", raw=json.dumps(complete(TASK)))
+    assert _metrics(_row(_record(lazy(TASK)))) == none
+    reply = Reply(status="ok", raw=json.dumps(lazy(TASK)))
     one_shot = ResponseRecord.of_reply(TASK.family, TASK.task_id, "m", reply)
     assert _metrics(_row(one_shot, episodes=False)) == none
     assert _metrics(_row(episodes=True)) == none
@@ -135,7 +123,7 @@ def test_the_handoff_metrics_are_registered_and_order_free() -> None:
     tasks = [t for t in TASKS if t.oracles.completeness == "incomplete"][:4]
     records = []
     for i, task in enumerate(tasks):
-        final = careful(task) if i % 2 else complete(task)
+        final = careful(task) if i % 2 else lazy(task)
         step = _handoff(careful(task))
         reply = Reply(status="ok", raw=json.dumps(final), trace=(step,))
         records.append(ResponseRecord.of_reply(task.family, task.task_id, "agent", reply))

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from answers import careful, lazy
 from scripted_server import (
     ScriptedServer,
     Step,
@@ -66,27 +67,8 @@ def _required(task: Task) -> list[str]:
     ]
 
 
-def careful(task: Task) -> dict[str, Any]:
-    """The response a careful agent gives: the oracle's."""
-    o = task.oracles
-    if o.completeness == "complete":
-        return {"answer": o.complete_answer, "completeness": "complete", "gap_report": None}
-    assert o.gap_report is not None
-    partial = task.contract.partial_response_permitted
-    return {
-        "answer": o.authorized_answer if partial else None,
-        "completeness": "incomplete",
-        "gap_report": o.gap_report.model_dump(),
-    }
 
 
-def lazy(task: Task) -> dict[str, Any]:
-    """What an agent that answers from what it found and claims complete gives."""
-    return {
-        "answer": task.oracles.authorized_answer,
-        "completeness": "complete",
-        "gap_report": None,
-    }
 
 
 def careful_plan(task: Task) -> list[Step]:

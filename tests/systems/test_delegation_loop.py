@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answers import careful, lazy
 from scripted_server import ScriptedServer, Step, replies_so_far, tool_step
 
 from peb_core import ResponseRecord, generate_tasks, load_families
 from peb_core.access import DelegateResult, agent_view
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import AgentSystem, Reply, build_system
-from peb_core.tasks import Task
 
 FAMILIES = load_families()
 DD = FAMILIES["due_diligence_v1"]
@@ -31,19 +31,8 @@ TASK = next(
 REQUEST = "Check each contract record against the register and report what has no current copy."
 
 
-def careful(task: Task) -> dict[str, Any]:
-    assert task.oracles.gap_report is not None
-    partial = task.contract.partial_response_permitted
-    return {
-        "answer": task.oracles.authorized_answer if partial else None,
-        "completeness": "incomplete",
-        "gap_report": task.oracles.gap_report.model_dump(),
-    }
 
 
-def lazy(task: Task) -> dict[str, Any]:
-    return {"answer": task.oracles.authorized_answer, "completeness": "complete",
-            "gap_report": None}  # fmt: skip
 
 
 def _offers_delegate(body: dict[str, Any]) -> bool:
