@@ -6,7 +6,7 @@ so that, with the package installed (the `inspect` extra), from any folder:
 
 inspect names a task after the top-level module that defines it, and for a name
 `PREFIX/task` loads the entry point called PREFIX: hence this one module, named as the
-distribution. The task is `peb_core.inspect_task.partial_evidence`, with its options (`-T
+distribution. The task is `peb_core.frontends.inspect.task.partial_evidence`, with its options (`-T
 family=... -T tier=... -T protocol=... -T seeds=...`, and on the agent tier `-T disclosure=...
 -T max_steps=... -T corpus_size=...`) as they are."""
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import inspect_ai
 
-from peb_core import inspect_task
+from peb_core.frontends.inspect import task as inspect_task
 
 
 @inspect_ai.task

@@ -258,10 +258,10 @@ def bench_steps(tmp: Path, episodes: int, rounds: int) -> bool:
 
 
 def _process(args: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MiB) of `python -m peb_core.cli ARGS` as a whole process."""
+    """(wall s, CPU s, peak RSS MiB) of `python -m peb_core ARGS` as a whole process."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "peb_core.cli", *args],
+        [sys.executable, "-m", "peb_core", *args],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """`peb run`'s progress line: what it costs per record as a run grows. The progress callback
-(`peb_core.cli._run.ProgressLine`) runs on the event loop after every finished task, so its cost
-per record must not grow with the records before it. Goal: the time per record over 100,000
+(`peb_core.frontends.cli._run.ProgressLine`) runs on the event loop after every finished task, so
+its cost per record must not grow with the records before it. Goal: the time per record over 100,000
 records at most 1.5 times that over 10,000 (linear work; it was quadratic: every record summed
 every cost so far).
 
@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from peb_core.cli._run import ProgressLine
+from peb_core.frontends.cli._run import ProgressLine
 from peb_core.systems import Reply, ResponseRecord, Usage
 
 SIZES = (10_000, 100_000)

@@ -9,7 +9,7 @@ def _():
     import marimo as mo
 
     from peb_core import results, scoring, tasks
-    from peb_core import workbench as wb
+    from peb_core.frontends import workbench as wb
     from peb_core.reporting import charts
 
     RUNS = results.runs_root()

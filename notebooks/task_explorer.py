@@ -12,8 +12,8 @@ def _():
     import marimo as mo
 
     from peb_core import results, scoring, tasks
-    from peb_core import workbench as wb
     from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
+    from peb_core.frontends import workbench as wb
 
     RUNS = results.runs_root()
     families = tasks.load_families()

@@ -6,8 +6,8 @@ The stages, in the order data flows, each a subpackage that imports only those b
 tasks into a run folder) and `scoring` (tasks and replies -> per-task scores, scorecards) ->
 `results` (run folders -> scores) -> `reporting` (tables and charts) and `dataset` (the release),
 and `audit` (what the surface of the model views gives away; after `scoring`, whose intervals it
-uses); then the adapters (`cli`, `inspect_task`), then `workbench` (what the notebooks decide and
-show, and serving them), and the notebooks on top. This module offers the common names of the
+uses); then the front-ends in a room of their own (`frontends`: `cli`, `workbench`, `inspect`,
+`mcp`), and the notebooks on top. This module offers the common names of the
 stages; each is imported from its stage on first use, so importing the
 package (or the CLI) costs only the stages a command needs.
 """

@@ -64,12 +64,12 @@ TOKEN = "browser-test-token"
 
 @contextmanager
 def serve(notebook: Path, env: dict[str, str], *, timeout_s: float = 60.0) -> Iterator[str]:
-    """`notebook` served as `./dev workbench` serves it (`python -m peb_core.workbench`: an
-    access token, local Host and Origin only) on 127.0.0.1 at a free port; yields its URL with
-    the token, stops it after."""
+    """`notebook` served as `./dev workbench` serves it (`python -m
+    peb_core.frontends.workbench`: an access token, local Host and Origin only) on 127.0.0.1 at
+    a free port; yields its URL with the token, stops it after."""
     port = free_port()
     log = open(Path(env["HOME"]) / f"marimo-{port}.log", "wb")  # noqa: SIM115
-    command = [sys.executable, "-m", "peb_core.workbench", str(notebook), "--headless"]
+    command = [sys.executable, "-m", "peb_core.frontends.workbench", str(notebook), "--headless"]
     proc = subprocess.Popen(
         [*command, "--port", str(port)],
         cwd=ROOT,

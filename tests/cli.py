@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from peb_core.cli import main
+from peb_core.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -43,7 +43,7 @@ def probe(name: str, args: list[str] | None = None, needle: str = "") -> Callabl
     return register
 
 
-PEB = [sys.executable, "-m", "peb_core.cli"]
+PEB = [sys.executable, "-m", "peb_core"]
 
 
 def peb(
@@ -552,7 +552,7 @@ def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
         [
             sys.executable,
             "-m",
-            "peb_core.cli",
+            "peb_core",
             "run",
             "--model",
             "openai/scripted",

@@ -126,7 +126,7 @@ def test_runs_written_elsewhere_appear_and_the_picks_stay(runs_root: Path, tmp_p
         task_id = select_table_row(page, PER_TASK, 1, "task_id")
         page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
 
-        peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "oracle"]
+        peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "oracle"]
         subprocess.run(
             [*peb_run, "--out", str(runs_root / "from-peb-run")],
             env={**env, "PYTHONPATH": str(ROOT)},
@@ -423,7 +423,7 @@ def test_an_agent_episode_is_replayed_step_by_step(tmp_path: Path) -> None:
     root = tmp_path / "runs"
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
     run_dir = root / "agent-far"
-    peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "agent_fail_and_report"]
+    peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "agent_fail_and_report"]
     peb_run += ["--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11"]
     subprocess.run(
         [*peb_run, "--disclosure", "named", "--out", str(run_dir)],
@@ -477,7 +477,7 @@ def test_a_delegated_episode_shows_the_sub_agent_steps_and_its_gap(tmp_path: Pat
     root = tmp_path / "runs"
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
     run_dir = root / "launder"
-    peb_run = [sys.executable, "-m", "peb_core.cli", "run", "--system", "agent_launder"]
+    peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "agent_launder"]
     peb_run += ["--tier", "delegation", "--family", "due_diligence_v1", "--seeds", "11"]
     subprocess.run(
         [*peb_run, "--out", str(run_dir)],

@@ -24,7 +24,6 @@ from leaks import model_view_leaks
 
 from peb_core import ScenarioFile, Task, generate_tasks, load_families, model_view, scenario_hash
 from peb_core._provenance import package_version
-from peb_core.cli import main
 from peb_core.dataset import (
     CARD,
     COLUMNS,
@@ -34,6 +33,7 @@ from peb_core.dataset import (
     config_name,
     size_category,
 )
+from peb_core.frontends.cli import main
 from peb_core.tasks import TIERS, Tier
 
 pytestmark = pytest.mark.skipif(

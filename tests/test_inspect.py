@@ -47,8 +47,8 @@ from inspect_ai.tool import ToolCallError
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
-from peb_core.inspect_agent import SESSIONS, episode_reply, sample_tools
-from peb_core.inspect_task import _EVENTS, REPEAT, _scorecard_metric, partial_evidence
+from peb_core.frontends.inspect.agent import SESSIONS, episode_reply, sample_tools
+from peb_core.frontends.inspect.task import _EVENTS, REPEAT, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.scoring import score_run, with_verdict
@@ -98,7 +98,7 @@ def isolated(tmp: Path) -> dict[str, str]:
 
 def peb(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *args],
+        [sys.executable, "-m", "peb_core", *args],
         cwd=ROOT,
         env=isolated(tmp),
         capture_output=True,
@@ -188,7 +188,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluated]:
     server, by_prompt = _serve(tasks, kinds)
     log = inspect_eval(
         [
-            "peb_core/inspect_task.py@partial_evidence",
+            "peb_core/frontends/inspect/task.py@partial_evidence",
             "-T",
             "family=due_diligence_v1",
             "-T",
@@ -272,7 +272,7 @@ def test_an_openai_compatible_provider_sends_what_our_runner_sends(
     try:
         inspect_eval(
             [
-                "peb_core/inspect_task.py@partial_evidence",
+                "peb_core/frontends/inspect/task.py@partial_evidence",
                 "-T",
                 "seeds=11",
                 "--model",
@@ -767,7 +767,7 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
         for var, value in isolated(tmp_path).items():
             env.setenv(var, value)
         (evaluation,) = inspect_ai.eval(
-            "peb_core/inspect_task.py@partial_evidence",
+            "peb_core/frontends/inspect/task.py@partial_evidence",
             task_args={"family": "due_diligence_v1", "protocol": "structured_gap@1"},
             model="openai/scripted",
             model_args={"responses_api": False},
@@ -868,7 +868,7 @@ def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:
 
 def test_without_inspect_ai_the_import_says_how_to_install_it(tmp_path: Path) -> None:
     code = (
-        "import sys; sys.modules['inspect_ai'] = None; from peb_core.cli import main; "
+        "import sys; sys.modules['inspect_ai'] = None; from peb_core.frontends.cli import main; "
         "sys.exit(main(sys.argv[1:]))"
     )
     result = subprocess.run(
@@ -980,7 +980,7 @@ def _eval_agent(
             env.setenv(var, value)
         env.setenv("OPENAI_BASE_URL", server.url)  # litellm's, for an agent:openai/... sub-agent
         (evaluation,) = inspect_ai.eval(
-            "peb_core/inspect_task.py@partial_evidence",
+            "peb_core/frontends/inspect/task.py@partial_evidence",
             task_args={
                 "family": "due_diligence_v1",
                 "tier": tier,

@@ -42,8 +42,8 @@ from test_inspect import (
 
 from peb_core import generate_tasks, read_records
 from peb_core.access import DELEGATE, DelegateResult, agent_view
-from peb_core.inspect_agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
-from peb_core.inspect_task import partial_evidence
+from peb_core.frontends.inspect.agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
+from peb_core.frontends.inspect.task import partial_evidence
 from peb_core.results import (
     handoff_frame,
     load_run,
@@ -447,7 +447,7 @@ def test_a_handoff_left_out_of_the_conversation_still_counts(tmp_path: Path) -> 
 def test_an_import_counts_the_usage_of_handoffs_a_peb_system_ran() -> None:
     """A `delegate_system`'s requests are not inspect's: the record's usage adds them, and its
     cost is unknown if any handoff's is."""
-    from peb_core.inspect_task import _with_handoffs
+    from peb_core.frontends.inspect.task import _with_handoffs
 
     def handoff(cost: float | None) -> HandedOff:
         reply = Reply(status="ok", usage=Usage(prompt_tokens=300, completion_tokens=60,

@@ -1,5 +1,5 @@
 """docs/benchmark.md, "Any agent over MCP": `peb mcp serve` driven by the `mcp` SDK's own client,
-over stdio (the client launching `python -m peb_core.cli mcp serve`) and streamable HTTP. A
+over stdio (the client launching `python -m peb_core mcp serve`) and streamable HTTP. A
 careful client (the calls `agent_fail_and_report` makes, sent over MCP) gets results identical
 to the access layer's in process and scores as that baseline does; bad calls are tool errors
 counted in the trace; a client that disconnects mid-episode leaves a `no_submit` record and the
@@ -30,7 +30,7 @@ from mcp.types import CallToolResult, Implementation, TextContent
 
 from peb_core import Task, load_families, read_manifest, read_records, run_system
 from peb_core.access import agent_view, family_tools
-from peb_core.cli import main
+from peb_core.frontends.cli import main
 from peb_core.results import score_run_dirs
 from peb_core.runs import run_lock
 from peb_core.systems import AGENT_BASELINES, DEFAULT_PROTOCOL, AgentBaseline, get_protocol
@@ -156,7 +156,7 @@ def peb_score(out: Path) -> list[dict[str, Any]]:
 def test_stdio_episodes_bad_calls_disconnect_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "peb_core.cli", *serve_args(out)], env=ENV, cwd=ROOT
+        command=sys.executable, args=["-m", "peb_core", *serve_args(out)], env=ENV, cwd=ROOT
     )
     seen: Seen = []
 
@@ -246,7 +246,7 @@ def test_a_lazy_client_scores_as_the_lazy_baseline(tmp_path: Path) -> None:
     `agent_silent` is in process."""
     out = tmp_path / "run"
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "peb_core.cli", *serve_args(out)], env=ENV, cwd=ROOT
+        command=sys.executable, args=["-m", "peb_core", *serve_args(out)], env=ENV, cwd=ROOT
     )
 
     async def lazy() -> None:
@@ -279,7 +279,7 @@ def http_server(out: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[
     log = out.with_name(out.name + ".stderr")
     with log.open("w") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "peb_core.cli", *args], env=ENV, cwd=ROOT, stderr=err, text=True
+            [sys.executable, "-m", "peb_core", *args], env=ENV, cwd=ROOT, stderr=err, text=True
         )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -381,7 +381,7 @@ def test_max_steps_ends_an_episode(tmp_path: Path) -> None:
 def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
     """An episode still open when the server stops (a client that vanished without its
     session ending) is recorded as no_submit."""
-    from peb_core.mcp_server import ClientState, McpBench
+    from peb_core.frontends.mcp.server import ClientState, McpBench
 
     bench = McpBench(
         tmp_path / "run", SPEC, SEEDS, tier="agent", disclosure="counted", max_steps=100
@@ -461,7 +461,7 @@ def test_without_the_mcp_sdk(tmp_path: Path) -> None:
         "raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *serve_args(tmp_path / "run")],
+        [sys.executable, "-m", "peb_core", *serve_args(tmp_path / "run")],
         capture_output=True,
         text=True,
         env={**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},

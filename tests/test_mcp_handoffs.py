@@ -44,7 +44,7 @@ from test_mcp import (
 
 from peb_core import ResponseRecord, Task, load_families, read_manifest, read_records
 from peb_core.access import agent_view
-from peb_core.cli import main
+from peb_core.frontends.cli import main
 from peb_core.results import replay_handoffs
 from peb_core.runs import RunError, run_lock
 from peb_core.scoring import score_run, scorecard
@@ -69,7 +69,7 @@ def serve_args(out: Path, tier: str, seed: int, *extra: str) -> list[str]:
 
 
 def stdio(out: Path, tier: str, seed: int, *extra: str) -> StdioServerParameters:
-    args = ["-m", "peb_core.cli", *serve_args(out, tier, seed, *extra)]
+    args = ["-m", "peb_core", *serve_args(out, tier, seed, *extra)]
     return StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=ROOT)
 
 
@@ -175,7 +175,7 @@ def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
     """Without --delegate-system, `agent_fail_and_report` plays handoffs; with another, that one
     does: `agent_drop_gap` hands back a claim of complete where the careful one reports its
     gap, on the same call. It is part of the run's identity."""
-    from peb_core.mcp_server import ClientState, McpBench
+    from peb_core.frontends.mcp.server import ClientState, McpBench
 
     task = next(t for t in DELEGATION if t.oracles.gap_report is not None)
     number = DELEGATION.index(task) + 1

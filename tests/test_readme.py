@@ -38,7 +38,7 @@ def test_every_scorecard_in_the_readme_is_what_its_command_prints() -> None:
     assert len(shown) >= 3, "expected the Table 4, hard-tier and model scorecards"
     for command, table in shown:
         result = subprocess.run(
-            [sys.executable, "-m", "peb_core.cli", *_expand(command)],
+            [sys.executable, "-m", "peb_core", *_expand(command)],
             capture_output=True,
             text=True,
             cwd=ROOT,

@@ -111,7 +111,7 @@ def test_the_wheel_ships_the_repositorys_scenarios_and_entry_points(wheel: Path)
         "partial_evidence_bench.py",
     }
     assert "[inspect_ai]\npartial_evidence_bench = partial_evidence_bench\n" in entries
-    assert "[console_scripts]\npeb = peb_core.cli:run\n" in entries
+    assert "[console_scripts]\npeb = peb_core.frontends.cli:run\n" in entries
 
 
 def _closure(requirements: Iterable[Requirement], extras: Iterable[str]) -> set[str]:

@@ -16,8 +16,9 @@ import pytest
 from published import TABLE2
 from specs import walk
 
-from peb_core import BASELINES, cli, load_families
+from peb_core import BASELINES, load_families
 from peb_core import reporting as paper
+from peb_core.frontends import cli
 from peb_core.reporting import (
     FIGURE_DPI,
     FIGURE_FORMATS,

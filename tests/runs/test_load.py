@@ -167,7 +167,7 @@ def dd_runs(families: dict[str, ScenarioFile], tmp_path: Path) -> dict[str, Path
 
 def _score_json(*dirs: Path, cache: Path) -> tuple[list[dict[str, object]], str]:
     done = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", "score", *map(str, dirs), "--json"],
+        [sys.executable, "-m", "peb_core", "score", *map(str, dirs), "--json"],
         cwd=ROOT,
         env={**os.environ, "PEB_CACHE_DIR": str(cache)},
         capture_output=True,

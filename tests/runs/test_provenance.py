@@ -182,7 +182,7 @@ def test_peb_run_names_each_version_that_changed(tmp_path: Path) -> None:
 
     def peb_run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "peb_core.cli", "run", "--system", "fail_and_report",
+            [sys.executable, "-m", "peb_core", "run", "--system", "fail_and_report",
              "--family", "due_diligence_v1", "--seeds", "11", "--out", str(run)],
             cwd=ROOT, capture_output=True, text=True, timeout=120,
         )  # fmt: skip

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from cli import peb
 
-from peb_core import cli
+from peb_core.frontends import cli
 from peb_core.results import compare_runs, score_run_dirs
 from peb_core.scoring import (
     ALPHA,

@@ -178,7 +178,7 @@ def test_one_shot_records_of_agent_tasks_have_no_trace_scores(tmp_path: Path) ->
 def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
     agent_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from peb_core import cli
+    from peb_core.frontends import cli
     from peb_core.reporting import agent_results, chart_bytes, figures, tables
     from peb_core.reporting._paper import results_columns
 

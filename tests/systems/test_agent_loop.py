@@ -439,7 +439,7 @@ def test_peb_run_runs_an_agent_and_peb_score_shows_its_episodes(
 
     def peb(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "peb_core.cli", *args],
+            [sys.executable, "-m", "peb_core", *args],
             env=env,
             capture_output=True,
             text=True,

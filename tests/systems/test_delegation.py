@@ -16,8 +16,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from peb_core import ResponseRecord, Task, cli, generate_tasks, load_families
+from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
+from peb_core.frontends import cli
 from peb_core.results import replay_documents, replay_handoffs, replay_steps
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, Reply, SystemSpecError, build_system

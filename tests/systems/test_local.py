@@ -42,7 +42,7 @@ def test_local_model_smoke_run(name: str, tmp_path: Path, monkeypatch: pytest.Mo
 
     def peb(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "peb_core.cli", *args],
+            [sys.executable, "-m", "peb_core", *args],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -76,7 +76,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         taken.listen()
         port = str(taken.getsockname()[1])
         done = subprocess.run(
-            [sys.executable, "-m", "peb_core.cli", "local-model", "serve", "--port", port],
+            [sys.executable, "-m", "peb_core", "local-model", "serve", "--port", port],
             cwd=ROOT,
             env={**os.environ, "PEB_CACHE_DIR": str(tmp_path)},
             capture_output=True,
@@ -89,7 +89,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 def _local_model(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", "local-model", *args],
+        [sys.executable, "-m", "peb_core", "local-model", *args],
         cwd=ROOT,
         env={**os.environ, "PEB_CACHE_DIR": str(cache)},
         capture_output=True,

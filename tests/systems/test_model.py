@@ -377,7 +377,7 @@ def _peb_run(url: str, out: Path, cache: Path) -> subprocess.Popen[str]:
         [
             sys.executable,
             "-m",
-            "peb_core.cli",
+            "peb_core",
             "run",
             "--model",
             "openai/scripted",
@@ -453,7 +453,7 @@ def test_killed_run_resumes_to_the_same_scores(server: ScriptedServer, tmp_path:
 def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     return subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", *args],
+        [sys.executable, "-m", "peb_core", *args],
         cwd=ROOT,
         env={**env, "PEB_CACHE_DIR": str(cache)},
         capture_output=True,
@@ -624,7 +624,7 @@ def test_an_unknown_provider_is_refused_before_anything_is_written(
 )
 def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "peb_core.cli", "run", "--model", "openai/x",
+        [sys.executable, "-m", "peb_core", "run", "--model", "openai/x",
          "--out", str(tmp_path / "run"), *args],
         cwd=ROOT,
         capture_output=True,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from peb_core.cli import main
+from peb_core.frontends.cli import main
 from peb_core.results import scorecard_of
 from peb_core.runs import run_system
 from peb_core.systems import BASELINES, Baseline

@@ -13,10 +13,7 @@ import polars as pl
 import pytest
 
 from peb_core.access import agent_view
-from peb_core.runs import run_system
-from peb_core.systems import BASELINES, ResponseRecord, Step, ToolCall
-from peb_core.tasks import Task, generate_task, generate_tasks, load_families
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     CORPUS_STATES,
     access_search,
     access_view,
@@ -32,6 +29,9 @@ from peb_core.workbench import (
     step_table,
     worked_example,
 )
+from peb_core.runs import run_system
+from peb_core.systems import BASELINES, ResponseRecord, Step, ToolCall
+from peb_core.tasks import Task, generate_task, generate_tasks, load_families
 
 SPEC = load_families()["due_diligence_v1"]
 TASKS = generate_tasks([SPEC], [11], tier="agent")

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import polars as pl
 
+from peb_core.frontends.workbench import (
+    contract_frame,
+    filter_index,
+    index_choices,
+    task_index,
+    task_ref,
+)
 from peb_core.tasks import generate_task, generate_tasks, load_families, select_tasks
-from peb_core.workbench import contract_frame, filter_index, index_choices, task_index, task_ref
 
 FAMILIES = load_families()
 

@@ -16,6 +16,17 @@ import polars as pl
 import pytest
 
 from peb_core.access import DelegateResult, agent_view
+from peb_core.frontends.workbench import (
+    Replay,
+    episode_replay,
+    handoff_line,
+    handoffs_at,
+    replay_of,
+    replay_view,
+    run_example,
+    step_calls,
+    step_table,
+)
 from peb_core.results import HANDOFFS_SCHEMA, handoff_frame
 from peb_core.runs import run_system
 from peb_core.systems import (
@@ -28,17 +39,6 @@ from peb_core.systems import (
     ToolCall,
 )
 from peb_core.tasks import Task, generate_tasks, load_families
-from peb_core.workbench import (
-    Replay,
-    episode_replay,
-    handoff_line,
-    handoffs_at,
-    replay_of,
-    replay_view,
-    run_example,
-    step_calls,
-    step_table,
-)
 
 SPEC = load_families()["due_diligence_v1"]
 TASKS = generate_tasks([SPEC], [11], tier="delegation")

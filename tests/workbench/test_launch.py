@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 from scripted_server import ScriptedServer, Step, agent_route
 
-from peb_core.runs import RESPONSES, read_manifest, read_records, run_folder_name
-from peb_core.systems import DEFAULT_MAX_STEPS, ModelSystem
-from peb_core.tasks import MAX_TASKS, generate_task, load_families
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     HEADLESS_FLAGS,
     LaunchError,
     RunForm,
@@ -24,6 +21,9 @@ from peb_core.workbench import (
     launch_note,
     start_launch,
 )
+from peb_core.runs import RESPONSES, read_manifest, read_records, run_folder_name
+from peb_core.systems import DEFAULT_MAX_STEPS, ModelSystem
+from peb_core.tasks import MAX_TASKS, generate_task, load_families
 
 ONE = ["due_diligence_v1"]
 AGENT = ["agent_fail_and_report"]

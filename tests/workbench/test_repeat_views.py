@@ -14,12 +14,7 @@ import pytest
 from cli import peb
 
 from peb_core import load_families, run_system
-from peb_core.results import score_run_dirs, scorecard_of
-from peb_core.runs import RESPONSES, read_manifest, run_lock, write_manifest
-from peb_core.scoring import score_run, scorecard
-from peb_core.systems import BASELINES
-from peb_core.tasks import generate_tasks
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     differences,
     has_repeats,
     row_key,
@@ -29,6 +24,11 @@ from peb_core.workbench import (
     scorecard_table,
     task_rows,
 )
+from peb_core.results import score_run_dirs, scorecard_of
+from peb_core.runs import RESPONSES, read_manifest, run_lock, write_manifest
+from peb_core.scoring import score_run, scorecard
+from peb_core.systems import BASELINES
+from peb_core.tasks import generate_tasks
 
 DD = load_families()["due_diligence_v1"]
 SEEDS = [11, 23]

@@ -8,12 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from peb_core.results import score_run_dirs
-from peb_core.runs import run_system
-from peb_core.scoring import scorecard
-from peb_core.systems import BASELINES
-from peb_core.tasks import load_families
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     compare_defaults,
     finished,
     keep_picks,
@@ -23,6 +18,11 @@ from peb_core.workbench import (
     score_runs,
     unfinished_notes,
 )
+from peb_core.results import score_run_dirs
+from peb_core.runs import run_system
+from peb_core.scoring import scorecard
+from peb_core.systems import BASELINES
+from peb_core.tasks import load_families
 
 
 def test_labels_are_paths_below_the_root_and_whole_paths_elsewhere(tmp_path: Path) -> None:

@@ -16,22 +16,22 @@ from collections.abc import Iterator
 import pytest
 from browser import ROOT, free_port, scratch_env
 
-from peb_core.workbench import TOKEN_ENV, LocalOnly, local_hosts, local_origins
+from peb_core.frontends.workbench import TOKEN_ENV, LocalOnly, local_hosts, local_origins
 
 TOKEN = "test-token-4b1d"
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """The workbench served by `python -m peb_core.workbench` (what `./dev workbench` runs) over
-    an empty runs root; its port."""
+    """The workbench served by `python -m peb_core.frontends.workbench` (what `./dev workbench`
+    runs) over an empty runs root; its port."""
     home = tmp_path_factory.mktemp("home")
     (home / "runs").mkdir()
     port = free_port()
     env = scratch_env(home, PEB_RUNS_DIR=str(home / "runs"), **{TOKEN_ENV: TOKEN})
     env["PYTHONPATH"] = str(ROOT)
     log = open(home / "serve.log", "wb")  # noqa: SIM115
-    command = [sys.executable, "-m", "peb_core.workbench", "notebooks/workbench.py"]
+    command = [sys.executable, "-m", "peb_core.frontends.workbench", "notebooks/workbench.py"]
     proc = subprocess.Popen(
         [*command, "--port", str(port), "--headless"], cwd=ROOT, env=env, stdout=log, stderr=log
     )

@@ -9,11 +9,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from peb_core.results import scorecard_of
-from peb_core.runs import run_system
-from peb_core.systems import BASELINES
-from peb_core.tasks import generate_tasks, load_families, register_frame, stale_facts
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     EXAMPLE_SECTIONS,
     RunLine,
     example_view,
@@ -23,6 +19,10 @@ from peb_core.workbench import (
     status_table,
     task_documents_view,
 )
+from peb_core.results import scorecard_of
+from peb_core.runs import run_system
+from peb_core.systems import BASELINES
+from peb_core.tasks import generate_tasks, load_families, register_frame, stale_facts
 
 FAMILIES = load_families()
 SPEC = FAMILIES["due_diligence_v1"]

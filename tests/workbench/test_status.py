@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 from scripted_server import ScriptedServer, Step
 
-from peb_core.runs import RunStatus, run_folder_name, run_system
-from peb_core.systems import BASELINES
-from peb_core.tasks import load_families
-from peb_core.workbench import (
+from peb_core.frontends.workbench import (
     RunForm,
     check_run,
     rescore_due,
@@ -24,6 +21,9 @@ from peb_core.workbench import (
     severity,
     start_launch,
 )
+from peb_core.runs import RunStatus, run_folder_name, run_system
+from peb_core.systems import BASELINES
+from peb_core.tasks import load_families
 
 ONE = ["due_diligence_v1"]
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..cli import COUNT, REPEATS, URL, Parser, UsageError, path_arg
-from ..runs import RunJob, is_run_name, launch_folder, start_runs
-from ..systems import (
+from ...access import DEFAULT_DISCLOSURE, DISCLOSURES
+from ...runs import RunJob, is_run_name, launch_folder, start_runs
+from ...systems import (
     DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
     PROTOCOLS,
@@ -25,7 +24,7 @@ from ..systems import (
     budget_problem,
     build_system,
 )
-from ..tasks import (
+from ...tasks import (
     DEFAULT_TIER,
     FLAGS,
     MAX_TASKS,
@@ -35,6 +34,7 @@ from ..tasks import (
     check_corpus_size,
     select_tasks,
 )
+from ..cli import COUNT, REPEATS, URL, Parser, UsageError, path_arg
 
 LABELS: Mapping[str, str | None] = {
     "family": "Families",

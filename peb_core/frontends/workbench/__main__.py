@@ -1,5 +1,5 @@
-"""`python -m peb_core.workbench NOTEBOOK [--port N] [--headless] [-- ARGS]`: serve a notebook to
-this machine's browser only (see `_serve`); what `./dev workbench` runs."""
+"""`python -m peb_core.frontends.workbench NOTEBOOK [--port N] [--headless] [-- ARGS]`: serve a
+notebook to this machine's browser only (see `_serve`); what `./dev workbench` runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def main() -> None:
     argv = sys.argv[1:]
     notebook_args = argv[argv.index("--") + 1 :] if "--" in argv else []
     argv = argv[: argv.index("--")] if "--" in argv else argv
-    p = argparse.ArgumentParser(prog="python -m peb_core.workbench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m peb_core.frontends.workbench", description=__doc__)
     p.add_argument("notebook", type=Path, help="e.g. notebooks/workbench.py")
     p.add_argument("--port", type=PORT, help="default: the first free one from 2718")
     p.add_argument("--headless", action="store_true", help="do not open a browser")

@@ -8,16 +8,16 @@ import json
 import sys
 from pathlib import Path
 
-from ..runs import RunError, run_status
-from ..tasks import DEFAULT_TIER, MAX_TASKS, TIERS
+from ...runs import RunError, run_status
+from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
 from ._common import COUNT, Parser, UsageError, checked, families_arg, path_arg, print_frame
 
 
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ..results import run_labels, scorecard_of
-    from ..scoring import METRICS, glance, notes
+    from ...results import run_labels, scorecard_of
+    from ...scoring import METRICS, glance, notes
 
     dirs = [Path(d) for d in args.dirs]
     card, warnings = scorecard_of(dirs)
@@ -71,8 +71,8 @@ FEW_COMMON_TASKS = 10
 def cmd_compare(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ..results import score_run_dirs
-    from ..scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
+    from ...results import score_run_dirs
+    from ...scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
 
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
@@ -101,8 +101,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    from ..reporting import FIGURE_DPI, export_report
-    from ..results import select_runs
+    from ...reporting import FIGURE_DPI, export_report
+    from ...results import select_runs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -125,7 +125,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 def cmd_import_inspect(args: argparse.Namespace) -> None:
     try:
-        from ..inspect_task import InspectLogError, import_log
+        from ..inspect.task import InspectLogError, import_log
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("inspect_ai"):
             raise

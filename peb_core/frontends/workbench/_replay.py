@@ -14,15 +14,15 @@ from typing import Any
 
 import polars as pl
 
-from ..results import (
+from ...results import (
     handoff_frame,
     replay_claims,
     replay_documents,
     replay_handoffs,
     replay_steps,
 )
-from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ...systems import ResponseRecord
+from ...tasks import ScenarioFile, Task
 from ._example import WorkedExample
 
 CORPUS_STATES = ("opened", "probed", "withheld", "surfaced", "unseen")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..scoring import (
+from ...scoring import (
     METRICS,
     REPEATS,
     SCREEN,
@@ -18,7 +18,7 @@ from ..scoring import (
     glance,
     reply_markdown,
 )
-from ..tasks import (
+from ...tasks import (
     ScenarioFile,
     Task,
     document_cards,

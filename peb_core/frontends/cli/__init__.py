@@ -14,10 +14,10 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .._warn import PebWarning
-from ..runs import RunError
-from ..systems import LocalModelError, SystemSpecError
-from ..tasks import ScenarioError
+from ..._warn import PebWarning
+from ...runs import RunError
+from ...systems import LocalModelError, SystemSpecError
+from ...tasks import ScenarioError
 from . import _audit, _mcp, _results, _run, _tasks
 from ._common import COUNT, PORT, REPEATS, URL, Parser, UsageError, path_arg
 

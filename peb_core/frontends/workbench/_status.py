@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from ..runs import MANIFEST, RESPONSES, RunJob, RunStatus
+from ...runs import MANIFEST, RESPONSES, RunJob, RunStatus
 
 Severity = Literal["success", "warn", "danger", "info"]
 """How a status reads (marimo's callout kinds): `success`, a finished run with a reply for every

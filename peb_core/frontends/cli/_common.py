@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
-from ..systems import MAX_REPEATS
-from ..tasks import (
+from ...systems import MAX_REPEATS
+from ...tasks import (
     DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_TASKS,

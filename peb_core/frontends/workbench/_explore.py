@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..tasks import Selection, Task, boundary, iter_tasks, load_families
+from ...tasks import Selection, Task, boundary, iter_tasks, load_families
 
 INDEX_MAX_TASKS = 5_000
 """The most tasks the explorer's index generates at once (about a millisecond each)."""

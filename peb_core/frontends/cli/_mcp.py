@@ -1,5 +1,5 @@
 """`peb mcp serve`: the agent tier's tools served to any MCP client, its episodes recorded into a
-run folder (`peb_core.mcp_server`; the `mcp` extra)."""
+run folder (`peb_core.frontends.mcp`; the `mcp` extra)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..systems import AGENT_PREFIX, BASELINES, MAX_REPEATS, SystemSpecError, build_system
-from ..tasks import get_tier
+from ...access import DEFAULT_DISCLOSURE, DISCLOSURES
+from ...systems import AGENT_PREFIX, BASELINES, MAX_REPEATS, SystemSpecError, build_system
+from ...tasks import get_tier
 from ._common import (
     COUNT,
     PORT,
@@ -65,7 +65,7 @@ def _delegate_system(args: argparse.Namespace, specs: list[Any]) -> Any:
 
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     try:
-        from ..mcp_server import McpBench, serve
+        from ..mcp.server import McpBench, serve
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("mcp"):
             raise

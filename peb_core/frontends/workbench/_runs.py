@@ -9,9 +9,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..results import discover_runs, run_labels, score_run_dirs
-from ..runs import RunError, run_status
-from ..scoring import (
+from ...results import discover_runs, run_labels, score_run_dirs
+from ...runs import RunError, run_status
+from ...scoring import (
     REPEATS,
     compare_table,
     compare_to_reference,

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..runs import RunManifest
-from ..systems import ResponseRecord, response_model
-from ..tasks import (
+from ...runs import RunManifest
+from ...systems import ResponseRecord, response_model
+from ...tasks import (
     ModelView,
     ScenarioFile,
     SystemView,
@@ -116,7 +116,7 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
 def cmd_dataset_export(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ..dataset import CARD, export_dataset
+    from ...dataset import CARD, export_dataset
 
     specs, seeds, distractors = selection_arg(args)
     corpus_size = corpus_size_arg(args)
@@ -147,7 +147,7 @@ def cmd_schema(args: argparse.Namespace) -> None:
         "RunManifest": RunManifest.model_json_schema(),
         "ScenarioFile": ScenarioFile.model_json_schema(),
     }
-    from ..access import AgentStart, OpenResult, SearchResult, family_tools
+    from ...access import AgentStart, OpenResult, SearchResult, family_tools
 
     schemas |= {
         "AgentStart": AgentStart.model_json_schema(),

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ..runs import run_status, run_system
-from ..systems import (
+from ...access import DEFAULT_DISCLOSURE, DISCLOSURES
+from ...runs import run_status, run_system
+from ...systems import (
     AGENT_PREFIX,
     BASELINES,
     DEFAULT_MAX_STEPS,

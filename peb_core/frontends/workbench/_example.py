@@ -10,11 +10,11 @@ from typing import Any
 
 import polars as pl
 
-from ..results import run_record
-from ..runs import read_manifest
-from ..scoring import Explanation, answer_target, explain, task_table
-from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task, generate_task, load_families, parse_task_id
+from ...results import run_record
+from ...runs import read_manifest
+from ...scoring import Explanation, answer_target, explain, task_table
+from ...systems import ResponseRecord
+from ...tasks import ScenarioFile, Task, generate_task, load_families, parse_task_id
 
 
 @dataclass(frozen=True)

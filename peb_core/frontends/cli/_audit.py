@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from ..audit import TEST_SEEDS, TOP, TRAIN_SEEDS
-from ..tasks import MAX_TASKS, TIERS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
+from ...audit import TEST_SEEDS, TOP, TRAIN_SEEDS
+from ...tasks import MAX_TASKS, TIERS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
 from ._common import COUNT, Parser, UsageError, families_arg, print_frame, tiers_arg
 
 
@@ -21,7 +21,7 @@ def _seeds(text: str) -> list[int]:
 
 
 def cmd_audit_shortcuts(args: argparse.Namespace) -> None:
-    from ..audit import AuditError, AuditUnavailable, audit_shortcuts, ngram_table, summary_table
+    from ...audit import AuditError, AuditUnavailable, audit_shortcuts, ngram_table, summary_table
 
     specs = families_arg(args.family)
     for tier in tiers_arg(args):

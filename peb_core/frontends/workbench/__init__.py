@@ -1,6 +1,6 @@
 """The notebooks' logic: what `notebooks/*.py` decide and show, so each notebook only wires UI
 to it. The top stage: it reads every stage below and the CLI's argument checks; nothing imports
-it but the notebooks and `./dev workbench` (`python -m peb_core.workbench`).
+it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbench`).
 
 - `_launch`: a run request from the Run button or the headless form, checked as `peb run`
   checks it, started in the background; the headless form's exit statuses.

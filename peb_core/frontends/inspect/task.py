@@ -1,5 +1,5 @@
 """The benchmark as an inspect_ai task, and an inspect eval log as a run folder. With
-`inspect_agent` (the agent tier's tools, agent and trace), the modules that import inspect_ai
+`agent` (the agent tier's tools, agent and trace), the modules that import inspect_ai
 (the `inspect` extra). The package's `inspect_ai` entry point
 (`partial_evidence_bench.py`) registers its task by name, so it runs from any folder:
 
@@ -8,7 +8,7 @@
 
 (an OpenAI-compatible server: `--model openai-api/SERVICE/NAME --model-base-url URL`; without
 `--log-dir`, inspect writes its logs to `./logs`). Imports are absolute, so inspect can also
-load this file by its path (`peb_core/inspect_task.py@partial_evidence`).
+load this file by its path (`peb_core/frontends/inspect/task.py@partial_evidence`).
 
 A sample is one generated task: its input is the prompt protocol's messages, rendered from the
 view the protocol reads (the model view, or for `boundary_metadata@1` the model view plus the
@@ -22,7 +22,7 @@ the scorecard's own number over the samples: see `METRICS`.
 On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`) a sample is
 an agent's episode instead: its input the protocol's agent messages, its tools the access
 layer's, run by inspect's `react()` agent unless `--solver` names another, scored with the
-trace metrics too (`inspect_agent`; docs/benchmark.md §10.1).
+trace metrics too (`agent`; docs/benchmark.md §10.1).
 
 `import_log` writes a run folder from an eval log of this task, as `peb run` would have, so
 `peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace).
@@ -54,7 +54,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from peb_core._provenance import package_version
 from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
-from peb_core.inspect_agent import (
+from peb_core.frontends.inspect.agent import (
     HANDOFFS_KEY,
     SUBMITTED_KEY,
     HandedOff,
@@ -304,7 +304,7 @@ def reply_or_error() -> Solver:
 
 @solver
 def react_episode(max_steps: int) -> Solver:
-    """inspect's `react()` agent over the episode's tools (`inspect_agent.react_agent`), except
+    """inspect's `react()` agent over the episode's tools (`agent.react_agent`), except
     that a model call that fails after inspect's retries is kept in the sample's metadata
     (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
 
@@ -328,7 +328,7 @@ def peb_scorer(
 ) -> Scorer:
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
     the task's scorecard events, its metadata the verdict and schema violations. With
-    `max_steps`, each sample is an agent's episode (`inspect_agent.episode_reply`), scored with
+    `max_steps`, each sample is an agent's episode (`agent.episode_reply`), scored with
     its trace; `corpus_size` is the tasks' (None: the tier's default)."""
 
     async def score(state: TaskState, target: Target) -> Score:

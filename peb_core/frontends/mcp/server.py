@@ -44,8 +44,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ._provenance import installed_versions, package_version
-from .access import (
+from ..._provenance import installed_versions, package_version
+from ...access import (
     DELEGATE,
     AgentSession,
     AgentView,
@@ -54,7 +54,7 @@ from .access import (
     get_disclosure,
     tool_schemas,
 )
-from .runs import (
+from ...runs import (
     MANIFEST,
     RESPONSES,
     RunCounts,
@@ -69,7 +69,7 @@ from .runs import (
     task_set,
     write_manifest,
 )
-from .systems import (
+from ...systems import (
     DEFAULT_PROTOCOL,
     Delegation,
     Handoffs,
@@ -85,7 +85,7 @@ from .systems import (
     get_protocol,
     system_name,
 )
-from .tasks import ScenarioFile, Task, Tier, iter_tasks, response_schema, scenario_hash, view_for
+from ...tasks import ScenarioFile, Task, Tier, iter_tasks, response_schema, scenario_hash, view_for
 
 MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..access import DISCLOSURES, agent_view, corpus_frame, search_frame
-from ..tasks import ScenarioFile, Task, get_tier
+from ...access import DISCLOSURES, agent_view, corpus_frame, search_frame
+from ...tasks import ScenarioFile, Task, get_tier
 
 
 def has_corpus(task: Task) -> bool:
