@@ -1336,7 +1336,7 @@ def test_an_edited_agent_log_is_one_line_and_exit_2(
 def test_agent_options_on_another_tier_are_refused() -> None:
     with pytest.raises(ValueError, match=r"^disclosure: this run reads no agent view"):
         partial_evidence(tier="hard", disclosure="named", max_steps=3)
-    with pytest.raises(ValueError, match="has no agent rendering; valid for agents: plain@1"):
+    with pytest.raises(ValueError, match=r"no agent rendering \(.*\); valid for agents: plain@1"):
         partial_evidence(tier="agent", protocol="boundary_metadata@1")
     with pytest.raises(ValueError, match="unknown disclosure 'loud'"):
         partial_evidence(tier="agent", disclosure="loud")
