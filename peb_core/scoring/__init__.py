@@ -95,7 +95,7 @@ from ._trace import (
     EPISODE_SCHEMA,
     episode_frame,
     expired_values,
-    stale_values,
+    stale_copies,
     with_episodes,
 )
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
@@ -185,7 +185,7 @@ __all__ = [
     "scorecard",
     "scorecard_keys",
     "scored_counts",
-    "stale_values",
+    "stale_copies",
     "task_frame",
     "task_table",
     "verdict",
