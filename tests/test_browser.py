@@ -355,6 +355,62 @@ def test_the_task_explorer_finds_a_silent_gap_and_explains_it(
         page.get_by_text(re.compile(rf"^{template}__s12 \(")).first.wait_for(timeout=30_000)
 
 
+def test_the_task_explorer_shows_a_stored_reply_and_labels_every_signal(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    """Issue 29.9: a stored reply picked in the explorer showed nothing (the view was not the
+    cell's last expression). Issue 29.15: a decoy supersession is labelled like the tracker's
+    sentence, and the register lists the contract's records first, with no `None` or `False`
+    cell and no column clipped at 1440 pixels."""
+    family = next(iter(load_families().values()))
+    template, seed = next(
+        (t.id, s)
+        for t in family.templates
+        for s in family.canonical_seeds
+        if "decoy_supersession" in generate_task(family, t.id, s, tier="hard").topologies
+    )
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with (
+        serve(ROOT / "notebooks" / "task_explorer.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        replies = table(page, "Select a reply to read it against the oracles")
+        wait_count(replies.get_by_role("row"), 1 + 2)  # two runs cover the default task
+        first = re.compile(r"\(run .*\): the reply against the oracles")
+        page.get_by_text(first).first.wait_for(timeout=30_000)
+        page.get_by_text("The first stored reply; select a row.").first.wait_for()
+        system = select_table_row(page, "Select a reply to read it against", 1, "system")
+        picked = page.get_by_text(re.compile(rf"^{system} \(run .*\): the reply against"))
+        picked.first.wait_for(timeout=30_000)
+        expect(page.get_by_text("The first stored reply; select a row.")).to_have_count(0)
+        page.get_by_text("Gap report: oracle against the response").first.wait_for()
+        screenshot_of(page, "the reply against the oracles", ARTIFACTS / "explorer-reply.png")
+
+        page.get_by_role("combobox", name="Tier", exact=True).select_option("hard")
+        page.get_by_role("combobox", name="Template", exact=True).select_option(template)
+        fill(page, "Seed (any integer >= 0)", str(seed))
+        heading = re.compile(rf"^{template}__hard__s{seed} \(")
+        page.get_by_text(heading).first.wait_for(timeout=30_000)
+        page.get_by_text("[supersession decoy: this copy is current").first.wait_for()
+        register = page.locator("marimo-table").filter(has_text="register_version").first
+        cells = register.locator("td")
+        cells.first.wait_for(timeout=30_000)
+        texts = [t.strip() for t in cells.all_inner_texts()]
+        assert "None" not in texts and "False" not in texts and "null" not in texts
+        contract = register.locator('td[data-cell-id$="_contract"]').all_inner_texts()
+        shown = [c.strip() for c in contract]
+        assert shown == sorted(shown, key=lambda c: ("missing", "covered", "").index(c))
+        clipped = register.locator("td, th").evaluate_all(
+            "cells => cells.filter(c => c.getBoundingClientRect().width > 0 && (c.scrollWidth >"
+            " c.clientWidth + 1 || c.getBoundingClientRect().right > innerWidth))"
+            ".map(c => c.innerText)"
+        )
+        assert clipped == []
+        screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-register-decoy.png")
+
+
 def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None:
     root = tmp_path / "runs"
     families = [load_families()["due_diligence_v1"]]

@@ -10,7 +10,7 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
-- `_explore`: the task explorer's index of tasks, its filters, a task's contract.
+- `_explore`: the task explorer's index of tasks, its filters, a task's contract and register.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
   access layer's view.
@@ -31,9 +31,11 @@ from ._example import (
 from ._explore import (
     INDEX_MAX_TASKS,
     POLICIES,
+    REGISTER_COLUMNS,
     contract_frame,
     filter_index,
     index_choices,
+    register_rows,
     task_index,
     task_ref,
 )
@@ -110,6 +112,7 @@ __all__ = [
     "LABELS",
     "LOCAL_NAMES",
     "POLICIES",
+    "REGISTER_COLUMNS",
     "RESCORE_EVERY_S",
     "ROW_KEY",
     "SEVERITY_COLOURS",
@@ -154,6 +157,7 @@ __all__ = [
     "local_origins",
     "paired_tests",
     "picked_row",
+    "register_rows",
     "register_view",
     "replay_of",
     "replay_view",
