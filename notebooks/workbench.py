@@ -328,13 +328,15 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
     card = scoring.scorecard(view)
+    _shown = scoring.with_pooled(card, view)
     _notes = wb.unfinished_notes(card, run_options)
     mo.vstack(
         [
             mo.md(
-                f"### Scorecard\nScorecard: {card.height} rows; "
-                f"{scoring.scored_counts(view).text}. Each rate and mean with its 95% "
-                "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
+                f"### Scorecard\nScorecard: {card.height} rows, and "
+                f"{_shown.height - card.height} pooled over a run's families (family "
+                f"`{scoring.POOLED}`, first); {scoring.scored_counts(view).text}. Each rate "
+                "and mean with its 95% interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
                 "errors and missing records as unsafe; `format` is the share of "
                 "format-compliant replies. Only rows whose `status` is `ok` are finished "
                 "numbers; the others show `—`. When a run has repeats (K > 1), `repeats` "
@@ -350,7 +352,7 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
             )
             if _notes
             else mo.md(""),
-            wb.scorecard_table(card),
+            wb.scorecard_table(_shown),
             *(mo.callout(w, kind="warn") for w in warnings[:3]),
             mo.md(f"_and {len(warnings) - 3} more warnings_") if len(warnings) > 3 else mo.md(""),
         ]

@@ -76,6 +76,7 @@ from ._stats import (
 from ._tables import (
     CLAIMED,
     NO_NUMBER,
+    POOLED,
     SCREEN,
     TRUTH,
     ScoredCounts,
@@ -89,6 +90,7 @@ from ._tables import (
     metric_differences,
     scored_counts,
     task_table,
+    with_pooled,
 )
 from ._trace import (
     EPISODE_COLUMNS,
@@ -123,6 +125,7 @@ __all__ = [
     "METRICS",
     "NONE",
     "NO_NUMBER",
+    "POOLED",
     "REPEATS",
     "REPEAT_COLUMNS",
     "RESPONSE_SCHEMA",
@@ -193,6 +196,7 @@ __all__ = [
     "wilson_intervals",
     "with_episodes",
     "with_handoffs",
+    "with_pooled",
     "with_repeats",
     "with_verdict",
 ]
