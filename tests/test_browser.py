@@ -19,6 +19,7 @@ from browser import (
     ARTIFACTS,
     ROOT,
     browser_available,
+    chart_svgs,
     chromium_page,
     fill,
     multiselect,
@@ -135,7 +136,8 @@ def test_runs_written_elsewhere_appear_and_the_picks_stay(runs_root: Path, tmp_p
             timeout=300,
         )
         page.get_by_text(f"Scorecard: {2 * (n_families - 1)} rows").wait_for(timeout=60_000)
-        wait_count(table(page, SCORECARD).get_by_text("from-peb-run", exact=True), n_families - 1)
+        # Its rows: one per family shown, and one pooled over them (family `all`).
+        wait_count(table(page, SCORECARD).get_by_text("from-peb-run", exact=True), n_families)
         picked = json.loads(multiselect(page, "Runs").get_attribute("data-initial-value"))
         assert "from-peb-run" in picked and unpicked not in picked
         assert f"Worked example: {task_id}" in _example_title(page)
@@ -174,6 +176,60 @@ def test_the_scorecard_pins_run_and_family_and_shows_whole_names(
         tip = run.get_attribute("aria-describedby")
         full = run.inner_text().strip()
         wait_count(page.locator(f'[id="{tip}"]').get_by_text(full, exact=True), 1)
+
+
+def test_the_workbench_opens_on_the_newest_runs_and_charts_them_legibly(tmp_path: Path) -> None:
+    """Issue 29.13: after a reload every run of every tier was picked, and the operating
+    profile nested 7 to 12 rings that spilled over its axes; issue 29.15: no pooled row per
+    run, no way to compare from the workbench. Now it opens on the newest runs and their tier;
+    more than three points at one value are one grey mark named in the subtitle; each run has
+    a pooled row; its runs can be compared from the page."""
+    root = tmp_path / "runs"
+    families = list(load_families().values())
+    run_system(BASELINES["oracle"], families[:1], root / "older-hard", seeds=[11], tier="hard")
+    manifest = root / "older-hard" / "manifest.json"
+    older = {**json.loads(manifest.read_text()), "started_at": "2026-01-01T00:00:00+00:00"}
+    manifest.write_text(json.dumps(older))
+    newest = ["cue_reader", "fail_and_report", "oracle", "silent_filter", "warning_partial"]
+    for name in newest:
+        run_system(BASELINES[name], families, root / name)
+    n_rows = len(newest) * len(families)
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    with (
+        serve(ROOT / "notebooks" / "workbench.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text(f"Scorecard: {n_rows} rows, and {len(newest)} pooled").wait_for(
+            timeout=120_000
+        )
+        picked = json.loads(multiselect(page, "Runs").get_attribute("data-initial-value"))
+        assert picked == newest
+        tiers = json.loads(multiselect(page, "Tiers shown").get_attribute("data-initial-value"))
+        assert tiers == ["paper"]
+        first = table(page, SCORECARD).get_by_role("row").nth(1)
+        expect(first.locator('td[data-cell-id$="_family"]')).to_have_text("all")
+        assert page.get_by_text("the bigger the mark").count() == 0
+        # The baselines that never overclaim nor over-block meet at (0, 0) in every family:
+        # one grey mark, named in the subtitle (drawn in the chart's canvas, so read from the
+        # spec the page holds), and the chart fits its place.
+        wait_count(page.locator("canvas"), 2)  # the confusion matrices and the profile
+        (svg,) = [s for s in chart_svgs(page) if "Operating profile" in s]
+        assert "More than 3 at one value are one grey mark" in svg
+        assert "cue_reader, fail_and_report, oracle, warning_partial." in svg
+        canvas = page.locator("canvas").nth(1)
+        canvas.scroll_into_view_if_needed()
+        shown, drawn = canvas.evaluate("e => [e.parentElement.clientWidth, e.clientWidth]")
+        assert drawn <= shown
+        screenshot_of(page, "Operating profile", ARTIFACTS / "workbench-profile-crowd.png")
+
+        page.get_by_role("combobox", name="Reference run", exact=True).select_option("oracle")
+        page.get_by_role("button", name="Compare the runs shown").click()
+        tests = table(page, "Paired tests of the runs shown")
+        tests.get_by_role("row").nth(1).wait_for(timeout=120_000)
+        first_test = tests.get_by_role("row").nth(1)
+        expect(first_test.locator('td[data-cell-id$="_family"]')).to_have_text("all")
+        screenshot_of(page, "Compare the runs shown", ARTIFACTS / "workbench-compare.png")
 
 
 _CLIPPED = """() => {
