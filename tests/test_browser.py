@@ -468,13 +468,16 @@ def test_the_task_explorer_shows_a_stored_reply_and_labels_every_signal(
 
 
 def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None:
+    """The export holds the picked runs only, and lands by default under the runs root's
+    scratch folder, which git ignores, never in the checkout (issue 29.15); the paper tier has
+    no agent table (issue 29.14)."""
     root = tmp_path / "runs"
     families = [load_families()["due_diligence_v1"]]
     folders = {}
     for name in ("silent_filter", "fail_and_report"):
         folders[name] = run_folder_name(BASELINES[name], families, None)
         run_system(BASELINES[name], families, root / folders[name])
-    out = tmp_path / "export"
+    out = root / SCRATCH / "paper_export"
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
     with (
         serve(ROOT / "notebooks" / "paper.py", env) as url,
@@ -483,12 +486,19 @@ def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None
         page.goto(url)
         page.get_by_text("selected runs").first.wait_for(timeout=60_000)
         toggle_option(page, 0, folders["silent_filter"], "and 1 selected runs")
-        fill(page, "Output folder", str(out))
+        expect(page.get_by_label("Output folder", exact=True)).to_have_value(str(out))
+        assert page.get_by_text("Agent runs: what their episodes did").count() == 0
         page.get_by_role("button", name="Export tables").click()
         page.get_by_text("files of 1 runs to").wait_for(timeout=120_000)
     exported = pl.read_csv(out / "table_baselines.csv")
     assert set(exported["baseline"]) == {"fail_and_report"}
     assert (out / "figure_operating_profile.png").exists()
+    assert not (out / "table_agents.csv").exists()
+    assert not (ROOT / "paper_export").exists()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "runs/scratch/paper_export/table_baselines.csv"], cwd=ROOT
+    )
+    assert ignored.returncode == 0  # what lands in the checkout's runs root is not tracked
 
 
 def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> None:
