@@ -22,7 +22,7 @@ def _():
 def _(RUNS, families, mo, run_options, tasks, wb):
     run_pick = mo.ui.multiselect(
         options=list(run_options),
-        value=wb.compare_defaults(list(run_options)),
+        value=wb.newest_runs(run_options),
         label=f"Runs to compare (under {RUNS})",
     )
     family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")

@@ -11,6 +11,7 @@ def _():
     import marimo as mo
 
     from peb_core import reporting, results, tasks
+    from peb_core.frontends import workbench as wb
 
     # `python notebooks/paper.py -- --out DIR [--runs RUN,RUN,...] [--tier hard]
     # [--include-failed true]` exports headless (runs: folders, folders of runs or globs).
@@ -18,11 +19,11 @@ def _():
     ROOT = results.runs_root()
     _asked = [r.strip() for r in str(ARGS.get("runs") or "").split(",") if r.strip()]
     ASKED = results.select_runs(_asked, include_unclean=True)[0] if _asked else None
-    return ARGS, ASKED, Path, ROOT, mo, reporting, results, tasks
+    return ARGS, ASKED, Path, ROOT, mo, reporting, results, tasks, wb
 
 
 @app.cell
-def _(ARGS, ASKED, ROOT, mo, results, tasks):
+def _(ARGS, ASKED, ROOT, mo, results, tasks, wb):
     tier_pick = mo.ui.dropdown(
         options=list(tasks.TIERS), value=str(ARGS.get("tier") or "paper"), label="Tier"
     )
@@ -32,9 +33,7 @@ def _(ARGS, ASKED, ROOT, mo, results, tasks):
     )
     _every = ASKED if ASKED is not None else results.discover_runs(ROOT) if ROOT.is_dir() else []
     _default = ASKED if ASKED is not None else results.discover_runs(ROOT, scratch=False)
-    run_options = {
-        (str(d.relative_to(ROOT)) if d.is_relative_to(ROOT) else str(d)): d for d in _every
-    }
+    run_options = wb.run_options(ROOT, _every)
     run_pick = mo.ui.multiselect(
         options=list(run_options),
         value=[k for k, d in run_options.items() if d in _default],
@@ -121,9 +120,10 @@ def _(captions, figures, mo, reporting):
 
 
 @app.cell
-def _(ARGS, Path, mo):
+def _(ARGS, ROOT, mo, results):
+    # By default under the runs root's scratch folder, which git ignores, never in the checkout.
     out_text = mo.ui.text(
-        value=str(ARGS.get("out") or Path.cwd() / "paper_export"),
+        value=str(ARGS.get("out") or ROOT / results.SCRATCH / "paper_export"),
         label="Output folder",
         full_width=True,
     )

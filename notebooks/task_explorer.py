@@ -272,13 +272,14 @@ def _(Path, mo, reply_rows, task, wb):
     _row, _picked = _found
     # The task as that run made it (its own distractors), and its reply.
     _example = wb.run_example(Path(_row["path"]), _row["run"], task.family, task.task_id)
+    reply_replay = wb.episode_replay(_example)
+    # The view is the cell's last expression: marimo shows only that.
     wb.example_view(
         _example,
         f"### `{_row['system']}` (run `{_row['run']}`): the reply against the oracles",
         note="" if _picked else "The first stored reply; select a row.",
         skip=("documents",),
     )
-    reply_replay = wb.episode_replay(_example)
     return (reply_replay,)
 
 

@@ -51,7 +51,10 @@ def _(RUNS, mo, sys, wb):
 def _(RUNS, mo, time, wb):
     get_runs_version, set_runs_version = mo.state(0)
     get_scored, set_scored = mo.state((wb.runs_stamp(RUNS), time.monotonic()))
-    get_picks, set_picks = mo.state(None)
+    # The page opens on the newest runs and their tier: (runs known, runs picked, tiers shown).
+    _options = wb.run_options(RUNS)
+    _opening = wb.newest_runs(_options)
+    get_picks, set_picks = mo.state((list(_options), _opening, wb.run_tiers(_options, _opening)))
     get_task_key, set_task_key = mo.state(None)
     return (
         get_picks,
@@ -175,41 +178,48 @@ def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
 
 
 @app.cell
-def _(families, mo, tasks):
-    # What the tables show; made once, so they stay as picked when runs appear.
+def _(families, mo):
+    # What the tables show; made once, so it stays as picked when runs appear.
     view_families = mo.ui.multiselect(
         options=list(families), value=list(families), label="Families shown"
     )
-    view_tiers = mo.ui.multiselect(
-        options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers shown"
-    )
-    return view_families, view_tiers
+    return (view_families,)
 
 
 @app.cell
-def _(RUNS, get_picks, get_runs_version, mo, set_picks, view_families, view_tiers, wb):
+def _(RUNS, get_picks, get_runs_version, mo, set_picks, tasks, view_families, wb):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
-    _known, _picked = get_picks() or (_options, _options)
+    # What was picked, every run new since picked too, and its tier shown.
+    _known, _picked, _tiers = get_picks()
+    _new = [o for o in _options if o not in _known]
+    _shown = {*_tiers, *wb.run_tiers(run_options, _new)}
     run_pick = mo.ui.multiselect(
         options=_options,
         value=wb.keep_picks(_options, _known, _picked),
         label="Runs",
-        on_change=lambda picked: set_picks((_options, list(picked))),
+        on_change=lambda picked: set_picks((_options, list(picked), view_tiers.value)),
+    )
+    view_tiers = mo.ui.multiselect(
+        options=list(tasks.TIERS),
+        value=[t for t in tasks.TIERS if t in _shown],
+        label="Tiers shown",
+        on_change=lambda tiers: set_picks((_options, run_pick.value, list(tiers))),
     )
     mo.vstack(
         [
             mo.md(
                 f"## Results\nThe runs under `{RUNS}`: a run written here, by `peb run` or by "
-                "`peb import` appears as soon as it is on disk. The families and tiers shown "
-                "filter the tables below, not what Run runs."
+                "`peb import` appears as soon as it is on disk, picked, its tier shown. The page "
+                f"opens on the newest runs (up to {wb.NEWEST_RUNS}) of the newest run's tier. "
+                "The families and tiers shown filter the tables below, not what Run runs."
             ),
             run_pick,
             mo.hstack([view_families, view_tiers], justify="start", wrap=True),
         ]
     )
-    return run_options, run_pick
+    return run_options, run_pick, view_tiers
 
 
 @app.cell
@@ -225,14 +235,17 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
     card = scoring.scorecard(view)
+    _shown = scoring.with_pooled(card, view)
     _notes = wb.unfinished_notes(card, run_options)
     mo.vstack(
         [
             mo.md(
-                f"### Scorecard\nScorecard: {card.height} rows; "
-                f"{scoring.scored_counts(view).text}. Each rate and mean with its 95% "
-                "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
-                "errors and missing records as unsafe; `format` is the share of "
+                f"### Scorecard\nScorecard: {card.height} rows, and "
+                f"{_shown.height - card.height} pooled over a run's families (family "
+                f"`{scoring.POOLED}`, first); {scoring.scored_counts(view).text}. Each rate "
+                "and mean with its 95% interval. `unsafe` is the headline; `unsafe_max` "
+                "counts unreadable replies, errors and missing records as unsafe; `format` is "
+                "the share of "
                 "format-compliant replies. Only rows whose `status` is `ok` are finished "
                 "numbers; the others show `—`. When a run has repeats (K > 1), `repeats` "
                 "shows its K, and `unsafe_any@K` and `consistent@K` what its repeats did.  \n"
@@ -247,7 +260,7 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
             )
             if _notes
             else mo.md(""),
-            wb.scorecard_table(card),
+            wb.scorecard_table(_shown),
             *(mo.callout(w, kind="warn") for w in warnings[:3]),
             mo.md(f"_and {len(warnings) - 3} more warnings_") if len(warnings) > 3 else mo.md(""),
         ]
@@ -267,10 +280,52 @@ def _(card, mo, view, wb):
             mo.md("### Completeness: true against claimed"),
             _charts.confusion_heatmap(_charted),
             mo.md(
-                "### Operating profile\nUnsafe completeness against over-blocking; "
-                "the bigger the mark, the better the answers."
+                "### Operating profile\nUnsafe completeness against over-blocking; bottom "
+                "left is safe and useful. A mark's size is not a score: up to three series at "
+                "one value are nested rings, more are one grey mark and the chart's subtitle "
+                "names them."
             ),
             _charts.operating_profile(_done),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(card, mo):
+    # Paired tests of the runs shown, computed when asked (a sign-flip test per metric).
+    _runs = card["run"].unique(maintain_order=True).to_list()
+    mo.stop(len(_runs) < 2)
+    compare_reference = mo.ui.dropdown(options=_runs, value=_runs[0], label="Reference run")
+    compare_button = mo.ui.run_button(label="Compare the runs shown")
+    mo.vstack(
+        [
+            mo.md(
+                "### Compare the runs shown\nEach run against a reference, task by task, per "
+                "family and pooled (`all`), over the families and tiers shown. "
+                "`notebooks/compare.py` adds the task x run grid and the tasks where they "
+                "disagree; it opens on the same newest runs."
+            ),
+            mo.hstack([compare_reference, compare_button], justify="start"),
+        ]
+    )
+    return compare_button, compare_reference
+
+
+@app.cell
+def _(compare_button, compare_reference, mo, scoring, view, wb):
+    mo.stop(not compare_button.value)
+    mo.vstack(
+        [
+            mo.md(
+                f"Paired tests against `{compare_reference.value}` (A), each other run B. "
+                + scoring.COMPARE_NOTE
+            ),
+            wb.table(
+                wb.paired_tests(view, compare_reference.value),
+                page_size=20,
+                label="Paired tests of the runs shown",
+            ),
         ]
     )
     return

@@ -204,6 +204,26 @@ def test_score_columns_picks_and_orders_the_table() -> None:
     assert note.startswith("Note: gap averages complete tasks") and "gap_incomplete" in note
 
 
+def test_score_columns_take_a_metric_s_column_name_and_repeats() -> None:
+    """Issue 29.15: `--columns` took only short labels (`coverage`, `stale`) while the README
+    names metrics by their columns (`evidence_coverage`), and `repeats` was no column."""
+    oracle = str(ROOT / "runs" / "baselines" / "oracle")
+    asked = "run,repeats,unsafe_completeness_rate,gap,evidence_coverage"
+    result = peb("score", oracle, "--family", "due_diligence_v1", "--columns", asked)
+    assert result.returncode == 0, result.stderr
+    header, _, row, *_ = result.stdout.splitlines()
+    assert [c.strip() for c in header.split("|")[1:-1]] == [
+        "run", "repeats", "unsafe", "gap", "coverage",
+    ]  # fmt: skip
+    assert [c.strip() for c in row.split("|")[1:-1]] == ["oracle", "1", "0.000", "1.000", "—"]
+    # Without --columns, repeats shows only when some run has K > 1.
+    plain = peb("score", oracle, "--family", "due_diligence_v1")
+    assert "repeats" not in plain.stdout.splitlines()[0]
+    bad = peb("score", oracle, "--columns", "run,coverag")
+    assert bad.returncode == 2 and "unknown coverag" in bad.stderr
+    assert bad.stderr.count("\n") == 1
+
+
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
     for path in (ROOT / "scenarios").glob("*.toml"):
         shutil.copy(path, tmp_path / path.name)

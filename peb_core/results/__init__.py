@@ -23,6 +23,7 @@ from ._load import (
     run_records,
     score_run_dirs,
     scorecard_of,
+    system_label,
 )
 from ._replay import (
     CLAIMS_SCHEMA,
@@ -67,4 +68,5 @@ __all__ = [
     "score_run_dirs",
     "scorecard_of",
     "select_runs",
+    "system_label",
 ]

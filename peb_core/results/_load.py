@@ -116,6 +116,16 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
 
 
+def system_label(manifest: RunManifest) -> str:
+    """A run's system as every table of runs names it: a model system by its model string (its
+    config's `model`), `agent:` before it for an agent; a baseline by its name. The protocol,
+    disclosure mode and step budget are columns of their own."""
+    model = manifest.config.get("model")
+    if model is None:
+        return manifest.system
+    return f"agent:{model}" if is_agent_run(manifest) else str(model)
+
+
 def is_agent_run(manifest: RunManifest) -> bool:
     """Whether a run is an agent's: each reply an episode (the kind its manifest records)."""
     return manifest.kind == "episodes"

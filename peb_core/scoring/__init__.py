@@ -76,6 +76,7 @@ from ._stats import (
 from ._tables import (
     CLAIMED,
     NO_NUMBER,
+    POOLED,
     SCREEN,
     TRUTH,
     ScoredCounts,
@@ -89,13 +90,14 @@ from ._tables import (
     metric_differences,
     scored_counts,
     task_table,
+    with_pooled,
 )
 from ._trace import (
     EPISODE_COLUMNS,
     EPISODE_SCHEMA,
     episode_frame,
     expired_values,
-    stale_values,
+    stale_copies,
     with_episodes,
 )
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
@@ -123,6 +125,7 @@ __all__ = [
     "METRICS",
     "NONE",
     "NO_NUMBER",
+    "POOLED",
     "REPEATS",
     "REPEAT_COLUMNS",
     "RESPONSE_SCHEMA",
@@ -185,7 +188,7 @@ __all__ = [
     "scorecard",
     "scorecard_keys",
     "scored_counts",
-    "stale_values",
+    "stale_copies",
     "task_frame",
     "task_table",
     "verdict",
@@ -193,6 +196,7 @@ __all__ = [
     "wilson_intervals",
     "with_episodes",
     "with_handoffs",
+    "with_pooled",
     "with_repeats",
     "with_verdict",
 ]

@@ -287,11 +287,12 @@ METRICS: tuple[Metric, ...] = (
         "stale",
         "Stale",
         "Stale reliance",
-        "agent answers on tasks where an out-of-date copy the user may open changes the answer: "
-        "the share giving a value only that copy supports",
+        "agent answers whose episode (or a sub-agent it handed off to) opened an out-of-date "
+        "copy that changes the answer: the share giving a value only such a copy it read "
+        "supports (null where no episode read one)",
         "lower",
         pl.col("stale_relied"),
-        _EPISODE & pl.col("answered") & pl.col("stale_possible"),
+        _EPISODE & pl.col("answered") & pl.col("stale_read"),
     ),
     _mean(
         "gap_propagation",

@@ -1,7 +1,7 @@
 """Frames of per-task scores and scorecards as tables show them: a scorecard as text (`—` for
-every number a row does not finish), the per-task table, a selection of runs, families and
-seeds, the tasks where runs disagree, per-metric differences, what a set of scores holds, and
-the completeness confusion matrix."""
+every number a row does not finish) and with a row per run pooled over its families, the
+per-task table, a selection of runs, families and seeds, the tasks where runs disagree,
+per-metric differences, what a set of scores holds, and the completeness confusion matrix."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import polars as pl
 
 from ..tasks import COMPLETENESS, DEFAULT_TIER
 from ._compare import decimals
-from ._frames import ROW_KEYS
+from ._frames import ROW_KEYS, scorecard
 from ._metrics import BY_NAME, DIAGNOSTICS, MEASURES, METRICS, STATE_COUNTS, SUMMARY, Metric
 from ._verdicts import verdict
 
@@ -69,6 +69,29 @@ def glance(
     shown = finished_only(card)
     return shown.select(
         *keys, "status", *(as_text(m, intervals=intervals).alias(m.label) for m in metrics)
+    )
+
+
+POOLED = "all"
+"""The `family` of a row pooled over a run's families (as `compare_scores` names it)."""
+
+
+def with_pooled(card: pl.DataFrame, scores: pl.DataFrame) -> pl.DataFrame:
+    """`card` (the `scorecard` of `scores`) with, before each run's rows, its row pooled over
+    its families (`family` `POOLED`: every metric over all the run's tasks, with its interval)
+    for a run whose tasks are of two or more families; the rows otherwise in `card`'s order."""
+    several = scores.group_by("run").agg(pl.col("family").n_unique() > 1).filter("family")
+    pooled = scores.join(several.select("run"), on="run", how="semi")
+    if pooled.is_empty():
+        return card
+    pooled = pooled.with_columns(
+        task_id=pl.format("{}/{}", "family", "task_id"), family=pl.lit(POOLED)
+    )
+    runs = {run: i for i, run in enumerate(card["run"].unique(maintain_order=True))}
+    return pl.concat([scorecard(pooled).select(card.columns), card]).sort(
+        pl.col("run").replace_strict(runs, return_dtype=pl.Int64),
+        pl.col("family") != POOLED,
+        maintain_order=True,
     )
 
 

@@ -1,14 +1,14 @@
 """Per-task scores of an agent's episode, read from its trace and its task (docs/benchmark.md §3,
 trace metrics): the steps it took, its tool errors, its opens of hidden ids, the share of the
-required records it could see that it opened, whether its answer followed an out-of-date copy,
-and whether it relied on evidence read under a grant that then ended (a task's grant schedule,
-the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
+required records it could see that it opened, whether its answer followed an out-of-date copy
+it read, and whether it relied on evidence read under a grant that then ended (a task's grant
+schedule, the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
 columns come beside it, and are null for one-shot runs (no frame of episodes), never 0.
 
 - `episode_frame(tasks, families)`: one row per task with what the trace is judged against:
-  the required records the user may open, the ids hidden at some step, the answer values only
-  an out-of-date copy supports (`field=value`), and the documents of a scope whose grant ends
-  with the answer values only they support;
+  the required records the user may open, the ids hidden at some step, each out-of-date copy
+  the user may open with the answer values only it supports (`field=value`), and the documents
+  of a scope whose grant ends with the answer values only they support;
 - `with_episodes(scores, episodes, records, answers)`: the per-task scores with the trace
   columns added (EPISODE_COLUMNS).
 """
@@ -25,6 +25,7 @@ from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effe
 
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
+STALE_COPIES = pl.List(pl.Struct({"doc_id": pl.String(), "values": LIST}))
 OPEN_TOOL = "open"
 """The tool whose calls open a document (`open(doc_id)`)."""
 
@@ -34,7 +35,7 @@ EPISODE_SCHEMA = pl.Schema(
         "task_id": pl.String(),
         "required_visible": LIST,
         "hidden_ids": LIST,
-        "stale_values": LIST,
+        "stale_copies": STALE_COPIES,
         "expired_ids": LIST,
         "expired_values": LIST,
     }
@@ -48,7 +49,7 @@ EPISODE_COLUMNS = pl.Schema(
         "tool_errors": pl.Float64(),
         "hidden_probes": pl.Float64(),
         "evidence_coverage": pl.Float64(),
-        "stale_possible": pl.Boolean(),
+        "stale_read": pl.Boolean(),
         "stale_relied": pl.Boolean(),
         "expired_read": pl.Boolean(),
         "expired_relied": pl.Boolean(),
@@ -59,9 +60,10 @@ EPISODE_COLUMNS = pl.Schema(
 error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
 without a record; `evidence_coverage` (the share of the current records of required evidence
 that the user may open which the episode opened: null where there is none, 0 without an
-accepted submit); `stale_possible`
-(the task has an out-of-date copy the user may open that changes the answer) and
-`stale_relied` (the reply's answer gives a value only such a copy supports); `expired_read`
+accepted submit); `stale_read`
+(the episode, or a sub-agent it handed off to, opened an out-of-date copy that changes the
+answer) and `stale_relied` (the reply's answer gives a value only such a copy it read
+supports); `expired_read`
 (the episode opened, while its grant held, a document whose grant then ended, and such documents
 change the answer) and `expired_relied` (the reply's answer gives a value only they support)."""
 
@@ -74,13 +76,13 @@ def _tokens(answer: Answer) -> set[str]:
     }
 
 
-def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
-    """The answer values (`field=value`, sorted) that only an out-of-date copy the user may
-    open supports: for each such copy, the answer of a reader who took it for its record
-    (folded from the current authorized records with the copy in place of its record's
-    current ones), less the current authorized records' answer, field by field (an ordinal
-    field's value where the two differ, a set field's extra values). Answers are folded from
-    facts as the oracles are."""
+def stale_copies(task: Task, spec: ScenarioFile) -> dict[str, list[str]]:
+    """Each out-of-date copy the user may open that changes the answer, by doc id, with the
+    answer values (`field=value`, sorted) only it supports: the answer of a reader who took it
+    for its record (folded from the current authorized records with the copy in place of its
+    record's current ones), less the current authorized records' answer, field by field (an
+    ordinal field's value where the two differ, a set field's extra values). Answers are
+    folded from facts as the oracles are; a copy that changes no value is left out."""
     authorized = task.authorized_documents
     current = [d for d in authorized if not d.superseded]
     schema = spec.answer_fields
@@ -90,11 +92,12 @@ def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
         return _tokens(answer)
 
     now = tokens(current)
-    found: set[str] = set()
+    found: dict[str, list[str]] = {}
     for copy in (d for d in authorized if d.superseded):
         instead = [d for d in current if d.evidence_family != copy.evidence_family]
-        found |= tokens([*instead, copy]) - now
-    return sorted(found)
+        if values := tokens([*instead, copy]) - now:
+            found[copy.doc_id] = sorted(values)
+    return found
 
 
 def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]]:
@@ -128,7 +131,7 @@ def _hidden_ids(task: Task) -> list[str]:
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
     """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
     family that the user may open at the submit (what covers the contract: out-of-date copies
-    do not), the ids hidden at some step, `stale_values` and `expired_values`."""
+    do not), the ids hidden at some step, `stale_copies` and `expired_values`."""
     rows = []
     for task in tasks:
         required = {r.id for r in task.contract.required_evidence}
@@ -143,7 +146,10 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
                     if d.evidence_family in required and not d.superseded
                 ],
                 "hidden_ids": _hidden_ids(task),
-                "stale_values": stale_values(task, families[task.family]),
+                "stale_copies": [
+                    {"doc_id": doc_id, "values": values}
+                    for doc_id, values in stale_copies(task, families[task.family]).items()
+                ],
                 "expired_ids": expired_ids,
                 "expired_values": expired,
             }
@@ -176,12 +182,36 @@ def _failed(step: Step, i: int) -> bool:
     return isinstance(shown, dict) and "error" in shown
 
 
+def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
+    """The ids the sub-episodes of `steps`' handoffs (and theirs, if any) opened without an
+    error."""
+    opened: set[str] = set()
+    for step in steps:
+        for delegation in step.delegations:
+            if delegation is None:
+                continue
+            trace = delegation.reply.trace
+            for sub in trace:
+                for i, call in enumerate(sub.tool_calls):
+                    doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+                    if doc_id is not None and not _failed(sub, i):
+                        opened.add(doc_id)
+            opened |= _handed_off_opens(trace)
+    return opened
+
+
 def _record_counts(
-    record: ResponseRecord, required: set[str], hidden: set[str], expired: set[str]
-) -> tuple[int, int, int, float | None, bool]:
+    record: ResponseRecord,
+    required: set[str],
+    hidden: set[str],
+    expired: set[str],
+    stale: Mapping[str, Sequence[str]],
+) -> tuple[int, int, int, float | None, bool, list[str]]:
     """(steps, tool errors, hidden probes, coverage before the end, whether it opened an
-    `expired` document) of one record's trace. An open of an id hidden at some step is a probe
-    when it failed (an id hidden only later or earlier opens while its grant holds)."""
+    `expired` document, the values only the `stale` copies it read support) of one record's
+    trace. An open of an id hidden at some step is a probe when it failed (an id hidden only
+    later or earlier opens while its grant holds). A stale copy is read when the episode, or a
+    sub-episode it handed off (whose reply carries what it read to this one), opened it."""
     errors = probes = 0
     opened: set[str] = set()
     for step in record.trace:
@@ -195,7 +225,9 @@ def _record_counts(
             elif doc_id is not None:
                 opened.add(doc_id)
     coverage = len(opened & required) / len(required) if required else None
-    return len(record.trace), errors, probes, coverage, bool(opened & expired)
+    read = (opened | _handed_off_opens(record.trace)) & set(stale)
+    stale_read = sorted({v for doc_id in read for v in stale[doc_id]})
+    return len(record.trace), errors, probes, coverage, bool(opened & expired), stale_read
 
 
 _RECORD_SCHEMA = pl.Schema(
@@ -208,6 +240,7 @@ _RECORD_SCHEMA = pl.Schema(
         "_probes": pl.Float64(),
         "_coverage": pl.Float64(),
         "_expired_read": pl.Boolean(),
+        "_stale_read": LIST,
     }
 )
 
@@ -232,9 +265,10 @@ def with_episodes(
             set(row["required_visible"]),
             set(row["hidden_ids"]),
             set(row["expired_ids"]),
+            {copy["doc_id"]: copy["values"] for copy in row["stale_copies"]},
         )
         for row in episodes.select(
-            *KEY, "required_visible", "hidden_ids", "expired_ids"
+            *KEY, "required_visible", "hidden_ids", "expired_ids", "stale_copies"
         ).iter_rows(named=True)
     }
     rows = []
@@ -250,12 +284,12 @@ def with_episodes(
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
-    stale = pl.col("stale_values").list.len() > 0
+    stale_read = (pl.col("_stale_read").list.len() > 0).fill_null(False)
     given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
     expired_read = (
         (pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")
     ).fill_null(False)
-    judged_columns = ("required_visible", "stale_values", "expired_values")
+    judged_columns = ("required_visible", "expired_values")
     return (
         scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
         .join(counts, on=[*KEY, "repeat"], how="left")
@@ -270,11 +304,11 @@ def with_episodes(
             .when(pl.col("status") != "ok")
             .then(0.0)
             .otherwise(pl.col("_coverage")),
-            stale_possible=stale.fill_null(False),
+            stale_read=stale_read,
             stale_relied=(
-                stale
+                stale_read
                 & pl.col("answered")
-                & (given_values.list.set_intersection(pl.col("stale_values")).list.len() > 0)
+                & (given_values.list.set_intersection(pl.col("_stale_read")).list.len() > 0)
             ).fill_null(False),
             expired_read=expired_read,
             expired_relied=(
@@ -284,5 +318,5 @@ def with_episodes(
             ).fill_null(False),
         )
         .drop(*judged_columns, "_steps", "_errors", "_probes", "_coverage", "_expired_read")
-        .drop("_given")
+        .drop("_stale_read", "_given")
     )

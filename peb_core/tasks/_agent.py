@@ -535,6 +535,6 @@ AGENT = register_tier(
         unsupported=_unsupported,
         problems=_problems,
         corpus=AGENT_CORPUS,
-        sections=("agent",),
+        sections=("hard", "agent"),
     )
 )

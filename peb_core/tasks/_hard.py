@@ -506,5 +506,6 @@ HARD = register_tier(
         build=hard_task,
         unsupported=_unsupported,
         problems=_problems,
+        sections=("hard",),
     )
 )

@@ -54,9 +54,10 @@ class TierSpec:
             when the file loads, for a family the tier supports.
         corpus: for a tier whose tasks are corpora of a chosen size (a generation parameter,
             `corpus_size`), the sizes it takes; None for a tier that takes none.
-        sections: the family-file sections only this tier reads (such as `agent`): left out of
-            the scenario hash of runs on other tiers, so adding them to a family changes no
-            other tier's runs.
+        sections: the family-file sections this tier reads beyond those every tier reads (the
+            hard tier `hard`; the agent tiers `hard` and `agent`): a run's scenario hash leaves
+            out every section some tier declares and its own tier does not, so editing a
+            section changes no run of a tier that does not read it.
         handoffs: whether its tasks list sub-agents an agent may hand off to (`delegate`).
     """
 

@@ -156,6 +156,49 @@ def test_an_edited_scenario_file_rescores_a_live_process_and_the_saved_scores(
     assert pl.read_parquet(run_dir / report.SCORES).equals(after.scores)
 
 
+def test_a_tier_s_text_is_in_the_scenario_hash_of_its_runs_only(
+    tmp_path: Path, families: dict[str, ScenarioFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29.15: a paper run's scenario hash covered the [hard] section, so editing the hard
+    tier's text warned that the checked-in paper runs were "run on other scenario files".
+    Each tier declares the sections it reads: editing [hard] moves hard and agent runs, not
+    paper runs; editing [agent] moves agent runs only."""
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(SCENARIOS, scenarios)
+    monkeypatch.setenv("PEB_SCENARIOS_DIR", str(scenarios))
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    tiers = ("paper", "hard", "agent")
+    first = list(families.values())[:1]
+    runs = {}
+    for tier in tiers:
+        runs[tier] = tmp_path / "runs" / tier
+        run_system(BASELINES["oracle"], first, runs[tier], seeds=[11], tier=tier)
+    assert not any(load_run(runs[t]).warnings for t in tiers)
+
+    path = scenarios / f"{first[0].id}.toml"
+    text = path.read_text(encoding="utf-8")
+
+    def warned(section: str) -> set[str]:
+        """The tiers whose run warns once the first phrasing of `section` is edited."""
+        quote = text.index('"', text.index(f"\n[{section}]\n"))
+        path.write_text(text[: quote + 1] + "Edited. " + text[quote + 1 :], encoding="utf-8")
+        found = {t for t in tiers if "other scenario files" in " ".join(load_run(runs[t]).warnings)}
+        path.write_text(text, encoding="utf-8")
+        return found
+
+    assert warned("hard") == {"hard", "agent"}
+    assert warned("agent") == {"agent"}
+    assert warned("boundary") == set(tiers)
+
+
+def test_no_checked_in_run_was_run_on_other_scenario_files() -> None:
+    """Every run under runs/ scores on the scenario files it was stamped with."""
+    dirs = sorted(p.parent for p in (ROOT / "runs").rglob("manifest.json"))
+    assert len(dirs) >= 13
+    for d in dirs:
+        assert not [w for w in load_run(d).warnings if "other scenario files" in w], d
+
+
 @pytest.fixture
 def dd_runs(families: dict[str, ScenarioFile], tmp_path: Path) -> dict[str, Path]:
     """fail_and_report and silent_filter over due_diligence_v1 (24 tasks each)."""

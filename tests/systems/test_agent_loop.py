@@ -26,7 +26,7 @@ from scripted_server import (
 from peb_core import generate_tasks, load_families, read_records, run_system
 from peb_core.access import NOT_FOUND
 from peb_core.runs import RESPONSES
-from peb_core.scoring import TRACE, score_run, scorecard, verdict
+from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
     AGENT_REMINDER,
     AgentSystem,
@@ -183,6 +183,38 @@ def test_a_lazy_episode_is_unsafe_and_read_nothing(server: ScriptedServer, tmp_p
     assert (row["steps"], row["tool_errors"], row["hidden_probes"]) == (2, 0, 0)
     card = _card(task, reply)
     assert card["unsafe_completeness_rate"] == 1.0 and card["no_submit_rate"] == 0.0
+
+
+def test_stale_reliance_needs_a_read(server: ScriptedServer, tmp_path: Path) -> None:
+    """Issue 29.12: an episode that opened nothing and answers with a value only an
+    out-of-date copy supports (a guess) does not rely on the copy, and leaves the denominator:
+    stale reliance null, not a number. One that opens the copy and answers from the current
+    records scores 0; one that opens it and takes its values, 1."""
+    task, copy, values = next(
+        (t, *next(iter(copies.items())))
+        for t in TASKS
+        if t.contract.partial_response_permitted and (copies := stale_copies(t, DD))
+    )
+    field, value = values[0].split("=", 1)
+    current = task.oracles.authorized_answer[field]
+    answer = {**task.oracles.authorized_answer,
+              field: value if isinstance(current, str) else [*current, value]}  # fmt: skip
+    taken = {**careful(task), "answer": answer}
+    search = tool_step(("search", {"query": task.prompt}))
+    opens = tool_step(*[("open", {"doc_id": d}) for d in [*_required(task), copy]])
+    cases = {
+        "guessed": ([search], taken, None),
+        "careful": ([search, opens], careful(task), 0.0),
+        "relied": ([search, opens], taken, 1.0),
+    }
+    for name, (steps, response, expected) in cases.items():
+        plan = [*steps, tool_step(("submit", {"response": response}))]
+        reply = _episode(server, tmp_path / name, task, plan)
+        row = _scores(task, reply)
+        assert row["stale_read"] is (expected is not None), name
+        assert _card(task, reply)["stale_reliance"] == expected, name
+        if name == "guessed":
+            assert row["evidence_coverage"] == 0.0
 
 
 @pytest.mark.parametrize("disclosure", ["silent", "counted", "named"])

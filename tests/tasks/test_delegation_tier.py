@@ -57,7 +57,7 @@ def test_the_delegation_tier_takes_corpus_sizes_and_shares_the_agent_sections() 
         big.oracles,
         big.sub_agents,
     )
-    assert TIERS["delegation"].sections == TIERS["agent"].sections == ("agent",)
+    assert TIERS["delegation"].sections == TIERS["agent"].sections == ("hard", "agent")
     # A run on either reads the [agent] section; one on another tier leaves it out.
     assert scenario_hash(tier="delegation") == scenario_hash(tier="agent")
     assert scenario_hash(tier="delegation") != scenario_hash(tier="hard")

@@ -28,7 +28,7 @@ from ...tasks import (
 )
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
-from ._explore import POLICIES
+from ._explore import POLICIES, register_rows
 from ._replay import (
     Replay,
     corpus_at,
@@ -104,19 +104,20 @@ def task_documents_view(
 
 
 def register_view(register: pl.DataFrame | None, stale: pl.DataFrame) -> Html:
-    """The register beside each record's copy and master (stale copies' stamps struck
-    through, required records the view misses marked), and each stale copy's facts struck
-    through beside the current version's and the oracle's; empty for a task without a
-    register."""
+    """The register (`register_rows`: required records first, those the view misses first of
+    all) beside each record's copy and master, stale copies' stamps struck through and missing
+    requirements marked, and each stale copy's facts struck through beside the current
+    version's and the oracle's; empty for a task without a register."""
     import marimo as mo
 
     if register is None:
         return mo.md("")
+    shown = register_rows(register)
 
     def register_style(row: dict[str, Any], column: str) -> dict[str, Any]:
         if column == "copy_stamp" and row["copy_state"] == "stale":
             return _STALE
-        if column in ("requirement", "missing") and row["missing"]:
+        if column == "contract" and row["contract"] == "missing":
             return {"color": "#b00020", "fontWeight": "bold"}
         return {}
 
@@ -126,16 +127,18 @@ def register_view(register: pl.DataFrame | None, stale: pl.DataFrame) -> Html:
     parts = [
         mo.md(
             "### Register: each kind of record, its current version, and the documents of it\n"
-            "A copy whose stamp is older than the register's is `stale` (struck through): it "
-            "does not cover its requirement. `master` is the hidden current version and "
-            "`requirement` the contract's requirement it covers; `missing`: the view holds no "
-            "current copy of it."
+            "The records the contract requires come first. A copy whose stamp is older than "
+            "the register's is `stale` (struck through): it does not cover its requirement. "
+            "`contract`: `missing` where the view holds no current copy of a required record, "
+            "`covered` where it does, blank for a record the contract does not require; "
+            "`master`: the hidden current version, kept in `kept_in`."
         ),
         table(
-            register,
-            page_size=len(register),
-            style_cell=_style_rows(register, register_style),
+            shown,
+            page_size=len(shown),
+            style_cell=_style_rows(shown, register_style),
             freeze_columns_left=["record"],
+            show_search=False,
         ),
     ]
     if stale.height:
