@@ -53,7 +53,8 @@ def _master(task: Task) -> str:
 def _other(task: Task) -> str:
     """A document the user holds throughout, in another scope."""
     scope = task.grants[0].scope
-    return next(d.doc_id for d in task.documents if d.scope in task.user_scopes and d.scope != scope)
+    held = [d for d in task.documents if d.scope in task.user_scopes and d.scope != scope]
+    return held[0].doc_id
 
 
 def _call(session: AgentSession, name: str, **arguments: Any) -> dict[str, Any]:
@@ -178,10 +179,11 @@ def _modelled_changes(task: Task, calls: list[tuple[str, str]]) -> list[int]:
         valid = isinstance(args, dict) and not submitted
         if set_going is None and valid and name == "open" and change.trigger == "open":
             doc_id = args.get("doc_id")
-            doc = next((d for d in task.documents
-                        if isinstance(doc_id, str) and d.doc_id == doc_id.strip()), None)  # fmt: skip
-            if doc is not None and doc.scope == change.scope and doc.scope in scopes \
-                    and set(args) == {"doc_id"} and 0 < len(doc_id) <= 64:  # fmt: skip
+            wanted = doc_id.strip() if isinstance(doc_id, str) else None
+            doc = next((d for d in task.documents if d.doc_id == wanted), None)
+            well_formed = set(args) == {"doc_id"} and 0 < len(doc_id) <= 64
+            held = doc is not None and doc.scope == change.scope and doc.scope in scopes
+            if held and well_formed:
                 set_going = n
         if set_going is None and valid and name == "search" and change.trigger == "search":
             query, k = args.get("query"), args.get("k", 10)
@@ -217,7 +219,9 @@ def episodes(draw: st.DrawFn) -> tuple[Task, list[tuple[str, str]]]:
             st.sampled_from(words),
             st.integers(0, 51),
         ),
-        st.builds(lambda q: ("search", json.dumps({"query": q, "extra": 1})), st.sampled_from(words)),
+        st.builds(
+            lambda q: ("search", json.dumps({"query": q, "extra": 1})), st.sampled_from(words)
+        ),
         st.sampled_from([("open", "{not json"), ("search", "[]"), ("delete", "{}")]),
         st.just(("submit", json.dumps({"response": {"answer": None}}))),
     )
@@ -226,7 +230,9 @@ def episodes(draw: st.DrawFn) -> tuple[Task, list[tuple[str, str]]]:
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(episodes())
-def test_the_session_the_replay_and_the_spec_agree(case: tuple[Task, list[tuple[str, str]]]) -> None:
+def test_the_session_the_replay_and_the_spec_agree(
+    case: tuple[Task, list[tuple[str, str]]],
+) -> None:
     task, calls = case
     session = agent_view(task, FAMILIES[task.family]).session("named")
     for name, arguments in calls:

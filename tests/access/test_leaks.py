@@ -144,11 +144,13 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     if task.grants:  # calls that set the change going: opens in its scope, searches finding it
         scope = task.grants[0].scope
         in_scope = [d for d in task.documents if d.scope == scope]
+        opens = st.sampled_from([d.doc_id for d in in_scope])
+        finds = st.sampled_from([d.body[:40] for d in in_scope])
         calls = st.one_of(
             calls,
-            st.builds(lambda d: ("open", {"doc_id": d}), st.sampled_from([d.doc_id for d in in_scope])),
-            st.builds(lambda d: ("search", {"query": d, "k": 20}), st.sampled_from([d.body[:40] for d in in_scope])),
-        )  # fmt: skip
+            st.builds(lambda d: ("open", {"doc_id": d}), opens),
+            st.builds(lambda q: ("search", {"query": q, "k": 20}), finds),
+        )
     longest = 8 if not task.grants else 14  # past the schedule's change (a lag is at most 4)
     return task, spec, draw(st.lists(calls, min_size=1, max_size=longest))
 

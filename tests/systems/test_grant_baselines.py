@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 import polars as pl
 import pytest
-
 from answers import careful, lazy
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
@@ -230,15 +229,17 @@ def test_a_reply_with_no_answer_to_judge_is_judged_at_the_first_incomplete_state
         next((n for n, s in enumerate(t.states) if s.oracles.completeness == "incomplete"), None)
         for t in TASKS
     ]
-    lazy_records, busy_records, traceless = [], [], []
+    made: dict[str, list[ResponseRecord]] = {"busy": [], "idle": [], "guess": []}
     for task, record in zip(TASKS, records, strict=True):
         calls = tuple(s for s in record.trace if s.tool_calls[0].name != "submit")
-        busy = Reply(status="no_submit", usage=Usage(), trace=calls)  # read, went on, no submit
-        idle = Reply(status="no_submit", usage=Usage(), trace=())  # never called a tool
-        guess = Reply(status="ok", raw=json.dumps(lazy(task)), usage=Usage(), trace=())
-        for into, reply in ((busy_records, busy), (lazy_records, idle), (traceless, guess)):
-            into.append(ResponseRecord.of_reply(task.family, task.task_id, "s", reply))
-    busy, idle, guessed = (_scores(r) for r in (busy_records, lazy_records, traceless))
+        replies = {
+            "busy": Reply(status="no_submit", usage=Usage(), trace=calls),  # read, no submit
+            "idle": Reply(status="no_submit", usage=Usage(), trace=()),  # never called a tool
+            "guess": Reply(status="ok", raw=json.dumps(lazy(task)), usage=Usage(), trace=()),
+        }
+        for name, reply in replies.items():
+            made[name].append(ResponseRecord.of_reply(task.family, task.task_id, "s", reply))
+    busy, idle, guessed = (_scores(made[name]) for name in ("busy", "idle", "guess"))
     for frame in (busy, idle, guessed):
         states = frame["grant_state"].to_list()
         assert [w if w is not None else s for w, s in zip(worst, states, strict=True)] == states
