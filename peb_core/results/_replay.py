@@ -39,6 +39,7 @@ STEPS_SCHEMA = pl.Schema(
         "withheld": LIST,
         "result": pl.String(),
         "error": pl.String(),
+        "reached": pl.Boolean(),
         "grant": pl.String(),
         "content": pl.String(),
         "prompt_tokens": pl.Int64(),
@@ -51,9 +52,10 @@ STEPS_SCHEMA = pl.Schema(
 `call` and `tool` null): its step (from 1) and place in the step (from 0), the tool and its
 arguments as given, the doc id an `open` named, the doc ids a `search` showed and those the
 scope filter withheld from it (hidden documents among its best matches), what the model was
-shown and the error, if any, and the grant change that took effect at the call (`grant_line`;
-null for none); the step's text and its tokens, latency and whether it came from the cache
-(repeated on each of its calls)."""
+shown and the error, if any, whether the call reached the session (False: its front-end
+refused it first, `ToolCall.reached`; a grant schedule counts only those), and the grant change
+that took effect at the call (`grant_line`; null for none); the step's text and its tokens,
+latency and whether it came from the cache (repeated on each of its calls)."""
 
 DOCUMENTS_SCHEMA = pl.Schema(
     {
@@ -147,7 +149,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
     timeline = _timeline(record, task, index)
     changes = dict(timeline.changes) if timeline is not None else {}
     rows: list[dict[str, Any]] = []
-    calls = 0  # tool calls so far: a grant schedule counts them
+    calls = 0  # tool calls that reached the session so far: a grant schedule counts them
     for number, step in enumerate(record.trace, start=1):
         usage = {
             "content": step.content,
@@ -159,7 +161,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
         if not step.tool_calls:
             rows.append({"step": number, **usage})
         for i, call in enumerate(step.tool_calls):
-            calls += 1
+            calls += call.reached
             error = step.errors[i] if i < len(step.errors) else None
             shown: list[str] = []
             withheld: list[str] = []
@@ -168,7 +170,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
                 scopes = task.states[state].user_scopes
                 shown, withheld = _search_ids(index, scopes, call.arguments)
             doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
-            change = changes.get(calls)
+            change = changes.get(calls) if call.reached else None
             rows.append(
                 {
                     "step": number,
@@ -180,6 +182,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
                     "withheld": withheld,
                     "result": step.results[i] if i < len(step.results) else None,
                     "error": error,
+                    "reached": call.reached,
                     "grant": grant_line(calls, change) if change is not None else None,
                     **usage,
                 }
@@ -202,9 +205,9 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
     }
     timeline = _timeline(record, task, task_index(task))
     visible = set(task.states[timeline.state if timeline else 0].authorized_doc_ids)
-    calls = 0  # tool calls so far: under a grant schedule, what was visible at each
+    calls = 0  # tool calls that reached the session: under a grant schedule, what was visible
     for row in steps.iter_rows(named=True):
-        if row["tool"] is not None:
+        if row["tool"] is not None and row["reached"]:
             calls += 1
         marks = [("surfaced_at", d) for d in row["shown"]]
         marks += [("withheld_at", d) for d in row["withheld"]]

@@ -31,8 +31,14 @@ RecordKey = tuple[str, str, int]
 
 
 def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
-    """Every tool call of an episode's trace, in order: its name and its arguments as given."""
-    return [(call.name, call.arguments) for step in trace for call in step.tool_calls]
+    """Every tool call of an episode's trace that reached its session, in order: its name and
+    its arguments as given (a call its front-end refused first is not one: `ToolCall.reached`)."""
+    return [
+        (call.name, call.arguments)
+        for step in trace
+        for call in step.tool_calls
+        if call.reached
+    ]
 
 
 def grant_timeline(
