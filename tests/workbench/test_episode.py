@@ -256,7 +256,7 @@ def test_a_grant_change_is_an_event_and_its_evidence_opened_while_granted(tmp_pa
     effect at, on the slider's label and the page ("call 9: the grant on X expired"), and a
     document read under a grant that then ended is `opened while granted`, not a hidden
     document the agent never saw."""
-    from peb_core.frontends.workbench import grant_events, step_label
+    from peb_core.frontends.workbench import example_view, grant_events, step_label
     from peb_core.scoring import grant_timeline
 
     run_dir = tmp_path / "keep"
@@ -281,6 +281,12 @@ def test_a_grant_change_is_an_event_and_its_evidence_opened_while_granted(tmp_pa
     assert f"{read.height} opened while granted" in corpus_counts(after)
     shown = _text(replay_view(replay, replay.n_steps))
     assert f"step {at}, {line}" in shown and "opened while granted" in shown
+    example = run_example(run_dir, "r", SPEC.id, task.task_id)
+    assert example.explanation.scores["grant_state"] == 1
+    heading = _text(example_view(example, "x"))
+    assert "judged in the state of its grant schedule after change 1" in heading
+    completeness = task.states[1].oracles.completeness
+    assert f"Completeness <code>{completeness}</code> (judged" in heading
     # The change is in bold once the slider has reached it.
     bold = f"<strong>step {at}, {line}</strong>"
     assert bold in _text(replay_view(replay, at)) and bold not in _text(replay_view(replay, at - 1))

@@ -227,14 +227,24 @@ Section = Callable[[WorkedExample], Sequence["Html"]]
 """A part of the worked example: marimo elements from the example."""
 
 
+def _state_name(state: int) -> str:
+    """A state of a grant schedule as the heading names it."""
+    return "at the start" if state == 0 else f"after change {state}"
+
+
 def _heading(ex: WorkedExample) -> Sequence[Html]:
     import marimo as mo
 
     task, row = ex.task, ex.explanation.scores
+    judged = (
+        f" (judged in the state of its grant schedule {_state_name(row['grant_state'])})"
+        if task.grants
+        else ""
+    )
     return [
         mo.md(
             f"{task.prompt}\n\n"
-            f"Completeness `{task.oracles.completeness}`, policy "
+            f"Completeness `{row['completeness']}`{judged}, policy "
             f"`{POLICIES[task.contract.partial_response_permitted]}`, topologies "
             f"`{', '.join(task.topologies) or '-'}`, verdict **{row['verdict']}**; answer score "
             f"{format_float(row['answer_score'])}, gap score {format_float(row['gap_score'])}."
