@@ -65,12 +65,16 @@ RESPONSE_SCHEMA = pl.Schema(
         "gap_scopes": LIST,
         "gap_claims": LIST,
         "violations": LIST,
+        "grant_state": GRANT_STATE,
     }
 )
 """The columns of a response frame, one row per task and repeat. `status`: `ok` (a readable
 reply), `unreadable` (no JSON object), `error` (no reply obtained), `no_submit` (an agent's
 episode ended without an accepted submit) or `missing` (no record). The reply's decision is
-null unless `ok`; `claimed` is null when the reply states no completeness."""
+null unless `ok`; `claimed` is null when the reply states no completeness. `grant_state`: the
+state of the task's grant schedule the reply is judged against, 0 as read (the start, the one
+state of a task without a schedule), set by `score_records` from each episode
+(`_grants.with_grant_states`)."""
 ANSWER_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
@@ -120,7 +124,11 @@ TASK_SCHEMA = pl.Schema(
 
 def _judged(tasks: Sequence[Task]) -> list[tuple[int, Task]]:
     """Each task in each state of its grant schedule (`Task.in_state`), with the state."""
-    return [(n, t.in_state(n)) for t in tasks for n in range(len(t.states))]
+    return [
+        (n, t.in_state(n)) if n else (0, t)
+        for t in tasks
+        for n in range(len(t.grant_states) + 1)
+    ]
 
 
 def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
@@ -248,7 +256,7 @@ def _response_frame(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     # Built column by column (lists, not a dict per row): several times faster for big runs.
     cols: dict[str, list[object]] = {
-        name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system")
+        name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system", "grant_state")
     }
     a_family: list[str] = []
     a_task: list[str] = []
@@ -289,9 +297,11 @@ def _response_frame(
     responses = (
         pl.DataFrame(
             {"run": [run] * n, "system": [system] * n, **cols},
-            schema={k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists},
+            schema={
+                k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists and k != "grant_state"
+            },
         )
-        .with_columns(**lists)
+        .with_columns(**lists, grant_state=pl.lit(0, dtype=GRANT_STATE))
         .select(list(RESPONSE_SCHEMA))
     )
     answers = pl.DataFrame(
