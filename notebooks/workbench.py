@@ -372,13 +372,13 @@ def _(mo, run_options, task_rows, wb):
 
 
 @app.cell
-def _(mo, replay):
+def _(mo, replay, wb):
     mo.stop(replay is None)
     step_pick = mo.ui.slider(
         start=1,
         stop=replay.n_steps,
         value=1,
-        label="Step",
+        label=wb.step_label(replay),
         show_value=True,
         full_width=True,
     )

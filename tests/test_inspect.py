@@ -1198,6 +1198,31 @@ def _tool(
     )
 
 
+def test_a_call_inspect_refused_is_recorded_as_never_reaching_the_session() -> None:
+    """docs/benchmark.md §9.2: a grant schedule counts the calls its session answered, so a call
+    inspect refused before running the tool (a `parsing` error: it broke the tool's schema, or
+    named no tool) and one never carried out are recorded as not reached, and a replay of the
+    episode leaves them out; the session's own errors (`ToolError`, `unknown`) reached it."""
+    step = _assistant(
+        ("search", {"query": "q"}), ("open", {"doc": "x"}), ("open", {"doc_id": "gone"}),
+        ("open", {"doc_id": "never"}),
+    )  # fmt: skip
+    refused = _tool(step, 1, "bad").model_copy(
+        update={"error": ToolCallError("parsing", "Found 1 validation error")}
+    )
+    messages: list[ChatMessage] = [
+        ChatMessageUser(content="request"),
+        step,
+        _tool(step, 0, '{"hits": []}'),
+        refused,
+        _tool(step, 2, "open: not found", error="open: not found"),
+    ]
+    (first,) = episode_reply(messages, 3, submitted=None).trace
+    assert [c.reached for c in first.tool_calls] == [True, False, True, False]
+    assert [c.name for c in first.tool_calls] == ["search", "open", "open", "open"]
+    assert '"reached"' not in first.tool_calls[0].model_dump_json()  # records keep their bytes
+
+
 def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget() -> None:
     """`episode_reply` holds any agent to the step budget: a submit after it does not count,
     a refused submit is not a submit, a call the agent never carried out is a tool error, and

@@ -317,9 +317,11 @@ def grants_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
     tmp = tmp_path_factory.mktemp("grants")
     _, checks = GRANTS
     plans = {t.task_id: _keep_expired(t) for t in GRANTS}
-    # the second reads the same, then answers from the records current at the submit
+    # the second reads the same, then answers from the records current at the submit (after
+    # the change, which its calls reach)
     calls, response = plans[checks.task_id]
-    plans[checks.task_id] = (calls, {**response, "answer": checks.oracles.authorized_answer})
+    after = checks.states[1].oracles.authorized_answer
+    plans[checks.task_id] = (calls, {**response, "answer": after})
 
     def step(task: Task, replies: int) -> Step:
         calls, response = plans[task.task_id]

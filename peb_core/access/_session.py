@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..tasks import GrantChange, SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
+from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import (
     AgentStart,
@@ -47,7 +48,8 @@ class Corpus:
     """What a session searches: a task's documents indexed with their scopes, the scopes the
     user holds at the start, the family's response schema (the `submit` tool's parameters),
     the sub-agents the task lists (each with its own scopes; none but on the `delegation`
-    tier) and the task's grant schedule (changes of the user's scopes from a tool call on)."""
+    tier) and the task's grant schedule (changes of the user's scopes, set going by the
+    episode's calls: `_grants.py`)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
@@ -178,7 +180,8 @@ _NOTICES = {
     "revoked": "the grant for scope {scope} was revoked at step {step}",
     "granted": "scope {scope} was granted at step {step}",
 }
-"""What a `GrantNotice` says of each change (a step is a tool call, counted from 1)."""
+"""What a `GrantNotice` says of each change (a step is a tool call, counted from 1: the call
+from which the change holds)."""
 
 
 def _announced(outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
@@ -252,40 +255,47 @@ class AgentSession:
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
-        self._scopes = corpus.user_scopes
-        self._allowed = corpus.index.allowed(self._scopes)
-        self._pending = tuple(sorted(corpus.grants, key=lambda change: change.step))
+        self._grants = GrantClock(corpus.index, corpus.user_scopes, corpus.grants)
         self._calls = 0
         self._submitted: str | None = None
+        self._submit_call: int | None = None
+        self._opened: dict[str, int] = {}
 
     @property
     def scopes(self) -> tuple[str, ...]:
         """The scopes in force: what the user may see now."""
-        return self._scopes
+        return self._grants.scopes
 
-    def _advance(self) -> list[GrantNotice]:
-        """Apply the grant changes that hold from this call on; their notices where the
-        disclosure mode announces them."""
-        due = [c for c in self._pending if c.step <= self._calls]
-        if not due:
-            return []
-        self._pending = self._pending[len(due) :]
-        scopes = list(self._scopes)
-        for change in due:
-            if change.ends:
-                scopes = [s for s in scopes if s != change.scope]
-            elif change.scope not in scopes:
-                scopes.append(change.scope)
-        self._scopes = tuple(scopes)
-        self._allowed = self._corpus.index.allowed(self._scopes)
-        if not self.disclosure.announces_grants:
+    @property
+    def timeline(self) -> GrantTimeline:
+        """What the task's grant schedule has done in this episode so far."""
+        return GrantTimeline(
+            changes=tuple(self._grants.changes),
+            calls=self._calls,
+            submit=self._submit_call,
+            opened=dict(self._opened),
+        )
+
+    def _advance(self, name: str, parsed: dict[str, Any] | ToolOutcome) -> list[GrantNotice]:
+        """Apply the grant changes that hold from this call on (what the call searches or
+        opens may set one going); their notices where the disclosure mode announces them."""
+        query, k, doc_id = None, 0, None
+        if isinstance(parsed, dict) and name in ("search", "open"):
+            model = SearchArguments if name == "search" else OpenArguments
+            args = _arguments(model, name, parsed)
+            if isinstance(args, SearchArguments):
+                query, k = args.query, args.k
+            elif isinstance(args, OpenArguments):
+                doc_id = args.doc_id.strip()
+        due = self._grants.advance(self._calls, query=query, k=k, doc_id=doc_id)
+        if not due or not self.disclosure.announces_grants:
             return []
         return [
             GrantNotice(
                 scope=c.scope,
-                step=c.step,
+                step=self._calls,
                 change=c.change,
-                notice=_NOTICES[c.change].format(scope=c.scope, step=c.step),
+                notice=_NOTICES[c.change].format(scope=c.scope, step=self._calls),
             )
             for c in due
         ]
@@ -314,7 +324,7 @@ class AgentSession:
             SubAgent(
                 name=agent.name,
                 role=agent.role,
-                scopes=tuple(s for s in self._scopes if s in agent.scopes),
+                scopes=tuple(s for s in self.scopes if s in agent.scopes),
             )
             for agent in self._corpus.agents
         )
@@ -322,7 +332,8 @@ class AgentSession:
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
         already parsed). Never raises for what a model sends; a bad call is an error result.
-        The task's grant changes due at this call hold before it is answered."""
+        The task's grant changes due at this call (this call's own search may set one going)
+        hold before it is answered."""
         notices, parsed = self._begin(name, arguments)
         outcome = parsed if isinstance(parsed, ToolOutcome) else TOOLS[name].run(self, parsed)
         return _announced(outcome, notices) if notices else outcome
@@ -341,10 +352,11 @@ class AgentSession:
     def _begin(
         self, name: str, arguments: str | dict[str, Any]
     ) -> tuple[list[GrantNotice], dict[str, Any] | ToolOutcome]:
-        """Count a call, apply the grant changes due at it (with their notices), and read its
-        arguments."""
+        """Count a call, read its arguments, and apply the grant changes due at it (with their
+        notices)."""
         self._calls += 1
-        return self._advance(), self._parsed(name, arguments)
+        parsed = self._parsed(name, arguments)
+        return self._advance(name, parsed), parsed
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """A call's arguments as a JSON object, or the error a bad call gets."""
@@ -376,7 +388,7 @@ class AgentSession:
             return args
         assert isinstance(args, SearchArguments)
         index = self._corpus.index
-        ranking = index.rank(args.query, self._allowed, args.k)
+        ranking = index.rank(args.query, self._grants.allowed, args.k)
         hits = [self._corpus.hit(position) for position in ranking.visible]
         withheld, scopes = self.disclosure.notice(
             [index.documents[p].scope for p in ranking.withheld]
@@ -396,9 +408,10 @@ class AgentSession:
         if position is None:
             return _failed(f"open: {NOT_FOUND}")
         doc: IndexedDocument = index.documents[position]
-        if not self._allowed[position]:
+        if not self._grants.allowed[position]:
             return _failed(f"open: {self.disclosure.denial(doc.scope)}")
         shown = VisibleDocument(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, body=doc.body)
+        self._opened.setdefault(doc.doc_id, self._calls)
         return ToolOutcome(content=_shown(OpenResult(doc_id=doc.doc_id, document=shown)))
 
     def _submit(self, arguments: dict[str, Any]) -> ToolOutcome:
@@ -414,6 +427,7 @@ class AgentSession:
                 '"gap_report": ...}}, the response as a JSON object'
             )
         self._submitted = json.dumps(response, ensure_ascii=False)
+        self._submit_call = self._calls
         return ToolOutcome(content=_shown(SubmitResult()), submitted=self._submitted)
 
 

@@ -29,6 +29,7 @@ from ..runs import (
     task_set,
 )
 from ..scoring import (
+    GrantSchedules,
     compare_scores,
     episode_frame,
     expected_answers,
@@ -136,7 +137,7 @@ def _score(
     manifest: RunManifest,
     families: dict[str, ScenarioFile],
     current: str,
-    frames: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None],
+    frames: tuple[pl.DataFrame, pl.DataFrame, tuple[pl.DataFrame, GrantSchedules] | None],
 ) -> tuple[pl.DataFrame, list[str]]:
     warnings = []
     if manifest.scenario_hash != current:
@@ -153,7 +154,8 @@ def _score(
         run=run_dir.name,
         system=manifest.system,
         families=families,
-        episodes=episodes,
+        episodes=episodes[0] if episodes is not None else None,
+        schedules=episodes[1] if episodes is not None else None,
         repeats=manifest.repeats,
     )
     state = run_state(run_dir, manifest)
@@ -227,7 +229,7 @@ def _load_runs(
         else:
             pending[i] = found
     frames: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
-    episodes: dict[str, pl.DataFrame] = {}
+    episodes: dict[str, tuple[pl.DataFrame, GrantSchedules]] = {}
     with gc_paused():  # the tasks and records built to score are freed before it ends
         for i, p in pending.items():
             params = _task_params(p.manifest, p.current)
@@ -237,7 +239,10 @@ def _load_runs(
                     tasks = run_tasks(p.run_dir, p.manifest, p.families)
                     frames[params] = (task_frame(tasks), expected_answers(tasks))
                     if agent:
-                        episodes[params] = episode_frame(tasks, p.families)
+                        episodes[params] = (
+                            episode_frame(tasks, p.families),
+                            GrantSchedules.of(tasks),
+                        )
                 judged = (*frames[params], episodes[params] if agent else None)
                 scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
             except RunError as exc:

@@ -9,7 +9,9 @@ The task is the oracle here: these frames name hidden documents and evidence fam
 no tool result ever holds; they are for a researcher reading an episode, never for a system.
 A search's withheld documents are found by asking the task's index the same query again (the
 access layer's ranking is deterministic), so they are exactly those the scope filter held back
-from that result."""
+from that result. On a task with a grant schedule, the scopes in force at each call and the
+call at which each change took effect are found by playing the episode's calls again against
+the schedule (`scoring.grant_timeline`), as the scorer does."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from ..access import CorpusIndex, IndexedDocument, SearchArguments
-from ..scoring import Vocabulary, handoff_gaps, read_reply
+from ..access import CorpusIndex, GrantTimeline, SearchArguments, task_index
+from ..scoring import Vocabulary, grant_timeline, handoff_gaps, judged_state, read_reply
 from ..systems import Delegation, ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ..tasks import GrantChange, ScenarioFile, Task
 
 LIST = pl.List(pl.String)
 
@@ -37,6 +39,8 @@ STEPS_SCHEMA = pl.Schema(
         "withheld": LIST,
         "result": pl.String(),
         "error": pl.String(),
+        "reached": pl.Boolean(),
+        "grant": pl.String(),
         "content": pl.String(),
         "prompt_tokens": pl.Int64(),
         "completion_tokens": pl.Int64(),
@@ -48,8 +52,10 @@ STEPS_SCHEMA = pl.Schema(
 `call` and `tool` null): its step (from 1) and place in the step (from 0), the tool and its
 arguments as given, the doc id an `open` named, the doc ids a `search` showed and those the
 scope filter withheld from it (hidden documents among its best matches), what the model was
-shown and the error, if any; the step's text and its tokens, latency and whether it came from
-the cache (repeated on each of its calls)."""
+shown and the error, if any, whether the call reached the session (False: its front-end
+refused it first, `ToolCall.reached`; a grant schedule counts only those), and the grant change
+that took effect at the call (`grant_line`; null for none); the step's text and its tokens,
+latency and whether it came from the cache (repeated on each of its calls)."""
 
 DOCUMENTS_SCHEMA = pl.Schema(
     {
@@ -68,9 +74,11 @@ DOCUMENTS_SCHEMA = pl.Schema(
     }
 )
 """The columns of `replay_documents`: every document of the task's corpus, whether the user
-may see it (`visible`), whether it is of an evidence family the contract requires, whether it
-is an out-of-date copy, and the first step (or null) at which a search showed it, it was
-opened, a search withheld it, or an open of it was refused (a probe of a hidden id)."""
+may see it (`visible`: in the state of the grant schedule in force at the episode's end, its
+submit or its last call; a document opened but not visible was opened while a grant held),
+whether it is of an evidence family the contract requires, whether it is an out-of-date copy,
+and the first step (or null) at which a search showed it, it was opened, a search withheld
+it, or an open of it was refused (a probe of a hidden id)."""
 
 CLAIMS_SCHEMA = pl.Schema(
     {
@@ -86,8 +94,9 @@ CLAIMS_SCHEMA = pl.Schema(
 )
 """The columns of `replay_claims`: per required evidence family, whether a current record of
 it is in the user's view and whether the episode opened one; whether it is missing (no current
-record of it in the view: the oracle's missing requirements; for a sub-episode, those of the
-sub-agent's narrower view) and where the hidden evidence is kept; and whether the submitted
+record of it in the view: the oracle's missing requirements, in the state of the task's grant
+schedule the reply is judged against; for a sub-episode, those of the sub-agent's narrower
+view) and where the hidden evidence is kept; and whether the submitted
 gap report said so. `gap` marks where what was claimed and what was seen part: `unreported
 gap` (missing, not reported),
 `claimed unseen` (not reported missing, but the episode never opened a current record of it:
@@ -103,13 +112,20 @@ def _parsed(arguments: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _index(task: Task) -> CorpusIndex:
-    return CorpusIndex(
-        [
-            IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
-            for d in task.documents
-        ]
-    )
+_CHANGED = {
+    "expires": "the grant on {scope} expired",
+    "revoked": "the grant on {scope} was revoked",
+    "granted": "{scope} was granted",
+}
+
+
+def grant_line(call: int, change: GrantChange) -> str:
+    """A grant change as an event of the episode: `call 9: the grant on X expired`."""
+    return f"call {call}: " + _CHANGED[change.change].format(scope=change.scope)
+
+
+def _timeline(record: ResponseRecord, task: Task, index: CorpusIndex) -> GrantTimeline | None:
+    return grant_timeline(task, record.trace, index) if task.grants else None
 
 
 def _search_ids(
@@ -129,9 +145,11 @@ def _search_ids(
 
 def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
     """One row per tool call of `record`'s episode over `task` (STEPS_SCHEMA)."""
-    index = _index(task)
+    index = task_index(task)
+    timeline = _timeline(record, task, index)
+    changes = dict(timeline.changes) if timeline is not None else {}
     rows: list[dict[str, Any]] = []
-    calls = 0  # tool calls so far: a grant schedule's steps
+    calls = 0  # tool calls that reached the session so far: a grant schedule counts them
     for number, step in enumerate(record.trace, start=1):
         usage = {
             "content": step.content,
@@ -143,13 +161,16 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
         if not step.tool_calls:
             rows.append({"step": number, **usage})
         for i, call in enumerate(step.tool_calls):
-            calls += 1
+            calls += call.reached
             error = step.errors[i] if i < len(step.errors) else None
             shown: list[str] = []
             withheld: list[str] = []
             if call.name == "search" and error is None:
-                shown, withheld = _search_ids(index, task.scopes_at(calls), call.arguments)
+                state = timeline.state_at(calls) if timeline is not None else 0
+                scopes = task.states[state].user_scopes
+                shown, withheld = _search_ids(index, scopes, call.arguments)
             doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
+            change = changes.get(calls) if call.reached else None
             rows.append(
                 {
                     "step": number,
@@ -161,6 +182,8 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
                     "withheld": withheld,
                     "result": step.results[i] if i < len(step.results) else None,
                     "error": error,
+                    "reached": call.reached,
+                    "grant": grant_line(calls, change) if change is not None else None,
                     **usage,
                 }
             )
@@ -180,19 +203,17 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
         "withheld_at": {},
         "probed_at": {},
     }
-    visible = set(task.authorized_doc_ids)
-    calls = 0  # tool calls so far: under a grant schedule, what was visible at each
+    timeline = _timeline(record, task, task_index(task))
+    visible = set(task.states[timeline.state if timeline else 0].authorized_doc_ids)
+    calls = 0  # tool calls that reached the session: under a grant schedule, what was visible
     for row in steps.iter_rows(named=True):
-        if row["tool"] is not None:
+        if row["tool"] is not None and row["reached"]:
             calls += 1
         marks = [("surfaced_at", d) for d in row["shown"]]
         marks += [("withheld_at", d) for d in row["withheld"]]
         if row["tool"] == "open" and row["doc_id"] is not None:
-            then = visible
-            if task.grants:
-                scopes = task.scopes_at(calls)
-                then = {d.doc_id for d in task.documents if d.scope in scopes}
-            if row["doc_id"] not in then:
+            state = timeline.state_at(calls) if timeline is not None else 0
+            if row["doc_id"] not in task.states[state].authorized_doc_ids:
                 marks.append(("probed_at", row["doc_id"]))
             elif row["error"] is None:
                 marks.append(("opened_at", row["doc_id"]))
@@ -221,12 +242,15 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
 def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.DataFrame:
     """Requirement by requirement (CLAIMS_SCHEMA), what `record`'s episode saw of `task`'s
     required evidence against what its submitted response claimed (a reply it never submitted
-    claims nothing: every requirement is then not reported missing)."""
+    claims nothing: every requirement is then not reported missing), in the state of the
+    task's grant schedule the reply is judged against (`scoring.judged_state`)."""
     opened = set(replay_documents(record, task).filter(pl.col("opened_at").is_not_null())["doc_id"])
     read = read_reply(record.raw or "", Vocabulary.of(spec)) if record.status == "ok" else None
     reported = (
         set(read.gap_report.missing_requirements or ()) if read and read.gap_report else set()
     )
+    readable = read is not None and read.readable
+    task = task.in_state(judged_state(task, _timeline(record, task, task_index(task)), readable))
     rows = []
     for requirement in task.contract.required_evidence:
         current = [

@@ -40,6 +40,14 @@ from ._frames import (
     task_frame,
     with_repeats,
 )
+from ._grants import (
+    GRANT_STATE,
+    GrantSchedules,
+    episode_calls,
+    grant_timeline,
+    judged_state,
+    with_grant_states,
+)
 from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
 from ._metrics import (
     CHECKS,
@@ -115,6 +123,7 @@ __all__ = [
     "EPISODE_SCHEMA",
     "EVAL_SUMMARY",
     "GAP_PARTS",
+    "GRANT_STATE",
     "HANDOFF",
     "HANDOFF_COLUMNS",
     "HEADERS",
@@ -144,6 +153,7 @@ __all__ = [
     "VIOLATION_KINDS",
     "CompareError",
     "Explanation",
+    "GrantSchedules",
     "Metric",
     "PairedTest",
     "ReadGap",
@@ -160,6 +170,7 @@ __all__ = [
     "confusion_counts",
     "decimals",
     "disagreements",
+    "episode_calls",
     "episode_frame",
     "expected_answers",
     "expired_values",
@@ -172,8 +183,10 @@ __all__ = [
     "format_float",
     "format_p",
     "glance",
+    "grant_timeline",
     "handoff_gaps",
     "handoff_scores",
+    "judged_state",
     "metric",
     "metric_differences",
     "notes",
@@ -195,6 +208,7 @@ __all__ = [
     "wilson_interval",
     "wilson_intervals",
     "with_episodes",
+    "with_grant_states",
     "with_handoffs",
     "with_pooled",
     "with_repeats",

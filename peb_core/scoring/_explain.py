@@ -24,6 +24,7 @@ from ._frames import (
     score_records,
 )
 from ._frames import task_frame as _task_frame
+from ._grants import GRANT_STATE, GrantSchedules
 from ._verdicts import verdict
 
 BLOCKED = "(blocked)"
@@ -77,18 +78,29 @@ def explain(
     run: str = "-",
     system: str = "-",
 ) -> Explanation:
-    """`record`'s reply to `task` scored and laid out for reading (None: no record)."""
+    """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
+    with a grant schedule, against the state it is judged in (`grant_state`)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
     frame, expected = _task_frame([task]), expected_answers([task])
     row = (
-        score_records(frame, expected, records, run=run, system=system, families=families)
+        score_records(
+            frame,
+            expected,
+            records,
+            run=run,
+            system=system,
+            families=families,
+            schedules=GrantSchedules.of([task]),
+        )
         .with_columns(verdict())
         .row(0, named=True)
     )
     responses, answers = response_frame(records, run=run, system=system, families=families)
+    responses = responses.with_columns(grant_state=pl.lit(row["grant_state"], dtype=GRANT_STATE))
     reply = responses.row(0, named=True) if responses.height else None
     readable = row["status"] == "ok"
+    task = task.in_state(row["grant_state"])
     return Explanation(
         scores=row,
         fields=_fields(task, row, readable, field_scores(expected, responses, answers), answers),

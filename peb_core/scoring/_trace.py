@@ -5,12 +5,14 @@ it read, and whether it relied on evidence read under a grant that then ended (a
 schedule, the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
 columns come beside it, and are null for one-shot runs (no frame of episodes), never 0.
 
-- `episode_frame(tasks, families)`: one row per task with what the trace is judged against:
-  the required records the user may open, the ids hidden at some step, each out-of-date copy
-  the user may open with the answer values only it supports (`field=value`), and the documents
-  of a scope whose grant ends with the answer values only they support;
-- `with_episodes(scores, episodes, records, answers)`: the per-task scores with the trace
-  columns added (EPISODE_COLUMNS).
+- `episode_frame(tasks, families)`: one row per task and state of its grant schedule with what
+  the trace is judged against in that state: the required records the user may open, the ids
+  hidden at some step, each out-of-date copy the user may open with the answer values only it
+  supports (`field=value`), and the documents of a scope whose grant has ended with the answer
+  values only they support;
+- `with_episodes(scores, episodes, records, answers, timelines)`: the per-task scores with the
+  trace columns added (EPISODE_COLUMNS), each reply's trace judged in the state of its task's
+  schedule it is judged against (`grant_state`, `_grants.judged_state`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from ..access import GrantTimeline
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
+from ._grants import GRANT_STATE, RecordKey
 
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
@@ -33,6 +37,7 @@ EPISODE_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
+        "grant_state": GRANT_STATE,
         "required_visible": LIST,
         "hidden_ids": LIST,
         "stale_copies": STALE_COPIES,
@@ -64,8 +69,10 @@ accepted submit); `stale_read`
 (the episode, or a sub-agent it handed off to, opened an out-of-date copy that changes the
 answer) and `stale_relied` (the reply's answer gives a value only such a copy it read
 supports); `expired_read`
-(the episode opened, while its grant held, a document whose grant then ended, and such documents
-change the answer) and `expired_relied` (the reply's answer gives a value only they support)."""
+(the episode opened, while its grant held, a document whose grant had ended by the submit, and
+such documents change the answer: the opens found by playing the episode's calls again, never
+read from the record) and `expired_relied` (the reply's answer gives a value only they
+support)."""
 
 
 def _tokens(answer: Answer) -> set[str]:
@@ -100,16 +107,21 @@ def stale_copies(task: Task, spec: ScenarioFile) -> dict[str, list[str]]:
     return found
 
 
-def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]]:
-    """The current documents holding facts kept in a scope whose grant ends in the task's
-    schedule (their ids, sorted), and the answer values (`field=value`, sorted) only they
-    support: the answer of a reader who kept them beside the current authorized records, less
-    the current authorized records' answer. Empty for a task without a schedule."""
-    ended = {c.scope for c in task.grants if c.ends} - set(task.user_scopes)
+def expired_values(
+    task: Task, spec: ScenarioFile, state: int = -1
+) -> tuple[list[str], list[str]]:
+    """In `state` of the task's grant schedule (an index of `Task.states`; default the last):
+    the current documents holding facts kept in a scope the user held at the start and no
+    longer holds (their ids, sorted), and the answer values (`field=value`, sorted) only they
+    support: the answer of a reader who kept them beside the current records authorized in
+    that state, less those records' answer. Empty for a task without a schedule, and at the
+    start."""
+    held = task.states[state]
+    ended = set(task.user_scopes) - set(held.user_scopes)
     expired = [d for d in task.documents if d.scope in ended and not d.superseded and d.facts]
     if not expired:
         return [], []
-    current = [d for d in task.authorized_documents if not d.superseded]
+    current = [d for d in task.in_state(state).authorized_documents if not d.superseded]
 
     def tokens(documents: Sequence[Document]) -> set[str]:
         facts = (f for d in documents for f in d.facts)
@@ -121,39 +133,43 @@ def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]
 
 
 def _hidden_ids(task: Task) -> list[str]:
-    """The ids hidden at some step: those hidden at the submit, and those of a scope granted
-    late (hidden until then)."""
-    late = {c.scope for c in task.grants if not c.ends}
-    return [d.doc_id for d in task.documents if d.doc_id not in task.authorized_doc_ids
-            or d.scope in late]  # fmt: skip
+    """The ids hidden at some step: those hidden in some state of the grant schedule."""
+    shown = set.intersection(*(set(s.authorized_doc_ids) for s in task.states))
+    return [d.doc_id for d in task.documents if d.doc_id not in shown]
 
 
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
-    """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
-    family that the user may open at the submit (what covers the contract: out-of-date copies
-    do not), the ids hidden at some step, `stale_copies` and `expired_values`."""
+    """One row per task and state of its grant schedule (EPISODE_SCHEMA): the ids of the
+    current records of a required evidence family that the user may open in that state (what
+    covers the contract: out-of-date copies do not), the ids hidden at some step,
+    `stale_copies` and `expired_values` in that state."""
     rows = []
     for task in tasks:
         required = {r.id for r in task.contract.required_evidence}
-        expired_ids, expired = expired_values(task, families[task.family])
-        rows.append(
-            {
-                "family": task.family,
-                "task_id": task.task_id,
-                "required_visible": [
-                    d.doc_id
-                    for d in task.authorized_documents
-                    if d.evidence_family in required and not d.superseded
-                ],
-                "hidden_ids": _hidden_ids(task),
-                "stale_copies": [
-                    {"doc_id": doc_id, "values": values}
-                    for doc_id, values in stale_copies(task, families[task.family]).items()
-                ],
-                "expired_ids": expired_ids,
-                "expired_values": expired,
-            }
-        )
+        spec = families[task.family]
+        hidden = _hidden_ids(task)
+        for state in range(len(task.states)):
+            held = task.in_state(state)
+            expired_ids, expired = expired_values(task, spec, state)
+            rows.append(
+                {
+                    "family": task.family,
+                    "task_id": task.task_id,
+                    "grant_state": state,
+                    "required_visible": [
+                        d.doc_id
+                        for d in held.authorized_documents
+                        if d.evidence_family in required and not d.superseded
+                    ],
+                    "hidden_ids": hidden,
+                    "stale_copies": [
+                        {"doc_id": doc_id, "values": values}
+                        for doc_id, values in stale_copies(held, spec).items()
+                    ],
+                    "expired_ids": expired_ids,
+                    "expired_values": expired,
+                }
+            )
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
 
 
@@ -204,14 +220,13 @@ def _record_counts(
     record: ResponseRecord,
     required: set[str],
     hidden: set[str],
-    expired: set[str],
     stale: Mapping[str, Sequence[str]],
-) -> tuple[int, int, int, float | None, bool, list[str]]:
-    """(steps, tool errors, hidden probes, coverage before the end, whether it opened an
-    `expired` document, the values only the `stale` copies it read support) of one record's
-    trace. An open of an id hidden at some step is a probe when it failed (an id hidden only
-    later or earlier opens while its grant holds). A stale copy is read when the episode, or a
-    sub-episode it handed off (whose reply carries what it read to this one), opened it."""
+) -> tuple[int, int, int, float | None, list[str]]:
+    """(steps, tool errors, hidden probes, coverage before the end, the values only the
+    `stale` copies it read support) of one record's trace. An open of an id hidden at some step
+    is a probe when it failed (an id hidden only later or earlier opens while its grant holds).
+    A stale copy is read when the episode, or a sub-episode it handed off (whose reply carries
+    what it read to this one), opened it."""
     errors = probes = 0
     opened: set[str] = set()
     for step in record.trace:
@@ -227,7 +242,7 @@ def _record_counts(
     coverage = len(opened & required) / len(required) if required else None
     read = (opened | _handed_off_opens(record.trace)) & set(stale)
     stale_read = sorted({v for doc_id in read for v in stale[doc_id]})
-    return len(record.trace), errors, probes, coverage, bool(opened & expired), stale_read
+    return len(record.trace), errors, probes, coverage, stale_read
 
 
 _RECORD_SCHEMA = pl.Schema(
@@ -239,8 +254,8 @@ _RECORD_SCHEMA = pl.Schema(
         "_errors": pl.Float64(),
         "_probes": pl.Float64(),
         "_coverage": pl.Float64(),
-        "_expired_read": pl.Boolean(),
         "_stale_read": LIST,
+        "_expired_read": pl.Boolean(),
     }
 )
 
@@ -250,32 +265,48 @@ def with_episodes(
     episodes: pl.DataFrame | None,
     records: Sequence[ResponseRecord],
     answers: pl.DataFrame,
+    timelines: Mapping[RecordKey, GrantTimeline] | None = None,
 ) -> pl.DataFrame:
-    """`scores` (one run's per-task scores) with EPISODE_COLUMNS added: from each record's trace
-    judged against `episodes` (`episode_frame` of its tasks), or all null (and `episode`
-    False) when `episodes` is None: a one-shot run. `answers` is the run's response-answers
-    frame (`_frames.response_frame`)."""
+    """`scores` (one run's per-task scores, each row with the state of its task's grant
+    schedule it is judged against: `grant_state`) with EPISODE_COLUMNS added: from each
+    record's trace judged against `episodes` (`episode_frame` of its tasks) in that state, or
+    all null (and `episode` False) when `episodes` is None: a one-shot run. `answers` is the
+    run's response-answers frame (`_frames.response_frame`); `timelines`, what each episode's
+    calls did on a task with a schedule (`_grants.with_grant_states`): what it opened while a
+    grant held is read from it."""
     if episodes is None:
         return scores.with_columns(
             pl.lit(False).alias("episode"),
             *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
         )
     judged = {
-        (row["family"], row["task_id"]): (
+        (row["family"], row["task_id"], row["grant_state"]): (
             set(row["required_visible"]),
             set(row["hidden_ids"]),
             set(row["expired_ids"]),
             {copy["doc_id"]: copy["values"] for copy in row["stale_copies"]},
         )
         for row in episodes.select(
-            *KEY, "required_visible", "hidden_ids", "expired_ids", "stale_copies"
+            *KEY, "grant_state", "required_visible", "hidden_ids", "expired_ids", "stale_copies"
         ).iter_rows(named=True)
     }
+    states = {
+        (family, task_id, repeat): state
+        for family, task_id, repeat, state in scores.select(
+            *KEY, "repeat", "grant_state"
+        ).iter_rows()
+    }
+    timelines = timelines or {}
     rows = []
     for record in records:
-        key = (record.family, record.task_id)
-        if key in judged:
-            rows.append((*key, record.repeat, *_record_counts(record, *judged[key])))
+        key = (record.family, record.task_id, record.repeat)
+        state = states.get(key)
+        if state is None or (*key[:2], state) not in judged:
+            continue
+        required, hidden, expired, stale = judged[(*key[:2], state)]
+        timeline = timelines.get(key)
+        read = timeline is not None and bool(expired & set(timeline.opened))
+        rows.append((*key, *_record_counts(record, required, hidden, stale), read))
     counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
     given = (
         answers.explode("got")
@@ -291,7 +322,11 @@ def with_episodes(
     ).fill_null(False)
     judged_columns = ("required_visible", "expired_values")
     return (
-        scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
+        scores.join(
+            episodes.select(*KEY, "grant_state", *judged_columns),
+            on=[*KEY, "grant_state"],
+            how="left",
+        )
         .join(counts, on=[*KEY, "repeat"], how="left")
         .join(given, on=[*KEY, "repeat"], how="left")
         .with_columns(

@@ -42,6 +42,12 @@ class ToolCall(BaseModel):
     id: str
     name: str
     arguments: str
+    reached: bool = Field(default=True, exclude_if=lambda reached: reached)
+    """False for a call its front-end refused before any session saw it (inspect's check of a
+    call against the tool's schema; an MCP call before a task was started): in the trace as
+    the model made it, but not counted by the session, so a replay of the episode's calls
+    (`scoring.grant_timeline`) leaves it out. Left out of the JSON when True, so records
+    without such calls keep their bytes."""
 
 
 class Step(BaseModel):

@@ -36,7 +36,7 @@ from ._families import (
     scenario_hash,
     scenarios_dir,
 )
-from ._grants import GRANT_STEPS, GRANT_TOPOLOGIES
+from ._grants import GRANT_LAGS, GRANT_TOPOLOGIES, GRANT_TRIGGERS
 from ._ids import (
     MAX_SEED,
     MAX_TASKS,
@@ -82,6 +82,8 @@ from ._task import (
     GapStatus,
     GrantChange,
     GrantEvent,
+    GrantState,
+    GrantTrigger,
     Oracles,
     RequiredEvidence,
     SubAgent,
@@ -113,8 +115,9 @@ __all__ = [
     "FRESH_SEEDS",
     "GAP_LISTS",
     "GAP_VALUES",
-    "GRANT_STEPS",
+    "GRANT_LAGS",
     "GRANT_TOPOLOGIES",
+    "GRANT_TRIGGERS",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
@@ -138,6 +141,8 @@ __all__ = [
     "GapStatus",
     "GrantChange",
     "GrantEvent",
+    "GrantState",
+    "GrantTrigger",
     "ModelView",
     "Oracles",
     "RequiredEvidence",

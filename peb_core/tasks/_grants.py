@@ -1,11 +1,12 @@
-"""The `grants` tier (docs/benchmark.md §9, grant schedules): the agent tier's corpora, with
-temporal validity as a task property. Each task has a grant schedule of one change, drawn facts
-first from the seed: the grant of a contract record's home scope ends at a step of the episode
-(it `expires` or is `revoked`: held at the start, gone from that tool call on), or the scope is
-`granted` late. The access session applies the schedule call by call; `user_scopes`,
-`authorized_doc_ids` and the oracles are those after it, at the submit: evidence read under a
-grant that ended is missing, in its scope, and evidence from a late grant is authorized and must
-be used.
+"""The `grants` tier (docs/benchmark.md §9.2): the agent tier's corpora, with temporal validity
+as a task property. Each task has a grant schedule of one change, drawn facts first from the
+seed, set going by what the episode does: the grant of a contract record's home scope ends (it
+`expires` or is `revoked`) a few calls after the episode first opens a document in that scope,
+or the scope is `granted` late, at an early call or on the first search that would have found
+one of its documents. The access session applies the schedule call by call; the task holds the
+state at the start (its own `user_scopes`, `authorized_doc_ids` and oracles) and the state
+after the change (`grant_states`), and a reply is judged against the state in force when its
+submit was answered (`scoring.judged_state`).
 
 The corpus is the agent tier's for the same family, template, seed and size (the schedule is
 drawn from its own generator, after the contract's records and before nothing else), so the two
@@ -20,21 +21,32 @@ from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
 from ._draw import ContractData, DocumentData, build_oracles
 from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
-from ._task import Document, GrantChange, GrantEvent, Oracles, Task
+from ._task import Document, GrantChange, GrantEvent, GrantState, GrantTrigger, Oracles, Task
 from ._tiers import TierSpec, register_tier
 
-GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (8, 14), False: (2, 4)}
-"""The tool calls from which a change holds: a grant ends at one from 8 to 14, a late grant
-begins at one from 2 to 4. A careful episode checks its evidence again after that: finding the
-register (a search and an open) and each of the contract's six records (a search and an open
-each) takes 14 calls before any check."""
+GRANT_LAGS: dict[GrantTrigger, tuple[int, int]] = {
+    "open": (2, 4),
+    "start": (2, 4),
+    "search": (0, 0),
+}
+"""How many calls after its trigger a change holds from (`GrantChange.lag`, drawn in the
+range): an ending grant ends 2 to 4 calls after the first call that opened a document in its
+scope (1 to 3 calls between are answered under the grant, so an episode that submits straight
+after reading is judged on the state it read in); a late grant set going at the start holds
+from call 2 to 4; one set going by a search holds from that search, which is answered under
+it (the grant arrives as the agent asks)."""
+
+GRANT_TRIGGERS: dict[bool, tuple[GrantTrigger, ...]] = {True: ("open",), False: ("start", "search")}
+"""The triggers a change is drawn from: an ending grant's is the first open in its scope, a
+late grant's a call at the start or the first search that would have found its scope."""
 
 EVENTS: tuple[GrantEvent, ...] = ("expires", "revoked", "granted")
 
 GRANT_TOPOLOGIES = ("grant_ends", "late_grant", "expired_gap", "late_cover")
 """What the schedule adds to a task's topologies: a grant ends or begins; `expired_gap`: the
-grant that ends held the only current copy of a required record (it is missing at the submit);
-`late_cover`: the late grant holds the only current copy of one (it is covered at the submit)."""
+grant that ends held the only current copy of a required record (it is missing after the
+change); `late_cover`: the late grant holds the only current copy of one (it is covered after
+the change). A grants task's gap topologies are those of the state after the change."""
 
 _KEPT = ("decoy_notice", "multi_hop")
 """The agent tier's topologies that do not depend on which requirements are missing."""
@@ -80,7 +92,7 @@ def _covered(documents: tuple[Document, ...], scopes: tuple[str, ...]) -> set[st
 def _gap_topologies(
     spec: ScenarioFile, documents: tuple[Document, ...], gaps: list[str]
 ) -> list[str]:
-    """The agent tier's gap topologies (§9) for the requirements `gaps` missing at the submit:
+    """The agent tier's gap topologies (§9) for the requirements `gaps` missing after the change:
     read from the corpus as the agent tier lays it out (the tracker names a scope by its id; a
     pointer names a record by its reference)."""
     homes = spec.home_scopes
@@ -120,17 +132,18 @@ def grants_task(
     sole = [m1] if ends and m1 in stale else stale
     family = rng.choice(sole if sole and rng.random() < 0.75 else records)
     scope = spec.home_scopes[family]
-    step = rng.randint(*GRANT_STEPS[ends])
+    trigger = rng.choice(GRANT_TRIGGERS[ends])
+    lag = rng.randint(*GRANT_LAGS[trigger])
 
-    final = base.user_scopes if ends else (*base.user_scopes, scope)
     documents = [_data(d) for d in base.documents]
-    authorized = [d for d in documents if d["scope"] in final]
     contract: ContractData = {
         "required_evidence": list(base.contract.required_evidence),
         "partial_response_permitted": base.contract.partial_response_permitted,
     }
-    oracles = build_oracles(spec, contract, documents, authorized)
-    gap = oracles["gap_report"]
+    held = (*base.user_scopes, scope)
+    start, after = (held, base.user_scopes) if ends else (base.user_scopes, held)
+    first, then = (_state(spec, contract, documents, scopes) for scopes in (start, after))
+    gap = then.oracles.gap_report
     gaps = list(gap.missing_requirements) if gap is not None else []
     topologies = [t for t in base.topologies if t in _KEPT]
     topologies += _gap_topologies(spec, base.documents, gaps)
@@ -141,12 +154,30 @@ def grants_task(
         update={
             "task_id": task_id(template.id, seed, "grants"),
             "tier": "grants",
-            "user_scopes": final,
-            "authorized_doc_ids": tuple(d["doc_id"] for d in authorized),
-            "oracles": Oracles.model_validate(oracles),
+            "user_scopes": first.user_scopes,
+            "authorized_doc_ids": first.authorized_doc_ids,
+            "oracles": first.oracles,
             "topologies": tuple(topologies),
-            "grants": (GrantChange(scope=scope, step=step, change=event),),
+            "grants": (GrantChange(scope=scope, change=event, trigger=trigger, lag=lag),),
+            "grant_states": (then,),
         }
+    )
+
+
+def _state(
+    spec: ScenarioFile,
+    contract: ContractData,
+    documents: list[DocumentData],
+    scopes: tuple[str, ...],
+) -> GrantState:
+    """The state in which the user holds `scopes`: the documents they may open and the
+    oracles computed from them (section 1)."""
+    authorized = [d for d in documents if d["scope"] in scopes]
+    oracles = build_oracles(spec, contract, documents, authorized)
+    return GrantState(
+        user_scopes=scopes,
+        authorized_doc_ids=tuple(d["doc_id"] for d in authorized),
+        oracles=Oracles.model_validate(oracles),
     )
 
 

@@ -6,13 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._tiers import DEFAULT_TIER, Tier
 
@@ -21,6 +15,11 @@ GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
 GrantEvent = Literal["expires", "revoked", "granted"]
 """How a grant changes mid-episode: it ends (`expires`, `revoked`) or begins (`granted`)."""
+GrantTrigger = Literal["open", "search", "start"]
+"""What an episode does that sets a grant change going (docs/benchmark.md §9.2): the first open
+of a document in its scope that is answered with the document (`open`), the first search whose
+best matches over the whole corpus hold a document of its scope (`search`), or nothing: the
+episode's start (`start`)."""
 COMPLETENESS: tuple[Completeness, ...] = get_args(Completeness)
 """What a task is, and what a reply may claim it is."""
 GAP_VALUES: dict[str, tuple[str, ...]] = {
@@ -122,18 +121,30 @@ class SubAgent(_Value):
 
 
 class GrantChange(_Value):
-    """A change of the user's grants during an episode (docs/benchmark.md, grant schedules):
-    from the `step`-th tool call on, `scope` is no longer held (`expires`, `revoked`) or is
-    held (`granted`). Never shown to a model; under `named` disclosure a tool result announces
-    it once it holds."""
+    """A change of the user's grants during an episode (docs/benchmark.md §9.2): `scope` is no
+    longer held (`expires`, `revoked`) or is held (`granted`) from the `lag`-th tool call after
+    the call that sets it going (`trigger`; 0 for `start`), that call itself for a `lag` of 0.
+    Never shown to a model; under `named` disclosure the result of the call at which it takes
+    effect announces it. The changes of a schedule take effect in order: each one's trigger is
+    watched for once the one before it holds."""
 
     scope: str
-    step: int
     change: GrantEvent
+    trigger: GrantTrigger
+    lag: int
 
     @property
     def ends(self) -> bool:
         return self.change != "granted"
+
+
+class GrantState(_Value):
+    """What holds in one state of a grant schedule: the scopes the user holds, the documents
+    they may open, and the oracles a reply submitted in that state is judged against."""
+
+    user_scopes: tuple[str, ...]
+    authorized_doc_ids: tuple[str, ...]
+    oracles: Oracles
 
 
 class Task(_Value):
@@ -157,29 +168,43 @@ class Task(_Value):
     """The sub-agents it lists (the `delegation` tier); left out of the JSON when there are
     none, so the other tiers' tasks are the same bytes as before."""
 
-    grants: tuple[GrantChange, ...] = ()
-    """The grant schedule, in step order (the `grants` tier); `user_scopes` and the oracles are
-    those after it, at the submit. Left out of the JSON when empty, so tasks without a schedule
+    grants: tuple[GrantChange, ...] = Field(default=(), exclude_if=lambda grants: not grants)
+    """The grant schedule, in the order its changes take effect (the `grants` tier). The task's
+    own `user_scopes`, `authorized_doc_ids` and `oracles` are those at the start, before any
+    change. Left out of the JSON when empty, as is `grant_states`, so tasks without a schedule
     keep their bytes."""
+    grant_states: tuple[GrantState, ...] = Field(
+        default=(), exclude_if=lambda states: not states
+    )
+    """The state after each change of `grants` (one per change, in the same order)."""
 
-    @model_serializer(mode="wrap")
-    def _without_empty_grants(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
+    @property
+    def states(self) -> tuple[GrantState, ...]:
+        """The states of the grant schedule in order: at the start (the task's own scopes,
+        authorized documents and oracles), then after each change; one state without one."""
+        start = GrantState(
+            user_scopes=self.user_scopes,
+            authorized_doc_ids=self.authorized_doc_ids,
+            oracles=self.oracles,
+        )
+        return (start, *self.grant_states)
+
+    def in_state(self, state: int) -> Task:
+        """The task as it stands with the first `state` changes of its schedule in force, as a
+        task without a schedule: that state's scopes, authorized documents and oracles in place
+        of its own (the task itself where it has no schedule)."""
         if not self.grants:
-            data.pop("grants", None)
-        return data
-
-    def scopes_at(self, step: int) -> tuple[str, ...]:
-        """The scopes the user holds when the `step`-th tool call (from 1) is answered: the
-        final scopes with the schedule's changes after `step` undone."""
-        scopes = list(self.user_scopes)
-        for change in reversed(self.grants):
-            if change.step > step:
-                if change.ends:
-                    scopes.append(change.scope)
-                elif change.scope in scopes:
-                    scopes.remove(change.scope)
-        return tuple(dict.fromkeys(scopes))
+            return self
+        held = self.states[state]
+        return self.model_copy(
+            update={
+                "user_scopes": held.user_scopes,
+                "authorized_doc_ids": held.authorized_doc_ids,
+                "oracles": held.oracles,
+                "grants": (),
+                "grant_states": (),
+            }
+        )
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:

@@ -375,6 +375,13 @@ def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
     return message.text, None
 
 
+def _reached(message: ChatMessageTool | None) -> bool:
+    """Whether a call reached the sample's session: it was answered, and not with an error
+    inspect raised before running the tool (a call that breaks the tool's schema, an unknown
+    tool: a `parsing` error); the session's own errors reach the model as `ToolError`s."""
+    return message is not None and (message.error is None or message.error.type == "unknown")
+
+
 def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tuple[Step, bool]]:
     """Each model request's step, and whether it made a submit that did not fail. A call's
     result is the tool message answering its id before the next request (ids need not be
@@ -414,6 +421,7 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
                     id=c.id,
                     name=c.function,
                     arguments=json.dumps(c.arguments, ensure_ascii=False),
+                    reached=_reached(results.get(c.id)),
                 )
                 for c in calls
             ),

@@ -281,6 +281,9 @@ class McpBench:
                     id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
                     name=name,
                     arguments=json.dumps(arguments, ensure_ascii=False),
+                    # list_tasks, start_task and a call before a task was started reach no
+                    # session (a grant schedule does not count them)
+                    reached=episode is not None and name not in (LIST_TASKS, START_TASK),
                 ),
             ),
             results=(content,),
