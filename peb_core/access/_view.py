@@ -51,11 +51,11 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
 
 
 def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
-    """The only way to build an agent's view: the corpus indexed with every document's scope,
-    filtered by the user's scopes on every query (those at the start, changed by the task's
-    grant schedule as its steps come)."""
+    """The only way to build an agent's view: the corpus indexed with every document's scope and
+    store, filtered on every query by the user's scopes (those at the start, changed by the
+    task's grant schedule as its steps come) and the stores the user's own tools reach."""
     documents = [
-        IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
+        IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope, store=d.store)
         for d in task.documents
     ]
     corpus = Corpus(
@@ -64,6 +64,7 @@ def agent_view(task: Task, spec: ScenarioFile) -> AgentView:
         response_schema(spec),
         task.sub_agents,
         grants=task.grants,
+        stores=task.user_stores,
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 

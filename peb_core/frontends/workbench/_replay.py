@@ -90,6 +90,7 @@ def handoff_line(row: dict[str, Any]) -> str:
     it: to whom, run by what, under which scopes, how long, what it reported and whether its
     gap reached the final report."""
     scopes = ", ".join(row["scopes"]) or "none"
+    stores = f" in {', '.join(row['stores'])}" if row["stores"] else ""
     said = (
         f"its reply was `{row['status']}`"
         if row["status"] != "ok"
@@ -100,10 +101,15 @@ def handoff_line(row: dict[str, Any]) -> str:
     else:
         listed = ", ".join(f"`{r}`" for r in row["reported_missing"]) or "no requirement named"
         reached = "reached" if row["reached"] else "did **not** reach"
-        gap = f"it reported missing {listed}; its gap {reached} the final report"
+        gap = f"it reported missing {listed}; " + (
+            "the user's view misses none of it (the task is complete)"
+            if row["reached"] is None
+            else f"its gap {reached} the final report"
+        )
     return (
         f"Handoff {row['handoff']} to `{row['to']}` ({row['role'] or 'unknown sub-agent'}), run "
-        f"by `{row['system']}` under scopes {scopes}: {row['steps']} steps; {said}; {gap}."
+        f"by `{row['system']}`{stores} under scopes {scopes}: {row['steps']} steps; {said}; "
+        f"{gap}."
     )
 
 
