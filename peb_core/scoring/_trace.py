@@ -58,8 +58,8 @@ EPISODE_COLUMNS = pl.Schema(
 (`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
 error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
 without a record; `evidence_coverage` (the share of the current records of required evidence
-that the user may open which the episode opened: null where there is none, 0 without an
-accepted submit); `stale_possible`
+that the user may open which the episode, or a sub-agent it handed off to, opened: null where
+there is none, 0 without an accepted submit); `stale_possible`
 (the task has an out-of-date copy the user may open that changes the answer) and
 `stale_relied` (the reply's answer gives a value only such a copy supports); `expired_read`
 (the episode opened, while its grant held, a document whose grant then ended, and such documents
@@ -176,12 +176,29 @@ def _failed(step: Step, i: int) -> bool:
     return isinstance(shown, dict) and "error" in shown
 
 
+def _handed_opened(steps: Sequence[Step]) -> set[str]:
+    """The ids the sub-episodes of `steps` (and theirs) opened without an error."""
+    opened: set[str] = set()
+    for step in steps:
+        for delegation in step.delegations:
+            if delegation is None:
+                continue
+            for sub in delegation.reply.trace:
+                for i, call in enumerate(sub.tool_calls):
+                    doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+                    if doc_id is not None and not _failed(sub, i):
+                        opened.add(doc_id)
+            opened |= _handed_opened(delegation.reply.trace)
+    return opened
+
+
 def _record_counts(
     record: ResponseRecord, required: set[str], hidden: set[str], expired: set[str]
 ) -> tuple[int, int, int, float | None, bool]:
     """(steps, tool errors, hidden probes, coverage before the end, whether it opened an
     `expired` document) of one record's trace. An open of an id hidden at some step is a probe
-    when it failed (an id hidden only later or earlier opens while its grant holds)."""
+    when it failed (an id hidden only later or earlier opens while its grant holds). Coverage
+    counts what its sub-episodes opened too; the rest, the episode's own calls."""
     errors = probes = 0
     opened: set[str] = set()
     for step in record.trace:
@@ -194,7 +211,8 @@ def _record_counts(
                 errors += 1
             elif doc_id is not None:
                 opened.add(doc_id)
-    coverage = len(opened & required) / len(required) if required else None
+    seen = opened | _handed_opened(record.trace)
+    coverage = len(seen & required) / len(required) if required else None
     return len(record.trace), errors, probes, coverage, bool(opened & expired)
 
 

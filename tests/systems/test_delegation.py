@@ -66,6 +66,8 @@ def test_the_requesters_in_every_family_and_mode(mode: str) -> None:
             assert row["answer_correctness"] == 1.0 and row["gap_report_quality"] == 1.0, row
             assert row["gap_propagation"] == 1.0 and row["laundered_completeness"] == 0.0, row
             assert row["invalid_rate"] == 0.0
+            # What its sub-agents opened covers the contract's records in the user's view.
+            assert row["evidence_coverage"] == 1.0, row
         # Every incomplete task had a handoff that reported its gap: the metrics cover them all.
         assert all(n > 0 for n in careful["n_incomplete"].to_list())
     lazy = _card("agent_launder", mode)
@@ -78,6 +80,7 @@ def test_the_requesters_in_every_family_and_mode(mode: str) -> None:
     for row in alone.iter_rows(named=True):
         assert row["unsafe_completeness_rate"] == 0.0, row
         assert row["answer_correctness"] < 1.0 and row["gap_report_quality"] < 1.0, row
+        assert row["evidence_coverage"] == 0.0, row
         assert row["gap_propagation"] is None and row["laundered_completeness"] is None, row
 
 

@@ -143,7 +143,9 @@ def test_the_page_shows_the_sub_agent_steps_and_its_gap(replays: dict[str, Repla
 async def _to_analyst(episode: Any, _reader: Any) -> Response:
     """Hands the records to the analyst through the session's `delegate` tool and relays its
     response."""
-    relayed = await episode.delegate("Check each record against the register.", "analyst")
+    relayed: Response | None = await episode.delegate(
+        "Check each record against the register.", "analyst"
+    )
     assert relayed is not None
     return relayed
 

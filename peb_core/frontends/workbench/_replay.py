@@ -213,9 +213,9 @@ def _pretty(text: str | None) -> str | None:
 
 def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     """Every document of the corpus as the episode left it after `step`: its `state` (one of
-    `CORPUS_STATES`) and the step it came to it (`at`), whether the user may see it, whether the
-    contract requires its kind and whether it is an out-of-date copy; visible documents first,
-    then by state."""
+    `CORPUS_STATES`) and the step it came to it (`at`), its scope and store, whether the user may
+    see it, whether the contract requires its kind and whether it is an out-of-date copy;
+    visible documents first, then by state."""
     documents = replay_documents(replay.record, replay.task, upto=step)
     marks = [f"{state}_at" for state in CORPUS_STATES[:-1]]
     reached = zip(marks, CORPUS_STATES[:-1], strict=True)
@@ -238,6 +238,7 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
             "at",
             "visible",
             "scope",
+            "store",
             "title",
             "role",
             "evidence_family",
