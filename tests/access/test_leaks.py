@@ -6,7 +6,9 @@ a hidden document's text, a fact, an evidence-family tag or an oracle; no hidden
 `counted`), outside the text of visible documents (a visible register names where records are
 kept: that is what a careful reader uses). On the `grants` tier, whose scopes change at a step
 of the episode, each result is judged against the scopes in force when it was answered; a
-grant notice (`named` only) names a scope the user held or now holds."""
+grant notice (`named` only) names a scope the user held or now holds. On the `delegation` tier
+the user's own tools reach one store of the corpus, and the same holds of them (what a handoff
+returns is tested in test_delegate.py)."""
 
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
-    tier = draw(st.sampled_from(["agent", "agent", "grants"]))
+    tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
     task = generate_task(spec, template, seed, tier=tier, corpus_size=size)
     hidden = task.hidden_documents
     visible = task.authorized_documents
