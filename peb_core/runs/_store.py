@@ -27,6 +27,7 @@ from .._gc import gc_paused
 from .._provenance import PACKAGE
 from ..systems import MAX_REPEATS, ResponseRecord
 from ..tasks import (
+    DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_SEED,
     ScenarioFile,
@@ -39,6 +40,9 @@ from ..tasks import (
 )
 
 RunState = Literal["running", "finished", "interrupted"]
+RunKind = Literal["one_shot", "episodes"]
+"""What each reply of a run is: a system's answer to a view of the task (`one_shot`), or an
+agent's episode over the task's tools (`episodes`, each record with its trace)."""
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -86,8 +90,11 @@ class RunManifest(BaseModel):
     """None: each family's canonical seeds."""
     distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
-    tier: Tier = "paper"
+    tier: Tier = DEFAULT_TIER
     """A registered tier (a generation parameter)."""
+    kind: RunKind = "one_shot"
+    """Whether each reply is an agent's episode (recorded by the writer; manifests written
+    before it was are read by `_earlier_kind`)."""
     corpus_size: Annotated[int, Field(ge=1)] | None = None
     """Documents per task on a tier with corpora (a generation parameter); None: the tier's
     default, or a tier without corpora."""
@@ -113,6 +120,18 @@ class RunManifest(BaseModel):
     """As the writer last left it: `running` while it runs (read it through `run_state`, which
     knows a writer that died), `interrupted` when it stopped early (Stop, Ctrl-C, a failure)."""
     counts: RunCounts
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_kind(cls, data: Any) -> Any:
+        """Manifests written before runs recorded their kind: an agent's run is the one whose
+        config records a disclosure mode (every agent system's did), or an MCP client's."""
+        if isinstance(data, dict) and "kind" not in data:
+            config = data.get("config") or {}
+            system = str(data.get("system", ""))
+            agent = "disclosure" in config or system.startswith("mcp:")
+            data = {**data, "kind": "episodes" if agent else "one_shot"}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -309,6 +328,16 @@ def run_status(run_dir: Path) -> RunStatus:
     )
 
 
+def regular_file(path: Path) -> Path:
+    """`path`, unless it is there as something other than a regular file (a link, a folder, a
+    FIFO, a device): a RunError naming it, so a run never writes through a link into another
+    run's file, nor blocks on a pipe."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        what = "a link" if path.is_symlink() else "not a regular file"
+        raise RunError(f"{path}: is {what}; a run folder's files must be regular files")
+    return path
+
+
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
     tmp = run_dir / (MANIFEST + ".tmp")
     tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -497,17 +526,3 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
         cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,
     )
-
-
-def write_run(run_dir: Path, manifest: RunManifest, records: Sequence[ResponseRecord]) -> None:
-    """Write a whole run folder at once (an import from another harness): `records`, then the
-    manifest, under the run's lock. A RunError if `run_dir` already holds a run or another
-    process is writing it."""
-    with run_lock(run_dir):
-        if (run_dir / MANIFEST).exists() or (run_dir / RESPONSES).exists():
-            raise RunError(f"{run_dir}: holds a run already; choose another --out")
-        tmp = run_dir / (RESPONSES + ".tmp")
-        with tmp.open("w", encoding="utf-8") as out:
-            out.writelines(record.model_dump_json() + "\n" for record in records)
-        os.replace(tmp, run_dir / RESPONSES)
-        write_manifest(run_dir, manifest)
