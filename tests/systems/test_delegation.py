@@ -184,7 +184,7 @@ def test_a_delegate_system_is_recorded_and_checked() -> None:
                                                    "disclosure": "silent"}  # fmt: skip
     with pytest.raises(SystemSpecError, match="a sub-agent must be an agent system"):
         build_system("agent_propagate", SPECS, delegate_system="silent_filter")
-    with pytest.raises(SystemSpecError, match="neither a baseline"):
+    with pytest.raises(SystemSpecError, match="no such: a sub-agent must be an agent system"):
         build_system("agent_propagate", SPECS, delegate_system="no such")
     model = build_system("agent:openai/x", SPECS, api_base="http://127.0.0.1:9/v1",
                          delegate_system="agent_fail_and_report")  # fmt: skip
@@ -251,7 +251,7 @@ def test_what_the_sub_agents_opened_counts_as_seen(name: str) -> None:
     [
         ("agent_silent", "agent_drop_gap", "agent_silent does not"),
         ("agent_propagate", "oracle", "a sub-agent must be an agent system"),
-        ("agent_propagate", "nonsense name", "neither a baseline"),
+        ("agent_propagate", "nonsense name", "a sub-agent must be an agent system"),
     ],
 )
 def test_a_bad_delegate_system_is_one_line_and_exit_2(
