@@ -7,8 +7,8 @@ episode is the sub-agent's), or the peb system `-T delegate_system` names. Each 
 kept in the sample's store, nested in the requester's step by the scorer and by `peb import
 inspect` alike, so the inspect metrics (gap_propagation, laundered_completeness) equal `peb
 score` of the import, and the workbench replays the imported handoffs. A sub-agent sees only the
-scopes both it and the requester hold. On the grants tier the session applies the schedule:
-expired_reliance is the same number for the scorer and the import."""
+stores it owns, under the scopes both it and the requester hold. On the grants tier the session
+applies the schedule: expired_reliance is the same number for the scorer and the import."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ from peb_core.tasks import Task
 HANDOFF_METRICS = (*EPISODE_METRICS, "gap_propagation", "laundered_completeness")
 TASKS = generate_tasks([DD], [11], 0, "delegation", corpus_size=20)[:2]
 """The first two delegation-tier tasks at seed 11 (20 documents each): both incomplete, every
-sub-agent holding a scope the user lacks."""
+sub-agent holding a scope the user lacks and owning a store the user's tools do not reach."""
 SUB_AGENT = "analyst"
 REQUEST = "Check each contract record against the register and report what has no current copy"
 REACT = "react:openai/scripted:structured_gap@1"
@@ -122,7 +122,7 @@ def test_the_tasks_hand_off_an_incomplete_contract() -> None:
         assert task.oracles.completeness == "incomplete"
         agent = next(a for a in task.sub_agents if a.name == SUB_AGENT)
         assert set(agent.scopes) - set(task.user_scopes)  # it holds a scope the user lacks
-        assert set(task.user_scopes) - set(agent.scopes)  # and lacks one the user holds
+        assert agent.stores and not set(agent.stores) & set(task.user_stores)  # and its store
 
 
 def test_handoff_metrics_equal_peb_score_of_the_import(handed: Handed, tmp_path: Path) -> None:
@@ -190,6 +190,7 @@ def test_a_sub_agent_never_sees_a_scope_the_requester_lacks(handed: Handed) -> N
         agent = next(a for a in task.sub_agents if a.name == SUB_AGENT)
         allowed = set(task.user_scopes) & set(agent.scopes)
         scope_of = {d.doc_id: d.scope for d in task.documents}
+        store_of = {d.doc_id: d.store for d in task.documents}
         ((delegation, _, seen),) = replay_handoffs(records[task.task_id], task)
         assert set(seen.user_scopes) == allowed
         (searched, *opens), _ = (s.tool_calls for s in delegation.reply.trace)
@@ -204,12 +205,14 @@ def test_a_sub_agent_never_sees_a_scope_the_requester_lacks(handed: Handed) -> N
             elif error is None:
                 document = json.loads(result)["document"]
                 assert scope_of[document["doc_id"]] in allowed
+                assert store_of[document["doc_id"]] in agent.stores
                 read.append(document["doc_id"])
-        assert sorted(read) == sorted(d for d, s in scope_of.items() if s in allowed)
-        # its own scopes the requester lacks gave nothing, and neither did the requester's
-        # scopes it lacks
+        assert sorted(read) == sorted(
+            d for d, s in scope_of.items() if s in allowed and store_of[d] in agent.stores
+        )
+        # its own scopes the requester lacks gave nothing, and neither did the other stores
         assert any(s not in task.user_scopes for s in map(scope_of.get, map(_doc, opens)))
-        assert any(s not in agent.scopes for s in map(scope_of.get, map(_doc, opens)))
+        assert any(store_of[d] not in agent.stores for d in map(_doc, opens))
         assert searched.name == "search"
         # nothing the requester's search or open returned holds what it must not see
         for step in records[task.task_id].trace:

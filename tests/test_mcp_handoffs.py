@@ -49,7 +49,7 @@ from peb_core.frontends.cli import main
 from peb_core.results import replay_handoffs
 from peb_core.runs import RunError
 from peb_core.scoring import score_run, scorecard
-from peb_core.systems import BASELINES, AgentBaseline, DelegationBaseline, Reply
+from peb_core.systems import BASELINES, AgentBaseline, Reply
 from peb_core.tasks import iter_tasks
 
 FAMILY = "compliance_audit_v1"
@@ -74,9 +74,9 @@ def stdio(out: Path, tier: str, seed: int, *extra: str) -> StdioServerParameters
     return StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=ROOT)
 
 
-def requester(name: str) -> DelegationBaseline:
+def requester(name: str) -> AgentBaseline:
     baseline = BASELINES[name]
-    assert isinstance(baseline, DelegationBaseline)
+    assert isinstance(baseline, AgentBaseline) and baseline.requester is not None
     return baseline.handing_to(CAREFUL)
 
 
@@ -158,6 +158,11 @@ def test_delegation_over_mcp_scores_as_in_process(
     for task, reply in zip(DELEGATION, local, strict=True):
         record = by_id[task.task_id]
         assert record.status == "ok" and record.raw == reply.raw
+        # The start of the task says which stores the client's tools reach, and who owns the
+        # others (the listed tools are the family's, the same on every task).
+        start = seen[task.task_id][0]
+        assert "The search tool on this task: " in start and "owned by records_clerk" in start
+        assert "The delegate tool on this task: " in start
         # Each delegate step holds its sub-episode, as `peb run` records it.
         mine = [d for s in record.trace for d in s.delegations if d is not None]
         theirs = [d for s in reply.trace for d in s.delegations if d is not None]

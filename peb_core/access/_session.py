@@ -1,10 +1,11 @@
 """An episode over one task: the tools an agent calls (`search`, `open`, `submit`, as
-OpenAI-style function schemas), each answered by the access layer from the corpus index and the
-user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
-session never reads a Task, and `call` never raises for anything a model can send: an unknown
-tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
-call after the response was submitted each give an error result the model reads. A tool that
-runs an episode of its own (`delegate`, `_delegate.py`) is awaited through `acall`."""
+OpenAI-style function schemas), each answered by the access layer from the corpus index, the
+user's scopes and the stores the session reaches, under a disclosure mode (docs/benchmark.md §9,
+§9.1). Tools are a registry (`TOOLS`); a session never reads a Task, and `call` never raises for
+anything a model can send: an unknown tool, arguments that are not JSON or of the wrong shape,
+an unknown or hidden document id, a call after the response was submitted each give an error
+result the model reads. A tool that runs an episode of its own (`delegate`, `_delegate.py`) is
+awaited through `acall`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..tasks import GrantChange, SubAgent, VisibleDocument
+from ..tasks import STORES, GrantChange, SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
@@ -45,17 +46,19 @@ SNIPPET_CHARS = 160
 
 @dataclass(frozen=True)
 class Corpus:
-    """What a session searches: a task's documents indexed with their scopes, the scopes the
-    user holds at the start, the family's response schema (the `submit` tool's parameters),
-    the sub-agents the task lists (each with its own scopes; none but on the `delegation`
-    tier) and the task's grant schedule (changes of the user's scopes, set going by the
-    episode's calls: `_grants.py`)."""
+    """What a session searches: a task's documents indexed with their scopes and stores, the
+    scopes the user holds at the start, the family's response schema (the `submit` tool's
+    parameters), the sub-agents the task lists (each with its own scopes and stores; none but on
+    the `delegation` tier), the task's grant schedule (changes of the user's scopes, set going
+    by the episode's calls: `_grants.py`) and the stores the session's tools reach (none: every
+    store; a document of another store is, to them, an id that does not exist)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
     agents: tuple[SubAgent, ...] = ()
     grants: tuple[GrantChange, ...] = ()
+    stores: tuple[str, ...] = ()
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -104,8 +107,11 @@ class ToolContext:
     response_schema: dict[str, Any]
     disclosure: Disclosure
     agents: tuple[SubAgent, ...] = ()
-    """The sub-agents a `delegate` call may name, as the requester is shown them (their scopes
-    those a handoff runs under: the intersection with the requester's)."""
+    """The sub-agents the task lists, as the requester is shown them (their scopes those a
+    handoff runs under: the intersection with the requester's; their stores): those a
+    `delegate` call may name, and the owners of the stores the session does not reach."""
+    stores: tuple[str, ...] = ()
+    """The stores the session's tools reach (none: a corpus without stores)."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +262,7 @@ class AgentSession:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
         self._grants = GrantClock(corpus.index, corpus.user_scopes, corpus.grants)
+        self._reach = corpus.index.reach(corpus.stores)
         self._calls = 0
         self._submitted: str | None = None
         self._submit_call: int | None = None
@@ -313,18 +320,25 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        context = ToolContext(self._corpus.response_schema, self.disclosure, self.agents)
+        corpus = self._corpus
+        context = ToolContext(corpus.response_schema, self.disclosure, self.agents, corpus.stores)
         return tool_schemas(context, self._tools)
+
+    @property
+    def stores(self) -> tuple[str, ...]:
+        """The stores the session's tools reach (none: every store)."""
+        return self._corpus.stores
 
     @property
     def agents(self) -> tuple[SubAgent, ...]:
         """The sub-agents a handoff may name, as the requester is shown them: each with the
-        scopes a handoff to it runs under (its own that the user holds too)."""
+        scopes a handoff to it runs under (its own that the user holds too) and its stores."""
         return tuple(
             SubAgent(
                 name=agent.name,
                 role=agent.role,
                 scopes=tuple(s for s in self.scopes if s in agent.scopes),
+                stores=agent.stores,
             )
             for agent in self._corpus.agents
         )
@@ -388,7 +402,7 @@ class AgentSession:
             return args
         assert isinstance(args, SearchArguments)
         index = self._corpus.index
-        ranking = index.rank(args.query, self._grants.allowed, args.k)
+        ranking = index.rank(args.query, self._grants.allowed, args.k, self._reach)
         hits = [self._corpus.hit(position) for position in ranking.visible]
         withheld, scopes = self.disclosure.notice(
             [index.documents[p].scope for p in ranking.withheld]
@@ -405,7 +419,7 @@ class AgentSession:
         assert isinstance(args, OpenArguments)
         index = self._corpus.index
         position = index.positions.get(args.doc_id.strip())
-        if position is None:
+        if position is None or not self._reach[position]:
             return _failed(f"open: {NOT_FOUND}")
         doc: IndexedDocument = index.documents[position]
         if not self._grants.allowed[position]:
@@ -452,11 +466,41 @@ def _submit_schema(context: ToolContext) -> dict[str, Any]:
     }
 
 
+def described(store: str, owner: str | None = None) -> str:
+    """A store named and described (with its owner), as the tools tell of it."""
+    return f"{store} ({STORES.get(store, store)}" + (f"; owned by {owner})" if owner else ")")
+
+
+def _reached(context: ToolContext) -> str:
+    """What a session with stores is told of them: the stores its tools reach, and which
+    sub-agent owns each of the others (nothing for a corpus without stores)."""
+    if not context.stores:
+        return ""
+    mine = "; ".join(described(store) for store in context.stores)
+    others = "; ".join(
+        described(store, agent.name)
+        for agent in context.agents
+        for store in agent.stores
+        if store not in context.stores
+    )
+    return f" The stores you reach: {mine}." + (
+        f" Your tools do not reach the other stores, each owned by a sub-agent: {others}."
+        if others
+        else ""
+    )
+
+
 def _search_description(context: ToolContext) -> str:
     told = context.disclosure.told
     return (
         "Search the documents you may access; returns the best hits (id, title, scope, the "
-        "start of the text)." + (f" {told}" if told else "")
+        "start of the text)." + _reached(context) + (f" {told}" if told else "")
+    )
+
+
+def _open_description(context: ToolContext) -> str:
+    return "Open a document by its id and read all of it." + (
+        " Documents of the stores you do not reach are not found." if context.stores else ""
     )
 
 
@@ -464,7 +508,7 @@ for _tool in (
     Tool("search", _search_description, _search_schema, AgentSession._search),
     Tool(
         "open",
-        lambda context: "Open a document by its id and read all of it.",
+        _open_description,
         _open_schema,
         AgentSession._open,
     ),

@@ -53,26 +53,29 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
 
 
 def task_index(task: Task) -> CorpusIndex:
-    """The search index of a task's corpus: every document with its scope."""
+    """The search index of a task's corpus: every document with its scope and store."""
     return CorpusIndex(
         [
-            IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
+            IndexedDocument(
+                doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope, store=d.store
+            )
             for d in task.documents
         ]
     )
 
 
 def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None) -> AgentView:
-    """The only way to build an agent's view: the corpus indexed with every document's scope
-    (`index`, given where it is already built), filtered by the user's scopes on every query
-    (those at the start, changed by the task's grant schedule as the episode sets its changes
-    going)."""
+    """The only way to build an agent's view: the corpus indexed with every document's scope and
+    store (`index`, given where it is already built), filtered on every query by the user's
+    scopes (those at the start, changed by the task's grant schedule as the episode sets its
+    changes going) and the stores the user's own tools reach."""
     corpus = Corpus(
         task_index(task) if index is None else index,
         task.user_scopes,
         response_schema(spec),
         task.sub_agents,
         grants=task.grants,
+        stores=task.user_stores,
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 

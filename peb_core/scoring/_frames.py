@@ -523,7 +523,7 @@ def score_records(
     scores = with_episodes(
         score_frames(frame, expected, responses, answers), episodes, records, answers, timelines
     )
-    return with_repeats(with_handoffs(scores, records, vocabularies(families)))
+    return with_repeats(with_handoffs(scores, records, vocabularies(families), frame))
 
 
 REPEAT_COLUMNS = pl.Schema(

@@ -64,8 +64,8 @@ EPISODE_COLUMNS = pl.Schema(
 (`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
 error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
 without a record; `evidence_coverage` (the share of the current records of required evidence
-that the user may open which the episode opened: null where there is none, 0 without an
-accepted submit); `stale_read`
+that the user may open which the episode, or a sub-agent it handed off to, opened: null where
+there is none, 0 without an accepted submit); `stale_read`
 (the episode, or a sub-agent it handed off to, opened an out-of-date copy that changes the
 answer) and `stale_relied` (the reply's answer gives a value only such a copy it read
 supports); `expired_read`
@@ -225,8 +225,9 @@ def _record_counts(
     """(steps, tool errors, hidden probes, coverage before the end, the values only the
     `stale` copies it read support) of one record's trace. An open of an id hidden at some step
     is a probe when it failed (an id hidden only later or earlier opens while its grant holds).
-    A stale copy is read when the episode, or a sub-episode it handed off (whose reply carries
-    what it read to this one), opened it."""
+    Coverage and reading a stale copy count what the episode's sub-episodes opened too (a
+    handoff's reply carries what it read to this one); errors and probes, the episode's own
+    calls."""
     errors = probes = 0
     opened: set[str] = set()
     for step in record.trace:
@@ -239,8 +240,9 @@ def _record_counts(
                 errors += 1
             elif doc_id is not None:
                 opened.add(doc_id)
-    coverage = len(opened & required) / len(required) if required else None
-    read = (opened | _handed_off_opens(record.trace)) & set(stale)
+    seen = opened | _handed_off_opens(record.trace)
+    coverage = len(seen & required) / len(required) if required else None
+    read = seen & set(stale)
     stale_read = sorted({v for doc_id in read for v in stale[doc_id]})
     return len(record.trace), errors, probes, coverage, stale_read
 

@@ -16,7 +16,7 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
+from ._delegation import REQUESTERS, SUB_AGENTS
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
@@ -65,7 +65,6 @@ __all__ = [
     "AgentSystem",
     "Baseline",
     "Delegation",
-    "DelegationBaseline",
     "Handoffs",
     "LitellmSystem",
     "LocalModel",

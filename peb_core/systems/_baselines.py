@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline
 from ._cues import cue_reader
-from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
+from ._delegation import REQUESTERS, SUB_AGENTS
 from ._reply import Reply, Response, Usage
 
 
@@ -116,7 +116,7 @@ def _oracle(task: Task) -> Response:
     )
 
 
-BASELINES: dict[str, Baseline | AgentBaseline | DelegationBaseline] = {
+BASELINES: dict[str, Baseline | AgentBaseline] = {
     b.name: b
     for b in (
         Baseline("silent_filter", "system", _silent_filter),

@@ -20,7 +20,6 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._delegation import DelegationBaseline
 from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
 from ._model import ModelSystem, model_problem
 from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
@@ -98,12 +97,14 @@ def build_system(
     handing = sub_agent(delegate_system, families, **settings)
     if isinstance(system, AgentSystem):
         return replace(system, delegate_system=handing)
-    if isinstance(system, DelegationBaseline):
+    if isinstance(system, AgentBaseline) and system.requester is not None:
         return system.handing_to(handing)
     raise SystemSpecError(
         f"{name} does not hand off; a delegate system applies to systems that do "
         f"({AGENT_PREFIX}<model>, "
-        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, DelegationBaseline))
+        + ", ".join(
+            n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester
+        )
         + ")",
         "delegate_system",
     )
@@ -150,7 +151,7 @@ def _build(
         baseline = BASELINES[name]
         if disclosure == DEFAULT_DISCLOSURE:
             return baseline
-        if isinstance(baseline, AgentBaseline | DelegationBaseline):
+        if isinstance(baseline, AgentBaseline):
             return baseline.under(disclosure)
         raise SystemSpecError(
             f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "

@@ -19,6 +19,7 @@ from ._generate import (
 # isort: on
 from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
+from ._delegation import MAILBOX, RECORDS, STORES, WORKSPACE
 from ._documents import (
     Boundary,
     BoundaryKind,
@@ -88,6 +89,7 @@ from ._task import (
     RequiredEvidence,
     SubAgent,
     Task,
+    reached,
 )
 from ._tiers import DEFAULT_TIER, TIERS, CorpusSizes, Tier, TierSpec, get_tier, register_tier
 from ._views import (
@@ -118,14 +120,18 @@ __all__ = [
     "GRANT_LAGS",
     "GRANT_TOPOLOGIES",
     "GRANT_TRIGGERS",
+    "MAILBOX",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
+    "RECORDS",
     "RECORD_REF",
     "ROLES",
     "SHINGLE",
+    "STORES",
     "TIERS",
     "VIEWS",
+    "WORKSPACE",
     "Answer",
     "AnswerField",
     "Boundary",
@@ -189,6 +195,7 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "reached",
     "record_ref",
     "register_frame",
     "register_tier",

@@ -3,7 +3,7 @@ vocabulary of answers and gap reports the oracles are written in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,7 +77,9 @@ class Fact(_Value):
 
 class Document(_Value):
     """One document. `superseded`: a later version of it exists in the task, so it does not
-    cover its evidence family (hard tier)."""
+    cover its evidence family (hard tier). `store`: the store (connector) it is kept in, on a
+    tier whose corpora have stores (`delegation`); None elsewhere, and then left out of the
+    JSON, so other tiers' tasks are the same bytes as before."""
 
     doc_id: str
     title: str
@@ -88,6 +90,13 @@ class Document(_Value):
     body: str
     facts: tuple[Fact, ...]
     superseded: bool = False
+    store: str | None = Field(default=None, exclude_if=lambda store: store is None)
+
+
+def reached(store: str | None, stores: Collection[str]) -> bool:
+    """Whether a connector reaching `stores` reaches a document kept in `store`: every document
+    when `stores` is empty (a corpus without stores), and one kept in no store."""
+    return not stores or store is None or store in stores
 
 
 class RequiredEvidence(_Value):
@@ -112,12 +121,14 @@ class Oracles(_Value):
 
 class SubAgent(_Value):
     """A sub-agent a task lists for delegated handoffs (the `delegation` tier): its name, its
-    role, and the scopes it holds. A handed-off episode runs under the intersection of these
-    and the requester's scopes (`peb_core.access`), so authority never escalates."""
+    role, the scopes it holds and the stores it owns (its connectors; none: it reaches every
+    store). A handed-off episode reaches its stores under the intersection of its scopes and
+    the requester's (`peb_core.access`), so authority never escalates."""
 
     name: str
     role: str
     scopes: tuple[str, ...]
+    stores: tuple[str, ...] = ()
 
 
 class GrantChange(_Value):
@@ -167,6 +178,10 @@ class Task(_Value):
     sub_agents: tuple[SubAgent, ...] = Field(default=(), exclude_if=lambda agents: not agents)
     """The sub-agents it lists (the `delegation` tier); left out of the JSON when there are
     none, so the other tiers' tasks are the same bytes as before."""
+
+    user_stores: tuple[str, ...] = Field(default=(), exclude_if=lambda stores: not stores)
+    """The stores the user's own tools reach (the `delegation` tier; others only through the
+    sub-agents that own them); none: every store. Left out of the JSON when empty."""
 
     grants: tuple[GrantChange, ...] = Field(default=(), exclude_if=lambda grants: not grants)
     """The grant schedule, in the order its changes take effect (the `grants` tier). The task's

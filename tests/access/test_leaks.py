@@ -8,7 +8,9 @@ kept: that is what a careful reader uses). On the `grants` tier, whose scopes ch
 episode sets a change going (an open in an ending grant's scope, a search that would find a
 late grant's), each result is judged against the scopes in force when it was answered, which
 are those of the task's state then (`Task.states`) and those a replay of the calls finds; a
-grant notice (`named` only) names a scope the user held or now holds."""
+grant notice (`named` only) names a scope the user held or now holds. On the `delegation` tier
+the user's own tools reach one store of the corpus, and the same holds of them (what a handoff
+returns is tested in test_delegate.py)."""
 
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
-    tier = draw(st.sampled_from(["agent", "agent", "grants"]))
+    tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
     task = generate_task(spec, template, seed, tier=tier, corpus_size=size)
     hidden = task.hidden_documents
     visible = task.authorized_documents

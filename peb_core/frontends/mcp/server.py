@@ -361,9 +361,11 @@ class McpBench:
         client.episode = Episode(task_id, task, session, start, handoffs, repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
-        delegate = next((t for t in session.tools if t["function"]["name"] == DELEGATE), None)
-        if delegate is not None:  # the task's sub-agents, with the scopes a handoff runs under
-            text += f"\n\nThe delegate tool on this task: {delegate['function']['description']}"
+        listed = {t.name: t.description for t in self.tools}
+        for tool in session.tools:  # what a tool says of this task only: the stores it reaches,
+            said = tool["function"]  # the sub-agents with their stores and scopes
+            if said["description"] != listed.get(said["name"]):
+                text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
         submit = next(t for t in self.tools if t.name == "submit")
         schema = json.dumps(submit.input_schema["properties"]["response"])
         which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
@@ -418,9 +420,9 @@ _START_DESCRIPTION = (
 
 _DELEGATE_DESCRIPTION = (
     "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
-    "(searching and opening documents under the scopes it holds that you hold too) and returns "
-    "its own response: answer, completeness and gap report. start_task lists the task's "
-    "sub-agents with those scopes."
+    "(searching and opening documents in the stores it owns under the scopes it holds that you "
+    "hold too) and returns its own response: answer, completeness and gap report. start_task "
+    "lists the task's sub-agents with those stores and scopes."
 )
 
 

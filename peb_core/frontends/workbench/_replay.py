@@ -98,6 +98,7 @@ def handoff_line(row: dict[str, Any]) -> str:
     it: to whom, run by what, under which scopes, how long, what it reported and whether its
     gap reached the final report."""
     scopes = ", ".join(row["scopes"]) or "none"
+    stores = f" in {', '.join(row['stores'])}" if row["stores"] else ""
     said = (
         f"its reply was `{row['status']}`"
         if row["status"] != "ok"
@@ -108,10 +109,15 @@ def handoff_line(row: dict[str, Any]) -> str:
     else:
         listed = ", ".join(f"`{r}`" for r in row["reported_missing"]) or "no requirement named"
         reached = "reached" if row["reached"] else "did **not** reach"
-        gap = f"it reported missing {listed}; its gap {reached} the final report"
+        gap = f"it reported missing {listed}; " + (
+            "the user's view misses none of it (the task is complete)"
+            if row["reached"] is None
+            else f"its gap {reached} the final report"
+        )
     return (
         f"Handoff {row['handoff']} to `{row['to']}` ({row['role'] or 'unknown sub-agent'}), run "
-        f"by `{row['system']}` under scopes {scopes}: {row['steps']} steps; {said}; {gap}."
+        f"by `{row['system']}`{stores} under scopes {scopes}: {row['steps']} steps; {said}; "
+        f"{gap}."
     )
 
 
@@ -217,10 +223,10 @@ def _pretty(text: str | None) -> str | None:
 
 def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     """Every document of the corpus as the episode left it after `step`: its `state` (one of
-    `CORPUS_STATES`) and the step it came to it (`at`), whether the user may see it (at the
-    episode's end: under a grant schedule, in the state then in force), whether the contract
-    requires its kind and whether it is an out-of-date copy; visible documents first, then by
-    state."""
+    `CORPUS_STATES`) and the step it came to it (`at`), its scope and store, whether the user may
+    see it (at the episode's end: under a grant schedule, in the state then in force), whether
+    the contract requires its kind and whether it is an out-of-date copy; visible documents
+    first, then by state."""
     documents = replay_documents(replay.record, replay.task, upto=step)
     reached = [
         pl.when(pl.col(column).is_not_null()).then(
@@ -247,6 +253,7 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
             "at",
             "visible",
             "scope",
+            "store",
             "title",
             "role",
             "evidence_family",

@@ -489,7 +489,8 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
                 "not reported), `claimed unseen` (not reported missing, yet no current record "
-                "of it was opened), `false gap` (reported missing while in view)."
+                "of it was opened, by the agent or a sub-agent it handed off to), `false gap` "
+                "(reported missing while in view)."
             ),
             _claims_table(claims, "Saw against claimed"),
             *handoffs,
