@@ -85,15 +85,20 @@ def replay_grants(
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
     its arguments exactly as given, in order): the calls played again through a session over
-    the task's corpus (`index`, given where it is already built), so each is read, counted and
-    answered exactly as it was live. A `delegate` call is counted as a call this session cannot
-    carry out; it sets no change going, live or replayed. The session's start is left without
-    an answer schema and its `submit` without parameters: nothing of it is shown to a model."""
+    the task's corpus (`index`, given where it is already built) in the stores the user's own
+    tools reach, so each is read, counted and answered exactly as it was live. A `delegate` call
+    is counted as a call this session cannot carry out; it sets no change going, live or
+    replayed. The session's start is left without an answer schema and its `submit` without
+    parameters: nothing of it is shown to a model."""
     start = AgentStart(
         family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
     )
     corpus = Corpus(
-        task_index(task) if index is None else index, task.user_scopes, {}, grants=task.grants
+        task_index(task) if index is None else index,
+        task.user_scopes,
+        {},
+        grants=task.grants,
+        stores=task.user_stores,
     )
     session = AgentSession(start, corpus, get_disclosure(DEFAULT_DISCLOSURE))
     for name, arguments in calls:
