@@ -32,6 +32,9 @@ from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_
 from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
+    MAX_KEPT_ARGUMENTS,
+    MAX_KEPT_NAME,
+    MAX_KEPT_RESULT,
     RECORD_FORMAT,
     Delegation,
     Reply,
@@ -41,6 +44,7 @@ from ._reply import (
     Step,
     ToolCall,
     Usage,
+    kept,
 )
 from ._schema import response_format
 
@@ -55,6 +59,9 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
+    "MAX_KEPT_ARGUMENTS",
+    "MAX_KEPT_NAME",
+    "MAX_KEPT_RESULT",
     "MAX_REPEATS",
     "PROTOCOLS",
     "RECORD_FORMAT",
@@ -91,6 +98,7 @@ __all__ = [
     "get_local",
     "get_protocol",
     "is_agent",
+    "kept",
     "local_status",
     "reader_for",
     "redact_url",
