@@ -12,12 +12,12 @@ with app.setup:
 
     from peb_core import results, runs, scoring, tasks
     from peb_core.frontends import workbench as wb
-    from peb_core.systems import REGISTRY, get_local, local_status, stop_local
+    from peb_core.systems import local_servers, local_status, status_line, stop_local
 
     RUNS = results.runs_root()
     LAUNCH_ROOT = RUNS / results.SCRATCH
     families = tasks.load_families()
-    LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
+    LOCAL_SERVERS = local_servers()
 
 
 @app.cell
@@ -125,21 +125,17 @@ def _(get_runs_version, get_scored, set_runs_version, set_scored, stop_button, t
 def _(server_stop, ticker):
     ticker.value  # noqa: B018  (re-checked every second)
     if server_stop.value:
-        for _model in LOCAL_MODELS:
-            stop_local(_model)
-    _serving = [(m, local_status(m)) for m in LOCAL_MODELS]
-    _serving = [(m, s) for m, s in _serving if s is not None]
+        for _server in LOCAL_SERVERS:
+            stop_local(_server)
+    _serving = [s for s in LOCAL_SERVERS if local_status(s) is not None]
     mo.stop(not _serving)
     mo.callout(
         mo.vstack(
             [
                 mo.md(
-                    "Embedded model servers still serving (they outlive this page and the "
-                    "workbench until stopped): "
-                    + ", ".join(
-                        f"`local/{m.name}` on port {port} (pid {pid})"
-                        for m, (pid, port) in _serving
-                    )
+                    "Embedded model servers serving (one a run started stops when the last "
+                    "run holding it ends; one started by `peb local-model serve` serves until "
+                    "stopped):  \n" + "  \n".join(f"`{status_line(s)}`" for s in _serving)
                 ),
                 server_stop,
             ]

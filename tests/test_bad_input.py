@@ -179,6 +179,11 @@ for _name, _port in [("port_negative", "-1"), ("port_too_big", "70000")]:
         f"argument --port: expected a port from 1 to 65535, got '{_port}'",
     )
 probe(
+    "local_model_port_without_serve",
+    ["local-model", "status", "--port", "9000"],
+    "--port: applies to serve, not status",
+)
+probe(
     "local_port_zero",
     ["run", "--model", "local/smollm2", "--local-port", "0", "--out", "{tmp}/never"],
     "argument --local-port: expected an integer from 1 to 65,535, got '0'",

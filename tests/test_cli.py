@@ -12,7 +12,7 @@ import pytest
 from cli import peb
 
 from peb_core.frontends.cli._run import ProgressLine
-from peb_core.runs import run_lock
+from peb_core.runs import EpisodeStep, run_lock
 from peb_core.systems import BASELINES, Reply, ResponseRecord, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,3 +378,47 @@ def test_the_progress_line_in_a_log_is_a_line_per_percent_and_in_place_on_a_term
     assert len(lines) == 101
     assert lines[-1] == "10000/10000 tasks, 0 errors, 90000 tokens, cost $10.0000"
     assert terminal.getvalue().count("\r") == 10_000 and terminal.getvalue().count("\n") == 1
+
+
+def test_the_progress_line_shows_each_episode_in_flight_at_its_step() -> None:
+    """Three agent episodes of up to 24 steps, two in flight at once: the line names each
+    episode in flight and its step, on a terminal after every step (padded over a longer line
+    before it); in a log at most a line per whole percent of the run's work (a step made counts
+    its share of an episode), so a long episode is seen moving, and the last line is the run's
+    end without episodes."""
+    def record(episode: int) -> ResponseRecord:
+        reply = Reply(status="no_submit", usage=Usage(prompt_tokens=1_000, completion_tokens=50,
+                                                        cost_usd=0.001))
+        return ResponseRecord.of_reply("due_diligence_v1", f"t{episode}", "agent:x", reply)
+
+    def step(episode: int, number: int, done: int) -> EpisodeStep:
+        return EpisodeStep(episode, "due_diligence_v1", f"t{episode}", 0, number, 24, done, 3)
+
+    log, terminal = io.StringIO(), _Terminal()
+    for stream in (log, terminal):
+        progress = ProgressLine(stream)
+        for number in range(1, 25):  # episodes 1 and 2 side by side
+            progress.step(step(1, number, 0))
+            progress.step(step(2, number, 0))
+        progress(record(1), 1, 3)
+        progress.step(step(3, 1, 1))
+        progress(record(2), 2, 3)
+        for number in range(2, 25):
+            progress.step(step(3, number, 2))
+        progress(record(3), 3, 3)
+    lines = log.getvalue().splitlines()
+    assert lines[:2] == [
+        "0/3 tasks, 0 errors, 0 tokens, cost $0.0000 (episode 1: step 1/24)",
+        "0/3 tasks, 0 errors, 0 tokens, cost $0.0000 (episode 1: step 2/24; episode 2: step "
+        "1/24)",  # 1/24 of an episode made: another whole percent of the run
+    ]
+    assert "1/3 tasks, 0 errors, 1050 tokens, cost $0.0010 (episode 2: step 24/24)" in lines
+    assert "2/3 tasks, 0 errors, 2100 tokens, cost $0.0020 (episode 3: step 24/24)" in lines
+    assert 40 < len(lines) <= 101
+    assert lines[-1] == "3/3 tasks, 0 errors, 3150 tokens, cost $0.0030"
+    shown = terminal.getvalue()
+    assert shown.count("\r") == 24 * 2 + 24 + 3 and shown.endswith("\n")
+    written = shown.split("\r")[1:]
+    assert written[-1].rstrip() == lines[-1]
+    widths = [len(line.removesuffix("\n")) for line in written]
+    assert widths[-1] == max(widths) > len(lines[-1])  # padded over the longest line before

@@ -6,7 +6,10 @@ Reading a run folder back as scores is the results stage (`peb_core.results`).""
 
 from ._jobs import Ended, RunJob, run_jobs, start_runs
 from ._runner import (
+    EpisodeStep,
+    InFlight,
     Progress,
+    Steps,
     is_run_name,
     launch_folder,
     run,
@@ -16,6 +19,9 @@ from ._runner import (
     run_system_async,
 )
 from ._spec import (
+    DEFAULT_CONCURRENCY,
+    EMBEDDED_CONCURRENCY,
+    EMBEDDED_MAX_STEPS,
     FRONTENDS,
     MCP_MAX_STEPS,
     Frontend,
@@ -78,6 +84,9 @@ from ._sweep import (
 from ._writer import RunWriter, new_manifest, write_run
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "EMBEDDED_CONCURRENCY",
+    "EMBEDDED_MAX_STEPS",
     "FRONTENDS",
     "MANIFEST",
     "MCP_MAX_STEPS",
@@ -85,7 +94,9 @@ __all__ = [
     "SETTINGS",
     "SWEEP",
     "Ended",
+    "EpisodeStep",
     "Frontend",
+    "InFlight",
     "Option",
     "OptionError",
     "Progress",
@@ -100,6 +111,7 @@ __all__ = [
     "RunState",
     "RunStatus",
     "RunWriter",
+    "Steps",
     "Sweep",
     "SweepError",
     "SweepFile",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..systems import ResponseRecord
-from ._runner import run_async
+from ._runner import EpisodeStep, InFlight, run_async
 from ._spec import RunPlan
 from ._store import MANIFEST, RunError, RunStatus, read_manifest, run_status
 
@@ -29,7 +29,8 @@ class Ended(NamedTuple):
 class RunJob:
     """Runs made one after another, each into its own run folder, in a thread of their own.
     Read its fields from any thread; `stop()` ends the run in progress (its manifest then says
-    `interrupted`, its records are kept) and skips the rest."""
+    `interrupted`, its records are kept) and skips the rest. Each run lets go of its embedded
+    model servers as it ends, and the job, as it ends, of those of the runs it skipped."""
 
     plan: list[tuple[RunPlan, Path]]
     retrying: dict[Path, int]
@@ -37,6 +38,8 @@ class RunJob:
     done: int = 0
     """Replies of the current run recorded (earlier ones included): its tasks times repeats."""
     total: int = 0
+    in_flight: InFlight = field(default_factory=InFlight)
+    """The current run's agent episodes in flight, and their steps."""
     current: Path | None = None
     since: datetime | None = None
     """When the current run started."""
@@ -71,8 +74,12 @@ class RunJob:
         if self._thread is not None:
             self._thread.join(timeout_s)
 
-    def _progress(self, _record: ResponseRecord, done: int, total: int) -> None:
+    def _progress(self, record: ResponseRecord, done: int, total: int) -> None:
+        self.in_flight.ended(record)
         self.done, self.total = done, total
+
+    def _step(self, event: EpisodeStep) -> None:
+        self.in_flight.started(event)
 
     async def _all(self) -> None:
         self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
@@ -81,8 +88,8 @@ class RunJob:
                 if self.stopped:
                     break
                 self.current, self.since, self.done = run_dir, datetime.now(), 0
-                self.total = plan.n_replies
-                await run_async(plan, run_dir, progress=self._progress)
+                self.total, self.in_flight = plan.n_replies, InFlight()
+                await run_async(plan, run_dir, progress=self._progress, steps=self._step)
                 self.ended.append(Ended(run_dir, run_status(run_dir), datetime.now()))
         except asyncio.CancelledError:
             self.stopped = True
@@ -94,6 +101,8 @@ class RunJob:
                 self.failed = (self.current, datetime.now())
         finally:
             self.current = None
+            for plan, _ in self.plan:  # those not run (stopped, failed) hold servers too
+                plan.release()
 
 
 _JOBS: list[RunJob] = []

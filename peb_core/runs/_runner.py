@@ -1,7 +1,8 @@
 """The runner: a system over tasks into a run folder, resumable. Each finished task is appended
 and flushed at once (through the one `RunWriter`), so an interrupted run loses at most the
 requests in flight, and running it again skips what is recorded (and retries what ended in
-error). One process writes a run folder at a time (its lock)."""
+error). One process writes a run folder at a time (its lock). When a run ends, however it ends,
+the embedded model servers its plan holds are let go of."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from .._warn import warn
-from ..systems import ResponseRecord, System, answering_repeat
+from ..systems import ResponseRecord, System, answering_repeat, watching_steps
 from ..tasks import DEFAULT_TIER, ScenarioFile, Task, Tier, count_tasks, iter_tasks, view_for
 from ._spec import RunPlan, plan_for
 from ._store import RunError, RunManifest
@@ -26,22 +28,91 @@ Progress = Callable[[ResponseRecord, int, int], None]
 """Called after each record with (record, done, total)."""
 
 
+@dataclass(frozen=True)
+class EpisodeStep:
+    """An agent's episode in a run starting a step: the run's `episode`-th reply (from 1, in
+    the run's order: each task's repeats, task after task), answering (`family`, `task_id`,
+    `repeat`), at step `step` of at most `max_steps`; the run's replies `done` of `total`
+    then."""
+
+    episode: int
+    family: str
+    task_id: str
+    repeat: int
+    step: int
+    max_steps: int
+    done: int
+    total: int
+
+
+Steps = Callable[[EpisodeStep], None]
+"""Called as each agent's episode in flight starts a step (the episode's record, when it ends,
+goes to `Progress`)."""
+
+
+@dataclass
+class InFlight:
+    """The agents' episodes in flight in a run and the step each is at, as a run's `steps`
+    (`started`) and `progress` (`ended`) tell it: what a progress display shows. Safe to read
+    from another thread than the run's."""
+
+    _steps: dict[tuple[str, str, int], tuple[int, int, int]] = field(default_factory=dict)
+    """(episode, step, max steps) by (family, task id, repeat)."""
+
+    def started(self, event: EpisodeStep) -> None:
+        key = (event.family, event.task_id, event.repeat)
+        self._steps[key] = (event.episode, event.step, event.max_steps)
+
+    def ended(self, record: ResponseRecord) -> None:
+        self._steps.pop((record.family, record.task_id, record.repeat), None)
+
+    def made(self) -> float:
+        """The share of their steps the episodes in flight have made (a step counts once made:
+        step 5 of 24 started is 4/24), summed."""
+        return sum((step - 1) / most for _, step, most in tuple(self._steps.values()))
+
+    def text(self, shown: int = 3) -> str:
+        """`episode 3: step 5/24; episode 4: step 2/24` for the first `shown` by episode, and
+        how many more; empty with none in flight."""
+        every = sorted(tuple(self._steps.values()))
+        words = [f"episode {episode}: step {step}/{most}" for episode, step, most in every[:shown]]
+        if len(every) > shown:
+            words.append(f"{len(every) - shown} more in flight")
+        return "; ".join(words)
+
+
 async def run_async(
     plan: RunPlan,
     run_dir: Path,
     *,
     progress: Progress | None = None,
+    steps: Steps | None = None,
     gates: Sequence[asyncio.Semaphore] | None = None,
 ) -> RunManifest:
     """Run `plan`'s system over its tasks into `run_dir`, resuming a run already there (from
-    inside an event loop: a notebook cell, a server; `run` starts its own).
+    inside an event loop: a notebook cell, a server; `run` starts its own). However it ends,
+    the plan's embedded model servers are then let go of (`RunPlan.release`): run a plan once.
 
     The folder is written by a `RunWriter` (the resume rule: the same run is resumed, its
     error records run again unless the spec's `retry_errors` is off; another run, or a file
     that cannot be read or written, is a RunError). Each (task, repeat) without a record is
-    answered, at most the spec's `concurrency` at once (or, given `gates`, holding each of them:
+    answered, at most the plan's `concurrency` at once (or, given `gates`, holding each of them:
     a sweep's budget shared by its runs, a provider's limit), and its record appended as it
-    ends; `progress` is called after each."""
+    ends; `progress` is called after each, and `steps` as an agent's episode starts a step."""
+    try:
+        return await _run_plan(plan, run_dir, progress, steps, gates)
+    finally:
+        plan.release()
+
+
+async def _run_plan(
+    plan: RunPlan,
+    run_dir: Path,
+    progress: Progress | None,
+    steps: Steps | None,
+    gates: Sequence[asyncio.Semaphore] | None,
+) -> RunManifest:
+    """`run_async` but for letting go of the plan's servers."""
     system = plan.system
     if system is None:
         raise ValueError("a run plan without a system of ours is run by its front-end")
@@ -68,8 +139,8 @@ async def run_async(
         ) as writer:
             for line in writer.problems:
                 warn(line)
-            held = [asyncio.Semaphore(spec.concurrency)] if gates is None else list(gates)
-            await _run_tasks(system, families, writer, progress, held)
+            held = [asyncio.Semaphore(plan.concurrency)] if gates is None else list(gates)
+            await _run_tasks(system, families, writer, progress, steps, held)
             return writer.close("finished")
     except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
         raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
@@ -80,23 +151,39 @@ async def _run_tasks(
     families: Sequence[ScenarioFile],
     writer: RunWriter,
     progress: Progress | None,
+    steps: Steps | None,
     gates: Sequence[asyncio.Semaphore],
 ) -> None:
     """Every (task, repeat) of the run without a record, appended as it ends, each answered
-    holding every one of `gates`, with its repeat index in context (`answering_repeat`)."""
+    holding every one of `gates`, with its repeat index in context (`answering_repeat`) and
+    its steps told to `steps` (`watching_steps`)."""
     specs = {spec.id: spec for spec in families}
     manifest = writer.manifest
     done = writer.done
     finished = 0
     n_replies = len(writer.keys) * manifest.repeats
 
-    async def one(task: Task, repeat: int) -> None:
+    @contextlib.contextmanager
+    def watched(view: object, task: Task, repeat: int, episode: int) -> Iterator[None]:
+        if steps is None:
+            yield
+            return
+
+        def told(step: int, max_steps: int) -> None:
+            steps(EpisodeStep(episode, task.family, task.task_id, repeat, step, max_steps,
+                              finished, n_replies))  # fmt: skip
+
+        with watching_steps(view, told):
+            yield
+
+    async def one(task: Task, repeat: int, episode: int) -> None:
         nonlocal finished
         async with contextlib.AsyncExitStack() as held:
             for gate in gates:
                 await held.enter_async_context(gate)
-            with answering_repeat(repeat):
-                reply = await system.respond(view_for(system.view, task, specs[task.family]))
+            view = view_for(system.view, task, specs[task.family])
+            with answering_repeat(repeat), watched(view, task, repeat, episode):
+                reply = await system.respond(view)
         record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply, repeat)
         writer.append(record)
         finished += 1
@@ -107,12 +194,13 @@ async def _run_tasks(
     tasks = iter_tasks(
         families, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
     )
-    for task in islice(tasks, len(writer.keys)):
+    for number, task in enumerate(islice(tasks, len(writer.keys))):
         for repeat in range(manifest.repeats):
             if (task.family, task.task_id, repeat) in done:
                 finished += 1
                 continue
-            pending.append(asyncio.ensure_future(one(task, repeat)))
+            episode = number * manifest.repeats + repeat + 1
+            pending.append(asyncio.ensure_future(one(task, repeat, episode)))
         # Let the first requests go out while the later tasks are generated.
         await asyncio.sleep(0)
     try:
@@ -122,9 +210,15 @@ async def _run_tasks(
             future.cancel()
 
 
-def run(plan: RunPlan, run_dir: Path, *, progress: Progress | None = None) -> RunManifest:
+def run(
+    plan: RunPlan,
+    run_dir: Path,
+    *,
+    progress: Progress | None = None,
+    steps: Steps | None = None,
+) -> RunManifest:
     """`run_async` in an event loop of its own."""
-    return asyncio.run(run_async(plan, run_dir, progress=progress))
+    return asyncio.run(run_async(plan, run_dir, progress=progress, steps=steps))
 
 
 def run_system(

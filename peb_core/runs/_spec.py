@@ -29,10 +29,12 @@ from ..systems import (
     DEFAULT_TOKEN_BUDGET,
     MAX_REPEATS,
     PROTOCOLS,
+    Hold,
     System,
     SystemSpecError,
     build_system,
     is_agent,
+    is_embedded,
     sub_agent,
 )
 from ..tasks import (
@@ -80,6 +82,18 @@ MCP_MAX_STEPS = 100
 """The steps of an MCP episode when none is asked for: a step is one tool call there (the
 client's model requests are not seen); the careful agent baseline makes at most 48 on the
 shipped families."""
+EMBEDDED_MAX_STEPS = 8
+"""The steps of an embedded model's episode (`agent:local/<name>`) when none is asked for:
+each step costs it seconds to a minute of CPU on a laptop's cores (benchmarks/RESULTS.md,
+bench_embedded_agent.py), so a handful of episodes finishes in minutes."""
+DEFAULT_CONCURRENCY = 8
+"""Replies in flight at once when none is asked for."""
+EMBEDDED_CONCURRENCY = 1
+"""Replies in flight at once for an embedded model (`local/<name>`, `agent:local/<name>`)
+when none is asked for: its llama.cpp server answers one request at a time and keeps the
+prompt of the last, so one episode's next step evaluates only what is new, while episodes side
+by side make it evaluate each conversation again at every step (and queued requests wait
+through their timeout)."""
 MAX_TASKS_CAP = 10_000_000
 """How far `max_tasks` may be raised."""
 
@@ -317,10 +331,11 @@ class RunSpec(BaseModel):
         Option(
             "count",
             "Max steps",
-            f"an agent's steps per episode: model requests (default {DEFAULT_MAX_STEPS}); "
-            f"an MCP episode's tool calls (default {MCP_MAX_STEPS})",
+            f"an agent's steps per episode: model requests (default {DEFAULT_MAX_STEPS}; "
+            f"{EMBEDDED_MAX_STEPS} for an embedded model, {AGENT_PREFIX}local/<name>); an MCP "
+            f"episode's tool calls (default {MCP_MAX_STEPS})",
             applies="agent_models",
-            placeholder=str(DEFAULT_MAX_STEPS),
+            placeholder="agent default",
         ),
     ] = None
     token_budget: Annotated[
@@ -371,11 +386,17 @@ class RunSpec(BaseModel):
         ),
     ] = True
     concurrency: Annotated[
-        int,
+        int | None,
         Ge(1),
         Le(1_024),
-        Option("count", "Concurrency", "replies in flight at once", frontends=_every("cli")),
-    ] = 8
+        Option(
+            "count",
+            "Concurrency",
+            f"replies in flight at once (default {DEFAULT_CONCURRENCY}; {EMBEDDED_CONCURRENCY} "
+            "for an embedded model, whose server answers one request at a time)",
+            frontends=_every("cli"),
+        ),
+    ] = None
     retry_errors: Annotated[
         bool,
         Option(
@@ -640,9 +661,21 @@ class RunPlan:
     """Whether each reply is an agent's episode over tools (the run's kind, recorded)."""
     max_steps: int | None
     """Steps an episode may take (None for one-shot runs)."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Replies in flight at once (the spec's, else the default for its system)."""
     delegate: System | None = None
     """For the front-end's own agent (an MCP client, inspect's), the system that plays its
     handoffs when `delegate_system` names one (a system of ours carries its own)."""
+    servers: tuple[Hold, ...] = ()
+    """The holds on the embedded model servers its systems need (`systems.hold_local`): the
+    runner lets go of them when the run ends (`release`)."""
+
+    def release(self) -> None:
+        """Let go of the plan's embedded model servers (again: nothing): each one started for
+        runs stops unless another run holds it. The runner does this when the run ends,
+        however it ends; a plan that will not be run is let go of by whoever made it."""
+        for hold in self.servers:
+            hold.release()
 
     @property
     def tier(self) -> str:
@@ -668,19 +701,25 @@ class RunPlan:
 def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
     """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
     agent, with its delegate system). Nothing is written and no embedded model is started
-    unless every check passes. A RunSpecError lists every problem, each naming the option as
-    `names` does; `frontend` says whose agent answers when `spec.system` is None (`mcp`: a
-    client's episodes; `inspect`: inspect's model, an agent on tiers with corpora)."""
+    unless every check passes; the embedded servers its systems need are held by the plan
+    (`RunPlan.servers`), let go of if building fails. A RunSpecError lists every problem,
+    each naming the option as `names` does; `frontend` says whose agent answers when
+    `spec.system` is None (`mcp`: a client's episodes; `inspect`: inspect's model, an agent on
+    tiers with corpora)."""
     problems, selection = _checked(spec, names, frontend)
     if problems or selection is None:
         raise RunSpecError(problems)
     agent = _who(spec, frontend)[0]
+    embedded = spec.system is not None and is_embedded(spec.system)
     max_steps = spec.max_steps
     if agent and max_steps is None:
-        own_client = spec.system is None and frontend == "mcp"
-        max_steps = MCP_MAX_STEPS if own_client else DEFAULT_MAX_STEPS
+        if spec.system is None and frontend == "mcp":  # the client's own episodes
+            max_steps = MCP_MAX_STEPS
+        else:
+            max_steps = EMBEDDED_MAX_STEPS if embedded else DEFAULT_MAX_STEPS
     system = delegate = None
-    settings = _settings(spec, max_steps or DEFAULT_MAX_STEPS)
+    holds: list[Hold] = []
+    settings = _settings(spec, max_steps or DEFAULT_MAX_STEPS, holds)
     try:
         if spec.system is not None:
             system = build_system(
@@ -691,15 +730,21 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
             )
         elif spec.delegate_system is not None and get_tier(spec.tier).handoffs:
             delegate = sub_agent(spec.delegate_system, selection.families, **settings)
-    except SystemSpecError as exc:
-        raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
+    except BaseException as exc:  # nothing is left serving for a plan that was not made
+        for hold in holds:
+            hold.release()
+        if isinstance(exc, SystemSpecError):
+            raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
+        raise
     return RunPlan(
         spec=spec,
         system=system,
         selection=selection,
         episodes=agent,
         max_steps=max_steps if agent else None,
+        concurrency=_concurrency(spec, embedded),
         delegate=delegate,
+        servers=tuple(holds),
     )
 
 
@@ -814,8 +859,17 @@ def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str
     return None
 
 
-def _settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
-    """`spec`'s settings of the systems it builds, as `systems.build_system` takes them."""
+def _concurrency(spec: RunSpec, embedded: bool) -> int:
+    """The replies in flight at once: the spec's, else the default for an embedded model's
+    system or any other's."""
+    if spec.concurrency is not None:
+        return spec.concurrency
+    return EMBEDDED_CONCURRENCY if embedded else DEFAULT_CONCURRENCY
+
+
+def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any]:
+    """`spec`'s settings of the systems it builds, as `systems.build_system` takes them, their
+    embedded servers held in `holds`."""
     budget = DEFAULT_TOKEN_BUDGET if spec.token_budget is None else spec.token_budget
     return {
         "protocol": spec.protocol,
@@ -828,6 +882,7 @@ def _settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
         "max_steps": max_steps,
         "token_budget": budget or None,
         "use_cache": spec.cache,
+        "holds": holds,
     }
 
 
@@ -847,5 +902,10 @@ def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -
     episodes = is_agent(system)
     steps = getattr(system, "max_steps", None) if episodes else None
     return RunPlan(
-        spec=spec, system=system, selection=selection, episodes=episodes, max_steps=steps
+        spec=spec,
+        system=system,
+        selection=selection,
+        episodes=episodes,
+        max_steps=steps,
+        concurrency=_concurrency(spec, is_embedded(system.name)),
     )

@@ -150,11 +150,13 @@ def plan_sweep(path: Path, out: Path) -> Sweep:
         problems += [f"{path}: {_label(spec)}: {p}" for p in check_spec(spec, names)]
     if problems:
         raise SweepError(list(dict.fromkeys(problems)))
-    runs = []
+    runs: list[tuple[RunPlan, Path]] = []
     for spec in specs:
         try:
             plan = plan_run(spec, names)
         except RunSpecError as exc:
+            for made, _ in runs:
+                made.release()
             raise SweepError([f"{path}: {_label(spec)}: {p}" for p in exc.problems]) from None
         runs.append((plan, out / launch_folder(plan)))
     return Sweep(tuple(runs), sweep.concurrency, dict(sweep.limits))

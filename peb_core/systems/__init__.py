@@ -8,7 +8,7 @@ from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
-from ._build import SystemSpecError, build_system, is_agent, sub_agent
+from ._build import SystemSpecError, build_system, is_agent, is_embedded, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -20,11 +20,18 @@ from ._delegation import REQUESTERS, SUB_AGENTS
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
+    Hold,
     LocalModel,
     LocalModelError,
+    Serving,
     get_local,
+    get_server,
+    hold_local,
+    local_servers,
     local_status,
+    release_held,
     serve_local,
+    status_line,
     stop_local,
     with_tools,
 )
@@ -47,6 +54,7 @@ from ._reply import (
     kept,
 )
 from ._schema import response_format
+from ._steps import StepHook, step_started, watching_steps
 
 __all__ = [
     "AGENT_BASELINES",
@@ -73,6 +81,7 @@ __all__ = [
     "Baseline",
     "Delegation",
     "Handoffs",
+    "Hold",
     "LitellmSystem",
     "LocalModel",
     "LocalModelError",
@@ -83,7 +92,9 @@ __all__ = [
     "Response",
     "ResponseCache",
     "ResponseRecord",
+    "Serving",
     "Step",
+    "StepHook",
     "System",
     "SystemSpecError",
     "TextReader",
@@ -97,16 +108,24 @@ __all__ = [
     "current_repeat",
     "get_local",
     "get_protocol",
+    "get_server",
+    "hold_local",
     "is_agent",
+    "is_embedded",
     "kept",
+    "local_servers",
     "local_status",
     "reader_for",
     "redact_url",
+    "release_held",
     "response_format",
     "response_model",
     "serve_local",
+    "status_line",
+    "step_started",
     "stop_local",
     "sub_agent",
     "system_name",
+    "watching_steps",
     "with_tools",
 ]

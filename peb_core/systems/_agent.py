@@ -27,6 +27,7 @@ from ._handoffs import Handoffs, carry_out, usages
 from ._model import Completion, LitellmSystem, system_name
 from ._prompts import AGENT_REMINDER
 from ._reply import Reply, ReplyStatus, Step, Usage
+from ._steps import step_started
 
 DEFAULT_MAX_STEPS = 24
 DEFAULT_TOKEN_BUDGET = 200_000
@@ -99,6 +100,7 @@ class AgentSystem(LitellmSystem):
             if self.token_budget is not None and spent >= self.token_budget:
                 return _ended("no_submit", steps, started, f"token budget {self.token_budget:,}"
                               f" spent ({spent:,} tokens) without a submit")  # fmt: skip
+            step_started(view, number + 1, self.max_steps)
             request_started = time.monotonic()
             result = await self._send(self._request(messages, tools=tools, tool_choice="auto"))
             if isinstance(result, str):

@@ -20,7 +20,16 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
+from ._local import (
+    Hold,
+    LocalModel,
+    LocalModelError,
+    get_local,
+    gguf_path,
+    hold_local,
+    serve_local,
+    with_tools,
+)
 from ._model import ModelSystem, model_problem
 from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
@@ -40,6 +49,12 @@ def is_agent(system: System) -> bool:
     return system.view == "agent"
 
 
+def is_embedded(name: str) -> bool:
+    """Whether the system `name` (as `build_system` takes it, or a system's name) answers
+    through an embedded model's llama.cpp server: `local/<name>`, `agent:local/<name>`."""
+    return name.removeprefix(AGENT_PREFIX).startswith("local/")
+
+
 def build_system(
     name: str,
     families: Sequence[ScenarioFile],
@@ -55,6 +70,7 @@ def build_system(
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     delegate_system: str | None = None,
     use_cache: bool = True,
+    holds: list[Hold] | None = None,
 ) -> System:
     """The system called `name`.
 
@@ -78,6 +94,10 @@ def build_system(
             Refused for a system that does not hand off.
         use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
             neither reads nor writes it; not part of the run's identity).
+        holds: where the embedded model servers it needs are held for a run (`hold_local`:
+            a run plan's, let go of when its run ends; one started for it then stops unless
+            another run holds it); None: a server it starts is kept serving, as
+            `peb local-model serve` keeps it, until `stop_local`.
     """
     settings: dict[str, Any] = {
         "protocol": protocol,
@@ -90,6 +110,7 @@ def build_system(
         "max_steps": max_steps,
         "token_budget": token_budget,
         "use_cache": use_cache,
+        "holds": holds,
     }
     system = _build(name, families, **settings)
     if delegate_system is None:
@@ -141,6 +162,7 @@ def _build(
     max_steps: int = DEFAULT_MAX_STEPS,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     use_cache: bool = True,
+    holds: list[Hold] | None = None,
 ) -> System:
     """`build_system` without a delegate system."""
     try:
@@ -205,7 +227,7 @@ def _build(
         }
         if not model.startswith("local/"):
             return AgentSystem(model=model, api_base=api_base, **common, **budgets)
-        local, port, weights = _served(model, local_port, tools=True)
+        local, port, weights = _served(model, local_port, holds, tools=True)
         return AgentSystem(
             model=f"local/{local.name}",
             endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
@@ -216,7 +238,7 @@ def _build(
         )
     if not model.startswith("local/"):
         return ModelSystem(model=model, api_base=api_base, **common)
-    local, port, weights = _served(model, local_port, tools=False)
+    local, port, weights = _served(model, local_port, holds, tools=False)
     return ModelSystem(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
@@ -226,12 +248,20 @@ def _build(
     )
 
 
-def _served(name: str, port: int | None, *, tools: bool) -> tuple[LocalModel, int, Path]:
-    """An embedded model, the port its server answers on (started if need be: for agents, the
-    server with llama.cpp's tool-calling chat format) and its weights."""
+def _served(
+    name: str, port: int | None, holds: list[Hold] | None, *, tools: bool
+) -> tuple[LocalModel, int, Path]:
+    """An embedded model, the port its server answers on (for agents, the server with
+    llama.cpp's tool-calling chat format), held in `holds` (started for runs if need be), or
+    without them served and kept; and its weights."""
     try:
         local = get_local(name)
-        _, served = serve_local(with_tools(local) if tools else local, port)
+        server = with_tools(local) if tools else local
+        if holds is None:
+            served = serve_local(server, port)[1]
+        else:
+            holds.append(hold_local(server, port))
+            served = holds[-1].port
         return local, served, gguf_path(local)
     except LocalModelError as exc:
         raise SystemSpecError(str(exc)) from None

@@ -1,4 +1,7 @@
-"""Smoke test of every embedded model (`peb run --model local/<name>` over 3 tasks), and the pid
+"""Smoke test of every embedded model (`peb run --model local/<name>` over 3 tasks); a server's
+life: a run stops the server it started when it ends (however it ends: a `peb run` killed by
+SIGTERM included), a server kept by `peb local-model serve` or held by another run serves on,
+and `peb local-model` lists and stops every server (the `+tools` ones included); and the pid
 file: never a signal to a process it does not name."""
 
 from __future__ import annotations
@@ -15,8 +18,26 @@ from pathlib import Path
 import pytest
 
 from peb_core import read_manifest, read_records
-from peb_core.runs import RESPONSES
-from peb_core.systems import REGISTRY
+from peb_core.runs import (
+    DEFAULT_CONCURRENCY,
+    EMBEDDED_CONCURRENCY,
+    EMBEDDED_MAX_STEPS,
+    RESPONSES,
+    RunSpec,
+    naming,
+    plan_run,
+)
+from peb_core.systems import (
+    DEFAULT_MAX_STEPS,
+    REGISTRY,
+    Serving,
+    get_server,
+    hold_local,
+    local_servers,
+    local_status,
+    serve_local,
+    status_line,
+)
 from peb_core.systems._local import file_sha256, gguf_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,9 +77,10 @@ def test_local_model_smoke_run(name: str, tmp_path: Path, monkeypatch: pytest.Mo
             "--family", "due_diligence_v1", "--limit", "3", "--out", str(tmp_path / "run"),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
-        assert "running" in peb("local-model", "status", name).stdout
+        # The run started the server, so it stopped it as it ended.
+        assert peb("local-model", "status", name).stdout == f"local/{name}: stopped\n"
     finally:
-        assert "stopped" in peb("local-model", "stop", name).stdout
+        peb("local-model", "stop", name)
     records, problems = read_records(tmp_path / "run" / RESPONSES)
     assert not problems
     assert len(records) == 3
@@ -100,6 +122,15 @@ def _local_model(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _start_time(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended but not yet reaped by its new parent, does
+    not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 SERVER_LIKE = [sys.executable, "-c", "import time; time.sleep(60)", "-m", "llama_cpp.server"]
@@ -160,9 +191,9 @@ def test_the_server_a_pid_file_names_is_stopped(tmp_path: Path) -> None:
         pid_file.parent.mkdir(parents=True)
         pid_file.write_text(f"{server.pid} 8765 {_start_time(server.pid)}\n")
         status = _local_model(tmp_path, "status", "smollm2")
-        assert (
-            status.stdout
-            == f"local/smollm2: running at http://127.0.0.1:8765/v1 (pid {server.pid})\n"
+        assert status.stdout == (  # a pid file of three fields (an older peb's): kept
+            f"local/smollm2: running at http://127.0.0.1:8765/v1 (pid {server.pid}; served "
+            "until peb local-model stop)\n"
         )
         done = _local_model(tmp_path, "stop", "smollm2")
         assert (done.returncode, done.stdout) == (0, "local/smollm2: stopped\n")
@@ -170,3 +201,209 @@ def test_the_server_a_pid_file_names_is_stopped(tmp_path: Path) -> None:
     finally:
         server.kill()
         server.wait()
+
+
+def _fake_server(cache: Path, name: str, keeper: str) -> subprocess.Popen[bytes]:
+    """A process our pid file names as the server `name` (as `serve_local` or `hold_local`
+    wrote it: `keeper` is `serve` or `runs`)."""
+    server = subprocess.Popen(SERVER_LIKE)
+    pid_file = cache / "local" / f"{name}.pid"
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    pid_file.write_text(f"{server.pid} 8775 {_start_time(server.pid)} {keeper}\n")
+    return server
+
+
+def test_runs_share_a_server_started_for_runs_and_the_last_to_end_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs hold the server (a sweep's, or two processes'): the first to end leaves it
+    serving the other, the last stops it; letting go again does nothing."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path))
+    tools = get_server("smollm2+tools")
+    server = _fake_server(tmp_path, "smollm2+tools", "runs")
+    try:
+        first, second = hold_local(tools), hold_local(tools)
+        assert (first.port, second.port) == (8775, 8775)
+        assert local_status(tools) == Serving(server.pid, 8775, kept=False, holds=2)
+        assert "held by 2 runs; stops when they end" in status_line(tools)
+        assert first.release() is False
+        assert server.poll() is None  # still serving the second run
+        assert local_status(tools) == Serving(server.pid, 8775, kept=False, holds=1)
+        assert second.release() is True
+        assert server.wait(timeout=10) == -signal.SIGTERM
+        assert local_status(tools) is None
+        assert (first.release(), second.release()) == (False, False)
+        assert not list((tmp_path / "local" / "smollm2+tools.holds").iterdir())
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.parametrize("how", ["kept", "served_while_held"])
+def test_a_kept_server_is_never_stopped_by_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A server `peb local-model serve` started, or served while a run held it, serves on
+    when the runs holding it end."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path))
+    model = get_server("smollm2")
+    server = _fake_server(tmp_path, "smollm2", "serve" if how == "kept" else "runs")
+    try:
+        hold = hold_local(model)
+        if how == "served_while_held":
+            assert serve_local(model) == (server.pid, 8775)  # reused, and kept from now on
+        assert local_status(model) == Serving(server.pid, 8775, kept=True, holds=1)
+        assert hold.release() is False
+        assert server.poll() is None
+        assert "served until peb local-model stop" in status_line(model)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_the_hold_of_a_killed_process_counts_no_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed outright (SIGKILL) cannot let go: its hold names a process that has ended,
+    so it no longer counts (and is removed); status says whose the server is, and the next run
+    holding it stops it when it ends."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path))
+    tools = get_server("smollm2+tools")
+    server = _fake_server(tmp_path, "smollm2+tools", "runs")
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        holds = tmp_path / "local" / "smollm2+tools.holds"
+        holds.mkdir()
+        (holds / f"{killed.pid}-{_start_time(killed.pid)}-0").touch()
+        assert local_status(tools) == Serving(server.pid, 8775, kept=False, holds=1)
+        killed.kill()
+        killed.wait()
+        assert local_status(tools) == Serving(server.pid, 8775, kept=False, holds=0)
+        assert not list(holds.iterdir())
+        assert status_line(tools) == (
+            f"local/smollm2+tools: running at http://127.0.0.1:8775/v1 (pid {server.pid}; left "
+            "by a killed run; the next run stops it, or peb local-model stop smollm2+tools)"
+        )
+        assert hold_local(tools).release() is True
+        assert server.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        killed.kill()
+        server.kill()
+        killed.wait()
+        server.wait()
+
+
+def test_local_model_lists_and_stops_every_server(tmp_path: Path) -> None:
+    """`status` without a name lists every server of every registered model, the agents'
+    `+tools` ones included; `stop` takes any of them by name (or every one without); an unknown
+    name is one line naming the valid ones."""
+    server = _fake_server(tmp_path, "smollm2+tools", "runs")
+    try:
+        listed = _local_model(tmp_path, "status")
+        every = [s.name for s in local_servers()]
+        assert every == [n for m in REGISTRY for n in (m, f"{m}+tools")]
+        assert listed.returncode == 0
+        assert [line.split(":")[0] for line in listed.stdout.splitlines()] == [
+            f"local/{n}" for n in every
+        ]
+        assert f"local/smollm2+tools: running at http://127.0.0.1:8775/v1 (pid {server.pid}" in (
+            listed.stdout
+        )
+        assert "local/gemma3-270m+tools: stopped" in listed.stdout
+        done = _local_model(tmp_path, "stop", "smollm2+tools")
+        assert (done.returncode, done.stdout) == (0, "local/smollm2+tools: stopped\n")
+        assert server.wait(timeout=10) == -signal.SIGTERM
+        again = _local_model(tmp_path, "stop")
+        assert again.stdout == "".join(f"local/{n}: was not running\n" for n in every)
+        bad = _local_model(tmp_path, "stop", "smollm2+tool")
+        assert (bad.returncode, bad.stdout) == (2, "")
+        assert bad.stderr == (
+            "peb: error: unknown local model 'smollm2+tool'; valid: " + ", ".join(every) + "\n"
+        )
+    finally:
+        server.kill()
+        server.wait()
+
+
+@needs_llama_cpp
+def test_a_killed_agent_run_stops_the_server_it_started(tmp_path: Path) -> None:
+    """The issue's case: `peb run` of an embedded agent, killed by SIGTERM (as `timeout` does)
+    while its first step is in flight, ends with 130, its manifest `interrupted`, and no server
+    left: the `+tools` server it started is gone. Its progress showed the step in flight."""
+    env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache")}
+    out = tmp_path / "run"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "peb_core", "run", "--model", "agent:local/smollm2", "--tier",
+         "agent", "--family", "due_diligence_v1", "--limit", "1", "--local-port",
+         str(_free_port()), "--out", str(out)],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert run.stderr is not None
+        first = run.stderr.readline()  # written as the first step starts (a log: a line per %)
+        assert first.startswith("0/1 tasks, 0 errors, 0 tokens, cost $0.0000 (episode 1: step 1/")
+        pid = int((tmp_path / "cache" / "local" / "smollm2+tools.pid").read_text().split()[0])
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=60) == 130
+        assert "peb: interrupted" in run.stderr.read()
+    finally:
+        run.kill()
+        run.wait()
+    assert not _alive(pid)
+    assert read_manifest(out).state == "interrupted"
+    status = _local_model(tmp_path / "cache", "status", "smollm2+tools")
+    assert status.stdout == "local/smollm2+tools: stopped\n"
+
+
+@needs_llama_cpp
+def test_a_served_model_outlives_a_run(tmp_path: Path) -> None:
+    """A server that was serving before the run (`peb local-model serve`) serves on after it."""
+    cache = tmp_path / "cache"
+    port = str(_free_port())
+    served = _local_model(cache, "serve", "smollm2", "--port", port)
+    try:
+        assert served.returncode == 0, served.stderr
+        run = subprocess.run(
+            [sys.executable, "-m", "peb_core", "run", "--model", "local/smollm2", "--seeds",
+             "11", "--family", "due_diligence_v1", "--limit", "1", "--out", str(tmp_path / "r")],
+            cwd=ROOT, env={**os.environ, "PEB_CACHE_DIR": str(cache)}, capture_output=True,
+            text=True, timeout=240,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        status = _local_model(cache, "status", "smollm2")
+        assert f"running at http://127.0.0.1:{port}/v1" in status.stdout
+        assert "served until peb local-model stop" in status.stdout
+    finally:
+        assert _local_model(cache, "stop", "smollm2").stdout == "local/smollm2: stopped\n"
+
+
+@needs_llama_cpp
+def test_an_embedded_agent_run_is_planned_with_its_own_defaults_and_holds_its_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planned without `--max-steps` or `--concurrency`, an embedded agent gets the embedded
+    defaults (declared once, in runs._spec) where another agent model gets the general ones;
+    asked for, they are what was asked. The plan holds the `+tools` server it started, and
+    letting go of the plan stops it."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path))
+    names = naming("cli")
+    given = {"tier": "agent", "family": ("due_diligence_v1",), "local_port": _free_port()}
+    plan = plan_run(RunSpec(system="agent:local/smollm2", **given), names)
+    tools = get_server("smollm2+tools")
+    try:
+        assert (plan.max_steps, plan.concurrency) == (EMBEDDED_MAX_STEPS, EMBEDDED_CONCURRENCY)
+        assert plan.system is not None and plan.system.config()["max_steps"] == EMBEDDED_MAX_STEPS
+        serving = local_status(tools)
+        assert serving is not None and (serving.kept, serving.holds) == (False, 1)
+        asked = plan_run(
+            RunSpec(system="agent:local/smollm2", max_steps=3, concurrency=2, **given), names
+        )  # the same server, held twice
+        assert (asked.max_steps, asked.concurrency) == (3, 2)
+        asked.release()
+        assert local_status(tools) is not None
+    finally:
+        plan.release()
+    assert local_status(tools) is None
+    other = plan_run(RunSpec(system="agent:openai/x", tier="agent"), names)
+    assert (other.max_steps, other.concurrency) == (DEFAULT_MAX_STEPS, DEFAULT_CONCURRENCY)
+    assert EMBEDDED_MAX_STEPS < DEFAULT_MAX_STEPS and EMBEDDED_CONCURRENCY < DEFAULT_CONCURRENCY

@@ -17,7 +17,7 @@ from typing import NoReturn, TextIO
 
 from ..._warn import PebWarning
 from ...runs import RunError, RunSpecError
-from ...systems import LocalModelError, SystemSpecError
+from ...systems import LocalModelError, SystemSpecError, release_held
 from ...tasks import ScenarioError
 from .._argv import Parser, UsageError
 from . import _audit, _mcp, _results, _run, _tasks
@@ -74,7 +74,9 @@ def _stopped_as_interrupts() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status: 0, 1 (`peb run` with tasks in error), 2 (bad input,
-    one line on stderr), 130 (interrupted: Ctrl-C, or one of `STOPS`)."""
+    one line on stderr), 130 (interrupted: Ctrl-C, or one of `STOPS`). However it ends, the
+    embedded model servers it still holds are let go of (a server started for its runs
+    stops)."""
     with warnings.catch_warnings(), _stopped_as_interrupts():
         warnings.simplefilter("always", PebWarning)
         warnings.showwarning = _show_warning
@@ -99,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         except BrokenPipeError:
             return 0
+        finally:
+            release_held()
 
 
 def run() -> NoReturn:

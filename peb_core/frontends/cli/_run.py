@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ...runs import (
+    EpisodeStep,
+    InFlight,
     Progress,
     RunError,
     RunSpecError,
@@ -27,52 +29,53 @@ from ...runs import (
 from ...systems import (
     AGENT_PREFIX,
     BASELINES,
-    REGISTRY,
     LocalModel,
     LocalModelError,
     ResponseRecord,
-    get_local,
-    local_status,
+    get_server,
+    local_servers,
     serve_local,
+    status_line,
     stop_local,
 )
 from .._argv import PORT, Parser, UsageError, add_options, given, path_arg
 
 
-def _local(name: str) -> LocalModel:
+def _servers(name: str | None) -> list[LocalModel]:
+    """The server `name` names, or every server (`local_servers`) without a name."""
+    if name is None:
+        return local_servers()
     try:
-        return get_local(name)
+        return [get_server(name)]
     except LocalModelError as exc:
         raise UsageError(str(exc)) from None
 
 
 def cmd_local_model(args: argparse.Namespace) -> None:
-    model = _local(args.name)
     if args.action == "serve":
-        pid, port = serve_local(model, args.port)
-        print(f"local/{model.name}: serving at http://127.0.0.1:{port}/v1 (pid {pid})")
-    elif args.action == "status":
-        running = local_status(model)
-        print(
-            f"local/{model.name}: "
-            + (
-                f"running at http://127.0.0.1:{running[1]}/v1 (pid {running[0]})"
-                if running
-                else "stopped"
-            )
-        )
-    else:
-        print(f"local/{model.name}: {'stopped' if stop_local(model) else 'was not running'}")
+        server = _servers(args.name or "smollm2")[0]
+        pid, port = serve_local(server, args.port)
+        print(f"local/{server.name}: serving at http://127.0.0.1:{port}/v1 (pid {pid})")
+        return
+    if args.port is not None:
+        raise UsageError(f"--port: applies to serve, not {args.action}")
+    for server in _servers(args.name):
+        if args.action == "status":
+            print(status_line(server))
+        else:
+            print(f"local/{server.name}: {'stopped' if stop_local(server) else 'was not running'}")
 
 
 @dataclass
 class ProgressLine:
-    """`peb run`'s progress (a `Progress`): one line on `stream` with the tasks done, errors,
-    tokens and cost so far, rewritten in place after each record on a terminal; elsewhere (a
-    log) written again only when another whole percent of the run is done, and at its end, so a
-    run of millions of replies writes at most about a hundred lines. Running totals, so a
-    record costs the same however many came before it; the cost is unknown from the first reply
-    without a price on."""
+    """`peb run`'s progress (a `Progress`, and its `step` a `Steps`): one line on `stream` with
+    the tasks done, errors, tokens and cost so far, and the step each agent's episode in flight
+    is at (`(episode 3: step 5/24)`, the first three by episode), rewritten in place after each
+    record and step on a terminal; elsewhere (a log) written again only when another whole
+    percent of the run's work is done (an episode in flight counting the share of its steps
+    made), and at its end, so a run of millions of replies, or of three long episodes, writes
+    at most about a hundred lines. Running totals, so a record costs the same however many came
+    before it; the cost is unknown from the first reply without a price on."""
 
     stream: TextIO
     unit: str = "tasks"
@@ -80,9 +83,12 @@ class ProgressLine:
     errors: int = 0
     tokens: int = 0
     cost_usd: float | None = 0.0
+    in_flight: InFlight = field(default_factory=InFlight)
     _terminal: bool = field(init=False)
     _percent: int = field(default=-1, init=False)
-    """The whole percent of the run last written (off a terminal)."""
+    """The whole percent of the run's work last written (off a terminal)."""
+    _width: int = field(default=0, init=False)
+    """The longest line written in place (a shorter one is padded over it)."""
 
     def __post_init__(self) -> None:
         self._terminal = self.stream.isatty()
@@ -93,17 +99,28 @@ class ProgressLine:
         self.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
         if self.cost_usd is not None:
             self.cost_usd = None if usage.cost_usd is None else self.cost_usd + usage.cost_usd
-        percent = done * 100 // max(total, 1)
-        if not self._terminal and percent == self._percent and done != total:
+        self.in_flight.ended(record)
+        self._write(done, total)
+
+    def step(self, event: EpisodeStep) -> None:
+        self.in_flight.started(event)
+        self._write(event.done, event.total)
+
+    def _write(self, done: int, total: int) -> None:
+        percent = int((done + self.in_flight.made()) * 100 // max(total, 1))
+        if not self._terminal and percent <= self._percent and done != total:
             return
         self._percent = percent
         cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        start = "\r" if self._terminal else ""
-        end = "\n" if done == total or not self._terminal else ""
-        self.stream.write(
-            f"{start}{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
-            f"cost {cost}{end}"
-        )
+        line = f"{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
+        line += f"cost {cost}"
+        steps = self.in_flight.text()
+        if steps:
+            line += f" ({steps})"
+        if self._terminal:
+            self._width = max(self._width, len(line))
+            line = "\r" + line.ljust(self._width)
+        self.stream.write(line + ("\n" if done == total or not self._terminal else ""))
         self.stream.flush()
 
 
@@ -128,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     out = Path(args.out)
     progress = ProgressLine(sys.stderr, "replies" if spec.repeats > 1 else "tasks")
-    manifest = run(plan, out, progress=progress)
+    manifest = run(plan, out, progress=progress, steps=progress.step)
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
     times = f" x {manifest.repeats} repeats" if manifest.repeats > 1 else ""
@@ -224,8 +241,19 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
+    servers = ", ".join(server.name for server in local_servers())
+    p = sub.add_parser(
+        "local-model",
+        help="serve, list or stop the embedded models' llama.cpp servers (a server a run "
+        "started stops when the last run holding it ends; one served here is kept until "
+        "stopped)",
+    )
     p.add_argument("action", choices=["serve", "status", "stop"])
-    p.add_argument("name", nargs="?", default="smollm2", help=f"one of: {', '.join(REGISTRY)}")
-    p.add_argument("--port", type=PORT, help="default: the model's own")
+    p.add_argument(
+        "name",
+        nargs="?",
+        help=f"one of: {servers} (NAME+tools: the server agents use); default: every server "
+        "for status and stop, smollm2 for serve",
+    )
+    p.add_argument("--port", type=PORT, help="where serve starts it (default: the model's own)")
     p.set_defaults(func=cmd_local_model)

@@ -191,6 +191,8 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str] = LABELS) -
         except RunSpecError as exc:
             problems += [p for p in exc.problems if p not in problems]
     if problems:
+        for plan in plans:
+            plan.release()
         raise LaunchError(problems)
     return Launch(
         plan=tuple(

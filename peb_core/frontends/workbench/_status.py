@@ -44,7 +44,8 @@ class RunLine:
 
 def run_lines(jobs: Sequence[RunJob], label: Callable[[Path], str]) -> list[RunLine]:
     """One line per run folder the `jobs` (oldest first) ran into, the latest word on each,
-    newest first: running (tasks, or a run with repeats' replies, done of all; stopping),
+    newest first: running (tasks, or a run with repeats' replies, done of all; the steps of
+    its agents' episodes in flight, or stopping),
     ended (its status then, and how many error records of an earlier attempt it retried), or
     the job's failure on it."""
     latest: dict[Path, RunLine] = {}
@@ -59,8 +60,9 @@ def run_lines(jobs: Sequence[RunJob], label: Callable[[Path], str]) -> list[RunL
         current, since = job.current, job.since
         if job.running and current is not None and since is not None:
             unit = "replies" if any(p.spec.repeats > 1 for p, _ in job.plan) else "tasks"
+            steps = job.in_flight.text()
             text = f"running: {job.done} of {job.total} {unit}" + (
-                " (stopping)" if job.stopped else ""
+                " (stopping)" if job.stopped else f" ({steps})" if steps else ""
             )
             latest[current] = RunLine(label(current), text, "info", since)
     return sorted(latest.values(), key=lambda line: line.at, reverse=True)
