@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..systems import AGENT_PREFIX
 from ._runner import Progress, launch_folder, run_async
 from ._spec import (
+    EMBEDDED_CONCURRENCY,
     RunPlan,
     RunSpec,
     RunSpecError,
@@ -54,8 +55,9 @@ class SweepError(ValueError):
 class SweepFile(BaseModel):
     """What a sweep file holds (TOML): `concurrency` (tasks in flight across every run at
     once), `limits` (tasks in flight at once per provider: the part of a model string before
-    its `/`, e.g. `openai`, `local`; `baseline` for the baselines), `base` (run options every
-    run takes) and `matrix` (for each option crossed, its values)."""
+    its `/`, e.g. `openai`, `local`; `baseline` for the baselines; `local`, the embedded
+    models, is `EMBEDDED_CONCURRENCY` unless given, as for `peb run`), `base` (run options
+    every run takes) and `matrix` (for each option crossed, its values)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -159,7 +161,10 @@ def plan_sweep(path: Path, out: Path) -> Sweep:
                 made.release()
             raise SweepError([f"{path}: {_label(spec)}: {p}" for p in exc.problems]) from None
         runs.append((plan, out / launch_folder(plan)))
-    return Sweep(tuple(runs), sweep.concurrency, dict(sweep.limits))
+    limits = dict(sweep.limits)
+    if any(provider(plan) == "local" for plan, _ in runs):
+        limits.setdefault("local", EMBEDDED_CONCURRENCY)
+    return Sweep(tuple(runs), sweep.concurrency, limits)
 
 
 def _label(spec: RunSpec) -> str:

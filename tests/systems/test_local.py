@@ -26,6 +26,7 @@ from peb_core.runs import (
     RunSpec,
     naming,
     plan_run,
+    plan_sweep,
 )
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
@@ -401,6 +402,19 @@ def test_an_embedded_agent_run_is_planned_with_its_own_defaults_and_holds_its_se
         assert (asked.max_steps, asked.concurrency) == (3, 2)
         asked.release()
         assert local_status(tools) is not None
+        # A sweep's runs of embedded models share one reply in flight unless its limits say.
+        sweep_file = tmp_path / "sweep.toml"
+        sweep_file.write_text(
+            '[base]\nsystem = "agent:local/smollm2"\ntier = "agent"\n'
+            f'family = "due_diligence_v1"\nlocal_port = {given["local_port"]}\n'
+            '[matrix]\ndisclosure = ["silent", "named"]\n',
+            encoding="utf-8",
+        )
+        sweep = plan_sweep(sweep_file, tmp_path / "sweep")
+        assert sweep.limits == {"local": EMBEDDED_CONCURRENCY}
+        assert local_status(tools) == Serving(serving.pid, serving.port, False, 3)
+        for made, _ in sweep.runs:
+            made.release()
     finally:
         plan.release()
     assert local_status(tools) is None
