@@ -33,7 +33,7 @@ replayed against the access layer (`replay`); a sample that does not verify is s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from inspect import Parameter, Signature
 from itertools import islice
@@ -292,13 +292,7 @@ def reply_or_error() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         schema = response_schema(load_families()[state.metadata["family"]])
-        try:
-            return await generate(state, response_schema=schema)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, generate(state, response_schema=schema))
 
     return solve
 
@@ -310,15 +304,22 @@ def react_episode(max_steps: int) -> Solver:
     (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        try:
-            return await as_solver(react_agent(max_steps))(state, generate)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, as_solver(react_agent(max_steps))(state, generate))
 
     return solve
+
+
+async def _failure_kept(state: TaskState, solving: Awaitable[TaskState]) -> TaskState:
+    """The state `solving` ends in; if a model call fails after inspect's retries, `state`
+    with why kept in its metadata (`error`). inspect's own limits end a sample as inspect
+    ends it."""
+    try:
+        return await solving
+    except LimitExceededError:
+        raise
+    except Exception as exc:
+        state.metadata[ERROR] = failure(exc)
+        return state
 
 
 @scorer(metrics=METRICS)
