@@ -51,10 +51,9 @@ from ._session import (
     register_tool,
     tool_schemas,
 )
-from ._view import AGENT_VIEW, AgentView, agent_start, agent_view, family_tools
+from ._view import AgentView, agent_start, agent_view, family_tools
 
 __all__ = [
-    "AGENT_VIEW",
     "DEFAULT_DISCLOSURE",
     "DEFAULT_HITS",
     "DELEGATE",

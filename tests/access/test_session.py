@@ -227,7 +227,7 @@ def test_a_disclosure_mode_registered_from_outside_is_used(view: AgentView) -> N
         assert "withheld" not in result and HIDDEN.scope in result["withheld_scopes"]
         assert session.call("open", {"doc_id": HIDDEN.doc_id}).error == f"open: {HIDDEN.scope}"
     finally:
-        DISCLOSURES.pop(mode.name)
+        DISCLOSURES.unregister(mode.name)
 
 
 def test_any_task_is_a_corpus(families: dict[str, Any]) -> None:

@@ -30,7 +30,6 @@ from peb_core.tasks import (
     load_families,
     register_tier,
     register_view,
-    task_id,
     view_for,
 )
 
@@ -40,15 +39,10 @@ FAMILY = "procurement_v1"
 def _reversed_paper(
     spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int
 ) -> Task:
-    """The toy tier: the paper tier's task with its documents in reverse order."""
+    """The toy tier: the paper tier's task with its documents in reverse order. It names no
+    tier: `generate_task` stamps the id and tier of the name it is registered under."""
     task = get_tier("paper").build(spec, template, seed, distractors)
-    return task.model_copy(
-        update={
-            "task_id": task_id(template.id, seed, "toy"),
-            "tier": "toy",
-            "documents": type(task.documents)(reversed(task.documents)),
-        }
-    )
+    return task.model_copy(update={"documents": type(task.documents)(reversed(task.documents))})
 
 
 @pytest.fixture
@@ -62,7 +56,8 @@ def toy() -> Iterator[Baseline]:
     try:
         yield Baseline("toy_silent", view.name, silent.policy)
     finally:
-        del TIERS[tier.name], VIEWS[view.name]
+        TIERS.unregister(tier.name)
+        VIEWS.unregister(view.name)
 
 
 def _peb(*args: str) -> tuple[int, str, str]:
