@@ -22,10 +22,9 @@ from __future__ import annotations
 import random
 
 from ._agent import AGENT, AGENT_CORPUS, agent_task
-from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
 from ._task import SubAgent, Task
-from ._tiers import TierSpec, register_tier
+from ._tiers import TierSpec
 
 RECORDS_CLERK = "records_clerk"
 ANALYST = "analyst"
@@ -62,23 +61,19 @@ def delegation_task(
     incomplete = base.oracles.completeness == "incomplete"
     return base.model_copy(
         update={
-            "task_id": task_id(template.id, seed, "delegation"),
-            "tier": "delegation",
             "sub_agents": tuple(agents),
             "topologies": (*base.topologies, *(["delegated_gap"] if incomplete else [])),
         }
     )
 
 
-DELEGATION = register_tier(
-    TierSpec(
-        name="delegation",
-        description="the agent tier's corpora with named sub-agents to hand part of the "
-        "contract to (delegate), under the intersection of their scopes and the user's",
-        build=delegation_task,
-        unsupported=AGENT.unsupported,
-        corpus=AGENT_CORPUS,
-        sections=AGENT.sections,
-        handoffs=True,
-    )
+DELEGATION = TierSpec(
+    name="delegation",
+    description="the agent tier's corpora with named sub-agents to hand part of the contract "
+    "to (delegate), under the intersection of their scopes and the user's",
+    build=delegation_task,
+    unsupported=AGENT.unsupported,
+    corpus=AGENT_CORPUS,
+    sections=AGENT.sections,
+    handoffs=True,
 )

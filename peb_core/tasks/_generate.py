@@ -10,6 +10,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from .._gc import gc_paused
 from ._agent import AGENT
+from ._delegation import DELEGATION
+from ._grants import GRANTS
 from ._hard import HARD
 from ._ids import task_id
 from ._paper import PAPER
@@ -17,17 +19,11 @@ from ._scenario import ScenarioFile
 from ._task import Task
 from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
 
-SHIPPED_TIERS: tuple[TierSpec, ...] = (PAPER, HARD, AGENT)
+SHIPPED_TIERS: tuple[TierSpec, ...] = (PAPER, HARD, AGENT, DELEGATION, GRANTS)
 """The tiers the package ships, registered in this order (the default first): a new shipped tier
 is a module and an entry here."""
 for _tier in SHIPPED_TIERS:
     register_tier(_tier)
-
-# isort: off
-from . import _delegation  # noqa: E402, F401  (registers itself, after the shipped list)
-from . import _grants  # noqa: E402, F401
-
-# isort: on
 
 MAX_DISTRACTORS = 50
 """The most distractors a task takes: each is one more document in every prompt, and 50 already

@@ -18,10 +18,10 @@ import random
 
 from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
 from ._draw import ContractData, DocumentData, build_oracles
-from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
 from ._task import Document, GrantChange, GrantEvent, Oracles, Task
-from ._tiers import TierSpec, register_tier
+from ._tiers import TierSpec
+from ._toolkit import gap_topologies, scheduled, spread
 
 GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (8, 14), False: (2, 4)}
 """The tool calls from which a change holds: a grant ends at one from 8 to 14, a late grant
@@ -43,18 +43,13 @@ _KEPT = ("decoy_notice", "multi_hop")
 @functools.cache
 def _events(family: str, n: int) -> tuple[GrantEvent, ...]:
     """The changes of a family's `n` canonical tasks: each event as often, shuffled."""
-    events = [EVENTS[i % len(EVENTS)] for i in range(n)]
-    random.Random(f"{family}|grants-schedule").shuffle(events)
-    return tuple(events)
+    return spread(EVENTS, n, f"{family}|grants-schedule")
 
 
 def _event(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> GrantEvent:
     """A canonical seed's change from the family's schedule; a fresh seed's drawn."""
-    if seed in spec.canonical_seeds:
-        index = spec.templates.index(template) * len(spec.canonical_seeds)
-        events = _events(spec.id, len(spec.templates) * len(spec.canonical_seeds))
-        return events[index + spec.canonical_seeds.index(seed)]
-    return rng.choice(EVENTS)
+    event = scheduled(spec, template, seed, _events)
+    return rng.choice(EVENTS) if event is None else event
 
 
 def _data(doc: Document) -> DocumentData:
@@ -88,13 +83,7 @@ def _gap_topologies(
     named = [f for f in gaps if homes[f] in tracker]
     refs = {record_ref(d.body) for d in documents if d.evidence_family in gaps}
     pointed = " ".join(d.body for d in documents if d.role == "pointer")
-    topologies = ["superseded"] if gaps else []
-    if named:
-        topologies.append("named_gap")
-    if len(named) < len(gaps):
-        topologies.append("silent_gap")
-    if len(gaps) == 2:
-        topologies.append("two_missing")
+    topologies = gap_topologies(len(gaps), len(named))
     return topologies + (["hidden_hop"] if any(r and r in pointed for r in refs) else [])
 
 
@@ -139,8 +128,6 @@ def grants_task(
         topologies.append("expired_gap" if ends else "late_cover")
     return base.model_copy(
         update={
-            "task_id": task_id(template.id, seed, "grants"),
-            "tier": "grants",
             "user_scopes": final,
             "authorized_doc_ids": tuple(d["doc_id"] for d in authorized),
             "oracles": Oracles.model_validate(oracles),
@@ -150,15 +137,12 @@ def grants_task(
     )
 
 
-GRANTS = register_tier(
-    TierSpec(
-        name="grants",
-        description="the agent tier's corpora with a grant schedule: a contract record's scope "
-        "is granted at the start and ends (expires or is revoked) mid-episode, or is granted "
-        "late",
-        build=grants_task,
-        unsupported=AGENT.unsupported,
-        corpus=AGENT_CORPUS,
-        sections=AGENT.sections,
-    )
+GRANTS = TierSpec(
+    name="grants",
+    description="the agent tier's corpora with a grant schedule: a contract record's scope is "
+    "granted at the start and ends (expires or is revoked) mid-episode, or is granted late",
+    build=grants_task,
+    unsupported=AGENT.unsupported,
+    corpus=AGENT_CORPUS,
+    sections=AGENT.sections,
 )
