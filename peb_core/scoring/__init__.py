@@ -42,14 +42,13 @@ from ._frames import (
 )
 from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
 from ._metrics import (
+    BY_NAME,
     CHECKS,
     DETAIL,
     DIAGNOSTICS,
     EVAL_SUMMARY,
     HANDOFF,
-    HEADERS,
     HEADLINE,
-    LABELS,
     MEASURES,
     METRICS,
     REPEATS,
@@ -58,8 +57,10 @@ from ._metrics import (
     SURFACES,
     TRACE,
     Metric,
+    group,
     metric,
     notes,
+    register_metric,
 )
 from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
 from ._stats import (
@@ -103,6 +104,7 @@ from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_v
 __all__ = [
     "ALPHA",
     "BLOCKED",
+    "BY_NAME",
     "CHECKS",
     "CLAIMED",
     "COMPARE_KEYS",
@@ -115,10 +117,8 @@ __all__ = [
     "GAP_PARTS",
     "HANDOFF",
     "HANDOFF_COLUMNS",
-    "HEADERS",
     "HEADLINE",
     "INVALID",
-    "LABELS",
     "MEASURES",
     "METRICS",
     "NONE",
@@ -169,6 +169,7 @@ __all__ = [
     "format_float",
     "format_p",
     "glance",
+    "group",
     "handoff_gaps",
     "handoff_scores",
     "metric",
@@ -177,6 +178,7 @@ __all__ = [
     "paired_means",
     "paired_rates",
     "read_reply",
+    "register_metric",
     "reply_markdown",
     "response_frame",
     "score_frames",
