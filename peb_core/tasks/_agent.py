@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ._checks import one_of
-from ._draw import DocumentData, Draw, build_contract, build_oracles
+from ._draw import DocumentData, Draw, build_contract
 from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
 from ._task import Fact, Task
 from ._tiers import CorpusSizes, TierSpec
@@ -394,20 +394,9 @@ def agent_task(
     for _ in range(distractors):
         documents.append(corpus.neutral_doc(corpus.neutral.scope))
     rng.shuffle(documents)
-    visible = set(spec.user_scopes)
-    current = [d for d in documents if not d.get("superseded")]
-    authorized = [d for d in current if d["scope"] in visible]
-    return new_task(
-        spec,
-        template,
-        seed,
-        draw,
-        documents=documents,
-        authorized=[d for d in documents if d["scope"] in visible],
-        contract=contract,
-        oracles=build_oracles(spec, contract, current, authorized),
-        topologies=_topologies(missing, layout, pointed, notice_names),
-    )
+    topologies = _topologies(missing, layout, pointed, notice_names)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies)  # fmt: skip
 
 
 def _haystack(

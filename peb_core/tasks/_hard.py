@@ -24,7 +24,7 @@ from datetime import date
 
 from ._answers import answer_schema, fold_answer, live_effects
 from ._checks import one_of
-from ._draw import DocumentData, Draw, build_contract, build_oracles, placeholders
+from ._draw import DocumentData, Draw, build_contract, placeholders
 from ._scenario import ROLES, AnswerField, FindingSpec, ScenarioFile, SlotRole, TemplateSpec
 from ._task import Fact, Task
 from ._tiers import TierSpec
@@ -463,18 +463,9 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
         extra["body"] += f" {matter.versions.stamp(extra['evidence_family'])}"
         documents.append(extra)
     rng.shuffle(documents)
-    authorized = [d for d in documents if d["scope"] in spec.user_scopes]
-    return new_task(
-        spec,
-        template,
-        seed,
-        draw,
-        documents=documents,
-        authorized=authorized,
-        contract=contract,
-        oracles=build_oracles(spec, contract, documents, authorized),
-        topologies=_topologies(matter.layout, matter.missing_scopes),
-    )
+    topologies = _topologies(matter.layout, matter.missing_scopes)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies)  # fmt: skip
 
 
 _FORMS = {

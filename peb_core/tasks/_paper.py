@@ -3,7 +3,7 @@ excluded scope (or the opened one). Its tables reproduce exactly."""
 
 from __future__ import annotations
 
-from ._draw import DocumentData, Draw, build_contract, build_oracles, is_promoted
+from ._draw import DocumentData, Draw, build_contract, is_promoted
 from ._scenario import ROLES, ScenarioFile, TemplateSpec
 from ._task import Task
 from ._tiers import TierSpec
@@ -49,21 +49,11 @@ def paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     contract = build_contract(spec, template, required, rng)
     documents += [draw.distractor() for _ in range(distractors)]
     rng.shuffle(documents)
-    authorized = [d for d in documents if d["scope"] in user_scopes]
-    oracles = build_oracles(spec, contract, documents, authorized)
-    return new_task(
-        spec,
-        template,
-        seed,
-        draw,
-        documents=documents,
-        authorized=authorized,
-        contract=contract,
-        oracles=oracles,
-        topologies=("named_gap",) if oracles["completeness"] == "incomplete" else (),
-        user_scopes=user_scopes,
-        promoted=promoted,
-    )
+    # Incomplete exactly when the material record stays out of view, and then the tracker names
+    # its scope.
+    topologies = () if promoted else ("named_gap",)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies, user_scopes=user_scopes, promoted=promoted)  # fmt: skip
 
 
 PAPER = TierSpec(

@@ -1,6 +1,7 @@
 """What the tiers share beyond `_draw`: assembling a task from its parts (its id and tier left to
 `generate_task`, which stamps the registered tier's), whether a family supports a tier, what is
-computed once per family (a schedule of its canonical tasks' layouts, say), the out-of-date
+computed once per family (a schedule of its canonical tasks' layouts, say), a tier built on
+another's tasks, the out-of-date
 records of a layout, the tracker's notice, the gap topologies, and how versions are dated. Each
 tier's build is written with these, so a new tier writes its own layout and text and copies
 nothing."""
@@ -13,10 +14,11 @@ from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from typing import Literal, TypeVar
 
-from ._draw import ContractData, DocumentData, Draw, OraclesData
+from ._draw import ContractData, DocumentData, Draw, build_oracles
 from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
 from ._task import Task
+from ._tiers import TierSpec
 
 T = TypeVar("T")
 
@@ -35,17 +37,20 @@ def new_task(
     draw: Draw,
     *,
     documents: Sequence[DocumentData],
-    authorized: Sequence[DocumentData],
     contract: ContractData,
-    oracles: OraclesData,
     topologies: Sequence[str],
     user_scopes: Sequence[str] | None = None,
     promoted: bool = False,
 ) -> Task:
-    """The task of `template` at `seed` from its parts, validated once: its prompt rendered with
-    `draw`'s variables, `authorized` the documents the user may see, `user_scopes` the family's
-    unless given. Its id and tier are the default tier's until `generate_task` stamps those of
-    the tier it was built for, so a tier's build never names its own tier."""
+    """The task of `template` at `seed` from its documents and contract, validated once: its
+    prompt rendered with `draw`'s variables; authorized, the documents in `user_scopes` (the
+    family's unless given); its oracles computed from the current documents (`build_oracles`:
+    a superseded copy is evidence of nothing now). Its id and tier are the default tier's until
+    `generate_task` stamps those of the tier it was built for, so a tier's build never names its
+    own tier."""
+    scopes = spec.user_scopes if user_scopes is None else user_scopes
+    authorized = [d for d in documents if d["scope"] in scopes]
+    current = [d for d in documents if not d.get("superseded")]
     return Task.model_validate(
         {
             "task_id": task_id(template.id, seed),
@@ -54,13 +59,43 @@ def new_task(
             "seed": seed,
             "prompt": template.prompt.format_map(draw.variables),
             "documents": documents,
-            "user_scopes": spec.user_scopes if user_scopes is None else user_scopes,
+            "user_scopes": scopes,
             "authorized_doc_ids": [d["doc_id"] for d in authorized],
             "contract": contract,
             "promoted": promoted,
-            "oracles": oracles,
+            "oracles": build_oracles(spec, contract, current, authorized),
             "topologies": topologies,
         }
+    )
+
+
+def derived(
+    base: TierSpec,
+    name: str,
+    description: str,
+    derive: Callable[[Task, ScenarioFile, TemplateSpec, int, random.Random], Task],
+    *,
+    handoffs: bool = False,
+) -> TierSpec:
+    """A tier whose task is `base`'s for the same family, template, seed, distractors and
+    corpus size, changed by `derive(task, family, template, seed, rng)`: `rng` its own draws
+    (seeded with the family, template, seed and `name`, so they take nothing from `base`'s).
+    It supports the families `base` does, takes its corpus sizes and reads its sections."""
+
+    def build(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int,
+              **sizes: int) -> Task:  # fmt: skip
+        rng = random.Random(f"{spec.id}|{template.id}|{seed}|{name}")
+        return derive(base.build(spec, template, seed, distractors, **sizes), spec, template,
+                      seed, rng)  # fmt: skip
+
+    return TierSpec(
+        name,
+        description,
+        build,
+        unsupported=base.unsupported,
+        corpus=base.corpus,
+        sections=base.sections,
+        handoffs=handoffs,
     )
 
 
