@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import random
 
-from ._agent import AGENT, AGENT_CORPUS, agent_task
+from ._agent import AGENT
 from ._scenario import ScenarioFile, TemplateSpec
 from ._task import SubAgent, Task
-from ._tiers import TierSpec
+from ._toolkit import derived
 
 RECORDS_CLERK = "records_clerk"
 ANALYST = "analyst"
@@ -37,15 +37,9 @@ ROLES = {
 
 
 def delegation_task(
-    spec: ScenarioFile,
-    template: TemplateSpec,
-    seed: int,
-    distractors: int,
-    *,
-    corpus_size: int = AGENT_CORPUS.default,
+    base: Task, spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random
 ) -> Task:
-    base = agent_task(spec, template, seed, distractors, corpus_size=corpus_size)
-    rng = random.Random(f"{spec.id}|{template.id}|{seed}|delegation")
+    """The agent tier's task `base` with its sub-agents, drawn from `rng`."""
     homes = spec.home_scopes
     restricted = set(spec.restricted_families)
     masters = sorted({homes[r.id] for r in base.contract.required_evidence if r.id in restricted})
@@ -67,13 +61,11 @@ def delegation_task(
     )
 
 
-DELEGATION = TierSpec(
-    name="delegation",
-    description="the agent tier's corpora with named sub-agents to hand part of the contract "
-    "to (delegate), under the intersection of their scopes and the user's",
-    build=delegation_task,
-    unsupported=AGENT.unsupported,
-    corpus=AGENT_CORPUS,
-    sections=AGENT.sections,
+DELEGATION = derived(
+    AGENT,
+    "delegation",
+    "the agent tier's corpora with named sub-agents to hand part of the contract to "
+    "(delegate), under the intersection of their scopes and the user's",
+    delegation_task,
     handoffs=True,
 )

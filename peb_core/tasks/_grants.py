@@ -16,12 +16,11 @@ from __future__ import annotations
 import functools
 import random
 
-from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
+from ._agent import AGENT, record_ref
 from ._draw import ContractData, DocumentData, build_oracles
 from ._scenario import ScenarioFile, TemplateSpec
 from ._task import Document, GrantChange, GrantEvent, Oracles, Task
-from ._tiers import TierSpec
-from ._toolkit import gap_topologies, scheduled, spread
+from ._toolkit import derived, gap_topologies, scheduled, spread
 
 GRANT_STEPS: dict[bool, tuple[int, int]] = {True: (8, 14), False: (2, 4)}
 """The tool calls from which a change holds: a grant ends at one from 8 to 14, a late grant
@@ -88,15 +87,10 @@ def _gap_topologies(
 
 
 def grants_task(
-    spec: ScenarioFile,
-    template: TemplateSpec,
-    seed: int,
-    distractors: int,
-    *,
-    corpus_size: int = AGENT_CORPUS.default,
+    base: Task, spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random
 ) -> Task:
-    base = agent_task(spec, template, seed, distractors, corpus_size=corpus_size)
-    rng = random.Random(f"{spec.id}|{template.id}|{seed}|grants")
+    """The agent tier's task `base` with a grant schedule of one change, drawn from `rng`, and
+    the oracles and topologies at the submit."""
     event = _event(spec, template, seed, rng)
     ends = event != "granted"
     m1 = template.material.evidence_family
@@ -137,12 +131,10 @@ def grants_task(
     )
 
 
-GRANTS = TierSpec(
-    name="grants",
-    description="the agent tier's corpora with a grant schedule: a contract record's scope is "
-    "granted at the start and ends (expires or is revoked) mid-episode, or is granted late",
-    build=grants_task,
-    unsupported=AGENT.unsupported,
-    corpus=AGENT_CORPUS,
-    sections=AGENT.sections,
+GRANTS = derived(
+    AGENT,
+    "grants",
+    "the agent tier's corpora with a grant schedule: a contract record's scope is granted at "
+    "the start and ends (expires or is revoked) mid-episode, or is granted late",
+    grants_task,
 )
