@@ -32,7 +32,7 @@ from ._toolkit import (
     STALE,
     Signal,
     Stale,
-    day_text,
+    dates_from,
     draw_stale,
     gap_topologies,
     needs,
@@ -96,7 +96,7 @@ def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.R
     return _Layout(stale, notice)
 
 
-_shown = functools.partial(day_text, date(2026, 1, 5))
+_shown = dates_from(date(2026, 1, 5))
 """Day `day` after 5 January 2026, as `14 March 2026`."""
 
 

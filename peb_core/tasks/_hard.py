@@ -32,7 +32,7 @@ from ._toolkit import (
     STALE,
     Signal,
     Stale,
-    day_text,
+    dates_from,
     draw_stale,
     gap_topologies,
     needs,
@@ -216,7 +216,7 @@ def _state(draw: Draw, family: str, source: TemplateSpec, findings: bool) -> tup
 _VERSION, _DAY, _GAP = 3, 12, 10
 """The bits of one record's draw: its current version (2 + 0-7), the day of 2026 it was issued
 (1 April + 0-273), and how many days earlier the version before it was (14 + 0-76)."""
-_shown = functools.partial(day_text, date(2026, 1, 1))
+_shown = dates_from(date(2026, 1, 1))
 """Day `day` of 2026 (0: 1 January), as `14 March 2026`."""
 _SLOTS: tuple[SlotRole, ...] = (
     "overview",

@@ -192,8 +192,13 @@ def gap_topologies(missing: int, named: int) -> list[str]:
     return topologies
 
 
-@functools.cache
-def day_text(first: date, day: int) -> str:
-    """The day `day` days after `first`, as a stamp or a register writes it: `14 March 2026`."""
-    when = first + timedelta(days=day)
-    return f"{when.day} {when:%B %Y}"
+def dates_from(first: date) -> Callable[[int], str]:
+    """How a tier dates versions: the day `day` days after `first` as a stamp or a register
+    writes it, `14 March 2026` (each day's text computed once)."""
+
+    @functools.cache
+    def shown(day: int) -> str:
+        when = first + timedelta(days=day)
+        return f"{when.day} {when:%B %Y}"
+
+    return shown
