@@ -1,5 +1,5 @@
-"""Registries: every open vocabulary (tiers, view kinds, disclosure modes, prompt protocols,
-baselines, metrics, tools) is a `Registry`, a read-only mapping from name to entry in
+"""Registries: the open vocabularies (tiers, view kinds, disclosure modes, prompt protocols,
+baselines, metrics) are each a `Registry`, a read-only mapping from name to entry in
 registration order. A new entry is one `register` call, from inside the package or out of it; a
 name nobody registered is refused by one error type, `UnknownName`, whose message names the valid
 ones. `Live` is a selection of a registry that stays current as entries are registered."""

@@ -1,10 +1,10 @@
-"""What the tiers share beyond `_draw`: assembling a task from its parts (its id and tier left to
-`generate_task`, which stamps the registered tier's), whether a family supports a tier, what is
-computed once per family (a schedule of its canonical tasks' layouts, say), a tier built on
-another's tasks, the out-of-date
-records of a layout, the tracker's notice, the gap topologies, and how versions are dated. Each
-tier's build is written with these, so a new tier writes its own layout and text and copies
-nothing."""
+"""What the tiers share beyond `_draw`: assembling a task from its documents and contract (its
+authorized documents and oracles derived from them; its id and tier left to `generate_task`,
+which stamps the registered tier's), a tier built on another tier's tasks, whether a family
+supports a tier, what is computed once per family (a schedule of its canonical tasks' layouts,
+say), the out-of-date records of a layout, the tracker's notice, the gap topologies, and how
+versions are dated. Each tier's build is written with these, so a new tier writes its own layout
+and text and copies nothing."""
 
 from __future__ import annotations
 
