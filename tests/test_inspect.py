@@ -53,7 +53,7 @@ from peb_core.frontends.inspect.agent import (
     episode_reply,
     sample_tools,
 )
-from peb_core.frontends.inspect.task import _EVENTS, REPEAT, _scorecard_metric, partial_evidence
+from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.scoring import score_run, with_verdict
@@ -902,7 +902,7 @@ def _epoch_score(
     record = ResponseRecord.of_reply(DD.id, task.task_id, "s", reply)
     scores = score_run([task], [record], run="r", system="s", families={DD.id: DD})
     row = with_verdict(scores).row(0, named=True)
-    value = {c: row[c] for c in _EVENTS}
+    value = {c: row[c] for c in _events()}
     value.update(handoff_gaps=int(propagated is not None), gap_propagation=propagated)
     return SampleScore(
         score=Score(value=value, metadata={REPEAT: epoch - 1}),

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._registry import UnknownName
 from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
@@ -166,8 +167,8 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
         )
     try:
         prompt = get_protocol(protocol)
-    except KeyError as exc:
-        raise SystemSpecError(str(exc.args[0])) from None
+    except UnknownName as exc:
+        raise SystemSpecError(str(exc)) from None
     if not agent and disclosure != DEFAULT_DISCLOSURE:
         raise SystemSpecError(
             f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "
