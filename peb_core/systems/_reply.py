@@ -77,11 +77,14 @@ class ToolCall(BaseModel):
 
     def bounded(self) -> ToolCall:
         """The call as a record keeps it: its id and name within `MAX_KEPT_NAME`, its arguments
-        within `MAX_KEPT_ARGUMENTS` characters (`kept`)."""
-        return ToolCall(
-            id=kept(self.id, MAX_KEPT_NAME),
-            name=kept(self.name, MAX_KEPT_NAME),
-            arguments=kept(self.arguments, MAX_KEPT_ARGUMENTS),
+        within `MAX_KEPT_ARGUMENTS` characters (`kept`); whether it reached a session as it
+        was."""
+        return self.model_copy(
+            update={
+                "id": kept(self.id, MAX_KEPT_NAME),
+                "name": kept(self.name, MAX_KEPT_NAME),
+                "arguments": kept(self.arguments, MAX_KEPT_ARGUMENTS),
+            }
         )
 
 
