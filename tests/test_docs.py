@@ -8,8 +8,9 @@ file), and every section of docs/benchmark.md cited by number (`§9.2`, `section
 `sections 2 to 6`) must have a heading of that number, with the title given beside it where one
 is (`§10.2, "Any agent over MCP"`) and a text naming the topic given beside it (`§3, trace
 metrics`); a section cited by its title alone (`docs/benchmark.md, "Any agent over MCP"`) must
-have a heading of that title. A path a document's own command writes (`--out P`)
-is not a citation, nor what is under it."""
+have a heading of that title; and a test named in backquotes (`test_...`) must be defined under
+tests/. A path a document's own command writes (`--out P`) is not a citation, nor what is
+under it."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ _SECTION = re.compile(
     r"(?P<more>(?:(?:, | and | or | to |-)\d+(?:\.\d+)?)*)"
     r'(?:, "(?P<title>[^"]+)"|, (?P<topic>[a-z]+(?: [a-z]+){0,2})(?=[):]))?'
 )
+_TEST = re.compile(r"`(?P<name>test_\w+)`")
 _TITLED = re.compile(r'benchmark\.md, "(?P<title>[^"]+)"')
 _LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)\s]+)(?: \"[^\"]*\")?\)")
 _HEADING = re.compile(r"^#{1,6} +(?P<title>.+?) *$", re.M)
@@ -151,6 +153,25 @@ def section_problems(text: Text, numbered: dict[str, Section]) -> Iterator[str]:
             yield f'{text.where}: cites "{match["title"]}" of {SPEC}, which no heading names'
 
 
+def unknown_tests(text: Text, defined: set[str]) -> Iterator[str]:
+    """Each test `text` names (`test_...` in backquotes) that no test module defines."""
+    for match in _TEST.finditer(text.text):
+        if match["name"] not in defined:
+            yield f"{text.where}: names {match['name']}, which no test defines"
+
+
+def defined_tests(files: list[Path]) -> set[str]:
+    """The test functions the Python files under tests/ among `files` define."""
+    tests = [f for f in files if f.is_relative_to(ROOT / "tests")]
+    return {
+        node.name
+        for f in tests
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("test_")
+    }
+
+
 def link_problems(text: Text, source: Path) -> Iterator[str]:
     """Each Markdown link in `text` (a file at `source`) to a file that does not exist, or to a
     heading its file does not have."""
@@ -247,6 +268,7 @@ def python_files() -> list[Path]:
 def problems() -> list[str]:
     """Every problem the check finds in the repository."""
     numbered = sections((ROOT / SPEC).read_text(encoding="utf-8"))
+    tests = defined_tests(python_files())
     found: list[str] = []
     for path in markdown_files():
         text = path.read_text(encoding="utf-8")
@@ -254,6 +276,7 @@ def problems() -> list[str]:
         for part in markdown_texts(path):
             found += path_problems(part, writes)
             found += section_problems(part, numbered)
+            found += unknown_tests(part, tests)
             found += link_problems(part, path)
     commented = [python_texts(p) for p in python_files()]
     commented.append(toml_texts(ROOT / "pyproject.toml"))
@@ -261,6 +284,7 @@ def problems() -> list[str]:
         for part in texts:
             found += path_problems(part, [])
             found += section_problems(part, numbered)
+            found += unknown_tests(part, tests)
     return list(dict.fromkeys(found))
 
 
@@ -299,12 +323,14 @@ def test_the_check_finds_a_bad_link_path_and_section(tmp_path: Path) -> None:
         "tests/systems/test_agent.py, access/_nosuch.py, scenarios/<id>.yaml, runs/mine, "
         "runs/theirs/a; §1, section 3.1, sections 1 to 3 (§3, trace metrics), §2, section 4.2, "
         'sections 3 and 9, §3, "Scoring", §1, "Scoring" (§1, trace metrics); docs/benchmark.md, '
-        '"Repeats", docs/benchmark.md, "Sweeps".',
+        '"Repeats", docs/benchmark.md, "Sweeps"; `test_a_toy_option_declared_once_reaches_every_'
+        "front_end`, `test_a_toy_option_declared_twice`.",
     )
     found = [
         *link_problems(text, tmp_path / "t.md"),
         *path_problems(text, written("peb run --out runs/mine && peb score runs/mine")),
         *section_problems(text, numbered),
+        *unknown_tests(text, defined_tests(python_files())),
     ]
     assert found == [
         "t.md:1: links to pgae.md, which does not exist",
@@ -320,6 +346,7 @@ def test_the_check_finds_a_bad_link_path_and_section(tmp_path: Path) -> None:
         't.md:1: cites section 1 as "Scoring"; its heading is "Tasks"',
         "t.md:1: cites section 1 for trace metrics, which its text does not name",
         't.md:1: cites "Sweeps" of docs/benchmark.md, which no heading names',
+        "t.md:1: names test_a_toy_option_declared_twice, which no test defines",
     ]
 
 
