@@ -28,11 +28,11 @@ from peb_core.access import NOT_FOUND
 from peb_core.runs import RESPONSES
 from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
-    AGENT_REMINDER,
     AgentSystem,
     Reply,
     ResponseRecord,
     SystemSpecError,
+    agent_reminder,
     build_system,
     get_protocol,
 )
@@ -326,10 +326,10 @@ def test_a_reply_without_a_tool_call_gets_the_reminder(
     reply = _episode(server, tmp_path, task, plan)
     assert reply.status == "ok" and len(reply.trace) == 4
     assert reply.trace[0].content == "Let me think about it." and reply.trace[0].tool_calls == ()
-    assert reply.trace[1].sent == (AGENT_REMINDER,)
+    assert reply.trace[1].sent == (agent_reminder(),)
     assert server.script.bodies[1]["messages"][-2:] == [
         {"role": "assistant", "content": "Let me think about it."},
-        AGENT_REMINDER,
+        agent_reminder(),
     ]
     assert _scores(task, reply)["verdict"] == "correct"
 

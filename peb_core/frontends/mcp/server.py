@@ -45,22 +45,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
-from ...access import (
-    DELEGATE,
-    AgentSession,
-    AgentView,
-    ToolContext,
-    family_tools,
-    get_disclosure,
-    tool_schemas,
-)
+from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
 from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     DEFAULT_PROTOCOL,
-    Delegation,
+    Episode,
     Handoffs,
     PromptProtocol,
-    Reply,
     ReplyStatus,
     ResponseRecord,
     Step,
@@ -70,7 +61,7 @@ from ...systems import (
     get_protocol,
     system_name,
 )
-from ...tasks import ScenarioFile, Task, iter_tasks, response_schema, view_for
+from ...tasks import Task, iter_tasks, response_schema, view_for
 from . import DEFAULT_PORT
 
 MCP_PREFIX = "mcp:"
@@ -89,31 +80,36 @@ _START_SCHEMA: dict[str, Any] = {
 
 
 @dataclass
-class Episode:
-    """One task being played on a connection: its session and the steps so far."""
+class OpenTask:
+    """A task being played on a connection: which task, what its episode started with, and the
+    episode, recorded (`Episode`: its session and the steps so far)."""
 
     task_id: str
     """The id the client sees."""
     task: Task
-    session: AgentSession
     start: tuple[dict[str, str], ...]
     """The start messages, recorded as the first step's `sent`."""
-    handoffs: Handoffs | None = None
-    """What plays the episode's handoffs (None on a task that lists no sub-agents)."""
+    episode: Episode
+    lead: int = 0
+    """How many of the episode's steps are bad calls made before the task was started (they
+    lead its trace, and count toward no step budget)."""
     repeat: int = 0
     """Which of the run's repeats of the task it plays (`--repeats`: 0 to K-1)."""
-    steps: list[Step] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def steps(self) -> int:
+        """The calls made on the connection since the task was started."""
+        return len(self.episode.steps) - self.lead
 
 
 @dataclass
 class ClientState:
-    """A connection's state: its client's name, its episode if one is open, and the bad calls it
+    """A connection's state: its client's name, its open task if any, and the bad calls it
     made outside an episode (they lead the trace of its next one)."""
 
     name: str
     lock: anyio.Lock = field(default_factory=anyio.Lock)
-    episode: Episode | None = None
+    task: OpenTask | None = None
     pending: list[Step] = field(default_factory=list)
 
 
@@ -162,9 +158,8 @@ class McpBench:
                     description=tool["function"]["description"],
                     input_schema=tool["function"]["parameters"],
                 )
-                for tool in family_tools(self.spec, self.disclosure)
+                for tool in family_tools(self.spec, self.disclosure, plan.delegate is not None)
             ),
-            *([_delegate_tool(self.spec, self.disclosure)] if plan.delegate is not None else []),
         ]
         handing = plan.delegate
         self.manifest = new_manifest(
@@ -250,55 +245,47 @@ class McpBench:
         """Answer one tool call of `client` (a `delegate` call awaits the handed-off episode);
         never raises for what a client sends."""
         started = time.monotonic()
-        episode = client.episode
+        open_task = client.task
         notes: list[str] = []
-        ran: list[Delegation] = []  # the handed-off episode a `delegate` call ran
-        if name == LIST_TASKS:
-            content, error = self._list_tasks(), None
-        elif name == START_TASK:
-            content, error = self._start(client, arguments)
-            if error is None:
-                return _result(content)
-        elif episode is None:
-            known = name in {t.name for t in self.tools}
-            content, error = _failed(
-                f"{name}: no task started: call list_tasks, then start_task(task_id)"
-                if known
-                else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
-            )
-        else:
-            handoffs = episode.handoffs
-            before = len(handoffs.done) if handoffs is not None else 0
-            with answering_repeat(episode.repeat):  # a model sub-agent's cache key and seed
-                outcome = await episode.session.acall(name, arguments)
+        text = json.dumps(arguments, ensure_ascii=False)
+        if open_task is not None and name not in (LIST_TASKS, START_TASK):
+            episode = open_task.episode
+            sent = open_task.start if not open_task.steps else ()
+            with answering_repeat(open_task.repeat):  # a model sub-agent's cache key and seed
+                outcome = await episode.acall(name, text, sent=sent)
             content, error = outcome.content, outcome.error
-            ran = handoffs.done[before:] if handoffs is not None else []
-        step = Step(
-            sent=episode.start if episode is not None and not episode.steps else (),
-            tool_calls=(
-                ToolCall(
-                    # Numbered through the trace the call goes to (pending calls lead it).
-                    id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
-                    name=name,
-                    arguments=json.dumps(arguments, ensure_ascii=False),
-                    # list_tasks, start_task and a call before a task was started reach no
-                    # session (a grant schedule does not count them)
-                    reached=episode is not None and name not in (LIST_TASKS, START_TASK),
-                ),
-            ),
-            results=(content,),
-            errors=(error,),
-            delegations=(ran[0],) if ran else (),
-            usage=Usage(latency_s=round(time.monotonic() - started, 3)),
-        )
-        if episode is None:
-            if error is not None:  # a bad call outside an episode: counted in the next trace
-                client.pending.append(step)
-            return _result(content, error)
-        episode.steps.append(step)
-        if episode.session.submitted is not None:
+        else:
+            if name == LIST_TASKS:
+                content, error = self._list_tasks(), None
+            elif name == START_TASK:
+                content, error = self._start(client, arguments)
+                if error is None:
+                    return _result(content)
+            else:
+                known = name in {t.name for t in self.tools}
+                content, error = _failed(
+                    f"{name}: no task started: call list_tasks, then start_task(task_id)"
+                    if known
+                    else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
+                )
+            # A call no session sees (list_tasks, start_task, a call before a task was
+            # started): in the trace it goes to, uncounted by a grant schedule.
+            steps = open_task.episode.steps if open_task is not None else client.pending
+            call = ToolCall(id=f"call_{len(steps) + 1}", name=name, arguments=text, reached=False)
+            step = Step.answered(
+                (call,),
+                ((content, error),),
+                sent=open_task.start if open_task is not None and not open_task.steps else (),
+                usage=Usage(latency_s=round(time.monotonic() - started, 3)),
+            )
+            if open_task is None:
+                if error is not None:  # a bad call outside an episode: counted in the next trace
+                    client.pending.append(step)
+                return _result(content, error)
+            steps.append(step)
+        if open_task.episode.session.submitted is not None:
             self._end(client, "ok")
-        elif len(episode.steps) >= self.max_steps:
+        elif open_task.steps >= self.max_steps:
             self._end(client, "no_submit", f"no submit within {self.max_steps} tool calls")
             notes.append(
                 f"The episode is over: {self.max_steps} tool calls without a submit (recorded "
@@ -328,9 +315,9 @@ class McpBench:
         task_id = arguments.get("task_id")
         if set(arguments) != {"task_id"} or not isinstance(task_id, str):
             return _failed('start_task: expected {"task_id": string}, an id from list_tasks')
-        if client.episode is not None:
+        if client.task is not None:
             return _failed(
-                f"start_task: task {client.episode.task_id} is in progress on this connection; "
+                f"start_task: task {client.task.task_id} is in progress on this connection; "
                 "submit it first (one episode at a time)"
             )
         if task_id not in self.tasks:
@@ -358,49 +345,42 @@ class McpBench:
         )
         session = view.session(self.disclosure, delegator=handoffs)
         repeat = min(set(range(self.repeats)) - self._done(task_id))
-        client.episode = Episode(task_id, task, session, start, handoffs, repeat)
+        lead, client.pending = client.pending, []
+        episode = Episode(session, handoffs, steps=lead)
+        client.task = OpenTask(task_id, task, start, episode, len(lead), repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
         listed = {t.name: t.description for t in self.tools}
-        for tool in session.tools:  # what a tool says of this task only: the stores it reaches,
-            said = tool["function"]  # the sub-agents with their stores and scopes
+        for schema in session.tools:  # what a tool says of this task only: the stores it
+            said = schema["function"]  # reaches, the sub-agents with their stores and scopes
             if said["description"] != listed.get(said["name"]):
                 text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
-        submit = next(t for t in self.tools if t.name == "submit")
-        schema = json.dumps(submit.input_schema["properties"]["response"])
+        context = ToolContext(response_schema(self.spec), get_disclosure(self.disclosure))
+        for tool in (TOOLS[t.name] for t in self.tools if t.name in TOOLS):
+            if tool.note is not None:  # what the tool adds to a start read as text
+                text += f"\n\n{tool.note(context)}"
         which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
-        schema_text = f"The response schema (submit's `response`): {schema}"
-        return f"Task {task_id}{which}.\n\n{text}\n\n{schema_text}", None
+        return f"Task {task_id}{which}.\n\n{text}", None
 
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
-        episode = client.episode
-        assert episode is not None and self.writer is not None
-        client.episode = None
-        self.active.pop(episode.task_id, None)
-        steps = [*client.pending, *episode.steps]
-        client.pending.clear()
-        reply = Reply(
-            status=status,
-            raw=episode.session.submitted,
-            error=error,
-            usage=Usage(latency_s=round(time.monotonic() - episode.started, 3)),
-            trace=tuple(steps),
-        )
+        open_task = client.task
+        assert open_task is not None and self.writer is not None
+        client.task = None
+        self.active.pop(open_task.task_id, None)
+        task = open_task.task
+        reply = open_task.episode.reply(status, error)
+        system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(
-                episode.task.family,
-                episode.task.task_id,
-                self.writer.manifest.system,
-                reply,
-                repeat=episode.repeat,
+                task.family, task.task_id, system, reply, repeat=open_task.repeat
             )
         )
 
     def disconnected(self, client: ClientState) -> None:
         """The client's connection closed: its open episode ends without a submit."""
-        if client.episode is not None:
-            calls = len(client.pending) + len(client.episode.steps)
+        if client.task is not None:
+            calls = len(client.task.episode.steps)
             self._end(
                 client, "no_submit", f"the client disconnected after {calls} tool calls without a "
                 "submit"
@@ -416,26 +396,6 @@ _START_DESCRIPTION = (
     "Start a task: returns its request, the answer fields, the contract and policy, and the "
     "response schema. Then use search and open, and end with submit. One task at a time."
 )
-
-
-_DELEGATE_DESCRIPTION = (
-    "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
-    "(searching and opening documents in the stores it owns under the scopes it holds that you "
-    "hold too) and returns its own response: answer, completeness and gap report. start_task "
-    "lists the task's sub-agents with those stores and scopes."
-)
-
-
-def _delegate_tool(spec: ScenarioFile, disclosure: str) -> types.Tool:
-    """`delegate` as the server lists it for every task: its schema the access layer's; its
-    description without a task's sub-agents (each task's are in its start)."""
-    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
-    [schema] = tool_schemas(context, [DELEGATE])
-    return types.Tool(
-        name=DELEGATE,
-        description=_DELEGATE_DESCRIPTION,
-        input_schema=schema["function"]["parameters"],
-    )
 
 
 def _result(
