@@ -281,3 +281,12 @@ def test_unregistered_the_shipped_tools_are_prompted_as_before() -> None:
     assert agent_reminder()["content"] == (
         "Go on with your tools: search, open, or submit your response with submit."
     )
+
+
+def test_a_tool_is_refused_a_taken_name_or_no_schema() -> None:
+    with pytest.raises(ValueError, match="'search' is already registered"):
+        register_tool(Tool("search", _description, CountArguments, _count))
+    loose = Tool("loose", _description, dict, lambda context, arguments: ToolOutcome(content="{}"))
+    with pytest.raises(ValueError, match="'loose' reads its arguments as given: give parameters"):
+        register_tool(loose)
+    assert "loose" not in TOOLS

@@ -154,11 +154,13 @@ class Tool(Generic[A]):
 
     def schema(self, context: ToolContext) -> dict[str, Any]:
         """The tool as an OpenAI-style function schema in `context`."""
+        model = self.arguments
         if self.parameters is not None:
             parameters = self.parameters(context)
+        elif issubclass(model, BaseModel):
+            parameters = model.model_json_schema()
         else:
-            assert issubclass(self.arguments, BaseModel)
-            parameters = self.arguments.model_json_schema()
+            raise ValueError(f"tool {self.name!r} reads its arguments as given: give parameters")
         return {
             "type": "function",
             "function": {
@@ -196,7 +198,10 @@ TOOLS: dict[str, Tool[Any]] = {}
 
 
 def register_tool(tool: Tool[A]) -> Tool[A]:
-    """Add `tool` to `TOOLS` and return it; a ValueError for a name taken by another tool."""
+    """Add `tool` to `TOOLS` and return it; a ValueError for a name taken by another tool, or
+    for a tool whose arguments are read as given (`dict`) without `parameters`."""
+    if tool.parameters is None and not issubclass(tool.arguments, BaseModel):
+        raise ValueError(f"tool {tool.name!r} reads its arguments as given: give parameters")
     if TOOLS.get(tool.name, tool) is not tool:
         raise ValueError(f"tool {tool.name!r} is already registered")
     TOOLS[tool.name] = tool

@@ -246,43 +246,27 @@ class McpBench:
         never raises for what a client sends."""
         started = time.monotonic()
         open_task = client.task
-        notes: list[str] = []
         text = json.dumps(arguments, ensure_ascii=False)
+        sent = open_task.start if open_task is not None and not open_task.steps else ()
         if open_task is not None and name not in (LIST_TASKS, START_TASK):
-            episode = open_task.episode
-            sent = open_task.start if not open_task.steps else ()
             with answering_repeat(open_task.repeat):  # a model sub-agent's cache key and seed
-                outcome = await episode.acall(name, text, sent=sent)
+                outcome = await open_task.episode.acall(name, text, sent=sent)
             content, error = outcome.content, outcome.error
         else:
-            if name == LIST_TASKS:
-                content, error = self._list_tasks(), None
-            elif name == START_TASK:
-                content, error = self._start(client, arguments)
-                if error is None:
-                    return _result(content)
-            else:
-                known = name in {t.name for t in self.tools}
-                content, error = _failed(
-                    f"{name}: no task started: call list_tasks, then start_task(task_id)"
-                    if known
-                    else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
-                )
-            # A call no session sees (list_tasks, start_task, a call before a task was
-            # started): in the trace it goes to, uncounted by a grant schedule.
+            content, error = self._unseen(client, name, arguments)
+            if name == START_TASK and error is None:
+                return _result(content)
+            # A call no session sees is in the trace it goes to, uncounted by a grant schedule:
+            # the open task's, or (a bad call before any task) the next task's.
             steps = open_task.episode.steps if open_task is not None else client.pending
-            call = ToolCall(id=f"call_{len(steps) + 1}", name=name, arguments=text, reached=False)
-            step = Step.answered(
-                (call,),
-                ((content, error),),
-                sent=open_task.start if open_task is not None and not open_task.steps else (),
-                usage=Usage(latency_s=round(time.monotonic() - started, 3)),
-            )
+            if open_task is not None or error is not None:
+                number = f"call_{len(steps) + 1}"
+                call = ToolCall(id=number, name=name, arguments=text, reached=False)
+                usage = Usage(latency_s=round(time.monotonic() - started, 3))
+                steps.append(Step.answered((call,), ((content, error),), sent=sent, usage=usage))
             if open_task is None:
-                if error is not None:  # a bad call outside an episode: counted in the next trace
-                    client.pending.append(step)
                 return _result(content, error)
-            steps.append(step)
+        notes: list[str] = []
         if open_task.episode.session.submitted is not None:
             self._end(client, "ok")
         elif open_task.steps >= self.max_steps:
@@ -292,6 +276,22 @@ class McpBench:
                 "as no_submit). Call list_tasks and start_task for another task."
             )
         return _result(content, error, notes)
+
+    def _unseen(
+        self, client: ClientState, name: str, arguments: dict[str, Any]
+    ) -> tuple[str, str | None]:
+        """The answer to a call no session sees: `list_tasks`, `start_task`, or a call made
+        before a task was started."""
+        if name == LIST_TASKS:
+            return self._list_tasks(), None
+        if name == START_TASK:
+            return self._start(client, arguments)
+        known = name in {t.name for t in self.tools}
+        return _failed(
+            f"{name}: no task started: call list_tasks, then start_task(task_id)"
+            if known
+            else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
+        )
 
     def _list_tasks(self) -> str:
         return json.dumps(
