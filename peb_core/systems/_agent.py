@@ -89,7 +89,7 @@ class AgentSystem(LitellmSystem):
         mode."""
         assert self.protocol.agent is not None
         handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        episode = Episode(view.session(self.disclosure, delegator=handoffs), handoffs)
+        episode = Episode(view.session(self.disclosure, delegator=handoffs))
         tools = episode.session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)

@@ -128,9 +128,7 @@ class AgentTools:
 
     def __init__(self, view: AgentView, disclosure: str, handoffs: Handoffs | None = None) -> None:
         self.start: AgentStart = view.start
-        self.episode = Episode(
-            view.session(disclosure, delegator=handoffs), handoffs, scripted=True
-        )
+        self.episode = Episode(view.session(disclosure, delegator=handoffs), scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
 

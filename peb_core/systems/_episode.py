@@ -20,8 +20,8 @@ class Episode:
     """An episode over `session`, recorded step by step.
 
     Args:
-        session: the episode's session (its tools, calls and accepted response).
-        handoffs: what runs its handoffs (the session's delegator; None: it cannot hand off).
+        session: the episode's session (its tools, calls and accepted response); where its
+            delegator is a `Handoffs`, each handoff's sub-episode is nested beside its call.
         scripted: whether it is played by a script (an agent baseline) rather than timed
             requests: its own steps then cost nothing, and its reply's usage is only its
             handoffs' (no wall time, so a baseline's record is the same in every run).
@@ -32,13 +32,13 @@ class Episode:
     def __init__(
         self,
         session: AgentSession,
-        handoffs: Handoffs | None = None,
         *,
         scripted: bool = False,
         steps: Iterable[Step] = (),
     ) -> None:
         self.session = session
-        self.handoffs = handoffs
+        delegator = session.delegator
+        self.handoffs = delegator if isinstance(delegator, Handoffs) else None
         self.scripted = scripted
         self.steps: list[Step] = list(steps)
         self.started = time.monotonic()

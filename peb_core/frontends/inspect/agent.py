@@ -484,7 +484,7 @@ def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[S
     if not handoffs:
         return tuple(trace)
     last = trace[-1] if trace else Step()
-    calls = [
+    calls = tuple(
         ToolCall(
             id=f"unrecorded_{number}",
             name=DELEGATE_TOOL.name,
@@ -493,19 +493,14 @@ def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[S
             ),
         )
         for number, h in enumerate(handoffs, start=1)
-    ]
-    handed = Step.answered(
-        calls,
-        [(h.result, None) for h in handoffs],
-        [h.delegation for h in handoffs],
     )
     step = last.model_copy(
         update={
-            "tool_calls": last.tool_calls + handed.tool_calls,
-            "results": last.results + handed.results,
-            "errors": last.errors + handed.errors,
+            "tool_calls": last.tool_calls + calls,
+            "results": last.results + tuple(h.result for h in handoffs),
+            "errors": last.errors + (None,) * len(handoffs),
             "delegations": (last.delegations or (None,) * len(last.tool_calls))
-            + handed.delegations,
+            + tuple(h.delegation for h in handoffs),
         }
     )
     return (*trace[:-1], step)

@@ -346,7 +346,7 @@ class McpBench:
         session = view.session(self.disclosure, delegator=handoffs)
         repeat = min(set(range(self.repeats)) - self._done(task_id))
         lead, client.pending = client.pending, []
-        episode = Episode(session, handoffs, steps=lead)
+        episode = Episode(session, steps=lead)
         client.task = OpenTask(task_id, task, start, episode, len(lead), repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
