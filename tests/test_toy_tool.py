@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from answers import careful
+from answers import careful, required_records
 from cli import ROOT, peb
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import Implementation, TextContent
@@ -96,15 +96,6 @@ def toy() -> Iterator[Tool[CountArguments]]:
         del TOOLS[tool.name]
 
 
-def _required(task: Task) -> list[str]:
-    required = {r.id for r in task.contract.required_evidence}
-    return [
-        d.doc_id
-        for d in task.authorized_documents
-        if d.evidence_family in required and not d.superseded
-    ]
-
-
 def _words(task: Task) -> tuple[str, str]:
     """A word of a visible document's title, and one found only in hidden documents' titles."""
     visible = " ".join(d.title.lower() for d in task.authorized_documents).split()
@@ -131,7 +122,7 @@ def _run(server: ScriptedServer, out: Path, counting: bool) -> dict[str, Any]:
     seen, hidden = _words(TASK)
     Calls = list[tuple[str, str | dict[str, Any]]]
     first: Calls = [("search", {"query": TASK.prompt, "k": 10})]
-    opens: Calls = [("open", {"doc_id": d}) for d in _required(TASK)]
+    opens: Calls = [("open", {"doc_id": d}) for d in required_records(TASK)]
     if counting:
         first.append(("count", {"word": seen}))
         opens += [("count", {"word": hidden}), ("count", {"word": 5})]
