@@ -1,6 +1,7 @@
-"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §9). The
-agent starts from the request, the contract and the answer schema, and no document; it reaches
-the corpus only through a session's tools."""
+"""The agent's view (the `agent` view kind of `tasks.VIEWS`, which calls `agent_view`): what an
+agent system receives for a task (docs/benchmark.md §9). The agent starts from the request, the
+contract and the answer schema, and no document; it reaches the corpus only through a session's
+tools."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tasks import ScenarioFile, Task, ViewSpec, answer_schema, register_view, response_schema
+from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
-from ._session import AgentSession, Corpus, Delegator, ToolContext, tool_schemas
+from ._session import AgentSession, Corpus
+from ._tool import Delegator, ToolContext, offered, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -106,15 +108,13 @@ def replay_grants(
     return session.timeline
 
 
-def family_tools(spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE) -> list[dict[str, Any]]:
+def family_tools(
+    spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE, handing: bool = False
+) -> list[dict[str, Any]]:
     """Every registered tool's function schema for a family's tasks under a disclosure mode
-    (`submit` takes the family's response schema): what `AgentSession.tools` offers on any of
-    them."""
-    return tool_schemas(ToolContext(response_schema(spec), get_disclosure(disclosure)))
+    (`submit` takes the family's response schema), as described for every task (no task's
+    stores or sub-agents): what `AgentSession.tools` offers on any of them, and with `handing`
+    the tools that hand off too."""
+    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
+    return tool_schemas(context, offered(handing))
 
-
-AGENT_VIEW = register_view(
-    ViewSpec(
-        "agent", "the request, contract and answer schema, and tools over the corpus", agent_view
-    )
-)

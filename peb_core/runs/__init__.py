@@ -24,6 +24,7 @@ from ._spec import (
     EMBEDDED_MAX_STEPS,
     FRONTENDS,
     MCP_MAX_STEPS,
+    SHIPPED_FRONTENDS,
     Frontend,
     Option,
     OptionError,
@@ -42,6 +43,7 @@ from ._spec import (
     plan_run,
     read_spec,
     read_values,
+    register_frontend,
     valid,
 )
 from ._store import (
@@ -92,6 +94,7 @@ __all__ = [
     "MCP_MAX_STEPS",
     "RESPONSES",
     "SETTINGS",
+    "SHIPPED_FRONTENDS",
     "SWEEP",
     "Ended",
     "EpisodeStep",
@@ -139,6 +142,7 @@ __all__ = [
     "read_values",
     "records_of_run",
     "records_within",
+    "register_frontend",
     "regular_file",
     "run",
     "run_async",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._warn import warn
+from ..access import AgentView
 from ..systems import ResponseRecord, System, answering_repeat, watching_steps
 from ..tasks import DEFAULT_TIER, ScenarioFile, Task, Tier, count_tasks, iter_tasks, view_for
 from ._spec import RunPlan, plan_for
@@ -165,7 +166,7 @@ async def _run_tasks(
 
     @contextlib.contextmanager
     def watched(view: object, task: Task, repeat: int, episode: int) -> Iterator[None]:
-        if steps is None:
+        if steps is None or not isinstance(view, AgentView):
             yield
             return
 
@@ -173,7 +174,7 @@ async def _run_tasks(
             steps(EpisodeStep(episode, task.family, task.task_id, repeat, step, max_steps,
                               finished, n_replies))  # fmt: skip
 
-        with watching_steps(view, told):
+        with watching_steps(view.start, told):
             yield
 
     async def one(task: Task, repeat: int, episode: int) -> None:

@@ -2,12 +2,12 @@
 agent baselines among them, over the access layer's tools), the litellm model system with its
 prompt protocols, response schema and reply cache, the agent system (a tool-calling loop through
 the same request path), the embedded models, and `build_system`, which makes any of them from a
-name."""
+name. Every agent episode is recorded by `Episode`."""
 
 from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
-from ._baselines import BASELINES, Baseline, System
+from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import SystemSpecError, build_system, is_agent, is_embedded, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
@@ -17,6 +17,7 @@ from ._defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ._delegation import REQUESTERS, SUB_AGENTS
+from ._episode import Episode
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
@@ -36,7 +37,14 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
+from ._prompts import (
+    PROTOCOLS,
+    PromptProtocol,
+    agent_reminder,
+    get_protocol,
+    register_protocol,
+    tool_sentence,
+)
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -59,7 +67,6 @@ from ._steps import StepHook, step_started, watching_steps
 __all__ = [
     "AGENT_BASELINES",
     "AGENT_PREFIX",
-    "AGENT_REMINDER",
     "BASELINES",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TOKENS",
@@ -80,6 +87,7 @@ __all__ = [
     "AgentSystem",
     "Baseline",
     "Delegation",
+    "Episode",
     "Handoffs",
     "Hold",
     "LitellmSystem",
@@ -100,6 +108,7 @@ __all__ = [
     "TextReader",
     "ToolCall",
     "Usage",
+    "agent_reminder",
     "answering_repeat",
     "build_system",
     "cache_dir",
@@ -117,6 +126,8 @@ __all__ = [
     "local_status",
     "reader_for",
     "redact_url",
+    "register_baseline",
+    "register_protocol",
     "release_held",
     "response_format",
     "response_model",
@@ -126,6 +137,7 @@ __all__ = [
     "stop_local",
     "sub_agent",
     "system_name",
+    "tool_sentence",
     "watching_steps",
     "with_tools",
 ]

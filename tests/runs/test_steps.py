@@ -1,7 +1,8 @@
-"""The steps of agents' episodes as a run tells them (`run(..., steps=)`, from the agent loop's
-`step_started` through `watching_steps`): each step of each episode in order, the episode
-numbered in the run's order, with the run's replies done then; only the episode over the view
-the run handed out is told (a handoff's nested episode runs over a view of its own)."""
+"""The steps of agents' episodes as a run tells them (`run(..., steps=)`, from the episode
+recorder's `starting` through `watching_steps`): each step of each episode in order, the episode
+numbered in the run's order, with the run's replies done then; only the episode that began from
+the start of the view the run handed out is told (a handoff's nested episode begins from a start
+of its own)."""
 
 from __future__ import annotations
 

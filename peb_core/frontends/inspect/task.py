@@ -33,7 +33,7 @@ replayed against the access layer (`replay`); a sample that does not verify is s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from inspect import Parameter, Signature
 from itertools import islice
@@ -250,37 +250,33 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
     return metric(name, scores="unreduced")(create)
 
 
-METRICS = [_scorecard_metric(m.name)() for m in EVAL_SUMMARY]
-"""The registry's summary of an eval (`scoring.EVAL_SUMMARY`): the headline first, its worst case
-(every error unsafe) and the samples whose model call failed beside it, then the other surfaces
-and format compliance: each one the scorecard
-computes over every sample, from the per-task events each Score value carries."""
+def eval_metrics(
+    episodes: bool = False, delegates: bool = False
+) -> list[Metric | dict[str, list[Metric]]]:
+    """What an eval reports, from the metric registry as it is when called (when the task is
+    made): the summary (`scoring.EVAL_SUMMARY`: the headline first, its worst case (every error
+    unsafe) and the samples whose model call failed beside it, then the rest of the headline
+    group and format compliance); for agents' `episodes` the trace metrics (`scoring.TRACE`);
+    for episodes that may hand off (tasks that list sub-agents, `delegates`) the handoff
+    metrics (`scoring.HANDOFF`). Each is the scorecard's own number over every sample, from the
+    per-task events each Score value carries."""
+    chosen = [*EVAL_SUMMARY, *(TRACE if episodes else ()), *(HANDOFF if delegates else ())]
+    return [_scorecard_metric(m.name)() for m in chosen]
 
-EPISODE_METRICS: list[Metric | dict[str, list[Metric]]] = [
-    *METRICS,
-    *(_scorecard_metric(m.name)() for m in TRACE),
-]
-"""What an eval of agents' episodes reports: the summary, then the trace metrics
-(`scoring.TRACE`)."""
 
-DELEGATION_METRICS: list[Metric | dict[str, list[Metric]]] = [
-    *EPISODE_METRICS,
-    *(_scorecard_metric(m.name)() for m in HANDOFF),
-]
-"""What an eval of episodes that may hand off reports (tasks that list sub-agents): the
-episodes' metrics, then the handoff metrics (`scoring.HANDOFF`)."""
-
-_EVENTS = sorted(
-    {
-        column
-        for m in SCORECARD_METRICS
-        for expr in (m.event, m.within)
-        if expr is not None
-        for column in expr.meta.root_names()
-    }
-    | {m.score for m in SCORECARD_METRICS if m.score is not None}
-)
-"""The per-task score columns the scorecard reads: what each Score value holds."""
+def _events() -> list[str]:
+    """The per-task score columns the scorecard's metrics read (those registered now): what
+    each Score value holds."""
+    return sorted(
+        {
+            column
+            for m in SCORECARD_METRICS
+            for expr in (m.event, m.within)
+            if expr is not None
+            for column in expr.meta.root_names()
+        }
+        | {m.score for m in SCORECARD_METRICS if m.score is not None}
+    )
 
 
 @solver
@@ -292,13 +288,7 @@ def reply_or_error() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         schema = response_schema(load_families()[state.metadata["family"]])
-        try:
-            return await generate(state, response_schema=schema)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, generate(state, response_schema=schema))
 
     return solve
 
@@ -310,18 +300,25 @@ def react_episode(max_steps: int) -> Solver:
     (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        try:
-            return await as_solver(react_agent(max_steps))(state, generate)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, as_solver(react_agent(max_steps))(state, generate))
 
     return solve
 
 
-@scorer(metrics=METRICS)
+async def _failure_kept(state: TaskState, solving: Awaitable[TaskState]) -> TaskState:
+    """The state `solving` ends in; if a model call fails after inspect's retries, `state`
+    with why kept in its metadata (`error`). inspect's own limits end a sample as inspect
+    ends it."""
+    try:
+        return await solving
+    except LimitExceededError:
+        raise
+    except Exception as exc:
+        state.metadata[ERROR] = failure(exc)
+        return state
+
+
+@scorer(metrics=eval_metrics())
 def peb_scorer(
     protocol: str = DEFAULT_PROTOCOL,
     max_steps: int | None = None,
@@ -330,7 +327,10 @@ def peb_scorer(
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
     the task's scorecard events, its metadata the verdict and schema violations. With
     `max_steps`, each sample is an agent's episode (`agent.episode_reply`), scored with
-    its trace; `corpus_size` is the tasks' (None: the tier's default)."""
+    its trace; `corpus_size` is the tasks' (None: the tier's default). The events are those of
+    the metrics registered when the scorer is made (`partial_evidence` reports the metrics
+    registered when the task is made, `eval_metrics`)."""
+    events = _events()
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -356,7 +356,7 @@ def peb_scorer(
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
-            value={c: row[c] for c in _EVENTS},
+            value={c: row[c] for c in events},
             answer=reply.raw,
             explanation=f"{row['verdict']}; schema violations: "
             + (", ".join(row["schema_violations"]) or "none"),
@@ -426,6 +426,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             dataset=dataset,
             solver=reply_or_error(),
             scorer=peb_scorer(prompts.id),
+            metrics=eval_metrics(),
             config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
@@ -440,7 +441,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
         solver=react_episode(steps),
         cleanup=end_episode,
         scorer=peb_scorer(prompts.id, steps, plan.corpus_size),
-        metrics=DELEGATION_METRICS if delegates else EPISODE_METRICS,
+        metrics=eval_metrics(episodes=True, delegates=delegates),
         config=config,
         metadata={
             **metadata,
