@@ -21,7 +21,7 @@ from scripted_server import ScriptedServer, Step, replies_so_far, tool_step
 from peb_core import ResponseRecord, generate_tasks, load_families
 from peb_core.access import DelegateResult, agent_view
 from peb_core.scoring import score_run, scorecard
-from peb_core.systems import AgentSystem, Reply, build_system
+from peb_core.systems import AgentSystem, Reply, build_system, watching_steps
 
 FAMILIES = load_families()
 DD = FAMILIES["due_diligence_v1"]
@@ -172,3 +172,17 @@ def test_a_failed_sub_episode_reaches_the_requester_as_an_error(
     row = _card(reply)
     assert row["laundered_completeness"] is None and row["gap_propagation"] is None
     assert row["unsafe_completeness_rate"] == 1.0
+
+
+def test_only_the_requesters_steps_are_told_to_whoever_watches_its_view(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`peb run`'s progress watches the start of the view it handed out: the requester's two
+    steps are told, not the sub-agent's two, nested in its first (a view of its own)."""
+    server.script.route = route(requester(careful(TASK)), SUB_REPORTS)
+    view = agent_view(TASK, DD)
+    told: list[tuple[int, int]] = []
+    with watching_steps(view.start, lambda step, most: told.append((step, most))):
+        reply = asyncio.run(_agent(server, tmp_path, max_steps=5).respond(view))
+    assert reply.status == "ok" and len(server.script.bodies) == 4
+    assert told == [(1, 5), (2, 5)]
