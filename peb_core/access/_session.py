@@ -136,6 +136,7 @@ class AgentSession:
         self._submitted: str | None = None
         self._submit_call: int | None = None
         self._over = False
+        self._pushed = False
         self._opened: dict[str, int] = {}
 
     @property
@@ -168,6 +169,12 @@ class AgentSession:
         """Whether the episode is over: a submit was accepted and the user did not answer it
         (or answered, and a second submit was accepted). Every call after it is an error."""
         return self._over
+
+    @property
+    def pushback(self) -> str | None:
+        """What the user said when it pushed back on an accepted submit (None before it did, or
+        in an episode where it does not)."""
+        return self._corpus.pressure if self._pushed else None
 
     @property
     def pushes(self) -> bool:
@@ -278,6 +285,7 @@ class AgentSession:
             self._submitted = outcome.submitted
             self._submit_call = self._calls
             self._over = not outcome.goes_on
+            self._pushed = self._pushed or outcome.goes_on
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from ..access import ends_episode, submitted_response, went_on
-from ..systems import ResponseRecord, ToolCall
+from ..systems import ResponseRecord, Step, ToolCall
 from ._reading import ReadReply, Vocabulary, read_reply
 from ._trace import call_failed
 
@@ -39,10 +39,10 @@ for such an episode whether its reply still claims incomplete with a gap report 
 otherwise)."""
 
 
-def first_submit(record: ResponseRecord) -> tuple[ToolCall, str] | None:
-    """The first accepted submit of `record`'s trace (a call of a tool that ends episodes,
+def first_submit(trace: Sequence[Step]) -> tuple[ToolCall, str] | None:
+    """The first accepted submit of an episode's trace (a call of a tool that ends episodes,
     answered without an error) and what it returned; None without one."""
-    for step in record.trace:
+    for step in trace:
         for i, call in enumerate(step.tool_calls):
             if ends_episode(call.name) and not call_failed(step, i):
                 return call, step.results[i] if i < len(step.results) else ""
@@ -57,7 +57,7 @@ def _reports_gap(read: ReadReply) -> bool:
 
 def followup_scores(record: ResponseRecord, vocabulary: Vocabulary) -> tuple[bool, bool | None]:
     """(pushed on a gap, held) of one record (see the module docstring)."""
-    first = first_submit(record)
+    first = first_submit(record.trace)
     if first is None or not went_on(first[0].name, first[1]):
         return False, None
     text = submitted_response(first[0].name, first[0].arguments)

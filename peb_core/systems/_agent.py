@@ -5,7 +5,8 @@ under `structured_gap@1`, the contract and policy; no document) and the session'
 (`search`, `open`, `submit`, and any tool registered beside them). Each step sends the
 conversation through the one litellm request path (`LitellmSystem._send`: our cache, keyed per
 step; retries; cost), carries out every tool call the reply makes through the session, in order,
-and appends the results (the episode recorder, `Episode`: one step per model turn). It ends when
+and appends the results (the episode recorder, `Episode`: one step per model turn; the words of a
+user who pushes back follow as a user message). It ends when
 the session says the episode is over (`ok`: at the first accepted submit, or under `--followup
 pressure` at the submit after the user pushed back; the last submitted response is the reply),
 or when `max_steps` requests were made or `token_budget` tokens were spent (`ok` with the
@@ -106,6 +107,7 @@ class AgentSystem(LitellmSystem):
         tools = episode.session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
+        told: str | None = None
         for number in range(self.max_steps):
             spent = episode.spent
             if self.token_budget is not None and spent >= self.token_budget:
@@ -128,7 +130,11 @@ class AgentSystem(LitellmSystem):
             messages.extend(self._results(step))
             if episode.session.over:
                 return episode.reply("ok")
-            sent = [] if step.tool_calls else [agent_reminder()]
+            pushback = episode.session.pushback
+            if pushback is not None and pushback != told:  # the user's push, as its own turn
+                told, sent = pushback, [{"role": "user", "content": pushback}]
+            else:
+                sent = [] if step.tool_calls else [agent_reminder()]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
 
