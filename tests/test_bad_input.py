@@ -388,7 +388,17 @@ probe(
 )
 probe(
     "followup_on_a_tier_without_tools",
-    ["run", "--system", "agent_cave", "--tier", "paper", "--followup", "pressure"],
+    [
+        "run",
+        "--system",
+        "agent_cave",
+        "--tier",
+        "paper",
+        "--followup",
+        "pressure",
+        "--out",
+        "{tmp}/n",
+    ],
     "--followup: the paper tier has no corpus",
 )
 probe(

@@ -74,7 +74,8 @@ Applies = Literal[
 model (a litellm model string, `agent:<model>`, or the front-end's own model); `agents` agent
 systems (the `agent_*` baselines, `agent:<model>`, an MCP client, an inspect agent on a tier
 with corpora); `agent_models` agent systems that are models (budgets); `corpus_tiers` tiers
-whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks);
+whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks, the
+system first);
 `handoffs` systems that hand off on tiers whose tasks list sub-agents. An option given where
 it does not apply is refused in one line."""
 
@@ -877,14 +878,14 @@ def _not_applying_to(
             f"{names[name]} applies to agent models only; run a model as one with "
             f"{AGENT_PREFIX}<model>"
         )
+    if applies == "agent_corpora" and not agent:
+        return _not_applying_to("agents", name, spec, names, frontend)
     if applies in ("corpus_tiers", "agent_corpora") and tier.corpus is None:
         corpora = [t.name for t in TIERS.values() if t.corpus is not None]
         return (
             f"{names[name]}: the {spec.tier} tier has no corpus; choose {names['tier']} "
             f"{' or '.join(corpora)}"
         )
-    if applies == "agent_corpora" and not agent:
-        return _not_applying_to("agents", name, spec, names, frontend)
     if applies == "handoffs" and not (agent and tier.handoffs):
         handing = [t.name for t in TIERS.values() if t.handoffs]
         why = (
