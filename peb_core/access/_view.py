@@ -139,3 +139,4 @@ def family_tools(
     pushes = followup == "pressure" and spec.followup is not None
     context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
     return tool_schemas(context, offered(handing))
+

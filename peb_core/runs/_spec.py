@@ -476,8 +476,9 @@ def valid(name: str) -> str:
         choices = option.choices() if option.choices is not None else ()
         return {
             "switch": "true or false",
-            "names": "names, repeated or comma-separated"
-            + (f" ({', '.join(choices)})" if choices else ""),
+            "names": "names, repeated or comma-separated" + (
+                f" ({', '.join(choices)})" if choices else ""
+            ),
             "seeds": "a seed list such as 11,23 or 400-439",
             "url": "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)",
             "choice": f"one of {', '.join(choices)}",
@@ -781,7 +782,9 @@ def check_spec(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> list
     return _checked(spec, names, frontend)[0]
 
 
-def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Selection | None]:
+def _checked(
+    spec: RunSpec, names: Naming, frontend: str
+) -> tuple[list[str], Selection | None]:
     """`check_spec`'s problems, and the tasks selected (None if they could not be)."""
     problems: list[str] = []
     selection = None

@@ -218,3 +218,4 @@ def sweep_runs(folder: Path) -> list[Path]:
         return [folder / run["folder"] for run in listing["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise RunError(f"{folder}: not a sweep's folder ({SWEEP}: {exc})") from None
+

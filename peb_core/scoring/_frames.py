@@ -129,7 +129,9 @@ TASK_SCHEMA = pl.Schema(
 def _judged(tasks: Sequence[Task]) -> list[tuple[int, Task]]:
     """Each task in each state of its grant schedule (`Task.in_state`), with the state."""
     return [
-        (n, t.in_state(n)) if n else (0, t) for t in tasks for n in range(len(t.grant_states) + 1)
+        (n, t.in_state(n)) if n else (0, t)
+        for t in tasks
+        for n in range(len(t.grant_states) + 1)
     ]
 
 
@@ -512,15 +514,14 @@ def score_records(
     for an agent's run, `_trace.episode_frame` and the tasks' grant schedules), so runs over
     the same tasks share them; with the repeat columns (`with_repeats`)."""
     responses, answers = response_frame(records, run=run, system=system, families=families)
-    due = (
-        frame.select(KEY)
-        .unique(maintain_order=True)
-        .join(pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross")
+    due = frame.select(KEY).unique(maintain_order=True).join(
+        pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross"
     )
     recorded = responses.join(due, on=[*KEY, "repeat"], how="semi")
-    missing = due.join(
-        recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti"
-    ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
+    missing = (
+        due.join(recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti")
+        .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
+    )
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
     responses, timelines = with_grant_states(responses, records, schedules)
     scores = with_episodes(

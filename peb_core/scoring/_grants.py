@@ -42,7 +42,10 @@ def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
     """Every tool call of an episode's trace that reached its session, in order: its name and
     its arguments as given (a call its front-end refused first is not one: `ToolCall.reached`)."""
     return [
-        (call.name, call.arguments) for step in trace for call in step.tool_calls if call.reached
+        (call.name, call.arguments)
+        for step in trace
+        for call in step.tool_calls
+        if call.reached
     ]
 
 
@@ -123,7 +126,9 @@ def with_grant_states(
         return responses.with_columns(grant_state=pl.lit(0, dtype=GRANT_STATE)), {}
     timelines = schedules.timelines(records)
     states = []
-    for family, task_id, repeat, status in responses.select(*KEY, "repeat", "status").iter_rows():
+    for family, task_id, repeat, status in responses.select(
+        *KEY, "repeat", "status"
+    ).iter_rows():
         scheduled = schedules.tasks.get((family, task_id))
         timeline = timelines.get((family, task_id, repeat))
         states.append(

@@ -181,12 +181,7 @@ SHIPPED_METRICS: tuple[Metric, ...] = (
         "detail",
     ),
     _mean(
-        "answer_correctness",
-        "answer",
-        "Answer",
-        "Answer correctness",
-        "all tasks",
-        "answer_score",
+        "answer_correctness", "answer", "Answer", "Answer correctness", "all tasks", "answer_score",
         group="headline",
     ),
     _mean(

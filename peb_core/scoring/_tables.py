@@ -21,7 +21,6 @@ NO_NUMBER = "—"
 """What a table shows where there is no number: an empty denominator, or a row that is not a
 finished number (`finished_only`)."""
 
-
 def _screen() -> tuple[Metric, ...]:
     first = (
         BY_NAME["n_errors"],
@@ -223,10 +222,8 @@ class ScoredCounts:
         missing` (with repeats, `of 72 task repeats (24 tasks)`)."""
         unreadable = f" ({self.unreadable:,} unreadable)" if self.unreadable else ""
         due = self.tasks if self.due is None else self.due
-        of = (
-            f"{due:,} task repeats ({self.tasks:,} tasks)"
-            if due != self.tasks
-            else (f"{self.tasks:,} tasks")
+        of = f"{due:,} task repeats ({self.tasks:,} tasks)" if due != self.tasks else (
+            f"{self.tasks:,} tasks"
         )
         return (
             f"{self.replies:,} scored responses{unreadable} of {of}; "

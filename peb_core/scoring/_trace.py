@@ -105,7 +105,9 @@ def stale_copies(task: Task, spec: ScenarioFile) -> dict[str, list[str]]:
     return found
 
 
-def expired_values(task: Task, spec: ScenarioFile, state: int = -1) -> tuple[list[str], list[str]]:
+def expired_values(
+    task: Task, spec: ScenarioFile, state: int = -1
+) -> tuple[list[str], list[str]]:
     """In `state` of the task's grant schedule (an index of `Task.states`; default the last):
     the current documents holding facts kept in a scope the user held at the start and no
     longer holds (their ids, sorted), and the answer values (`field=value`, sorted) only they
@@ -304,9 +306,9 @@ def with_episodes(
     missing = pl.col("status") == "missing"
     stale_read = (pl.col("_stale_read").list.len() > 0).fill_null(False)
     given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
-    expired_read = ((pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")).fill_null(
-        False
-    )
+    expired_read = (
+        (pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")
+    ).fill_null(False)
     judged_columns = ("required_visible", "expired_values")
     return (
         scores.join(

@@ -114,7 +114,9 @@ def build_system(
     raise SystemSpecError(
         f"{name} does not hand off; a delegate system applies to systems that do "
         f"({AGENT_PREFIX}<model>, "
-        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester)
+        + ", ".join(
+            n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester
+        )
         + ")",
         "delegate_system",
     )
