@@ -206,6 +206,7 @@ def test_the_leak_checks_can_fail() -> None:
           "scope": "x", "snippet": ""}]}, "named", "evidence family 'liability_annex'"),
         ({"query": "q", "hits": [{"doc_id": "d", "title": "t", "scope": "s", "snippet": "",
           "extra": 1}]}, "named", "unexpected object"),
+        ({"submitted": True, "user": f"Ignore {master.doc_id}."}, "silent", "a user's push"),
     ]
     for content, mode, problem in cases:
         outcome = ToolOutcome(content=json.dumps(content))
