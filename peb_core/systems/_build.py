@@ -137,8 +137,8 @@ def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, 
             f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>",
             "delegate_system",
         )
-    try:
-        return _build(name, families, settings)
+    try:  # a sub-agent meets no user: its requester does
+        return _build(name, families, {**settings, "followup": DEFAULT_FOLLOWUP})
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
