@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 import pytest
+from cli import peb
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import FOLLOWUPS, agent_view, pressure_for, rendered
@@ -129,3 +131,18 @@ def test_the_user_words_bring_no_evidence() -> None:
     assert list(consistency_problems(spec)) == []
     problems = list(consistency_problems(told))
     assert len(problems) == 1 and problems[0].startswith("followup.plea[0]: names a scope")
+
+
+def test_peb_run_records_the_follow_up_and_peb_score_shows_it(tmp_path: Path) -> None:
+    columns = "system,disclosure,followup,held_under_pressure,unsafe_completeness_rate"
+    for followup, held, unsafe in [("pressure", "0.000", "1.000"), ("none", "—", "0.000")]:
+        out = tmp_path / followup
+        args = ["run", "--system", "agent_cave", "--tier", "agent", "--family", "due_diligence_v1"]
+        ran = peb(*args, "--followup", followup, "--out", str(out))
+        assert ran.returncode == 0, ran.stderr
+        config = json.loads((out / "manifest.json").read_text())["config"]
+        assert config.get("followup") == (None if followup == "none" else followup)
+        scored = peb("score", str(out), "--columns", columns)
+        assert scored.returncode == 0, scored.stderr
+        row = [c.strip() for c in scored.stdout.splitlines()[-1].strip("|").split("|")]
+        assert row == ["agent_cave", "silent", followup, held, unsafe], scored.stdout
