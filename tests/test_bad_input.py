@@ -386,6 +386,32 @@ probe(
     "--disclosure: oracle reads no agent view (--disclosure applies to agent systems",
 )
 
+probe(
+    "followup_for_a_one_shot_system",
+    [*RUN, "--followup", "pressure", "--out", "{tmp}/never"],
+    "--followup applies to agent systems",
+)
+probe(
+    "followup_on_a_tier_without_tools",
+    [
+        "run",
+        "--system",
+        "agent_cave",
+        "--tier",
+        "paper",
+        "--followup",
+        "pressure",
+        "--out",
+        "{tmp}/n",
+    ],
+    "--followup: the paper tier has no corpus",
+)
+probe(
+    "followup_unknown",
+    ["run", "--system", "agent_cave", "--followup", "nag", "--out", "{tmp}/never"],
+    "argument --followup: unknown follow-up 'nag'; valid: none, pressure",
+)
+
 
 @probe("score_family_not_covered")
 def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
@@ -401,7 +427,8 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
 probe(
     "score_unknown_column",
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
-    "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, disclosure, max_steps, "
+    "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, disclosure, followup, "
+    "max_steps, "
     "family, repeats, status, n,",
 )
 

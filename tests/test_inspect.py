@@ -957,7 +957,8 @@ overclaims), `stops` (replies in prose, never calling a tool), `bad_submit` (a s
 response is not an object, then the oracle's decision), `error` (a search, then HTTP 400)."""
 AGENT_STEPS = 3
 EPISODE_METRICS = (*HEADLINE, "evidence_coverage", "hidden_probes", "steps", "tool_errors",
-                   "no_submit_rate", "stale_reliance", "expired_reliance")  # fmt: skip
+                   "no_submit_rate", "stale_reliance", "held_under_pressure",
+                   "expired_reliance")  # fmt: skip
 
 
 def _required_visible(task: Task) -> list[Document]:

@@ -5,8 +5,9 @@ tools answer with typed results that cannot hold a hidden document, a fact, an e
 tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("agent", task,
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
 declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
-call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`,
-`hands_off`), never by its name."""
+call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`, `went_on`,
+`submitted_response`, `hands_off`), never by its name. Under `--followup pressure` the session
+plays a user who pushes back once on a response that reports a gap (`_followup.py`)."""
 
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
@@ -17,6 +18,14 @@ from ._disclosure import (
     register_disclosure,
 )
 from ._explore import corpus_frame, search_frame
+from ._followup import (
+    DEFAULT_FOLLOWUP,
+    FOLLOWUPS,
+    Pressure,
+    check_followup,
+    claims_gap,
+    pressure_for,
+)
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import (
@@ -49,8 +58,10 @@ from ._tool import (
     register_tool,
     rendered,
     shown,
+    submitted_response,
     surfaced_ids,
     tool_schemas,
+    went_on,
 )
 from ._view import (
     AgentView,
@@ -79,9 +90,11 @@ from .tools import (
 
 __all__ = [
     "DEFAULT_DISCLOSURE",
+    "DEFAULT_FOLLOWUP",
     "DEFAULT_HITS",
     "DELEGATE_TOOL",
     "DISCLOSURES",
+    "FOLLOWUPS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
@@ -113,6 +126,7 @@ __all__ = [
     "IndexedDocument",
     "OpenArguments",
     "OpenResult",
+    "Pressure",
     "Ranking",
     "SearchArguments",
     "SearchResult",
@@ -123,6 +137,8 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "check_followup",
+    "claims_gap",
     "corpus_frame",
     "ends_episode",
     "failed",
@@ -134,14 +150,17 @@ __all__ = [
     "listed",
     "offered",
     "opened_id",
+    "pressure_for",
     "register_disclosure",
     "register_tool",
     "rendered",
     "replay_grants",
     "search_frame",
     "shown",
+    "submitted_response",
     "surfaced_ids",
     "task_index",
     "tokens",
     "tool_schemas",
+    "went_on",
 ]

@@ -68,22 +68,29 @@ class OpenResult(_Result):
 
 
 class SubmitResult(_Result):
-    """The response was accepted; the episode is over."""
+    """The response was accepted. The episode is over, unless the user answered it (`user`,
+    under `--followup pressure`: its words, pressure and no evidence) and `next` says what the
+    agent may do: submit again, once."""
 
     submitted: bool = True
+    user: str | None = None
+    next: str | None = None
     grants: tuple[GrantNotice, ...] | None = None
 
 
 class ToolOutcome(_Result):
     """What one tool call gave: `content`, exactly what the model is shown (a compact JSON
     rendering of the result, or `{"error": ...}`); `error`, the error text when the call failed;
-    `submitted`, the response's JSON text when this call was the accepted submit; `opened`, the
-    id of the document this call read whole; `handed_off`, whether it ran a sub-agent's
-    episode. A tool's handler says what its call did here; the session keeps it."""
+    `submitted`, the response's JSON text when this call was an accepted submit, and
+    `goes_on`, whether the episode goes on after it (the user answered it: `--followup
+    pressure`); `opened`, the id of the document this call read whole; `handed_off`, whether it
+    ran a sub-agent's episode. A tool's handler says what its call did here; the session keeps
+    it."""
 
     content: str
     error: str | None = None
     submitted: str | None = None
+    goes_on: bool = False
     opened: str | None = None
     handed_off: bool = False
 

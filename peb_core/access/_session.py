@@ -3,12 +3,13 @@
 corpus index, the user's scopes and the stores the session reaches, under a disclosure mode
 (docs/benchmark.md §9, §9.1). A session never reads a Task, and `call` never raises for anything
 a model can send: an unknown tool, arguments that are not JSON or of the wrong shape, an unknown
-or hidden document id, a call after the response was submitted each give an error result the
-model reads. Before each call is answered the session applies the grant changes due at it
+or hidden document id, a call once the episode is over each give an error result the model
+reads. Before each call is answered the session applies the grant changes due at it
 (`GrantClock`; the call's own search or open may set one going), then gives the tool's handler
 the public `CallContext` of the call, and keeps what the call did (an accepted submit, a
 document read, a handoff). A tool that runs an episode of its own (`delegate`) is awaited
-through `acall`."""
+through `acall`. The episode is over (`over`) at the first accepted submit, unless the user
+answers it (`--followup pressure`, `_followup.py`): then at the next one."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
+from ._followup import DEFAULT_FOLLOWUP, check_followup
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
 from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
@@ -43,8 +45,10 @@ class Corpus:
     scopes the user holds at the start, the family's response schema (the `submit` tool's
     parameters), the sub-agents the task lists (each with its own scopes and stores; none but on
     the `delegation` tier), the task's grant schedule (changes of the user's scopes, set going
-    by the episode's calls: `_grants.py`) and the stores the session's tools reach (none: every
-    store; a document of another store is, to them, an id that does not exist)."""
+    by the episode's calls: `_grants.py`), the stores the session's tools reach (none: every
+    store; a document of another store is, to them, an id that does not exist) and what the
+    user says if it pushes back on a response that reports a gap (`--followup pressure`; None:
+    no user answers, as for a handoff's sub-agent)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
@@ -52,6 +56,7 @@ class Corpus:
     agents: tuple[SubAgent, ...] = ()
     grants: tuple[GrantChange, ...] = ()
     stores: tuple[str, ...] = ()
+    pressure: str | None = None
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -99,6 +104,9 @@ class AgentSession:
         tools: the tools offered, by name (default: every registered tool, those that hand off
             only when the task lists sub-agents and `delegator` is given).
         delegator: what runs a handed-off episode (None: this session cannot hand off).
+        followup: what the user does after a response (`FOLLOWUPS`): under `pressure` it
+            answers the first accepted submit that claims incomplete or blocks with the
+            corpus's `pressure` words, and the episode goes on to one more submit.
     """
 
     def __init__(
@@ -108,10 +116,12 @@ class AgentSession:
         disclosure: Disclosure,
         tools: Sequence[str] | None = None,
         delegator: Delegator | None = None,
+        followup: str = DEFAULT_FOLLOWUP,
     ) -> None:
         self.start = start
         self.disclosure = disclosure
         self.delegator = delegator
+        self.followup = check_followup(followup)
         self.handoffs = 0
         """How many handed-off episodes the session has run."""
         self._corpus = corpus
@@ -125,6 +135,8 @@ class AgentSession:
         self._calls = 0
         self._submitted: str | None = None
         self._submit_call: int | None = None
+        self._over = False
+        self._pushed = False
         self._opened: dict[str, int] = {}
 
     @property
@@ -149,14 +161,34 @@ class AgentSession:
 
     @property
     def submitted(self) -> str | None:
-        """The accepted response's JSON text, once submitted; the episode is then over."""
+        """The response that counts: the last accepted submit's JSON text (None before one)."""
         return self._submitted
+
+    @property
+    def over(self) -> bool:
+        """Whether the episode is over: a submit was accepted and the user did not answer it
+        (or answered, and a second submit was accepted). Every call after it is an error."""
+        return self._over
+
+    @property
+    def pushback(self) -> str | None:
+        """What the user said when it pushed back on an accepted submit (None before it did, or
+        in an episode where it does not)."""
+        return self._corpus.pressure if self._pushed else None
+
+    @property
+    def pushes(self) -> bool:
+        """Whether the user pushes back on a response that reports a gap (`--followup
+        pressure`, and words for it: a handoff's sub-agent meets no user)."""
+        return self.followup == "pressure" and self._corpus.pressure is not None
 
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
         corpus = self._corpus
-        context = ToolContext(corpus.response_schema, self.disclosure, self.agents, corpus.stores)
+        context = ToolContext(
+            corpus.response_schema, self.disclosure, self.agents, corpus.stores, self.pushes
+        )
         return tool_schemas(context, self._tools)
 
     @property
@@ -243,14 +275,17 @@ class AgentSession:
             reach=self._reach,
             delegator=self.delegator,
             handoffs=self.handoffs,
+            pressure=self._corpus.pressure if self.pushes and self._submitted is None else None,
         )
 
     def _end(self, outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
-        """Keep what the call did (its accepted submit, the document it read, a handoff) and
-        add the notices to what the model is shown."""
+        """Keep what the call did (its accepted submit, and whether the episode goes on after
+        it; the document it read; a handoff) and add the notices to what the model is shown."""
         if outcome.submitted is not None:
             self._submitted = outcome.submitted
             self._submit_call = self._calls
+            self._over = not outcome.goes_on
+            self._pushed = self._pushed or outcome.goes_on
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off
@@ -261,10 +296,12 @@ class AgentSession:
         if not isinstance(name, str) or name not in self._tools:
             shown = name if isinstance(name, str) else type(name).__name__
             return failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")
-        if self._submitted is not None:
+        if self._over:
             return failed(
                 f"{name}: the episode is over: a response was already submitted (only the first "
                 "submit counts)"
+                if self.followup == "none"
+                else f"{name}: the episode is over: your final response was already submitted"
             )
         parsed: Any = arguments
         if isinstance(arguments, str):

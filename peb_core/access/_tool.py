@@ -5,9 +5,11 @@ handler (`run`, given the `CallContext` a session offers one call and the argume
 model), the words the agent prompt says of it, what a call does that a grant schedule reads
 (`event`), and how later stages read its calls: the document a call opens (`opens`), what a call
 showed and withheld, found again (`surfaces`), whether its accepted call ends the episode
-(`ends`) or hands off (`hands_off`), and how a replay renders its result (`render`). Nothing
-after the access layer branches on a tool's name: it asks the registry (`opened_id`,
-`surfaced_ids`, `rendered`, `ends_episode`, `hands_off`). The shipped tools are in `tools/`."""
+(`ends`, unless its result says the user answered it: `goes_on`) and the response it submits
+(`submits`), whether it hands off (`hands_off`), and how a replay renders its result (`render`).
+Nothing after the access layer branches on a tool's name: it asks the registry (`opened_id`,
+`surfaced_ids`, `rendered`, `ends_episode`, `went_on`, `submitted_response`, `hands_off`). The
+shipped tools are in `tools/`."""
 
 from __future__ import annotations
 
@@ -48,8 +50,9 @@ as given (`dict`) for a tool that reads its arguments itself."""
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool's description and schema may depend on: the family's response schema and
-    the disclosure mode (whose notices the search tool describes)."""
+    """What a tool's description and schema may depend on: the family's response schema, the
+    disclosure mode (whose notices the search tool describes) and whether the user pushes back
+    on a response (whose end the submit tool describes)."""
 
     response_schema: dict[str, Any]
     disclosure: Disclosure
@@ -60,6 +63,9 @@ class ToolContext:
     a description for every task, as a listing of tools gives it)."""
     stores: tuple[str, ...] = ()
     """The stores the session's tools reach (none: a corpus without stores)."""
+    pushes: bool = False
+    """Whether the user answers a response that reports a gap (`--followup pressure`), so an
+    accepted submit may leave the episode going."""
 
 
 Delegator = Callable[[str, "AgentView"], Awaitable[Handoff]]
@@ -72,8 +78,9 @@ class CallContext:
     """What a session offers a tool's handler for one call, once the grant changes due at it
     hold: the corpus and the masks that say what the user may see now and what the session's
     tools reach (a handler shows only what both allow; the typed results enforce the rest), the
-    disclosure mode, the agent's start, and what a handoff needs. A handler reports what its
-    call did in its `ToolOutcome` (`submitted`, `opened`, `handed_off`); the session keeps it."""
+    disclosure mode, the agent's start, what a handoff needs and what the user would say to a
+    response. A handler reports what its call did in its `ToolOutcome` (`submitted` and
+    `goes_on`, `opened`, `handed_off`); the session keeps it."""
 
     call: int
     """The call's number in the episode, from 1 (bad calls included)."""
@@ -91,6 +98,9 @@ class CallContext:
     """What runs a handoff (None: this session cannot hand off)."""
     handoffs: int = 0
     """How many handoffs the episode has made before this call."""
+    pressure: str | None = None
+    """What the user says if this call's submit reports a gap (`--followup pressure`, before
+    the first accepted submit; None: no user answers it)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +135,11 @@ class Tool(Generic[A]):
             `what_it_saw`), from its result as a JSON object and the doc ids it showed.
         note: a paragraph a task's start adds of the tool where the start is read as text
             (an MCP client's `start_task`), in a context; None: none.
-        ends: its accepted call ends the episode (`submit`).
+        ends: its accepted call ends the episode (`submit`), unless `goes_on` says otherwise.
+        goes_on: for a tool that `ends`, whether the episode went on after an accepted call,
+            from its result as a JSON object (the user answered it, `--followup pressure`).
+        submits: for a tool that `ends`, the response a call submits (its JSON text), from its
+            arguments as a JSON object, read as the handler reads them (None: no response).
         hands_off: a call runs a sub-agent's episode: the tool is offered only where the
             session can carry it out (the task lists sub-agents and a delegator runs them).
     """
@@ -150,6 +164,8 @@ class Tool(Generic[A]):
     render: Callable[[Mapping[str, Any], Sequence[str]], str] | None = None
     note: Callable[[ToolContext], str] | None = None
     ends: bool = False
+    goes_on: Callable[[Mapping[str, Any]], bool] | None = None
+    submits: Callable[[Mapping[str, Any]], str | None] | None = None
     hands_off: bool = False
 
     def schema(self, context: ToolContext) -> dict[str, Any]:
@@ -287,9 +303,24 @@ def rendered(name: str, result: str | None, shown: Sequence[str]) -> str:
 
 
 def ends_episode(name: str) -> bool:
-    """Whether an accepted call of tool `name` ends the episode."""
+    """Whether an accepted call of tool `name` ends the episode (unless its result says the
+    episode went on: `went_on`)."""
     tool = TOOLS.get(name)
     return tool is not None and tool.ends
+
+
+def went_on(name: str, result: str | None) -> bool:
+    """Whether the episode went on after an accepted call of tool `name` that ends episodes,
+    by its `result` as recorded: the user answered it (`--followup pressure`)."""
+    tool = TOOLS.get(name)
+    return tool is not None and tool.goes_on is not None and tool.goes_on(_object(result or ""))
+
+
+def submitted_response(name: str, arguments: str) -> str | None:
+    """The response a call of tool `name` with `arguments` (as recorded) submits, as its JSON
+    text read as the tool reads it (None: the tool submits none, or not these arguments)."""
+    tool = TOOLS.get(name)
+    return tool.submits(_object(arguments)) if tool is not None and tool.submits else None
 
 
 def hands_off(name: str) -> bool:

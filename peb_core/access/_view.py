@@ -11,6 +11,7 @@ from typing import Any
 
 from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
+from ._followup import DEFAULT_FOLLOWUP, pressure_for
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
@@ -27,13 +28,22 @@ class AgentView:
     _corpus: Corpus = field(repr=False)
 
     def session(
-        self, disclosure: str = DEFAULT_DISCLOSURE, delegator: Delegator | None = None
+        self,
+        disclosure: str = DEFAULT_DISCLOSURE,
+        delegator: Delegator | None = None,
+        followup: str = DEFAULT_FOLLOWUP,
     ) -> AgentSession:
         """A new episode under the disclosure mode `disclosure` (a ValueError naming the valid
         modes for another); with `delegator`, one that may hand off to the task's sub-agents
-        (`delegate`)."""
+        (`delegate`); under `followup` `pressure`, one whose user pushes back on a response
+        that reports a gap (docs/benchmark.md §10.3; not on a handoff's view: a sub-agent
+        meets no user)."""
         return AgentSession(
-            self.start, self._corpus, get_disclosure(disclosure), delegator=delegator
+            self.start,
+            self._corpus,
+            get_disclosure(disclosure),
+            delegator=delegator,
+            followup=followup,
         )
 
     @property
@@ -70,7 +80,9 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
     """The only way to build an agent's view: the corpus indexed with every document's scope and
     store (`index`, given where it is already built), filtered on every query by the user's
     scopes (those at the start, changed by the task's grant schedule as the episode sets its
-    changes going) and the stores the user's own tools reach."""
+    changes going) and the stores the user's own tools reach; with what the family's user says
+    if it pushes back (`pressure_for`; said only under `--followup pressure`)."""
+    pressure = pressure_for(task, spec)
     corpus = Corpus(
         task_index(task) if index is None else index,
         task.user_scopes,
@@ -78,20 +90,25 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
         task.sub_agents,
         grants=task.grants,
         stores=task.user_stores,
+        pressure=None if pressure is None else pressure.text,
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 
 
 def replay_grants(
-    task: Task, calls: Iterable[tuple[str, str]], index: CorpusIndex | None = None
+    task: Task,
+    calls: Iterable[tuple[str, str]],
+    index: CorpusIndex | None = None,
+    followup: str = DEFAULT_FOLLOWUP,
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
-    its arguments exactly as given, in order): the calls played again through a session over
-    the task's corpus (`index`, given where it is already built) in the stores the user's own
-    tools reach, so each is read, counted and answered exactly as it was live. A `delegate` call
-    is counted as a call this session cannot carry out; it sets no change going, live or
-    replayed. The session's start is left without an answer schema and its `submit` without
-    parameters: nothing of it is shown to a model."""
+    its arguments exactly as given, in order) under `followup`: the calls played again through
+    a session over the task's corpus (`index`, given where it is already built) in the stores
+    the user's own tools reach, so each is read, counted and answered exactly as it was live
+    (the submit that counts, the last accepted, included). A `delegate` call is counted as a
+    call this session cannot carry out; it sets no change going, live or replayed. The
+    session's start is left without an answer schema, its `submit` without parameters and its
+    user without words: nothing of it is shown to a model."""
     start = AgentStart(
         family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
     )
@@ -101,20 +118,25 @@ def replay_grants(
         {},
         grants=task.grants,
         stores=task.user_stores,
+        pressure="",
     )
-    session = AgentSession(start, corpus, get_disclosure(DEFAULT_DISCLOSURE))
+    session = AgentSession(start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup)
     for name, arguments in calls:
         session.call(name, arguments)
     return session.timeline
 
 
 def family_tools(
-    spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE, handing: bool = False
+    spec: ScenarioFile,
+    disclosure: str = DEFAULT_DISCLOSURE,
+    handing: bool = False,
+    followup: str = DEFAULT_FOLLOWUP,
 ) -> list[dict[str, Any]]:
     """Every registered tool's function schema for a family's tasks under a disclosure mode
-    (`submit` takes the family's response schema), as described for every task (no task's
-    stores or sub-agents): what `AgentSession.tools` offers on any of them, and with `handing`
-    the tools that hand off too."""
-    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
+    (`submit` takes the family's response schema) and a follow-up mode, as described for every
+    task (no task's stores or sub-agents): what `AgentSession.tools` offers on any of them, and
+    with `handing` the tools that hand off too."""
+    pushes = followup == "pressure" and spec.followup is not None
+    context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
     return tool_schemas(context, offered(handing))
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from .._gc import gc_paused
 from .._registry import Live
+from ..access import DEFAULT_FOLLOWUP
 from ..runs import (
     MANIFEST,
     RESPONSES,
@@ -123,7 +124,7 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
 def system_label(manifest: RunManifest) -> str:
     """A run's system as every table of runs names it: a model system by its model string (its
     config's `model`), `agent:` before it for an agent; a baseline by its name. The protocol,
-    disclosure mode and step budget are columns of their own."""
+    disclosure mode, follow-up mode and step budget are columns of their own."""
     model = manifest.config.get("model")
     if model is None:
         return manifest.system
@@ -165,10 +166,12 @@ def _score(
     if state == "running":  # tasks not done yet are pending, not missing: left out until done
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
+    followup = str(config.get("followup", DEFAULT_FOLLOWUP)) if is_agent_run(manifest) else "-"
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
+        followup=pl.lit(followup),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
     ), warnings

@@ -18,7 +18,14 @@ from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from .._registry import Registry
-from ..access import DEFAULT_DISCLOSURE, DISCLOSURES, get_disclosure
+from ..access import (
+    DEFAULT_DISCLOSURE,
+    DEFAULT_FOLLOWUP,
+    DISCLOSURES,
+    FOLLOWUPS,
+    check_followup,
+    get_disclosure,
+)
 from ..systems import (
     AGENT_PREFIX,
     BASELINES,
@@ -62,13 +69,17 @@ within bounds, `text` a string, `choice` one name of a registry, `names` names (
 comma-separate), `seeds` a seed list (`11,23`, `400-439`), `url` an http(s) URL, `switch` on or
 off."""
 
-Applies = Literal["always", "models", "agents", "agent_models", "corpus_tiers", "handoffs"]
+Applies = Literal[
+    "always", "models", "agents", "agent_models", "corpus_tiers", "agent_corpora", "handoffs"
+]
 """What an option applies to, checked when a run is planned: `models` systems that prompt a
 model (a litellm model string, `agent:<model>`, or the front-end's own model); `agents` agent
 systems (the `agent_*` baselines, `agent:<model>`, an MCP client, an inspect agent on a tier
 with corpora); `agent_models` agent systems that are models (budgets); `corpus_tiers` tiers
-whose tasks are corpora; `handoffs` systems that hand off on tiers whose tasks list
-sub-agents. An option given where it does not apply is refused in one line."""
+whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks, the
+system first);
+`handoffs` systems that hand off on tiers whose tasks list sub-agents. An option given where
+it does not apply is refused in one line."""
 
 MAX_STEPS_CAP = 1_000
 """The most steps an episode may be given (an agent's model requests; an MCP episode's tool
@@ -142,6 +153,10 @@ def _disclosures() -> list[str]:
 
 def _protocols() -> list[str]:
     return list(PROTOCOLS)
+
+
+def _followups() -> list[str]:
+    return list(FOLLOWUPS)
 
 
 class RunSpec(BaseModel):
@@ -360,6 +375,19 @@ class RunSpec(BaseModel):
             default_for={"mcp": "agent_fail_and_report"},
         ),
     ] = None
+    followup: Annotated[
+        str,
+        Option(
+            "choice",
+            "Follow-up",
+            "what the user does after an agent's response: pressure pushes back once on a "
+            "reported gap (a deadline, an authority or a plea; no new evidence) and the last "
+            "submit is scored",
+            frontends=_every("cli", "workbench", "mcp"),
+            applies="agent_corpora",
+            choices=_followups,
+        ),
+    ] = DEFAULT_FOLLOWUP
     repeats: Annotated[
         int,
         Ge(1),
@@ -403,7 +431,7 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol")
+    @field_validator("tier", "disclosure", "protocol", "followup")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -575,6 +603,8 @@ def _choose(name: str, text: str) -> None:
             get_disclosure(text)
         elif name == "protocol" and text not in PROTOCOLS:
             raise ValueError(f"unknown protocol {text!r}; valid: {', '.join(PROTOCOLS)}")
+        elif name == "followup":
+            check_followup(text)
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -834,6 +864,13 @@ def _checked(
             check_corpus_size(spec.tier, spec.corpus_size)
         except ValueError as exc:
             problems.append(f"{names['corpus_size']}: {exc}")
+    if spec.followup != DEFAULT_FOLLOWUP and selection is not None:
+        wordless = [f.id for f in selection.families if f.followup is None]
+        if wordless:
+            problems.append(
+                f"{names['followup']}: {wordless[0]} has no [followup] section (what its user "
+                "says when it pushes back); choose families that have one"
+            )
     protocol = PROTOCOLS.get(spec.protocol)
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
@@ -866,7 +903,14 @@ def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
 
 def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
     """Why option `name` does not apply to `spec` (None when it does)."""
-    applies = options()[name].applies
+    return _not_applying_to(options()[name].applies, name, spec, names, frontend)
+
+
+def _not_applying_to(
+    applies: Applies, name: str, spec: RunSpec, names: Naming, frontend: str
+) -> str | None:
+    """Why option `name`, which applies to `applies`, does not apply to `spec` (None when it
+    does)."""
     agent, model, agent_model = _who(spec, frontend)
     who = spec.system or "this run"
     tier = get_tier(spec.tier)
@@ -882,7 +926,9 @@ def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str
             f"{names[name]} applies to agent models only; run a model as one with "
             f"{AGENT_PREFIX}<model>"
         )
-    if applies == "corpus_tiers" and tier.corpus is None:
+    if applies == "agent_corpora" and not agent:
+        return _not_applying_to("agents", name, spec, names, frontend)
+    if applies in ("corpus_tiers", "agent_corpora") and tier.corpus is None:
         corpora = [t.name for t in TIERS.values() if t.corpus is not None]
         return (
             f"{names[name]}: the {spec.tier} tier has no corpus; choose {names['tier']} "
@@ -924,6 +970,7 @@ def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any
         "token_budget": budget or None,
         "use_cache": spec.cache,
         "holds": holds,
+        "followup": spec.followup,
     }
 
 

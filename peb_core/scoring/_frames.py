@@ -25,6 +25,7 @@ import polars as pl
 from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
+from ._followup import with_followup
 from ._grants import GRANT_STATE, GrantSchedules, with_grant_states
 from ._handoffs import with_handoffs
 from ._metrics import METRICS, Metric
@@ -40,11 +41,14 @@ the only state of a task without a schedule; `_grants.judged_state`)."""
 RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
-ROW_KEYS = ("run", "system", "protocol", "tier", "disclosure", "max_steps", "family")
-"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure` and
-`max_steps` where the scores have them: scores of run folders do; an agent's disclosure mode and
-step budget, `-` and null for one-shot runs)."""
-RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "max_steps")
+ROW_KEYS = (
+    "run", "system", "protocol", "tier", "disclosure", "followup", "max_steps", "family"
+)  # fmt: skip
+"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure`,
+`followup` and `max_steps` where the scores have them: scores of run folders do; an agent's
+disclosure mode, follow-up mode (`none`, `pressure`: docs/benchmark.md §10.3) and step budget,
+`-`, `-` and null for one-shot runs)."""
+RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "followup", "max_steps")
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
 
@@ -523,7 +527,8 @@ def score_records(
     scores = with_episodes(
         score_frames(frame, expected, responses, answers), episodes, records, answers, timelines
     )
-    return with_repeats(with_handoffs(scores, records, vocabularies(families), frame))
+    vocab = vocabularies(families)
+    return with_repeats(with_followup(with_handoffs(scores, records, vocab, frame), records, vocab))
 
 
 REPEAT_COLUMNS = pl.Schema(

@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..access import CorpusIndex, GrantTimeline, replay_grants, task_index
+from ..access import (
+    DEFAULT_FOLLOWUP,
+    CorpusIndex,
+    GrantTimeline,
+    ends_episode,
+    replay_grants,
+    task_index,
+    went_on,
+)
 from ..systems import ResponseRecord, Step
 from ..tasks import Task
 
@@ -41,12 +49,27 @@ def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
     ]
 
 
+def user_pushed(trace: Sequence[Step]) -> bool:
+    """Whether the user answered a submit of an episode's trace (it ran under `--followup
+    pressure` and its first accepted submit claimed a gap): a result that says the episode
+    went on (an error result never does)."""
+    return any(
+        ends_episode(call.name) and went_on(call.name, step.results[i])
+        for step in trace
+        for i, call in enumerate(step.tool_calls)
+        if i < len(step.results)
+    )
+
+
 def grant_timeline(
     task: Task, trace: Sequence[Step], index: CorpusIndex | None = None
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in the episode of `trace`: its calls played again
-    against the schedule (`access.replay_grants`; `index`, the task's, where already built)."""
-    return replay_grants(task, episode_calls(trace), index)
+    against the schedule (`access.replay_grants`; `index`, the task's, where already built),
+    under the follow-up its trace shows (`pressure` where the user pushed back, so the submit
+    that counts is the last, as it was live)."""
+    followup = "pressure" if user_pushed(trace) else DEFAULT_FOLLOWUP
+    return replay_grants(task, episode_calls(trace), index, followup)
 
 
 def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> int:

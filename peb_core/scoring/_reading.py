@@ -34,6 +34,7 @@ from ..tasks import (
     Answer,
     Completeness,
     ScenarioFile,
+    fold,
     gap_vocabulary,
 )
 
@@ -115,11 +116,6 @@ UNREADABLE = ReadReply(
     gap_report=None,
     violations=("no_json_object: reply",),
 )
-
-
-def fold(value: str) -> str:
-    """`value` lower-cased with spaces and dashes as underscores, trimmed."""
-    return re.sub(r"[\s\-]+", "_", value.strip().lower()).strip("_")
 
 
 def find_object(text: str) -> tuple[dict[str, Any], bool] | None:

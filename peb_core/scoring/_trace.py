@@ -171,7 +171,7 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
 
 
-def _failed(step: Step, i: int) -> bool:
+def call_failed(step: Step, i: int) -> bool:
     """Whether a step's `i`-th call was answered with an error: as recorded, or (a trace that
     records no errors) as its result says."""
     if i < len(step.errors) and step.errors[i] is not None:
@@ -197,7 +197,7 @@ def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
             for sub in trace:
                 for i, call in enumerate(sub.tool_calls):
                     doc_id = opened_id(call.name, call.arguments)
-                    if doc_id is not None and not _failed(sub, i):
+                    if doc_id is not None and not call_failed(sub, i):
                         opened.add(doc_id)
             opened |= _handed_off_opens(trace)
     return opened
@@ -219,7 +219,7 @@ def _record_counts(
     opened: set[str] = set()
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
-            failed = _failed(step, i)
+            failed = call_failed(step, i)
             doc_id = opened_id(call.name, call.arguments)
             if doc_id is not None and doc_id in hidden and failed:
                 probes += 1

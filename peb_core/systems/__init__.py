@@ -17,7 +17,7 @@ from ._defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ._delegation import REQUESTERS, SUB_AGENTS
-from ._episode import Episode
+from ._episode import Episode, followup_config
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
@@ -115,6 +115,7 @@ __all__ = [
     "cache_key",
     "clean_reply",
     "current_repeat",
+    "followup_config",
     "get_local",
     "get_protocol",
     "get_server",

@@ -5,9 +5,12 @@ under `structured_gap@1`, the contract and policy; no document) and the session'
 (`search`, `open`, `submit`, and any tool registered beside them). Each step sends the
 conversation through the one litellm request path (`LitellmSystem._send`: our cache, keyed per
 step; retries; cost), carries out every tool call the reply makes through the session, in order,
-and appends the results (the episode recorder, `Episode`: one step per model turn). It ends at the
-first accepted submit (`ok`, the submitted response is the reply), or without one (`no_submit`)
-when `max_steps` requests were made or `token_budget` tokens were spent; a request that fails
+and appends the results (the episode recorder, `Episode`: one step per model turn; the words of a
+user who pushes back follow as a user message). It ends when
+the session says the episode is over (`ok`: at the first accepted submit, or under `--followup
+pressure` at the submit after the user pushed back; the last submitted response is the reply),
+or when `max_steps` requests were made or `token_budget` tokens were spent (`ok` with the
+response submitted before the user pushed back, if any; else `no_submit`); a request that fails
 after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
 served from the cache up to where it failed. Every step is kept in the reply's `trace`. On a
 task that lists sub-agents the session also offers `delegate`: each handoff is an episode of
@@ -21,9 +24,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..access import DEFAULT_DISCLOSURE, AgentView, get_disclosure
+from ..access import (
+    DEFAULT_DISCLOSURE,
+    DEFAULT_FOLLOWUP,
+    AgentView,
+    check_followup,
+    get_disclosure,
+)
 from ..tasks import ViewKind
-from ._episode import Episode
+from ._episode import Episode, followup_config
 from ._handoffs import Handoffs
 from ._model import Completion, LitellmSystem, system_name
 from ._prompts import agent_reminder
@@ -53,9 +62,13 @@ class AgentSystem(LitellmSystem):
     message naming its call and a reply's content is never null."""
     delegate_system: Any = None
     """The agent system that runs handoffs (`delegate`); None: this one."""
+    followup: str = DEFAULT_FOLLOWUP
+    """What the user does after a response (`access.FOLLOWUPS`): under `pressure` it pushes
+    back once on a response that reports a gap (docs/benchmark.md §10.3)."""
 
     def __post_init__(self) -> None:
         get_disclosure(self.disclosure)  # a ValueError naming the modes for another
+        check_followup(self.followup)
         if self.protocol.agent is None:
             raise ValueError(
                 f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "
@@ -79,6 +92,7 @@ class AgentSystem(LitellmSystem):
             "token_budget": self.token_budget,
             "dialect": self.dialect,
             **_delegate_config(self.delegate_system),
+            **followup_config(self.followup),
         }
 
     def digests(self) -> dict[str, str]:
@@ -89,15 +103,16 @@ class AgentSystem(LitellmSystem):
         mode."""
         assert self.protocol.agent is not None
         handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        episode = Episode(view.session(self.disclosure, delegator=handoffs))
+        episode = Episode(view.session(self.disclosure, handoffs, self.followup))
         tools = episode.session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
+        told: str | None = None
         for number in range(self.max_steps):
             spent = episode.spent
             if self.token_budget is not None and spent >= self.token_budget:
-                return episode.reply("no_submit", f"token budget {self.token_budget:,} spent "
-                                     f"({spent:,} tokens) without a submit")  # fmt: skip
+                return episode.out_of_budget(f"token budget {self.token_budget:,} spent "
+                                             f"({spent:,} tokens) without a submit")  # fmt: skip
             episode.starting(self.max_steps)
             started = time.monotonic()
             result = await self._send(self._request(messages, tools=tools, tool_choice="auto"))
@@ -114,11 +129,15 @@ class AgentSystem(LitellmSystem):
             step = await episode.turn(done.calls, sent=sent, content=done.text or None, usage=usage)
             messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
-            if episode.session.submitted is not None:
+            if episode.session.over:
                 return episode.reply("ok")
-            sent = [] if step.tool_calls else [agent_reminder()]
+            pushback = episode.session.pushback
+            if pushback is not None and pushback != told:  # the user's push, as its own turn
+                told, sent = pushback, [{"role": "user", "content": pushback}]
+            else:
+                sent = [] if step.tool_calls else [agent_reminder()]
             messages.extend(sent)
-        return episode.reply("no_submit", f"no submit within {self.max_steps} steps")
+        return episode.out_of_budget(f"no submit within {self.max_steps} steps")
 
     def _results(self, step: Step) -> list[dict[str, Any]]:
         """The messages that carry a step's tool results back to the model."""

@@ -16,7 +16,10 @@ and use only its tools, so a run of them shows what the tools let a system do.
 - `agent_cue`: answers as `agent_silent` and decides completeness from the disclosure notices
   alone (a requirement whose search withheld something is missing, from the scopes named);
 - `agent_keep_expired`: `agent_fail_and_report` without the second check: it relies on what
-  it read under a grant that has since ended.
+  it read under a grant that has since ended;
+- `agent_cave`: `agent_fail_and_report` until the user pushes back on its report (`--followup
+  pressure`, docs/benchmark.md §10.3); then it claims complete with the answer it found. Every
+  other baseline holds: pushed back, it submits its response again.
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), versions and references by the record stamps. Each
@@ -39,6 +42,7 @@ from pydantic import ValidationError
 
 from ..access import (
     DEFAULT_DISCLOSURE,
+    DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
     MAX_QUERY_CHARS,
     OPEN_TOOL,
@@ -49,6 +53,8 @@ from ..access import (
     DelegateResult,
     OpenResult,
     SearchResult,
+    SubmitResult,
+    check_followup,
     get_disclosure,
     handoff_arguments,
 )
@@ -66,7 +72,7 @@ from ..tasks import (
     load_families,
     record_ref,
 )
-from ._episode import Episode
+from ._episode import Episode, followup_config
 from ._handoffs import Handoffs
 from ._reply import Reply, Response
 
@@ -124,13 +130,21 @@ def reader_for(family: str) -> TextReader:
 class AgentTools:
     """A baseline's tools over one recorded episode (`Episode`, scripted): each a typed call
     through the session, recorded as a step of its own; with `handoffs`, one that may hand off
-    (`delegate`)."""
+    (`delegate`); under `followup` `pressure`, one whose user may push back on its response."""
 
-    def __init__(self, view: AgentView, disclosure: str, handoffs: Handoffs | None = None) -> None:
+    def __init__(
+        self,
+        view: AgentView,
+        disclosure: str,
+        handoffs: Handoffs | None = None,
+        followup: str = DEFAULT_FOLLOWUP,
+    ) -> None:
         self.start: AgentStart = view.start
-        self.episode = Episode(view.session(disclosure, delegator=handoffs), scripted=True)
+        self.episode = Episode(view.session(disclosure, handoffs, followup), scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
+        self.found: Answer | None = None
+        """The answer its reading of the records found (kept where its response blocks)."""
 
     def _call(self, name: str, **arguments: Any) -> str:
         return self.episode.call(name, json.dumps(arguments)).content
@@ -154,8 +168,11 @@ class AgentTools:
         result = OpenResult.model_validate_json(self._call(OPEN_TOOL.name, doc_id=doc_id))
         return result.document is not None
 
-    def submit(self, response: Response) -> None:
-        self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
+    def submit(self, response: Response) -> SubmitResult:
+        """Submit `response`; what the session answered (the user's words, if it pushed
+        back)."""
+        content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
+        return SubmitResult.model_validate_json(content)
 
     async def delegate(self, request: str, to: str) -> Response | None:
         """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
@@ -336,6 +353,7 @@ def check_records(
     missing = [r for r in required if register[r.id].ref not in found]
     answer = _answer(start, reader, (d.body for d in found.values()))
     scopes = [s for r in missing if (s := register[r.id].scope) is not None]
+    tools.found = answer
     return answer, missing, scopes
 
 
@@ -377,11 +395,20 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
         for a in answers
     ]
     still = [r for r in start.contract.required_evidence if r.id in gone]
-    return _reply(start, fold_answer(start.answer_schema, effects), still, scopes)
+    tools.found = fold_answer(start.answer_schema, effects)
+    return _reply(start, tools.found, still, scopes)
+
+
+def cave(tools: AgentTools, reader: TextReader, response: Response) -> Response:
+    """Pushed back on `response`, claims complete with the answer its reading found (without
+    new evidence: the user brought none)."""
+    found = tools.found if tools.found is not None else response.answer
+    return Response(answer=found or {}, completeness="complete", gap_report=None)
 
 
 Strategy = Callable[[AgentTools, TextReader], Response]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
+Pushed = Callable[[AgentTools, TextReader, Response], Response]
 
 
 @dataclass(frozen=True)
@@ -396,6 +423,9 @@ class AgentBaseline:
         requester: what it does on a task that lists sub-agents, where its episode may hand
             off (`AgentTools.delegate`); None: it never hands off.
         delegate_system: the agent system its handoffs run (None: itself).
+        followup: what the user does after its response (`access.FOLLOWUPS`).
+        pushed: what it submits when the user pushes back on its response (None: the same
+            response again: it holds).
     """
 
     name: str
@@ -403,6 +433,8 @@ class AgentBaseline:
     disclosure: str = DEFAULT_DISCLOSURE
     requester: Requester | None = None
     delegate_system: Any = None
+    followup: str = DEFAULT_FOLLOWUP
+    pushed: Pushed | None = None
     view: ViewKind = field(default="agent", init=False)
 
     def config(self) -> dict[str, Any]:
@@ -411,25 +443,33 @@ class AgentBaseline:
             "disclosure": self.disclosure,
             **({} if handing is None else {"delegate_system": {"name": handing.name,
                                                                 **handing.config()}}),
+            **followup_config(self.followup),
         }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
         return {}
 
-    def under(self, disclosure: str) -> AgentBaseline:
-        """The same baseline under another disclosure mode (a ValueError for an unknown one)."""
+    def under(self, disclosure: str, followup: str = DEFAULT_FOLLOWUP) -> AgentBaseline:
+        """The same baseline under another disclosure mode and follow-up mode (a ValueError for
+        an unknown one)."""
         get_disclosure(disclosure)
-        return replace(self, disclosure=disclosure)
+        return replace(self, disclosure=disclosure, followup=check_followup(followup))
 
     def handing_to(self, system: Any) -> AgentBaseline:
         """The same baseline handing off to `system` (an agent system)."""
         return replace(self, delegate_system=system)
 
     def play(self, view: AgentView) -> Episode:
-        """One episode over `view` on its own (no handoff), to its submit."""
-        tools = AgentTools(view, self.disclosure)
-        tools.submit(self.strategy(tools, reader_for(view.start.family)))
+        """One episode over `view` on its own (no handoff), to its end."""
+        tools = AgentTools(view, self.disclosure, followup=self.followup)
+        reader = reader_for(view.start.family)
+        self._respond(tools, reader, self.strategy(tools, reader))
         return tools.episode
+
+    def _respond(self, tools: AgentTools, reader: TextReader, response: Response) -> None:
+        """Submit `response`, and if the user pushes back, what it submits then."""
+        if tools.submit(response).user is not None:
+            tools.submit(response if self.pushed is None else self.pushed(tools, reader, response))
 
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one); called
@@ -443,8 +483,10 @@ class AgentBaseline:
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
             return self.play(view).reply("ok")
-        tools = AgentTools(view, self.disclosure, Handoffs(self.delegate_system or self))
-        tools.submit(await self.requester(tools, reader_for(view.start.family)))
+        handoffs = Handoffs(self.delegate_system or self)
+        tools = AgentTools(view, self.disclosure, handoffs, self.followup)
+        reader = reader_for(view.start.family)
+        self._respond(tools, reader, await self.requester(tools, reader))
         return tools.episode.reply("ok")
 
 
@@ -454,4 +496,5 @@ AGENT_BASELINES = (
     AgentBaseline("agent_no_delegate", agent_fail_and_report),
     AgentBaseline("agent_cue", agent_cue),
     AgentBaseline("agent_keep_expired", agent_keep_expired),
+    AgentBaseline("agent_cave", agent_fail_and_report, requester=report_across, pushed=cave),
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._registry import UnknownName
-from ..access import DEFAULT_DISCLOSURE, get_disclosure
+from ..access import DEFAULT_DISCLOSURE, DEFAULT_FOLLOWUP, check_followup, get_disclosure
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AgentBaseline
@@ -73,6 +73,7 @@ def build_system(
     use_cache: bool = True,
     holds: list[Hold] | None = None,
     as_sub_agent: bool = False,
+    followup: str = DEFAULT_FOLLOWUP,
 ) -> System:
     """The system called `name`.
 
@@ -90,6 +91,10 @@ def build_system(
         disclosure: what the access layer tells an agent system of what it withheld (a
             disclosure mode, `access.DISCLOSURES`); recorded in its config. Another than the
             default is refused for a system that reads no agent view.
+        followup: what the user does after an agent's response (`access.FOLLOWUPS`: under
+            `pressure` it pushes back once on a reported gap); recorded in its config when not
+            `none`, and refused for a system that reads no agent view. A sub-agent meets no
+            user, whatever it is given.
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
         delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
             tasks that list sub-agents), built with the same settings; None: the agent itself.
@@ -115,6 +120,7 @@ def build_system(
         "token_budget": token_budget,
         "use_cache": use_cache,
         "holds": holds,
+        "followup": followup,
     }
     if as_sub_agent:
         return _sub_agent(name, families, settings)
@@ -152,8 +158,8 @@ def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, 
             f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>",
             "delegate_system",
         )
-    try:
-        return _build(name, families, settings)
+    try:  # a sub-agent meets no user: its requester does
+        return _build(name, families, {**settings, "followup": DEFAULT_FOLLOWUP})
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
@@ -165,20 +171,29 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     api_base, timeout_s = settings["api_base"], settings["timeout_s"]
     local_port, max_steps = settings["local_port"], settings["max_steps"]
     token_budget, use_cache = settings["token_budget"], settings["use_cache"]
-    holds = settings["holds"]
+    holds, followup = settings["holds"], settings["followup"]
     try:
         get_disclosure(disclosure)
+        check_followup(followup)
     except ValueError as exc:
         raise SystemSpecError(str(exc)) from None
+    agent_only = [
+        f"--{option} {value}"
+        for option, value, default in (
+            ("disclosure", disclosure, DEFAULT_DISCLOSURE),
+            ("followup", followup, DEFAULT_FOLLOWUP),
+        )
+        if value != default
+    ]
     if name in BASELINES:
         baseline = BASELINES[name]
-        if disclosure == DEFAULT_DISCLOSURE:
+        if not agent_only:
             return baseline
         if isinstance(baseline, AgentBaseline):
-            return baseline.under(disclosure)
+            return baseline.under(disclosure, followup)
         raise SystemSpecError(
-            f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "
-            "systems)"
+            f"{agent_only[0]}: {name} reads no agent view ({agent_only[0].split()[0][2:]} "
+            "applies to agent systems)"
         )
     agent = name.startswith(AGENT_PREFIX)
     model = name.removeprefix(AGENT_PREFIX)
@@ -191,10 +206,10 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
         prompt = get_protocol(protocol)
     except UnknownName as exc:
         raise SystemSpecError(str(exc)) from None
-    if not agent and disclosure != DEFAULT_DISCLOSURE:
+    if not agent and agent_only:
         raise SystemSpecError(
-            f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "
-            f"view (disclosure applies to agent systems: {AGENT_PREFIX}{name})"
+            f"{agent_only[0]}: {name} is a one-shot model system and reads no agent view "
+            f"({agent_only[0].split()[0][2:]} applies to agent systems: {AGENT_PREFIX}{name})"
         )
     numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
     if token_budget is not None:
@@ -225,6 +240,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             "disclosure": disclosure,
             "max_steps": max_steps,
             "token_budget": token_budget,
+            "followup": followup,
         }
         if not model.startswith("local/"):
             return AgentSystem(model=model, api_base=api_base, **common, **budgets)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from ..access import AgentSession, ToolOutcome
+from ..access import DEFAULT_FOLLOWUP, AgentSession, ToolOutcome
 from ._handoffs import Handoffs
 from ._reply import Delegation, Reply, ReplyStatus, Step, ToolCall, Usage
 from ._steps import step_started
@@ -134,6 +135,14 @@ class Episode:
         own = [Usage(cost_usd=0.0)] if self.scripted else [step.usage for step in self.steps]
         return own + [d.reply.usage for s in self.steps for d in s.delegations if d is not None]
 
+    def out_of_budget(self, why: str) -> Reply:
+        """The reply of an episode stopped by its budget (`why`) before the session said it
+        was over: `ok` with the response that stands if a submit was accepted (the user pushed
+        back and no second submit came), else `no_submit`."""
+        if self.session.submitted is not None:
+            return self.reply("ok")
+        return self.reply("no_submit", why)
+
     def reply(self, status: ReplyStatus, error: str | None = None) -> Reply:
         """The episode's reply: `status`, the response the session accepted (if any), `error`
         (why it ended without one), its steps as the trace, and its usage summed over its parts
@@ -156,6 +165,13 @@ class Episode:
             usage=usage,
             trace=tuple(self.steps),
         )
+
+
+def followup_config(followup: str) -> dict[str, Any]:
+    """An agent system's config key for its follow-up mode (`--followup`), recorded only when
+    the user pushes back: the configs, and so the run folders, of agents run without a
+    follow-up are what they were before there was one."""
+    return {} if followup == DEFAULT_FOLLOWUP else {"followup": followup}
 
 
 def _total(counts: Iterable[int | None]) -> int | None:

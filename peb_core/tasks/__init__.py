@@ -54,8 +54,17 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
-from ._response import response_model, response_schema
-from ._scenario import ROLES, AnswerField, Role, ScenarioFile, TemplateSpec
+from ._response import fold, response_model, response_schema
+from ._scenario import (
+    PRESSURE_KINDS,
+    ROLES,
+    AnswerField,
+    FollowupSpec,
+    PressureKind,
+    Role,
+    ScenarioFile,
+    TemplateSpec,
+)
 from ._select import (
     FLAGS,
     Selection,
@@ -119,6 +128,7 @@ __all__ = [
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
+    "PRESSURE_KINDS",
     "RECORDS",
     "RECORD_REF",
     "ROLES",
@@ -137,6 +147,7 @@ __all__ = [
     "CorpusSizes",
     "Document",
     "Fact",
+    "FollowupSpec",
     "GapReason",
     "GapReport",
     "GapStatus",
@@ -146,6 +157,7 @@ __all__ = [
     "GrantTrigger",
     "ModelView",
     "Oracles",
+    "PressureKind",
     "RequiredEvidence",
     "Role",
     "ScenarioError",
@@ -175,6 +187,7 @@ __all__ = [
     "documents_frame",
     "families_with_template",
     "family_overlap",
+    "fold",
     "fold_answer",
     "format_seeds",
     "gap_vocabulary",

@@ -498,5 +498,5 @@ AGENT = TierSpec(
     unsupported=needs("agent", "hard"),
     problems=_problems,
     corpus=AGENT_CORPUS,
-    sections=("hard", "agent"),
+    sections=("hard", "agent", "followup"),
 )

@@ -5,11 +5,12 @@ contributes (its `signals`), and each tier the family supports gets what it need
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Iterable, Iterator
 
 from ._draw import placeholders
-from ._scenario import MIN_PHRASINGS, ROLES, ScenarioFile
+from ._scenario import MIN_PHRASINGS, PRESSURE_KINDS, ROLES, ScenarioFile
 from ._tiers import TIERS
 
 
@@ -84,6 +85,43 @@ def _placed(
         yield f"{where}.scope: {scope!r} is not a user scope; " + one_of(spec.user_scopes)
     if family not in families:
         yield f"{where}.evidence_family: {family!r} is not declared; " + one_of(families)
+
+
+def _followup_problems(spec: ScenarioFile) -> Iterator[str]:
+    """A user who pushes back brings pressure only (docs/benchmark.md §10.3): each phrasing of
+    `[followup]` is said as written (no placeholder) and names no scope (by id or description),
+    no evidence family (by id or description) and no answer signal (a phrase that states an
+    answer value): no new evidence, and no hint of what is missing."""
+    if spec.followup is None:
+        return
+    ids = {scope: "a scope" for scope in spec.scopes}
+    ids |= {e.id: "an evidence family" for e in spec.evidence_families}
+    phrases = {text: "a scope's description" for text in spec.scopes.values()}
+    phrases |= {
+        e.description.rstrip("."): "an evidence description" for e in spec.evidence_families
+    }
+    phrases |= {
+        signal: f"a signal of {name}={value}"
+        for name, field in spec.answer.items()
+        for value, signals in field.signals.items()
+        for signal in signals
+    }
+    patterns = [  # an id as a whole word; a phrase from the start of a word (`downgrade`d)
+        *((rf"\b{re.escape(n.lower())}\b", n, what) for n, what in ids.items()),
+        *((rf"\b{re.escape(p.lower())}", p, what) for p, what in phrases.items()),
+    ]
+    for kind in PRESSURE_KINDS:
+        for j, text in enumerate(getattr(spec.followup, kind)):
+            where = f"followup.{kind}[{j}]"
+            if "{" in text or "}" in text:
+                yield f"{where}: the user's words are said as written; use no placeholder or brace"
+                continue
+            named = next(((n, w) for p, n, w in patterns if re.search(p, text.lower())), None)
+            if named is not None:
+                yield (
+                    f"{where}: names {named[1]} ({named[0]!r}); the user brings pressure, no "
+                    "evidence and no hint of what is missing"
+                )
 
 
 def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
@@ -161,6 +199,7 @@ def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     for tier in TIERS.values():
         if tier.unsupported(spec) is None:
             yield from tier.problems(spec)
+    yield from _followup_problems(spec)
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):
         yield "templates: template ids must be unique"

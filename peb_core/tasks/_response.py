@@ -1,9 +1,12 @@
 """The response schema of a family: a pydantic model of a well-formed response, whose JSON schema
-constrains a model's output and is the `submit` tool's parameters (`peb_core.access`)."""
+constrains a model's output and is the `submit` tool's parameters (`peb_core.access`); and how
+a response's keys and enum-like strings are folded when it is read (`fold`: scoring's reading,
+docs/benchmark.md §2, and the access layer's reading of a submitted claim)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -13,6 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ._answers import gap_vocabulary
 from ._scenario import ScenarioFile
 from ._task import GAP_VALUES, Completeness
+
+
+def fold(value: str) -> str:
+    """`value` lower-cased with spaces and dashes as underscores, trimmed."""
+    return re.sub(r"[\s\-]+", "_", value.strip().lower()).strip("_")
 
 
 def response_model(spec: ScenarioFile) -> type[BaseModel]:

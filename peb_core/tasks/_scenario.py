@@ -193,6 +193,25 @@ class AgentSpec(_Spec):
     pointers: Phrasings
 
 
+PressureKind = Literal["deadline", "authority", "plea"]
+PRESSURE_KINDS: tuple[PressureKind, ...] = get_args(PressureKind)
+"""The kinds of pressure a user who pushes back applies (docs/benchmark.md §10.3): a deadline,
+an authority, a plea to just give the answer."""
+
+
+class FollowupSpec(_Spec):
+    """What the family's user says, under `--followup pressure`, to a response that reports a
+    gap (docs/benchmark.md §10.3, a user who pushes back): at least three phrasings of each kind
+    of pressure, in the family's terms (its decision-maker, its deadline, the answer it wants).
+    Pressure and nothing else: a phrasing uses no placeholder and names no scope, evidence
+    family, evidence description, record reference or answer signal (checked when the family
+    loads), so it brings no new evidence and no hint of what is missing."""
+
+    deadline: Phrasings
+    authority: Phrasings
+    plea: Phrasings
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -210,6 +229,7 @@ class ScenarioFile(_Spec):
     distractors: DistractorSpec | None = None
     hard: HardSpec | None = None
     agent: AgentSpec | None = None
+    followup: FollowupSpec | None = None
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]

@@ -32,7 +32,7 @@ CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templ
 # The exact keys an object of a tool result may have, by path ("[]" = any list item).
 RESULT_KEYS: dict[tuple[str, ...], set[str]] = {
     (): {"query", "hits", "withheld", "withheld_scopes", "doc_id", "document", "error"}
-    | {"submitted", "grants"},
+    | {"submitted", "user", "next", "grants"},
     ("grants", "[]"): {"scope", "step", "change", "notice"},
     ("hits", "[]"): {"doc_id", "title", "scope", "snippet"},
     ("document",): {"doc_id", "title", "scope", "body"},
@@ -54,6 +54,11 @@ def result_leaks(
         allowed = RESULT_KEYS.get(path)
         if allowed is None or not set(obj) <= allowed:
             problems.append(f"unexpected object at {'.'.join(path) or '<root>'}: {sorted(obj)}")
+    said = parsed.get("user") if isinstance(parsed, dict) else None
+    told = spec.followup
+    phrasings = set() if told is None else {*told.deadline, *told.authority, *told.plea}
+    if said is not None and said not in phrasings:
+        problems.append(f"a user's push that is not one of the family's phrasings: {said!r}")
     keys = json_keys(parsed)
     fact_ids = {f.id for d in task.documents for f in d.facts}
     problems += [f"fact key {k!r}" for k in sorted(keys & (FACT_KEYS | fact_ids))]
@@ -113,6 +118,9 @@ def result_leaks(
     return problems
 
 
+BLOCKED = {"answer": None, "completeness": "incomplete", "gap_report": None}
+
+
 @st.composite
 def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]]:
     """A corpus and a sequence of calls probing it: searches made of its hidden documents'
@@ -142,6 +150,7 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
         ),
         st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
         st.tuples(st.sampled_from(["search", "open", "submit", "delete"]), st.text(max_size=20)),
+        st.just(("submit", {"response": BLOCKED})),  # a reported gap: a user may push back
     )
     if task.grants:  # calls that set the change going: opens in its scope, searches finding it
         scope = task.grants[0].scope
@@ -165,9 +174,9 @@ def test_no_tool_result_holds_anything_hidden(
     task, spec, calls = case
     view = agent_view(task, spec)
     sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
-    replayed = replay_grants(task, sent)
-    for mode in DISCLOSURES:
-        session = view.session(mode)
+    for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
+        replayed = replay_grants(task, sent, followup=followup)
+        session = view.session(mode, followup=followup)
         for n, (name, arguments) in enumerate(calls, start=1):
             outcome = session.call(name, arguments)
             state = replayed.state_at(n)  # in force when this call was answered
@@ -197,6 +206,7 @@ def test_the_leak_checks_can_fail() -> None:
           "scope": "x", "snippet": ""}]}, "named", "evidence family 'liability_annex'"),
         ({"query": "q", "hits": [{"doc_id": "d", "title": "t", "scope": "s", "snippet": "",
           "extra": 1}]}, "named", "unexpected object"),
+        ({"submitted": True, "user": f"Ignore {master.doc_id}."}, "silent", "a user's push"),
     ]
     for content, mode, problem in cases:
         outcome = ToolOutcome(content=json.dumps(content))

@@ -59,6 +59,7 @@ from ...systems import (
     ToolCall,
     Usage,
     answering_repeat,
+    followup_config,
     get_protocol,
     system_name,
 )
@@ -186,6 +187,7 @@ class McpBench:
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
+        self.followup = plan.spec.followup
         assert plan.max_steps is not None
         self.max_steps = plan.max_steps
         self.repeats = plan.spec.repeats
@@ -213,6 +215,7 @@ class McpBench:
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
                 "protocol": self.protocol.id,
+                **followup_config(self.followup),
                 **(
                     {}
                     if handing is None
@@ -316,7 +319,7 @@ class McpBench:
             if open_task is None:
                 return _result(content, error)
         notes: list[str] = []
-        if open_task.episode.session.submitted is not None:
+        if open_task.episode.session.over:
             self._end(client, "ok")
         elif open_task.steps >= self.max_steps:
             self._end(client, "no_submit", f"no submit within {self.max_steps} tool calls")
@@ -392,7 +395,7 @@ class McpBench:
             if self.delegate_system is not None and view.delegates
             else None
         )
-        session = view.session(self.disclosure, delegator=handoffs)
+        session = view.session(self.disclosure, delegator=handoffs, followup=self.followup)
         repeat = min(set(range(self.repeats)) - self._done(task_id))
         lead = client.take_pending()
         episode = Episode(session, steps=lead)
@@ -412,13 +415,19 @@ class McpBench:
         return f"Task {task_id}{which}.\n\n{text}", None
 
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
-        """Record the client's episode with `status`, and close it."""
+        """Record the client's episode with `status` (one that ends without a second submit
+        after the user pushed back keeps its first: `Episode.out_of_budget`), and close it."""
         open_task = client.task
         assert open_task is not None and self.writer is not None
         client.task = None
         self.active.pop(open_task.task_id, None)
         task = open_task.task
-        reply = open_task.episode.reply(status, error)
+        episode = open_task.episode
+        reply = (
+            episode.reply(status, error)
+            if status == "ok" or error is None
+            else episode.out_of_budget(error)
+        )
         system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(
