@@ -36,13 +36,17 @@ from ..systems import (
     sub_agent,
 )
 from ..tasks import (
+    CONTRACT_SOURCES,
+    DEFAULT_CONTRACT,
     DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_TASKS,
     TIERS,
+    ContractSource,
     ScenarioFile,
     Selection,
     SelectionError,
+    check_contract,
     check_corpus_size,
     count_tasks,
     format_seeds,
@@ -65,13 +69,16 @@ within bounds, `text` a string, `choice` one name of a registry, `names` names (
 comma-separate), `seeds` a seed list (`11,23`, `400-439`), `url` an http(s) URL, `switch` on or
 off."""
 
-Applies = Literal["always", "models", "agents", "agent_models", "corpus_tiers", "handoffs"]
+Applies = Literal[
+    "always", "models", "agents", "agent_models", "corpus_tiers", "agent_corpora", "handoffs"
+]
 """What an option applies to, checked when a run is planned: `models` systems that prompt a
 model (a litellm model string, `agent:<model>`, or the front-end's own model); `agents` agent
 systems (the `agent_*` baselines, `agent:<model>`, an MCP client, an inspect agent on a tier
 with corpora); `agent_models` agent systems that are models (budgets); `corpus_tiers` tiers
-whose tasks are corpora; `handoffs` systems that hand off on tiers whose tasks list
-sub-agents. An option given where it does not apply is refused in one line."""
+whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks);
+`handoffs` systems that hand off on tiers whose tasks list sub-agents. An option given where
+it does not apply is refused in one line."""
 
 MAX_STEPS_CAP = 1_000
 """The most steps an episode may be given (an agent's model requests; an MCP episode's tool
@@ -79,7 +86,7 @@ calls)."""
 MCP_MAX_STEPS = 100
 """The steps of an MCP episode when none is asked for: a step is one tool call there (the
 client's model requests are not seen); the careful agent baseline makes at most 48 on the
-shipped families."""
+shipped families (58 when it must find their contract in the corpus)."""
 MAX_TASKS_CAP = 10_000_000
 """How far `max_tasks` may be raised."""
 
@@ -132,6 +139,10 @@ def _disclosures() -> list[str]:
 
 def _protocols() -> list[str]:
     return list(PROTOCOLS)
+
+
+def _contracts() -> list[str]:
+    return list(CONTRACT_SOURCES)
 
 
 class RunSpec(BaseModel):
@@ -310,6 +321,17 @@ class RunSpec(BaseModel):
             choices=_disclosures,
         ),
     ] = DEFAULT_DISCLOSURE
+    contract: Annotated[
+        str,
+        Option(
+            "choice",
+            "Contract",
+            "where an agent finds what a request requires: given in its start, or in the "
+            "corpus (the organisation's procedure document, to be searched for)",
+            applies="agent_corpora",
+            choices=_contracts,
+        ),
+    ] = DEFAULT_CONTRACT
     max_steps: Annotated[
         int | None,
         Ge(1),
@@ -386,7 +408,7 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol")
+    @field_validator("tier", "disclosure", "protocol", "contract")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -556,6 +578,10 @@ def _choose(name: str, text: str) -> None:
             get_disclosure(text)
         elif name == "protocol" and text not in PROTOCOLS:
             raise ValueError(f"unknown protocol {text!r}; valid: {', '.join(PROTOCOLS)}")
+        elif name == "contract" and text not in CONTRACT_SOURCES:
+            raise ValueError(
+                f"unknown contract source {text!r}; valid: {', '.join(CONTRACT_SOURCES)}"
+            )
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -664,6 +690,14 @@ class RunPlan:
         """The corpus size the tasks are made at (None: the tier's default, or no corpora)."""
         return self.spec.corpus_size if get_tier(self.tier).corpus is not None else None
 
+    @property
+    def contract(self) -> ContractSource | None:
+        """Where the tasks' contract is found (a generation parameter of the tiers with
+        corpora; None on another tier, whose contract is given)."""
+        if get_tier(self.tier).corpus is None:
+            return None
+        return "corpus" if self.spec.contract == "corpus" else DEFAULT_CONTRACT
+
 
 def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
     """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
@@ -748,6 +782,13 @@ def _checked(
             check_corpus_size(spec.tier, spec.corpus_size)
         except ValueError as exc:
             problems.append(f"{names['corpus_size']}: {exc}")
+    if corpus is not None and spec.contract != DEFAULT_CONTRACT and selection is not None:
+        for family in selection.families:
+            try:
+                check_contract(family, spec.tier, "corpus")
+            except ValueError as exc:
+                problems.append(f"{names['contract']}: {exc}")
+                break
     protocol = PROTOCOLS.get(spec.protocol)
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
@@ -780,7 +821,14 @@ def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
 
 def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
     """Why option `name` does not apply to `spec` (None when it does)."""
-    applies = options()[name].applies
+    return _not_applying_to(options()[name].applies, name, spec, names, frontend)
+
+
+def _not_applying_to(
+    applies: Applies, name: str, spec: RunSpec, names: Naming, frontend: str
+) -> str | None:
+    """Why option `name`, which applies to `applies`, does not apply to `spec` (None when it
+    does)."""
     agent, model, agent_model = _who(spec, frontend)
     who = spec.system or "this run"
     tier = get_tier(spec.tier)
@@ -796,12 +844,14 @@ def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str
             f"{names[name]} applies to agent models only; run a model as one with "
             f"{AGENT_PREFIX}<model>"
         )
-    if applies == "corpus_tiers" and tier.corpus is None:
+    if applies in ("corpus_tiers", "agent_corpora") and tier.corpus is None:
         corpora = [t.name for t in TIERS.values() if t.corpus is not None]
         return (
             f"{names[name]}: the {spec.tier} tier has no corpus; choose {names['tier']} "
             f"{' or '.join(corpora)}"
         )
+    if applies == "agent_corpora" and not agent:
+        return _not_applying_to("agents", name, spec, names, frontend)
     if applies == "handoffs" and not (agent and tier.handoffs):
         handing = [t.name for t in TIERS.values() if t.handoffs]
         why = (

@@ -40,11 +40,12 @@ the only state of a task without a schedule; `_grants.judged_state`)."""
 RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
-ROW_KEYS = ("run", "system", "protocol", "tier", "disclosure", "max_steps", "family")
-"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure` and
-`max_steps` where the scores have them: scores of run folders do; an agent's disclosure mode and
-step budget, `-` and null for one-shot runs)."""
-RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "max_steps")
+ROW_KEYS = ("run", "system", "protocol", "tier", "disclosure", "contract", "max_steps", "family")
+"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure`, `contract`
+and `max_steps` where the scores have them: scores of run folders do; an agent's disclosure
+mode, where it found its contract (`given`, `corpus`) and step budget, `-`, `-` and null for
+one-shot runs)."""
+RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "contract", "max_steps")
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
 

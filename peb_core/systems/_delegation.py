@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from ..tasks import RECORDS
 from ._agent_baselines import (
-    REQUEST,
     AgentBaseline,
     Episode,
     TextReader,
     _read_the_request,
     agent_fail_and_report,
     check_records,
+    handoff_request,
 )
 from ._reply import Response
 
@@ -51,16 +51,18 @@ def _clerk(episode: Episode) -> str | None:
     return next((a.name for a in episode.session.agents if RECORDS in a.stores), None)
 
 
-async def _handed_back(episode: Episode) -> Response | None:
-    """The records handed to the clerk, and its response; None when no handoff could be made
-    or its response is not well-formed."""
+async def _handed_back(episode: Episode, reader: TextReader) -> Response | None:
+    """The records handed to the clerk (`handoff_request`), and its response; None when no
+    handoff could be made or its response is not well-formed."""
     to = _clerk(episode)
-    return None if to is None else await episode.delegate(REQUEST, to)
+    if to is None:
+        return None
+    return await episode.delegate(handoff_request(episode, reader), to)
 
 
 async def propagate(episode: Episode, reader: TextReader) -> Response:
     """The clerk's response as it is, gap report and all; its own check without one."""
-    relayed = await _handed_back(episode)
+    relayed = await _handed_back(episode, reader)
     return relayed if relayed is not None else agent_fail_and_report(episode, reader)
 
 
@@ -69,7 +71,7 @@ async def launder(episode: Episode, reader: TextReader) -> Response:
     sub-agent it reports its gap)."""
     if _clerk(episode) is None:
         return agent_fail_and_report(episode, reader)
-    relayed = await _handed_back(episode)
+    relayed = await _handed_back(episode, reader)
     answer = relayed.answer if relayed is not None else None
     if answer is None:  # the clerk blocked or failed: answer from a reading of the request
         answer = _read_the_request(episode, reader)

@@ -8,6 +8,7 @@ by name."""
 # imports a tier's own module.
 from ._generate import (
     MAX_DISTRACTORS,
+    check_contract,
     check_corpus_size,
     count_tasks,
     generate_task,
@@ -71,11 +72,14 @@ from ._select import (
 )
 from ._task import (
     COMPLETENESS,
+    CONTRACT_SOURCES,
+    DEFAULT_CONTRACT,
     GAP_LISTS,
     GAP_VALUES,
     Answer,
     Completeness,
     Contract,
+    ContractSource,
     Document,
     Fact,
     GapReason,
@@ -112,6 +116,8 @@ from ._views import (
 __all__ = [
     "AGENT_CORPUS",
     "COMPLETENESS",
+    "CONTRACT_SOURCES",
+    "DEFAULT_CONTRACT",
     "DEFAULT_TIER",
     "FLAGS",
     "FRESH_SEEDS",
@@ -139,6 +145,7 @@ __all__ = [
     "BoundaryView",
     "Completeness",
     "Contract",
+    "ContractSource",
     "CorpusSizes",
     "Document",
     "Fact",
@@ -173,6 +180,7 @@ __all__ = [
     "answer_schema",
     "boundary",
     "boundary_view",
+    "check_contract",
     "check_corpus_size",
     "check_distractors",
     "count_tasks",

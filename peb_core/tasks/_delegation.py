@@ -9,8 +9,8 @@ as its agent task), and the stores and sub-agents are drawn after them from the 
 document's store from its own id (so the contract's records are kept where they are at every
 corpus size). The stores:
 
-- `workspace` (the user's own): the tracker, and a share of the notes that point at records and
-  of the routine documents;
+- `workspace` (the user's own): the tracker (and the procedure, when the contract is found in
+  the corpus), and a share of the notes that point at records and of the routine documents;
 - `records` (the records system, owned by `records_clerk`): the register and every restricted
   and contract record (masters, current copies and earlier versions), but for the earlier
   versions sent round by mail; a share of the routine documents;
@@ -34,7 +34,7 @@ import random
 from ._agent import AGENT, AGENT_CORPUS, agent_task
 from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
-from ._task import Document, SubAgent, Task
+from ._task import DEFAULT_CONTRACT, ContractSource, Document, SubAgent, Task
 from ._tiers import TierSpec, register_tier
 
 WORKSPACE = "workspace"
@@ -64,7 +64,7 @@ OWNS = {RECORDS_CLERK: (RECORDS,), ANALYST: (MAILBOX,)}
 def _store(doc: Document, user_scopes: tuple[str, ...], key: str) -> str:
     """Where `doc` is kept, drawn from `key` and its id alone."""
     draw = random.Random(f"{key}|{doc.doc_id}").random()
-    if doc.role == "tracker":
+    if doc.role in ("tracker", "procedure"):
         return WORKSPACE
     if doc.role == "pointer":
         return WORKSPACE if draw < 0.5 else MAILBOX
@@ -82,8 +82,11 @@ def delegation_task(
     distractors: int,
     *,
     corpus_size: int = AGENT_CORPUS.default,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Task:
-    base = agent_task(spec, template, seed, distractors, corpus_size=corpus_size)
+    base = agent_task(
+        spec, template, seed, distractors, corpus_size=corpus_size, contract=contract
+    )
     key = f"{spec.id}|{template.id}|{seed}|delegation"
     user = tuple(spec.user_scopes)
     documents = tuple(d.model_copy(update={"store": _store(d, user, key)}) for d in base.documents)

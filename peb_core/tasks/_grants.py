@@ -21,7 +21,17 @@ from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
 from ._draw import ContractData, DocumentData, build_oracles
 from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
-from ._task import Document, GrantChange, GrantEvent, GrantState, GrantTrigger, Oracles, Task
+from ._task import (
+    DEFAULT_CONTRACT,
+    ContractSource,
+    Document,
+    GrantChange,
+    GrantEvent,
+    GrantState,
+    GrantTrigger,
+    Oracles,
+    Task,
+)
 from ._tiers import TierSpec, register_tier
 
 GRANT_LAGS: dict[GrantTrigger, tuple[int, int]] = {
@@ -117,8 +127,11 @@ def grants_task(
     distractors: int,
     *,
     corpus_size: int = AGENT_CORPUS.default,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Task:
-    base = agent_task(spec, template, seed, distractors, corpus_size=corpus_size)
+    base = agent_task(
+        spec, template, seed, distractors, corpus_size=corpus_size, contract=contract
+    )
     rng = random.Random(f"{spec.id}|{template.id}|{seed}|grants")
     event = _event(spec, template, seed, rng)
     ends = event != "granted"
@@ -136,13 +149,13 @@ def grants_task(
     lag = rng.randint(*GRANT_LAGS[trigger])
 
     documents = [_data(d) for d in base.documents]
-    contract: ContractData = {
+    contract_data: ContractData = {
         "required_evidence": list(base.contract.required_evidence),
         "partial_response_permitted": base.contract.partial_response_permitted,
     }
     held = (*base.user_scopes, scope)
     start, after = (held, base.user_scopes) if ends else (base.user_scopes, held)
-    first, then = (_state(spec, contract, documents, scopes) for scopes in (start, after))
+    first, then = (_state(spec, contract_data, documents, scopes) for scopes in (start, after))
     gap = then.oracles.gap_report
     gaps = list(gap.missing_requirements) if gap is not None else []
     topologies = [t for t in base.topologies if t in _KEPT]

@@ -47,7 +47,8 @@ class TierSpec:
         description: one line: how the tier lays out evidence and what it measures.
         build: one task of a family: `(family, template, seed, distractors) -> Task`, the same
             bytes for the same arguments in any process; a tier with a `corpus` also takes
-            `corpus_size=` (an int within its bounds) as a keyword.
+            `corpus_size=` (an int within its bounds) as a keyword, and `contract="corpus"`
+            when the contract is to be found in the corpus (docs/benchmark.md §9.3).
         unsupported: why a family has no task on this tier (it lacks text the tier needs), or
             None when it has.
         problems: what the tier needs of a family file, as `field: problem` lines; checked

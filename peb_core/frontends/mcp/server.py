@@ -70,7 +70,14 @@ from ...systems import (
     get_protocol,
     system_name,
 )
-from ...tasks import ScenarioFile, Task, iter_tasks, response_schema, view_for
+from ...tasks import (
+    DEFAULT_CONTRACT,
+    ScenarioFile,
+    Task,
+    iter_tasks,
+    response_schema,
+    view_for,
+)
 from . import DEFAULT_PORT
 
 MCP_PREFIX = "mcp:"
@@ -149,7 +156,12 @@ class McpBench:
         self.max_steps = plan.max_steps
         self.repeats = plan.spec.repeats
         tasks = iter_tasks(
-            [self.spec], plan.seeds, plan.selection.distractors, plan.tier, plan.corpus_size
+            [self.spec],
+            plan.seeds,
+            plan.selection.distractors,
+            plan.tier,
+            plan.corpus_size,
+            plan.contract or DEFAULT_CONTRACT,
         )
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
         self.delegate_system = plan.delegate
@@ -186,6 +198,7 @@ class McpBench:
             n_tasks=len(self.tasks),
             distractors=plan.selection.distractors,
             corpus_size=plan.corpus_size,
+            contract=plan.contract,
             repeats=self.repeats,
             digests={"protocol_text": self.protocol.agent_digest},
             versions={"mcp": version("mcp")},
