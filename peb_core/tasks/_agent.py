@@ -613,6 +613,6 @@ AGENT = register_tier(
         unsupported=_unsupported,
         problems=_problems,
         corpus=AGENT_CORPUS,
-        sections=("hard", "agent"),
+        sections=("hard", "agent", "procedure"),
     )
 )

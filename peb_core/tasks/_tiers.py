@@ -56,9 +56,9 @@ class TierSpec:
         corpus: for a tier whose tasks are corpora of a chosen size (a generation parameter,
             `corpus_size`), the sizes it takes; None for a tier that takes none.
         sections: the family-file sections this tier reads beyond those every tier reads (the
-            hard tier `hard`; the agent tiers `hard` and `agent`): a run's scenario hash leaves
-            out every section some tier declares and its own tier does not, so editing a
-            section changes no run of a tier that does not read it.
+            hard tier `hard`; the agent tiers `hard`, `agent` and `procedure`): a run's
+            scenario hash leaves out every section some tier declares and its own tier does
+            not, so editing a section changes no run of a tier that does not read it.
         handoffs: whether its tasks list sub-agents an agent may hand off to (`delegate`).
     """
 
