@@ -27,6 +27,7 @@ from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
 from peb_core import ScenarioFile, Task, generate_task, load_families
 from peb_core.access import DISCLOSURES, ToolOutcome, agent_start, agent_view, replay_grants
 from peb_core.systems import PROTOCOLS
+from peb_core.tasks import CONTRACT_SOURCES
 
 FAMILIES = load_families()
 MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000"))
@@ -126,7 +127,7 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
     tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
-    contract = draw(st.sampled_from(["given", "corpus"]))
+    contract = draw(st.sampled_from(CONTRACT_SOURCES))
     task = generate_task(spec, template, seed, tier=tier, corpus_size=size, contract=contract)
     hidden = task.hidden_documents
     visible = task.authorized_documents

@@ -43,9 +43,9 @@ def test_the_procedure_is_all_that_changes(tier: str) -> None:
         same = ("task_id", "contract", "oracles", "topologies", "user_scopes", "grants")
         assert all(getattr(given, k) == getattr(found, k) for k in same), given.task_id
         i, doc_id = _procedure(found)
-        for before, after in zip(given.grant_states, found.grant_states, strict=True):
-            assert (before.oracles, before.user_scopes) == (after.oracles, after.user_scopes)
-            assert set(after.authorized_doc_ids) == {*before.authorized_doc_ids, doc_id}
+        for was, now in zip(given.grant_states, found.grant_states, strict=True):
+            assert (was.oracles, was.user_scopes) == (now.oracles, now.user_scopes)
+            assert set(now.authorized_doc_ids) == {*was.authorized_doc_ids, doc_id}
         procedure = found.documents[i]
         rest = found.documents[:i] + found.documents[i + 1 :]
         register = next(d for d in given.documents if d.role == "register")
