@@ -4,8 +4,7 @@ __generated_with = "0.25.2"
 app = marimo.App(width="full", app_title="partial-evidence-bench workbench")
 
 
-@app.cell
-def _():
+with app.setup:
     import sys
     import time
 
@@ -19,25 +18,10 @@ def _():
     LAUNCH_ROOT = RUNS / results.SCRATCH
     families = tasks.load_families()
     LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
-    return (
-        LAUNCH_ROOT,
-        LOCAL_MODELS,
-        RUNS,
-        families,
-        local_status,
-        mo,
-        runs,
-        scoring,
-        stop_local,
-        sys,
-        tasks,
-        time,
-        wb,
-    )
 
 
 @app.cell
-def _(RUNS, mo, sys, wb):
+def _():
     # Headless, as the Run button: `python notebooks/workbench.py -- --run SYSTEMS [--name N]
     # [--out DIR]` and every run option the form offers, as `peb run` takes it (`-- --help`);
     # one line and exit 2 on bad input, exit 1 if a run ended badly.
@@ -48,7 +32,7 @@ def _(RUNS, mo, sys, wb):
 
 
 @app.cell
-def _(RUNS, mo, time, wb):
+def _():
     get_runs_version, set_runs_version = mo.state(0)
     get_scored, set_scored = mo.state((wb.runs_stamp(RUNS), time.monotonic()))
     # The page opens on the newest runs and their tier: (runs known, runs picked, tiers shown).
@@ -69,7 +53,7 @@ def _(RUNS, mo, time, wb):
 
 
 @app.cell
-def _(mo, tasks, wb):
+def _():
     run_form = wb.run_form()
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     stop_button = mo.ui.run_button(label="Stop", kind="danger")
@@ -93,7 +77,7 @@ def _(mo, tasks, wb):
 
 
 @app.cell
-def _(LAUNCH_ROOT, mo, run_button, run_form, wb):
+def _(run_button, run_form):
     mo.stop(not run_button.value)
     try:
         _launch = wb.check_run(wb.form_request(run_form.value), LAUNCH_ROOT)
@@ -108,26 +92,14 @@ def _(LAUNCH_ROOT, mo, run_button, run_form, wb):
 
 
 @app.cell
-def _(mo):
+def _():
     ticker = mo.ui.refresh(default_interval="1s", label="Progress refresh")
     server_stop = mo.ui.run_button(label="Stop the embedded model servers", kind="danger")
     return server_stop, ticker
 
 
 @app.cell
-def _(
-    RUNS,
-    get_runs_version,
-    get_scored,
-    mo,
-    runs,
-    set_runs_version,
-    set_scored,
-    stop_button,
-    ticker,
-    time,
-    wb,
-):
+def _(get_runs_version, get_scored, set_runs_version, set_scored, stop_button, ticker):
     ticker.value  # noqa: B018  (re-run every second)
     _jobs = runs.run_jobs()
     if stop_button.value:
@@ -150,7 +122,7 @@ def _(
 
 
 @app.cell
-def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
+def _(server_stop, ticker):
     ticker.value  # noqa: B018  (re-checked every second)
     if server_stop.value:
         for _model in LOCAL_MODELS:
@@ -178,7 +150,7 @@ def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
 
 
 @app.cell
-def _(families, mo):
+def _():
     # What the tables show; made once, so it stays as picked when runs appear.
     view_families = mo.ui.multiselect(
         options=list(families), value=list(families), label="Families shown"
@@ -187,7 +159,7 @@ def _(families, mo):
 
 
 @app.cell
-def _(RUNS, get_picks, get_runs_version, mo, set_picks, tasks, view_families, wb):
+def _(get_picks, get_runs_version, set_picks, view_families):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
@@ -223,7 +195,7 @@ def _(RUNS, get_picks, get_runs_version, mo, set_picks, tasks, view_families, wb
 
 
 @app.cell
-def _(run_options, run_pick, wb):
+def _(run_options, run_pick):
     # Scored once per choice of runs (each run's scores are saved beside it); the families and
     # tiers shown only filter these rows.
     scores, warnings = wb.score_runs(run_options, run_pick.value)
@@ -231,7 +203,7 @@ def _(run_options, run_pick, wb):
 
 
 @app.cell
-def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb):
+def _(run_options, scores, view_families, view_tiers, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
     card = scoring.scorecard(view)
@@ -269,7 +241,7 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
 
 
 @app.cell
-def _(card, mo, view, wb):
+def _(card, view):
     # altair is imported here, after the scorecard cell has run, not before it.
     from peb_core.reporting import charts as _charts
 
@@ -292,7 +264,7 @@ def _(card, mo, view, wb):
 
 
 @app.cell
-def _(card, mo):
+def _(card):
     # Paired tests of the runs shown, computed when asked (a sign-flip test per metric).
     _runs = card["run"].unique(maintain_order=True).to_list()
     mo.stop(len(_runs) < 2)
@@ -313,7 +285,7 @@ def _(card, mo):
 
 
 @app.cell
-def _(compare_button, compare_reference, mo, scoring, view, wb):
+def _(compare_button, compare_reference, view):
     mo.stop(not compare_button.value)
     mo.vstack(
         [
@@ -332,7 +304,7 @@ def _(compare_button, compare_reference, mo, scoring, view, wb):
 
 
 @app.cell
-def _(get_task_key, mo, scoring, set_task_key, view, wb):
+def _(get_task_key, set_task_key, view):
     _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
@@ -351,7 +323,7 @@ def _(get_task_key, mo, scoring, set_task_key, view, wb):
 
 
 @app.cell
-def _(mo, run_options, task_rows, wb):
+def _(run_options, task_rows):
     _found = wb.picked_row(task_rows.value, task_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
@@ -372,7 +344,7 @@ def _(mo, run_options, task_rows, wb):
 
 
 @app.cell
-def _(mo, replay, wb):
+def _(replay):
     mo.stop(replay is None)
     step_pick = mo.ui.slider(
         start=1,
@@ -386,7 +358,7 @@ def _(mo, replay, wb):
 
 
 @app.cell
-def _(replay, step_pick, wb):
+def _(replay, step_pick):
     wb.replay_view(replay, step_pick.value, step_pick)
     return
 

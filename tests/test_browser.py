@@ -347,8 +347,9 @@ def test_stop_ends_a_run_and_keeps_its_records(
     assert 0 < n_records < 48
     assert f"{48 - n_records} missing" in stopped.inner_text()
     page.get_by_text("not finished numbers").wait_for(timeout=60_000)
-    # The line shows while the rows still say "running"; they turn "incomplete" on the next tick.
-    wait_count(table(page, SCORECARD).get_by_text("incomplete", exact=True), 2)
+    # The line shows while the rows still say "running"; they turn "incomplete" on the next tick:
+    # the run's two family rows and its pooled row.
+    wait_count(table(page, SCORECARD).get_by_text("incomplete", exact=True), 3)
     screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-stopped-run.png")
 
 
@@ -362,7 +363,7 @@ def test_a_bad_request_is_refused_and_nothing_is_written(workbench: tuple[Any, P
     # Every family over 100,000 seeds: past the CLI's task cap.
     pick_options(page, "Families", list(load_families()))
     page.get_by_role("button", name="Run selected systems").click()
-    page.get_by_text("tasks asked for, more than the cap (100,000)").wait_for(timeout=30_000)
+    page.get_by_text("tasks asked for, more than Task cap (100,000)").wait_for(timeout=30_000)
     assert list(root.rglob("*")) == []
 
 

@@ -53,7 +53,6 @@ from ._session import (
     tool_schemas,
 )
 from ._view import (
-    AGENT_VIEW,
     AgentView,
     agent_start,
     agent_view,
@@ -63,7 +62,6 @@ from ._view import (
 )
 
 __all__ = [
-    "AGENT_VIEW",
     "DEFAULT_DISCLOSURE",
     "DEFAULT_HITS",
     "DELEGATE",

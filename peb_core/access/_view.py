@@ -1,7 +1,8 @@
-"""The `agent` view kind: what an agent system receives for a task (docs/benchmark.md §9). The
-agent starts from the request, the contract (or, when it is to be found in the corpus, the
-family's kinds of evidence and the policy) and the answer schema, and no document; it reaches
-the corpus only through a session's tools."""
+"""The agent's view (the `agent` view kind of `tasks.VIEWS`, which calls `agent_view`): what an
+agent system receives for a task (docs/benchmark.md §9). The agent starts from the request, the
+contract (or, when it is to be found in the corpus, the family's kinds of evidence and the
+policy) and the answer schema, and no document; it reaches the corpus only through a session's
+tools."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tasks import ScenarioFile, Task, ViewSpec, answer_schema, register_view, response_schema
+from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
@@ -118,9 +119,3 @@ def family_tools(spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE) -> li
     them."""
     return tool_schemas(ToolContext(response_schema(spec), get_disclosure(disclosure)))
 
-
-AGENT_VIEW = register_view(
-    ViewSpec(
-        "agent", "the request, contract and answer schema, and tools over the corpus", agent_view
-    )
-)

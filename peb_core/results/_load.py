@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from .._gc import gc_paused
+from .._registry import Live
 from ..runs import (
     MANIFEST,
     RESPONSES,
@@ -44,11 +45,13 @@ from ..tasks import DEFAULT_CONTRACT, ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
-SCORECARD_KEYS = scorecard_keys()
-"""The columns of `peb score --json`, in order: every metric of the registry, each rate and mean
-followed by the bounds of its 95% interval (Wilson for rates, seeded percentile bootstrap for
-means; null with an empty denominator)."""
-INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
+SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
+"""The columns of `peb score --json`, in order: every metric of the registry (as it is when
+read), each rate and mean followed by the bounds of its 95% interval (Wilson for rates, seeded
+percentile bootstrap for means; null with an empty denominator)."""
+INTERVAL_KEYS: Sequence[str] = Live(
+    lambda: tuple(k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")))
+)
 """The interval columns of SCORECARD_KEYS."""
 
 
@@ -336,7 +339,7 @@ def score_run_dirs(
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return scorecard(scores).select(SCORECARD_KEYS), warnings
+    return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
 
 
 def run_record(

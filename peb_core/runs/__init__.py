@@ -18,6 +18,7 @@ from ._runner import (
 from ._spec import (
     FRONTENDS,
     MCP_MAX_STEPS,
+    SHIPPED_FRONTENDS,
     Frontend,
     Option,
     OptionError,
@@ -36,6 +37,7 @@ from ._spec import (
     plan_run,
     read_spec,
     read_values,
+    register_frontend,
     valid,
 )
 from ._store import (
@@ -83,6 +85,7 @@ __all__ = [
     "MCP_MAX_STEPS",
     "RESPONSES",
     "SETTINGS",
+    "SHIPPED_FRONTENDS",
     "SWEEP",
     "Ended",
     "Frontend",
@@ -127,6 +130,7 @@ __all__ = [
     "read_values",
     "records_of_run",
     "records_within",
+    "register_frontend",
     "regular_file",
     "run",
     "run_async",

@@ -50,14 +50,13 @@ from ._grants import (
 )
 from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
 from ._metrics import (
+    BY_NAME,
     CHECKS,
     DETAIL,
     DIAGNOSTICS,
     EVAL_SUMMARY,
     HANDOFF,
-    HEADERS,
     HEADLINE,
-    LABELS,
     MEASURES,
     METRICS,
     REPEATS,
@@ -66,8 +65,10 @@ from ._metrics import (
     SURFACES,
     TRACE,
     Metric,
+    group,
     metric,
     notes,
+    register_metric,
 )
 from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
 from ._stats import (
@@ -113,6 +114,7 @@ from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_v
 __all__ = [
     "ALPHA",
     "BLOCKED",
+    "BY_NAME",
     "CHECKS",
     "CLAIMED",
     "COMPARE_KEYS",
@@ -126,10 +128,8 @@ __all__ = [
     "GRANT_STATE",
     "HANDOFF",
     "HANDOFF_COLUMNS",
-    "HEADERS",
     "HEADLINE",
     "INVALID",
-    "LABELS",
     "MEASURES",
     "METRICS",
     "NONE",
@@ -184,6 +184,7 @@ __all__ = [
     "format_p",
     "glance",
     "grant_timeline",
+    "group",
     "handoff_gaps",
     "handoff_scores",
     "judged_state",
@@ -193,6 +194,7 @@ __all__ = [
     "paired_means",
     "paired_rates",
     "read_reply",
+    "register_metric",
     "reply_markdown",
     "response_frame",
     "score_frames",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from .._registry import Live
 from ..tasks import COMPLETENESS, DEFAULT_TIER
 from ._compare import decimals
 from ._frames import ROW_KEYS, scorecard
@@ -20,17 +21,21 @@ NO_NUMBER = "—"
 """What a table shows where there is no number: an empty denominator, or a row that is not a
 finished number (`finished_only`)."""
 
-_FIRST = (
-    BY_NAME["n_errors"],
-    BY_NAME["n_missing"],
-    *SUMMARY[:-1],
-    *(m for m in DIAGNOSTICS if m not in SUMMARY),
-    SUMMARY[-1],
-)
-SCREEN: tuple[Metric, ...] = (*_FIRST, *(m for m in METRICS if m not in _FIRST))
-"""Every metric in the order a screen shows them: the error and missing counts first (a row that
-is not a finished number says so before its metrics), then the summary and the diagnostics,
-format compliance, and the other counts."""
+def _screen() -> tuple[Metric, ...]:
+    first = (
+        BY_NAME["n_errors"],
+        BY_NAME["n_missing"],
+        *SUMMARY[:-1],
+        *(m for m in DIAGNOSTICS if m not in SUMMARY),
+        SUMMARY[-1],
+    )
+    return (*first, *(m for m in METRICS if m not in first))
+
+
+SCREEN: Sequence[Metric] = Live(_screen)
+"""Every metric in the order a screen shows them (as the registry is when read): the error and
+missing counts first (a row that is not a finished number says so before its metrics), then the
+summary and the diagnostics, format compliance, and the other metrics and counts."""
 
 
 def finished_only(card: pl.DataFrame) -> pl.DataFrame:

@@ -3,21 +3,6 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
-# isort: off
-# `_generate` registers the shipped tiers in their order, the default first: before anything
-# imports a tier's own module.
-from ._generate import (
-    MAX_DISTRACTORS,
-    check_contract,
-    check_corpus_size,
-    count_tasks,
-    generate_task,
-    generate_tasks,
-    iter_tasks,
-    task_keys,
-)
-
-# isort: on
 from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
 from ._delegation import MAILBOX, RECORDS, STORES, WORKSPACE
@@ -37,6 +22,16 @@ from ._families import (
     load_scenario,
     scenario_hash,
     scenarios_dir,
+)
+from ._generate import (
+    MAX_DISTRACTORS,
+    check_contract,
+    check_corpus_size,
+    count_tasks,
+    generate_task,
+    generate_tasks,
+    iter_tasks,
+    task_keys,
 )
 from ._grants import GRANT_LAGS, GRANT_TOPOLOGIES, GRANT_TRIGGERS
 from ._ids import (

@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import random
 
-from ._agent import AGENT, AGENT_CORPUS, agent_task
-from ._ids import task_id
+from ._agent import AGENT
 from ._scenario import ScenarioFile, TemplateSpec
-from ._task import DEFAULT_CONTRACT, ContractSource, Document, SubAgent, Task
-from ._tiers import TierSpec, register_tier
+from ._task import Document, SubAgent, Task
+from ._toolkit import derived
 
 WORKSPACE = "workspace"
 RECORDS = "records"
@@ -76,21 +75,13 @@ def _store(doc: Document, user_scopes: tuple[str, ...], key: str) -> str:
 
 
 def delegation_task(
-    spec: ScenarioFile,
-    template: TemplateSpec,
-    seed: int,
-    distractors: int,
-    *,
-    corpus_size: int = AGENT_CORPUS.default,
-    contract: ContractSource = DEFAULT_CONTRACT,
+    base: Task, spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random
 ) -> Task:
-    base = agent_task(
-        spec, template, seed, distractors, corpus_size=corpus_size, contract=contract
-    )
+    """The agent tier's task `base` with its documents kept in stores and its sub-agents, drawn
+    from `rng` (and each document's store from the same seed string)."""
     key = f"{spec.id}|{template.id}|{seed}|delegation"
     user = tuple(spec.user_scopes)
     documents = tuple(d.model_copy(update={"store": _store(d, user, key)}) for d in base.documents)
-    rng = random.Random(key)
     homes = spec.home_scopes
     restricted = set(spec.restricted_families)
     masters = sorted({homes[r.id] for r in base.contract.required_evidence if r.id in restricted})
@@ -106,8 +97,6 @@ def delegation_task(
     incomplete = base.oracles.completeness == "incomplete"
     return base.model_copy(
         update={
-            "task_id": task_id(template.id, seed, "delegation"),
-            "tier": "delegation",
             "documents": documents,
             "user_stores": (WORKSPACE,),
             "sub_agents": tuple(agents),
@@ -120,17 +109,12 @@ def delegation_task(
     )
 
 
-DELEGATION = register_tier(
-    TierSpec(
-        name="delegation",
-        description="the agent tier's corpora split among stores: the user's own tools reach "
-        "one, and named sub-agents own the others (the register and every contract record "
-        "among them); a handoff (delegate) runs under the intersection of their scopes and "
-        "the user's",
-        build=delegation_task,
-        unsupported=AGENT.unsupported,
-        corpus=AGENT_CORPUS,
-        sections=AGENT.sections,
-        handoffs=True,
-    )
+DELEGATION = derived(
+    AGENT,
+    "delegation",
+    "the agent tier's corpora split among stores: the user's own tools reach one, and named "
+    "sub-agents own the others (the register and every contract record among them); a handoff "
+    "(delegate) runs under the intersection of their scopes and the user's",
+    delegation_task,
+    handoffs=True,
 )

@@ -127,7 +127,7 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | N
         for other in TIERS.values()
         if tier is not None and other.name != tier
         for section in other.sections
-    ) - frozenset(TIERS[tier].sections if tier in TIERS else ())
+    ) - frozenset(TIERS[tier].sections if tier is not None and tier in TIERS else ())
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
         digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")

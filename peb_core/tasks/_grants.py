@@ -17,22 +17,11 @@ from __future__ import annotations
 import functools
 import random
 
-from ._agent import AGENT, AGENT_CORPUS, agent_task, record_ref
+from ._agent import AGENT, record_ref
 from ._draw import ContractData, DocumentData, build_oracles
-from ._ids import task_id
 from ._scenario import ScenarioFile, TemplateSpec
-from ._task import (
-    DEFAULT_CONTRACT,
-    ContractSource,
-    Document,
-    GrantChange,
-    GrantEvent,
-    GrantState,
-    GrantTrigger,
-    Oracles,
-    Task,
-)
-from ._tiers import TierSpec, register_tier
+from ._task import Document, GrantChange, GrantEvent, GrantState, GrantTrigger, Oracles, Task
+from ._toolkit import derived, gap_topologies, scheduled, spread
 
 GRANT_LAGS: dict[GrantTrigger, tuple[int, int]] = {
     "open": (2, 4),
@@ -65,18 +54,13 @@ _KEPT = ("decoy_notice", "multi_hop")
 @functools.cache
 def _events(family: str, n: int) -> tuple[GrantEvent, ...]:
     """The changes of a family's `n` canonical tasks: each event as often, shuffled."""
-    events = [EVENTS[i % len(EVENTS)] for i in range(n)]
-    random.Random(f"{family}|grants-schedule").shuffle(events)
-    return tuple(events)
+    return spread(EVENTS, n, f"{family}|grants-schedule")
 
 
 def _event(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> GrantEvent:
     """A canonical seed's change from the family's schedule; a fresh seed's drawn."""
-    if seed in spec.canonical_seeds:
-        index = spec.templates.index(template) * len(spec.canonical_seeds)
-        events = _events(spec.id, len(spec.templates) * len(spec.canonical_seeds))
-        return events[index + spec.canonical_seeds.index(seed)]
-    return rng.choice(EVENTS)
+    event = scheduled(spec, template, seed, _events)
+    return rng.choice(EVENTS) if event is None else event
 
 
 def _data(doc: Document) -> DocumentData:
@@ -110,29 +94,16 @@ def _gap_topologies(
     named = [f for f in gaps if homes[f] in tracker]
     refs = {record_ref(d.body) for d in documents if d.evidence_family in gaps}
     pointed = " ".join(d.body for d in documents if d.role == "pointer")
-    topologies = ["superseded"] if gaps else []
-    if named:
-        topologies.append("named_gap")
-    if len(named) < len(gaps):
-        topologies.append("silent_gap")
-    if len(gaps) == 2:
-        topologies.append("two_missing")
+    topologies = gap_topologies(len(gaps), len(named))
     return topologies + (["hidden_hop"] if any(r and r in pointed for r in refs) else [])
 
 
 def grants_task(
-    spec: ScenarioFile,
-    template: TemplateSpec,
-    seed: int,
-    distractors: int,
-    *,
-    corpus_size: int = AGENT_CORPUS.default,
-    contract: ContractSource = DEFAULT_CONTRACT,
+    base: Task, spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random
 ) -> Task:
-    base = agent_task(
-        spec, template, seed, distractors, corpus_size=corpus_size, contract=contract
-    )
-    rng = random.Random(f"{spec.id}|{template.id}|{seed}|grants")
+    """The agent tier's task `base` with a grant schedule of one change, drawn from `rng`: the
+    task's own scopes, authorized documents and oracles those at the start, the state after the
+    change in `grant_states`."""
     event = _event(spec, template, seed, rng)
     ends = event != "granted"
     m1 = template.material.evidence_family
@@ -165,8 +136,6 @@ def grants_task(
         topologies.append("expired_gap" if ends else "late_cover")
     return base.model_copy(
         update={
-            "task_id": task_id(template.id, seed, "grants"),
-            "tier": "grants",
             "user_scopes": first.user_scopes,
             "authorized_doc_ids": first.authorized_doc_ids,
             "oracles": first.oracles,
@@ -194,15 +163,10 @@ def _state(
     )
 
 
-GRANTS = register_tier(
-    TierSpec(
-        name="grants",
-        description="the agent tier's corpora with a grant schedule: a contract record's scope "
-        "is granted at the start and ends (expires or is revoked) mid-episode, or is granted "
-        "late",
-        build=grants_task,
-        unsupported=AGENT.unsupported,
-        corpus=AGENT_CORPUS,
-        sections=AGENT.sections,
-    )
+GRANTS = derived(
+    AGENT,
+    "grants",
+    "the agent tier's corpora with a grant schedule: a contract record's scope is granted at "
+    "the start and ends (expires or is revoked) mid-episode, or is granted late",
+    grants_task,
 )

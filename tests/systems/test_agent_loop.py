@@ -29,6 +29,7 @@ from peb_core.runs import RESPONSES
 from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
     AGENT_REMINDER,
+    MAX_KEPT_ARGUMENTS,
     AgentSystem,
     Reply,
     ResponseRecord,
@@ -511,3 +512,32 @@ def test_the_llama_cpp_dialect_sends_results_as_user_messages(
     assert second[3]["content"] == f"Result of search (call_0_0):\n{reply.trace[0].results[0]}"
     openai = _episode(server, tmp_path / "b", task, careful_plan(task))
     assert [s.results for s in openai.trace] == [s.results for s in reply.trace]
+
+
+def test_a_trace_keeps_each_call_within_the_caps(server: ScriptedServer, tmp_path: Path) -> None:
+    """A model that sends six searches of 1 MB at each of 10 steps (the issue's: a 60 MB
+    record): the session reads each whole and refuses it, the model is sent back what it gave,
+    and the record keeps each call's start with a marker saying how long it was."""
+    task = TASKS[0]
+    query = "q" * 999_000
+    plan = [tool_step(*[("search", {"query": query})] * 6) for _ in range(10)]
+    plan.append(tool_step(("submit", {"response": careful(task)})))
+    server.script.route = conversation_route(plan)
+    out = tmp_path / "run"
+    run_system(_agent(server, tmp_path, max_steps=11), [DD], out, seeds=[11], tier="agent", limit=1)
+    assert (out / RESPONSES).stat().st_size < 60 * MAX_KEPT_ARGUMENTS + 200_000
+    (record,) = read_records(out / RESPONSES)[0]
+    assert record.status == "ok" and len(record.trace) == 11
+    given = json.dumps({"query": query})
+    for step in record.trace[:10]:
+        assert len(step.tool_calls) == 6
+        for call, error in zip(step.tool_calls, step.errors, strict=True):
+            head, marker = call.arguments.split(" ...[cut: ", 1)
+            assert given.startswith(head) and len(call.arguments) == MAX_KEPT_ARGUMENTS
+            assert marker == f"{len(given):,} characters given, the first {len(head):,} kept]"
+            assert error is not None and "at most 300 characters" in error
+    # what went back to the model is what it gave, whole
+    last = server.script.bodies[-1]["messages"]
+    sent = [c["function"]["arguments"] for m in last if m["role"] == "assistant"
+            for c in m.get("tool_calls") or []]  # fmt: skip
+    assert sent == [given] * 60

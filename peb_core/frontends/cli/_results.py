@@ -152,17 +152,22 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         ) from None
     out = Path(args.out)
     try:
-        manifest = import_log(Path(args.log), out, args.max_tasks)
+        imported = import_log(Path(args.log), out, args.max_tasks)
     except InspectLogError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for line in imported.set_aside:
+        print(f"peb: {line}", file=sys.stderr)
+    manifest = imported.manifest
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
     repeats = f" x {manifest.repeats} epochs" if manifest.repeats > 1 else ""
+    aside = len(imported.set_aside)
+    unverified = f" ({aside} set aside as not verified)" if aside else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks{repeats} ({c.ok} replies{episodes}, {c.error} errors) from "
-        f"{args.log}; peb score reads them"
+        f"{args.out}: {c.n_tasks} tasks{repeats} ({c.ok} replies{episodes}, {c.error} errors"
+        f"{unverified}) from {args.log}; peb score reads them"
     )
 
 
