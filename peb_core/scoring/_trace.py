@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from ..access import GrantTimeline
+from ..access import GrantTimeline, opened_id
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 from ._grants import GRANT_STATE, RecordKey
@@ -30,8 +30,6 @@ from ._grants import GRANT_STATE, RecordKey
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
 STALE_COPIES = pl.List(pl.Struct({"doc_id": pl.String(), "values": LIST}))
-OPEN_TOOL = "open"
-"""The tool whose calls open a document (`open(doc_id)`)."""
 
 EPISODE_SCHEMA = pl.Schema(
     {
@@ -173,17 +171,6 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
 
 
-def _opened(arguments: str) -> str | None:
-    """The doc id an `open` call's arguments name (as the access layer reads it: trimmed), if
-    they name one."""
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return None
-    doc_id = parsed.get("doc_id") if isinstance(parsed, dict) else None
-    return doc_id.strip() if isinstance(doc_id, str) else None
-
-
 def _failed(step: Step, i: int) -> bool:
     """Whether a step's `i`-th call was answered with an error: as recorded, or (a trace that
     records no errors) as its result says."""
@@ -209,7 +196,7 @@ def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
             trace = delegation.reply.trace
             for sub in trace:
                 for i, call in enumerate(sub.tool_calls):
-                    doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+                    doc_id = opened_id(call.name, call.arguments)
                     if doc_id is not None and not _failed(sub, i):
                         opened.add(doc_id)
             opened |= _handed_off_opens(trace)
@@ -233,7 +220,7 @@ def _record_counts(
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
             failed = _failed(step, i)
-            doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+            doc_id = opened_id(call.name, call.arguments)
             if doc_id is not None and doc_id in hidden and failed:
                 probes += 1
             elif failed:

@@ -21,7 +21,7 @@ from peb_core.access import DISCLOSURES, agent_view
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import AgentBaseline, build_system
 from peb_core.systems._agent_baselines import (
-    Episode,
+    AgentTools,
     TextReader,
     _reply,
     check_records,
@@ -123,10 +123,10 @@ def test_at_every_corpus_size(size: int) -> None:
     assert (by_register > 0) == (size == 500)
 
 
-def _every_kind(episode: Episode, reader: TextReader) -> Response:
+def _every_kind(tools: AgentTools, reader: TextReader) -> Response:
     """Ignores the procedure: takes every kind of evidence for a requirement."""
-    answer, missing, scopes = check_records(episode, reader, required=episode.start.evidence_kinds)
-    return _reply(episode.start, answer, missing, scopes)
+    answer, missing, scopes = check_records(tools, reader, required=tools.start.evidence_kinds)
+    return _reply(tools.start, answer, missing, scopes)
 
 
 def test_an_agent_that_ignores_the_procedure_is_never_better() -> None:
@@ -160,11 +160,11 @@ def test_without_a_procedure_to_find_every_kind_is_required() -> None:
     bare = task.model_copy(
         update={"documents": tuple(d for d in task.documents if d.role != "procedure")}
     )
-    episode = Episode(agent_view(bare, spec), "silent")
+    tools = AgentTools(agent_view(bare, spec), "silent")
     reader = TextReader(spec)
-    assert find_procedure(episode, reader) is None
-    assert episode.required(reader) == tuple(spec.requirements.values())
-    found = Episode(agent_view(task, spec), "silent")
+    assert find_procedure(tools, reader) is None
+    assert tools.required(reader) == tuple(spec.requirements.values())
+    found = AgentTools(agent_view(task, spec), "silent")
     assert {r.id for r in found.required(reader)} == {
         r.id for r in task.contract.required_evidence
     }
