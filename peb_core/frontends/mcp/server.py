@@ -5,7 +5,8 @@ the workbench read. The one module that imports the `mcp` SDK (the `mcp` extra).
 
 A client calls `list_tasks`, then `start_task(task_id)`, which returns what an agent of our own
 loop starts with (the prompt protocol's agent messages: the request, the answer fields, the
-contract and policy) and the response schema; then `search`, `open` and `submit`, which are the
+contract and policy, or under `--contract corpus` the kinds of evidence, the policy and where
+to find what is required) and the response schema; then `search`, `open` and `submit`, which are the
 access layer's tools (`AgentSession.acall`, the code the CLI's agents call, with its schemas),
 and on tasks that list sub-agents `delegate`, whose handed-off episode a peb agent system (the
 delegate system) plays here, in the server, recorded beside the call as `peb run` records it.
@@ -448,8 +449,9 @@ _LIST_DESCRIPTION = (
     "Start an open one with start_task."
 )
 _START_DESCRIPTION = (
-    "Start a task: returns its request, the answer fields, the contract and policy, and the "
-    "response schema. Then use search and open, and end with submit. One task at a time."
+    "Start a task: returns its request, the answer fields, the contract (or where to find it) "
+    "and policy, and the response schema. Then use search and open, and end with submit. One "
+    "task at a time."
 )
 
 
