@@ -1657,6 +1657,10 @@ RELABELLED: dict[str, tuple[Callable[[EvalLog], None], str]] = {
         _edit_metadata(corpus_size=60),
         "metadata.corpus_size 60 is not the run's: task_args gives 20",
     ),
+    "contract_in_metadata": (
+        _edit_metadata(contract="corpus"),
+        "metadata.contract 'corpus' is not the run's: task_args gives 'given'",
+    ),
     "scenario_hash": (
         _edit_metadata(scenario_hash="0" * 64),
         "metadata.scenario_hash '000000000000': the log was made from other scenario files than "

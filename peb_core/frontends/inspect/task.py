@@ -592,6 +592,7 @@ def _settings(plan: RunPlan) -> dict[str, Any]:
             "disclosure": plan.spec.disclosure,
             "max_steps": plan.max_steps,
             "corpus_size": plan.corpus_size,
+            "contract": plan.contract,
             "delegate_system": plan.spec.delegate_system,
         }
     return settings
@@ -814,7 +815,13 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         family = specs[named.family]
         if key not in tasks:
             tasks[key] = generate_task(
-                family, named.template, named.seed, 0, named.tier, plan.corpus_size
+                family,
+                named.template,
+                named.seed,
+                0,
+                named.tier,
+                plan.corpus_size,
+                plan.contract or DEFAULT_CONTRACT,
             )
         task = tasks[key]
         error = named.error or (first_line(s.error.message) if s.error else None)

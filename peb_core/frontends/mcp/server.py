@@ -170,7 +170,8 @@ class McpBench:
         out: the run folder (created, or resumed when it holds the same run).
         plan: the run, checked (`runs.plan_run` with `frontend="mcp"`): one family served (the
             `submit` tool's schema is its response schema) at its seeds, on a tier whose tasks
-            are reached through tools, under its disclosure mode, with `max_steps` tool calls
+            are reached through tools, under its disclosure mode, with its contract given or
+            to be found in the corpus (`plan.contract`, docs §9.3), with `max_steps` tool calls
             an episode may make without a submit (a step of an MCP episode is one tool call:
             the client's model requests are not seen), its repeats (a task may be started until
             it has that many episodes, each recorded with its repeat index), and the system
