@@ -221,8 +221,12 @@ def test_model_views_leak_nothing_the_tasks_hide(
 
 @pytest.mark.parametrize(
     "options",
-    [[], ["--tier", "hard", "--family", "due_diligence_v1", "--seeds", "400-401,9"]],
-    ids=["default", "selection"],
+    [
+        [],
+        ["--tier", "hard", "--family", "due_diligence_v1", "--seeds", "400-401,9"],
+        ["--tier", "agent", "--family", "procurement_v1", "--seeds", "11", "--contract", "corpus"],
+    ],
+    ids=["default", "selection", "contract"],
 )
 def test_the_cards_command_exports_the_same_bytes(
     release: Path, tmp_path: Path, options: list[str]
@@ -237,12 +241,42 @@ def test_the_cards_command_exports_the_same_bytes(
     args = [str(again) if a == "DIR" else a for a in shlex.split(command[1])[1:]]
     assert main(args) == 0
     assert _files(again) == _files(first)
-    if options:  # only the tier asked for, and its 18 tasks
+    if "hard" in options:  # only the tier asked for, and its 18 tasks
         assert sorted(p.name for p in (first / "data").iterdir()) == [
             "hard-model_views",
             "hard-tasks",
         ]
         assert "| `hard-tasks` | 18 |" in (first / CARD).read_text()
+
+
+def test_a_release_whose_contracts_are_found_says_so(tmp_path: Path) -> None:
+    """`--contract corpus`: each task of a tier with corpora says where its contract is found,
+    its model view lists no requirement (its procedure does, among the documents), and the
+    card's commands ask for the same (an agent to run on it); the paper tier's stay given."""
+    out = tmp_path / "found"
+    _export(out, "--family", "legal_review_v1", "--seeds", "11", "--contract", "corpus")
+    for tier in TIERS:
+        source = "given" if TIERS[tier].corpus is None else "corpus"
+        tasks = pl.read_parquet(out / f"data/{tier}-tasks/test-00000-of-00001.parquet")
+        views = pl.read_parquet(out / f"data/{tier}-model_views/test-00000-of-00001.parquet")
+        assert tasks["contract"].to_list() == [source] * tasks.height == [source] * 6
+        by_view = {
+            r["view_sha256"]: Task.model_validate_json(r["task_json"]) for r in tasks.to_dicts()
+        }
+        for row in views.iter_rows(named=True):
+            view = json.loads(row["view_json"])
+            task = by_view[row["view_sha256"]]
+            procedure = {d.doc_id for d in task.documents if d.role == "procedure"}
+            procedures = [d for d in view["documents"] if d["doc_id"] in procedure]
+            if source == "corpus":
+                assert view["contract"]["required_evidence"] == [] and len(procedures) == 1
+            else:
+                assert view["contract"]["required_evidence"] and not procedures
+    card = (out / CARD).read_text()
+    assert "--contract corpus" in card
+    assert "peb run --model agent:openai/NAME" in card and "--tier agent" in card
+    assert re.search(r"peb run --model openai/NAME [^\n]*--tier paper", card)
+    assert not re.search(r"--contract corpus[^\n]*--tier paper", card)
 
 
 @pytest.mark.parametrize(

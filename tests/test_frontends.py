@@ -266,6 +266,47 @@ def test_a_toy_option_declared_once_reaches_every_front_end(
     assert _spec_of("inspect", {toy_option: 4}).toy_budget == 4  # type: ignore[attr-defined]
 
 
+def test_the_contract_source_is_refused_alike_where_it_does_not_apply(tmp_path: Path) -> None:
+    """`--contract corpus` on a tier without corpora (an agent there has no corpus to find it
+    in), and for a baseline without tools: one line each, the same words at every front-end
+    that offers the option, naming it and the tier the way that front-end does."""
+    for system, tier, why in (
+        ("agent_fail_and_report", None, "the paper tier has no corpus; choose {tier} agent or "
+         "delegation or grants"),
+        ("oracle", "agent", "oracle reads no agent view ({contract} applies to agent systems: "
+         "the agent_* baselines or agent:<model>)"),
+    ):  # fmt: skip
+        chosen = {} if tier is None else {"tier": tier}
+        lines: dict[str, str] = {}
+        with _quiet() as (_, err):
+            argv = ["run", "--system", system, "--contract", "corpus", "--out", str(tmp_path)]
+            assert peb_main([*argv, *(["--tier", tier] if tier else [])]) == 2
+        lines["cli"] = err.getvalue().strip().removeprefix("peb: error: ")
+        with pytest.raises(LaunchError) as form:
+            check_run(RunForm([system], {"contract": "corpus", **chosen}), tmp_path)
+        [lines["workbench"]] = form.value.problems
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--run", system, "--contract", "corpus", *(["--tier", tier] if tier else [])]
+        assert headless([*argv, "--out", str(tmp_path / "h")], tmp_path, out=out, err=err) == 2
+        lines["headless"] = err.getvalue().strip().removeprefix("peb-workbench: error: ")
+        if tier is None:  # the front-ends whose own agent answers: on a tier without corpora
+            with pytest.raises(ValueError) as inspect:
+                inspect_task.partial_evidence(contract="corpus", family=FAMILY)
+            lines["inspect"] = str(inspect.value)
+        for way, line in lines.items():
+            names = naming("cli" if way == "headless" else way)
+            expected = f"{names['contract']}: " + why.format(
+                tier=names["tier"], contract=names["contract"]
+            )
+            assert line.endswith(expected) and "\n" not in line, (way, line)
+    # peb mcp serve serves agents on tiers with corpora only (its tier is refused on another):
+    # there the contract source is taken, and so is it by inspect's agents.
+    for frontend in ("mcp", "inspect"):
+        values = {"family": FAMILY, "tier": "agent", "contract": "corpus"}
+        spec = read_spec(values, naming(frontend), frontend=frontend)
+        assert plan_run(spec, naming(frontend), frontend=frontend).contract == "corpus"
+
+
 def _from_environment(env: Mapping[str, str], out: Path) -> RunManifest:
     """A toy front-end's whole adapter: run options from environment variables (`PEB_SEEDS`,
     `PEB_MAX_STEPS`, ...), the system from `PEB_SYSTEM`, checked and run as every front-end's

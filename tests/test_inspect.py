@@ -1426,6 +1426,28 @@ def test_agent_options_on_another_tier_are_refused() -> None:
         partial_evidence(tier="agent", max_steps=0)
 
 
+def test_a_contract_to_be_found_reaches_react_and_the_import(tmp_path: Path) -> None:
+    """`-T contract=corpus`: each sample starts from the agent's start without its contract
+    (the scripted server answers only the starts of the corpus tasks), the session and the
+    scorer regenerate the tasks with their procedure, and the import records the contract's
+    source, so `peb score` gives the eval's numbers in the `corpus` row."""
+    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20, contract="corpus")[:2]
+    log, requests = _eval_agent(
+        tmp_path,
+        tasks,
+        lambda task, n: _agent_step(task, "careful", n),
+        "11,23",
+        options={"contract": "corpus"},
+    )
+    assert all(n == 3 for n in requests.values())
+    assert read_eval_log(str(log)).eval.metadata["contract"] == "corpus"  # type: ignore[index]
+    out = _import(log, tmp_path, "2 tasks (2 replies, 0 errors)")
+    assert read_manifest(out).contract == "corpus"
+    row = _equal_metrics(log, out, tmp_path)
+    assert row["contract"] == "corpus"
+    assert row["answer_correctness"] == 1.0 and row["unsafe_completeness_rate"] in (0.0, None)
+
+
 # Forged agent logs (issue 29): each recorded call is replayed against the access layer.
 
 
@@ -1635,6 +1657,10 @@ RELABELLED: dict[str, tuple[Callable[[EvalLog], None], str]] = {
     "corpus_size_in_metadata": (
         _edit_metadata(corpus_size=60),
         "metadata.corpus_size 60 is not the run's: task_args gives 20",
+    ),
+    "contract_in_metadata": (
+        _edit_metadata(contract="corpus"),
+        "metadata.contract 'corpus' is not the run's: task_args gives 'given'",
     ),
     "scenario_hash": (
         _edit_metadata(scenario_hash="0" * 64),

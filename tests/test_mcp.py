@@ -365,7 +365,9 @@ def test_a_user_who_pushes_back_over_mcp(tmp_path: Path) -> None:
         args = ["-m", "peb_core", *serve_args(out, "--followup", "pressure")]
         params = StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=ROOT)
 
-        async def client(baseline: AgentBaseline = baseline) -> None:
+        async def client(
+            baseline: AgentBaseline = baseline, params: StdioServerParameters = params
+        ) -> None:
             async with stdio_client(params) as streams, ClientSession(
                 *streams, client_info=ME
             ) as s:
@@ -511,6 +513,41 @@ def test_without_the_mcp_sdk(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "install the mcp extra" in done.stderr, done.stderr
+
+
+def test_a_contract_to_be_found_over_mcp(tmp_path: Path) -> None:
+    """`--contract corpus`: the start names no requirement (the kinds of evidence and where to
+    find what is required instead), a client sending `agent_fail_and_report`'s calls gets the
+    in-process results byte for byte and scores as it does, and the run records the contract's
+    source (a scorecard column)."""
+    out = tmp_path / "run"
+    tasks = list(iter_tasks([SPEC], SEEDS, 0, "agent", None, "corpus"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "peb_core", *serve_args(out, "--contract", "corpus")],
+        env=ENV,
+        cwd=ROOT,
+    )
+
+    async def careful() -> None:
+        async with stdio_client(params) as streams, ClientSession(*streams, client_info=ME) as s:
+            await s.initialize()
+            for number, task in enumerate(tasks, start=1):
+                local = CAREFUL.play(agent_view(task, SPEC))
+                started = shown(await call(s, "start_task", {"task_id": IDS[number - 1]}))
+                assert "Required evidence" not in started and "procedure" in started
+                for r in task.contract.required_evidence:
+                    assert f"- {r.id}: {r.description}" in started  # among every kind
+                for step in local.steps:
+                    tool = step.tool_calls[0]
+                    result = await call(s, tool.name, json.loads(tool.arguments))
+                    assert shown(result) == step.results[0]
+
+    anyio.run(careful)
+    assert read_manifest(out).contract == "corpus"
+    for row in per_task(out).values():
+        assert_careful_scores(row)
+    assert {card["contract"] for card in peb_score(out)} == {"corpus"}
 
 
 # What a client's handshake name and its calls may put in a run folder (issue 29).

@@ -9,7 +9,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from ..tasks import AnswerField, Contract, GrantEvent, VisibleDocument
+from ..tasks import (
+    DEFAULT_CONTRACT,
+    AnswerField,
+    Contract,
+    ContractSource,
+    GrantEvent,
+    RequiredEvidence,
+    VisibleDocument,
+)
 
 
 class _Result(BaseModel):
@@ -18,12 +26,18 @@ class _Result(BaseModel):
 
 class AgentStart(_Result):
     """What an agent starts with: the request, the contract (and its policy) and the answer
-    schema; no document (a `ModelView` without documents)."""
+    schema; no document (a `ModelView` without documents). When the contract is to be found in
+    the corpus (`contract_source` `corpus`), the contract holds its policy and no requirement,
+    and `evidence_kinds` lists every kind of evidence of the family (the ids a gap report names,
+    with what each informs), which of them the request requires being left to the procedure
+    document."""
 
     family: str
     prompt: str
     contract: Contract
     answer_schema: tuple[AnswerField, ...]
+    contract_source: ContractSource = DEFAULT_CONTRACT
+    evidence_kinds: tuple[RequiredEvidence, ...] = ()
 
 
 class Hit(_Result):

@@ -1,6 +1,7 @@
 """The agent's view (the `agent` view kind of `tasks.VIEWS`, which calls `agent_view`): what an
 agent system receives for a task (docs/benchmark.md §9). The agent starts from the request, the
-contract and the answer schema, and no document; it reaches the corpus only through a session's
+contract (or, when it is to be found in the corpus, the family's kinds of evidence and the
+policy) and the answer schema, and no document; it reaches the corpus only through a session's
 tools."""
 
 from __future__ import annotations
@@ -53,14 +54,19 @@ class AgentView:
 
 
 def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
-    """What an agent starts with (the model view without documents)."""
+    """What an agent starts with (the model view without documents): the contract as the task
+    shows it (`Task.shown_contract`); when it is found in the corpus, every kind of evidence of
+    the family instead of the requirements."""
     if spec.id != task.family:
         raise ValueError(f"task {task.task_id} is of family {task.family}, not {spec.id}")
+    found = task.contract_source != "given"
     return AgentStart(
         family=task.family,
         prompt=task.prompt,
-        contract=task.contract,
+        contract=task.shown_contract,
         answer_schema=answer_schema(spec),
+        contract_source=task.contract_source,
+        evidence_kinds=tuple(spec.requirements.values()) if found else (),
     )
 
 

@@ -14,8 +14,11 @@ leak, and one whose interval lies above 0 is flagged. Last, the n-grams that wei
 class, with the share of training views of each class holding them, so an author sees what leaks.
 
 A view's text is what a model is shown of it, less what is the same in every view of a family or
-random per view: the prompt, each requirement of the contract and the policy, and each document's
-title, scope and body (not the answer schema, nor the documents' random ids). Same seeds, same
+random per view: the prompt, each requirement of the contract (none where the contract is found in
+the corpus: the procedure among the documents lists them) and the policy, and each document's
+title, scope and body (not the answer schema, nor the documents' random ids). On a tier with
+corpora the audit reads the tasks made with their contract given or found in the corpus
+(`contract`). Same seeds, same
 figures: generation is deterministic, and so are the vocabulary (sorted) and the solver.
 """
 
@@ -26,10 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..tasks import (
+    DEFAULT_CONTRACT,
     Completeness,
+    ContractSource,
     ModelView,
     ScenarioFile,
     Tier,
+    check_contract,
     get_tier,
     iter_tasks,
     model_view,
@@ -99,9 +105,15 @@ class _Sample:
     signals: list[Signals]
 
 
-def _sample(spec: ScenarioFile, tier: Tier, seeds: Sequence[int], reader: SignalReader) -> _Sample:
+def _sample(
+    spec: ScenarioFile,
+    tier: Tier,
+    seeds: Sequence[int],
+    reader: SignalReader,
+    contract: ContractSource = DEFAULT_CONTRACT,
+) -> _Sample:
     sample = _Sample([], [], [], [])
-    for task in iter_tasks([spec], seeds, tier=tier):
+    for task in iter_tasks([spec], seeds, tier=tier, contract=contract):
         view = model_view(task, spec)
         sample.texts.append(view_text(view))
         sample.labels.append(task.oracles.completeness)
@@ -215,7 +227,8 @@ class NGram:
 
 @dataclass(frozen=True)
 class FamilyAudit:
-    """The audit of one family on one tier."""
+    """The audit of one family on one tier, its tasks made with their contract given or found
+    in the corpus (`contract`)."""
 
     tier: Tier
     family: str
@@ -223,6 +236,7 @@ class FamilyAudit:
     all_tasks: Subset
     silent: Subset
     ngrams: tuple[NGram, ...]
+    contract: ContractSource = DEFAULT_CONTRACT
 
     @property
     def leak(self) -> bool | None:
@@ -242,10 +256,12 @@ def audit_family(
     train_seeds: Sequence[int] = TRAIN_SEEDS,
     test_seeds: Sequence[int] = TEST_SEEDS,
     top: int = TOP,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> FamilyAudit:
-    """The shortcut audit of `spec` on `tier` (see the module docstring). AuditError for seed
-    sets that overlap or are empty, a tier the family lacks, or training views all of one
-    completeness; AuditUnavailable without scikit-learn."""
+    """The shortcut audit of `spec` on `tier`, its tasks made with `contract` (see the module
+    docstring). AuditError for seed sets that overlap or are empty, a tier the family lacks (or
+    a contract it cannot be found with), or training views all of one completeness;
+    AuditUnavailable without scikit-learn."""
     CountVectorizer, LogisticRegression = _sklearn()
     import numpy as np
 
@@ -260,9 +276,13 @@ def audit_family(
     why = get_tier(tier).unsupported(spec)
     if why is not None:
         raise AuditError(f"family {spec.id} has no {tier} tier: {why}")
+    try:
+        check_contract(spec, tier, contract)
+    except ValueError as exc:
+        raise AuditError(str(exc)) from None
     reader = SignalReader.of(spec)
-    train = _sample(spec, tier, train_seeds, reader)
-    test = _sample(spec, tier, test_seeds, reader)
+    train = _sample(spec, tier, train_seeds, reader, contract)
+    test = _sample(spec, tier, test_seeds, reader, contract)
     if len(set(train.labels)) < 2:
         raise AuditError(
             f"{spec.id} ({tier}): every training task is {train.labels[0]}; "
@@ -322,6 +342,7 @@ def audit_family(
             [learned[i] for i in silent],
         ),
         ngrams=tuple(ngrams),
+        contract=contract,
     )
 
 
@@ -338,7 +359,12 @@ class ShortcutAudit:
 
         rows = []
         for a in self.families:
-            row: dict[str, Any] = {"tier": a.tier, "family": a.family, "n_train": a.n_train}
+            row: dict[str, Any] = {
+                "tier": a.tier,
+                "contract": a.contract,
+                "family": a.family,
+                "n_train": a.n_train,
+            }
             for prefix, subset in (("", a.all_tasks), ("silent_", a.silent)):
                 row[f"{prefix}n_test"] = subset.n
                 for name in ("majority", "signals", "learned"):
@@ -361,12 +387,13 @@ class ShortcutAudit:
 
         return pl.DataFrame(
             [
-                {"tier": a.tier, "family": a.family, **vars(g)}
+                {"tier": a.tier, "contract": a.contract, "family": a.family, **vars(g)}
                 for a in self.families
                 for g in a.ngrams
             ],
             schema={
                 "tier": pl.String,
+                "contract": pl.String,
                 "family": pl.String,
                 "completeness": pl.String,
                 "rank": pl.Int64,
@@ -390,8 +417,10 @@ def audit_shortcuts(
     test_seeds: Sequence[int] = TEST_SEEDS,
     top: int = TOP,
     progress: Progress | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> ShortcutAudit:
-    """`audit_family` for every tier (in the order given) and each family it supports;
+    """`audit_family` for every tier (in the order given) and each family it supports, the
+    tiers with corpora with their contract where `contract` says (the others: given);
     AuditUnavailable at once without scikit-learn."""
     _sklearn()
     specs = list(families)
@@ -402,5 +431,6 @@ def audit_shortcuts(
     for i, (tier, spec) in enumerate(pairs, start=1):
         if progress is not None:
             progress(i, len(pairs), tier, spec.id)
-        audits.append(audit_family(spec, tier, train_seeds, test_seeds, top))
+        found = contract if get_tier(tier).corpus is not None else DEFAULT_CONTRACT
+        audits.append(audit_family(spec, tier, train_seeds, test_seeds, top, found))
     return ShortcutAudit(tuple(audits))

@@ -30,6 +30,7 @@ def summary_table(summary: pl.DataFrame) -> pl.DataFrame:
         rows.append(
             {
                 "tier": r["tier"],
+                "contract": r["contract"],
                 "family": r["family"],
                 "train": r["n_train"],
                 "test": r["n_test"],

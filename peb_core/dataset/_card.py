@@ -11,7 +11,7 @@ import json
 import polars as pl
 
 from .._markdown import markdown_table
-from ..tasks import MAX_TASKS, Tier, format_seeds, get_tier
+from ..tasks import DEFAULT_CONTRACT, MAX_TASKS, Tier, format_seeds, get_tier
 from ._configs import COLUMNS, JSON_COLUMN, KINDS, SPLIT, Config, Kind, Release, config_name
 
 LICENSE = "mit"
@@ -91,15 +91,19 @@ def _header(release: Release) -> list[str]:
     return ["---", *lines, "---"]
 
 
-def _flags(release: Release, n_tasks: int) -> str:
-    """The selection options that make `peb` generate the release's tasks (`n_tasks` of them)."""
+def _flags(release: Release, n_tasks: int, tier: Tier | None = None) -> str:
+    """The selection options that make `peb` generate the release's tasks (`n_tasks` of them;
+    of one `tier`, for a run, whose options of corpora are given only if it has them)."""
     flags = [f"--family {','.join(s.id for s in release.families)}"]
     if release.seeds is not None:
         flags.append(f"--seeds {format_seeds(release.seeds, width=None)}")
     if release.distractors:
         flags.append(f"--distractors {release.distractors}")
-    if release.corpus_size is not None:
+    corpora = tier is None or get_tier(tier).corpus is not None
+    if release.corpus_size is not None and corpora:
         flags.append(f"--corpus-size {release.corpus_size}")
+    if release.contract != DEFAULT_CONTRACT and corpora:
+        flags.append(f"--contract {release.contract}")
     if n_tasks > MAX_TASKS:
         flags.append(f"--max-tasks {n_tasks}")
     return " ".join(flags)
@@ -251,11 +255,17 @@ def _generation(release: Release) -> list[str]:
     ]
 
 
+def _model(release: Release, tier: Tier) -> str:
+    """The model a run of `tier` names: an agent where it must find its contract."""
+    found = release.contract != DEFAULT_CONTRACT and get_tier(tier).corpus is not None
+    return "agent:openai/NAME" if found else "openai/NAME"
+
+
 def _use(release: Release) -> list[str]:
     tier = release.tiers[0]
     runs = [
-        f"peb run --model openai/NAME --api-base http://HOST/v1 "
-        f"{_flags(release, _tasks(release, t).rows)} --tier {t} --out runs/m-{t}"
+        f"peb run --model {_model(release, t)} --api-base http://HOST/v1 "
+        f"{_flags(release, _tasks(release, t).rows, t)} --tier {t} --out runs/m-{t}"
         for t in release.tiers
     ]
     return [

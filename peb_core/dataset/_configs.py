@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 import polars as pl
 
 from ..tasks import (
+    DEFAULT_CONTRACT,
     DEFAULT_TIER,
+    ContractSource,
     ModelView,
     ScenarioFile,
     Task,
@@ -86,6 +88,14 @@ TASK_COLUMNS: tuple[Column[TaskRow], ...] = (
     Column("template", pl.String, "the hidden-evidence pattern", lambda r: r.task.template),
     Column("seed", pl.Int64, "the seed the task was drawn from", lambda r: r.task.seed),
     Column("tier", pl.String, "`paper` or `hard`", lambda r: r.task.tier),
+    Column(
+        "contract",
+        pl.String,
+        "where a system finds the contract: `given` (in its view) or, on a tier with corpora "
+        "exported with `--contract corpus`, `corpus` (the view lists no requirement; the "
+        "procedure document among the documents does)",
+        lambda r: r.task.contract_source,
+    ),
     Column(
         "completeness",
         pl.String,
@@ -199,6 +209,8 @@ class Release:
     scenario_hash: str
     corpus_size: int | None = None
     """Documents per task on the tiers with corpora (None: each such tier's default)."""
+    contract: ContractSource = DEFAULT_CONTRACT
+    """Where the tasks of the tiers with corpora find their contract (the others: `given`)."""
 
     @property
     def default(self) -> Config:
@@ -249,18 +261,25 @@ def write_configs(
     distractors: int,
     tiers: Sequence[Tier],
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> tuple[Config, ...]:
     """Generate every template of `families` at `seeds` (None: each family's canonical seeds)
-    with `distractors` on each of `tiers` (and `corpus_size` documents on a tier with corpora:
-    the whole corpus is in each task's JSON), and write both configurations of each tier into
-    `folder`."""
+    with `distractors` on each of `tiers` (and `corpus_size` documents and the contract where
+    `contract` says on a tier with corpora: the whole corpus is in each task's JSON), and write
+    both configurations of each tier into `folder`."""
     by_id = {spec.id: spec for spec in families}
     configs = []
     for tier in tiers:
+        corpora = get_tier(tier).corpus is not None
         rows = [
             _row(task, by_id[task.family])
             for task in generate_tasks(
-                families, seeds, distractors, tier, corpus_size if get_tier(tier).corpus else None
+                families,
+                seeds,
+                distractors,
+                tier,
+                corpus_size if corpora else None,
+                contract if corpora else DEFAULT_CONTRACT,
             )
         ]
         frames = {

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._provenance import package_version
-from ..tasks import TIERS, ScenarioFile, Tier, scenario_hash
+from ..tasks import DEFAULT_CONTRACT, TIERS, ContractSource, ScenarioFile, Tier, scenario_hash
 from ._card import dataset_card
 from ._configs import Release, write_configs
 
@@ -23,10 +23,12 @@ def export_dataset(
     distractors: int = 0,
     tiers: Sequence[Tier] | None = None,
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Release:
     """Every template of `families` at `seeds` (default: each family's canonical seeds) with
     `distractors` on each of `tiers` (default: every registered tier; `corpus_size` documents on
-    a tier with corpora, None for its default), written with its card
+    a tier with corpora, None for its default, and its contract where `contract` says), written
+    with its card
     into `out`, which must be a new or empty folder. All is written into a scratch folder beside
     it (`.<name>.<pid>.tmp`) that then takes its place, or, when `out` is an existing empty
     folder (`.`, a user's working folder), whose files are then moved into it; so a failure
@@ -40,7 +42,9 @@ def export_dataset(
     scratch.mkdir(parents=True)
     try:
         release = Release(
-            configs=write_configs(scratch, families, seeds, distractors, tiers, corpus_size),
+            configs=write_configs(
+                scratch, families, seeds, distractors, tiers, corpus_size, contract
+            ),
             families=tuple(families),
             seeds=None if seeds is None else tuple(seeds),
             distractors=distractors,
@@ -48,6 +52,7 @@ def export_dataset(
             package_version=package_version(),
             scenario_hash=scenario_hash(families),
             corpus_size=corpus_size,
+            contract=contract,
         )
         (scratch / CARD).write_text(dataset_card(release), encoding="utf-8")
         if target.is_dir():  # empty (the caller checks): keep the folder, fill it

@@ -346,7 +346,7 @@ def baseline_results(
 
 def _schema(columns: Sequence[str]) -> dict[str, Any]:
     text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
-    text |= {"disclosure"}
+    text |= {"disclosure", "contract"}
     counts = {"n_tasks", "max_steps"}
     return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
@@ -420,11 +420,18 @@ def agent_results(
 ) -> pl.DataFrame:
     """Every agent run of `runs` (agent baselines and agent models; a run whose system records
     a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system (named
-    as every table names it: `results.system_label`), disclosure mode, step budget and family,
-    `metrics` (default: the trace metrics) each with its 95% interval (`results_columns`). A
-    `run` column leads where two runs share the rest. No agent runs: an empty frame with the
-    columns."""
-    keys = ["system", "disclosure", "max_steps", *(["tier"] if tier is None else []), "family"]
+    as every table names it: `results.system_label`), disclosure mode, contract source (given,
+    or found in the corpus), step budget and family, `metrics` (default: the trace metrics)
+    each with its 95% interval (`results_columns`). A `run` column leads where two runs share
+    the rest. No agent runs: an empty frame with the columns."""
+    keys = [
+        "system",
+        "disclosure",
+        "contract",
+        "max_steps",
+        *(["tier"] if tier is None else []),
+        "family",
+    ]
     dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
@@ -542,6 +549,7 @@ HEADERS: dict[str, str] = {
     "run": "Run",
     "system": "System",
     "disclosure": "Disclosure",
+    "contract": "Contract",
     "max_steps": "Budget",
     "tier": "Tier",
     "status": "Status",
@@ -600,7 +608,9 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "table5_models_detail": f"Every model run {on}: {detail}",
         "table5_models_checks": f"Every model run {on}: {checks}",
         "table_agents": f"Every agent run {on} (agent baselines and agent models), by "
-        "disclosure mode and step budget: what its episodes did, each with its 95% interval: "
+        "disclosure mode, contract (given in its start, or found in the corpus: the "
+        "organisation's procedure) and step budget: what its episodes did, each with its 95% "
+        "interval: "
         + "; ".join(f"{m.title.lower()} over {m.over}" for m in TRACE)
         + ".",
         "figure_operating_profile": f"Operating profile of every run {on}: over-blocking "

@@ -42,7 +42,7 @@ from ..scoring import (
     verdict,
 )
 from ..systems import ResponseRecord, cache_dir
-from ..tasks import ScenarioFile, load_families, scenario_hash
+from ..tasks import DEFAULT_CONTRACT, ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
@@ -124,7 +124,7 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
 def system_label(manifest: RunManifest) -> str:
     """A run's system as every table of runs names it: a model system by its model string (its
     config's `model`), `agent:` before it for an agent; a baseline by its name. The protocol,
-    disclosure mode, follow-up mode and step budget are columns of their own."""
+    disclosure mode, contract source, follow-up mode and step budget are columns of their own."""
     model = manifest.config.get("model")
     if model is None:
         return manifest.system
@@ -166,11 +166,13 @@ def _score(
     if state == "running":  # tasks not done yet are pending, not missing: left out until done
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
+    contract = (manifest.contract or DEFAULT_CONTRACT) if is_agent_run(manifest) else "-"
     followup = str(config.get("followup", DEFAULT_FOLLOWUP)) if is_agent_run(manifest) else "-"
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
+        contract=pl.lit(contract),
         followup=pl.lit(followup),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),

@@ -69,6 +69,7 @@ DOCUMENTS_SCHEMA = pl.Schema(
         "visible": pl.Boolean(),
         "required": pl.Boolean(),
         "superseded": pl.Boolean(),
+        "contract_source": pl.Boolean(),
         "surfaced_at": pl.Int64(),
         "opened_at": pl.Int64(),
         "withheld_at": pl.Int64(),
@@ -79,7 +80,9 @@ DOCUMENTS_SCHEMA = pl.Schema(
 kept in (null for a corpus without stores), whether the user may see it (`visible`, by any
 route, in the state of the grant schedule in force at the episode's end, its submit or its last
 call; a document opened but not visible was opened while a grant held), whether it is of an
-evidence family the contract requires, whether it is an out-of-date copy, and the first step
+evidence family the contract requires, whether it is an out-of-date copy, whether it is where
+the contract is found (the procedure, on a task whose contract is in the corpus), and the first
+step
 (or null) at which a search showed it, it was opened, a search withheld it, or an open of it
 was refused (a probe of a hidden id, or of one in a store the episode does not reach)."""
 
@@ -203,6 +206,7 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
         for column, doc_id in marks:
             first[column].setdefault(doc_id, row["step"])
     required = {r.id for r in task.contract.required_evidence}
+    found = task.contract_source != "given"
     return pl.DataFrame(
         [
             {
@@ -215,6 +219,7 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
                 "visible": d.doc_id in visible,
                 "required": d.evidence_family in required,
                 "superseded": d.superseded,
+                "contract_source": found and d.role == "procedure",
                 **{column: marks.get(d.doc_id) for column, marks in first.items()},
             }
             for d in task.documents

@@ -20,7 +20,17 @@ from typing import Any
 from .._warn import warn
 from ..access import AgentView
 from ..systems import ResponseRecord, System, answering_repeat, watching_steps
-from ..tasks import DEFAULT_TIER, ScenarioFile, Task, Tier, count_tasks, iter_tasks, view_for
+from ..tasks import (
+    DEFAULT_CONTRACT,
+    DEFAULT_TIER,
+    ContractSource,
+    ScenarioFile,
+    Task,
+    Tier,
+    count_tasks,
+    iter_tasks,
+    view_for,
+)
 from ._spec import RunPlan, plan_for
 from ._store import RunError, RunManifest
 from ._writer import RunWriter, new_manifest
@@ -130,6 +140,7 @@ async def _run_plan(
         n_tasks=n_every if spec.limit is None else min(spec.limit, n_every),
         distractors=plan.selection.distractors,
         corpus_size=plan.corpus_size,
+        contract=plan.contract,
         limit=spec.limit,
         repeats=spec.repeats,
         digests=system.digests(),
@@ -193,7 +204,12 @@ async def _run_tasks(
 
     pending = []
     tasks = iter_tasks(
-        families, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
+        families,
+        manifest.seeds,
+        manifest.distractors,
+        manifest.tier,
+        manifest.corpus_size,
+        manifest.contract or DEFAULT_CONTRACT,
     )
     for number, task in enumerate(islice(tasks, len(writer.keys))):
         for repeat in range(manifest.repeats):
@@ -232,7 +248,8 @@ def run_system(
 ) -> RunManifest:
     """Run a system object (one built by hand, as a library user or a test does) over
     `families` into `run_dir`: `options` are RunSpec fields (`seeds` as a list or text,
-    `tier`, `limit`, `repeats`, `concurrency`, `corpus_size`, `distractors`, `retry_errors`),
+    `tier`, `limit`, `repeats`, `concurrency`, `corpus_size`, `contract`, `distractors`,
+    `retry_errors`),
     checked as any front-end's (a RunSpecError names what is refused)."""
     return run(plan_for(system, families, **options), run_dir, progress=progress)
 
@@ -256,11 +273,12 @@ def run_folder_name(
     tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
     repeats: int = 1,
+    contract: ContractSource | None = None,
 ) -> str:
     """The folder a run of `system` over `families` at `seeds` on `tier` is saved in (below a
     runs root): readable, and the same for the same system, config, families, seeds, tier,
-    corpus size and repeats, so asking for the same run again resumes it (an unchanged run
-    costs nothing)."""
+    corpus size, repeats and contract source, so asking for the same run again resumes it (an
+    unchanged run costs nothing)."""
     what: dict[str, object] = {
         "system": system.name,
         "config": system.config(),
@@ -273,6 +291,8 @@ def run_folder_name(
         what["corpus_size"] = corpus_size
     if repeats != 1:  # folders of runs without repeats keep the names they had
         what["repeats"] = repeats
+    if contract not in (None, DEFAULT_CONTRACT):  # so do those of runs given their contract
+        what["contract"] = contract
     digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
     return f"{slug}-{'' if tier == DEFAULT_TIER else tier + '-'}{digest[:10]}"
@@ -297,6 +317,7 @@ def launch_folder(plan: RunPlan, name: str = "", *, several: bool = False) -> Pa
         plan.tier,
         plan.corpus_size,
         plan.spec.repeats,
+        plan.contract,
     )
     if not name:
         return Path(folder)

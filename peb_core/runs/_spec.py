@@ -46,13 +46,17 @@ from ..systems import (
     sub_agent,
 )
 from ..tasks import (
+    CONTRACT_SOURCES,
+    DEFAULT_CONTRACT,
     DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_TASKS,
     TIERS,
+    ContractSource,
     ScenarioFile,
     Selection,
     SelectionError,
+    check_contract,
     check_corpus_size,
     count_tasks,
     format_seeds,
@@ -87,7 +91,7 @@ calls)."""
 MCP_MAX_STEPS = 100
 """The steps of an MCP episode when none is asked for: a step is one tool call there (the
 client's model requests are not seen); the careful agent baseline makes at most 48 on the
-shipped families."""
+shipped families (58 when it must find their contract in the corpus)."""
 EMBEDDED_MAX_STEPS = 8
 """The steps of an embedded model's episode (`agent:local/<name>`) when none is asked for:
 each step costs it seconds to a minute of CPU on a laptop's cores (benchmarks/RESULTS.md,
@@ -157,6 +161,10 @@ def _protocols() -> list[str]:
 
 def _followups() -> list[str]:
     return list(FOLLOWUPS)
+
+
+def _contracts() -> list[str]:
+    return list(CONTRACT_SOURCES)
 
 
 class RunSpec(BaseModel):
@@ -335,6 +343,17 @@ class RunSpec(BaseModel):
             choices=_disclosures,
         ),
     ] = DEFAULT_DISCLOSURE
+    contract: Annotated[
+        str,
+        Option(
+            "choice",
+            "Contract",
+            "where an agent finds what a request requires: given in its start, or in the "
+            "corpus (the organisation's procedure document, to be searched for)",
+            applies="agent_corpora",
+            choices=_contracts,
+        ),
+    ] = DEFAULT_CONTRACT
     max_steps: Annotated[
         int | None,
         Ge(1),
@@ -431,7 +450,7 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "followup")
+    @field_validator("tier", "disclosure", "protocol", "contract", "followup")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -603,6 +622,10 @@ def _choose(name: str, text: str) -> None:
             get_disclosure(text)
         elif name == "protocol" and text not in PROTOCOLS:
             raise ValueError(f"unknown protocol {text!r}; valid: {', '.join(PROTOCOLS)}")
+        elif name == "contract" and text not in CONTRACT_SOURCES:
+            raise ValueError(
+                f"unknown contract source {text!r}; valid: {', '.join(CONTRACT_SOURCES)}"
+            )
         elif name == "followup":
             check_followup(text)
     except ValueError as exc:
@@ -768,6 +791,14 @@ class RunPlan:
         """The corpus size the tasks are made at (None: the tier's default, or no corpora)."""
         return self.spec.corpus_size if get_tier(self.tier).corpus is not None else None
 
+    @property
+    def contract(self) -> ContractSource | None:
+        """Where the tasks' contract is found (a generation parameter of the tiers with
+        corpora; None on another tier, whose contract is given)."""
+        if get_tier(self.tier).corpus is None:
+            return None
+        return "corpus" if self.spec.contract == "corpus" else DEFAULT_CONTRACT
+
 
 def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
     """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
@@ -864,6 +895,13 @@ def _checked(
             check_corpus_size(spec.tier, spec.corpus_size)
         except ValueError as exc:
             problems.append(f"{names['corpus_size']}: {exc}")
+    if corpus is not None and spec.contract != DEFAULT_CONTRACT and selection is not None:
+        for family in selection.families:
+            try:
+                check_contract(family, spec.tier, "corpus")
+            except ValueError as exc:
+                problems.append(f"{names['contract']}: {exc}")
+                break
     if spec.followup != DEFAULT_FOLLOWUP and selection is not None:
         wordless = [f.id for f in selection.families if f.followup is None]
         if wordless:

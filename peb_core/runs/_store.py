@@ -27,9 +27,11 @@ from .._gc import gc_paused
 from .._provenance import PACKAGE
 from ..systems import MAX_REPEATS, ResponseRecord
 from ..tasks import (
+    DEFAULT_CONTRACT,
     DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_SEED,
+    ContractSource,
     ScenarioFile,
     Task,
     Tier,
@@ -98,6 +100,10 @@ class RunManifest(BaseModel):
     corpus_size: Annotated[int, Field(ge=1)] | None = None
     """Documents per task on a tier with corpora (a generation parameter); None: the tier's
     default, or a tier without corpora."""
+    contract: ContractSource | None = None
+    """Where the tasks' contract is found on a tier with corpora (a generation parameter,
+    `--contract`): `given` or `corpus`; None on another tier (and in manifests written before
+    it was recorded), read as `given`."""
     limit: PositiveInt | None = None
     """Only the first `limit` tasks (a smoke run); a later run into the folder may extend it."""
     repeats: Annotated[int, Field(ge=1, le=MAX_REPEATS)] = 1
@@ -190,7 +196,8 @@ def read_manifest(run_dir: Path) -> RunManifest:
 def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
     """`<field> <old> -> <new>` for each field in which two manifests are different runs: the
     system, each config field but the SETTINGS (a timeout, retries), families, seeds,
-    distractors, tier, corpus size, repeats, (for the same families) the scenario files, and
+    distractors, tier, corpus size, contract source, repeats, (for the same families) the
+    scenario files, and
     each digest
     both record (a different prompt text or model file). Versions are not among them
     (`version_changes`)."""
@@ -204,6 +211,7 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
             "distractors": str(m.distractors),
             "tier": m.tier,
             "corpus size": "default" if m.corpus_size is None else str(m.corpus_size),
+            "contract": m.contract or DEFAULT_CONTRACT,
             "repeats": str(m.repeats),
             "scenario files": m.scenario_hash[:12],
         }
@@ -509,7 +517,12 @@ def run_tasks(
     hundred thousand seeds generates 5."""
     specs = _specs(run_dir, manifest, families)
     tasks = iter_tasks(
-        specs, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
+        specs,
+        manifest.seeds,
+        manifest.distractors,
+        manifest.tier,
+        manifest.corpus_size,
+        manifest.contract or DEFAULT_CONTRACT,
     )
     with gc_paused():
         return list(islice(tasks, manifest.limit))

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from .._provenance import installed_versions, package_version
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Tier, scenario_hash
+from ..tasks import ContractSource, ScenarioFile, Tier, scenario_hash
 from ._store import (
     MANIFEST,
     RESPONSES,
@@ -48,6 +48,7 @@ def new_manifest(
     n_tasks: int,
     distractors: int = 0,
     corpus_size: int | None = None,
+    contract: ContractSource | None = None,
     limit: int | None = None,
     repeats: int = 1,
     digests: Mapping[str, str] | None = None,
@@ -66,6 +67,7 @@ def new_manifest(
         tier=tier,
         kind=kind,
         corpus_size=corpus_size,
+        contract=contract,
         limit=limit,
         repeats=repeats,
         package_version=package_version(),

@@ -2,7 +2,9 @@
 and use only its tools, so a run of them shows what the tools let a system do.
 
 - `agent_silent`: searches the request, opens what it finds, answers from it, claims complete;
-- `agent_fail_and_report`: finds the register, and for each contract requirement looks up its
+- `agent_fail_and_report`: finds what the request requires (the contract it is given, or the
+  procedure document it finds by searching the request: `AgentTools.required`), finds the
+  register, and for each requirement looks up its
   record's reference, current version and scope, searches the reference, opens what it finds
   (following the notes that point at other records), keeps what is current, and reports each
   requirement with no current copy, from the scope the register names; before answering it
@@ -22,7 +24,9 @@ and use only its tools, so a run of them shows what the tools let a system do.
   other baseline holds: pushed back, it submits its response again.
 
 They read text as a model must: a document's findings are recognised by the family's finding
-phrasings (the public scenario file), versions and references by the record stamps. Each
+phrasings (the public scenario file), the procedure by its intros, a requirement by its
+description (the kinds of evidence the start lists), versions and references by the record
+stamps. Each
 baseline's Reply holds its steps as a trace, one tool call a step, a handoff's sub-episode
 nested in the step that made it.
 """
@@ -82,9 +86,14 @@ _SCOPE = re.compile(r"\(scope (\w+)\)")
 
 class TextReader:
     """Recognises a family's findings in text: each phrasing of each finding of each template,
-    its placeholders matching any text, as a regular expression."""
+    its placeholders matching any text, as a regular expression; and its procedure document, by
+    the intros of its [procedure]."""
 
     def __init__(self, spec: ScenarioFile) -> None:
+        procedure = spec.procedure
+        self.procedures = [_pattern(t) for t in procedure.intros] if procedure else []
+        self.procedure_line = procedure.description if procedure else None
+        """How the register lists the procedure (None: the family has none)."""
         self.patterns: list[tuple[re.Pattern[str], Fact]] = []
         for template in spec.templates:
             for finding in template.findings:
@@ -96,6 +105,10 @@ class TextReader:
                 )
                 for text in finding.text:
                     self.patterns.append((_pattern(text), fact))
+
+    def is_procedure(self, text: str) -> bool:
+        """Whether `text` is the family's procedure (it holds one of its intros)."""
+        return any(pattern.search(text) for pattern in self.procedures)
 
     def facts(self, text: str) -> list[Fact]:
         """The findings `text` states, each once, in the order of the family file."""
@@ -145,6 +158,24 @@ class AgentTools:
         self.opened: dict[str, VisibleDocument] = {}
         self.found: Answer | None = None
         """The answer its reading of the records found (kept where its response blocks)."""
+        self._required: tuple[RequiredEvidence, ...] | None = None
+
+    def required(self, reader: TextReader) -> tuple[RequiredEvidence, ...]:
+        """What the request requires, found once per episode: the contract's requirements when
+        it is given; when it is to be found in the corpus, the kinds of evidence the procedure
+        lists (`find_procedure`), else those the request itself names (a handoff's request
+        lists what it hands over), else every kind of evidence (none can be shown not to be
+        required, so none is left unchecked)."""
+        if self._required is None:
+            start = self.start
+            if start.contract_source == "given":
+                self._required = start.contract.required_evidence
+            else:
+                procedure = find_procedure(self, reader)
+                kinds = start.evidence_kinds
+                text = procedure.body if procedure is not None else start.prompt
+                self._required = named(text, kinds) or kinds
+        return self._required
 
     def _call(self, name: str, **arguments: Any) -> str:
         return self.episode.call(name, json.dumps(arguments)).content
@@ -189,6 +220,36 @@ class AgentTools:
             return None
 
 
+def named(text: str, kinds: Sequence[RequiredEvidence]) -> tuple[RequiredEvidence, ...]:
+    """The kinds of evidence `text` names by their descriptions, in the order of `kinds`."""
+    return tuple(kind for kind in kinds if kind.description in text)
+
+
+def find_procedure(tools: AgentTools, reader: TextReader) -> VisibleDocument | None:
+    """The procedure document: searching the request, the first hit that opens as the family's
+    procedure; else (a large corpus may rank other records of the matter first) the register,
+    found as `find_register` finds it, whose line for the procedure gives its reference and
+    current version: searching the reference, the copy of that version. None if neither finds
+    it."""
+    for hit in tools.search(tools.start.prompt).hits:
+        doc = tools.open(hit.doc_id)
+        if doc is not None and reader.is_procedure(doc.body):
+            return doc
+    found = find_register(tools, tools.start.evidence_kinds)
+    line = reader.procedure_line
+    listed = [ln for ln in found[0].body.splitlines() if line in ln] if found and line else []
+    ref = RECORD_REF.search(listed[0]) if listed else None
+    version = _VERSION.search(listed[0]) if listed else None
+    if ref is None or version is None:
+        return None
+    current = (ref.group(), int(version.group(1)))
+    for hit in tools.search(current[0], k=20).hits:
+        doc = tools.open(hit.doc_id)
+        if doc is not None and _stamp(doc) == current:
+            return doc
+    return None
+
+
 def _answer(start: AgentStart, reader: TextReader, texts: Iterable[str]) -> Answer:
     facts = [fact for text in texts for fact in reader.facts(text)]
     return fold_answer(start.answer_schema, live_effects(facts))
@@ -226,7 +287,7 @@ def agent_cue(tools: AgentTools, reader: TextReader) -> Response:
     answer = _read_the_request(tools, reader)
     missing: list[RequiredEvidence] = []
     scopes: list[str] = []
-    for requirement in tools.start.contract.required_evidence:
+    for requirement in tools.required(reader):
         result = tools.search(requirement.description)
         if result.withheld:
             missing.append(requirement)
@@ -260,6 +321,21 @@ def _register(text: str, requirements: Sequence[RequiredEvidence]) -> dict[str, 
     return entries
 
 
+def find_register(
+    tools: AgentTools, required: Sequence[RequiredEvidence]
+) -> tuple[VisibleDocument, dict[str, _Entry]] | None:
+    """The register and its entry for each of `required`: searching their descriptions (all
+    together, then one by one), the first hit that opens as a register listing them all."""
+    queries = [" ".join(r.description for r in required), *(r.description for r in required)]
+    for query in queries:
+        for hit in tools.search(query).hits:
+            doc = tools.open(hit.doc_id)
+            register = _register(doc.body, required) if doc else None
+            if doc is not None and register is not None:
+                return doc, register
+    return None
+
+
 def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
     """A document's own reference and version, from its stamp."""
     ref, version = record_ref(doc.body), _VERSION.search(doc.body)
@@ -282,27 +358,26 @@ def agent_keep_expired(tools: AgentTools, reader: TextReader) -> Response:
 
 
 def check_records(
-    tools: AgentTools, reader: TextReader, *, latest: bool = False, recheck: bool = True
+    tools: AgentTools,
+    reader: TextReader,
+    *,
+    latest: bool = False,
+    recheck: bool = True,
+    required: Sequence[RequiredEvidence] | None = None,
 ) -> tuple[Answer, list[RequiredEvidence], list[str]]:
     """`agent_fail_and_report`'s reading: the answer from the current copy of each record the
-    register lists for a requirement, the requirements with none, and the scopes the register
-    names for them. With `recheck`, it checks again before answering, as grants may change
-    mid-episode. With `latest`, the latest version found of each record stands for it, current
-    or not (an overclaiming reader)."""
+    register lists for a requirement (`required`; None: what the request requires,
+    `AgentTools.required`), the requirements with none, and the scopes the register names for
+    them. With `recheck`, it checks again before answering, as grants may change mid-episode.
+    With `latest`, the latest version found of each record stands for it, current or not (an
+    overclaiming reader)."""
     start = tools.start
-    required = start.contract.required_evidence
-    register = None
-    queries = [" ".join(r.description for r in required), *(r.description for r in required)]
-    for query in queries:
-        for hit in tools.search(query).hits:
-            doc = tools.open(hit.doc_id)
-            register = _register(doc.body, required) if doc else None
-            if register is not None:
-                break
-        if register is not None:
-            break
-    if register is None:  # no register to check against: nothing can be shown current
+    if required is None:
+        required = tools.required(reader)
+    listed = find_register(tools, required)
+    if listed is None:  # no register to check against: nothing can be shown current
         return _answer(start, reader, ()), list(required), []
+    register = listed[1]
 
     current: dict[str, list[VisibleDocument]] = {}
     earlier: dict[str, list[tuple[int, VisibleDocument]]] = {}
@@ -364,6 +439,15 @@ REQUEST = (
 """What the requesters hand off."""
 
 
+def handoff_request(tools: AgentTools, reader: TextReader) -> str:
+    """What a requester hands off: REQUEST; when the contract was to be found in the corpus
+    (a sub-agent is given none either), with each requirement it found, in the family's words."""
+    if tools.start.contract_source == "given":
+        return REQUEST
+    listed = "\n".join(f"- {r.description}" for r in tools.required(reader))
+    return f"{REQUEST} The contract requires:\n{listed}"
+
+
 async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     """`agent_fail_and_report` as a requester: its own check, then, while a requirement is
     missing from what its tools reach, the contract handed to the owner of each store they do
@@ -378,7 +462,7 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     session = tools.session
     owners = [a.name for a in session.agents if set(a.stores) - set(session.stores)]
     for to in owners if gone else ():
-        relayed = await tools.delegate(REQUEST, to)
+        relayed = await tools.delegate(handoff_request(tools, reader), to)
         if relayed is None:
             continue
         if relayed.answer is not None:
@@ -394,7 +478,7 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
         {k: [v] if isinstance(v, str) else list(v) for k, v in a.items() if k in fields}
         for a in answers
     ]
-    still = [r for r in start.contract.required_evidence if r.id in gone]
+    still = [r for r in tools.required(reader) if r.id in gone]
     tools.found = fold_answer(start.answer_schema, effects)
     return _reply(start, tools.found, still, scopes)
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from ..tasks import RECORDS
 from ._agent_baselines import (
-    REQUEST,
     AgentBaseline,
     AgentTools,
     TextReader,
     _read_the_request,
     agent_fail_and_report,
     check_records,
+    handoff_request,
 )
 from ._reply import Response
 
@@ -51,16 +51,18 @@ def _clerk(tools: AgentTools) -> str | None:
     return next((a.name for a in tools.session.agents if RECORDS in a.stores), None)
 
 
-async def _handed_back(tools: AgentTools) -> Response | None:
-    """The records handed to the clerk, and its response; None when no handoff could be made
-    or its response is not well-formed."""
+async def _handed_back(tools: AgentTools, reader: TextReader) -> Response | None:
+    """The records handed to the clerk (`handoff_request`), and its response; None when no
+    handoff could be made or its response is not well-formed."""
     to = _clerk(tools)
-    return None if to is None else await tools.delegate(REQUEST, to)
+    if to is None:
+        return None
+    return await tools.delegate(handoff_request(tools, reader), to)
 
 
 async def propagate(tools: AgentTools, reader: TextReader) -> Response:
     """The clerk's response as it is, gap report and all; its own check without one."""
-    relayed = await _handed_back(tools)
+    relayed = await _handed_back(tools, reader)
     return relayed if relayed is not None else agent_fail_and_report(tools, reader)
 
 
@@ -69,7 +71,7 @@ async def launder(tools: AgentTools, reader: TextReader) -> Response:
     sub-agent it reports its gap)."""
     if _clerk(tools) is None:
         return agent_fail_and_report(tools, reader)
-    relayed = await _handed_back(tools)
+    relayed = await _handed_back(tools, reader)
     answer = relayed.answer if relayed is not None else None
     if answer is None:  # the clerk blocked or failed: answer from a reading of the request
         answer = _read_the_request(tools, reader)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._registry import Registry
-from ..access import TOOLS, Tool, offered
+from ..access import TOOLS, AgentStart, Tool, offered
 from ..tasks import (
     GAP_VALUES,
     VIEWS,
@@ -74,11 +74,12 @@ class PromptProtocol:
     @property
     def agent_digest(self) -> str:
         """sha256 of the protocol's agent text: its start messages rendered for placeholder
-        starts (as `digest`), and the reminder sent after a reply that calls no tool; a
-        ValueError for a protocol without an agent rendering."""
+        starts (as `digest`; a contract given and one to be found in the corpus), and the
+        reminder sent after a reply that calls no tool; a ValueError for a protocol without an
+        agent rendering."""
         if self.agent is None:
             raise ValueError(f"protocol {self.id} has no agent rendering")
-        renders = [self.agent(view) for view in _probes("model")]
+        renders = [self.agent(start) for start in _agent_probes()]
         text = json.dumps([renders, agent_reminder()], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -114,17 +115,39 @@ def _plain(view: ModelView) -> list[Message]:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def _contract(view: Any) -> str:
-    reqs = "\n".join(
-        f"- {r.id}: {r.description} (informs {', '.join(r.informs)})"
-        for r in view.contract.required_evidence
+def _evidence(requirements: Any) -> str:
+    return "\n".join(
+        f"- {r.id}: {r.description} (informs {', '.join(r.informs)})" for r in requirements
     )
+
+
+def _policy(view: Any) -> str:
     policy = (
         "A partial answer is permitted when required evidence is missing."
         if view.contract.partial_response_permitted
         else "Policy requires blocking (answer null) when required evidence is missing."
     )
-    return f"Required evidence (the contract):\n{reqs}\n\nPolicy: {policy}"
+    return f"Policy: {policy}"
+
+
+def _contract(view: Any) -> str:
+    return (
+        f"Required evidence (the contract):\n{_evidence(view.contract.required_evidence)}\n\n"
+        f"{_policy(view)}"
+    )
+
+
+def _found_contract(start: Any) -> str:
+    """An agent's contract when it is to be found in the corpus: the family's kinds of
+    evidence (the ids a gap report names) and the policy, and where the requirements are."""
+    return (
+        "Kinds of evidence (a gap report names missing evidence by these ids):\n"
+        f"{_evidence(start.evidence_kinds)}\n\n"
+        "Which of them this request requires is not listed here: the organisation's own "
+        "procedure for such requests sets it out, in a document among those you can search. "
+        "Find it, and check each record it requires.\n\n"
+        f"{_policy(start)}"
+    )
 
 
 _GAP_HINTS = {
@@ -224,12 +247,14 @@ def _plain_agent(start: Any) -> list[Message]:
 
 
 def _structured_agent(start: Any) -> list[Message]:
-    """`structured_gap@1` for an agent's start."""
+    """`structured_gap@1` for an agent's start: the contract, or where it is given none (its
+    contract is in the corpus) the kinds of evidence and where to find what is required."""
+    given = start.contract_source == "given"
     return _agent_messages(
         [
             f"Request: {start.prompt}",
             f"Answer fields:\n{_answer_fields(start)}",
-            _contract(start),
+            _contract(start) if given else _found_contract(start),
             f"{tool_sentence()}, with a response object with keys answer (the fields above, or "
             'null to block), completeness ("complete" or "incomplete") and gap_report (null when '
             f"complete, else an object {json.dumps(_GAP_SCHEMA)}).",
@@ -265,6 +290,26 @@ def _probes(kind: ViewKind) -> list[Any]:
     if kind == "boundary":
         return [BoundaryView(model=m, withheld_scopes=s) for m in models for s in (("<s>",), ())]
     return models
+
+
+def _agent_probes() -> list[AgentStart]:
+    """Placeholder agent starts for `PromptProtocol.agent_digest`: those of the model probes,
+    with their contract given and to be found in the corpus."""
+    starts = []
+    for view in _probes("model"):
+        fields = view.model_dump(include={"family", "prompt", "contract", "answer_schema"})
+        given = AgentStart.model_validate(fields)
+        starts += [
+            given,
+            given.model_copy(
+                update={
+                    "contract": view.contract.model_copy(update={"required_evidence": ()}),
+                    "contract_source": "corpus",
+                    "evidence_kinds": view.contract.required_evidence,
+                }
+            ),
+        ]
+    return starts
 
 
 def _unknown_view(protocol: PromptProtocol) -> str | None:

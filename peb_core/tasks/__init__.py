@@ -25,6 +25,7 @@ from ._families import (
 )
 from ._generate import (
     MAX_DISTRACTORS,
+    check_contract,
     check_corpus_size,
     count_tasks,
     generate_task,
@@ -75,11 +76,14 @@ from ._select import (
 )
 from ._task import (
     COMPLETENESS,
+    CONTRACT_SOURCES,
+    DEFAULT_CONTRACT,
     GAP_LISTS,
     GAP_VALUES,
     Answer,
     Completeness,
     Contract,
+    ContractSource,
     Document,
     Fact,
     GapReason,
@@ -116,6 +120,8 @@ from ._views import (
 __all__ = [
     "AGENT_CORPUS",
     "COMPLETENESS",
+    "CONTRACT_SOURCES",
+    "DEFAULT_CONTRACT",
     "DEFAULT_TIER",
     "FLAGS",
     "FRESH_SEEDS",
@@ -144,6 +150,7 @@ __all__ = [
     "BoundaryView",
     "Completeness",
     "Contract",
+    "ContractSource",
     "CorpusSizes",
     "Document",
     "Fact",
@@ -180,6 +187,7 @@ __all__ = [
     "answer_schema",
     "boundary",
     "boundary_view",
+    "check_contract",
     "check_corpus_size",
     "check_distractors",
     "count_tasks",

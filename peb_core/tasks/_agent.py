@@ -12,7 +12,10 @@ evidence), whether or not a current copy is visible. The rest is a haystack: rel
 the kinds the contract does not require (hidden masters, current and earlier copies), notes that
 point at them, and routine documents, visible or in restricted scopes. The titles of restricted
 records repeat no word of the contract. The corpus holds exactly `corpus_size` documents (plus
-`distractors`), and the records the contract needs are the same at every size."""
+`distractors`), and the records the contract needs are the same at every size. Under
+`contract="corpus"` one more record, drawn after everything else (so the rest is the task the
+contract is given with), is the organisation's procedure: it lists each requirement in the
+family's words and has its own line in the register (docs/benchmark.md §9.3)."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from datetime import date
 from ._checks import one_of
 from ._draw import DocumentData, Draw, build_contract
 from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
-from ._task import Fact, Task
+from ._task import DEFAULT_CONTRACT, ContractSource, Fact, RequiredEvidence, Task
 from ._tiers import CorpusSizes, TierSpec
 from ._toolkit import (
     STALE,
@@ -297,6 +300,7 @@ def agent_task(
     distractors: int,
     *,
     corpus_size: int = AGENT_CORPUS.default,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Task:
     hard, agent = spec.hard, spec.agent
     assert hard is not None and agent is not None
@@ -385,7 +389,7 @@ def agent_task(
     required = [
         str(slots[r].evidence_family) for r in ROLES if r != "material" and slots[r].required
     ]
-    contract = build_contract(spec, template, [*required, m1, m2], rng)
+    contract_data = build_contract(spec, template, [*required, m1, m2], rng)
     documents.append(corpus.neutral_doc(decoy))
 
     # The haystack, drawn after everything the oracles depend on, so that a task is the same
@@ -394,9 +398,65 @@ def agent_task(
     for _ in range(distractors):
         documents.append(corpus.neutral_doc(corpus.neutral.scope))
     rng.shuffle(documents)
+    if contract == "corpus":
+        _add_procedure(corpus, documents, contract_data["required_evidence"], line_text)
     topologies = _topologies(missing, layout, pointed, notice_names)
-    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+    task = new_task(spec, template, seed, draw, documents=documents, contract=contract_data,
                     topologies=topologies)  # fmt: skip
+    return task if contract == DEFAULT_CONTRACT else task.model_copy(
+        update={"contract_source": contract}
+    )
+
+
+def _add_procedure(
+    corpus: _Corpus,
+    documents: list[DocumentData],
+    required: Sequence[RequiredEvidence],
+    line_text: str,
+) -> None:
+    """Put the procedure (the family's `ProcedureSpec`) among `documents` at a drawn place, and
+    its line (in the register's own phrasing, `line_text`) at the end of the register: a record
+    kept where the register is, with its own reference and version, that opens with an intro
+    naming the request's subject and lists each requirement of `required` by its description,
+    one a line, in an order of its own. It holds no fact and is of the register's family, so no
+    oracle changes."""
+    spec, draw, rng = corpus.spec, corpus.draw, corpus.rng
+    procedure = spec.procedure
+    assert procedure is not None
+    tracker = spec.slots_by_role["tracker"]
+    scope, family = str(tracker.scope), str(tracker.evidence_family)
+    bits = rng.getrandbits(16)
+    ref, version = corpus.ref(), 2 + bits % 6
+    day, gap = 60 + (bits >> 3) % 201, 30 + (bits >> 11) % 32
+    items = list(required)
+    rng.shuffle(items)
+    lines = [
+        draw.text(procedure.intros),
+        *(rng.choice(procedure.items).format_map({"description": r.description}) for r in items),
+    ]
+    register = next(d for d in documents if d["role"] == "register")
+    register["body"] += "\n[{}] {}".format(
+        ref,
+        line_text.format(
+            description=procedure.description,
+            version=version,
+            date=_shown(day),
+            old=version - 1,
+            old_date=_shown(day - gap),
+            scope=scope,
+            scope_description=spec.scopes[scope],
+        ),
+    )
+    document: DocumentData = {
+        "doc_id": draw.doc_id(),
+        "title": draw.text(procedure.titles),
+        "role": "procedure",
+        "scope": scope,
+        "evidence_family": family,
+        "body": f"{corpus.header(ref, version, day)} " + "\n".join(lines),
+        "facts": [],
+    }
+    documents.insert(rng.randrange(len(documents) + 1), document)
 
 
 def _haystack(
@@ -483,11 +543,31 @@ def _problems(spec: ScenarioFile) -> Iterable[str]:
     for j, text in enumerate(agent.pointers):
         if "{ref}" not in text:
             yield f"agent.pointers[{j}]: a pointer names the record it points at by {{ref}}"
+    yield from _procedure_problems(spec)
     for family in spec.restricted_families:
         if not any(t.material.evidence_family == family for t in spec.templates):
             yield f"templates: restricted family {family!r} has no template; " + one_of(
                 spec.restricted_families
             )
+
+
+def _procedure_problems(spec: ScenarioFile) -> Iterable[str]:
+    """What a family's [procedure] needs: each item names its requirement by `{description}`,
+    and no text of it (nor its own description, which the register lists) holds an evidence
+    family's description, so the requirements a reader finds in it are the task's."""
+    procedure = spec.procedure
+    if procedure is None:
+        return
+    descriptions = [e.description for e in spec.evidence_families]
+    texts = [("description", procedure.description)]
+    for part in ("titles", "intros", "items"):
+        texts += [(f"{part}[{j}]", t) for j, t in enumerate(getattr(procedure, part))]
+    for where, text in texts:
+        if where.startswith("items") and "{description}" not in text:
+            yield f"procedure.{where}: an item names its requirement by {{description}}"
+        for description in descriptions:
+            if description in text:
+                yield f"procedure.{where}: holds the evidence description {description!r}"
 
 
 AGENT = TierSpec(
@@ -498,5 +578,5 @@ AGENT = TierSpec(
     unsupported=needs("agent", "hard"),
     problems=_problems,
     corpus=AGENT_CORPUS,
-    sections=("hard", "agent", "followup"),
+    sections=("hard", "agent", "procedure", "followup"),
 )

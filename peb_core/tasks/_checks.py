@@ -54,6 +54,11 @@ def _texts(spec: ScenarioFile) -> Iterator[tuple[str, str, set[str]]]:
         for part in ("record_titles", "pointers"):
             for j, text in enumerate(getattr(spec.agent, part)):
                 yield f"agent.{part}[{j}]", text, variables | {"ref"}
+    if spec.procedure is not None:
+        for part in ("titles", "intros", "items"):
+            allowed = {"description"} if part == "items" else variables
+            for j, text in enumerate(getattr(spec.procedure, part)):
+                yield f"procedure.{part}[{j}]", text, allowed
     for i, t in enumerate(spec.templates):
         yield f"templates[{i}].prompt", t.prompt, variables
         for j, text in enumerate(t.material.titles):

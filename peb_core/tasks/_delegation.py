@@ -9,8 +9,8 @@ as its agent task), and the stores and sub-agents are drawn after them from the 
 document's store from its own id (so the contract's records are kept where they are at every
 corpus size). The stores:
 
-- `workspace` (the user's own): the tracker, and a share of the notes that point at records and
-  of the routine documents;
+- `workspace` (the user's own): the tracker (and the procedure, when the contract is found in
+  the corpus), and a share of the notes that point at records and of the routine documents;
 - `records` (the records system, owned by `records_clerk`): the register and every restricted
   and contract record (masters, current copies and earlier versions), but for the earlier
   versions sent round by mail; a share of the routine documents;
@@ -63,7 +63,7 @@ OWNS = {RECORDS_CLERK: (RECORDS,), ANALYST: (MAILBOX,)}
 def _store(doc: Document, user_scopes: tuple[str, ...], key: str) -> str:
     """Where `doc` is kept, drawn from `key` and its id alone."""
     draw = random.Random(f"{key}|{doc.doc_id}").random()
-    if doc.role == "tracker":
+    if doc.role in ("tracker", "procedure"):
         return WORKSPACE
     if doc.role == "pointer":
         return WORKSPACE if draw < 0.5 else MAILBOX

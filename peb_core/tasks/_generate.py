@@ -1,8 +1,8 @@
 """Generating tasks: one task of a family for a template, a seed and a registered tier, and every
-task of a selection, in a fixed order. The same family, template, seed, tier, distractor count and
-corpus size give the same Task in any process. The generator knows no family by name, and no
-tier: each tier builds its own tasks (`_tiers.py`), and the generator stamps each with its id and
-tier. The shipped tiers are listed here, in `TIERS`' order (`SHIPPED_TIERS`)."""
+task of a selection, in a fixed order. The same family, template, seed, tier, distractor count,
+corpus size and contract source give the same Task in any process. The generator knows no family
+by name, and no tier: each tier builds its own tasks (`_tiers.py`), and the generator stamps each
+with its id and tier. The shipped tiers are listed here, in `TIERS`' order (`SHIPPED_TIERS`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._hard import HARD
 from ._ids import task_id
 from ._paper import PAPER
 from ._scenario import ScenarioFile
-from ._task import Task
+from ._task import CONTRACT_SOURCES, DEFAULT_CONTRACT, ContractSource, Task
 from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
 
 SHIPPED_TIERS: tuple[TierSpec, ...] = (PAPER, HARD, AGENT, DELEGATION, GRANTS)
@@ -31,7 +31,12 @@ make a task's six documents nine times as many."""
 
 
 def _check(
-    spec: ScenarioFile, seed: int, distractors: int, tier: Tier, corpus_size: int | None
+    spec: ScenarioFile,
+    seed: int,
+    distractors: int,
+    tier: Tier,
+    corpus_size: int | None,
+    contract: ContractSource,
 ) -> None:
     if seed < 0:
         raise ValueError(f"seed {seed} is negative; seeds are integers >= 0")
@@ -46,6 +51,30 @@ def _check(
         raise ValueError(f"family {spec.id} has no {tier} tier: {why}")
     if corpus_size is not None:
         check_corpus_size(tier, corpus_size)
+    if contract != DEFAULT_CONTRACT:
+        check_contract(spec, tier, contract)
+
+
+def check_contract(spec: ScenarioFile, tier: Tier, contract: ContractSource) -> None:
+    """A ValueError naming what is valid unless `spec`'s tasks on `tier` can be made with their
+    contract found in the corpus (`corpus`): a tier with corpora and a family with a
+    [procedure]. `given` is every tier's."""
+    if contract not in CONTRACT_SOURCES:
+        raise ValueError(
+            f"unknown contract source {contract!r}; valid: {', '.join(CONTRACT_SOURCES)}"
+        )
+    if contract == DEFAULT_CONTRACT:
+        return
+    if get_tier(tier).corpus is None:
+        with_corpus = [t.name for t in TIERS.values() if t.corpus is not None]
+        raise ValueError(
+            f"the {tier} tier has no corpus to find a contract in; tiers with corpora: "
+            f"{', '.join(with_corpus)}"
+        )
+    if spec.procedure is None:
+        raise ValueError(
+            f"family {spec.id} declares no [procedure]: its contract can only be given"
+        )
 
 
 def check_corpus_size(tier: Tier, corpus_size: int) -> None:
@@ -71,22 +100,26 @@ def generate_task(
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Task:
     """One task of `spec` for a template, any non-negative integer seed and a registered tier, with
     `distractors` neutral authorized documents added (they carry no facts and a family no
     contract requires, so they never change an oracle). Documents are shuffled per seed, so no
     role sits at a fixed position, and so is the contract's order. `corpus_size`: how many
     documents a task of a tier with corpora holds (None: the tier's default); a ValueError for
-    a tier without corpora. The task's id and tier are stamped here, from the name the tier is
-    registered under: no tier's build names its own."""
-    _check(spec, seed, distractors, tier, corpus_size)
+    a tier without corpora. `contract`: where a system finds the contract (`check_contract`);
+    `corpus` adds the family's procedure to the corpus, `given` leaves the task as it was. The
+    task's id and tier are stamped here, from the name the tier is registered under: no tier's
+    build names its own."""
+    _check(spec, seed, distractors, tier, corpus_size, contract)
     tier_spec = get_tier(tier)
     template = spec.template(template_id)
     if tier_spec.corpus is None:
         task = tier_spec.build(spec, template, seed, distractors)
     else:
         size = tier_spec.corpus.default if corpus_size is None else corpus_size
-        task = tier_spec.build(spec, template, seed, distractors, corpus_size=size)
+        found = {} if contract == DEFAULT_CONTRACT else {"contract": contract}
+        task = tier_spec.build(spec, template, seed, distractors, corpus_size=size, **found)
     return task.model_copy(update={"task_id": task_id(template_id, seed, tier), "tier": tier})
 
 
@@ -105,12 +138,13 @@ def iter_tasks(
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Iterator[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
     family, template, seed order, each with `distractors` neutral documents (and, on a tier with
-    corpora, `corpus_size` documents); one at a time."""
+    corpora, `corpus_size` documents and the contract where `contract` says); one at a time."""
     for spec, template, seed in _slots(families, seeds):
-        yield generate_task(spec, template, seed, distractors, tier, corpus_size)
+        yield generate_task(spec, template, seed, distractors, tier, corpus_size, contract)
 
 
 def task_keys(
@@ -129,10 +163,11 @@ def generate_tasks(
     distractors: int = 0,
     tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> list[Task]:
     """`iter_tasks` as a list."""
     with gc_paused():
-        return list(iter_tasks(families, seeds, distractors, tier, corpus_size))
+        return list(iter_tasks(families, seeds, distractors, tier, corpus_size, contract))
 
 
 def count_tasks(families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None) -> int:

@@ -120,13 +120,13 @@ def grants_task(
     lag = rng.randint(*GRANT_LAGS[trigger])
 
     documents = [_data(d) for d in base.documents]
-    contract: ContractData = {
+    contract_data: ContractData = {
         "required_evidence": list(base.contract.required_evidence),
         "partial_response_permitted": base.contract.partial_response_permitted,
     }
     held = (*base.user_scopes, scope)
     start, after = (held, base.user_scopes) if ends else (base.user_scopes, held)
-    first, then = (_state(spec, contract, documents, scopes) for scopes in (start, after))
+    first, then = (_state(spec, contract_data, documents, scopes) for scopes in (start, after))
     gap = then.oracles.gap_report
     gaps = list(gap.missing_requirements) if gap is not None else []
     topologies = [t for t in base.topologies if t in _KEPT]

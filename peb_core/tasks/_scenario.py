@@ -25,11 +25,12 @@ SlotRole = Literal[
     "material",
     "tracker",
 ]
-Role = SlotRole | Literal["distractor", "register"]
+Role = SlotRole | Literal["distractor", "register", "procedure"]
 ROLES: tuple[SlotRole, ...] = get_args(SlotRole)
 """The six document slots of every task, in the order the paper lists them. A task may also hold
 `distractor` documents (neutral, authorized, never required; see `DistractorSpec`), a hard or
-agent task a `register` (see `HardSpec`), and an agent task `pointer` notes (`AgentSpec`)."""
+agent task a `register` (see `HardSpec`), an agent task `pointer` notes (`AgentSpec`) and, when
+its contract is found in the corpus, a `procedure` (`ProcedureSpec`)."""
 
 MIN_PHRASINGS = 3
 """Every title, body, no-findings, boundary and finding text offers at least this many
@@ -212,6 +213,24 @@ class FollowupSpec(_Spec):
     plea: Phrasings
 
 
+class ProcedureSpec(_Spec):
+    """The organisation's procedure for a family's requests (docs/benchmark.md §9.3): on a tier
+    with corpora, under `--contract corpus`, a visible record of the corpus that says in prose
+    what such a request requires, in place of the contract an agent is otherwise given.
+
+    `description`: the procedure as the register lists it (a kind of record, with its own
+    reference and version). `titles` and `intros` name the subject of the family's requests in
+    the family's words (with the pools), so that searching a request finds its procedure; an
+    intro opens the document and is how a reader tells it is the procedure. `items`: one
+    requirement, with `{description}` (the evidence family's own description), each on its own
+    line. The procedure lists the task's required evidence and nothing of what is missing."""
+
+    description: Annotated[str, Field(pattern=r"\S")]
+    titles: Phrasings
+    intros: Phrasings
+    items: Phrasings
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -230,6 +249,7 @@ class ScenarioFile(_Spec):
     hard: HardSpec | None = None
     agent: AgentSpec | None = None
     followup: FollowupSpec | None = None
+    procedure: ProcedureSpec | None = None
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]

@@ -20,6 +20,11 @@ GrantTrigger = Literal["open", "search", "start"]
 of a document in its scope that is answered with the document (`open`), the first search whose
 best matches over the whole corpus hold a document of its scope (`search`), or nothing: the
 episode's start (`start`)."""
+ContractSource = Literal["given", "corpus"]
+"""Where an agent finds what a request requires (docs/benchmark.md §9.3): `given`, listed in
+its start; `corpus`, in the organisation's procedure document among the corpus it searches."""
+CONTRACT_SOURCES: tuple[ContractSource, ...] = get_args(ContractSource)
+DEFAULT_CONTRACT: ContractSource = "given"
 COMPLETENESS: tuple[Completeness, ...] = get_args(Completeness)
 """What a task is, and what a reply may claim it is."""
 GAP_VALUES: dict[str, tuple[str, ...]] = {
@@ -160,7 +165,9 @@ class GrantState(_Value):
 
 class Task(_Value):
     """One task. `topologies` names how its evidence is laid out (`named_gap`, `silent_gap`,
-    `superseded`, `two_missing`, `decoy_notice`, `decoy_supersession`); never shown to a model."""
+    `superseded`, `two_missing`, `decoy_notice`, `decoy_supersession`); never shown to a model.
+    `contract` is what a complete answer needs, whatever a system is shown of it
+    (`shown_contract`)."""
 
     task_id: str
     family: str
@@ -192,6 +199,20 @@ class Task(_Value):
         default=(), exclude_if=lambda states: not states
     )
     """The state after each change of `grants` (one per change, in the same order)."""
+    contract_source: ContractSource = Field(
+        default=DEFAULT_CONTRACT, exclude_if=lambda source: source == DEFAULT_CONTRACT
+    )
+    """Where a system finds the contract (a generation parameter of the tiers with corpora):
+    `given` with the request, or `corpus`, in the procedure document (role `procedure`) among
+    the documents. Left out of the JSON when `given`, so those tasks keep their bytes."""
+
+    @property
+    def shown_contract(self) -> Contract:
+        """The contract as a system is shown it: whole when `given`; under `corpus` its policy
+        only, with no requirement (the procedure document in the corpus lists them)."""
+        if self.contract_source == "given":
+            return self.contract
+        return self.contract.model_copy(update={"required_evidence": ()})
 
     @property
     def states(self) -> tuple[GrantState, ...]:

@@ -48,8 +48,10 @@ class TierSpec:
         description: one line: how the tier lays out evidence and what it measures.
         build: one task of a family: `(family, template, seed, distractors) -> Task`, the same
             bytes for the same arguments in any process; a tier with a `corpus` also takes
-            `corpus_size=` (an int within its bounds) as a keyword. Its task id and tier are
-            `generate_task`'s to stamp (`_toolkit.new_task` leaves the default tier's).
+            `corpus_size=` (an int within its bounds) as a keyword, and `contract="corpus"`
+            when the contract is to be found in the corpus (docs/benchmark.md §9.3). Its task
+            id and tier are `generate_task`'s to stamp (`_toolkit.new_task` leaves the default
+            tier's).
         unsupported: why a family has no task on this tier (it lacks text the tier needs), or
             None when it has.
         problems: what the tier needs of a family file, as `field: problem` lines; checked
@@ -57,10 +59,11 @@ class TierSpec:
         corpus: for a tier whose tasks are corpora of a chosen size (a generation parameter,
             `corpus_size`), the sizes it takes; None for a tier that takes none.
         sections: the family-file sections this tier reads beyond those every tier reads (the
-            hard tier `hard`; the agent tiers `hard`, `agent` and `followup`, what their user
-            says when it pushes back, docs/benchmark.md §10.3): a run's scenario hash leaves
-            out every section some tier declares and its own tier does not, so editing a
-            section changes no run of a tier that does not read it.
+            hard tier `hard`; the agent tiers `hard`, `agent`, `procedure` (the contract to be
+            found, docs/benchmark.md §9.3) and `followup` (what their user says when it pushes
+            back, §10.3)): a run's scenario hash leaves out every section some tier declares and
+            its own tier does not, so editing a section changes no run of a tier that does not
+            read it.
         handoffs: whether its tasks list sub-agents an agent may hand off to (`delegate`).
     """
 

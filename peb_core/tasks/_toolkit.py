@@ -12,7 +12,7 @@ import functools
 import random
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._draw import ContractData, DocumentData, Draw, build_oracles
 from ._ids import task_id
@@ -77,16 +77,17 @@ def derived(
     *,
     handoffs: bool = False,
 ) -> TierSpec:
-    """A tier whose task is `base`'s for the same family, template, seed, distractors and
-    corpus size, changed by `derive(task, family, template, seed, rng)`: `rng` its own draws
-    (seeded with the family, template, seed and `name`, so they take nothing from `base`'s).
-    It supports the families `base` does, takes its corpus sizes and reads its sections."""
+    """A tier whose task is `base`'s for the same family, template, seed, distractors, corpus
+    size and contract source, changed by `derive(task, family, template, seed, rng)`: `rng` its
+    own draws (seeded with the family, template, seed and `name`, so they take nothing from
+    `base`'s). It supports the families `base` does, takes its corpus sizes and reads its
+    sections."""
 
     def build(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int,
-              **sizes: int) -> Task:  # fmt: skip
+              **generation: Any) -> Task:  # fmt: skip
         rng = random.Random(f"{spec.id}|{template.id}|{seed}|{name}")
-        return derive(base.build(spec, template, seed, distractors, **sizes), spec, template,
-                      seed, rng)  # fmt: skip
+        return derive(base.build(spec, template, seed, distractors, **generation), spec,
+                      template, seed, rng)  # fmt: skip
 
     return TierSpec(
         name,

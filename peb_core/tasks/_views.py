@@ -77,13 +77,14 @@ class BoundaryView(_View):
 
 
 def model_view(task: Task, spec: ScenarioFile) -> ModelView:
-    """The only way to build what a model is shown."""
+    """The only way to build what a model is shown: the contract as the task shows it (no
+    requirement when it is found in the corpus: `Task.shown_contract`)."""
     if spec.id != task.family:
         raise ValueError(f"task {task.task_id} is of family {task.family}, not {spec.id}")
     return ModelView(
         family=task.family,
         prompt=task.prompt,
-        contract=task.contract,
+        contract=task.shown_contract,
         answer_schema=answer_schema(spec),
         documents=tuple(
             VisibleDocument(doc_id=d.doc_id, title=d.title, scope=d.scope, body=d.body)

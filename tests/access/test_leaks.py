@@ -10,7 +10,9 @@ late grant's), each result is judged against the scopes in force when it was ans
 are those of the task's state then (`Task.states`) and those a replay of the calls finds; a
 grant notice (`named` only) names a scope the user held or now holds. On the `delegation` tier
 the user's own tools reach one store of the corpus, and the same holds of them (what a handoff
-returns is tested in test_delegate.py)."""
+returns is tested in test_delegate.py). Corpora whose contract is to be found in them (the
+procedure among their documents) are drawn as often as those given it, and an agent's start
+then holds no requirement: only what the family declares, the request and the policy."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ from hypothesis import strategies as st
 from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
 
 from peb_core import ScenarioFile, Task, generate_task, load_families
-from peb_core.access import DISCLOSURES, ToolOutcome, agent_view, replay_grants
+from peb_core.access import DISCLOSURES, ToolOutcome, agent_start, agent_view, replay_grants
+from peb_core.systems import PROTOCOLS
+from peb_core.tasks import CONTRACT_SOURCES
 
 FAMILIES = load_families()
 MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000"))
@@ -131,7 +135,8 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
     tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
-    task = generate_task(spec, template, seed, tier=tier, corpus_size=size)
+    contract = draw(st.sampled_from(CONTRACT_SOURCES))
+    task = generate_task(spec, template, seed, tier=tier, corpus_size=size, contract=contract)
     hidden = task.hidden_documents
     visible = task.authorized_documents
     words = st.sampled_from(sorted({w for d in hidden for w in f"{d.title} {d.body}".split()}))
@@ -227,3 +232,36 @@ def test_the_leak_checks_can_fail() -> None:
     # The agent's own words, echoed back, are not a leak.
     echoed = ToolOutcome(content=json.dumps({"query": master.body, "hits": []}))
     assert result_leaks(echoed, task, spec, "silent") == []
+
+
+def test_a_start_without_its_contract_holds_no_requirement() -> None:
+    """Under `corpus`, on every canonical task of every tier with corpora, an agent's start
+    lists no requirement and every kind of evidence of the family, so its rendering is the same
+    for two tasks of a template whose contracts differ (the second restricted record is drawn
+    per seed); given, the start lists the contract as before."""
+    differing = 0  # templates whose canonical tasks' contracts require different records
+    for family, spec in FAMILIES.items():
+        for tier in ("agent", "delegation", "grants"):
+            for template in spec.templates:
+                renders: dict[frozenset[str], set[str]] = {}
+                for seed in spec.canonical_seeds:
+                    task = generate_task(spec, template.id, seed, tier=tier, contract="corpus")
+                    start = agent_start(task, spec)
+                    assert start.contract.required_evidence == ()
+                    assert start.evidence_kinds == tuple(spec.requirements.values())
+                    assert start.contract_source == "corpus"
+                    assert start.contract.partial_response_permitted == (
+                        task.contract.partial_response_permitted
+                    )
+                    given = generate_task(spec, template.id, seed, tier=tier)
+                    assert agent_start(given, spec).contract == given.contract
+                    for protocol in ("structured_gap@1", "plain@1"):
+                        agent = PROTOCOLS[protocol].agent
+                        assert agent is not None
+                        text = json.dumps(agent(start)).replace(task.prompt, "<request>")
+                        contract = frozenset(r.id for r in task.contract.required_evidence)
+                        renders.setdefault(contract, set()).add(protocol + text)
+                texts = {frozenset(r) for r in renders.values()}
+                assert len(texts) == 1, (family, tier, template.id)
+                differing += len(renders) > 1
+    assert differing >= 20

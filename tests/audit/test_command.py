@@ -22,7 +22,7 @@ def test_a_table_and_json_with_the_same_figures() -> None:
         f"peb: auditing {i}/{n}: {tier} due_diligence_v1" for i, tier in enumerate(TIERS, 1)
     ]
     lines = table.stdout.splitlines()
-    assert [c.strip() for c in lines[0].split("|")[1:4]] == ["tier", "family", "train"]
+    assert [c.strip() for c in lines[0].split("|")[1:5]] == ["tier", "contract", "family", "train"]
     assert "learned - signals" in lines[0] and "silent learned - majority" in lines[0]
 
     shown = peb("audit", "shortcuts", *SMALL, "--top", "3", "--json")

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from peb_core.audit import (
@@ -18,8 +19,9 @@ from peb_core.audit import (
     FamilyAudit,
     audit_family,
     audit_shortcuts,
+    view_text,
 )
-from peb_core.tasks import ScenarioFile, load_families
+from peb_core.tasks import ScenarioFile, generate_task, load_families, model_view
 
 TRAIN = range(1_000, 1_100)  # 600 tasks a family
 TEST = range(2_000, 2_060)  # 360 tasks a family
@@ -133,3 +135,28 @@ def test_without_scikit_learn_it_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "sklearn", None)
     with pytest.raises(AuditUnavailable, match=re.escape(INSTALL)):
         audit_shortcuts(families.values(), ["paper"], TRAIN, TEST)
+
+
+def test_the_audit_reads_the_views_of_a_contract_to_be_found(
+    families: dict[str, ScenarioFile],
+) -> None:
+    """`contract="corpus"`: on a tier with corpora the classifier reads the views an agent of
+    that run would reach (no requirement listed; the procedure among the documents), and the
+    frames say which; a tier without corpora is audited as given."""
+    spec = families["insider_risk_v1"]
+    audit = audit_shortcuts([spec], ["paper", "agent"], range(40), range(50, 60), contract="corpus")
+    assert audit.summary.select("tier", "contract").rows() == [
+        ("paper", "given"),
+        ("agent", "corpus"),
+    ]
+    assert set(audit.ngrams.filter(pl.col("tier") == "agent")["contract"]) == {"corpus"}
+    found = generate_task(spec, spec.templates[0].id, 50, tier="agent", contract="corpus")
+    given = generate_task(spec, spec.templates[0].id, 50, tier="agent")
+    procedure = next(d.body for d in found.documents if d.role == "procedure")
+    listed = [f"{r.id}: {r.description}" for r in given.contract.required_evidence]
+    assert all(line in view_text(model_view(given, spec)) for line in listed)
+    text = view_text(model_view(found, spec))
+    assert procedure in text and not any(line in text for line in listed)
+    with pytest.raises(AuditError, match=r"declares no \[procedure\]"):
+        bare = spec.model_copy(update={"procedure": None})
+        audit_family(bare, "agent", range(4), range(5, 6), contract="corpus")

@@ -162,7 +162,7 @@ def test_a_tier_s_text_is_in_the_scenario_hash_of_its_runs_only(
     """Issue 29.15: a paper run's scenario hash covered the [hard] section, so editing the hard
     tier's text warned that the checked-in paper runs were "run on other scenario files".
     Each tier declares the sections it reads: editing [hard] moves hard and agent runs, not
-    paper runs; editing [agent] moves agent runs only."""
+    paper runs; editing [agent] or [procedure] moves agent runs only."""
     scenarios = tmp_path / "scenarios"
     shutil.copytree(SCENARIOS, scenarios)
     monkeypatch.setenv("PEB_SCENARIOS_DIR", str(scenarios))
@@ -188,6 +188,7 @@ def test_a_tier_s_text_is_in_the_scenario_hash_of_its_runs_only(
 
     assert warned("hard") == {"hard", "agent"}
     assert warned("agent") == {"agent"}
+    assert warned("procedure") == {"agent"}
     assert warned("boundary") == set(tiers)
 
 

@@ -139,6 +139,26 @@ def test_options_that_apply_to_no_run_are_refused_and_others_collapse(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+def test_a_sweep_crosses_the_contract_source(tmp_path: Path) -> None:
+    """Given and found contracts are two runs of an agent, each in its own folder, and one of a
+    one-shot system (it reads no agent view); on a tier without corpora it applies to none."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[base]\nfamily = "due_diligence_v1"\nseeds = "11"\ntier = "agent"\n'
+        '[matrix]\nsystem = ["oracle", "agent_silent"]\ncontract = ["given", "corpus"]\n'
+    )
+    plans = plan_sweep(path, tmp_path / "out").runs
+    made = sorted((plan.spec.system or "", plan.contract or "") for plan, _ in plans)
+    assert made == [("agent_silent", "corpus"), ("agent_silent", "given"), ("oracle", "given")]
+    assert len({folder for _, folder in plans}) == 3
+    path.write_text(
+        '[base]\nfamily = "due_diligence_v1"\n[matrix]\nsystem = ["agent_silent"]\n'
+        'contract = ["corpus"]\n'
+    )
+    with pytest.raises(SweepError, match=r"contract: the paper tier has no corpus"):
+        plan_sweep(path, tmp_path / "out")
+
+
 def test_a_bad_sweep_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "s.toml"
     path.write_text("[matrix\n")

@@ -32,10 +32,16 @@ DELEGATION_EXPORT_SHA256 = "04e126875957f0aa522414e47900e9dca465e5a7001275b9a286
 """The same for the delegation tier's 168 canonical tasks (the agent tier's corpora kept in
 stores, with sub-agents; docs/benchmark.md §9.1)."""
 
+AGENT_CORPUS_CONTRACT_EXPORT_SHA256 = (
+    "69c9e6f2d77a8eec767ee60549a27c3c5840c72279d4ef60b81916de6f99f196"
+)
+"""The same for the agent tier's 168 canonical corpora whose contract is to be found in them
+(`contract="corpus"`: the procedure among their documents; docs/benchmark.md §9.3)."""
+
 EXPORT = (
     "import sys\n"
     "from peb_core import generate_tasks, load_families\n"
-    "tasks = generate_tasks(load_families().values(), tier=sys.argv[1])\n"
+    "tasks = generate_tasks(load_families().values(), tier=sys.argv[1], contract=sys.argv[2])\n"
     "sys.stdout.buffer.write(''.join(t.model_dump_json() + '\\n' for t in tasks).encode())\n"
 )
 
@@ -44,12 +50,14 @@ def _export(tasks: list[Task]) -> bytes:
     return "".join(t.model_dump_json() + "\n" for t in tasks).encode()
 
 
-def _export_in_subprocess(hash_seed: str, cwd: Path, tier: str = "paper") -> bytes:
+def _export_in_subprocess(
+    hash_seed: str, cwd: Path, tier: str = "paper", contract: str = "given"
+) -> bytes:
     env = {k: v for k, v in os.environ.items() if k != "PEB_SCENARIOS_DIR"}
     env["PYTHONHASHSEED"] = hash_seed
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, "-c", EXPORT, tier],
+        [sys.executable, "-c", EXPORT, tier, contract],
         capture_output=True,
         cwd=cwd,
         env=env,
@@ -70,10 +78,14 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
         f"delegation-{seed}": _export_in_subprocess(seed, cwd, "delegation")
         for seed in ("0", "12345")
     }
+    out |= {
+        f"corpus-{seed}": _export_in_subprocess(seed, cwd, "agent", "corpus")
+        for seed in ("0", "12345")
+    }
     return out
 
 
-@pytest.mark.parametrize("tier", ["", "hard-", "agent-", "delegation-"])
+@pytest.mark.parametrize("tier", ["", "hard-", "agent-", "delegation-", "corpus-"])
 def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes], tier: str) -> None:
     first, second = exports[f"{tier}0"], exports[f"{tier}12345"]
     assert first.count(b"\n") == 168
@@ -91,6 +103,7 @@ def test_canonical_export_digest_is_pinned(exports: dict[str, bytes]) -> None:
     assert hashlib.sha256(exports["hard-0"]).hexdigest() == HARD_EXPORT_SHA256
     assert hashlib.sha256(exports["agent-0"]).hexdigest() == AGENT_EXPORT_SHA256
     assert hashlib.sha256(exports["delegation-0"]).hexdigest() == DELEGATION_EXPORT_SHA256
+    assert hashlib.sha256(exports["corpus-0"]).hexdigest() == AGENT_CORPUS_CONTRACT_EXPORT_SHA256
 
 
 def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: list[Task]) -> None:
@@ -98,10 +111,17 @@ def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: l
     assert parsed == canonical_tasks
 
 
-@pytest.mark.parametrize("tier", ["agent", "delegation"])
+@pytest.mark.parametrize(
+    ("name", "tier", "contract"),
+    [
+        ("agent", "agent", "given"),
+        ("delegation", "delegation", "given"),
+        ("corpus", "agent", "corpus"),
+    ],
+)
 def test_agent_export_equals_in_process_and_round_trips(
-    exports: dict[str, bytes], tier: str
+    exports: dict[str, bytes], name: str, tier: str, contract: str
 ) -> None:
-    tasks = generate_tasks(load_families().values(), tier=tier)
-    assert exports[f"{tier}-0"] == _export(tasks)
-    assert [Task.model_validate_json(line) for line in exports[f"{tier}-0"].splitlines()] == tasks
+    tasks = generate_tasks(load_families().values(), tier=tier, contract=contract)  # type: ignore[arg-type]
+    assert exports[f"{name}-0"] == _export(tasks)
+    assert [Task.model_validate_json(line) for line in exports[f"{name}-0"].splitlines()] == tasks

@@ -17,6 +17,7 @@ from peb_core.frontends.workbench import (
     CORPUS_STATES,
     access_search,
     access_view,
+    contract_line,
     corpus_access,
     corpus_at,
     corpus_counts,
@@ -290,3 +291,28 @@ def test_a_grant_change_is_an_event_and_its_evidence_opened_while_granted(tmp_pa
     # The change is in bold once the slider has reached it.
     bold = f"<strong>step {at}, {line}</strong>"
     assert bold in _text(replay_view(replay, at)) and bold not in _text(replay_view(replay, at - 1))
+
+
+def test_the_procedure_is_marked_as_the_contract_s_source(tmp_path: Path) -> None:
+    """A run that had to find its contract: its example regenerates the task with the
+    procedure (the run's contract source), the replay marks the procedure `contract_source`
+    and says when the agent opened it; a run given its contract marks nothing."""
+    run_dir = tmp_path / "corpus"
+    careful = BASELINES["agent_fail_and_report"]
+    run_system(careful, [SPEC], run_dir, seeds=[11], tier="agent", contract="corpus")
+    replay = episode_replay(run_example(run_dir, "r", SPEC.id, INCOMPLETE.task_id))
+    assert replay is not None and replay.task.contract_source == "corpus"
+    [source] = [d for d in replay.task.documents if d.role == "procedure"]
+    corpus = corpus_at(replay, replay.n_steps)
+    assert corpus.filter(pl.col("contract_source"))["doc_id"].to_list() == [source.doc_id]
+    opened = corpus.filter(pl.col("contract_source"))["at"].item()
+    line = contract_line(replay, replay.n_steps)
+    assert line is not None and f"`{source.doc_id}`" in line
+    assert f"the agent opened it at step {opened}" in line
+    assert "has not opened it" in (contract_line(replay, opened - 1) or "")
+    page = _text(replay_view(replay, replay.n_steps))
+    assert "its source is the procedure" in page and f"opened it at step {opened}" in page
+    given = episode_replay(run_example(_run(tmp_path, "agent_fail_and_report"), "r", SPEC.id,
+                                       INCOMPLETE.task_id))  # fmt: skip
+    assert given is not None and contract_line(given, 1) is None
+    assert not corpus_at(given, given.n_steps)["contract_source"].any()

@@ -10,7 +10,7 @@ import sys
 from ...audit import TEST_SEEDS, TOP, TRAIN_SEEDS
 from ...tasks import MAX_TASKS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
 from .._argv import COUNT, Parser, UsageError, add_options
-from ._common import families_arg, print_frame, tiers_arg
+from ._common import contract_arg, families_arg, print_frame, tiers_arg
 
 
 def _seeds(text: str) -> list[int]:
@@ -25,6 +25,7 @@ def cmd_audit_shortcuts(args: argparse.Namespace) -> None:
     from ...audit import AuditError, AuditUnavailable, audit_shortcuts, ngram_table, summary_table
 
     specs = families_arg(args.family)
+    contract = contract_arg(args, specs)
     for tier in tiers_arg(args):
         lacking = [s.id for s in specs if get_tier(tier).unsupported(s) is not None]
         if lacking and args.tier is not None:
@@ -61,6 +62,7 @@ def cmd_audit_shortcuts(args: argparse.Namespace) -> None:
             args.test_seeds,
             top=args.top,
             progress=progress,
+            contract=contract,
         )
     except (AuditError, AuditUnavailable) as exc:
         raise UsageError(str(exc)) from None
@@ -90,7 +92,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         "are silent (any gain there is a leak), and the n-grams it weighs most. Needs the "
         "'audit' extra (scikit-learn).",
     )
-    add_options(p, "cli", ("family", "tier"), defaults={"tier": "every tier"})
+    add_options(p, "cli", ("family", "tier", "contract"), defaults={"tier": "every tier"})
     p.set_defaults(every_tier=True)
     p.add_argument(
         "--train-seeds",

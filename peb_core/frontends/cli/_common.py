@@ -10,13 +10,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...tasks import (
+    DEFAULT_CONTRACT,
     DEFAULT_TIER,
     MAX_TASKS,
     TIERS,
+    ContractSource,
     ScenarioFile,
     SelectionError,
     Task,
     Tier,
+    check_contract,
     check_corpus_size,
     check_distractors,
     families_with_template,
@@ -90,6 +93,23 @@ def corpus_size_arg(args: argparse.Namespace) -> int | None:
     return size
 
 
+def contract_arg(args: argparse.Namespace, specs: Sequence[ScenarioFile]) -> ContractSource:
+    """--contract, checked against the tiers asked for (`corpus`: refused unless one of them
+    has corpora, and for a family of `specs` without a [procedure]); the other tiers generate
+    as they always do."""
+    contract: ContractSource = args.contract or DEFAULT_CONTRACT
+    if contract == DEFAULT_CONTRACT:
+        return contract
+    with_corpus = [t for t in tiers_arg(args) if get_tier(t).corpus is not None]
+    for tier in with_corpus or tiers_arg(args)[:1]:
+        for spec in specs:
+            try:
+                check_contract(spec, tier, contract)
+            except ValueError as exc:
+                raise UsageError(f"--contract: {exc}") from None
+    return contract
+
+
 def tier_corpus_size(tier: Tier, size: int | None) -> int | None:
     """The corpus size to generate `tier` with: `size` for a tier with corpora, else None."""
     return size if get_tier(tier).corpus is not None else None
@@ -103,7 +123,11 @@ def distractors_arg(n: int, specs: Sequence[ScenarioFile]) -> int:
 
 
 def find_task(
-    task_ref: str, family: list[str] | None, distractors: int = 0, corpus_size: int | None = None
+    task_ref: str,
+    family: list[str] | None,
+    distractors: int = 0,
+    corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> tuple[Task, ScenarioFile]:
     try:
         template, seed, tier = parse_task_id(task_ref)
@@ -121,8 +145,12 @@ def find_task(
             check_corpus_size(tier, corpus_size)
         except ValueError as exc:
             raise UsageError(f"--corpus-size: {exc}") from None
+    try:
+        check_contract(spec, tier, contract)
+    except ValueError as exc:
+        raise UsageError(f"--contract: {exc}") from None
     distractors = distractors_arg(distractors, [spec])
-    return generate_task(spec, template, seed, distractors, tier, corpus_size), spec
+    return generate_task(spec, template, seed, distractors, tier, corpus_size, contract), spec
 
 
 def print_frame(frame: pl.DataFrame) -> None:
@@ -141,7 +169,7 @@ def print_frame(frame: pl.DataFrame) -> None:
         print(frame)
 
 
-SELECTION = ("family", "seeds", "distractors", "corpus_size", "max_tasks", "tier")
+SELECTION = ("family", "seeds", "distractors", "corpus_size", "contract", "max_tasks", "tier")
 """The run options that select tasks."""
 
 

@@ -7,11 +7,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
 from .._argv import COUNT, Parser, UsageError, checked, path_arg
 from ._common import families_arg, print_frame
+
+if TYPE_CHECKING:  # polars is imported by the commands that read runs
+    import polars as pl
 
 
 def cmd_score(args: argparse.Namespace) -> None:
@@ -102,9 +106,16 @@ def cmd_compare(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2))
         return
-    print(f"A = {args.run_a}, B = {args.run_b}")
+    print(f"A = {args.run_a}{_contract(scores_a)}, B = {args.run_b}{_contract(scores_b)}")
     print_frame(compare_table(frame))
     print(COMPARE_NOTE)
+
+
+def _contract(scores: pl.DataFrame) -> str:
+    """Where an agent run found its contract, as `peb compare` names its runs (nothing for a
+    one-shot run)."""
+    found = scores["contract"][0] if "contract" in scores.columns else "-"
+    return "" if found == "-" else f" (contract {found})"
 
 
 def cmd_report(args: argparse.Namespace) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from ...runs import RunManifest
 from ...systems import ResponseRecord, response_model
 from ...tasks import (
+    DEFAULT_CONTRACT,
     ModelView,
     ScenarioFile,
     SystemView,
@@ -24,6 +25,7 @@ from ...tasks import (
 from .._argv import Parser, UsageError, add_options, path_arg
 from ._common import (
     add_selection,
+    contract_arg,
     corpus_size_arg,
     find_task,
     print_frame,
@@ -33,7 +35,9 @@ from ._common import (
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(*selection_arg(args), tiers_arg(args)[0], corpus_size_arg(args))
+    specs, seeds, distractors = selection_arg(args)
+    tier, size = tiers_arg(args)[0], corpus_size_arg(args)
+    tasks = generate_tasks(specs, seeds, distractors, tier, size, contract_arg(args, specs))
     rows = [
         {
             "task_id": t.task_id,
@@ -62,12 +66,19 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = find_task(args.task_id, args.family, args.distractors or 0, args.corpus_size)
+    task, _ = find_task(
+        args.task_id,
+        args.family,
+        args.distractors or 0,
+        args.corpus_size,
+        args.contract or DEFAULT_CONTRACT,
+    )
     if args.json:
         print(task.model_dump_json(indent=2))
         return
     o = task.oracles
     policy = "partial answer permitted" if task.contract.partial_response_permitted else "block"
+    found = "" if task.contract_source == "given" else " (not shown: the procedure lists it)"
     lines = [
         f"{task.task_id} ({task.family}; {task.tier} tier; {o.completeness}; policy: {policy}; "
         f"topologies: {', '.join(task.topologies) or '-'})",
@@ -75,7 +86,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
         f"user scopes: {', '.join(task.user_scopes)}",
         *_doc_lines(task, hidden=False),
         *_doc_lines(task, hidden=True),
-        "== CONTRACT ==",
+        f"== CONTRACT =={found}",
         *(
             f"  {r.id}: {r.description} (informs {', '.join(r.informs)})"
             for r in task.contract.required_evidence
@@ -91,7 +102,8 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs, seeds, distractors = selection_arg(args)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, seeds, distractors, tiers_arg(args)[0], corpus_size_arg(args))
+    tier, size = tiers_arg(args)[0], corpus_size_arg(args)
+    tasks = generate_tasks(specs, seeds, distractors, tier, size, contract_arg(args, specs))
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:  # into a temporary file, then renamed: a failed export leaves the old file as it was
@@ -115,12 +127,14 @@ def cmd_dataset_export(args: argparse.Namespace) -> None:
     from ...dataset import CARD, export_dataset
 
     specs, seeds, distractors = selection_arg(args)
-    corpus_size = corpus_size_arg(args)
+    corpus_size, contract = corpus_size_arg(args), contract_arg(args, specs)
     out = Path(args.out)
     try:
         if out.is_dir() and any(out.iterdir()):
             raise UsageError(f"--out: {out} is not empty; choose a new or empty folder")
-        release = export_dataset(out, specs, seeds, distractors, tiers_arg(args), corpus_size)
+        release = export_dataset(
+            out, specs, seeds, distractors, tiers_arg(args), corpus_size, contract
+        )
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     except pl.exceptions.ComputeError as exc:  # polars' writer failing on the disk (full, say)
@@ -172,7 +186,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("task_id", help="<template>__s<seed> or <template>__<tier>__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
-    add_options(p, "cli", ("distractors", "corpus_size"))
+    add_options(p, "cli", ("distractors", "corpus_size", "contract"))
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     add_selection(p)

@@ -2,8 +2,8 @@
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 
-- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate)`: a setup solver
-  (it runs even when `--solver` replaces the task's solver) that gives each sample its own
+- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate, contract)`: a setup
+  solver (it runs even when `--solver` replaces the task's solver) that gives each sample its own
   `AgentSession` over its task's corpus, kept in `SESSIONS` under a key in the sample's store,
   and puts the tools in the sample's `tools`;
 - `sample_tools()` (while a sample runs; or `episode_tools(spec, disclosure)`, every tool
@@ -83,7 +83,13 @@ from peb_core.systems import (
     sub_agent,
     system_name,
 )
-from peb_core.tasks import ScenarioFile, generate_task, load_families
+from peb_core.tasks import (
+    DEFAULT_CONTRACT,
+    ContractSource,
+    ScenarioFile,
+    generate_task,
+    load_families,
+)
 
 SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
@@ -304,9 +310,11 @@ def episode_setup(
     protocol: str = DEFAULT_PROTOCOL,
     max_steps: int = DEFAULT_MAX_STEPS,
     delegate: str | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Solver:
     """Give the sample its own session under `disclosure` over its task (generated again from
-    the family, template, seed and tier its metadata names, with `corpus_size` documents), and
+    the family, template, seed and tier its metadata names, with `corpus_size` documents and
+    its contract where `contract` says), and
     the tools in its state (for solvers that take their tools from it). On a task that lists
     sub-agents the session may hand off (`delegate`), each handoff run by the peb system
     `delegate` names, or else by `InspectSubAgent` with the sample's model, `protocol` and
@@ -316,7 +324,9 @@ def episode_setup(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
         spec = load_families()[meta["family"]]
-        task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size)
+        task = generate_task(
+            spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size, contract
+        )
         view = agent_view(task, spec)
         delegator = None
         if view.delegates:

@@ -19,7 +19,8 @@ JSONSchema has no `$defs`, `maxItems` nor `title`: the array caps are not sent).
 reads each reply with `read_reply` and scores it with `score_run`, and each inspect metric is
 the scorecard's own number over the samples: see `METRICS`.
 
-On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`) a sample is
+On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`, `contract`) a
+sample is
 an agent's episode instead: its input the protocol's agent messages, its tools the access
 layer's, run by inspect's `react()` agent unless `--solver` names another, scored with the
 trace metrics too (`agent`; docs/benchmark.md §10.1).
@@ -114,8 +115,10 @@ from peb_core.systems import (
     system_name,
 )
 from peb_core.tasks import (
+    DEFAULT_CONTRACT,
     MAX_SEED,
     MAX_TASKS,
+    ContractSource,
     ScenarioFile,
     Task,
     count_tasks,
@@ -323,19 +326,22 @@ def peb_scorer(
     protocol: str = DEFAULT_PROTOCOL,
     max_steps: int | None = None,
     corpus_size: int | None = None,
+    contract: ContractSource = DEFAULT_CONTRACT,
 ) -> Scorer:
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
     the task's scorecard events, its metadata the verdict and schema violations. With
     `max_steps`, each sample is an agent's episode (`agent.episode_reply`), scored with
-    its trace; `corpus_size` is the tasks' (None: the tier's default). The events are those of
-    the metrics registered when the scorer is made (`partial_evidence` reports the metrics
-    registered when the task is made, `eval_metrics`)."""
+    its trace; `corpus_size` and `contract` are the tasks' (None: the tier's default size).
+    The events are those of the metrics registered when the scorer is made (`partial_evidence`
+    reports the metrics registered when the task is made, `eval_metrics`)."""
     events = _events()
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         spec = load_families()[meta["family"]]
-        task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size)
+        task = generate_task(
+            spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size, contract
+        )
         system = system_name(str(state.model), protocol)
         if max_steps is None:
             reply = record(meta, system, state.output, meta.get(ERROR))
@@ -397,7 +403,8 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     temperature and token cap. On a tier whose tasks are corpora (`agent`, `delegation`,
     `grants`) each sample is an agent's episode: inspect's `react()` agent (or the `--solver`
     given) with the access layer's tools over the task's corpus under `disclosure`, at most
-    `max_steps` model requests, `corpus_size` documents per task. On tasks that list sub-agents
+    `max_steps` model requests, `corpus_size` documents per task, the contract given or to be
+    found in the corpus (`contract`). On tasks that list sub-agents
     `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
     peb agent system `delegate_system` names. Every option is the run declaration's
     (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s), read by
@@ -406,7 +413,8 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     spec = plan.spec
     families = plan.selection.families
     prompts = get_protocol(spec.protocol)
-    tasks = generate_tasks(families, plan.seeds, 0, plan.tier, plan.corpus_size)
+    contract = plan.contract or DEFAULT_CONTRACT
+    tasks = generate_tasks(families, plan.seeds, 0, plan.tier, plan.corpus_size, contract)
     config = GenerateConfig(temperature=ModelSystem.temperature, max_tokens=ModelSystem.max_tokens)
     metadata = {
         "benchmark": BENCHMARK,
@@ -436,11 +444,11 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     return inspect_ai.Task(
         dataset=dataset,
         setup=episode_setup(
-            spec.disclosure, plan.corpus_size, prompts.id, steps, spec.delegate_system
+            spec.disclosure, plan.corpus_size, prompts.id, steps, spec.delegate_system, contract
         ),
         solver=react_episode(steps),
         cleanup=end_episode,
-        scorer=peb_scorer(prompts.id, steps, plan.corpus_size),
+        scorer=peb_scorer(prompts.id, steps, plan.corpus_size, contract),
         metrics=eval_metrics(episodes=True, delegates=delegates),
         config=config,
         metadata={
@@ -448,6 +456,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             "disclosure": spec.disclosure,
             "max_steps": steps,
             "corpus_size": plan.corpus_size,
+            "contract": contract,
             "delegate_system": spec.delegate_system,
         },
     )
@@ -485,6 +494,9 @@ class _EvalMetadata(BaseModel):
     """The access layer's disclosure mode, for an agent's episodes (with `max_steps`)."""
     max_steps: Annotated[int, Field(ge=1)] | None = None
     corpus_size: Annotated[int, Field(ge=1)] | None = None
+    contract: ContractSource | None = None
+    """Where the tasks' contract is found (None in logs written before it was recorded:
+    `given`)."""
     delegate_system: str | None = None
     """The peb system that ran handoffs (None: inspect's react() with the eval's model)."""
 
@@ -580,6 +592,7 @@ def _settings(plan: RunPlan) -> dict[str, Any]:
             "disclosure": plan.spec.disclosure,
             "max_steps": plan.max_steps,
             "corpus_size": plan.corpus_size,
+            "contract": plan.contract,
             "delegate_system": plan.spec.delegate_system,
         }
     return settings
@@ -723,6 +736,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     if meta.max_steps is not None:
         values |= {"disclosure": meta.disclosure, "max_steps": meta.max_steps}
         values |= {"corpus_size": meta.corpus_size, "delegate_system": meta.delegate_system}
+        values |= {"contract": meta.contract}
     try:
         plan = inspect_plan(values | {"max_tasks": max_tasks})
     except ValueError as exc:
@@ -801,7 +815,13 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         family = specs[named.family]
         if key not in tasks:
             tasks[key] = generate_task(
-                family, named.template, named.seed, 0, named.tier, plan.corpus_size
+                family,
+                named.template,
+                named.seed,
+                0,
+                named.tier,
+                plan.corpus_size,
+                plan.contract or DEFAULT_CONTRACT,
             )
         task = tasks[key]
         error = named.error or (first_line(s.error.message) if s.error else None)
@@ -863,6 +883,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         kind="episodes" if plan.episodes else "one_shot",
         n_tasks=len(keys),
         corpus_size=meta.corpus_size,
+        contract=plan.contract,
         limit=limit,
         repeats=epochs,
         versions={"inspect_ai": inspect_ai.__version__},

@@ -5,7 +5,8 @@ the workbench read. The one module that imports the `mcp` SDK (the `mcp` extra).
 
 A client calls `list_tasks`, then `start_task(task_id)`, which returns what an agent of our own
 loop starts with (the prompt protocol's agent messages: the request, the answer fields, the
-contract and policy) and the response schema; then `search`, `open` and `submit`, which are the
+contract and policy, or under `--contract corpus` the kinds of evidence, the policy and where
+to find what is required) and the response schema; then `search`, `open` and `submit`, which are the
 access layer's tools (`AgentSession.acall`, the code the CLI's agents call, with its schemas),
 and on tasks that list sub-agents `delegate`, whose handed-off episode a peb agent system (the
 delegate system) plays here, in the server, recorded beside the call as `peb run` records it.
@@ -63,7 +64,7 @@ from ...systems import (
     get_protocol,
     system_name,
 )
-from ...tasks import Task, iter_tasks, response_schema, view_for
+from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
 from . import DEFAULT_PORT
 
 MCP_PREFIX = "mcp:"
@@ -170,7 +171,8 @@ class McpBench:
         out: the run folder (created, or resumed when it holds the same run).
         plan: the run, checked (`runs.plan_run` with `frontend="mcp"`): one family served (the
             `submit` tool's schema is its response schema) at its seeds, on a tier whose tasks
-            are reached through tools, under its disclosure mode, with `max_steps` tool calls
+            are reached through tools, under its disclosure mode, with its contract given or
+            to be found in the corpus (`plan.contract`, docs §9.3), with `max_steps` tool calls
             an episode may make without a submit (a step of an MCP episode is one tool call:
             the client's model requests are not seen), its repeats (a task may be started until
             it has that many episodes, each recorded with its repeat index), and the system
@@ -192,7 +194,12 @@ class McpBench:
         self.max_steps = plan.max_steps
         self.repeats = plan.spec.repeats
         tasks = iter_tasks(
-            [self.spec], plan.seeds, plan.selection.distractors, plan.tier, plan.corpus_size
+            [self.spec],
+            plan.seeds,
+            plan.selection.distractors,
+            plan.tier,
+            plan.corpus_size,
+            plan.contract or DEFAULT_CONTRACT,
         )
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
         self.delegate_system = plan.delegate
@@ -229,6 +236,7 @@ class McpBench:
             n_tasks=len(self.tasks),
             distractors=plan.selection.distractors,
             corpus_size=plan.corpus_size,
+            contract=plan.contract,
             repeats=self.repeats,
             digests={"protocol_text": self.protocol.agent_digest},
             versions={"mcp": version("mcp")},
@@ -451,8 +459,9 @@ _LIST_DESCRIPTION = (
     "Start an open one with start_task."
 )
 _START_DESCRIPTION = (
-    "Start a task: returns its request, the answer fields, the contract and policy, and the "
-    "response schema. Then use search and open, and end with submit. One task at a time."
+    "Start a task: returns its request, the answer fields, the contract (or where to find it) "
+    "and policy, and the response schema. Then use search and open, and end with submit. One "
+    "task at a time."
 )
 
 

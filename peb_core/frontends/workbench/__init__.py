@@ -59,6 +59,7 @@ from ._launch import (
 from ._replay import (
     CORPUS_STATES,
     Replay,
+    contract_line,
     corpus_at,
     corpus_counts,
     episode_replay,
@@ -144,6 +145,7 @@ __all__ = [
     "access_view",
     "check_run",
     "contract_frame",
+    "contract_line",
     "corpus_access",
     "corpus_at",
     "corpus_counts",

@@ -14,7 +14,14 @@ from ...results import run_record
 from ...runs import read_manifest
 from ...scoring import Explanation, answer_target, explain, task_table
 from ...systems import ResponseRecord
-from ...tasks import ScenarioFile, Task, generate_task, load_families, parse_task_id
+from ...tasks import (
+    DEFAULT_CONTRACT,
+    ScenarioFile,
+    Task,
+    generate_task,
+    load_families,
+    parse_task_id,
+)
 
 
 @dataclass(frozen=True)
@@ -55,12 +62,18 @@ def run_example(
 ) -> WorkedExample:
     """The worked example of a run folder's reply to one task in one of its repeats (`run`: the
     run's label): the task regenerated with the run's own generation parameters (tier from the
-    id, distractors from the manifest, and its corpus size)."""
+    id, distractors from the manifest, its corpus size and contract source)."""
     manifest = read_manifest(run_dir)
     spec = load_families()[family]
     ref = parse_task_id(task_id)
     task = generate_task(
-        spec, ref.template, ref.seed, manifest.distractors, ref.tier, manifest.corpus_size
+        spec,
+        ref.template,
+        ref.seed,
+        manifest.distractors,
+        ref.tier,
+        manifest.corpus_size,
+        manifest.contract or DEFAULT_CONTRACT,
     )
     record = run_record(run_dir, family, task_id, repeat)
     return worked_example(task, spec, record, run=run, system=manifest.system)

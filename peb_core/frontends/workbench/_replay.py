@@ -190,8 +190,9 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     """Every document of the corpus as the episode left it after `step`: its `state` (one of
     `CORPUS_STATES`) and the step it came to it (`at`), its scope and store, whether the user may
     see it (at the episode's end: under a grant schedule, in the state then in force), whether
-    the contract requires its kind and whether it is an out-of-date copy; visible documents
-    first, then by state."""
+    the contract requires its kind, whether it is an out-of-date copy and whether it is the
+    contract's source (the procedure, where the contract is found in the corpus); visible
+    documents first, then by state."""
     documents = replay_documents(replay.record, replay.task, upto=step)
     reached = [
         pl.when(pl.col(column).is_not_null()).then(
@@ -224,7 +225,30 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
             "evidence_family",
             "required",
             "superseded",
+            "contract_source",
         )
+    )
+
+
+def contract_line(replay: Replay, step: int) -> str | None:
+    """One line (Markdown): where the episode's contract came from, when it was not in the
+    agent's start: the procedure document, and by `step` whether and when the agent opened it;
+    None for a contract given."""
+    if replay.task.contract_source == "given":
+        return None
+    documents = replay_documents(replay.record, replay.task, upto=step)
+    source = documents.filter(pl.col("contract_source"))
+    if source.is_empty():
+        return "The contract was not in the agent's start, and the corpus holds no procedure."
+    row = source.row(0, named=True)
+    opened = (
+        f"the agent opened it at step {row['opened_at']}"
+        if row["opened_at"] is not None
+        else "the agent has not opened it"
+    )
+    return (
+        "The contract was not in the agent's start: its source is the procedure "
+        f"`{row['doc_id']}` ({row['title']}, marked `contract_source`); by step {step} {opened}."
     )
 
 

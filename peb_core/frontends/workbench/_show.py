@@ -31,6 +31,7 @@ from ._example import WorkedExample
 from ._explore import POLICIES, register_rows
 from ._replay import (
     Replay,
+    contract_line,
     corpus_at,
     corpus_counts,
     grant_events,
@@ -190,14 +191,22 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
 
 def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
     """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run,
-    family and tier; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
+    family and tier; where a row is an agent's, its `contract` (given, or found in the corpus)
+    beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
     metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
     repeats they are null, never 0)."""
     repeated = has_repeats(card)
+    agents = "contract" in card.columns and (card["contract"] != "-").any()
     return glance(
         card,
         intervals=True,
-        keys=["run", "family", "tier", *(["repeats"] if repeated else [])],
+        keys=[
+            "run",
+            "family",
+            "tier",
+            *(["contract"] if agents else []),
+            *(["repeats"] if repeated else []),
+        ],
         metrics=[m for m in SCREEN if repeated or m not in REPEATS],
     )
 
@@ -415,11 +424,14 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
         for row, sub in handoffs_at(replay, step)
     ]
     corpus = corpus_at(replay, step)
+    source = contract_line(replay, step)
 
     def corpus_style(row: dict[str, Any], column: str) -> dict[str, Any]:
         style = {} if row["visible"] else dict(_HIDDEN)
         if column == "state":
             style.update(_STATE_STYLES.get(row["state"], {}))
+        if row["contract_source"]:
+            style["fontWeight"] = "bold"
         return style
 
     steps = step_table(replay)
@@ -456,6 +468,7 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 "while a grant held that had ended by the end)."
             ),
             step_pick if step_pick is not None else mo.md(""),
+            mo.md(source) if source is not None else mo.md(""),
             mo.md(
                 "**Grant changes:** "
                 + "; ".join(
