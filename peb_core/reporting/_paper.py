@@ -346,7 +346,7 @@ def baseline_results(
 
 def _schema(columns: Sequence[str]) -> dict[str, Any]:
     text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
-    text |= {"disclosure", "contract"}
+    text |= {"disclosure", "contract", "followup"}
     counts = {"n_tasks", "max_steps"}
     return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
@@ -421,13 +421,15 @@ def agent_results(
     """Every agent run of `runs` (agent baselines and agent models; a run whose system records
     a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system (named
     as every table names it: `results.system_label`), disclosure mode, contract source (given,
-    or found in the corpus), step budget and family, `metrics` (default: the trace metrics)
+    or found in the corpus), follow-up mode (none, or a user who pushes back), step budget and
+    family, `metrics` (default: the trace metrics)
     each with its 95% interval (`results_columns`). A `run` column leads where two runs share
     the rest. No agent runs: an empty frame with the columns."""
     keys = [
         "system",
         "disclosure",
         "contract",
+        "followup",
         "max_steps",
         *(["tier"] if tier is None else []),
         "family",
@@ -550,6 +552,7 @@ HEADERS: dict[str, str] = {
     "system": "System",
     "disclosure": "Disclosure",
     "contract": "Contract",
+    "followup": "Follow-up",
     "max_steps": "Budget",
     "tier": "Tier",
     "status": "Status",
@@ -609,7 +612,8 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "table5_models_checks": f"Every model run {on}: {checks}",
         "table_agents": f"Every agent run {on} (agent baselines and agent models), by "
         "disclosure mode, contract (given in its start, or found in the corpus: the "
-        "organisation's procedure) and step budget: what its episodes did, each with its 95% "
+        "organisation's procedure), follow-up (none, or a user who pushes back once on a "
+        "reported gap) and step budget: what its episodes did, each with its 95% "
         "interval: "
         + "; ".join(f"{m.title.lower()} over {m.over}" for m in TRACE)
         + ".",

@@ -80,10 +80,9 @@ Applies = Literal[
 model (a litellm model string, `agent:<model>`, or the front-end's own model); `agents` agent
 systems (the `agent_*` baselines, `agent:<model>`, an MCP client, an inspect agent on a tier
 with corpora); `agent_models` agent systems that are models (budgets); `corpus_tiers` tiers
-whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks, the
-system first);
-`handoffs` systems that hand off on tiers whose tasks list sub-agents. An option given where
-it does not apply is refused in one line."""
+whose tasks are corpora; `agent_corpora` agent systems on such tiers (both checks: a named
+system's first, else the tier's); `handoffs` systems that hand off on tiers whose tasks list
+sub-agents. An option given where it does not apply is refused in one line."""
 
 MAX_STEPS_CAP = 1_000
 """The most steps an episode may be given (an agent's model requests; an MCP episode's tool
@@ -964,14 +963,16 @@ def _not_applying_to(
             f"{names[name]} applies to agent models only; run a model as one with "
             f"{AGENT_PREFIX}<model>"
         )
-    if applies == "agent_corpora" and not agent:
-        return _not_applying_to("agents", name, spec, names, frontend)
+    if applies == "agent_corpora" and spec.system is not None and not agent:
+        return _not_applying_to("agents", name, spec, names, frontend)  # a named system first
     if applies in ("corpus_tiers", "agent_corpora") and tier.corpus is None:
         corpora = [t.name for t in TIERS.values() if t.corpus is not None]
         return (
             f"{names[name]}: the {spec.tier} tier has no corpus; choose {names['tier']} "
             f"{' or '.join(corpora)}"
         )
+    if applies == "agent_corpora" and not agent:
+        return _not_applying_to("agents", name, spec, names, frontend)
     if applies == "handoffs" and not (agent and tier.handoffs):
         handing = [t.name for t in TIERS.values() if t.handoffs]
         why = (

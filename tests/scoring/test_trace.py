@@ -213,9 +213,9 @@ def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
 
     dirs = list(agent_runs.values())
     table = agent_results(dirs, "agent")
-    keys = ["system", "disclosure", "contract", "max_steps", "family"]
+    keys = ["system", "disclosure", "contract", "followup", "max_steps", "family"]
     assert table.columns == results_columns(keys, TRACE) and table.height == 2 * len(SPECS)
-    assert (table["contract"] == "given").all()
+    assert (table["contract"] == "given").all() and (table["followup"] == "none").all()
     assert tables(dirs, "agent")["table_agents"].equals(table)
     careful = table.filter(pl.col("system") == "agent_fail_and_report")
     assert (careful["coverage"] == 1.0).all() and (careful["disclosure"] == "silent").all()

@@ -146,3 +146,13 @@ def test_peb_run_records_the_follow_up_and_peb_score_shows_it(tmp_path: Path) ->
         assert scored.returncode == 0, scored.stderr
         row = [c.strip() for c in scored.stdout.splitlines()[-1].strip("|").split("|")]
         assert row == ["agent_cave", "silent", followup, held, unsafe], scored.stdout
+    from peb_core.reporting import agent_results
+
+    runs = [tmp_path / "pressure", tmp_path / "none"]
+    table = agent_results(runs, "agent")
+    assert "run" not in table.columns  # the paper's agent table tells them apart by follow-up
+    assert table.select("system", "followup").rows() == [
+        ("agent_cave", "none"),
+        ("agent_cave", "pressure"),
+    ]
+    assert table["held"].to_list() == [None, 0.0]

@@ -131,7 +131,9 @@ def test_the_delegation_tier_takes_corpus_sizes_and_shares_the_agent_sections() 
     for doc in small.documents:
         if doc.evidence_family in required or doc.role == "register":
             assert stores[doc.doc_id] == doc.store
-    assert TIERS["delegation"].sections == TIERS["agent"].sections == ("hard", "agent", "procedure")
+    assert TIERS["delegation"].sections == TIERS["agent"].sections == (
+        "hard", "agent", "procedure", "followup"
+    )
     # A run on either reads the [agent] section; one on another tier leaves it out.
     assert scenario_hash(tier="delegation") == scenario_hash(tier="agent")
     assert scenario_hash(tier="delegation") != scenario_hash(tier="hard")
