@@ -9,8 +9,9 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -21,21 +22,21 @@ from ..runs import (
     RunError,
     RunManifest,
     is_locked,
+    iter_records,
+    iter_run_records,
+    iter_run_tasks,
+    open_run_file,
     read_manifest,
-    read_records,
-    records_of_run,
     run_state,
-    run_tasks,
     task_set,
 )
 from ..scoring import (
+    TaskFrames,
     compare_scores,
-    episode_frame,
-    expected_answers,
     score_records,
     scorecard,
     scorecard_keys,
-    task_frame,
+    task_frames,
     verdict,
 )
 from ..systems import ResponseRecord, cache_dir
@@ -113,7 +114,7 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     """A run folder's valid records of its own system (corrupt, repeated and other systems'
     lines skipped)."""
     run_dir = Path(run_dir)
-    return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
+    return list(iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, []))
 
 
 def is_agent_run(manifest: RunManifest) -> bool:
@@ -127,26 +128,28 @@ def _score(
     manifest: RunManifest,
     families: dict[str, ScenarioFile],
     current: str,
-    frames: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None],
+    judged: TaskFrames,
 ) -> tuple[pl.DataFrame, list[str]]:
+    """Per-task scores of a run folder, its records read as a stream against its tasks'
+    frames (`judged`), and the warnings met."""
     warnings = []
     if manifest.scenario_hash != current:
         warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
-    records, problems = records_of_run(
-        run_dir, manifest, set(task_set(run_dir, manifest, families))
+    problems: list[str] = []
+    records = iter_run_records(
+        run_dir, manifest, set(task_set(run_dir, manifest, families)), problems
     )
-    warnings.extend(problems)
-    frame, expected, episodes = frames
     scores = score_records(
-        frame,
-        expected,
+        judged.tasks,
+        judged.expected,
         records,
         run=run_dir.name,
         system=manifest.system,
         families=families,
-        episodes=episodes,
+        episodes=judged.episodes,
         repeats=manifest.repeats,
     )
+    warnings.extend(problems)
     state = run_state(run_dir, manifest)
     if state == "running":  # tasks not done yet are pending, not missing: left out until done
         scores = scores.filter(pl.col("status") != "missing")
@@ -160,14 +163,20 @@ def _score(
     ), warnings
 
 
-def _run_bytes(path: Path) -> bytes:
-    """A run file's bytes for the scores key (`-` when missing), or a RunError naming it."""
+def _hash_file(digest: Any, path: Path) -> None:
+    """Feed a run file's bytes to `digest` (`-` when missing), read in pieces; a RunError
+    naming it if it cannot be read or is not a regular file."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b"-"
-    except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        handle = open_run_file(path)
+    except (FileNotFoundError, NotADirectoryError):
+        digest.update(b"-")
+        return
+    with handle:
+        try:
+            for piece in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(piece)
+        except OSError as exc:
+            raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 @dataclass
@@ -217,19 +226,18 @@ def _load_runs(
             loaded[i] = found
         else:
             pending[i] = found
-    frames: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
-    episodes: dict[str, pl.DataFrame] = {}
-    with gc_paused():  # the tasks and records built to score are freed before it ends
+    frames: dict[str, TaskFrames] = {}
+    with gc_paused():  # the tasks and records built to score are freed as they are let go
         for i, p in pending.items():
             params = _task_params(p.manifest, p.current)
             agent = is_agent_run(p.manifest)
             try:
-                if params not in frames or (agent and params not in episodes):
-                    tasks = run_tasks(p.run_dir, p.manifest, p.families)
-                    frames[params] = (task_frame(tasks), expected_answers(tasks))
-                    if agent:
-                        episodes[params] = episode_frame(tasks, p.families)
-                judged = (*frames[params], episodes[params] if agent else None)
+                if params not in frames or (agent and frames[params].episodes is None):
+                    tasks = iter_run_tasks(p.run_dir, p.manifest, p.families)
+                    frames[params] = task_frames(tasks, p.families, episodes=agent)
+                judged = frames[params]
+                if not agent:
+                    judged = replace(judged, episodes=None)
                 scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
             except RunError as exc:
                 unreadable(exc)
@@ -266,7 +274,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     current = scenario_hash(used, manifest.tier)
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
-        digest.update(b"\0" + _run_bytes(run_dir / name))
+        digest.update(b"\0")
+        _hash_file(digest, run_dir / name)
     key = digest.hexdigest()
     cached = cache_dir() / "run-scores" / key[:32]
     places = [
@@ -323,14 +332,12 @@ def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     return scorecard(scores).select(SCORECARD_KEYS), warnings
 
 
-def run_record(
-    run_dir: Path, family: str, task_id: str, repeat: int = 0
-) -> ResponseRecord | None:
-    """The record a run folder holds for one task (in one of its repeats), or None."""
-    return next(
-        (r for r in run_records(run_dir) if r.key == (family, task_id, repeat)),
-        None,
-    )
+def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:
+    """The record a run folder holds for one task (in one of its repeats), or None; the
+    records before it are read and let go."""
+    run_dir = Path(run_dir)
+    records = iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, [])
+    return next((r for r in records if r.key == (family, task_id, repeat)), None)
 
 
 _RESPONSES_TO_TASK = pl.Schema(

@@ -30,6 +30,7 @@ from ._store import (
     drop_error_records,
     made_with,
     now,
+    open_run_file,
     read_manifest,
     records_of_run,
     run_differences,
@@ -206,7 +207,7 @@ async def _run_tasks(
     finished = 0
     n_replies = manifest.counts.n_tasks * manifest.repeats
 
-    with path.open("a", encoding="utf-8") as out:
+    with open_run_file(path, "a") as out:
 
         async def one(task: Task, repeat: int) -> None:
             nonlocal finished

@@ -28,6 +28,7 @@ from ._frames import (
     ROW_KEYS,
     STATUSES,
     TASK_SCHEMA,
+    TaskFrames,
     answer_target,
     expected_answers,
     field_scores,
@@ -38,9 +39,10 @@ from ._frames import (
     scorecard,
     scorecard_keys,
     task_frame,
+    task_frames,
     with_repeats,
 )
-from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
+from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_row, handoff_scores, with_handoffs
 from ._metrics import (
     CHECKS,
     DETAIL,
@@ -96,6 +98,7 @@ from ._trace import (
     episode_frame,
     expired_values,
     stale_values,
+    trace_counts,
     with_episodes,
 )
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
@@ -146,6 +149,7 @@ __all__ = [
     "ReadGap",
     "ReadReply",
     "ScoredCounts",
+    "TaskFrames",
     "Vocabulary",
     "answer_target",
     "as_text",
@@ -170,6 +174,7 @@ __all__ = [
     "format_p",
     "glance",
     "handoff_gaps",
+    "handoff_row",
     "handoff_scores",
     "metric",
     "metric_differences",
@@ -187,7 +192,9 @@ __all__ = [
     "scored_counts",
     "stale_values",
     "task_frame",
+    "task_frames",
     "task_table",
+    "trace_counts",
     "verdict",
     "wilson_interval",
     "wilson_intervals",

@@ -3,11 +3,14 @@
 Frames feed one vectorised scorer, so a million responses score in seconds:
 - `task_frame`: one row per task with its completeness, policy and oracle gap report;
 - `expected_answers`: one row per (task, answer field) the response is judged against;
+- `task_frames`: both (and an agent run's episode frame) from a stream of tasks, a few at a
+  time, so scoring never holds every task of a run;
 - `response_frame`: one row per (run, task) with what the reply decides, as read
   (docs/benchmark.md §2, `_reading`), and one row per (run, task, answer field) with the value
   it gave;
 - `score_frames`: per-task scores, every gap-report part's score included; `field_scores`: the
-  per-field scores an answer score is the mean of;
+  per-field scores an answer score is the mean of; `score_records`: the same from a stream of
+  records, each kept only as the rows scoring needs;
 - `scorecard`: every metric of the registry (`_metrics`) per run and family, with intervals.
 Every field value is a list of strings (an ordinal value is a one-item list), so exact match on
 an ordinal and Jaccard on a set are one expression.
@@ -15,7 +18,9 @@ an ordinal and Jaccard on a set are one expression.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from typing import cast
 
 import numpy as np
@@ -24,11 +29,11 @@ import polars as pl
 from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
-from ._handoffs import with_handoffs
+from ._handoffs import handoff_row, with_handoffs
 from ._metrics import METRICS, Metric
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
-from ._trace import episode_frame, with_episodes
+from ._trace import episode_frame, trace_counts, with_episodes
 from ._verdicts import verdict
 
 KEY = ["family", "task_id"]
@@ -187,7 +192,7 @@ def vocabularies(families: Mapping[str, ScenarioFile]) -> dict[str, Vocabulary]:
 
 
 def response_frame(
-    records: Sequence[ResponseRecord],
+    records: Iterable[ResponseRecord],
     *,
     run: str,
     system: str,
@@ -196,8 +201,11 @@ def response_frame(
     """The response frame (RESPONSE_SCHEMA) and the response-answers frame of one run's records,
     each reply read against its family's vocabulary. Records of a family not in `families` are
     left out."""
+    replies = _Replies(vocabularies(families), traces=False)
     with gc_paused():
-        return _response_frame(records, run=run, system=system, vocab=vocabularies(families))
+        for record in records:
+            replies.add(record)
+    return replies.frames(run=run, system=system)
 
 
 def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
@@ -225,22 +233,31 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
     ).to_series()
 
 
-def _response_frame(
-    records: Sequence[ResponseRecord], *, run: str, system: str, vocab: Mapping[str, Vocabulary]
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    # Built column by column (lists, not a dict per row): several times faster for big runs.
-    cols: dict[str, list[object]] = {
-        name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system")
-    }
-    a_family: list[str] = []
-    a_task: list[str] = []
-    a_repeat: list[int] = []
-    a_field: list[str] = []
-    a_got: list[list[str]] = []
-    for r in records:
-        if r.family not in vocab:
-            continue
-        read = read_reply(r.raw or "", vocab[r.family]) if r.status == "ok" else None
+class _Replies:
+    """One run's records read one at a time, each kept only as the rows scoring needs: its
+    response row and answer rows (`response_frame`), and, for `score_records`, its trace's
+    `trace_counts` (with `traces`) and its `handoff_row`. Built column by column (lists, not a
+    dict per row): several times faster for big runs."""
+
+    def __init__(self, vocab: Mapping[str, Vocabulary], *, traces: bool) -> None:
+        self.vocab = vocab
+        self.cols: dict[str, list[object]] = {
+            name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system")
+        }
+        self.answers: dict[str, list[object]] = {
+            name: [] for name in ANSWER_SCHEMA if name != "run"
+        }
+        self.traces: list[tuple[str, str, int, int, int, list[str], list[str]]] | None = (
+            [] if traces else None
+        )
+        self.handoffs: list[tuple[str, str, int, int, int, float | None, bool | None]] = []
+
+    def add(self, r: ResponseRecord) -> None:
+        """Read record `r` (left out if its family is not among the vocabularies)."""
+        if r.family not in self.vocab:
+            return
+        cols = self.cols
+        read = read_reply(r.raw or "", self.vocab[r.family]) if r.status == "ok" else None
         decided = read if read is not None and read.readable else None
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
@@ -258,36 +275,42 @@ def _response_frame(
         cols["violations"].append(list(read.violations) if read else [])
         if decided and decided.answer is not None:
             for field, value in decided.answer.items():
-                a_family.append(r.family)
-                a_task.append(r.task_id)
-                a_repeat.append(r.repeat)
-                a_field.append(field)
-                a_got.append(_as_list(value))
-    n, n_answers = len(cols["task_id"]), len(a_field)
-    lists = {
-        k: _string_lists(cast("list[list[str] | None]", cols.pop(k)))
-        for k in ("gap_requirements", "gap_scopes", "gap_claims", "violations")
-    }
-    responses = (
-        pl.DataFrame(
-            {"run": [run] * n, "system": [system] * n, **cols},
-            schema={k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists},
+                self.answers["family"].append(r.family)
+                self.answers["task_id"].append(r.task_id)
+                self.answers["repeat"].append(r.repeat)
+                self.answers["field"].append(field)
+                self.answers["got"].append(_as_list(value))
+        if self.traces is not None:
+            self.traces.append(trace_counts(r))
+        if r.trace:
+            self.handoffs.append(handoff_row(r, self.vocab[r.family]))
+
+    def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The response frame and the response-answers frame of the records added."""
+        cols = dict(self.cols)
+        n, n_answers = len(cols["task_id"]), len(self.answers["field"])
+        lists = {
+            k: _string_lists(cast("list[list[str] | None]", cols.pop(k)))
+            for k in ("gap_requirements", "gap_scopes", "gap_claims", "violations")
+        }
+        responses = (
+            pl.DataFrame(
+                {"run": [run] * n, "system": [system] * n, **cols},
+                schema={k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists},
+            )
+            .with_columns(**lists)
+            .select(list(RESPONSE_SCHEMA))
         )
-        .with_columns(**lists)
-        .select(list(RESPONSE_SCHEMA))
-    )
-    answers = pl.DataFrame(
-        {
-            "run": [run] * n_answers,
-            "family": a_family,
-            "task_id": a_task,
-            "repeat": a_repeat,
-            "field": a_field,
-            "got": _string_lists(a_got),
-        },
-        schema=ANSWER_SCHEMA,
-    )
-    return responses, answers
+        got = _string_lists(cast("list[list[str] | None]", self.answers["got"]))
+        answers = pl.DataFrame(
+            {
+                "run": [run] * n_answers,
+                **{k: v for k, v in self.answers.items() if k != "got"},
+                "got": got,
+            },
+            schema=ANSWER_SCHEMA,
+        )
+        return responses, answers
 
 
 def _listed(values: tuple[str, ...] | None) -> list[str] | None:
@@ -435,9 +458,53 @@ def score_frames(
     )
 
 
+@dataclass(frozen=True)
+class TaskFrames:
+    """What the replies to a set of tasks are judged against: `tasks` (`task_frame`),
+    `expected` (`expected_answers`) and, for an agent's run, `episodes` (`_trace.episode_frame`;
+    None for a one-shot run)."""
+
+    tasks: pl.DataFrame
+    expected: pl.DataFrame
+    episodes: pl.DataFrame | None = None
+
+
+TASK_CHUNK = 64
+"""Tasks turned into frames at a time by `task_frames` (a task of a 500-document corpus holds
+about 0.7 MB; its frames' rows a few KB)."""
+
+
+def task_frames(
+    tasks: Iterable[Task], families: Mapping[str, ScenarioFile], *, episodes: bool = False
+) -> TaskFrames:
+    """The `TaskFrames` of `tasks` (with `episodes`, the episode frame too), in their order,
+    taken TASK_CHUNK at a time from `tasks` (a generator, say), so only that many tasks are held
+    at once, however many there are."""
+    parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]] = []
+    stream = iter(tasks)
+    while True:
+        chunk = list(islice(stream, TASK_CHUNK))
+        if parts and not chunk:
+            break
+        parts.append(
+            (
+                task_frame(chunk),
+                expected_answers(chunk),
+                episode_frame(chunk, families) if episodes else None,
+            )
+        )
+        del chunk  # the tasks go before the next are made
+    tables, expected, judged = zip(*parts, strict=True)
+    return TaskFrames(
+        pl.concat(tables, rechunk=True),
+        pl.concat(expected, rechunk=True),
+        pl.concat(judged, rechunk=True) if episodes else None,
+    )
+
+
 def score_run(
     tasks: Sequence[Task],
-    records: Sequence[ResponseRecord],
+    records: Iterable[ResponseRecord],
     *,
     run: str,
     system: str,
@@ -449,14 +516,15 @@ def score_run(
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
     scored too; else they are null."""
+    judged = task_frames(tasks, families, episodes=episodes)
     return score_records(
-        task_frame(tasks),
-        expected_answers(tasks),
+        judged.tasks,
+        judged.expected,
         records,
         run=run,
         system=system,
         families=families,
-        episodes=episode_frame(tasks, families) if episodes else None,
+        episodes=judged.episodes,
         repeats=repeats,
     )
 
@@ -464,7 +532,7 @@ def score_run(
 def score_records(
     frame: pl.DataFrame,
     expected: pl.DataFrame,
-    records: Sequence[ResponseRecord],
+    records: Iterable[ResponseRecord],
     *,
     run: str,
     system: str,
@@ -472,23 +540,28 @@ def score_records(
     episodes: pl.DataFrame | None = None,
     repeats: int = 1,
 ) -> pl.DataFrame:
-    """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers` and,
-    for an agent's run, `_trace.episode_frame`), so runs over the same tasks share them; with
-    the repeat columns (`with_repeats`)."""
-    responses, answers = response_frame(records, run=run, system=system, families=families)
+    """`score_run` on tasks already turned into frames (`task_frames`), so runs over the same
+    tasks share them; with the repeat columns (`with_repeats`). `records` may be a stream (as
+    `runs.iter_run_records` reads them): each is read once and kept only as the few rows scoring
+    needs, never whole with its trace."""
+    vocab = vocabularies(families)
+    replies = _Replies(vocab, traces=episodes is not None)
+    with gc_paused():
+        for record in records:
+            replies.add(record)
+    responses, answers = replies.frames(run=run, system=system)
     due = frame.select(KEY).join(
         pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross"
     )
     recorded = responses.join(due, on=[*KEY, "repeat"], how="semi")
-    missing = (
-        due.join(recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti")
-        .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
-    )
+    missing = due.join(
+        recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti"
+    ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
     scores = with_episodes(
-        score_frames(frame, expected, responses, answers), episodes, records, answers
+        score_frames(frame, expected, responses, answers), episodes, replies.traces or [], answers
     )
-    return with_repeats(with_handoffs(scores, records, vocabularies(families)))
+    return with_repeats(with_handoffs(scores, replies.handoffs))
 
 
 REPEAT_COLUMNS = pl.Schema(

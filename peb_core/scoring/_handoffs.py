@@ -10,14 +10,14 @@ episode's trace: each `delegate` call's sub-episode is nested in the step that m
   does not claim incomplete: it claims complete, or makes no readable claim (an error, an
   episode without a submit, an unreadable reply: a gap that went nowhere is not propagated).
 
-`with_handoffs(scores, records, vocabularies)` adds HANDOFF_COLUMNS; they are null for a task
-whose trace made no handoff that reported a gap (one-shot runs, agents that never hand off,
-tasks without a record), never 0.
+`with_handoffs(scores, rows)` adds HANDOFF_COLUMNS from each record's `handoff_row`; they are
+null for a task whose trace made no handoff that reported a gap (one-shot runs, agents that
+never hand off, tasks without a record), never 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -95,15 +95,20 @@ _SCHEMA = pl.Schema(
 )
 
 
+def handoff_row(
+    record: ResponseRecord, vocabulary: Vocabulary
+) -> tuple[str, str, int, int, int, float | None, bool | None]:
+    """One record's family, task id and repeat with its `handoff_scores`: a row of what
+    `with_handoffs` adds (so records are read as a stream, each let go once scored)."""
+    return (record.family, record.task_id, record.repeat, *handoff_scores(record, vocabulary))
+
+
 def with_handoffs(
-    scores: pl.DataFrame, records: Sequence[ResponseRecord], vocab: Mapping[str, Vocabulary]
+    scores: pl.DataFrame,
+    rows: Sequence[tuple[str, str, int, int, int, float | None, bool | None]],
 ) -> pl.DataFrame:
-    """`scores` (one run's per-task scores) with HANDOFF_COLUMNS added from its records'
-    traces (null for a task without a record or a trace), repeat by repeat."""
-    rows = [
-        (r.family, r.task_id, r.repeat, *handoff_scores(r, vocab[r.family]))
-        for r in records
-        if r.trace and r.family in vocab
-    ]
+    """`scores` (one run's per-task scores) with HANDOFF_COLUMNS added from the `handoff_row`
+    of each of its records with a trace (null for a task without a record or a trace), repeat by
+    repeat."""
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
     return scores.join(frame, on=[*KEY, "repeat"], how="left")

@@ -9,7 +9,9 @@ columns come beside it, and are null for one-shot runs (no frame of episodes), n
   the required records the user may open, the ids hidden at some step, the answer values only
   an out-of-date copy supports (`field=value`), and the documents of a scope whose grant ends
   with the answer values only they support;
-- `with_episodes(scores, episodes, records, answers)`: the per-task scores with the trace
+- `trace_counts(record)`: what scoring needs of one record's trace, judged against no task (so
+  records are read as a stream, each let go once counted);
+- `with_episodes(scores, episodes, traces, answers)`: the per-task scores with the trace
   columns added (EPISODE_COLUMNS).
 """
 
@@ -176,73 +178,76 @@ def _failed(step: Step, i: int) -> bool:
     return isinstance(shown, dict) and "error" in shown
 
 
-def _record_counts(
-    record: ResponseRecord, required: set[str], hidden: set[str], expired: set[str]
-) -> tuple[int, int, int, float | None, bool]:
-    """(steps, tool errors, hidden probes, coverage before the end, whether it opened an
-    `expired` document) of one record's trace. An open of an id hidden at some step is a probe
-    when it failed (an id hidden only later or earlier opens while its grant holds)."""
-    errors = probes = 0
+def trace_counts(record: ResponseRecord) -> tuple[str, str, int, int, int, list[str], list[str]]:
+    """What scoring needs of one record's trace, judged against no task (TRACE_SCHEMA's row):
+    its family, task id and repeat, its steps, its tool calls answered with an error, the ids
+    its failed `open` calls named (in order, each call once), and the ids it opened (sorted)."""
+    failures = 0
+    failed_opens: list[str] = []
     opened: set[str] = set()
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
-            failed = _failed(step, i)
             doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
-            if doc_id is not None and doc_id in hidden and failed:
-                probes += 1
-            elif failed:
-                errors += 1
+            if _failed(step, i):
+                failures += 1
+                if doc_id is not None:
+                    failed_opens.append(doc_id)
             elif doc_id is not None:
                 opened.add(doc_id)
-    coverage = len(opened & required) / len(required) if required else None
-    return len(record.trace), errors, probes, coverage, bool(opened & expired)
+    return (
+        record.family,
+        record.task_id,
+        record.repeat,
+        len(record.trace),
+        failures,
+        failed_opens,
+        sorted(opened),
+    )
 
 
-_RECORD_SCHEMA = pl.Schema(
+TRACE_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
         "repeat": pl.Int64(),
-        "_steps": pl.Float64(),
-        "_errors": pl.Float64(),
-        "_probes": pl.Float64(),
-        "_coverage": pl.Float64(),
-        "_expired_read": pl.Boolean(),
+        "_steps": pl.Int64(),
+        "_failures": pl.Int64(),
+        "_failed_opens": LIST,
+        "_opened": LIST,
     }
 )
+"""The rows of `trace_counts`, one per record."""
 
 
 def with_episodes(
     scores: pl.DataFrame,
     episodes: pl.DataFrame | None,
-    records: Sequence[ResponseRecord],
+    traces: Sequence[tuple[str, str, int, int, int, list[str], list[str]]],
     answers: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`scores` (one run's per-task scores) with EPISODE_COLUMNS added: from each record's trace
-    judged against `episodes` (`episode_frame` of its tasks), or all null (and `episode`
-    False) when `episodes` is None: a one-shot run. `answers` is the run's response-answers
+    """`scores` (one run's per-task scores) with EPISODE_COLUMNS added: from each record's
+    `trace_counts` (`traces`) judged against `episodes` (`episode_frame` of its tasks), or all
+    null (and `episode` False) when `episodes` is None: a one-shot run. A failed open of an id
+    hidden at some step is a probe (an id hidden only later or earlier opens while its grant
+    holds); every other failed call is a tool error. `answers` is the run's response-answers
     frame (`_frames.response_frame`)."""
     if episodes is None:
         return scores.with_columns(
             pl.lit(False).alias("episode"),
             *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
         )
-    judged = {
-        (row["family"], row["task_id"]): (
-            set(row["required_visible"]),
-            set(row["hidden_ids"]),
-            set(row["expired_ids"]),
-        )
-        for row in episodes.select(
-            *KEY, "required_visible", "hidden_ids", "expired_ids"
-        ).iter_rows(named=True)
-    }
-    rows = []
-    for record in records:
-        key = (record.family, record.task_id)
-        if key in judged:
-            rows.append((*key, record.repeat, *_record_counts(record, *judged[key])))
-    counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
+    counts = pl.DataFrame(traces, schema=TRACE_SCHEMA, orient="row")
+    failed = counts.select(*KEY, "repeat", doc="_failed_opens").explode("doc").drop_nulls("doc")
+    hidden = (
+        episodes.select(*KEY, doc="hidden_ids")
+        .join(failed.select(KEY).unique(), on=KEY, how="semi")
+        .explode("doc")
+    )
+    probes = (
+        failed.join(hidden, on=[*KEY, "doc"], how="semi")
+        .group_by(*KEY, "repeat")
+        .agg(_probes=pl.len().cast(pl.Int64))
+    )
     given = (
         answers.explode("got")
         .select(*KEY, "repeat", token=pl.format("{}={}", "field", "got"))
@@ -250,26 +255,38 @@ def with_episodes(
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
+    traced = pl.col("_steps").is_not_null()
+    n_probes = pl.when(traced).then(pl.col("_probes").fill_null(0))
+    required = pl.col("required_visible")
+    coverage = (
+        pl.col("_opened").list.set_intersection(required).list.len()
+        / required.list.unique().list.len()
+    )
     stale = pl.col("stale_values").list.len() > 0
     given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
     expired_read = (
-        (pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")
+        (pl.col("expired_values").list.len() > 0)
+        & (pl.col("_opened").list.set_intersection(pl.col("expired_ids")).list.len() > 0)
     ).fill_null(False)
-    judged_columns = ("required_visible", "stale_values", "expired_values")
+    judged_columns = ("required_visible", "stale_values", "expired_ids", "expired_values")
     return (
         scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
-        .join(counts, on=[*KEY, "repeat"], how="left")
+        .join(counts.drop("_failed_opens"), on=[*KEY, "repeat"], how="left")
+        .join(probes, on=[*KEY, "repeat"], how="left")
         .join(given, on=[*KEY, "repeat"], how="left")
         .with_columns(
             episode=pl.lit(True),
-            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")),
-            tool_errors=pl.when(missing).then(None).otherwise(pl.col("_errors")),
-            hidden_probes=pl.when(missing).then(None).otherwise(pl.col("_probes")),
-            evidence_coverage=pl.when(pl.col("required_visible").list.len().fill_null(0) == 0)
+            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")).cast(pl.Float64),
+            tool_errors=pl.when(missing)
+            .then(None)
+            .otherwise(pl.col("_failures") - n_probes)
+            .cast(pl.Float64),
+            hidden_probes=pl.when(missing).then(None).otherwise(n_probes).cast(pl.Float64),
+            evidence_coverage=pl.when(required.list.len().fill_null(0) == 0)
             .then(None)
             .when(pl.col("status") != "ok")
             .then(0.0)
-            .otherwise(pl.col("_coverage")),
+            .otherwise(coverage),
             stale_possible=stale.fill_null(False),
             stale_relied=(
                 stale
@@ -283,6 +300,5 @@ def with_episodes(
                 & (given_values.list.set_intersection(pl.col("expired_values")).list.len() > 0)
             ).fill_null(False),
         )
-        .drop(*judged_columns, "_steps", "_errors", "_probes", "_coverage", "_expired_read")
-        .drop("_given")
+        .drop(*judged_columns, "_steps", "_failures", "_opened", "_probes", "_given")
     )

@@ -61,6 +61,7 @@ from ...runs import (
     RunError,
     RunManifest,
     count_records,
+    open_run_file,
     read_manifest,
     records_of_run,
     run_differences,
@@ -315,7 +316,7 @@ class McpBench:
     def _record(self, record: ResponseRecord) -> None:
         """Append `record` (flushed at once), then the manifest with the counts so far."""
         assert self.manifest is not None
-        with (self.out / RESPONSES).open("a", encoding="utf-8") as handle:
+        with open_run_file(self.out / RESPONSES, "a") as handle:
             handle.write(record.model_dump_json() + "\n")
         self.records.append(record)
         self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
