@@ -9,11 +9,11 @@ at most `MAX_HANDOFFS` times."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import Field
 
+from .._json import read_json
 from ..tasks import SubAgent
 from ._results import DelegateResult, ToolOutcome
 from ._session import (
@@ -74,7 +74,7 @@ async def _delegate(session: AgentSession, arguments: dict[str, Any]) -> ToolOut
     response = None
     if handoff.status == "ok" and handoff.submitted is not None:
         try:
-            parsed = json.loads(handoff.submitted)
+            parsed = read_json(handoff.submitted)
         except ValueError:
             parsed = None
         response = parsed if isinstance(parsed, dict) else None

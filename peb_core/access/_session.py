@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._json import read_json
 from ..tasks import GrantChange, SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
 from ._index import CorpusIndex, IndexedDocument
@@ -359,11 +360,13 @@ class AgentSession:
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:
-                parsed = json.loads(arguments) if arguments.strip() else {}
+                parsed = read_json(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return _failed(
                     f"{name}: the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
                 )
+            except ValueError as exc:
+                return _failed(f"{name}: the arguments are not valid JSON ({exc})")
         if not isinstance(parsed, dict):
             return _failed(f"{name}: the arguments must be a JSON object")
         return parsed
@@ -406,8 +409,8 @@ class AgentSession:
         if "response" not in arguments and RESPONSE_KEYS & set(arguments):
             response = arguments  # the response given flat, without the wrapper: read as given
         if isinstance(response, str):
-            with contextlib.suppress(json.JSONDecodeError):
-                response = json.loads(response)
+            with contextlib.suppress(ValueError):
+                response = read_json(response)
         if not isinstance(response, dict):
             return _failed(
                 'submit: expected {"response": {"answer": ..., "completeness": ..., '

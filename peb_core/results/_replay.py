@@ -13,12 +13,12 @@ from that result."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import polars as pl
 from pydantic import ValidationError
 
+from .._json import read_json
 from ..access import CorpusIndex, IndexedDocument, SearchArguments
 from ..scoring import Vocabulary, handoff_gaps, read_reply
 from ..systems import Delegation, ResponseRecord
@@ -97,7 +97,7 @@ where they agree."""
 
 def _parsed(arguments: str) -> dict[str, Any]:
     try:
-        parsed = json.loads(arguments)
+        parsed = read_json(arguments)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

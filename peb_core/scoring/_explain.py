@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from .._json import read_json
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._frames import (
@@ -166,8 +167,8 @@ def reply_markdown(raw: str | None) -> str:
     if raw is None:
         return "_(no reply)_"
     try:
-        text, language = json.dumps(json.loads(raw), indent=2, ensure_ascii=False), "json"
-    except ValueError:
+        text, language = json.dumps(read_json(raw), indent=2, ensure_ascii=False), "json"
+    except (ValueError, RecursionError):
         text, language = raw, "text"
     fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
     return f"{fence}{language}\n{text}\n{fence}"

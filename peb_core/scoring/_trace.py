@@ -17,11 +17,11 @@ columns come beside it, and are null for one-shot runs (no frame of episodes), n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from .._json import read_json
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 
@@ -157,7 +157,7 @@ def _opened(arguments: str) -> str | None:
     """The doc id an `open` call's arguments name (as the access layer reads it: trimmed), if
     they name one."""
     try:
-        parsed = json.loads(arguments)
+        parsed = read_json(arguments)
     except ValueError:
         return None
     doc_id = parsed.get("doc_id") if isinstance(parsed, dict) else None
@@ -172,7 +172,7 @@ def _failed(step: Step, i: int) -> bool:
     if i >= len(step.results):
         return False
     try:
-        shown = json.loads(step.results[i])
+        shown = read_json(step.results[i])
     except ValueError:
         return False
     return isinstance(shown, dict) and "error" in shown

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from ..._json import read_json
 from ...results import (
     handoff_frame,
     replay_claims,
@@ -109,7 +110,7 @@ def handoff_line(row: dict[str, Any]) -> str:
 
 def _result(text: str | None) -> dict[str, Any]:
     try:
-        parsed = json.loads(text or "")
+        parsed = read_json(text or "")
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
@@ -200,8 +201,8 @@ def _pretty(text: str | None) -> str | None:
     if text is None:
         return None
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+        return json.dumps(read_json(text), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
         return text
 
 
