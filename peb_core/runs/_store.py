@@ -424,11 +424,12 @@ def iter_records(path: Path, system: str | None, problems: list[str]) -> Iterato
     first_other = (0, "")
     skipped = 0
 
-    def skip(number: int, why: str) -> None:
+    def reported() -> bool:
+        """Count a line skipped: whether it is among those reported one by one (what is wrong
+        with it is worked out only then: a million corrupt lines cost no million messages)."""
         nonlocal skipped
         skipped += 1
-        if skipped <= MAX_REPORTED_LINES:
-            problems.append(f"{path}:{number}: {why}")
+        return skipped <= MAX_REPORTED_LINES
 
     try:
         handle = open_run_file(path)
@@ -436,18 +437,25 @@ def iter_records(path: Path, system: str | None, problems: list[str]) -> Iterato
         return
     with handle:
         for number, line in _lines(handle, path):
+            where = f"{path}:{number}"
             if isinstance(line, int):
-                skip(number, f"record of {line:,} bytes skipped (at most {MAX_RECORD_BYTES:,})")
+                if reported():
+                    problems.append(
+                        f"{where}: record of {line:,} bytes skipped (at most {MAX_RECORD_BYTES:,})"
+                    )
                 continue
-            if not line.strip():
+            text = line.lstrip()  # the line itself (no copy) unless it starts with a space
+            if not text:
+                continue
+            if text[:1] != b"{":  # no record, and a parse costs: skipped at once
+                if reported():
+                    problems.append(f"{where}: corrupt record skipped (not a JSON object)")
                 continue
             try:
                 record = ResponseRecord.model_validate_json(line)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(map(str, err["loc"]))
-                detail = f"{where}: {err['msg']}" if where else err["msg"]
-                skip(number, f"corrupt record skipped ({detail})")
+                if reported():
+                    problems.append(f"{where}: corrupt record skipped ({_first_error(exc)})")
                 continue
             if system is not None and record.system != system:
                 others += 1
@@ -456,7 +464,8 @@ def iter_records(path: Path, system: str | None, problems: list[str]) -> Iterato
             key = record.key
             if key in seen:
                 again = f" (repeat {record.repeat})" if record.repeat else ""
-                skip(number, f"repeated record for {record.task_id}{again} skipped")
+                if reported():
+                    problems.append(f"{where}: repeated record for {record.task_id}{again} skipped")
                 continue
             seen.add(key)
             yield record
@@ -471,6 +480,13 @@ def iter_records(path: Path, system: str | None, problems: list[str]) -> Iterato
             f"{path}: {others} record(s) of another system set aside, not scored (e.g. "
             f"line {number}: {other!r}; this run's system is {system!r})"
         )
+
+
+def _first_error(exc: ValidationError) -> str:
+    """`<where>: <what>` of a validation error's first error."""
+    err = exc.errors()[0]
+    where = ".".join(map(str, err["loc"]))
+    return f"{where}: {err['msg']}" if where else err["msg"]
 
 
 def _lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, bytes | int]]:
