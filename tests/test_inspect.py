@@ -847,8 +847,10 @@ def _epoch_score(
 
 
 def _eval_metric(name: str) -> Callable[[list[SampleScore]], Any]:
-    """The eval's metric `name`, as inspect calls it (on the unreduced scores)."""
-    return cast("Callable[[list[SampleScore]], Any]", _scorecard_metric(name)())
+    """The eval's metric `name`, as inspect calls it (on the unreduced scores): its value (the
+    metric gives `{name: value}`, None for no number, which inspect leaves out)."""
+    compute = cast("Callable[[list[SampleScore]], dict[str, Any]]", _scorecard_metric(name)())
+    return lambda scores: compute(scores)[name]
 
 
 def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:

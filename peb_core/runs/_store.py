@@ -192,7 +192,8 @@ def open_run_file(path: Path, mode: RunFileMode = "rb") -> IO[Any]:
     except (FileNotFoundError, NotADirectoryError):
         raise
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a symlink; a FIFO with no reader
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a symlink, a FIFO with no
+            # reader (for writing), a folder (for writing)
             with suppress(OSError):
                 raise _not_regular(path, os.lstat(path).st_mode) from None
         raise RunError(f"{path}: cannot open ({exc.strerror or exc})") from None

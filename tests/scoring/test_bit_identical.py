@@ -1,6 +1,8 @@
 """The same records give bit-identical numbers in any order, at any thread count, in any process
 (issue 19, item 3): per-task scores, scorecards with their intervals, comparisons and the figures
-drawn from them, over the checked-in runs.
+drawn from them, over the checked-in runs. Scored as a stream (issue 29: tasks a chunk at a
+time, records one at a time), the checked-in runs and fresh agent runs give the very numbers
+main gave when it held them all (pinned digests), at any chunk size and in any record order.
 
 Each thread count (POLARS_MAX_THREADS 1 and 8) gets a subprocess that scores its own copy of the
 checked-in runs, every responses.jsonl shuffled line by line, from the raw replies (nothing saved
@@ -25,7 +27,8 @@ import polars as pl
 import pytest
 
 from peb_core.results import discover_runs, run_records, score_run_dirs
-from peb_core.runs import read_manifest, run_tasks
+from peb_core.runs import read_manifest, run_system, run_tasks
+from peb_core.scoring import _frames as frames
 from peb_core.scoring import (
     compare_to_reference,
     disagreements,
@@ -34,7 +37,7 @@ from peb_core.scoring import (
     scorecard,
     task_frame,
 )
-from peb_core.systems import ResponseRecord
+from peb_core.systems import ResponseRecord, build_system
 from peb_core.tasks import load_families
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,6 +144,83 @@ def test_scores_ignore_record_order() -> None:
             task_frame(tasks), expected_answers(tasks), [_fields_reversed(r) for r in records]
         )
         assert reordered.drop("schema_violations").equals(first.drop("schema_violations"))
+
+
+CHECKED_IN_DIGESTS = (
+    "48683911003ec5e0aae8bbd978ab378d367580722dc3f92b48ccc1663c35e1e0",
+    "e0920bc964368945bc72cd12cb9f0b0f6caccbf8d81cb3804d64174e3de998dc",
+)
+"""`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
+29, commit 7dee8d2): per-task scores, then scorecard. Change only with a deliberate change of
+scoring, and say so."""
+AGENT_RUNS = (
+    ("agent_silent", "agent", "silent", None, 1, (11, 23)),
+    ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
+    ("agent_cue", "agent", "counted", None, 1, (11,)),
+    ("agent_keep_expired", "grants", "silent", None, 1, (11, 23)),
+    ("agent_fail_and_report", "grants", "named", None, 1, (11,)),
+    ("agent_propagate", "delegation", "silent", "agent_fail_and_report", 1, (11,)),
+    ("agent_launder", "delegation", "named", "agent_drop_gap", 2, (11,)),
+)
+"""Agent runs over every family, made afresh by the agent baselines (system, tier, disclosure,
+delegate system, repeats, seeds): traces with probes, expired reads, handoffs and repeats."""
+AGENT_DIGESTS = (
+    "7ecd8a94f6675fecbfe6e83ea9666ac1ab9859f21e4f7bf79a6974a3ab1ff553",
+    "f9a97b05c780a188262a191dcfe01e7e847175d197225ab382d7fa4116c17bc6",
+)
+"""`_pinned` of AGENT_RUNS, as main scored them (commit 7dee8d2)."""
+
+
+def _pinned(dirs: list[Path]) -> tuple[str, str]:
+    """The digests of run folders' per-task scores (sorted by run, task and repeat) and of
+    their scorecard, scored from their records."""
+    scores, _ = score_run_dirs(dirs)
+    ordered = scores.sort("run", "family", "task_id", "repeat")
+    return _digest(ordered), _digest(scorecard(scores))
+
+
+@pytest.fixture(scope="module")
+def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("agent_runs")
+    specs = list(load_families().values())
+    for name, tier, mode, delegate, repeats, seeds in AGENT_RUNS:
+        system = build_system(name, specs, disclosure=mode, delegate_system=delegate)
+        run_system(system, specs, root / f"{name}-{tier}-{mode}", seeds=list(seeds), tier=tier,
+                   repeats=repeats)  # fmt: skip
+    return sorted(root.iterdir())
+
+
+def _shuffled_lines(dirs: list[Path], seed: int) -> None:
+    rng = random.Random(seed)
+    for run_dir in dirs:
+        responses = run_dir / "responses.jsonl"
+        lines = responses.read_text(encoding="utf-8").splitlines(keepends=True)
+        rng.shuffle(lines)
+        responses.write_text("".join(lines), encoding="utf-8")
+        for saved in run_dir.glob("scores.*"):
+            saved.unlink()
+
+
+@pytest.mark.parametrize("chunk", [1, 64, 100_000])
+def test_scored_as_a_stream_the_numbers_are_main_s(
+    chunk: int,
+    agent_runs: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scoring streams tasks (`TASK_CHUNK` at a time) and records (one at a time, each kept as
+    a few rows): the checked-in runs and fresh agent runs score bit for bit as main scored them
+    when it held every task and record, in any record order and at any chunk size."""
+    monkeypatch.setattr(frames, "TASK_CHUNK", chunk)
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "runs"
+    shutil.copytree(RUNS, root, ignore=shutil.ignore_patterns("scores.*", ".lock"))
+    agents = tmp_path / "agents"
+    shutil.copytree(agent_runs[0].parent, agents, ignore=shutil.ignore_patterns("scores.*"))
+    checked_in, fresh = discover_runs(root), sorted(agents.iterdir())
+    _shuffled_lines([*checked_in, *fresh], seed=chunk)
+    assert _pinned(checked_in) == CHECKED_IN_DIGESTS
+    assert _pinned(fresh) == AGENT_DIGESTS
 
 
 def test_numbers_ignore_row_order_and_thread_count(
