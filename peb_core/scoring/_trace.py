@@ -123,8 +123,8 @@ def _hidden_ids(task: Task) -> list[str]:
     """The ids hidden at some step: those hidden at the submit, and those of a scope granted
     late (hidden until then)."""
     late = {c.scope for c in task.grants if not c.ends}
-    return [d.doc_id for d in task.documents if d.doc_id not in task.authorized_doc_ids
-            or d.scope in late]  # fmt: skip
+    authorized = set(task.authorized_doc_ids)
+    return [d.doc_id for d in task.documents if d.doc_id not in authorized or d.scope in late]
 
 
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
