@@ -2,7 +2,7 @@
 documents (the seven families x six templates x seeds 0-399, `--tier agent --corpus-size 500`),
 one record per task, in a child process whose peak RSS is measured.
 
-Run: .venv/bin/python benchmarks/bench_score_memory.py [--seeds N] [--run DIR]
+Run: .venv/bin/python benchmarks/bench_score_memory.py [--seeds N] [--run DIR] [--paper]
 The run folder is made first, unless `--run DIR` names one made before (it is made there if
 missing): every task generated in turn and answered by `agent_fail_and_report` in process (a
 careful agent baseline: its records hold its whole trace, about 42 KB each at 500 documents), a
@@ -12,7 +12,8 @@ covers `python -m peb_core score DIR` in a child process, with nothing saved fro
 scoring (each time a fresh cache folder, and the folder's saved scores removed): the tasks
 regenerated, every record read, scored and the scorecard printed. Peak RSS is the child's
 (`os.wait4`). Goal: under 1 GiB. Exits 1 if the goal is missed. `--seeds N` scores seeds 0..N-1
-instead (a smaller run, e.g. to measure code that cannot score the whole one).
+instead (a smaller run, e.g. to measure code that cannot score the whole one). `--paper` makes
+and scores a paper-tier run of `oracle` instead (e.g. `--paper --seeds 2381`: 99,996 tasks).
 """
 
 from __future__ import annotations
@@ -36,31 +37,34 @@ TIER = "agent"
 GOAL_MIB = 1024.0
 
 
-def make_run(run_dir: Path, seeds: list[int]) -> None:
-    """The run folder of SYSTEM over every family at `seeds`, one task in memory at a time."""
+def make_run(run_dir: Path, seeds: list[int], *, paper: bool = False) -> None:
+    """The run folder of SYSTEM over every family at `seeds` on the agent tier with corpora of
+    CORPUS documents (with `paper`, of `oracle` on the paper tier), one task in memory at a
+    time."""
     families = load_families()
     specs = list(families.values())
-    system = build_system(SYSTEM, specs)
+    system = build_system("oracle" if paper else SYSTEM, specs)
+    tier, corpus = ("paper", None) if paper else (TIER, CORPUS)
     run_dir.mkdir(parents=True, exist_ok=True)
     n = count_tasks(specs, seeds)
     start = time.perf_counter()
     with (run_dir / RESPONSES).open("w", encoding="utf-8") as out:
-        for i, task in enumerate(iter_tasks(specs, seeds, 0, TIER, CORPUS), start=1):
+        for i, task in enumerate(iter_tasks(specs, seeds, 0, tier, corpus), start=1):
             view = view_for(system.view, task, families[task.family])
             reply = asyncio.run(system.respond(view))
             record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply)
             out.write(record.model_dump_json() + "\n")
-            if i % 1000 == 0:
+            if i % 10_000 == 0 or (not paper and i % 1000 == 0):
                 print(f"  made {i:,}/{n:,} records ({time.perf_counter() - start:.0f} s)")
     manifest = RunManifest(
         system=system.name,
         config=system.config(),
         families=[s.id for s in specs],
         seeds=seeds,
-        tier=TIER,
-        corpus_size=CORPUS,
+        tier=tier,
+        corpus_size=corpus,
         package_version="bench",
-        scenario_hash=scenario_hash(specs, TIER),
+        scenario_hash=scenario_hash(specs, tier),
         started_at="bench",
         finished_at="bench",
         state="finished",
@@ -95,16 +99,18 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=400, help="seeds 0..N-1 (default 400)")
     parser.add_argument("--run", type=Path, help="the run folder (made there if missing)")
+    parser.add_argument("--paper", action="store_true", help="oracle on the paper tier instead")
     args = parser.parse_args()
     seeds = list(range(args.seeds))
     with tempfile.TemporaryDirectory() as scratch:
         run_dir = args.run or Path(scratch) / "run"
         if not (run_dir / MANIFEST).exists():
             print(f"making {run_dir} ...")
-            make_run(run_dir, seeds)
+            make_run(run_dir, seeds, paper=args.paper)
         n = sum(1 for _ in (run_dir / RESPONSES).open("rb"))
         size = (run_dir / RESPONSES).stat().st_size / 2**20
-        print(f"run: {n:,} records of {SYSTEM}, {TIER} tier, corpus {CORPUS}, {size:,.0f} MiB")
+        what = "oracle, paper tier" if args.paper else f"{SYSTEM}, {TIER} tier, corpus {CORPUS}"
+        print(f"run: {n:,} records of {what}, {size:,.0f} MiB")
         seconds, peak, text = score_in_child(run_dir)
     print(text.splitlines()[0][:200] if text else "(no output)")
     met = peak < GOAL_MIB
