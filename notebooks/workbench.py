@@ -12,36 +12,17 @@ def _():
     import marimo as mo
 
     from peb_core import results, runs, scoring, tasks
-    from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
     from peb_core.frontends import workbench as wb
-    from peb_core.systems import (
-        BASELINES,
-        DEFAULT_PROTOCOL,
-        PROTOCOLS,
-        REGISTRY,
-        get_local,
-        local_status,
-        stop_local,
-    )
+    from peb_core.systems import REGISTRY, get_local, local_status, stop_local
 
     RUNS = results.runs_root()
     LAUNCH_ROOT = RUNS / results.SCRATCH
     families = tasks.load_families()
-    SYSTEMS = [
-        *BASELINES,
-        *(f"local/{name}" for name in REGISTRY),
-        *(f"agent:local/{name}" for name in REGISTRY),
-    ]
     LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
     return (
-        DEFAULT_DISCLOSURE,
-        DEFAULT_PROTOCOL,
-        DISCLOSURES,
         LAUNCH_ROOT,
         LOCAL_MODELS,
-        PROTOCOLS,
         RUNS,
-        SYSTEMS,
         families,
         local_status,
         mo,
@@ -57,10 +38,9 @@ def _():
 
 @app.cell
 def _(RUNS, mo, sys, wb):
-    # Headless, as the Run button: `python notebooks/workbench.py -- --run SYSTEMS [--family F]
-    # [--seeds LIST] [--tier T] [--protocol P] [--api-base URL] [--name N] [--limit N]
-    # [--max-tasks N] [--disclosure D] [--max-steps N] [--corpus-size N] [--out DIR]`; one line
-    # and exit 2 on bad input, exit 1 if a run ended badly.
+    # Headless, as the Run button: `python notebooks/workbench.py -- --run SYSTEMS [--name N]
+    # [--out DIR]` and every run option the form offers, as `peb run` takes it (`-- --help`);
+    # one line and exit 2 on bad input, exit 1 if a run ended badly.
     _argv = sys.argv[1:]
     if mo.app_meta().mode == "script" and _argv:
         sys.exit(wb.headless(_argv[1:] if _argv[0] == "--" else _argv, RUNS))
@@ -86,117 +66,34 @@ def _(RUNS, mo, time, wb):
 
 
 @app.cell
-def _(DEFAULT_DISCLOSURE, DEFAULT_PROTOCOL, DISCLOSURES, PROTOCOLS, SYSTEMS, families, mo, tasks):
-    family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
-    seeds_text = mo.ui.text(placeholder="canonical", label="Seeds (11,23 or 400-439)")
-    tier_pick = mo.ui.dropdown(options=list(tasks.TIERS), value=tasks.DEFAULT_TIER, label="Tier")
-    protocol_pick = mo.ui.dropdown(
-        options=list(PROTOCOLS), value=DEFAULT_PROTOCOL, label="Protocol"
-    )
-    system_pick = mo.ui.multiselect(options=SYSTEMS, value=["fail_and_report"], label="Systems")
-    model_text = mo.ui.text(placeholder="openai/gpt-4o-mini", label="litellm model strings")
-    disclosure_pick = mo.ui.dropdown(
-        options=list(DISCLOSURES), value=DEFAULT_DISCLOSURE, label="Disclosure"
-    )
-    max_steps_text = mo.ui.text(placeholder="24", label="Max steps")
-    corpus_size_text = mo.ui.text(placeholder="tier default", label="Corpus size")
-    api_base = mo.ui.text(placeholder="http://HOST/v1", label="API base")
-    name_text = mo.ui.text(placeholder="automatic", label="Run name")
-    limit_text = mo.ui.text(placeholder="every task", label="Task limit")
-    repeats_text = mo.ui.text(placeholder="1", label="Repeats (1-100)")
-    no_cache_switch = mo.ui.switch(label="No cache")
+def _(mo, tasks, wb):
+    run_form = wb.run_form()
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     stop_button = mo.ui.run_button(label="Stop", kind="danger")
     _tiers = "; ".join(f"`{t.name}`: {t.description}" for t in tasks.TIERS.values())
-    _modes = "; ".join(f"`{d.name}`: {d.description}" for d in DISCLOSURES.values())
     mo.vstack(
         [
             mo.md(
                 "# partial-evidence-bench workbench\n"
                 "## Run\nRuns started here are saved under `scratch/` in the runs root (kept "
                 "out of `peb report` unless picked) and resumed when asked for again: Run again "
-                "retries tasks that ended in error. Model replies are cached; the protocol is "
-                f"the prompt models are given. Tiers: {_tiers}.  \n"
-                "Agents (the `agent_*` baselines, `agent:<model>`) search, open and submit "
-                "through the access layer's tools; the disclosure mode is what it tells them of "
-                f"what it withheld ({_modes}). Max steps (model requests per episode) applies "
-                "to `agent:<model>` only; corpus size to tiers with corpora. Repeats answers "
-                "each task K times (the scorecard then adds unsafe_any@K and consistent@K); "
-                "No cache neither reads nor writes the model reply cache."
+                "retries tasks that ended in error. Model replies are cached. Agents (the "
+                "`agent_*` baselines, `agent:<model>`) search, open and submit through the "
+                f"access layer's tools. Tiers: {_tiers}."
             ),
-            mo.hstack(
-                [family_pick, tier_pick, seeds_text, corpus_size_text], justify="start", wrap=True
-            ),
-            mo.hstack(
-                [system_pick, model_text, api_base, protocol_pick], justify="start", wrap=True
-            ),
-            mo.hstack(
-                [disclosure_pick, max_steps_text, repeats_text, no_cache_switch],
-                justify="start",
-                wrap=True,
-            ),
-            mo.hstack([name_text, limit_text, run_button, stop_button], justify="start", wrap=True),
+            mo.hstack(list(run_form.elements.values()), justify="start", wrap=True),
+            mo.hstack([run_button, stop_button], justify="start"),
+            mo.accordion({"What each input does": mo.md(wb.form_help())}),
         ]
     )
-    return (
-        api_base,
-        corpus_size_text,
-        disclosure_pick,
-        family_pick,
-        limit_text,
-        max_steps_text,
-        model_text,
-        name_text,
-        no_cache_switch,
-        protocol_pick,
-        repeats_text,
-        run_button,
-        seeds_text,
-        stop_button,
-        system_pick,
-        tier_pick,
-    )
+    return run_button, run_form, stop_button
 
 
 @app.cell
-def _(
-    LAUNCH_ROOT,
-    api_base,
-    corpus_size_text,
-    disclosure_pick,
-    family_pick,
-    limit_text,
-    max_steps_text,
-    mo,
-    model_text,
-    name_text,
-    no_cache_switch,
-    protocol_pick,
-    repeats_text,
-    run_button,
-    seeds_text,
-    system_pick,
-    tier_pick,
-    wb,
-):
+def _(LAUNCH_ROOT, mo, run_button, run_form, wb):
     mo.stop(not run_button.value)
-    _form = wb.RunForm(
-        systems=[*system_pick.value, model_text.value],
-        families=family_pick.value,
-        seeds=seeds_text.value,
-        tier=tier_pick.value,
-        protocol=protocol_pick.value,
-        api_base=api_base.value,
-        name=name_text.value,
-        limit=limit_text.value,
-        disclosure=disclosure_pick.value,
-        max_steps=max_steps_text.value,
-        corpus_size=corpus_size_text.value,
-        repeats=repeats_text.value,
-        no_cache=no_cache_switch.value,
-    )
     try:
-        _launch = wb.check_run(_form, LAUNCH_ROOT)
+        _launch = wb.check_run(wb.form_request(run_form.value), LAUNCH_ROOT)
     except wb.LaunchError as _exc:
         mo.stop(
             True,

@@ -181,7 +181,7 @@ for _name, _port in [("port_negative", "-1"), ("port_too_big", "70000")]:
 probe(
     "local_port_zero",
     ["run", "--model", "local/smollm2", "--local-port", "0", "--out", "{tmp}/never"],
-    "argument --local-port: expected a port from 1 to 65535",
+    "argument --local-port: expected an integer from 1 to 65,535, got '0'",
 )
 
 SCENARIO_DEFECTS = {
@@ -270,7 +270,7 @@ probe("dataset_out_empty", ["dataset", "export", "--out", ""], "argument --out: 
 probe(
     "dataset_tier_unknown",
     ["dataset", "export", "--tier", "easy", "--out", "{tmp}/never"],
-    "argument --tier: invalid choice: 'easy'",
+    "argument --tier: unknown tier 'easy'; valid: paper, hard, agent",
 )
 
 # --- unbounded work ----------------------------------------------------------------------------
@@ -304,10 +304,10 @@ probe(
 # --- values that were taken for something else -------------------------------------------------
 
 for _flag, _value, _needle in [
-    ("--timeout", "nan", "a finite number > 0"),
-    ("--timeout", "inf", "a finite number > 0"),
-    ("--temperature", "nan", "a finite number >= 0"),
-    ("--concurrency", "0", "an integer >= 1"),
+    ("--timeout", "nan", "a finite number from 0.001 to 86400, got 'nan'"),
+    ("--timeout", "inf", "a finite number from 0.001 to 86400, got 'inf'"),
+    ("--temperature", "nan", "a finite number from 0 to 10, got 'nan'"),
+    ("--concurrency", "0", "an integer from 1 to 1,024, got '0'"),
     ("--out", "", "a path, got ''"),
 ]:
     probe(
@@ -318,7 +318,7 @@ for _flag, _value, _needle in [
 probe(
     "api_base_empty",
     ["run", "--model", "openai/x", "--api-base", "", "--out", "{tmp}/never"],
-    "argument --api-base: expected an http(s) URL",
+    "argument --api-base: expected an http(s) URL such as http://HOST:PORT/v1",
 )
 probe(
     "max_steps_for_a_one_shot_model",
@@ -328,7 +328,7 @@ probe(
 probe(
     "max_steps_zero",
     ["run", "--model", "agent:openai/x", "--max-steps", "0", "--out", "{tmp}/never"],
-    "argument --max-steps: expected an integer >= 1",
+    "argument --max-steps: expected an integer from 1 to 1,000, got '0'",
 )
 probe(
     "agent_protocol_without_agent_text",
@@ -341,7 +341,11 @@ probe(
     ["run", "--model", "agent:", "--out", "{tmp}/never"],
     "system 'agent:' is neither a baseline",
 )
-probe("seeds_empty", ["tasks", "list", "--seeds", ""], "--seeds: '' is not an integer or a range")
+probe(
+    "seeds_empty",
+    ["tasks", "list", "--seeds", ""],
+    "argument --seeds: expected a seed list such as 11,23 or 400-439, got ''",
+)
 probe("family_only_commas", ["tasks", "list", "--family", ",,"], "--family: no family named")
 probe(
     "seeds_negative", ["tasks", "list", "--seeds", "-5"], "--seeds: '-5': seeds are integers >= 0"
@@ -359,7 +363,7 @@ probe(
 probe(
     "corpus_size_not_a_number",
     ["tasks", "list", "--tier", "agent", "--corpus-size", "many"],
-    "argument --corpus-size: expected an integer >= 1 (documents per task), got 'many'",
+    "argument --corpus-size: expected an integer from 1 to 100,000, got 'many'",
 )
 probe(
     "corpus_size_show_paper_task",
@@ -369,12 +373,12 @@ probe(
 probe(
     "disclosure_unknown",
     ["run", "--system", "agent_silent", "--disclosure", "loud", "--out", "{tmp}/never"],
-    "argument --disclosure: invalid choice: 'loud'",
+    "argument --disclosure: unknown disclosure 'loud'; valid: silent, counted, named",
 )
 probe(
     "disclosure_for_a_one_shot_system",
     [*RUN, "--disclosure", "named", "--out", "{tmp}/never"],
-    "--disclosure named: oracle reads no agent view",
+    "--disclosure: oracle reads no agent view (--disclosure applies to agent systems",
 )
 
 
@@ -468,9 +472,9 @@ probe(
     [*AUDIT, "--train-seeds", "0-99999", "--test-seeds", "100000-100009"],
     "ask for up to 600,060 tasks a family, more than 100,000",
 )
-probe("audit_tier_unknown", [*AUDIT, "--tier", "medium"], "argument --tier: invalid choice")
+probe("audit_tier_unknown", [*AUDIT, "--tier", "medium"], "argument --tier: unknown tier 'medium'")
 probe("audit_family_unknown", ["audit", "shortcuts", "--family", "x"], "unknown family 'x'")
-probe("audit_top_zero", [*AUDIT, "--top", "0"], "argument --top: expected an integer >= 1")
+probe("audit_top_zero", [*AUDIT, "--top", "0"], "argument --top: expected an integer from 1 to")
 
 
 @probe("audit_hard_tier_of_a_family_without_one")

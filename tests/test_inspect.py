@@ -274,6 +274,8 @@ def test_an_openai_compatible_provider_sends_what_our_runner_sends(
                 "peb_core/frontends/inspect/task.py@partial_evidence",
                 "-T",
                 "seeds=11",
+                "-T",
+                "family=due_diligence_v1",
                 "--model",
                 "openai-api/scripted/scripted",
                 "--model-base-url",
@@ -344,6 +346,8 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
                 "partial_evidence_bench/partial_evidence",
                 "-T",
                 "seeds=11",
+                "-T",
+                "family=due_diligence_v1",
                 "--model",
                 "openai/scripted",
                 "-M",
@@ -617,19 +621,21 @@ def _foreign(log: EvalLog) -> None:
 
 EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
     # each edit, and what the one line says (every part of it)
-    "family_deleted": (_edit_metadata(del_family=None), "metadata.family: Field required"),
+    "families_deleted": (
+        _edit_metadata(del_families=None), "metadata.families: Field required"
+    ),
     "protocol_deleted": (_edit_metadata(del_protocol=None), "metadata.protocol: Field required"),
     "tier_medium": (
         _edit_metadata(tier="medium"),
-        "metadata: unknown tier 'medium'; valid: paper, hard",
+        "metadata: tier: unknown tier 'medium'; valid: paper, hard",
     ),
     "protocol_unknown": (
         _edit_metadata(protocol="nosuch@1"),
-        "metadata: unknown protocol 'nosuch@1'; valid: plain@1, structured_gap@1",
+        "metadata: protocol: unknown protocol 'nosuch@1'; valid: plain@1, structured_gap@1",
     ),
     "family_unknown": (
-        _edit_metadata(family="nosuch_v1"),
-        "metadata.family 'nosuch_v1' is not among the scenarios; valid: ",
+        _edit_metadata(families=["nosuch_v1"]),
+        "metadata: unknown family 'nosuch_v1'; valid: ",
     ),
     "seeds_negative": (
         _edit_metadata(seeds=[-1]),
@@ -675,7 +681,7 @@ EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
     ),
     "two_million_seeds": (
         _edit_metadata(seeds=list(range(2_000_000))),
-        "metadata names 12,000,000 tasks, more than --max-tasks (100,000)",
+        "metadata: seeds: '0-1999999' brings the seeds to more than 100,000; at most max_tasks",
     ),
 }
 
@@ -1162,7 +1168,7 @@ def test_seeds_are_taken_as_inspect_passes_them() -> None:
     for text, given in [("11,23", ["11", "23"]), ("11,23", [11, 23]), ("11", 11),
                         ("11-12,23", ["11-12", "23"])]:  # fmt: skip
         expected = partial_evidence(seeds=text)
-        evaluation = partial_evidence(seeds=given)  # type: ignore[arg-type]
+        evaluation = partial_evidence(seeds=given)
         assert [s.id for s in evaluation.dataset] == [s.id for s in expected.dataset]
         assert evaluation.metadata and expected.metadata
         assert evaluation.metadata["seeds"] == expected.metadata["seeds"]
@@ -1292,7 +1298,7 @@ def test_a_team_s_agent_is_scored_alike_and_held_to_the_step_budget(tmp_path: Pa
 AGENT_EDITS: dict[str, tuple[Callable[[EvalLog], None], str]] = {
     "disclosure": (
         _edit_metadata(disclosure="loud"),
-        "metadata: unknown disclosure 'loud'; valid: silent, counted, named",
+        "metadata: disclosure: unknown disclosure 'loud'; valid: silent, counted, named",
     ),
     "max_steps_zero": (
         _edit_metadata(max_steps=0),
@@ -1304,7 +1310,7 @@ AGENT_EDITS: dict[str, tuple[Callable[[EvalLog], None], str]] = {
     ),
     "corpus_size": (
         _edit_metadata(corpus_size=5),
-        "metadata: corpus size 5: the agent tier takes an integer from 20 to 500",
+        "metadata: corpus_size: corpus size 5: the agent tier takes an integer from 20 to 500",
     ),
 }
 
@@ -1327,11 +1333,11 @@ def test_an_edited_agent_log_is_one_line_and_exit_2(
 
 
 def test_agent_options_on_another_tier_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"^disclosure, max_steps: only for an agent's episodes"):
+    with pytest.raises(ValueError, match=r"^disclosure: this run reads no agent view"):
         partial_evidence(tier="hard", disclosure="named", max_steps=3)
-    with pytest.raises(ValueError, match="has no agent rendering; valid for agents: plain@1"):
+    with pytest.raises(ValueError, match=r"no agent rendering \(.*\); valid for agents: plain@1"):
         partial_evidence(tier="agent", protocol="boundary_metadata@1")
     with pytest.raises(ValueError, match="unknown disclosure 'loud'"):
         partial_evidence(tier="agent", disclosure="loud")
-    with pytest.raises(ValueError, match="max_steps 0: expected a positive integer"):
+    with pytest.raises(ValueError, match="max_steps: expected an integer from 1 to 1,000"):
         partial_evidence(tier="agent", max_steps=0)

@@ -287,7 +287,7 @@ def _records_of(run: Path) -> list[Any]:
 
 
 def test_a_delegate_system_is_checked_when_the_task_is_made() -> None:
-    with pytest.raises(ValueError, match=r"^delegate_system: only for an agent's episodes"):
+    with pytest.raises(ValueError, match=r"^delegate_system: this run is not an agent"):
         partial_evidence(tier="hard", delegate_system="agent_fail_and_report")
     with pytest.raises(ValueError, match="a sub-agent must be an agent system"):
         partial_evidence(tier="delegation", delegate_system="silent_filter")

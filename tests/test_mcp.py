@@ -32,13 +32,20 @@ from peb_core import Task, load_families, read_manifest, read_records, run_syste
 from peb_core.access import agent_view, family_tools
 from peb_core.frontends.cli import main
 from peb_core.results import score_run_dirs
-from peb_core.runs import run_lock
+from peb_core.runs import RunPlan, naming, plan_run, read_spec
 from peb_core.systems import AGENT_BASELINES, DEFAULT_PROTOCOL, AgentBaseline, get_protocol
 from peb_core.tasks import iter_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = "compliance_audit_v1"
 SPEC = load_families()[FAMILY]
+
+
+def mcp_plan(**values: Any) -> RunPlan:
+    """The run `peb mcp serve` would serve with these options."""
+    names = naming("mcp")
+    return plan_run(read_spec(values, names, frontend="mcp"), names, frontend="mcp")
+
 SEEDS = [11]
 TASKS = list(iter_tasks([SPEC], SEEDS, 0, "agent", None))
 IDS = [f"task-{i:03d}" for i in range(1, len(TASKS) + 1)]
@@ -383,11 +390,9 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
     session ending) is recorded as no_submit."""
     from peb_core.frontends.mcp.server import ClientState, McpBench
 
-    bench = McpBench(
-        tmp_path / "run", SPEC, SEEDS, tier="agent", disclosure="counted", max_steps=100
-    )
-    with run_lock(bench.out):
-        bench.open()
+    plan = mcp_plan(family=FAMILY, seeds=SEEDS, disclosure="counted")
+    bench = McpBench(tmp_path / "run", plan)
+    with bench.open():
         client = ClientState(name="test-agent")
 
         async def calls() -> None:
@@ -395,8 +400,8 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
             assert not (await bench.call(client, "search", {"query": "register"})).is_error
 
         anyio.run(calls)
-        manifest = bench.close()
-    assert manifest is not None and manifest.state == "interrupted"
+    manifest = bench.manifest
+    assert manifest.state == "interrupted"
     [record] = read_records(tmp_path / "run" / "responses.jsonl", SYSTEM)[0]
     assert record.status == "no_submit" and "server stopped" in (record.error or "")
     assert len(record.trace) == 1
@@ -410,8 +415,9 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
         (["--port", "9000"], "--port applies to --transport http only"),
         (["--transport", "http", "--port", "0"], "a port from 1 to 65535"),
         (["--transport", "ftp"], "invalid choice: 'ftp'"),
-        (["--disclosure", "loud"], "invalid choice: 'loud'"),
-        (["--max-steps", "0"], "an integer >= 1"),
+        (["--disclosure", "loud"], "unknown disclosure 'loud'"),
+        (["--max-steps", "0"], "an integer from 1 to 1,000"),
+        (["--max-steps", "9223372036854775808"], "an integer from 1 to 1,000"),
         (["--corpus-size", "5"], "--corpus-size"),
         (["--repeats", "0"], "an integer from 1 to 100"),
     ],

@@ -36,6 +36,7 @@ from test_mcp import (
     TOOLS,
     call,
     http_server,
+    mcp_plan,
     peb_score,
     per_task,
     play,
@@ -46,7 +47,7 @@ from peb_core import ResponseRecord, Task, load_families, read_manifest, read_re
 from peb_core.access import agent_view
 from peb_core.frontends.cli import main
 from peb_core.results import replay_handoffs
-from peb_core.runs import RunError, run_lock
+from peb_core.runs import RunError
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, AgentBaseline, DelegationBaseline, Reply
 from peb_core.tasks import iter_tasks
@@ -183,16 +184,9 @@ def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
     delegate = next(c for s in trace for c in s.tool_calls if c.name == "delegate")
     answers = {}
     for chosen in (None, "agent_drop_gap"):
-        bench = McpBench(
-            tmp_path / str(chosen),
-            SPEC,
-            [11],
-            tier="delegation",
-            disclosure="silent",
-            max_steps=100,
-            delegate_system=None if chosen is None else BASELINES[chosen],
-        )
-        handing = bench._template.config["delegate_system"]["name"]
+        plan = mcp_plan(family=FAMILY, seeds=[11], tier="delegation", delegate_system=chosen)
+        bench = McpBench(tmp_path / str(chosen), plan)
+        handing = bench.manifest.config["delegate_system"]["name"]
         assert handing == chosen or (chosen is None and handing == "agent_fail_and_report")
         client = ClientState(name="test-agent")
 
@@ -201,17 +195,15 @@ def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
             result = await bench.call(client, "delegate", json.loads(delegate.arguments))
             return json.loads(shown(result))
 
-        with run_lock(bench.out):
-            bench.open()
+        with bench.open():
             answers[chosen] = anyio.run(calls)
-            bench.close()
     assert answers[None]["response"]["completeness"] == "incomplete"
     assert answers["agent_drop_gap"]["response"]["completeness"] == "complete"
     # The delegate system is part of the run: serving the folder with another one is refused.
-    other = McpBench(tmp_path / "None", SPEC, [11], tier="delegation", disclosure="silent",
-                     max_steps=100, delegate_system=BASELINES["agent_drop_gap"])  # fmt: skip
-    with run_lock(other.out), pytest.raises(RunError, match=r"holds a different run: .*delegate"):
-        other.open()
+    plan = mcp_plan(family=FAMILY, seeds=[11], tier="delegation", delegate_system="agent_drop_gap")
+    other = McpBench(tmp_path / "None", plan)
+    with pytest.raises(RunError, match=r"holds a different run: .*delegate"), other.open():
+        pass
 
 
 @pytest.mark.parametrize(
@@ -308,7 +300,7 @@ def test_repeats_over_mcp(tmp_path: Path) -> None:
         ("delegation", "silent_filter", "a sub-agent must be an agent system"),
         ("delegation", "openai/gpt-4o", "a sub-agent must be an agent system"),
         ("delegation", "agent:", "is neither a baseline"),
-        ("agent", "agent_fail_and_report", "the agent tier's tasks list no sub-agents"),
+        ("agent", "agent_drop_gap", "the agent tier's tasks list no sub-agents"),
         ("grants", "agent_drop_gap", "the grants tier's tasks list no sub-agents"),
     ],
 )

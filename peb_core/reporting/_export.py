@@ -26,7 +26,7 @@ import vl_convert
 
 from .._markdown import markdown_table
 from ..scoring import NO_NUMBER
-from ..tasks import Tier
+from ..tasks import DEFAULT_TIER, Tier
 from . import _charts as charts
 from ._paper import DECIMALS, HEADERS, Runs, captions, figures, run_dirs, tables
 
@@ -314,7 +314,7 @@ def write_chart(
 def export_report(
     out_dir: Path,
     runs: Runs = None,
-    tier: Tier = "paper",
+    tier: Tier = DEFAULT_TIER,
     *,
     dpi: float = FIGURE_DPI,
 ) -> list[Path]:

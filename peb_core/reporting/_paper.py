@@ -326,7 +326,7 @@ def table4_baselines(runs: Runs = None) -> pl.DataFrame:
     measured: dict[tuple[str, str], dict[str, Any]] = {}
     if dirs:
         scores, _ = score_run_dirs(dirs)
-        for line in scorecard(scores.filter(pl.col("tier") == "paper")).iter_rows(named=True):
+        for line in scorecard(scores.filter(pl.col("tier") == DEFAULT_TIER)).iter_rows(named=True):
             measured.setdefault((line["family"], line["system"]), line)
     rows = []
     for pub in published["rows"]:

@@ -2,7 +2,14 @@
 their numbers from), their saved scores, where runs are found and what to call them, runs
 compared, and an agent's episode replayed beside its task."""
 
-from ._discover import SCRATCH, discover_runs, run_labels, runs_root, select_runs
+from ._discover import (
+    SCRATCH,
+    discover_runs,
+    expand_runs,
+    run_labels,
+    runs_root,
+    select_runs,
+)
 from ._load import (
     INTERVAL_KEYS,
     SCORECARD_KEYS,
@@ -43,6 +50,7 @@ __all__ = [
     "LoadedRun",
     "compare_runs",
     "discover_runs",
+    "expand_runs",
     "handoff_frame",
     "is_agent_run",
     "load_run",

@@ -11,7 +11,7 @@ from pathlib import Path
 import platformdirs
 
 from .._places import APP, checkout
-from ..runs import MANIFEST, RunError, run_status
+from ..runs import MANIFEST, SWEEP, RunError, run_status, sweep_runs
 
 
 def runs_root() -> Path:
@@ -40,6 +40,26 @@ def discover_runs(root: Path, *, scratch: bool = True) -> list[Path]:
     return [d for d in found if SCRATCH not in d.relative_to(root).parts[:1]]
 
 
+def expand_runs(paths: Sequence[Path]) -> list[Path]:
+    """Each of `paths` as the run folders it stands for: a run folder itself; a sweep's folder,
+    the runs it lists (`runs.SWEEP`), in its order; any other folder, every run folder below it.
+    A RunError for a path that is none of these."""
+    found: list[Path] = []
+    for path in paths:
+        try:
+            if (path / MANIFEST).is_file():
+                found.append(path)
+            elif (path / SWEEP).is_file():
+                found += sweep_runs(path)
+            elif path.is_dir() and (below := discover_runs(path)):
+                found += below
+            else:
+                raise RunError(f"{path}: not a run folder (no {MANIFEST}) nor a folder of runs")
+        except OSError as exc:  # a folder this user may not read
+            raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return found
+
+
 def select_runs(
     picks: Sequence[str | Path] | Path | None = None, *, include_unclean: bool = False
 ) -> tuple[list[Path], list[str]]:
@@ -62,20 +82,7 @@ def select_runs(
             matches = sorted(map(Path, glob.glob(pick))) if glob.has_magic(pick) else [Path(pick)]
             if not matches:
                 raise RunError(f"{pick}: matches no run folder")
-            for match in matches:
-                try:
-                    is_run = (match / MANIFEST).is_file()
-                    below = [] if is_run or not match.is_dir() else discover_runs(match)
-                except OSError as exc:  # a folder this user may not read
-                    raise RunError(f"{match}: cannot read ({exc.strerror or exc})") from None
-                if is_run:
-                    found.append(match)
-                elif below:
-                    found += below
-                else:
-                    raise RunError(
-                        f"{match}: not a run folder (no {MANIFEST}) nor a folder of runs"
-                    )
+            found += expand_runs(matches)
     dirs = list(dict.fromkeys(d.resolve() for d in found))
     if include_unclean:
         return dirs, []

@@ -118,9 +118,8 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
 
 
 def is_agent_run(manifest: RunManifest) -> bool:
-    """Whether a run is an agent's: its system records a disclosure mode (every agent system
-    does: the access layer's mode is part of its config)."""
-    return "disclosure" in manifest.config
+    """Whether a run is an agent's: each reply an episode (the kind its manifest records)."""
+    return manifest.kind == "episodes"
 
 
 def _score(

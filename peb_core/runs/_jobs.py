@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from ..systems import ResponseRecord, System
-from ..tasks import ScenarioFile, Tier, count_tasks
-from ._runner import run_system_async
+from ..systems import ResponseRecord
+from ._runner import run_async
+from ._spec import RunPlan
 from ._store import MANIFEST, RunError, RunStatus, read_manifest, run_status
 
 
@@ -27,22 +27,13 @@ class Ended(NamedTuple):
 
 @dataclass(eq=False)
 class RunJob:
-    """Systems run one after another, each into its own run folder, in a thread of their own.
+    """Runs made one after another, each into its own run folder, in a thread of their own.
     Read its fields from any thread; `stop()` ends the run in progress (its manifest then says
     `interrupted`, its records are kept) and skips the rest."""
 
-    plan: list[tuple[System, Path]]
-    families: list[ScenarioFile]
-    seeds: list[int] | None
-    tier: Tier
-    limit: int | None
-    concurrency: int
+    plan: list[tuple[RunPlan, Path]]
     retrying: dict[Path, int]
     """Each run folder's error records from an earlier attempt, retried by this job."""
-    corpus_size: int | None = None
-    """Documents per task on a tier with corpora (None: the tier's default)."""
-    repeats: int = 1
-    """Replies each task is due (`peb run --repeats`)."""
     done: int = 0
     """Replies of the current run recorded (earlier ones included): its tasks times repeats."""
     total: int = 0
@@ -86,26 +77,12 @@ class RunJob:
     async def _all(self) -> None:
         self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
         try:
-            for system, run_dir in self.plan:
+            for plan, run_dir in self.plan:
                 if self.stopped:
                     break
                 self.current, self.since, self.done = run_dir, datetime.now(), 0
-                self.total = count_tasks(self.families, self.seeds)
-                if self.limit is not None:
-                    self.total = min(self.total, self.limit)
-                self.total *= self.repeats
-                await run_system_async(
-                    system,
-                    self.families,
-                    run_dir,
-                    seeds=self.seeds,
-                    tier=self.tier,
-                    limit=self.limit,
-                    concurrency=self.concurrency,
-                    progress=self._progress,
-                    corpus_size=self.corpus_size,
-                    repeats=self.repeats,
-                )
+                self.total = plan.n_replies
+                await run_async(plan, run_dir, progress=self._progress)
                 self.ended.append(Ended(run_dir, run_status(run_dir), datetime.now()))
         except asyncio.CancelledError:
             self.stopped = True
@@ -123,35 +100,15 @@ _JOBS: list[RunJob] = []
 """Every job started in this process, oldest first."""
 
 
-def start_runs(
-    plan: Sequence[tuple[System, Path]],
-    families: Sequence[ScenarioFile],
-    *,
-    seeds: Sequence[int] | None = None,
-    tier: Tier = "paper",
-    limit: int | None = None,
-    concurrency: int = 8,
-    corpus_size: int | None = None,
-    repeats: int = 1,
-) -> RunJob:
-    """Start running each (system, run folder) of `plan` in turn in the background, resuming
-    what each folder holds and retrying its error records, each task `repeats` times; the job
-    is listed by `run_jobs()`."""
+def start_runs(plan: Sequence[tuple[RunPlan, Path]]) -> RunJob:
+    """Start making each (run plan, run folder) of `plan` in turn in the background, resuming
+    what each folder holds and retrying its error records; the job is listed by
+    `run_jobs()`."""
     retrying = {}
     for _, run_dir in plan:
         if (run_dir / MANIFEST).exists():
             retrying[run_dir] = read_manifest(run_dir).counts.error
-    job = RunJob(
-        plan=list(plan),
-        families=list(families),
-        seeds=list(seeds) if seeds is not None else None,
-        tier=tier,
-        limit=limit,
-        concurrency=concurrency,
-        retrying=retrying,
-        corpus_size=corpus_size,
-        repeats=repeats,
-    )
+    job = RunJob(plan=list(plan), retrying=retrying)
     _JOBS.append(job)
     return job.start()
 

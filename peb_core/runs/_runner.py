@@ -1,7 +1,7 @@
 """The runner: a system over tasks into a run folder, resumable. Each finished task is appended
-and flushed at once, so an interrupted run loses at most the requests in flight, and running it
-again skips what is recorded (and retries what ended in error). One process writes a run folder
-at a time (`run_lock`)."""
+and flushed at once (through the one `RunWriter`), so an interrupted run loses at most the
+requests in flight, and running it again skips what is recorded (and retries what ended in
+error). One process writes a run folder at a time (its lock)."""
 
 from __future__ import annotations
 
@@ -10,40 +10,136 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any
 
-from .._provenance import installed_versions, package_version
 from .._warn import warn
 from ..systems import ResponseRecord, System, answering_repeat
-from ..tasks import ScenarioFile, Task, Tier, count_tasks, iter_tasks, scenario_hash, view_for
-from ._store import (
-    MANIFEST,
-    RESPONSES,
-    RunCounts,
-    RunError,
-    RunManifest,
-    RunState,
-    count_records,
-    drop_error_records,
-    made_with,
-    now,
-    open_run_file,
-    read_manifest,
-    records_of_run,
-    run_differences,
-    run_lock,
-    set_aside_torn_tail,
-    task_set,
-    version_changes,
-    write_manifest,
-)
+from ..tasks import DEFAULT_TIER, ScenarioFile, Task, Tier, count_tasks, iter_tasks, view_for
+from ._spec import RunPlan, plan_for
+from ._store import RunError, RunManifest
+from ._writer import RunWriter, new_manifest
 
-P = ParamSpec("P")
 Progress = Callable[[ResponseRecord, int, int], None]
 """Called after each record with (record, done, total)."""
+
+
+async def run_async(
+    plan: RunPlan,
+    run_dir: Path,
+    *,
+    progress: Progress | None = None,
+    gates: Sequence[asyncio.Semaphore] | None = None,
+) -> RunManifest:
+    """Run `plan`'s system over its tasks into `run_dir`, resuming a run already there (from
+    inside an event loop: a notebook cell, a server; `run` starts its own).
+
+    The folder is written by a `RunWriter` (the resume rule: the same run is resumed, its
+    error records run again unless the spec's `retry_errors` is off; another run, or a file
+    that cannot be read or written, is a RunError). Each (task, repeat) without a record is
+    answered, at most the spec's `concurrency` at once (or, given `gates`, holding each of them:
+    a sweep's budget shared by its runs, a provider's limit), and its record appended as it
+    ends; `progress` is called after each."""
+    system = plan.system
+    if system is None:
+        raise ValueError("a run plan without a system of ours is run by its front-end")
+    spec = plan.spec
+    families = plan.selection.families
+    n_every = count_tasks(families, plan.seeds)
+    manifest = new_manifest(
+        system=system.name,
+        config=system.config(),
+        families=families,
+        seeds=plan.seeds,
+        tier=plan.tier,
+        kind="episodes" if plan.episodes else "one_shot",
+        n_tasks=n_every if spec.limit is None else min(spec.limit, n_every),
+        distractors=plan.selection.distractors,
+        corpus_size=plan.corpus_size,
+        limit=spec.limit,
+        repeats=spec.repeats,
+        digests=system.digests(),
+    )
+    try:
+        with RunWriter.resume(
+            run_dir, manifest, families, retry_errors=spec.retry_errors
+        ) as writer:
+            for line in writer.problems:
+                warn(line)
+            held = [asyncio.Semaphore(spec.concurrency)] if gates is None else list(gates)
+            await _run_tasks(system, families, writer, progress, held)
+            return writer.close("finished")
+    except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
+        raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
+
+
+async def _run_tasks(
+    system: System,
+    families: Sequence[ScenarioFile],
+    writer: RunWriter,
+    progress: Progress | None,
+    gates: Sequence[asyncio.Semaphore],
+) -> None:
+    """Every (task, repeat) of the run without a record, appended as it ends, each answered
+    holding every one of `gates`, with its repeat index in context (`answering_repeat`)."""
+    specs = {spec.id: spec for spec in families}
+    manifest = writer.manifest
+    done = writer.done
+    finished = 0
+    n_replies = len(writer.keys) * manifest.repeats
+
+    async def one(task: Task, repeat: int) -> None:
+        nonlocal finished
+        async with contextlib.AsyncExitStack() as held:
+            for gate in gates:
+                await held.enter_async_context(gate)
+            with answering_repeat(repeat):
+                reply = await system.respond(view_for(system.view, task, specs[task.family]))
+        record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply, repeat)
+        writer.append(record)
+        finished += 1
+        if progress:
+            progress(record, finished, n_replies)
+
+    pending = []
+    tasks = iter_tasks(
+        families, manifest.seeds, manifest.distractors, manifest.tier, manifest.corpus_size
+    )
+    for task in islice(tasks, len(writer.keys)):
+        for repeat in range(manifest.repeats):
+            if (task.family, task.task_id, repeat) in done:
+                finished += 1
+                continue
+            pending.append(asyncio.ensure_future(one(task, repeat)))
+        # Let the first requests go out while the later tasks are generated.
+        await asyncio.sleep(0)
+    try:
+        await asyncio.gather(*pending)
+    finally:  # a write failed, or the run was stopped: stop the rest before the file closes
+        for future in pending:
+            future.cancel()
+
+
+def run(plan: RunPlan, run_dir: Path, *, progress: Progress | None = None) -> RunManifest:
+    """`run_async` in an event loop of its own."""
+    return asyncio.run(run_async(plan, run_dir, progress=progress))
+
+
+def run_system(
+    system: System,
+    families: Sequence[ScenarioFile],
+    run_dir: Path,
+    *,
+    progress: Progress | None = None,
+    **options: Any,
+) -> RunManifest:
+    """Run a system object (one built by hand, as a library user or a test does) over
+    `families` into `run_dir`: `options` are RunSpec fields (`seeds` as a list or text,
+    `tier`, `limit`, `repeats`, `concurrency`, `corpus_size`, `distractors`, `retry_errors`),
+    checked as any front-end's (a RunSpecError names what is refused)."""
+    return run(plan_for(system, families, **options), run_dir, progress=progress)
 
 
 async def run_system_async(
@@ -51,219 +147,18 @@ async def run_system_async(
     families: Sequence[ScenarioFile],
     run_dir: Path,
     *,
-    seeds: Sequence[int] | None = None,
-    concurrency: int = 8,
     progress: Progress | None = None,
-    limit: int | None = None,
-    distractors: int = 0,
-    tier: Tier = "paper",
-    corpus_size: int | None = None,
-    retry_errors: bool = True,
-    repeats: int = 1,
+    **options: Any,
 ) -> RunManifest:
-    """Run `system` over every task of `families` at `seeds`, resuming a run already in `run_dir`
-    (from inside an event loop: a notebook cell, a server; `run_system` starts its own).
-
-    Resuming sets aside a torn last line (`set_aside_torn_tail`), warns (PebWarning) about
-    corrupt, repeated and foreign records, and runs again every task whose record is an error
-    (the new record replaces it) unless `retry_errors` is False. Only records of the run's own
-    system and tasks count. Another process writing `run_dir` at the time, a folder holding
-    responses without a manifest (whose replies nothing vouches for), or a file that cannot be
-    read or written, is a RunError.
-
-    Args:
-        system: the system to run.
-        families: the scenario families to cover.
-        run_dir: the run folder; created if missing. An existing run must have the same system,
-            config (but its `SETTINGS`: a timeout, retries), digests, families and seeds.
-        seeds: integer seeds; None for each family's canonical seeds.
-        concurrency: how many tasks may be in flight at once.
-        progress: called after each finished task.
-        limit: run only the first `limit` tasks (a smoke run); recorded in the manifest, so
-            only those are scored, and a later run into the folder may extend it.
-        distractors: neutral authorized documents added to each task; recorded in the
-            manifest, so a resumed run must ask for the same number.
-        tier: a registered tier (`paper`, the paper's tasks; `hard`; `agent`, corpora behind
-            tools: docs/benchmark.md §7-8); recorded in the manifest.
-        corpus_size: documents per task on a tier with corpora (None: its default); recorded
-            in the manifest.
-        retry_errors: run again the tasks whose record is an error.
-        repeats: answer each task this many times (docs/benchmark.md §3, repeats), each
-            repeat its own record; recorded in the manifest (a different number is a different
-            run). Resuming runs each missing (task, repeat) pair.
-    """
-    specs = {spec.id: spec for spec in families}
-    n_every = count_tasks(families, seeds)
-    n_tasks = n_every if limit is None else min(limit, n_every)
-    manifest = RunManifest(
-        system=system.name,
-        config=system.config(),
-        families=list(specs),
-        seeds=list(seeds) if seeds is not None else None,
-        distractors=distractors,
-        tier=tier,
-        corpus_size=corpus_size,
-        limit=limit,
-        repeats=repeats,
-        package_version=package_version(),
-        versions=installed_versions(),
-        digests=system.digests(),
-        scenario_hash=scenario_hash(families, tier),
-        started_at=now(),
-        state="running",
-        counts=RunCounts(n_tasks=n_tasks),
-    )
-    try:
-        with run_lock(run_dir):
-            return await _run_locked(
-                system, specs, run_dir, manifest, progress, concurrency, retry_errors
-            )
-    except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
-        raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
-
-
-async def _run_locked(
-    system: System,
-    specs: dict[str, ScenarioFile],
-    run_dir: Path,
-    manifest: RunManifest,
-    progress: Progress | None,
-    concurrency: int,
-    retry_errors: bool,
-) -> RunManifest:
-    """The body of `run_system_async`, with the run folder locked."""
-    if not (run_dir / MANIFEST).exists() and (run_dir / RESPONSES).exists():
-        raise RunError(
-            f"{run_dir}: holds {RESPONSES} but no {MANIFEST}: replies of an unknown run, not "
-            "adopted; choose another --out"
-        )
-    if (run_dir / MANIFEST).exists():
-        old = read_manifest(run_dir)
-        differences = run_differences(old, manifest)
-        if differences:
-            raise RunError(
-                f"{run_dir}: holds a different run: {'; '.join(differences)}; choose another --out"
-            )
-        changes = version_changes(old, manifest)
-        if changes:
-            warn(f"{run_dir}: resuming a run made with other versions: {'; '.join(changes)}")
-        earlier = old.earlier_versions
-        if made_with(old) != made_with(manifest):
-            earlier = [*earlier, made_with(old)]
-        limit = manifest.limit
-        covered = None if old.limit is None or limit is None else max(old.limit, limit)
-        manifest = manifest.model_copy(
-            update={"started_at": old.started_at, "limit": covered, "earlier_versions": earlier}
-        )
-    write_manifest(run_dir, manifest)
-
-    path = run_dir / RESPONSES
-    keys = set(task_set(run_dir, manifest, specs))
-    torn = set_aside_torn_tail(path)
-    if torn:
-        warn(torn)
-    records, problems = records_of_run(run_dir, manifest, keys)
-    for line in problems:
-        warn(line)
-    failed = {r.key for r in records if r.status == "error"}
-    if retry_errors and failed:
-        drop_error_records(path, failed)
-        records, _ = records_of_run(run_dir, manifest, keys)
-
-    def ended(state: RunState) -> RunManifest:
-        records, _ = records_of_run(run_dir, manifest, keys)
-        return manifest.model_copy(
-            update={
-                "finished_at": now() if state == "finished" else None,
-                "state": state,
-                "counts": count_records(len(keys), records),
-            }
-        )
-
-    try:
-        await _run_tasks(system, specs, path, manifest, records, progress, concurrency)
-    except BaseException:  # stopped early (cancelled, Ctrl-C, a failure): say so if we can
-        with contextlib.suppress(OSError, RunError):
-            write_manifest(run_dir, ended("interrupted"))
-        raise
-    manifest = ended("finished")
-    write_manifest(run_dir, manifest)
-    return manifest
-
-
-async def _run_tasks(
-    system: System,
-    specs: dict[str, ScenarioFile],
-    path: Path,
-    manifest: RunManifest,
-    records: list[ResponseRecord],
-    progress: Progress | None,
-    concurrency: int,
-) -> None:
-    """Every (task, repeat) of the run without a record in `records`, appended to `path` as it
-    ends, each with its repeat index in context (`answering_repeat`)."""
-    done = {r.key for r in records}
-    gate = asyncio.Semaphore(max(1, concurrency))
-    finished = 0
-    n_replies = manifest.counts.n_tasks * manifest.repeats
-
-    with open_run_file(path, "a") as out:
-
-        async def one(task: Task, repeat: int) -> None:
-            nonlocal finished
-            async with gate:
-                with answering_repeat(repeat):
-                    reply = await system.respond(view_for(system.view, task, specs[task.family]))
-            record = ResponseRecord.of_reply(
-                task.family, task.task_id, system.name, reply, repeat
-            )
-            out.write(record.model_dump_json() + "\n")
-            out.flush()
-            finished += 1
-            if progress:
-                progress(record, finished, n_replies)
-
-        pending = []
-        tasks = iter_tasks(
-            specs.values(),
-            manifest.seeds,
-            manifest.distractors,
-            manifest.tier,
-            manifest.corpus_size,
-        )
-        for task in islice(tasks, manifest.counts.n_tasks):
-            for repeat in range(manifest.repeats):
-                if (task.family, task.task_id, repeat) in done:
-                    finished += 1
-                    continue
-                pending.append(asyncio.ensure_future(one(task, repeat)))
-            # Let the first requests go out while the later tasks are generated.
-            await asyncio.sleep(0)
-        try:
-            await asyncio.gather(*pending)
-        finally:  # a write failed, or the run was stopped: stop the rest before the file closes
-            for future in pending:
-                future.cancel()
-
-
-def _in_own_loop(
-    run: Callable[P, Coroutine[Any, Any, RunManifest]],
-) -> Callable[P, RunManifest]:
-    def blocking(*args: P.args, **kwargs: P.kwargs) -> RunManifest:
-        return asyncio.run(run(*args, **kwargs))
-
-    blocking.__doc__ = f"`{run.__name__}` (same arguments) in an event loop of its own."
-    return blocking
-
-
-run_system = _in_own_loop(run_system_async)
+    """`run_system` from inside an event loop."""
+    return await run_async(plan_for(system, families, **options), run_dir, progress=progress)
 
 
 def run_folder_name(
     system: System,
     families: Sequence[ScenarioFile],
     seeds: Sequence[int] | None,
-    tier: Tier = "paper",
+    tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
     repeats: int = 1,
 ) -> str:
@@ -277,7 +172,7 @@ def run_folder_name(
         "families": [f.id for f in families],
         "seeds": list(seeds) if seeds is not None else None,
     }
-    if tier != "paper":  # paper-tier folders keep the names they had before tiers
+    if tier != DEFAULT_TIER:  # paper-tier folders keep the names they had before tiers
         what["tier"] = tier
     if corpus_size is not None:
         what["corpus_size"] = corpus_size
@@ -285,7 +180,7 @@ def run_folder_name(
         what["repeats"] = repeats
     digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
-    return f"{slug}-{'' if tier == 'paper' else tier + '-'}{digest[:10]}"
+    return f"{slug}-{'' if tier == DEFAULT_TIER else tier + '-'}{digest[:10]}"
 
 
 _NAME = re.compile(r"[A-Za-z0-9_.@-]+")
@@ -296,20 +191,18 @@ def is_run_name(name: str) -> bool:
     return bool(_NAME.fullmatch(name)) and name.strip(".") != ""
 
 
-def launch_folder(
-    system: System,
-    families: Sequence[ScenarioFile],
-    seeds: Sequence[int] | None,
-    tier: Tier = "paper",
-    name: str = "",
-    *,
-    several: bool = False,
-    corpus_size: int | None = None,
-    repeats: int = 1,
-) -> Path:
+def launch_folder(plan: RunPlan, name: str = "", *, several: bool = False) -> Path:
     """Where a launched run goes, below the launch root: `name` if given (for one of `several`
     systems launched together, `name/<run_folder_name>`), else `run_folder_name`."""
-    folder = run_folder_name(system, families, seeds, tier, corpus_size, repeats)
+    assert plan.system is not None
+    folder = run_folder_name(
+        plan.system,
+        plan.selection.families,
+        plan.seeds,
+        plan.tier,
+        plan.corpus_size,
+        plan.spec.repeats,
+    )
     if not name:
         return Path(folder)
     return Path(name) / folder if several else Path(name)

@@ -22,7 +22,7 @@ from itertools import count as itertools_count
 from itertools import islice
 from pathlib import Path
 from shutil import copyfileobj
-from typing import IO, Annotated, Any, Literal
+from typing import IO, Annotated, Any, BinaryIO, Literal, TextIO, overload
 
 from pydantic import (
     BaseModel,
@@ -37,6 +37,7 @@ from .._gc import gc_paused
 from .._provenance import PACKAGE
 from ..systems import MAX_REPEATS, ResponseRecord
 from ..tasks import (
+    DEFAULT_TIER,
     MAX_DISTRACTORS,
     MAX_SEED,
     ScenarioFile,
@@ -49,6 +50,9 @@ from ..tasks import (
 )
 
 RunState = Literal["running", "finished", "interrupted"]
+RunKind = Literal["one_shot", "episodes"]
+"""What each reply of a run is: a system's answer to a view of the task (`one_shot`), or an
+agent's episode over the task's tools (`episodes`, each record with its trace)."""
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -96,8 +100,11 @@ class RunManifest(BaseModel):
     """None: each family's canonical seeds."""
     distractors: Annotated[int, Field(ge=0, le=MAX_DISTRACTORS)] = 0
     """Neutral authorized documents added to each task (a generation parameter)."""
-    tier: Tier = "paper"
+    tier: Tier = DEFAULT_TIER
     """A registered tier (a generation parameter)."""
+    kind: RunKind = "one_shot"
+    """Whether each reply is an agent's episode (recorded by the writer; manifests written
+    before it was are read by `_earlier_kind`)."""
     corpus_size: Annotated[int, Field(ge=1)] | None = None
     """Documents per task on a tier with corpora (a generation parameter); None: the tier's
     default, or a tier without corpora."""
@@ -123,6 +130,18 @@ class RunManifest(BaseModel):
     """As the writer last left it: `running` while it runs (read it through `run_state`, which
     knows a writer that died), `interrupted` when it stopped early (Stop, Ctrl-C, a failure)."""
     counts: RunCounts
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_kind(cls, data: Any) -> Any:
+        """Manifests written before runs recorded their kind: an agent's run is the one whose
+        config records a disclosure mode (every agent system's did), or an MCP client's."""
+        if isinstance(data, dict) and "kind" not in data:
+            config = data.get("config") or {}
+            system = str(data.get("system", ""))
+            agent = "disclosure" in config or system.startswith("mcp:")
+            data = {**data, "kind": "episodes" if agent else "one_shot"}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -177,6 +196,14 @@ def _kind(mode: int) -> str:
 
 def _not_regular(path: Path, mode: int) -> RunError:
     return RunError(f"{path}: is {_kind(mode)}, not a regular file; a run's files must be")
+
+
+@overload
+def open_run_file(path: Path, mode: Literal["rb", "r+b", "ab", "wb"] = "rb") -> BinaryIO: ...
+
+
+@overload
+def open_run_file(path: Path, mode: Literal["a", "a+", "w"]) -> TextIO: ...
 
 
 def open_run_file(path: Path, mode: RunFileMode = "rb") -> IO[Any]:
@@ -673,17 +700,3 @@ def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
         completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
         cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,
     )
-
-
-def write_run(run_dir: Path, manifest: RunManifest, records: Sequence[ResponseRecord]) -> None:
-    """Write a whole run folder at once (an import from another harness): `records`, then the
-    manifest, under the run's lock. A RunError if `run_dir` already holds a run or another
-    process is writing it."""
-    with run_lock(run_dir):
-        if (run_dir / MANIFEST).exists() or (run_dir / RESPONSES).exists():
-            raise RunError(f"{run_dir}: holds a run already; choose another --out")
-        tmp = run_dir / (RESPONSES + ".tmp")
-        with open_run_file(tmp, "w") as out:
-            out.writelines(record.model_dump_json() + "\n" for record in records)
-        os.replace(tmp, run_dir / RESPONSES)
-        write_manifest(run_dir, manifest)

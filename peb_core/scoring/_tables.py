@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..tasks import COMPLETENESS
+from ..tasks import COMPLETENESS, DEFAULT_TIER
 from ._compare import decimals
 from ._frames import ROW_KEYS
 from ._metrics import BY_NAME, DIAGNOSTICS, MEASURES, METRICS, STATE_COUNTS, SUMMARY, Metric
@@ -130,7 +130,7 @@ def filter_scores(
     restriction; scores without a `tier` column are of the paper tier)."""
     keep = pl.lit(True)
     if tiers is not None:
-        tier = pl.col("tier") if "tier" in scores.columns else pl.lit("paper")
+        tier = pl.col("tier") if "tier" in scores.columns else pl.lit(DEFAULT_TIER)
         keep &= tier.is_in(list(tiers))
     if families is not None:
         keep &= pl.col("family").is_in(list(families))

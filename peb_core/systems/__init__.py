@@ -8,7 +8,7 @@ from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System
-from ._build import SystemSpecError, budget_problem, build_system
+from ._build import SystemSpecError, build_system, is_agent, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -84,7 +84,6 @@ __all__ = [
     "ToolCall",
     "Usage",
     "answering_repeat",
-    "budget_problem",
     "build_system",
     "cache_dir",
     "cache_key",
@@ -92,6 +91,7 @@ __all__ = [
     "current_repeat",
     "get_local",
     "get_protocol",
+    "is_agent",
     "local_status",
     "reader_for",
     "redact_url",
@@ -99,6 +99,7 @@ __all__ = [
     "response_model",
     "serve_local",
     "stop_local",
+    "sub_agent",
     "system_name",
     "with_tools",
 ]

@@ -27,7 +27,18 @@ from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
 class SystemSpecError(ValueError):
-    """A system that cannot be built from what was given; one line."""
+    """A system that cannot be built from what was given; one line. `field` is the run option
+    at fault: `system`, or `delegate_system` for the system that runs handoffs."""
+
+    def __init__(self, message: str, field: str = "system") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def is_agent(system: System) -> bool:
+    """Whether `system` is an agent: it reads the `agent` view (a session over the task's
+    corpus, reached through tools) and its reply is an episode."""
+    return system.view == "agent"
 
 
 def build_system(
@@ -84,37 +95,51 @@ def build_system(
     system = _build(name, families, **settings)
     if delegate_system is None:
         return system
-    handing = _build(delegate_system, families, **settings)
-    if getattr(handing, "view", None) != "agent":
-        raise SystemSpecError(
-            f"--delegate-system {delegate_system}: a sub-agent must be an agent system "
-            f"(an agent baseline or {AGENT_PREFIX}<model>)"
-        )
+    handing = sub_agent(delegate_system, families, **settings)
     if isinstance(system, AgentSystem):
         return replace(system, delegate_system=handing)
     if isinstance(system, DelegationBaseline):
         return system.handing_to(handing)
     raise SystemSpecError(
-        f"--delegate-system applies to systems that hand off ({AGENT_PREFIX}<model>, "
+        f"{name} does not hand off; a delegate system applies to systems that do "
+        f"({AGENT_PREFIX}<model>, "
         + ", ".join(n for n, b in BASELINES.items() if isinstance(b, DelegationBaseline))
-        + f"); {name} does not"
+        + ")",
+        "delegate_system",
     )
+
+
+def sub_agent(name: str, families: Sequence[ScenarioFile], **settings: Any) -> System:
+    """The agent system `name` built to run handoffs (`delegate`) with `settings` (those of
+    `build_system`, each with its default); a SystemSpecError (field `delegate_system`) for a
+    system that is not an agent."""
+    agents = [n for n, b in BASELINES.items() if is_agent(b)]
+    if name not in agents and not name.startswith(AGENT_PREFIX):
+        raise SystemSpecError(
+            f"{name}: a sub-agent must be an agent system: an agent baseline "
+            f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>",
+            "delegate_system",
+        )
+    try:
+        return _build(name, families, **settings)
+    except SystemSpecError as exc:
+        raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
 
 def _build(
     name: str,
     families: Sequence[ScenarioFile],
     *,
-    protocol: str,
-    temperature: float,
-    max_tokens: int,
-    api_base: str | None,
-    timeout_s: float,
-    local_port: int | None,
-    disclosure: str,
-    max_steps: int,
-    token_budget: int | None,
-    use_cache: bool,
+    protocol: str = DEFAULT_PROTOCOL,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    api_base: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    local_port: int | None = None,
+    disclosure: str = DEFAULT_DISCLOSURE,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    use_cache: bool = True,
 ) -> System:
     """`build_system` without a delegate system."""
     try:
@@ -198,18 +223,6 @@ def _build(
         format_style="json_object",
         **common,
     )
-
-
-def budget_problem(systems: Sequence[str], given: Sequence[str]) -> str | None:
-    """Why the agent budgets `given` (options as the caller names them, e.g. `--max-steps`)
-    cannot be set for `systems`: none of them is an agent model (`agent:<model>`, the only
-    systems with budgets); None when they can."""
-    if given and not any(s.startswith(AGENT_PREFIX) for s in systems):
-        return (
-            f"{given[0]} applies to agent models only; run a model as one with "
-            f"{AGENT_PREFIX}<model>"
-        )
-    return None
 
 
 def _served(name: str, port: int | None, *, tools: bool) -> tuple[LocalModel, int, Path]:

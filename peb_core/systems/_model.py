@@ -163,10 +163,15 @@ def model_problem(model: str) -> str | None:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Provider List" banner on stdout
+    provider, slash, name = model.partition("/")
+    if (slash and not name.strip("/").strip()) or "//" in model or model.endswith("/"):
+        return (
+            f"model {model!r} names no model after its provider: a litellm model string is "
+            "PROVIDER/NAME, e.g. openai/gpt-4o"
+        )
     try:
         litellm.get_llm_provider(model)
     except Exception:  # litellm.BadRequestError: "LLM Provider NOT provided"
-        provider, slash, _ = model.partition("/")
         what = f"unknown provider {provider!r} in" if slash else "no provider in"
         return (
             f"{what} model {model!r}: a litellm model string is PROVIDER/NAME, e.g. "

@@ -46,6 +46,7 @@ from ._ids import (
     parse_seed,
     parse_seeds,
     parse_task_id,
+    seed_ranges,
     task_id,
 )
 from ._overlap import (
@@ -191,6 +192,7 @@ __all__ = [
     "response_schema",
     "scenario_hash",
     "scenarios_dir",
+    "seed_ranges",
     "select_families",
     "select_tasks",
     "shingles",

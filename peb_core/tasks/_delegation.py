@@ -79,5 +79,6 @@ DELEGATION = register_tier(
         unsupported=AGENT.unsupported,
         corpus=AGENT_CORPUS,
         sections=AGENT.sections,
+        handoffs=True,
     )
 )

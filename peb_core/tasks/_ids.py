@@ -57,11 +57,11 @@ def parse_seed(text: str) -> int:
     return int(text)
 
 
-def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
-    """`11,23` and ranges `400-439` into a list of distinct integers from 0 to MAX_SEED, in the
-    order given; a ValueError names the part that is neither, or is out of range. More than
-    `limit` seeds raise TooManySeeds before the list is built. `format_seeds` is its inverse."""
-    seeds: dict[int, None] = {}
+def seed_ranges(text: str) -> list[tuple[int, int]]:
+    """The (low, high) of each part of a seed list (`11,23`, `400-439`), in order, without
+    building the list; a ValueError names the part that is neither an integer nor a range, or
+    is out of range, or an empty range."""
+    ranges = []
     for part in (p.strip() for p in text.split(",")):
         match = _SEED_PART.fullmatch(part)
         if not match:
@@ -73,6 +73,18 @@ def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
             raise ValueError(f"{part!r}: seeds are integers >= 0 (at most 2^63-1)")
         if high < low:
             raise ValueError(f"range {part!r} is empty; expected LOW-HIGH with LOW <= HIGH")
+        ranges.append((low, high))
+    return ranges
+
+
+def parse_seeds(text: str, limit: int = MAX_TASKS) -> list[int]:
+    """`11,23` and ranges `400-439` into a list of distinct integers from 0 to MAX_SEED, in the
+    order given; a ValueError names the part that is neither, or is out of range
+    (`seed_ranges`). More than `limit` seeds raise TooManySeeds before the list is built.
+    `format_seeds` is its inverse."""
+    seeds: dict[int, None] = {}
+    for low, high in seed_ranges(text):
+        part = f"{low}" if low == high else f"{low}-{high}"
         if high - low < limit:  # else the range alone is too long to build
             seeds.update(dict.fromkeys(range(low, high + 1)))
         if high - low >= limit or len(seeds) > limit:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from ._generate import generate_task
 from ._scenario import ScenarioFile
 from ._task import Task
-from ._tiers import Tier
+from ._tiers import DEFAULT_TIER, Tier
 
 SHINGLE = 8
 """Words per shingle."""
@@ -64,7 +64,10 @@ def pooled_overlap(sets: Sequence[set[tuple[str, ...]]]) -> float:
 
 
 def template_overlap(
-    spec: ScenarioFile, template_id: str, seeds: Iterable[int] = FRESH_SEEDS, tier: Tier = "paper"
+    spec: ScenarioFile,
+    template_id: str,
+    seeds: Iterable[int] = FRESH_SEEDS,
+    tier: Tier = DEFAULT_TIER,
 ) -> float:
     """The pooled overlap of one template's instances at `seeds` on `tier`."""
     return pooled_overlap(
@@ -73,7 +76,7 @@ def template_overlap(
 
 
 def family_overlap(
-    spec: ScenarioFile, seeds: Iterable[int] = FRESH_SEEDS, tier: Tier = "paper"
+    spec: ScenarioFile, seeds: Iterable[int] = FRESH_SEEDS, tier: Tier = DEFAULT_TIER
 ) -> dict[str, float]:
     """Each template's overlap on `tier`, in file order."""
     seeds = tuple(seeds)

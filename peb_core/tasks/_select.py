@@ -84,6 +84,7 @@ def select_tasks(
     distractors: int = 0,
     max_tasks: int = MAX_TASKS,
     limit: int | None = None,
+    repeats: int = 1,
     flags: Mapping[str, str | None] = FLAGS,
 ) -> Selection:
     """The tasks asked for, checked.
@@ -93,8 +94,10 @@ def select_tasks(
         seeds: a seed list such as `11,23` or `400-439` (None: canonical seeds).
         tiers: the tiers asked for; each family must support each.
         distractors: neutral documents per task, only for families that declare them.
-        max_tasks: the cap: more tasks than this (after `limit`) is refused.
+        max_tasks: the cap: more replies than this (tasks after `limit`, times `repeats`) is
+            refused.
         limit: only the first `limit` tasks will be made (a smoke run).
+        repeats: how many times each task will be answered.
         flags: how the caller names each input, for the messages.
 
     Raises:
@@ -116,19 +119,21 @@ def select_tasks(
     parsed = None
     if seeds is not None:
         try:
-            parsed = tuple(parse_seeds(seeds, limit=max_tasks))
+            parsed = tuple(parse_seeds(seeds, limit=max(1, max_tasks // repeats)))
         except TooManySeeds as exc:
             raise SelectionError(
-                "seeds", f"{flags['seeds']}: {exc}; at most {cap} ({max_tasks:,}) tasks at once"
+                "seeds", f"{flags['seeds']}: {exc}; at most {cap} ({max_tasks:,}) replies at once"
             ) from None
         except ValueError as exc:
             raise SelectionError("seeds", f"{flags['seeds']}: {exc}") from None
     n_tasks = count_tasks(specs, parsed) * len(tiers)
-    if min(n_tasks, limit or n_tasks) > max_tasks:
+    replies = min(n_tasks, limit or n_tasks) * repeats
+    if replies > max_tasks:
+        times = f" x {repeats} repeats ({replies:,} replies)" if repeats > 1 else ""
         raise SelectionError(
             "max_tasks",
-            f"{n_tasks:,} tasks asked for, more than {cap} ({max_tasks:,}); choose fewer seeds "
-            "or families" + (f", or raise {cap}" if flags["max_tasks"] else ""),
+            f"{n_tasks:,} tasks{times} asked for, more than {cap} ({max_tasks:,}); choose fewer "
+            "seeds, families or repeats" + (f", or raise {cap}" if flags["max_tasks"] else ""),
         )
     return Selection(
         families=specs,

@@ -57,6 +57,7 @@ class TierSpec:
         sections: the family-file sections only this tier reads (such as `agent`): left out of
             the scenario hash of runs on other tiers, so adding them to a family changes no
             other tier's runs.
+        handoffs: whether its tasks list sub-agents an agent may hand off to (`delegate`).
     """
 
     name: str
@@ -66,6 +67,7 @@ class TierSpec:
     problems: Callable[[ScenarioFile], Iterable[str]] = _no_problems
     corpus: CorpusSizes | None = None
     sections: tuple[str, ...] = ()
+    handoffs: bool = False
 
 
 TIERS: dict[Tier, TierSpec] = {}

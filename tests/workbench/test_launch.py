@@ -39,52 +39,52 @@ def _problems(form: RunForm, root: Path) -> tuple[str, ...]:
 @pytest.mark.parametrize(
     ("form", "problem"),
     [
-        (RunForm(systems=[], families=ONE), "Systems: no system named"),
-        (RunForm(systems=[" , "], families=ONE), "Systems: no system named"),
-        (RunForm(systems=["oracle"], families=[]), "Families: no family named; valid: "),
-        (RunForm(systems=["oracle"], families=["nosuch"]), "unknown family 'nosuch'; valid: "),
-        (RunForm(systems=["oracle"], families=ONE, seeds="x"), "Seeds: 'x' is not an integer"),
-        (RunForm(systems=["oracle"], families=ONE, seeds="-5"), "Seeds: '-5': seeds are"),
-        (RunForm(systems=["oracle"], families=ONE, limit="0"), "Task limit: expected an integer"),
-        (RunForm(systems=["oracle"], families=ONE, limit="²"), "Task limit: expected an integer"),
-        (RunForm(systems=["oracle"], families=ONE, tier="medium"), "unknown tier 'medium'"),
-        (RunForm(systems=["oracle"], families=ONE, protocol="x"), "Protocol: unknown protocol"),
-        (RunForm(systems=["oracle"], families=ONE, name="a b"), "Run name: 'a b' cannot name"),
-        (RunForm(systems=["oracle"], families=ONE, name=".."), "Run name: '..' cannot name"),
-        (RunForm(systems=["oracle"], families=ONE, api_base="ftp://x"), "API base: expected"),
-        (RunForm(systems=["a model"], families=ONE), "system 'a model' is neither a baseline"),
-        (RunForm(systems=AGENT, families=ONE, disclosure="loud"), "Disclosure: unknown disclosure"),
-        (RunForm(systems=AGENT, families=ONE, max_steps="0"), "Max steps: expected an integer"),
+        (RunForm([], {"family": ONE}), "Systems: no system named"),
+        (RunForm([" , "], {"family": ONE}), "Systems: no system named"),
+        (RunForm(["oracle"], {"family": []}), "Families: no family named; valid: "),
+        (RunForm(["oracle"], {"family": ["nosuch"]}), "unknown family 'nosuch'; valid: "),
+        (RunForm(["oracle"], {"family": ONE, "seeds": "x"}), "Seeds: 'x' is not an integer"),
+        (RunForm(["oracle"], {"family": ONE, "seeds": "-5"}), "Seeds: '-5': seeds are"),
+        (RunForm(["oracle"], {"family": ONE, "limit": "0"}), "Task limit: expected an integer"),
+        (RunForm(["oracle"], {"family": ONE, "limit": "²"}), "Task limit: expected"),
+        (RunForm(["oracle"], {"family": ONE, "tier": "medium"}), "Tier: unknown tier 'medium'"),
+        (RunForm(["oracle"], {"family": ONE, "protocol": "x"}), "Protocol: unknown protocol"),
+        (RunForm(["oracle"], {"family": ONE}, name="a b"), "Run name: 'a b' cannot name"),
+        (RunForm(["oracle"], {"family": ONE}, name=".."), "Run name: '..' cannot name"),
+        (RunForm(["oracle"], {"family": ONE, "api_base": "ftp://x"}), "API base: expected"),
+        (RunForm(["a model"], {"family": ONE}), "Systems: system 'a model' is neither a"),
+        (RunForm(AGENT, {"family": ONE, "disclosure": "loud"}), "Disclosure: unknown disclosure"),
+        (RunForm(AGENT, {"family": ONE, "max_steps": "0"}), "Max steps: expected an integer"),
         (
-            RunForm(systems=["oracle", "openai/x"], families=ONE, max_steps="3"),
+            RunForm(["oracle", "openai/x"], {"family": ONE, "max_steps": "3"}),
             "Max steps applies to agent models only",
         ),
         (
-            RunForm(systems=["fail_and_report"], families=ONE, disclosure="named"),
-            "--disclosure named: fail_and_report reads no agent view",
+            RunForm(["fail_and_report"], {"family": ONE, "disclosure": "named"}),
+            "Disclosure: fail_and_report reads no agent view",
         ),
         (
-            RunForm(systems=AGENT, families=ONE, corpus_size="40"),
-            "Corpus size: the paper tier takes no corpus size; tiers with corpora: agent",
+            RunForm(AGENT, {"family": ONE, "corpus_size": "40"}),
+            "Corpus size: the paper tier has no corpus; choose Tier agent or delegation or grants",
         ),
         (
-            RunForm(systems=AGENT, families=ONE, tier="agent", corpus_size="501"),
+            RunForm(AGENT, {"family": ONE, "tier": "agent", "corpus_size": "501"}),
             "Corpus size: corpus size 501: the agent tier takes an integer from 20 to 500",
         ),
         (
-            RunForm(systems=AGENT, families=ONE, tier="agent", corpus_size="many"),
-            "Corpus size: expected an integer >= 1",
+            RunForm(AGENT, {"family": ONE, "tier": "agent", "corpus_size": "many"}),
+            "Corpus size: expected an integer from 1 to 100,000, got 'many'",
         ),
         (
-            RunForm(systems=["oracle"], families=ONE, repeats="0"),
+            RunForm(["oracle"], {"family": ONE, "repeats": "0"}),
             "Repeats: expected an integer from 1 to 100, got '0'",
         ),
         (
-            RunForm(systems=["oracle"], families=ONE, repeats="101"),
+            RunForm(["oracle"], {"family": ONE, "repeats": "101"}),
             "Repeats: expected an integer from 1 to 100, got '101'",
         ),
         (
-            RunForm(systems=["oracle"], families=ONE, repeats="twice"),
+            RunForm(["oracle"], {"family": ONE, "repeats": "twice"}),
             "Repeats: expected an integer from 1 to 100, got 'twice'",
         ),
     ],
@@ -98,7 +98,9 @@ def test_each_bad_input_is_refused_with_one_line(
 
 
 def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
-    form = RunForm(systems=[], families=[], limit="0", name="a/b", protocol="nosuch")
+    form = RunForm(
+        systems=[], values={"family": [], "limit": "0", "protocol": "nosuch"}, name="a/b"
+    )
     assert len(_problems(form, tmp_path)) == 5
 
 
@@ -106,38 +108,44 @@ def test_the_cli_task_cap_applies(tmp_path: Path) -> None:
     """Seeds 0-99999 over every family is millions of tasks: refused at the CLI's cap, naming
     it; a limit that keeps the run under the cap is let through, as `peb run --limit` is."""
     n_tasks = 100_000 * sum(len(f.templates) for f in load_families().values())
-    huge = RunForm(systems=["oracle"], families=None, seeds="0-99999")
+    huge = RunForm(["oracle"], {"family": None, "seeds": "0-99999"})
     (problem,) = _problems(huge, tmp_path / "runs")
     assert problem == (
-        f"{n_tasks:,} tasks asked for, more than the cap ({MAX_TASKS:,}); choose fewer seeds or "
-        "families"
+        f"{n_tasks:,} tasks asked for, more than Task cap ({MAX_TASKS:,}); choose fewer seeds, "
+        "families or repeats, or raise Task cap"
     )
-    smaller = RunForm(systems=["oracle"], families=ONE, seeds="0-500", max_tasks=1000)
-    assert "more than the cap (1,000)" in _problems(smaller, tmp_path / "runs")[0]
+    smaller = RunForm(["oracle"], {"family": ONE, "seeds": "0-500", "max_tasks": 1000})
+    assert "more than Task cap (1,000)" in _problems(smaller, tmp_path / "runs")[0]
     limited = check_run(
-        RunForm(systems=["oracle"], families=None, seeds="0-99999", limit="5"), tmp_path
+        RunForm(["oracle"], {"family": None, "seeds": "0-99999", "limit": "5"}), tmp_path
     )
-    assert limited.limit == 5 and limited.selection.n_tasks == n_tasks
+    ((plan, _),) = limited.plan
+    assert plan.spec.limit == 5 and plan.selection.n_tasks == n_tasks
+    repeated = RunForm(["oracle"], {"family": ONE, "seeds": "0-1999", "repeats": "10"})
+    assert "12,000 tasks x 10 repeats (120,000 replies) asked for, more than Task cap" in (
+        _problems(repeated, tmp_path / "runs")[0]
+    )
 
 
 def test_a_model_string_is_run_as_a_model_beside_a_baseline(tmp_path: Path) -> None:
     form = RunForm(
         systems=["fail_and_report", "openai/x, openai/y"],
-        families=ONE,
-        api_base="http://127.0.0.1:9/v1",
+        values={"family": ONE, "api_base": "http://127.0.0.1:9/v1", "protocol": "plain@1"},
         name="pair",
     )
     launch = check_run(form, tmp_path)
-    names = [s.name for s, _ in launch.plan]
-    assert names == ["fail_and_report", "openai/x:structured_gap@1", "openai/y:structured_gap@1"]
-    assert all(isinstance(s, ModelSystem) for s, _ in launch.plan[1:])
+    names = [p.system.name for p, _ in launch.plan if p.system]
+    assert names == ["fail_and_report", "openai/x:plain@1", "openai/y:plain@1"]
+    assert all(isinstance(p.system, ModelSystem) for p, _ in launch.plan[1:])
+    # The protocol and API base picked for the models are not held against the baseline.
+    assert launch.plan[0][0].spec.model_fields_set == {"family", "system"}
     assert {d.parent for _, d in launch.plan} == {tmp_path / "pair"}  # several: name/<folder>
     assert not tmp_path.joinpath("pair").exists()
 
 
 def test_a_started_launch_runs_into_its_folder_and_says_so(tmp_path: Path) -> None:
     root = tmp_path / "runs" / "scratch"
-    launch = check_run(RunForm(systems=["oracle"], families=ONE, seeds="11", name="o"), root)
+    launch = check_run(RunForm(["oracle"], {"family": ONE, "seeds": "11"}, name="o"), root)
     job = start_launch(launch)
     job.wait(120)
     assert launch_note(launch, job, root) == "Started `oracle` into `scratch/o`."
@@ -150,34 +158,29 @@ def test_an_agent_launch_carries_its_disclosure_budget_and_corpus_size(tmp_path:
     """An agent baseline and an agent model launched together on the agent tier: each built with
     the form's disclosure mode (and the model with its step budget), each folder named as
     `peb run` names a run of that corpus size; the baseline's run is made at that size."""
-    form = RunForm(
-        systems=["agent_fail_and_report", "agent:openai/x"],
-        families=ONE,
-        seeds="11",
-        tier="agent",
-        disclosure="named",
-        max_steps="5",
-        corpus_size="40",
-        api_base="http://127.0.0.1:9/v1",
-    )
+    values = {"family": ONE, "seeds": "11", "tier": "agent", "disclosure": "named"}
+    values |= {"max_steps": "5", "corpus_size": "40", "api_base": "http://127.0.0.1:9/v1"}
+    form = RunForm(["agent_fail_and_report", "agent:openai/x"], values)
     root = tmp_path / "runs"
     launch = check_run(form, root)
     specs = [load_families()[ONE[0]]]
-    (baseline, _), (model, _) = launch.plan
+    baseline, model = (p.system for p, _ in launch.plan)
+    assert baseline is not None and model is not None
     assert baseline.config() == {"disclosure": "named"}
     assert model.config()["disclosure"] == "named" and model.config()["max_steps"] == 5
-    for system, run_dir in launch.plan:
-        assert run_dir == root / run_folder_name(system, specs, [11], "agent", 40)
-    assert launch.corpus_size == 40
-    unbudgeted = check_run(RunForm(systems=["agent:openai/x"], families=ONE), root)
-    assert unbudgeted.plan[0][0].config()["max_steps"] == DEFAULT_MAX_STEPS
+    for plan, run_dir in launch.plan:
+        assert plan.system is not None and plan.corpus_size == 40
+        assert run_dir == root / run_folder_name(plan.system, specs, [11], "agent", 40)
+    unbudgeted = check_run(RunForm(["agent:openai/x"], {"family": ONE}), root).plan[0][0]
+    assert unbudgeted.system is not None
+    assert unbudgeted.system.config()["max_steps"] == DEFAULT_MAX_STEPS
 
     one = check_run(
-        RunForm(systems=AGENT, families=ONE, seeds="11", tier="agent", corpus_size="40"), root
+        RunForm(AGENT, {"family": ONE, "seeds": "11", "tier": "agent", "corpus_size": "40"}), root
     )
     job = start_launch(one)
     job.wait(120)
-    ((system, run_dir),) = one.plan
+    ((_, run_dir),) = one.plan
     assert job.ended[0].status.clean
     manifest = read_manifest(run_dir)
     assert (manifest.tier, manifest.corpus_size) == ("agent", 40)
@@ -190,11 +193,14 @@ def test_a_launch_with_repeats_writes_each_task_that_many_times(tmp_path: Path) 
     counts replies, the manifest says 3 and each task has exactly one record per repeat; blank
     repeats is one; `no cache` builds model systems that neither read nor write the cache."""
     root = tmp_path / "runs"
-    form = RunForm(systems=["fail_and_report"], families=ONE, seeds="11", limit="4", repeats="3")
+    values = {"family": ONE, "seeds": "11", "limit": "4", "repeats": "3"}
+    form = RunForm(["fail_and_report"], values)
     launch = check_run(form, root)
-    ((system, run_dir),) = launch.plan
+    ((plan, run_dir),) = launch.plan
+    system = plan.system
+    assert system is not None
     specs = [load_families()[ONE[0]]]
-    assert launch.repeats == 3
+    assert launch.spec.repeats == 3
     assert run_dir == root / run_folder_name(system, specs, [11], repeats=3)
     assert run_dir != root / run_folder_name(system, specs, [11])
     job = start_launch(launch)
@@ -210,10 +216,11 @@ def test_a_launch_with_repeats_writes_each_task_that_many_times(tmp_path: Path) 
         per_task.setdefault(record.task_id, []).append(record.repeat)
     assert len(per_task) == 4 and all(sorted(r) == [0, 1, 2] for r in per_task.values())
 
-    assert check_run(RunForm(systems=["oracle"], families=ONE), root).repeats == 1
-    model = RunForm(systems=["openai/x"], families=ONE, api_base="http://127.0.0.1:9/v1")
-    cached = check_run(model, root).plan[0][0]
-    uncached = check_run(RunForm(**{**model.__dict__, "no_cache": True}), root).plan[0][0]
+    assert check_run(RunForm(["oracle"], {"family": ONE}), root).spec.repeats == 1
+    model = RunForm(["openai/x"], {"family": ONE, "api_base": "http://127.0.0.1:9/v1"})
+    cached = check_run(model, root).plan[0][0].system
+    off = RunForm(["openai/x"], {**model.values, "cache": False})
+    uncached = check_run(off, root).plan[0][0].system
     assert isinstance(cached, ModelSystem) and isinstance(uncached, ModelSystem)
     assert cached.use_cache and not uncached.use_cache
 
@@ -238,8 +245,8 @@ def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
         (["--run", "no such"], "system 'no such' is neither"),
         (["--run", "nosuchprovider/model-x"], "unknown provider 'nosuchprovider'"),
         (["--run", "oracle", "--family", "nosuch"], "unknown family 'nosuch'"),
-        (["--run", "oracle", "--limit", "0"], "--limit: expected an integer >= 1, got '0'"),
-        (["--run", "oracle", "--limit", "²"], "--limit: expected an integer >= 1, got '²'"),
+        (["--run", "oracle", "--limit", "0"], "--limit: expected an integer from 1 to"),
+        (["--run", "oracle", "--limit", "²"], "--limit: expected an integer from 1 to"),
         (["--run", "oracle", "--seeds", "x"], "--seeds: 'x' is not an integer or a range"),
         (["--run", "oracle", "--seeds", "1-0"], "--seeds: range '1-0' is empty"),
         (["--run", "oracle", "--tier", "medium"], "unknown tier 'medium'; valid: paper, hard"),
@@ -249,7 +256,7 @@ def _headless(argv: list[str], root: Path) -> tuple[int, str, str]:
         (["--run", "oracle", "--seeds", "0-99999"], "tasks asked for, more than --max-tasks"),
         (["--run", "oracle", "--max-tasks", "0"], "argument --max-tasks: expected an integer"),
         (["--run", "oracle", "--bogus"], "unrecognized arguments: --bogus"),
-        (["--run", "agent_silent", "--disclosure", "x"], "--disclosure: unknown disclosure mode"),
+        (["--run", "agent_silent", "--disclosure", "x"], "--disclosure: unknown disclosure"),
         (["--run", "openai/x", "--max-steps", "3"], "--max-steps applies to agent models only"),
         (["--run", "agent:openai/x", "--max-steps", "0"], "--max-steps: expected an integer"),
         (["--run", "agent_silent", "--corpus-size", "40"], "--corpus-size: the paper tier"),

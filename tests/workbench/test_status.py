@@ -51,9 +51,8 @@ def server() -> Iterator[ScriptedServer]:
 
 
 def _launch(root: Path, server: ScriptedServer) -> list[str]:
-    form = RunForm(
-        systems=["openai/scripted"], families=ONE, api_base=server.url, name="m", limit="4"
-    )
+    values = {"family": ONE, "api_base": server.url, "limit": "4"}
+    form = RunForm(["openai/scripted"], values, name="m")
     launch = check_run(form, root)
     job = start_launch(launch)
     job.wait(120)
@@ -85,7 +84,7 @@ def test_a_running_job_reads_running_with_its_progress(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
     server.script.default = Step(delay=1.0)
-    form = RunForm(systems=["openai/scripted"], families=ONE, api_base=server.url, limit="16")
+    form = RunForm(["openai/scripted"], {"family": ONE, "api_base": server.url, "limit": "16"})
     job = start_launch(check_run(form, tmp_path))
     deadline = time.monotonic() + 60
     while not (job.running and job.current is not None and job.since is not None):

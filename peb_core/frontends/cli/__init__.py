@@ -1,39 +1,28 @@
 """The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`,
-`_audit`) that adds its subcommands to the parser; bad input gets one line on stderr and exit
-status 2. The argument types that refuse bad input (COUNT, PORT, URL, path_arg) and the parser
-that raises UsageError are offered to the workbench's headless form, which checks its input as
-`peb run` does."""
+`_audit`, `_mcp`) that adds its subcommands to the parser; the run options are derived from the
+run declaration (`runs.RunSpec`, through `frontends._argv`); bad input gets one line on stderr
+and exit status 2."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
 from ..._warn import PebWarning
-from ...runs import RunError
+from ...runs import RunError, RunSpecError
 from ...systems import LocalModelError, SystemSpecError
 from ...tasks import ScenarioError
+from .._argv import Parser, UsageError
 from . import _audit, _mcp, _results, _run, _tasks
-from ._common import COUNT, PORT, REPEATS, URL, Parser, UsageError, path_arg
 
-__all__ = [
-    "COMMANDS",
-    "COUNT",
-    "PORT",
-    "REPEATS",
-    "URL",
-    "Parser",
-    "UsageError",
-    "build_parser",
-    "main",
-    "path_arg",
-    "run",
-]
+__all__ = ["COMMANDS", "build_parser", "main", "run"]
 
 COMMANDS = (_tasks, _run, _results, _audit, _mcp)
 """The modules of command groups, in the order `peb --help` lists them."""
@@ -64,16 +53,42 @@ def _show_warning(
 _SHOW_WARNING = warnings.showwarning
 
 
+STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+"""Signals that stop a command as Ctrl-C does (a run then closes its manifest `interrupted`,
+keeping what it recorded), instead of ending the process where it stands."""
+
+
+@contextlib.contextmanager
+def _stopped_as_interrupts() -> Iterator[None]:
+    """While the body runs (in the main thread), `STOPS` raise KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in STOPS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status: 0, 1 (`peb run` with tasks in error), 2 (bad input,
-    one line on stderr), 130 (interrupted)."""
-    with warnings.catch_warnings():
+    one line on stderr), 130 (interrupted: Ctrl-C, or one of `STOPS`)."""
+    with warnings.catch_warnings(), _stopped_as_interrupts():
         warnings.simplefilter("always", PebWarning)
         warnings.showwarning = _show_warning
         try:
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
-        except (UsageError, ScenarioError, RunError, LocalModelError, SystemSpecError) as exc:
+        except (
+            UsageError,
+            ScenarioError,
+            RunError,
+            RunSpecError,
+            LocalModelError,
+            SystemSpecError,
+        ) as exc:
             print(f"peb: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:

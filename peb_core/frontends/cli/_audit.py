@@ -8,8 +8,9 @@ import json
 import sys
 
 from ...audit import TEST_SEEDS, TOP, TRAIN_SEEDS
-from ...tasks import MAX_TASKS, TIERS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
-from ._common import COUNT, Parser, UsageError, families_arg, print_frame, tiers_arg
+from ...tasks import MAX_TASKS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
+from .._argv import COUNT, Parser, UsageError, add_options
+from ._common import families_arg, print_frame, tiers_arg
 
 
 def _seeds(text: str) -> list[int]:
@@ -89,18 +90,8 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         "are silent (any gain there is a leak), and the n-grams it weighs most. Needs the "
         "'audit' extra (scikit-learn).",
     )
-    p.add_argument(
-        "--family",
-        action="append",
-        metavar="F",
-        help="family id; repeat or comma-separate (default: all)",
-    )
-    p.add_argument(
-        "--tier",
-        choices=TIERS,
-        default=None,
-        help="the tier to audit (default: every tier)",
-    )
+    add_options(p, "cli", ("family", "tier"), defaults={"tier": "every tier"})
+    p.set_defaults(every_tier=True)
     p.add_argument(
         "--train-seeds",
         type=_seeds,

@@ -1,19 +1,16 @@
-"""What every command shares: the one error path (UsageError: one line, exit status 2), the
-argument types that refuse bad input while parsing, the selection of families, seeds and tiers,
-and how a frame is printed."""
+"""What the commands share: the selection of families, seeds and tiers (its options those of
+the run declaration, `runs.RunSpec`, added by `frontends._argv`), finding one task, and how a
+frame is printed. The one error path (UsageError: one line, exit status 2) and the argument
+types are `frontends._argv`'s."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import urlsplit
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ...systems import MAX_REPEATS
 from ...tasks import (
     DEFAULT_TIER,
-    MAX_DISTRACTORS,
     MAX_TASKS,
     TIERS,
     ScenarioFile,
@@ -29,18 +26,10 @@ from ...tasks import (
     select_families,
     select_tasks,
 )
+from .._argv import UsageError, add_options
 
 if TYPE_CHECKING:  # polars is imported by the commands that print frames
     import polars as pl
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit status 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
 
 
 def families_arg(arg: list[str] | None) -> list[ScenarioFile]:
@@ -51,8 +40,11 @@ def families_arg(arg: list[str] | None) -> list[ScenarioFile]:
 
 
 def tiers_arg(args: argparse.Namespace) -> tuple[Tier, ...]:
-    """The tier asked for, or every registered tier where --tier defaults to none."""
-    return tuple(TIERS) if args.tier is None else (args.tier,)
+    """The tier asked for; not given, the default tier, or every registered tier for a
+    command whose --tier defaults to every tier."""
+    if args.tier is None:
+        return tuple(TIERS) if getattr(args, "every_tier", False) else (DEFAULT_TIER,)
+    return (args.tier,)
 
 
 def selection_arg(
@@ -67,8 +59,8 @@ def selection_arg(
             args.family,
             args.seeds,
             tiers_arg(args),
-            distractors=args.distractors,
-            max_tasks=args.max_tasks,
+            distractors=args.distractors or 0,
+            max_tasks=args.max_tasks or MAX_TASKS,
             limit=limit,
         )
     except SelectionError as exc:
@@ -87,7 +79,7 @@ def corpus_size_arg(args: argparse.Namespace) -> int | None:
     if not with_corpus:
         corpora = [t.name for t in TIERS.values() if t.corpus is not None]
         raise UsageError(
-            f"--corpus-size: the {args.tier} tier has no corpus; choose --tier "
+            f"--corpus-size: the {tiers_arg(args)[0]} tier has no corpus; choose --tier "
             f"{' or '.join(corpora)}"
         )
     for tier in with_corpus:
@@ -149,129 +141,12 @@ def print_frame(frame: pl.DataFrame) -> None:
         print(frame)
 
 
-def checked(
-    kind: Callable[[str], Any], ok: Callable[[Any], bool], valid: str
-) -> Callable[[str], Any]:
-    """An argparse type: `kind(text)` if that works and passes `ok`, else one line naming what
-    is valid."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not ok(value):
-            raise argparse.ArgumentTypeError(f"expected {valid}, got {text!r}")
-        return value
-
-    return parse
+SELECTION = ("family", "seeds", "distractors", "corpus_size", "max_tasks", "tier")
+"""The run options that select tasks."""
 
 
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def path_arg(kind: str) -> Callable[[str], str]:
-    """An argparse type for a path: not empty, UTF-8, and not an existing file where a `folder`
-    is wanted, nor a folder where a `file` is."""
-
-    def parse(text: str) -> str:
-        path = Path(text)
-        if not text:
-            problem = "expected a path, got ''"
-        elif not _utf8(text):
-            problem = f"{text!r} is not UTF-8; choose a UTF-8 path"
-        elif kind == "folder" and path.exists() and not path.is_dir():
-            problem = f"{text} exists and is not a folder"
-        elif kind == "file" and path.is_dir():
-            problem = f"{text} is a folder; expected a file path"
-        else:
-            return text
-        raise argparse.ArgumentTypeError(problem)
-
-    return parse
-
-
-COUNT = checked(int, lambda n: n >= 1, "an integer >= 1")
-PORT = checked(int, lambda n: 1 <= n <= 65535, "a port from 1 to 65535")
-DISTRACTORS = checked(
-    int,
-    lambda n: 0 <= n <= MAX_DISTRACTORS,
-    f"an integer from 0 to {MAX_DISTRACTORS} (each is one more document in every prompt)",
-)
-CORPUS_SIZE = checked(int, lambda n: n >= 1, "an integer >= 1 (documents per task)")
-REPEATS = checked(int, lambda n: 1 <= n <= MAX_REPEATS, f"an integer from 1 to {MAX_REPEATS}")
-"""A run's repeats (`peb run --repeats K`, the workbench's Repeats)."""
-
-
-def _url(text: str) -> str:
-    """`text` if it is an http(s) URL with a host and, if any, a port from 1 to 65535; else a
-    ValueError."""
-    parts = urlsplit(text)
-    port = parts.port  # a ValueError for a port out of range or not a number
-    if not _utf8(text) or parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
-        raise ValueError(text)
-    return text
-
-
-URL = checked(
-    _url, lambda _: True, "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)"
-)
-
-
-def add_corpus_size(p: argparse.ArgumentParser) -> None:
-    """--corpus-size, for tiers whose tasks are corpora."""
-    sizes = {t.name: t.corpus for t in TIERS.values() if t.corpus is not None}
-    p.add_argument(
-        "--corpus-size",
-        type=CORPUS_SIZE,
-        metavar="N",
-        help="documents per task on a tier with corpora ("
-        + "; ".join(f"{n}: {c.minimum}-{c.maximum}, default {c.default}" for n, c in sizes.items())
-        + ")",
-    )
-
-
-def add_selection(
-    p: argparse.ArgumentParser, every_tier: bool = False, default_tier: Tier = DEFAULT_TIER
-) -> None:
-    """--family, --seeds, --distractors, --corpus-size, --max-tasks and --tier, which defaults
-    to `default_tier` (the paper's; or, with `every_tier`, to none: every tier)."""
-    p.add_argument(
-        "--family",
-        action="append",
-        metavar="F",
-        help="family id; repeat or comma-separate (default: all)",
-    )
-    p.add_argument(
-        "--seeds",
-        metavar="LIST",
-        help="e.g. 11,23 or 400-439 (default: each family's canonical seeds)",
-    )
-    p.add_argument(
-        "--distractors",
-        type=DISTRACTORS,
-        default=0,
-        metavar="N",
-        help=f"add N neutral authorized documents to each task (default 0, at most "
-        f"{MAX_DISTRACTORS}: each is one more document in every prompt)",
-    )
-    add_corpus_size(p)
-    p.add_argument(
-        "--max-tasks",
-        type=COUNT,
-        default=MAX_TASKS,
-        metavar="N",
-        help=f"refuse to generate more than N tasks (default {MAX_TASKS:,})",
-    )
-    p.add_argument(
-        "--tier",
-        choices=TIERS,
-        default=None if every_tier else default_tier,
-        help="; ".join(f"{t.name}: {t.description}" for t in TIERS.values())
-        + f" (default: {'every tier' if every_tier else default_tier})",
-    )
+def add_selection(p: argparse.ArgumentParser, every_tier: bool = False) -> None:
+    """The selection's options (`SELECTION`), as `peb run` declares them; with `every_tier`,
+    --tier defaults to every tier."""
+    add_options(p, "cli", SELECTION, defaults={"tier": "every tier"} if every_tier else None)
+    p.set_defaults(every_tier=every_tier)

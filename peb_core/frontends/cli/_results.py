@@ -10,16 +10,17 @@ from pathlib import Path
 
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
-from ._common import COUNT, Parser, UsageError, checked, families_arg, path_arg, print_frame
+from .._argv import COUNT, Parser, UsageError, checked, path_arg
+from ._common import families_arg, print_frame
 
 
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import run_labels, scorecard_of
+    from ...results import expand_runs, run_labels, scorecard_of
     from ...scoring import METRICS, glance, measured_only, notes
 
-    dirs = [Path(d) for d in args.dirs]
+    dirs = expand_runs([Path(d) for d in args.dirs])
     card, warnings = scorecard_of(dirs)
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
@@ -150,7 +151,9 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
 
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     """`score`, `compare`, `report` and `import`."""
-    p = sub.add_parser("score", help="the scorecard of one or more run folders")
+    p = sub.add_parser(
+        "score", help="the scorecard of run folders, folders of runs and sweeps, as one table"
+    )
     p.add_argument("dirs", nargs="+", type=path_arg("any"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="a JSON list of rows (with intervals)")
     p.add_argument("--ci", action="store_true", help="show each rate and mean with its interval")

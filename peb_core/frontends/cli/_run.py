@@ -4,47 +4,39 @@ servers)."""
 from __future__ import annotations
 
 import argparse
-import math
+import asyncio
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ...access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ...runs import run_status, run_system
+from ...runs import (
+    Progress,
+    RunError,
+    RunSpecError,
+    SweepError,
+    naming,
+    options,
+    plan_run,
+    plan_sweep,
+    read_spec,
+    run,
+    run_status,
+    run_sweep_async,
+)
 from ...systems import (
     AGENT_PREFIX,
     BASELINES,
-    DEFAULT_MAX_STEPS,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_PROTOCOL,
-    DEFAULT_TEMPERATURE,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_TOKEN_BUDGET,
     REGISTRY,
     LocalModel,
     LocalModelError,
     ResponseRecord,
-    budget_problem,
-    build_system,
     get_local,
     local_status,
     serve_local,
     stop_local,
 )
-from ._common import (
-    COUNT,
-    PORT,
-    REPEATS,
-    URL,
-    Parser,
-    UsageError,
-    add_selection,
-    checked,
-    corpus_size_arg,
-    path_arg,
-    selection_arg,
-)
+from .._argv import PORT, Parser, UsageError, add_options, given, path_arg
 
 
 def _local(name: str) -> LocalModel:
@@ -106,50 +98,28 @@ class ProgressLine:
         self.stream.flush()
 
 
+def run_options() -> tuple[str, ...]:
+    """`peb run`'s options besides the system (`--system`/`--model`) and `--out`: every run
+    option the CLI offers."""
+    return tuple(name for name in options("cli") if name != "system")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Exit status 1 when any task of the run ended in error (after naming the commonest
     reasons), else 0."""
-    specs, seeds, distractors = selection_arg(args, args.limit)
-    corpus_size = corpus_size_arg(args)
+    names = naming("cli")
+    names["system"] = "--model" if args.model is not None else "--system"
     if args.system is not None and args.system not in BASELINES:
         raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
-    name = args.model if args.model is not None else args.system
-    budgets = {"--max-steps": args.max_steps, "--token-budget": args.token_budget}
-    given = [option for option, value in budgets.items() if value is not None]
-    problem = budget_problem([name], given)
-    if problem:
-        raise UsageError(problem)
-    budget = DEFAULT_TOKEN_BUDGET if args.token_budget is None else args.token_budget
-    system = build_system(
-        name,
-        specs,
-        protocol=args.protocol,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        api_base=args.api_base,
-        timeout_s=args.timeout,
-        local_port=args.local_port,
-        disclosure=args.disclosure,
-        max_steps=args.max_steps or DEFAULT_MAX_STEPS,
-        token_budget=budget or None,
-        delegate_system=args.delegate_system,
-        use_cache=args.cache,
-    )
+    system = args.model if args.model is not None else args.system
+    try:
+        spec = read_spec(given(args, run_options()), names, system=system)
+        plan = plan_run(spec, names, frontend="cli")
+    except RunSpecError as exc:
+        raise UsageError(str(exc)) from None
     out = Path(args.out)
-    manifest = run_system(
-        system,
-        specs,
-        out,
-        seeds=seeds,
-        concurrency=args.concurrency,
-        progress=ProgressLine(sys.stderr, "replies" if args.repeats > 1 else "tasks"),
-        limit=args.limit,
-        distractors=distractors,
-        tier=args.tier,
-        corpus_size=corpus_size,
-        retry_errors=args.retry_errors,
-        repeats=args.repeats,
-    )
+    progress = ProgressLine(sys.stderr, "replies" if spec.repeats > 1 else "tasks")
+    manifest = run(plan, out, progress=progress)
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
     times = f" x {manifest.repeats} repeats" if manifest.repeats > 1 else ""
@@ -170,8 +140,55 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1
 
 
+@dataclass
+class SweepProgress:
+    """`peb sweep`'s progress: one line over every run of the sweep (each run's replies due,
+    and those recorded so far, earlier ones included), as `ProgressLine` writes it."""
+
+    line: ProgressLine
+    total: int
+    done: dict[Path, int] = field(default_factory=dict)
+
+    def of(self, folder: Path) -> Progress:
+        def told(record: ResponseRecord, done: int, total: int) -> None:
+            self.done[folder] = done
+            self.line(record, sum(self.done.values()), self.total)
+
+        return told
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Exit status 1 when any run of the sweep ended with errors or could not be made, else 0."""
+    path = Path(args.file)
+    out = Path(args.out) if args.out else path.with_suffix("")
+    try:
+        sweep = plan_sweep(path, out)
+    except SweepError as exc:
+        raise UsageError(str(exc)) from None
+    total = sum(plan.n_replies for plan, _ in sweep.runs)
+    print(
+        f"peb: sweep of {len(sweep.runs)} runs ({total:,} replies) into {out}, at most "
+        f"{sweep.concurrency} tasks at once"
+        + "".join(f", {p} {n}" for p, n in sweep.limits.items()),
+        file=sys.stderr,
+    )
+    progress = SweepProgress(ProgressLine(sys.stderr, "replies"), total)
+    ended = asyncio.run(run_sweep_async(sweep, out, progress=progress.of))
+    clean = True
+    for folder, outcome in ended:
+        if isinstance(outcome, RunError):
+            print(f"{folder}: not run: {outcome}", file=sys.stderr)
+            clean = False
+            continue
+        status = run_status(folder)
+        clean = clean and status.clean
+        print(f"{folder}: {status.summary()}")
+    print(f"{out}: {len(ended)} runs; peb score {out} reads them as one table")
+    return 0 if clean else 1
+
+
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
-    """`run` and `local-model`."""
+    """`run`, `sweep` and `local-model`."""
     p = sub.add_parser("run", help="run a system over tasks into a run folder")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--system", help=f"one of: {', '.join(BASELINES)}")
@@ -180,82 +197,23 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
         help="a litellm model string, e.g. openai/NAME with --api-base, local/smollm2, or "
         f"{AGENT_PREFIX}<model> to run it as a tool-calling agent (--tier agent)",
     )
-    add_selection(p)
     p.add_argument("--out", required=True, type=path_arg("folder"), metavar="DIR")
-    p.add_argument("--protocol", default=DEFAULT_PROTOCOL, help="prompt protocol (--model)")
-    p.add_argument(
-        "--disclosure",
-        choices=DISCLOSURES,
-        default=DEFAULT_DISCLOSURE,
-        help="what the access layer tells an agent of what it withheld (agent systems): "
-        + "; ".join(f"{d.name}: {d.description}" for d in DISCLOSURES.values())
-        + f" (default: {DEFAULT_DISCLOSURE})",
-    )
-    p.add_argument("--concurrency", type=COUNT, default=8, metavar="N")
-    p.add_argument(
-        "--temperature",
-        type=checked(float, lambda t: math.isfinite(t) and t >= 0, "a finite number >= 0"),
-        default=DEFAULT_TEMPERATURE,
-        metavar="T",
-    )
-    p.add_argument(
-        "--max-tokens", type=COUNT, default=DEFAULT_MAX_TOKENS, metavar="N", help="per request"
-    )
-    p.add_argument(
-        "--max-steps",
-        type=COUNT,
-        metavar="N",
-        help=f"an agent's model requests per episode (default: {DEFAULT_MAX_STEPS})",
-    )
-    p.add_argument(
-        "--token-budget",
-        type=checked(int, lambda n: n >= 0, "an integer >= 0"),
-        metavar="N",
-        help="an agent's prompt plus completion tokens per episode; 0: none "
-        f"(default: {DEFAULT_TOKEN_BUDGET:,})",
-    )
-    p.add_argument(
-        "--delegate-system",
-        metavar="SYSTEM",
-        help="the agent system that runs an agent's handoffs (delegate, --tier delegation): an "
-        f"agent baseline or {AGENT_PREFIX}<model>, built with this run's settings "
-        "(default: the agent itself)",
-    )
-    p.add_argument(
-        "--api-base", type=URL, metavar="URL", help="an OpenAI-compatible server (--model)"
-    )
-    p.add_argument(
-        "--timeout",
-        type=checked(float, lambda t: math.isfinite(t) and t > 0, "a finite number > 0"),
-        default=DEFAULT_TIMEOUT_S,
-        metavar="S",
-        help="per request",
-    )
-    p.add_argument("--limit", type=COUNT, metavar="N", help="only the first N tasks (smoke runs)")
-    p.add_argument(
-        "--repeats",
-        type=REPEATS,
-        default=1,
-        metavar="K",
-        help="answer each task K times (seeded per repeat where the provider takes a seed); "
-        "scorecards add unsafe_any@K and consistent@K (default: 1)",
-    )
-    p.add_argument(
-        "--no-cache",
-        dest="cache",
-        action="store_false",
-        help="neither read nor write the reply cache for this run (model systems)",
-    )
-    p.add_argument(
-        "--no-retry-errors",
-        dest="retry_errors",
-        action="store_false",
-        help="on resume, keep tasks that ended in error as they are (default: run them again)",
-    )
-    p.add_argument(
-        "--local-port", type=PORT, metavar="PORT", help="for local/<name> (default: its own)"
-    )
+    add_options(p, "cli", run_options())
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "sweep",
+        help="a matrix of runs declared in one TOML file (any run option crossed with any other), "
+        "made into one folder of runs under one concurrency budget; the same command resumes it",
+    )
+    p.add_argument("file", type=path_arg("file"), metavar="FILE.toml")
+    p.add_argument(
+        "--out",
+        type=path_arg("folder"),
+        metavar="DIR",
+        help="the sweep's folder (default: the file's path without .toml)",
+    )
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("local-model", help="serve, inspect or stop an embedded model")
     p.add_argument("action", choices=["serve", "status", "stop"])

@@ -22,15 +22,11 @@ from ...tasks import (
     load_families,
     model_view,
 )
+from .._argv import Parser, UsageError, add_options, path_arg
 from ._common import (
-    DISTRACTORS,
-    Parser,
-    UsageError,
-    add_corpus_size,
     add_selection,
     corpus_size_arg,
     find_task,
-    path_arg,
     print_frame,
     selection_arg,
     tiers_arg,
@@ -38,7 +34,7 @@ from ._common import (
 
 
 def cmd_tasks_list(args: argparse.Namespace) -> None:
-    tasks = generate_tasks(*selection_arg(args), args.tier, corpus_size_arg(args))
+    tasks = generate_tasks(*selection_arg(args), tiers_arg(args)[0], corpus_size_arg(args))
     rows = [
         {
             "task_id": t.task_id,
@@ -67,7 +63,7 @@ def _doc_lines(task: Task, hidden: bool) -> list[str]:
 
 
 def cmd_tasks_show(args: argparse.Namespace) -> None:
-    task, _ = find_task(args.task_id, args.family, args.distractors, args.corpus_size)
+    task, _ = find_task(args.task_id, args.family, args.distractors or 0, args.corpus_size)
     if args.json:
         print(task.model_dump_json(indent=2))
         return
@@ -96,7 +92,7 @@ def cmd_tasks_show(args: argparse.Namespace) -> None:
 def cmd_tasks_export(args: argparse.Namespace) -> None:
     specs, seeds, distractors = selection_arg(args)
     by_id = {s.id: s for s in specs}
-    tasks = generate_tasks(specs, seeds, distractors, args.tier, corpus_size_arg(args))
+    tasks = generate_tasks(specs, seeds, distractors, tiers_arg(args)[0], corpus_size_arg(args))
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:  # into a temporary file, then renamed: a failed export leaves the old file as it was
@@ -178,8 +174,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("task_id", help="<template>__s<seed> or <template>__<tier>__s<seed>, any seed")
     p.add_argument("--family", action="append", metavar="F")
     p.add_argument("--json", action="store_true", help="the whole task as JSON")
-    p.add_argument("--distractors", type=DISTRACTORS, default=0, metavar="N")
-    add_corpus_size(p)
+    add_options(p, "cli", ("distractors", "corpus_size"))
     p.set_defaults(func=cmd_tasks_show)
     p = tsub.add_parser("export", help="tasks as JSONL, one a line")
     add_selection(p)

@@ -22,7 +22,7 @@ episode's trace read back from the conversation an inspect agent leaves.
   and offers `delegate`; each handoff runs on the access layer's `handoff_view` (the
   intersection of scopes) by `InspectSubAgent` (react() with the sample's model, over tools
   bound to the handoff's own session) or by the peb system `-T delegate_system` names
-  (`build_delegate`). Each sub-episode is kept in the sample's store (`HANDOFFS_KEY`, beside
+  (`systems.sub_agent`). Each sub-episode is kept in the sample's store (`HANDOFFS_KEY`, beside
   what its call returned) for `episode_reply` to nest in its step;
 - `episode_reply(messages, max_steps, submitted, error, usage, handoffs)`: the episode as a
   `Reply` with its trace: one `Step` per assistant message (a model request), its tool calls,
@@ -66,11 +66,10 @@ from peb_core.systems import (
     Reply,
     ReplyStatus,
     Step,
-    SystemSpecError,
     ToolCall,
     Usage,
-    build_system,
     get_protocol,
+    sub_agent,
     system_name,
 )
 from peb_core.tasks import ScenarioFile, generate_task, load_families
@@ -281,28 +280,6 @@ class InspectSubAgent:
         return episode_reply(state.messages, self.max_steps, session.submitted)
 
 
-def build_delegate(
-    name: str | None, spec: ScenarioFile, protocol: str, disclosure: str, max_steps: int
-) -> Any:
-    """The peb agent system `name` that runs handoffs (`-T delegate_system`: an agent baseline
-    or `agent:<litellm model>`), built as `--delegate-system` is; None for None. A ValueError
-    (one line) for a name that is not an agent system."""
-    if name is None:
-        return None
-    try:
-        system = build_system(
-            name, [spec], protocol=protocol, disclosure=disclosure, max_steps=max_steps
-        )
-    except SystemSpecError as exc:
-        raise ValueError(f"delegate_system: {exc}") from None
-    if getattr(system, "view", None) != "agent":
-        raise ValueError(
-            f"delegate_system {name}: a sub-agent must be an agent system (an agent baseline "
-            "or agent:<model>)"
-        )
-    return system
-
-
 @solver
 def episode_setup(
     disclosure: str,
@@ -327,7 +304,9 @@ def episode_setup(
         delegator = None
         if view.delegates:
             if spec.id not in handing:
-                handing[spec.id] = build_delegate(delegate, spec, protocol, disclosure, max_steps)
+                handing[spec.id] = delegate and sub_agent(
+                    delegate, [spec], protocol=protocol, disclosure=disclosure, max_steps=max_steps
+                )
             system = handing[spec.id]
             if system is None:
                 name = system_name(f"{SUB_AGENT}:{state.model}", protocol)

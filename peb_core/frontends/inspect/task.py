@@ -30,7 +30,8 @@ trace metrics too (`agent`; docs/benchmark.md §10.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from inspect import Parameter, Signature
 from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
@@ -50,15 +51,14 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from peb_core._provenance import package_version
-from peb_core.access import DEFAULT_DISCLOSURE, agent_start, get_disclosure
+from peb_core.access import agent_start
 from peb_core.frontends.inspect.agent import (
     HANDOFFS_KEY,
     SUBMITTED_KEY,
     HandedOff,
-    build_delegate,
     chat_messages,
     end_episode,
     episode_reply,
@@ -69,7 +69,18 @@ from peb_core.frontends.inspect.agent import (
     inspect_schema,
     react_agent,
 )
-from peb_core.runs import RunManifest, count_records, write_run
+from peb_core.runs import (
+    RunManifest,
+    RunPlan,
+    RunSpecError,
+    default,
+    naming,
+    new_manifest,
+    options,
+    plan_run,
+    read_spec,
+    write_run,
+)
 from peb_core.scoring import (
     EVAL_SUMMARY,
     HANDOFF,
@@ -82,10 +93,8 @@ from peb_core.scoring import (
 )
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
-    DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
     MAX_REPEATS,
-    PROTOCOLS,
     ModelSystem,
     PromptProtocol,
     Reply,
@@ -100,16 +109,12 @@ from peb_core.systems import (
 from peb_core.tasks import (
     MAX_SEED,
     MAX_TASKS,
-    TIERS,
     ScenarioFile,
     Task,
-    Tier,
-    check_corpus_size,
     count_tasks,
     format_seeds,
     generate_task,
     generate_tasks,
-    get_tier,
     load_families,
     parse_seeds,
     scenario_hash,
@@ -134,26 +139,6 @@ class InspectLogError(ValueError):
 _Meta = TypeVar("_Meta", bound=BaseModel)
 
 
-def _family(family: str) -> ScenarioFile:
-    families = load_families()
-    if family not in families:
-        raise ValueError(f"unknown family {family!r}; valid: {', '.join(families)}")
-    return families[family]
-
-
-def _tier(tier: str) -> Tier:
-    if tier not in TIERS:
-        raise ValueError(f"unknown tier {tier!r}; valid: {', '.join(TIERS)}")
-    return tier
-
-
-def _protocol(name: str) -> PromptProtocol:
-    try:
-        return get_protocol(name)
-    except KeyError as exc:
-        raise ValueError(exc.args[0]) from None
-
-
 def response_schema(spec: ScenarioFile) -> ResponseSchema:
     """The family's response format (the one `ModelSystem` sends) as inspect's ResponseSchema."""
     form = response_format(spec, "json_schema")["json_schema"]
@@ -166,18 +151,24 @@ def response_schema(spec: ScenarioFile) -> ResponseSchema:
 
 
 def sample(
-    generated: Task, spec: ScenarioFile, protocol: PromptProtocol, episode: bool = False
+    generated: Task,
+    spec: ScenarioFile,
+    protocol: PromptProtocol,
+    episode: bool = False,
+    *,
+    named: bool = False,
 ) -> Sample:
     """The sample of one task: the protocol's messages from the view it reads (for an
     `episode`, its agent messages from the agent's start: no document); the task named in the
-    metadata."""
+    metadata. Its id is the task id (`named`: with its family before it, for a task of several
+    families, where two families' templates may share an id)."""
     if episode:
         assert protocol.agent is not None
         messages = protocol.agent(agent_start(generated, spec))
     else:
         messages = protocol.render(view_for(protocol.view, generated, spec))
     return Sample(
-        id=generated.task_id,
+        id=f"{generated.family}/{generated.task_id}" if named else generated.task_id,
         input=chat_messages(messages),
         metadata={
             "family": generated.family,
@@ -291,13 +282,15 @@ _EVENTS = sorted(
 
 @solver
 def reply_or_error() -> Solver:
-    """`generate`, except that a model call that fails after inspect's retries is kept in the
-    sample's metadata (`error`), so the sample is scored as the runner scores an error record
-    (never unsafe, unsafe in the worst case) instead of being left out of the metrics."""
+    """`generate` with the sample's family's response schema, except that a model call that
+    fails after inspect's retries is kept in the sample's metadata (`error`), so the sample is
+    scored as the runner scores an error record (never unsafe, unsafe in the worst case)
+    instead of being left out of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        schema = response_schema(load_families()[state.metadata["family"]])
         try:
-            return await generate(state)
+            return await generate(state, response_schema=schema)
         except LimitExceededError:
             raise
         except Exception as exc:
@@ -338,7 +331,7 @@ def peb_scorer(
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
-        spec = _family(meta["family"])
+        spec = load_families()[meta["family"]]
         task = generate_task(spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size)
         system = system_name(str(state.model), protocol)
         if max_steps is None:
@@ -384,115 +377,101 @@ def _seeds(seeds: str | int | Sequence[str | int] | None) -> list[int] | None:
     return parse_seeds(str(seeds))
 
 
-def _episode_options(
-    level: Tier,
-    prompts: PromptProtocol,
-    disclosure: str | None,
-    max_steps: int | None,
-    corpus_size: int | None,
-    delegate: str | None = None,
-) -> tuple[str, int, int | None] | None:
-    """(disclosure, max_steps, corpus_size) for a tier whose tasks are corpora an agent
-    searches (the `agent` tier), checked; None for another tier (where none may be given,
-    nor a `delegate` system)."""
-    tier_spec = get_tier(level)
-    if tier_spec.corpus is None:
-        given = [n for n, v in (("disclosure", disclosure), ("max_steps", max_steps),
-                                ("corpus_size", corpus_size), ("delegate_system", delegate))
-                 if v is not None]  # fmt: skip
-        if given:
-            agents = [t.name for t in TIERS.values() if t.corpus is not None]
-            raise ValueError(
-                f"{', '.join(given)}: only for an agent's episodes (tier {' or '.join(agents)}), "
-                f"not tier {level}"
-            )
-        return None
-    if prompts.agent is None:
-        valid = [p.id for p in PROTOCOLS.values() if p.agent is not None]
-        raise ValueError(
-            f"protocol {prompts.id} has no agent rendering; valid for agents: {', '.join(valid)}"
-        )
-    mode = DEFAULT_DISCLOSURE if disclosure is None else str(disclosure)
-    get_disclosure(mode)  # a ValueError naming the modes for another
-    steps = DEFAULT_MAX_STEPS if max_steps is None else int(max_steps)
-    if steps < 1:
-        raise ValueError(f"max_steps {steps}: expected a positive integer")
-    size = None if corpus_size is None else int(corpus_size)
-    if size is not None:
-        check_corpus_size(level, size)
-    return mode, steps, size
+def inspect_plan(values: Mapping[str, Any]) -> RunPlan:
+    """The run `-T` options `values` declare, checked as every front-end checks a run
+    (`runs.plan_run`); a ValueError of one line naming each option as `-T` does."""
+    names = naming("inspect")
+    try:
+        return plan_run(read_spec(values, names, frontend="inspect"), names, frontend="inspect")
+    except RunSpecError as exc:
+        raise ValueError(str(exc)) from None
 
 
-@task
-def partial_evidence(
-    family: str = "due_diligence_v1",
-    tier: str = "paper",
-    protocol: str = DEFAULT_PROTOCOL,
-    seeds: str | list[str] | None = None,
-    disclosure: str | None = None,
-    max_steps: int | None = None,
-    corpus_size: int | None = None,
-    delegate_system: str | None = None,
-) -> inspect_ai.Task:
-    """One family's tasks on a tier, at `seeds` (e.g. `11,23` or `400-439`; default: the
-    family's canonical seeds), under a prompt protocol, with the family's response schema and
-    `ModelSystem`'s default temperature and token cap. On the `agent` tier each sample is an
-    agent's episode: inspect's `react()` agent (or the `--solver` given) with the tools `search`,
-    `open` and `submit` over the task's corpus under `disclosure` (default `silent`), at most
-    `max_steps` model requests (default 24), `corpus_size` documents per task (default 60). On
-    tasks that list sub-agents (the `delegation` tier) `delegate` is offered too: a handoff runs
-    inspect's `react()` with the same model, or the peb agent system `delegate_system` names."""
-    spec, level, prompts = _family(family), _tier(tier), _protocol(protocol)
-    seed_list = _seeds(seeds)
-    episode = _episode_options(level, prompts, disclosure, max_steps, corpus_size, delegate_system)
-    size = episode[2] if episode else None
-    tasks = generate_tasks([spec], seed_list, 0, level, size)
+def partial_evidence(**options: Any) -> inspect_ai.Task:
+    """Tasks of the families named (`family`, one or several; default every family) on a tier,
+    at `seeds` (e.g. `11,23` or `400-439`; default: each family's canonical seeds), under a
+    prompt protocol, with each family's response schema and `ModelSystem`'s default
+    temperature and token cap. On a tier whose tasks are corpora (`agent`, `delegation`,
+    `grants`) each sample is an agent's episode: inspect's `react()` agent (or the `--solver`
+    given) with the access layer's tools over the task's corpus under `disclosure`, at most
+    `max_steps` model requests, `corpus_size` documents per task. On tasks that list sub-agents
+    `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
+    peb agent system `delegate_system` names. Every option is the run declaration's
+    (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s), read by
+    `inspect_plan`."""
+    plan = inspect_plan(options)
+    spec = plan.spec
+    families = plan.selection.families
+    prompts = get_protocol(spec.protocol)
+    tasks = generate_tasks(families, plan.seeds, 0, plan.tier, plan.corpus_size)
     config = GenerateConfig(temperature=ModelSystem.temperature, max_tokens=ModelSystem.max_tokens)
     metadata = {
         "benchmark": BENCHMARK,
-        "family": spec.id,
-        "tier": level,
+        "families": [f.id for f in families],
+        "tier": plan.tier,
         "protocol": prompts.id,
-        "seeds": seed_list,
-        "scenario_hash": scenario_hash([spec], level),
+        "seeds": plan.seeds,
+        "scenario_hash": scenario_hash(families, plan.tier),
         "package_version": package_version(),
     }
-    if episode is None:
+    several = len(families) > 1
+    specs = {f.id: f for f in families}
+    dataset = [sample(t, specs[t.family], prompts, plan.episodes, named=several) for t in tasks]
+    if not plan.episodes:
+        schema = {} if several else {"response_schema": response_schema(families[0])}
         return inspect_ai.Task(
-            dataset=[sample(t, spec, prompts) for t in tasks],
+            dataset=dataset,
             solver=reply_or_error(),
             scorer=peb_scorer(prompts.id),
-            config=config.merge(GenerateConfig(response_schema=response_schema(spec))),
+            config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
-    mode, steps, size = episode
+    steps = plan.max_steps
+    assert steps is not None
     delegates = any(t.sub_agents for t in tasks)
-    if delegate_system is not None:
-        delegate_system = str(delegate_system)
-        build_delegate(delegate_system, spec, prompts.id, mode, steps)  # checked now
     return inspect_ai.Task(
-        dataset=[sample(t, spec, prompts, episode=True) for t in tasks],
-        setup=episode_setup(mode, size, prompts.id, steps, delegate_system),
+        dataset=dataset,
+        setup=episode_setup(
+            spec.disclosure, plan.corpus_size, prompts.id, steps, spec.delegate_system
+        ),
         solver=react_episode(steps),
         cleanup=end_episode,
-        scorer=peb_scorer(prompts.id, steps, size),
+        scorer=peb_scorer(prompts.id, steps, plan.corpus_size),
         metrics=DELEGATION_METRICS if delegates else EPISODE_METRICS,
         config=config,
         metadata={
             **metadata,
-            "disclosure": mode,
+            "disclosure": spec.disclosure,
             "max_steps": steps,
-            "corpus_size": size,
-            "delegate_system": delegate_system,
+            "corpus_size": plan.corpus_size,
+            "delegate_system": spec.delegate_system,
         },
     )
+
+
+def task_signature() -> Signature:
+    """The task's signature, derived from the run declaration: one keyword per `-T` option
+    (the run options the inspect front-end offers, read from the declaration; the model,
+    epochs, limits and sampling are inspect's own), its default the option's own (inspect
+    lists them, records them in the log, and passes no other option on)."""
+    return Signature(
+        [
+            Parameter(name, Parameter.KEYWORD_ONLY, default=default(name, "inspect"))
+            for name in options("inspect")
+        ],
+        return_annotation=inspect_ai.Task,
+    )
+
+
+partial_evidence.__signature__ = task_signature()  # type: ignore[attr-defined]
+partial_evidence = task(partial_evidence)
 
 
 class _EvalMetadata(BaseModel):
     """What `partial_evidence` writes in an eval's metadata (besides `benchmark`), and a log
     must hold to be imported (an edited log is checked, not trusted)."""
 
-    family: str
+    families: list[str] = Field(min_length=1)
     tier: str
     protocol: str
     seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] | None
@@ -504,6 +483,14 @@ class _EvalMetadata(BaseModel):
     corpus_size: Annotated[int, Field(ge=1)] | None = None
     delegate_system: str | None = None
     """The peb system that ran handoffs (None: inspect's react() with the eval's model)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_family(cls, data: Any) -> Any:
+        """Logs written before the task took several families name one, as `family`."""
+        if isinstance(data, dict) and "families" not in data and "family" in data:
+            data = {k: v for k, v in data.items() if k != "family"} | {"families": [data["family"]]}
+        return data
 
 
 class _SampleMetadata(BaseModel):
@@ -597,44 +584,36 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         )
     if evaluation.samples is None:
         raise InspectLogError(f"{log}: holds no samples (was it logged with --no-log-samples?)")
-    families = load_families()
-    if meta.family not in families:
-        raise InspectLogError(
-            f"{log}: metadata.family {meta.family!r} is not among the scenarios; "
-            f"valid: {', '.join(families)}"
-        )
-    family = families[meta.family]
+    values: dict[str, Any] = {
+        "family": meta.families,
+        "tier": meta.tier,
+        "protocol": meta.protocol,
+        "seeds": meta.seeds,
+    }
+    if meta.max_steps is not None:
+        values |= {"disclosure": meta.disclosure, "max_steps": meta.max_steps}
+        values |= {"corpus_size": meta.corpus_size, "delegate_system": meta.delegate_system}
     try:
-        why = get_tier(meta.tier).unsupported(family)
-        protocol = get_protocol(meta.protocol)
-    except (ValueError, KeyError) as exc:
-        raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
-    if why is not None:
-        raise InspectLogError(f"{log}: family {family.id} has no {meta.tier} tier: {why}")
-    try:
-        episode = _episode_options(
-            meta.tier,
-            protocol,
-            meta.disclosure,
-            meta.max_steps,
-            meta.corpus_size,
-            meta.delegate_system,
-        )
+        plan = inspect_plan(values | {"max_tasks": max_tasks})
     except ValueError as exc:
-        raise InspectLogError(f"{log}: metadata: {exc.args[0]}") from None
-    if episode is not None and meta.max_steps is None:
+        raise InspectLogError(f"{log}: metadata: {exc}") from None
+    episode = plan.max_steps if plan.episodes else None
+    if plan.episodes and meta.max_steps is None:
         raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {meta.tier}")
+    protocol = get_protocol(plan.spec.protocol)
+    families = list(plan.selection.families)
     limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
     if isinstance(limit, int) and limit < 1:
         raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
     if not isinstance(limit, int) or spec.config.sample_shuffle:
         limit = None
-    n_every = count_tasks([family], meta.seeds)
-    if min(n_every, limit or n_every) > max_tasks:
+    n_every = count_tasks(families, meta.seeds)
+    if min(n_every, limit or n_every) * epochs > max_tasks:
         raise InspectLogError(
-            f"{log}: metadata names {n_every:,} tasks, more than --max-tasks ({max_tasks:,})"
+            f"{log}: metadata names {n_every:,} tasks x {epochs} epochs, more than --max-tasks "
+            f"({max_tasks:,})"
         )
-    keys = set(islice(task_keys([family], meta.seeds, meta.tier), limit))
+    keys = set(islice(task_keys(families, meta.seeds, meta.tier), limit))
     agent = spec.solver or "react"
     system = system_name(f"{agent}:{spec.model}" if episode else spec.model, protocol.id)
     seen: set[tuple[str, str, int]] = set()
@@ -648,8 +627,8 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         if named.task_id != task_id(named.template, named.seed, named.tier) or key not in keys:
             raise InspectLogError(
                 f"{where}: task {named.family}/{named.task_id} (template {named.template}, "
-                f"seed {named.seed}, tier {named.tier}) is not a task of this run ({family.id}, "
-                f"tier {meta.tier}, seeds {format_seeds(meta.seeds)})"
+                f"seed {named.seed}, tier {named.tier}) is not a task of this run "
+                f"({', '.join(meta.families)}, tier {meta.tier}, seeds {format_seeds(meta.seeds)})"
             )
         if (*key, s.epoch) in seen:
             repeats = sum(
@@ -679,7 +658,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             usage = _sample_usage(s)
             if meta.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
-            reply = episode_reply(s.messages, episode[1], submitted, error, usage, handoffs)
+            reply = episode_reply(s.messages, episode, submitted, error, usage, handoffs)
             records.append(
                 ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
             )
@@ -695,30 +674,24 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     if episode is None:
         config["response_format"] = "json_schema"
     else:
-        config.update(agent=agent, disclosure=episode[0], max_steps=episode[1])
+        config.update(agent=agent, disclosure=plan.spec.disclosure, max_steps=episode)
         if meta.delegate_system is not None:
             config["delegate_system"] = {"name": meta.delegate_system}
-    try:
-        manifest = RunManifest(
-            system=system,
-            config={**config, "inspect_log": str(log)},
-            families=[family.id],
-            seeds=meta.seeds,
-            tier=meta.tier,
-            corpus_size=meta.corpus_size,
-            limit=limit,
-            repeats=epochs,
-            package_version=meta.package_version,
-            scenario_hash=meta.scenario_hash,
-            started_at=evaluation.stats.started_at or spec.created,
-            finished_at=evaluation.stats.completed_at if finished else None,
-            state="finished" if finished and len(records) == len(keys) * epochs else "interrupted",
-            counts=count_records(len(keys), records),
-        )
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InspectLogError(
-            f"{log}: cannot be imported: {'.'.join(map(str, err['loc']))}: {err['msg']}"
-        ) from None
-    write_run(out, manifest, records)
-    return manifest
+    manifest = new_manifest(
+        system=system,
+        config={**config, "inspect_log": str(log)},
+        families=families,
+        seeds=meta.seeds,
+        tier=meta.tier,
+        kind="episodes" if plan.episodes else "one_shot",
+        n_tasks=len(keys),
+        corpus_size=meta.corpus_size,
+        limit=limit,
+        repeats=epochs,
+        versions={"inspect_ai": inspect_ai.__version__},
+    )
+    manifest = manifest.model_copy(
+        update={"started_at": evaluation.stats.started_at or spec.created}
+    )
+    complete = finished and len(records) == len(keys) * epochs
+    return write_run(out, manifest, families, records, "finished" if complete else "interrupted")

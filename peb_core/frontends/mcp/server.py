@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..._provenance import installed_versions, package_version
+from ..._provenance import package_version
 from ...access import (
     DELEGATE,
     AgentSession,
@@ -54,22 +54,7 @@ from ...access import (
     get_disclosure,
     tool_schemas,
 )
-from ...runs import (
-    MANIFEST,
-    RESPONSES,
-    RunCounts,
-    RunError,
-    RunManifest,
-    count_records,
-    open_run_file,
-    read_manifest,
-    records_of_run,
-    run_differences,
-    run_lock,
-    set_aside_torn_tail,
-    task_set,
-    write_manifest,
-)
+from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     DEFAULT_PROTOCOL,
     Delegation,
@@ -82,19 +67,16 @@ from ...systems import (
     ToolCall,
     Usage,
     answering_repeat,
-    build_system,
     get_protocol,
     system_name,
 )
-from ...tasks import ScenarioFile, Task, Tier, iter_tasks, response_schema, scenario_hash, view_for
+from ...tasks import ScenarioFile, Task, iter_tasks, response_schema, view_for
+from . import DEFAULT_PORT
 
 MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
-DEFAULT_DELEGATE_SYSTEM = "agent_fail_and_report"
-"""The sub-agent that plays handed-off episodes when none is chosen: the careful agent baseline,
-which reports its gap, so what a requester does with a reported gap is what is measured."""
 
 _START_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -144,56 +126,33 @@ class McpBench:
 
     Args:
         out: the run folder (created, or resumed when it holds the same run).
-        spec: the family served (the `submit` tool's schema is its response schema).
-        seeds: integer seeds; None for the family's canonical seeds.
-        tier: a tier whose tasks are reached through tools (`agent`).
-        corpus_size: documents per task (None: the tier's default).
-        distractors: neutral authorized documents added to each task.
-        disclosure: the access layer's disclosure mode.
-        max_steps: tool calls an episode may make without a submit (a step of an MCP episode
-            is one tool call: the client's model requests are not seen).
+        plan: the run, checked (`runs.plan_run` with `frontend="mcp"`): one family served (the
+            `submit` tool's schema is its response schema) at its seeds, on a tier whose tasks
+            are reached through tools, under its disclosure mode, with `max_steps` tool calls
+            an episode may make without a submit (a step of an MCP episode is one tool call:
+            the client's model requests are not seen), its repeats (a task may be started until
+            it has that many episodes, each recorded with its repeat index), and the system
+            that plays the episode a `delegate` call hands off (`plan.delegate`, on tasks that
+            list sub-agents), recorded in the run's config.
         protocol: the prompt protocol whose agent rendering is the start of an episode.
-        delegate_system: the agent system (an agent baseline or `agent:<model>`, as
-            `systems.build_system` builds one) that plays the episode a `delegate` call hands
-            off, on tasks that list sub-agents (None: `DEFAULT_DELEGATE_SYSTEM`); recorded in
-            the run's config. A ValueError when the tasks list none.
-        repeats: how many episodes of each task the run records (`peb run --repeats`): a task
-            may be started until it has that many, each recorded with its repeat index.
     """
 
-    def __init__(
-        self,
-        out: Path,
-        spec: ScenarioFile,
-        seeds: Sequence[int] | None,
-        *,
-        tier: Tier,
-        corpus_size: int | None = None,
-        distractors: int = 0,
-        disclosure: str,
-        max_steps: int,
-        protocol: str = DEFAULT_PROTOCOL,
-        delegate_system: Any = None,
-        repeats: int = 1,
-    ) -> None:
+    def __init__(self, out: Path, plan: RunPlan, *, protocol: str = DEFAULT_PROTOCOL) -> None:
         self.out = out
-        self.spec = spec
+        self.plan = plan
+        [self.spec] = plan.selection.families
         self.protocol: PromptProtocol = get_protocol(protocol)
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
-        self.disclosure = disclosure
-        self.max_steps = max_steps
-        self.repeats = repeats
-        tasks = iter_tasks([spec], seeds, distractors, tier, corpus_size)
+        self.disclosure = plan.spec.disclosure
+        assert plan.max_steps is not None
+        self.max_steps = plan.max_steps
+        self.repeats = plan.spec.repeats
+        tasks = iter_tasks(
+            [self.spec], plan.seeds, plan.selection.distractors, plan.tier, plan.corpus_size
+        )
         self.tasks = {f"task-{i:03d}": task for i, task in enumerate(tasks, start=1)}
-        if delegate_system is not None and not any(t.sub_agents for t in self.tasks.values()):
-            raise ValueError(
-                f"--delegate-system: the {tier} tier's tasks list no sub-agents to hand off to; "
-                "it applies to tiers whose tasks do (delegation)"
-            )
-        if delegate_system is None and any(t.sub_agents for t in self.tasks.values()):
-            delegate_system = build_system(DEFAULT_DELEGATE_SYSTEM, [spec], disclosure=disclosure)
-        self.delegate_system = delegate_system
+        self.delegate_system = plan.delegate
         self.tools = [
             types.Tool(name=LIST_TASKS, description=_LIST_DESCRIPTION, input_schema=_EMPTY),
             types.Tool(name=START_TASK, description=_START_DESCRIPTION, input_schema=_START_SCHEMA),
@@ -203,43 +162,36 @@ class McpBench:
                     description=tool["function"]["description"],
                     input_schema=tool["function"]["parameters"],
                 )
-                for tool in family_tools(spec, disclosure)
+                for tool in family_tools(self.spec, self.disclosure)
             ),
-            *([_delegate_tool(spec, disclosure)] if delegate_system is not None else []),
+            *([_delegate_tool(self.spec, self.disclosure)] if plan.delegate is not None else []),
         ]
-        self._template = RunManifest(
+        handing = plan.delegate
+        self.manifest = new_manifest(
             system="",
             config={
-                "disclosure": disclosure,
-                "max_steps": max_steps,
+                "disclosure": self.disclosure,
+                "max_steps": self.max_steps,
                 "protocol": self.protocol.id,
                 **(
                     {}
-                    if delegate_system is None
-                    else {
-                        "delegate_system": {
-                            "name": delegate_system.name,
-                            **delegate_system.config(),
-                        }
-                    }
+                    if handing is None
+                    else {"delegate_system": {"name": handing.name, **handing.config()}}
                 ),
             },
-            families=[spec.id],
-            seeds=list(seeds) if seeds is not None else None,
-            distractors=distractors,
-            tier=tier,
-            corpus_size=corpus_size,
-            package_version=package_version(),
-            versions=_versions(),
+            families=[self.spec],
+            seeds=plan.seeds,
+            tier=plan.tier,
+            kind="episodes",
+            n_tasks=len(self.tasks),
+            distractors=plan.selection.distractors,
+            corpus_size=plan.corpus_size,
+            repeats=self.repeats,
             digests={"protocol_text": self.protocol.agent_digest},
-            scenario_hash=scenario_hash([spec], tier),
-            repeats=repeats,
-            started_at=_now(),
-            state="running",
-            counts=RunCounts(n_tasks=len(self.tasks)),
+            versions={"mcp": version("mcp")},
         )
-        self.manifest: RunManifest | None = None
-        self.records: list[ResponseRecord] = []
+        """The run's manifest, until the writer takes it (`open`)."""
+        self.writer: RunWriter | None = None
         self._recorded: dict[tuple[str, str], set[int]] = {}
         """The repeats of each task (family, task id) with a record."""
         self.active: dict[str, ClientState] = {}
@@ -247,57 +199,27 @@ class McpBench:
 
     # The run folder.
 
-    def open(self) -> None:
-        """Adopt the run already in `out` (the same run, any client name) or start afresh; a
-        RunError for a folder that holds another run or replies without a manifest. Call with
-        the run's lock held."""
-        if (self.out / MANIFEST).exists():
-            old = read_manifest(self.out)
-            differences = run_differences(
-                old, self._template.model_copy(update={"system": old.system})
-            )
-            if not old.system.startswith(MCP_PREFIX):
-                differences.insert(0, f"system {old.system} -> {MCP_PREFIX}<client>")
-            if differences:
-                raise RunError(
-                    f"{self.out}: holds a different run: {'; '.join(differences)}; "
-                    "choose another --out"
-                )
-            self.manifest = old.model_copy(
-                update={"state": "running", "finished_at": None, "versions": _versions()}
-            )
-            write_manifest(self.out, self.manifest)
-        elif (self.out / RESPONSES).exists():
-            raise RunError(
-                f"{self.out}: holds {RESPONSES} but no {MANIFEST}: replies of an unknown run, not "
-                "adopted; choose another --out"
-            )
-        torn = set_aside_torn_tail(self.out / RESPONSES)
-        if torn:
-            self.warnings.append(torn)
-        if self.manifest is not None:
-            keys = set(task_set(self.out, self.manifest, {self.spec.id: self.spec}))
-            self.records, problems = records_of_run(self.out, self.manifest, keys)
-            for record in self.records:
+    @contextmanager
+    def open(self) -> Iterator[RunWriter]:
+        """Hold the run folder while serving: the run already in `out` (the same run, any
+        client's name) is resumed, or one is started (written once a client starts a task); a
+        RunError for a folder that holds another run or replies without a manifest. Warnings
+        met are kept in `warnings`. At the end every open episode is recorded (`no_submit`:
+        the server stopped) and the run left `finished` if every task has its records, else
+        `interrupted` (serving again resumes it)."""
+        with RunWriter.resume(
+            self.out, self.manifest, [self.spec], retry_errors=False, any_system=MCP_PREFIX
+        ) as writer:
+            self.warnings += writer.problems
+            self.writer = writer
+            for record in writer.records:
                 self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
-            self.warnings += problems
-
-    def close(self) -> RunManifest | None:
-        """End every open episode (`no_submit`: the server stopped) and leave the manifest
-        `finished` if every task has a record, else `interrupted` (serving again resumes it)."""
-        for client in list(self.active.values()):
-            self._end(client, "no_submit", "the server stopped before a submit")
-        if self.manifest is None:
-            return None
-        done = len(self.records) == len(self.tasks) * self.repeats
-        self.manifest = self.manifest.model_copy(
-            update={
-                "state": "finished" if done else "interrupted",
-                "finished_at": _now() if done else None,
-            }
-        )
-        write_manifest(self.out, self.manifest)
-        return self.manifest
+            try:
+                yield writer
+            finally:
+                for client in list(self.active.values()):
+                    self._end(client, "no_submit", "the server stopped before a submit")
+                self.manifest = writer.close()
 
     def status(self, task_id: str) -> str:
         """`recorded` (every repeat), `in progress` (on some connection) or `open`."""
@@ -315,15 +237,10 @@ class McpBench:
 
     def _record(self, record: ResponseRecord) -> None:
         """Append `record` (flushed at once), then the manifest with the counts so far."""
-        assert self.manifest is not None
-        with open_run_file(self.out / RESPONSES, "a") as handle:
-            handle.write(record.model_dump_json() + "\n")
-        self.records.append(record)
+        assert self.writer is not None
+        self.writer.append(record)
+        self.writer.checkpoint()
         self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
-        self.manifest = self.manifest.model_copy(
-            update={"counts": count_records(len(self.tasks), self.records)}
-        )
-        write_manifest(self.out, self.manifest)
 
     # Calls.
 
@@ -419,13 +336,13 @@ class McpBench:
         status = self.status(task_id)
         if status != "open":
             return _failed(f"start_task: task {task_id} is {status}; choose an open task")
-        if self.manifest is None:
-            self.manifest = self._template.model_copy(update={"system": self._system(client)})
-            write_manifest(self.out, self.manifest)
-        elif self._system(client) != self.manifest.system:
+        assert self.writer is not None
+        try:
+            self.writer.claim(self._system(client))
+        except RunError:
             return _failed(
-                f"start_task: this run records the client {self.manifest.system!r}; a client "
-                f"named {client.name!r} needs a run folder of its own"
+                f"start_task: this run records the client {self.writer.manifest.system!r}; a "
+                f"client named {client.name!r} needs a run folder of its own"
             )
         task = self.tasks[task_id]
         view = view_for("agent", task, self.spec)
@@ -453,7 +370,7 @@ class McpBench:
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
         episode = client.episode
-        assert episode is not None and self.manifest is not None
+        assert episode is not None and self.writer is not None
         client.episode = None
         self.active.pop(episode.task_id, None)
         steps = [*client.pending, *episode.steps]
@@ -469,7 +386,7 @@ class McpBench:
             ResponseRecord.of_reply(
                 episode.task.family,
                 episode.task.task_id,
-                self.manifest.system,
+                self.writer.manifest.system,
                 reply,
                 repeat=episode.repeat,
             )
@@ -521,15 +438,6 @@ def _result(
 ) -> types.CallToolResult:
     blocks: list[types.ContentBlock] = [types.TextContent(text=t) for t in (content, *notes)]
     return types.CallToolResult(content=blocks, is_error=error is not None)
-
-
-def _versions() -> dict[str, str]:
-    """The versions a run records, and the `mcp` SDK's that served it."""
-    return {**installed_versions(), "mcp": version("mcp")}
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection:
@@ -602,15 +510,14 @@ def build_server(bench: McpBench) -> Server[Any]:
 def serve(
     bench: McpBench,
     transport: str = "stdio",
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     ready: Callable[[str], None] | None = None,
 ) -> RunManifest | None:
     """Serve `bench` over `transport` (`stdio`: one client, until it disconnects; `http`:
     streamable HTTP on 127.0.0.1:`port` at /mcp, until interrupted) holding the run's lock;
     `ready` is told where. A KeyboardInterrupt stops it as the end of the input does. The
     manifest at the end (None if no task was started)."""
-    with run_lock(bench.out):
-        bench.open()
+    with bench.open() as writer:
         try:
             if transport == "stdio":
                 if ready:
@@ -620,9 +527,7 @@ def serve(
                 anyio.run(_http, bench, port, ready)
         except KeyboardInterrupt:
             pass  # Ctrl-C: how a server is stopped
-        finally:
-            manifest = bench.close()
-    return manifest
+    return bench.manifest if writer.manifest.system else None
 
 
 async def _stdio(bench: McpBench) -> None:

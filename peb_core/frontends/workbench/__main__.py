@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import PORT
+from .._argv import PORT
 from ._serve import serve
 
 

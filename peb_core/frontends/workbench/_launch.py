@@ -1,111 +1,78 @@
-"""What the Run button and the headless form ask for, checked as `peb run` checks it (the task
-selection by `tasks.select_tasks`, the cap included; a corpus size by `tasks.check_corpus_size`;
-a limit, a step budget, repeats and a URL by the CLI's own argument types; an agent's budgets by
-`systems.budget_problem`; systems and disclosure modes by `systems.build_system`), started in
-the background; and the headless form run to its end with `peb run`'s exit statuses."""
+"""What the Run button and the headless form ask for, checked as `peb run` checks it: every
+option is the run declaration's (`runs.RunSpec`: the form's inputs and the headless flags are
+derived from it, their values read by `runs.read_spec` and the whole checked by
+`runs.plan_run`, as every front-end does), for each system asked for; started in the
+background; and the headless form run to its end with `peb run`'s exit statuses."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...access import DEFAULT_DISCLOSURE, DISCLOSURES
-from ...runs import RunJob, is_run_name, launch_folder, start_runs
-from ...systems import (
-    DEFAULT_MAX_STEPS,
-    DEFAULT_PROTOCOL,
-    PROTOCOLS,
-    System,
-    SystemSpecError,
-    budget_problem,
-    build_system,
+from ...runs import (
+    RunJob,
+    RunPlan,
+    RunSpec,
+    RunSpecError,
+    applies_to,
+    check_spec,
+    is_run_name,
+    launch_folder,
+    naming,
+    options,
+    plan_run,
+    read_values,
+    start_runs,
 )
-from ...tasks import (
-    DEFAULT_TIER,
-    FLAGS,
-    MAX_TASKS,
-    TIERS,
-    Selection,
-    SelectionError,
-    check_corpus_size,
-    select_tasks,
-)
-from ..cli import COUNT, REPEATS, URL, Parser, UsageError, path_arg
+from ...systems import BASELINES, REGISTRY
+from .._argv import Parser, UsageError, add_options, given, path_arg
 
-LABELS: Mapping[str, str | None] = {
-    "family": "Families",
-    "seeds": "Seeds",
-    "tier": "Tier",
-    "distractors": "Distractors",
-    "max_tasks": None,  # the form has no cap to raise: it is the CLI's default
-    "systems": "Systems",
-    "protocol": "Protocol",
-    "api_base": "API base",
-    "name": "Run name",
-    "limit": "Task limit",
-    "disclosure": "Disclosure",
-    "max_steps": "Max steps",
-    "corpus_size": "Corpus size",
-    "repeats": "Repeats",
-}
+
+def form_options() -> tuple[str, ...]:
+    """The run options the form and the headless flags offer besides the systems (read from
+    the declaration when asked)."""
+    return tuple(name for name in options("workbench") if name != "system")
+LABELS: dict[str, str] = {**naming("workbench"), "system": "Systems", "name": "Run name"}
 """How the Run button's form names each input in a message."""
-
-HEADLESS_FLAGS: Mapping[str, str | None] = {
-    **FLAGS,
-    "systems": "--run",
-    "protocol": "--protocol",
-    "api_base": "--api-base",
-    "name": "--name",
-    "limit": "--limit",
-    "disclosure": "--disclosure",
-    "max_steps": "--max-steps",
-    "corpus_size": "--corpus-size",
-    "repeats": "--repeats",
-}
+HEADLESS_FLAGS: dict[str, str] = {**naming("cli"), "system": "--run", "name": "--name"}
 """How the headless form names each input: as `peb run` does."""
+SYSTEMS = (
+    *BASELINES,
+    *(f"local/{name}" for name in REGISTRY),
+    *(f"agent:local/{name}" for name in REGISTRY),
+)
+"""The systems the form lists to pick (any litellm model string may be typed too)."""
 
 
 @dataclass(frozen=True)
 class RunForm:
-    """A run request as given, each value as typed (blank text: not given)."""
+    """A run request as given: the systems, each run option's value as typed (text, a list for
+    families, a bool for a switch; blank or None: not given, the declaration's default), and
+    the run folder's name."""
 
     systems: Sequence[str]
     """Baselines (the agent baselines among them), `local/<name>` embedded models, litellm model
-    strings, `agent:<model>` for either as a tool-calling agent."""
-    families: Sequence[str] | None
-    """None: every family."""
-    seeds: str = ""
-    tier: str = DEFAULT_TIER
-    protocol: str = DEFAULT_PROTOCOL
-    api_base: str = ""
+    strings, `agent:<model>` for either as a tool-calling agent; each entry may be
+    comma-separated."""
+    values: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
-    limit: str = ""
-    max_tasks: int = MAX_TASKS
-    disclosure: str = DEFAULT_DISCLOSURE
-    """What the access layer tells an agent system of what it withheld (`access.DISCLOSURES`)."""
-    max_steps: str = ""
-    """An agent model's model requests per episode (blank: `systems.DEFAULT_MAX_STEPS`)."""
-    corpus_size: str = ""
-    """Documents per task on a tier with corpora (blank: the tier's default)."""
-    repeats: str = ""
-    """How many times each task is answered, 1 to `systems.MAX_REPEATS` (blank: once)."""
-    no_cache: bool = False
-    """Model systems neither read nor write the reply cache (`peb run --no-cache`)."""
 
 
 @dataclass(frozen=True)
 class Launch:
-    """A checked run request: each system with the run folder it runs into."""
+    """A checked run request: each system's run plan with the run folder it runs into."""
 
-    plan: tuple[tuple[System, Path], ...]
-    selection: Selection
-    limit: int | None
-    corpus_size: int | None = None
-    repeats: int = 1
+    plan: tuple[tuple[RunPlan, Path], ...]
+
+    @property
+    def spec(self) -> RunSpec:
+        """The request's options (those of its first run; the others differ only by system
+        and by options that do not apply to them)."""
+        return self.plan[0][0].spec
 
 
 class LaunchError(ValueError):
@@ -116,15 +83,76 @@ class LaunchError(ValueError):
         self.problems = tuple(problems)
 
 
-def _checked(kind: Callable[[str], Any], text: str, name: str | None) -> tuple[Any, str | None]:
-    """`kind(text)` (a CLI argument type) and None, or None and the problem as one line."""
-    try:
-        return kind(text), None
-    except argparse.ArgumentTypeError as exc:
-        return None, f"{name}: {exc}"
+def _for_system(base: RunSpec, system: str | None, others: Sequence[str]) -> RunSpec:
+    """`base` for one of several systems asked for at once: an option that does not apply to
+    `system` but does to another of them is left at its default for this one (a protocol
+    picked for a model beside a baseline); one that applies to none is kept, and refused."""
+    kept = {}
+    for name in base.model_fields_set:
+        value = getattr(base, name)
+        alone = RunSpec(**{name: value, "system": system, "tier": base.tier})
+        if not applies_to(name, alone, "workbench") and any(
+            applies_to(name, RunSpec(**{name: value, "system": o, "tier": base.tier}))
+            for o in others
+        ):
+            continue
+        kept[name] = value
+    return RunSpec(**{**kept, "system": system})
 
 
-def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LABELS) -> Launch:
+def run_form() -> Any:
+    """The Run form's inputs (a marimo `ui.dictionary`), derived from the run declaration: the
+    systems to pick, litellm model strings to type and the run's name, then one input per run
+    option the form offers, in declared order, each with its label, its default and, for a
+    choice, the registry's names. Its value goes to `form_request`."""
+    import marimo as mo
+
+    from ...runs import default
+    from ...tasks import load_families
+
+    elements: dict[str, Any] = {
+        "systems": mo.ui.multiselect(
+            options=list(SYSTEMS), value=["fail_and_report"], label=LABELS["system"]
+        ),
+        "models": mo.ui.text(placeholder="openai/gpt-4o-mini", label="litellm model strings"),
+        "name": mo.ui.text(placeholder="automatic", label=LABELS["name"]),
+    }
+    for name in form_options():
+        option, value = options()[name], default(name, "workbench")
+        if option.kind == "choice" and option.choices is not None:
+            elements[name] = mo.ui.dropdown(
+                options=list(option.choices()), value=value, label=option.label
+            )
+        elif option.kind == "names":
+            families = list(load_families())
+            elements[name] = mo.ui.multiselect(
+                options=families, value=list(value or families), label=option.label
+            )
+        elif option.kind == "switch":
+            elements[name] = mo.ui.switch(value=bool(value), label=option.label)
+        else:
+            shown = option.placeholder or ("" if value is None else str(value))
+            elements[name] = mo.ui.text(placeholder=shown, label=option.label)
+    return mo.ui.dictionary(elements)
+
+
+def form_request(values: Mapping[str, Any]) -> RunForm:
+    """The run request of the Run form's value (`run_form`)."""
+    options_given = {k: v for k, v in values.items() if k in form_options()}
+    return RunForm(
+        systems=[*values.get("systems", ()), values.get("models", "")],
+        values=options_given,
+        name=values.get("name", ""),
+    )
+
+
+def form_help() -> str:
+    """What each input of the Run form does (Markdown), from the declaration."""
+    lines = [f"**{options()[name].label}**: {options()[name].help}" for name in form_options()]
+    return "  \n".join(lines)
+
+
+def check_run(form: RunForm, root: Path, *, names: Mapping[str, str] = LABELS) -> Launch:
     """The run request checked and planned: each system's run folder below `root` (see
     `runs.launch_folder`). Nothing is written and no embedded model is started unless every
     other input is valid.
@@ -133,129 +161,57 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str | None] = LA
         LaunchError: every problem, each one line naming the input (as `names` calls it) and
             what is valid.
     """
-    problems = []
+    problems: list[str] = []
     systems = [s.strip() for entry in form.systems for s in entry.split(",") if s.strip()]
     if not systems:
         problems.append(
-            f"{names['systems']}: no system named; pick a baseline or an embedded model, "
+            f"{names['system']}: no system named; pick a baseline or an embedded model, "
             "or type a litellm model string"
         )
-    limit = None
-    if form.limit.strip():
-        limit, problem = _checked(COUNT, form.limit.strip(), names["limit"])
-        problems += [problem] if problem else []
-    selection = None
-    try:
-        selection = select_tasks(
-            form.families,
-            form.seeds if form.seeds.strip() else None,
-            (form.tier,),
-            max_tasks=form.max_tasks,
-            limit=limit,
-            flags=names,
-        )
-    except SelectionError as exc:
-        problems.append(str(exc))
-    corpus_size = None
-    if form.corpus_size.strip():
-        corpus_size, problem = _checked(COUNT, form.corpus_size.strip(), names["corpus_size"])
-        if corpus_size is not None and form.tier in TIERS:
-            try:
-                check_corpus_size(form.tier, corpus_size)
-            except ValueError as exc:
-                problem = f"{names['corpus_size']}: {exc}"
-        problems += [problem] if problem else []
-    repeats = 1
-    if form.repeats.strip():
-        repeats, problem = _checked(REPEATS, form.repeats.strip(), names["repeats"])
-        problems += [problem] if problem else []
-    max_steps = None
-    if form.max_steps.strip():
-        max_steps, problem = _checked(COUNT, form.max_steps.strip(), names["max_steps"])
-        problem = problem or budget_problem(systems, [names["max_steps"] or "max_steps"])
-        problems += [problem] if problem else []
-    if form.disclosure not in DISCLOSURES:
-        problems.append(
-            f"{names['disclosure']}: unknown disclosure mode {form.disclosure!r}; valid: "
-            + ", ".join(DISCLOSURES)
-        )
-    if form.protocol not in PROTOCOLS:
-        problems.append(
-            f"{names['protocol']}: unknown protocol {form.protocol!r}; valid: "
-            + ", ".join(PROTOCOLS)
-        )
-    api_base = form.api_base.strip() or None
-    if api_base is not None:
-        _, problem = _checked(URL, api_base, names["api_base"])
-        problems += [problem] if problem else []
     name = form.name.strip()
     if name and not is_run_name(name):
         problems.append(
             f"{names['name']}: {name!r} cannot name a run folder; use letters, digits and "
             ". _ @ - (no spaces or slashes)"
         )
-    if problems or selection is None:
+    fields, refused = read_values(form.values, names, frontend="workbench")
+    problems += refused
+    base = RunSpec(**fields)
+    named: list[str | None] = [*systems] or [None]  # none named: the other inputs still checked
+    specs = [_for_system(base, system, systems) for system in named]
+    for spec in specs:
+        found = check_spec(spec, names, frontend="workbench")
+        problems += [p for p in found if p not in problems]
+    if problems:
         raise LaunchError(problems)
-    specs = list(selection.families)
-    try:
-        built = [
-            build_system(
-                s,
-                specs,
-                protocol=form.protocol,
-                api_base=api_base,
-                disclosure=form.disclosure,
-                max_steps=max_steps or DEFAULT_MAX_STEPS,
-                use_cache=not form.no_cache,
-            )
-            for s in systems
-        ]
-    except SystemSpecError as exc:
-        raise LaunchError([str(exc)]) from None
-    seeds = list(selection.seeds) if selection.seeds is not None else None
-    plan = tuple(
-        (
-            system,
-            root
-            / launch_folder(
-                system,
-                specs,
-                seeds,
-                form.tier,
-                name,
-                several=len(built) > 1,
-                corpus_size=corpus_size,
-                repeats=repeats,
-            ),
-        )
-        for system in built
-    )
+    plans = []
+    for spec in specs:
+        try:
+            plans.append(plan_run(spec, names, frontend="workbench"))
+        except RunSpecError as exc:
+            problems += [p for p in exc.problems if p not in problems]
+    if problems:
+        raise LaunchError(problems)
     return Launch(
-        plan=plan, selection=selection, limit=limit, corpus_size=corpus_size, repeats=repeats
+        plan=tuple(
+            (plan, root / launch_folder(plan, name, several=len(plans) > 1)) for plan in plans
+        )
     )
 
 
 def start_launch(launch: Launch) -> RunJob:
     """Start the launch's runs in the background (see `runs.start_runs`)."""
-    selection = launch.selection
-    return start_runs(
-        launch.plan,
-        selection.families,
-        seeds=selection.seeds,
-        tier=selection.tiers[0],
-        limit=launch.limit,
-        corpus_size=launch.corpus_size,
-        repeats=launch.repeats,
-    )
+    return start_runs(launch.plan)
 
 
 def launch_note(launch: Launch, job: RunJob, root: Path) -> str:
     """One line (Markdown) saying what was started where, and which earlier error records it
     retries."""
     retrying = [f"{n} of {d.name}" for d, n in job.retrying.items() if n]
-    started = ", ".join(f"`{s.name}`" for s, _ in launch.plan)
-    if launch.repeats > 1:
-        started += f" ({launch.repeats} repeats of each task)"
+    started = ", ".join(f"`{plan.system.name if plan.system else '-'}`" for plan, _ in launch.plan)
+    repeats = launch.spec.repeats
+    if repeats > 1:
+        started += f" ({repeats} repeats of each task)"
     into = ", ".join(f"`{_shown(d, root)}`" for _, d in launch.plan)
     again = (
         f"; retrying the error records of an earlier attempt ({', '.join(retrying)})"
@@ -270,7 +226,8 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def headless_parser() -> argparse.ArgumentParser:
-    """The headless form's arguments, `peb run`'s where they mean the same."""
+    """The headless form's arguments: `--run` (the systems), `--name`, `--out`, and every run
+    option the form offers, as `peb run` takes it."""
     p = Parser(
         prog="notebooks/workbench.py --",
         description="Run systems as the workbench's Run button does, into DIR (default: the "
@@ -285,39 +242,9 @@ def headless_parser() -> argparse.ArgumentParser:
         help="baselines, local/<name>, litellm model strings or agent:<model>; repeat or "
         "comma-separate",
     )
-    p.add_argument("--family", action="append", metavar="F", help="default: all")
-    p.add_argument("--seeds", metavar="LIST", help="e.g. 11,23 or 400-439 (default: canonical)")
-    p.add_argument("--tier", default=DEFAULT_TIER)
-    p.add_argument("--protocol", default=DEFAULT_PROTOCOL, help="prompt protocol (models)")
-    p.add_argument("--api-base", default="", metavar="URL", help="an OpenAI-compatible server")
     p.add_argument("--name", default="", help="the run folder's name")
-    p.add_argument("--limit", default="", metavar="N", help="only the first N tasks")
-    p.add_argument("--max-tasks", type=COUNT, default=MAX_TASKS, metavar="N")
-    p.add_argument(
-        "--disclosure",
-        default=DEFAULT_DISCLOSURE,
-        help="what the access layer tells an agent of what it withheld (agent systems): "
-        + ", ".join(DISCLOSURES)
-        + f" (default: {DEFAULT_DISCLOSURE})",
-    )
-    p.add_argument(
-        "--max-steps",
-        default="",
-        metavar="N",
-        help=f"an agent model's requests per episode (default: {DEFAULT_MAX_STEPS})",
-    )
-    p.add_argument(
-        "--corpus-size", default="", metavar="N", help="documents per task on a tier with corpora"
-    )
-    p.add_argument(
-        "--repeats", default="", metavar="K", help="answer each task K times (default: 1)"
-    )
-    p.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the reply cache for these runs (model systems)",
-    )
     p.add_argument("--out", type=path_arg("folder"), metavar="DIR")
+    add_options(p, "workbench", form_options())
     return p
 
 
@@ -331,26 +258,8 @@ def headless(
     try:
         args = headless_parser().parse_args(argv)
         root = Path(args.out) if args.out else root
-        launch = check_run(
-            RunForm(
-                systems=args.run,
-                families=args.family,
-                seeds=args.seeds or "",
-                tier=args.tier,
-                protocol=args.protocol,
-                api_base=args.api_base,
-                name=args.name,
-                limit=args.limit,
-                max_tasks=args.max_tasks,
-                disclosure=args.disclosure,
-                max_steps=args.max_steps,
-                corpus_size=args.corpus_size,
-                repeats=args.repeats,
-                no_cache=args.no_cache,
-            ),
-            root,
-            names=HEADLESS_FLAGS,
-        )
+        form = RunForm(systems=args.run, values=given(args, form_options()), name=args.name)
+        launch = check_run(form, root, names=HEADLESS_FLAGS)
     except (UsageError, LaunchError) as exc:
         print(f"workbench: error: {exc}", file=err)
         return 2
@@ -362,7 +271,7 @@ def headless(
         job.wait()
         print("workbench: interrupted (each run keeps what it recorded)", file=err)
         return 130
-    names = {d: s.name for s, d in launch.plan}
+    names = {d: p.system.name if p.system else "-" for p, d in launch.plan}
     for run_dir, status, _ in job.ended:
         print(f"{names[run_dir]}: {status.summary()} -> {run_dir}", file=out)
     if job.failure:

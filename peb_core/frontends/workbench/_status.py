@@ -58,7 +58,7 @@ def run_lines(jobs: Sequence[RunJob], label: Callable[[Path], str]) -> list[RunL
             latest[run_dir] = RunLine(label(run_dir), f"failed: {job.failure}", "danger", at)
         current, since = job.current, job.since
         if job.running and current is not None and since is not None:
-            unit = "replies" if job.repeats > 1 else "tasks"
+            unit = "replies" if any(p.spec.repeats > 1 for p, _ in job.plan) else "tasks"
             text = f"running: {job.done} of {job.total} {unit}" + (
                 " (stopping)" if job.stopped else ""
             )

@@ -1,0 +1,851 @@
+"""One declaration of a run (`RunSpec`): every option a run takes, declared once with its type,
+default, bounds, help text, the front-ends that offer it and what it applies to. Every way in
+(`peb run`'s flags, the workbench's Run form and its headless flags, `peb mcp serve`'s options,
+the inspect task's `-T` options, a sweep's matrix) is derived from it: each reads a value with
+`option_value` and checks the whole with `plan_run`, so all accept the same options with the
+same defaults and refuse the same bad values with the same one-line message, the option named
+as that front-end names it (`--max-steps`, `Max steps`, `max_steps`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
+
+from annotated_types import Ge, Le
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from ..access import DEFAULT_DISCLOSURE, DISCLOSURES, get_disclosure
+from ..systems import (
+    AGENT_PREFIX,
+    BASELINES,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PROTOCOL,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_TOKEN_BUDGET,
+    MAX_REPEATS,
+    PROTOCOLS,
+    System,
+    SystemSpecError,
+    build_system,
+    is_agent,
+    sub_agent,
+)
+from ..tasks import (
+    DEFAULT_TIER,
+    MAX_DISTRACTORS,
+    MAX_TASKS,
+    TIERS,
+    ScenarioFile,
+    Selection,
+    SelectionError,
+    check_corpus_size,
+    count_tasks,
+    format_seeds,
+    get_tier,
+    load_families,
+    parse_seeds,
+    seed_ranges,
+    select_tasks,
+)
+
+Frontend = Literal["cli", "workbench", "inspect", "mcp"]
+FRONTENDS: tuple[Frontend, ...] = get_args(Frontend)
+"""Every way in that takes run options: `peb run` (`cli`), the workbench's Run form and its
+headless flags (`workbench`), the inspect task's `-T` options (`inspect`), `peb mcp serve`
+(`mcp`). A sweep file takes every option."""
+
+OptionKind = Literal["count", "number", "text", "choice", "names", "seeds", "url", "switch"]
+"""How an option's value is written: `count` an integer within bounds, `number` a finite float
+within bounds, `text` a string, `choice` one name of a registry, `names` names (repeat or
+comma-separate), `seeds` a seed list (`11,23`, `400-439`), `url` an http(s) URL, `switch` on or
+off."""
+
+Applies = Literal["always", "models", "agents", "agent_models", "corpus_tiers", "handoffs"]
+"""What an option applies to, checked when a run is planned: `models` systems that prompt a
+model (a litellm model string, `agent:<model>`, or the front-end's own model); `agents` agent
+systems (the `agent_*` baselines, `agent:<model>`, an MCP client, an inspect agent on a tier
+with corpora); `agent_models` agent systems that are models (budgets); `corpus_tiers` tiers
+whose tasks are corpora; `handoffs` systems that hand off on tiers whose tasks list
+sub-agents. An option given where it does not apply is refused in one line."""
+
+MAX_STEPS_CAP = 1_000
+"""The most steps an episode may be given (an agent's model requests; an MCP episode's tool
+calls)."""
+MCP_MAX_STEPS = 100
+"""The steps of an MCP episode when none is asked for: a step is one tool call there (the
+client's model requests are not seen); the careful agent baseline makes at most 48 on the
+shipped families."""
+MAX_TASKS_CAP = 10_000_000
+"""How far `max_tasks` may be raised."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """How a run option is offered.
+
+    Args:
+        kind: how its value is written (`OptionKind`).
+        label: how a form names it (`Max steps`).
+        help: one line for `--help` and the form.
+        frontends: the front-ends that offer it (a sweep file offers every option).
+        applies: what it applies to (`Applies`); given elsewhere, it is refused.
+        placeholder: what a form shows in an empty text box.
+        choices: for a `choice`, the registry's names now.
+        default_for: a front-end whose default differs, with its default (`peb mcp serve`
+            serves a tier with tools; the inspect task one family).
+    """
+
+    kind: OptionKind
+    label: str
+    help: str
+    frontends: frozenset[Frontend] = frozenset(FRONTENDS)
+    applies: Applies = "always"
+    placeholder: str = ""
+    choices: Callable[[], Sequence[str]] | None = None
+    default_for: Mapping[Frontend, Any] | None = None
+
+
+def _every(*frontends: Frontend) -> frozenset[Frontend]:
+    return frozenset(frontends)
+
+
+_RUNNERS = _every("cli", "workbench")
+"""The front-ends that run systems of ours (the others run an outside agent or model)."""
+
+
+def _tiers() -> list[str]:
+    return list(TIERS)
+
+
+def _families() -> list[str]:
+    return list(load_families())
+
+
+def _disclosures() -> list[str]:
+    return list(DISCLOSURES)
+
+
+def _protocols() -> list[str]:
+    return list(PROTOCOLS)
+
+
+class RunSpec(BaseModel):
+    """A run, declared: what `peb run`, the workbench, `peb mcp serve`, the inspect task and
+    `peb sweep` each build from what they are given. A value here is well-typed and within its
+    bounds; whether the options fit together (an option that does not apply, a family without
+    the tier, too many tasks) is `plan_run`'s to say."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: Annotated[
+        str | None,
+        Option(
+            "text",
+            "System",
+            "a baseline, local/<name>, a litellm model string, or agent:<model> for either as "
+            "a tool-calling agent",
+            frontends=_RUNNERS,
+        ),
+    ] = None
+    """None: the front-end's own agent or model (an MCP client, inspect's model)."""
+    family: Annotated[
+        tuple[str, ...] | None,
+        Option(
+            "names",
+            "Families",
+            "family ids; repeat or comma-separate (default: every family)",
+            choices=_families,
+        ),
+    ] = None
+    seeds: Annotated[
+        str | None,
+        Option(
+            "seeds",
+            "Seeds",
+            "e.g. 11,23 or 400-439 (default: each family's canonical seeds)",
+            placeholder="canonical",
+        ),
+    ] = None
+    tier: Annotated[
+        str,
+        Option(
+            "choice",
+            "Tier",
+            "how a task lays out its evidence",
+            choices=_tiers,
+            default_for={"mcp": "agent"},
+        ),
+    ] = DEFAULT_TIER
+    distractors: Annotated[
+        int,
+        Ge(0),
+        Le(MAX_DISTRACTORS),
+        Option(
+            "count",
+            "Distractors",
+            "neutral authorized documents added to each task (each is one more document in "
+            "every prompt)",
+            frontends=_every("cli", "mcp"),
+        ),
+    ] = 0
+    corpus_size: Annotated[
+        int | None,
+        Ge(1),
+        Le(100_000),
+        Option(
+            "count",
+            "Corpus size",
+            "documents per task on a tier with corpora",
+            applies="corpus_tiers",
+            placeholder="tier default",
+        ),
+    ] = None
+    max_tasks: Annotated[
+        int,
+        Ge(1),
+        Le(MAX_TASKS_CAP),
+        Option(
+            "count",
+            "Task cap",
+            "refuse to make more than N replies (tasks times repeats)",
+            frontends=_every("cli", "workbench", "mcp"),
+        ),
+    ] = MAX_TASKS
+    limit: Annotated[
+        int | None,
+        Ge(1),
+        Le(MAX_TASKS_CAP),
+        Option(
+            "count",
+            "Task limit",
+            "only the first N tasks (a smoke run)",
+            frontends=_RUNNERS,
+            placeholder="every task",
+        ),
+    ] = None
+    protocol: Annotated[
+        str,
+        Option(
+            "choice",
+            "Protocol",
+            "the prompt protocol a model is given",
+            frontends=_every("cli", "workbench", "inspect"),
+            applies="models",
+            choices=_protocols,
+        ),
+    ] = DEFAULT_PROTOCOL
+    temperature: Annotated[
+        float,
+        Ge(0),
+        Le(10),
+        Option(
+            "number",
+            "Temperature",
+            "sampling temperature (models)",
+            frontends=_every("cli"),
+            applies="models",
+        ),
+    ] = DEFAULT_TEMPERATURE
+    max_tokens: Annotated[
+        int,
+        Ge(1),
+        Le(1_000_000),
+        Option(
+            "count",
+            "Max tokens",
+            "the longest reply asked for, per request (models)",
+            frontends=_every("cli"),
+            applies="models",
+        ),
+    ] = DEFAULT_MAX_TOKENS
+    api_base: Annotated[
+        str | None,
+        Option(
+            "url",
+            "API base",
+            "an OpenAI-compatible server (models)",
+            frontends=_RUNNERS,
+            applies="models",
+            placeholder="http://HOST/v1",
+        ),
+    ] = None
+    timeout: Annotated[
+        float,
+        Ge(0.001),
+        Le(86_400),
+        Option(
+            "number",
+            "Timeout",
+            "seconds per request (models)",
+            frontends=_every("cli"),
+            applies="models",
+        ),
+    ] = DEFAULT_TIMEOUT_S
+    local_port: Annotated[
+        int | None,
+        Ge(1),
+        Le(65_535),
+        Option(
+            "count",
+            "Local port",
+            "where an embedded model local/<name> is served if it is not running yet "
+            "(default: its own)",
+            frontends=_every("cli"),
+            applies="models",
+        ),
+    ] = None
+    disclosure: Annotated[
+        str,
+        Option(
+            "choice",
+            "Disclosure",
+            "what the access layer tells an agent of what it withheld",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            applies="agents",
+            choices=_disclosures,
+        ),
+    ] = DEFAULT_DISCLOSURE
+    max_steps: Annotated[
+        int | None,
+        Ge(1),
+        Le(MAX_STEPS_CAP),
+        Option(
+            "count",
+            "Max steps",
+            f"an agent's steps per episode: model requests (default {DEFAULT_MAX_STEPS}); "
+            f"an MCP episode's tool calls (default {MCP_MAX_STEPS})",
+            applies="agent_models",
+            placeholder=str(DEFAULT_MAX_STEPS),
+        ),
+    ] = None
+    token_budget: Annotated[
+        int | None,
+        Ge(0),
+        Le(1_000_000_000),
+        Option(
+            "count",
+            "Token budget",
+            "an agent's prompt plus completion tokens per episode; 0: none "
+            f"(default {DEFAULT_TOKEN_BUDGET:,})",
+            frontends=_every("cli"),
+            applies="agent_models",
+        ),
+    ] = None
+    delegate_system: Annotated[
+        str | None,
+        Option(
+            "text",
+            "Delegate system",
+            f"the agent system that runs handoffs (delegate): an agent baseline or "
+            f"{AGENT_PREFIX}<model> (default: the agent itself; over MCP "
+            "agent_fail_and_report; under inspect react() with the eval's model)",
+            frontends=_every("cli", "inspect", "mcp"),
+            applies="handoffs",
+            default_for={"mcp": "agent_fail_and_report"},
+        ),
+    ] = None
+    repeats: Annotated[
+        int,
+        Ge(1),
+        Le(MAX_REPEATS),
+        Option(
+            "count",
+            "Repeats",
+            "answer each task K times; scorecards add unsafe_any@K and consistent@K",
+            frontends=_every("cli", "workbench", "mcp"),
+            placeholder="1",
+        ),
+    ] = 1
+    cache: Annotated[
+        bool,
+        Option(
+            "switch",
+            "Cache",
+            "read and write the reply cache (models); off: neither",
+            frontends=_RUNNERS,
+        ),
+    ] = True
+    concurrency: Annotated[
+        int,
+        Ge(1),
+        Le(1_024),
+        Option("count", "Concurrency", "replies in flight at once", frontends=_every("cli")),
+    ] = 8
+    retry_errors: Annotated[
+        bool,
+        Option(
+            "switch",
+            "Retry errors",
+            "on resume, run again the tasks that ended in error",
+            frontends=_every("cli"),
+        ),
+    ] = True
+
+    @field_validator("tier", "disclosure", "protocol")
+    @classmethod
+    def _registered(cls, value: str, info: ValidationInfo) -> str:
+        """A choice names an entry of its registry (the registry's own message if not)."""
+        assert info.field_name is not None
+        _choose(info.field_name, value)
+        return value
+
+    @field_validator("family", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        """`a,b` or a list of entries (each may be comma-separated) as names, in order."""
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return tuple(n.strip() for v in value for n in str(v).split(",") if n.strip())
+        return value
+
+
+def options(frontend: Frontend | None = None) -> dict[str, Option]:
+    """Each option by field name, in declaration order; for a front-end, those it offers."""
+    found = {}
+    for name, field in RunSpec.model_fields.items():
+        option = next(m for m in field.metadata if isinstance(m, Option))
+        if frontend is None or frontend in option.frontends:
+            found[name] = option
+    return found
+
+
+def default(name: str, frontend: str | None = None) -> Any:
+    """An option's default (at `frontend`, where it has its own)."""
+    option = options()[name]
+    if option.default_for and frontend in option.default_for:
+        return option.default_for[frontend]  # type: ignore[index]
+    return RunSpec.model_fields[name].default
+
+
+def bounds(name: str) -> tuple[float | None, float | None]:
+    """The least and greatest value a numeric option takes (None: unbounded)."""
+    low = high = None
+    for meta in RunSpec.model_fields[name].metadata:
+        if isinstance(meta, Ge):
+            low = meta.ge
+        elif isinstance(meta, Le):
+            high = meta.le
+    return low, high  # type: ignore[return-value]
+
+
+class OptionError(ValueError):
+    """A value an option cannot take: `problem` is the line after the option's name."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(problem)
+        self.name = name
+        self.problem = problem
+
+
+def valid(name: str) -> str:
+    """What option `name` takes, in words (as a refusal says it: `expected <this>, got ...`)."""
+    option = options()[name]
+    if option.kind not in ("count", "number"):
+        choices = option.choices() if option.choices is not None else ()
+        return {
+            "switch": "true or false",
+            "names": "names, repeated or comma-separated" + (
+                f" ({', '.join(choices)})" if choices else ""
+            ),
+            "seeds": "a seed list such as 11,23 or 400-439",
+            "url": "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)",
+            "choice": f"one of {', '.join(choices)}",
+        }.get(option.kind, "text")
+    low, high = bounds(name)
+    what = "an integer" if option.kind == "count" else "a finite number"
+
+    def shown(v: float) -> str:
+        return f"{v:,}" if option.kind == "count" else f"{v:g}"
+
+    if low is not None and high is not None:
+        return f"{what} from {shown(low)} to {shown(high)}"
+    return f"{what} >= {shown(low)}" if low is not None else what
+
+
+def _url(text: str) -> bool:
+    """Whether `text` is an http(s) URL with a host and, if any, a port from 1 to 65535."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+        text.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
+
+
+def option_value(name: str, raw: Any) -> Any:
+    """The value of option `name` from `raw`, as any front-end gives it: text (argv, a form) or
+    typed (inspect's `-T`, a sweep file); None and blank text are "not given" (the default).
+    An OptionError names what is valid.
+
+    A `choice` is checked against its registry here; everything that depends on other options
+    is `plan_run`'s."""
+    option = options()[name]
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    text = raw.strip() if isinstance(raw, str) else raw
+    if option.kind in ("count", "number"):
+        low, high = bounds(name)
+        value: Any = None
+        if isinstance(text, str):
+            try:
+                value = int(text) if option.kind == "count" else float(text)
+            except ValueError:
+                value = None
+        elif isinstance(text, int | float) and not isinstance(text, bool):
+            value = text if option.kind == "number" or isinstance(text, int) else None
+        if (
+            value is None
+            or (option.kind == "number" and not math.isfinite(value))
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+        ):
+            raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
+        return value
+    if option.kind == "switch":
+        if isinstance(text, bool):
+            return text
+        words = {"true": True, "on": True, "yes": True, "1": True}
+        words |= {"false": False, "off": False, "no": False, "0": False}
+        if isinstance(text, str) and text.lower() in words:
+            return words[text.lower()]
+        raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
+    if option.kind == "names":
+        entries = list(text) if isinstance(text, list | tuple) else [text]
+        if not all(isinstance(e, str) for e in entries):
+            raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
+        return RunSpec._names(entries)
+    if option.kind == "seeds" and isinstance(text, list | tuple | range):
+        if all(isinstance(s, int) and not isinstance(s, bool) for s in text):
+            text = format_seeds(list(text), width=None)  # ranges written as ranges
+        else:
+            text = ",".join(str(s).strip() for s in text)
+    elif option.kind == "seeds" and isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
+    if not isinstance(text, str):
+        raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionError(name, f"{text!r} is not UTF-8") from None
+    if option.kind == "seeds":
+        try:
+            seed_ranges(text)
+        except ValueError as exc:
+            raise OptionError(name, str(exc)) from None
+    if option.kind == "url" and not _url(text):
+        raise OptionError(name, f"expected {valid(name)}, got {text!r}")
+    if option.kind == "choice":
+        _choose(name, text)
+    return text
+
+
+def _choose(name: str, text: str) -> None:
+    """An OptionError (the registry's own message) unless `text` names an entry of the option's
+    registry."""
+    try:
+        if name == "tier":
+            get_tier(text)
+        elif name == "disclosure":
+            get_disclosure(text)
+        elif name == "protocol" and text not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {text!r}; valid: {', '.join(PROTOCOLS)}")
+    except ValueError as exc:
+        raise OptionError(name, str(exc)) from None
+
+
+Naming = Mapping[str, str]
+"""How a front-end names each option in a message (`--max-steps`, `Max steps`, `max_steps`)."""
+
+
+def flag(name: str) -> str:
+    """An option's command-line flag."""
+    return "--" + name.replace("_", "-")
+
+
+def naming(frontend: str) -> dict[str, str]:
+    """How `frontend` names each option: its flag on a command line (`cli`, `mcp`, and the
+    workbench's headless flags use `headless_naming`), its label in the workbench's form, its
+    field name in inspect's `-T` options and a sweep file."""
+    every = options()
+    if frontend in ("cli", "mcp"):
+        return {name: flag(name) for name in every}
+    if frontend == "workbench":
+        return {name: option.label for name, option in every.items()}
+    return {name: name for name in every}
+
+
+class RunSpecError(ValueError):
+    """A run that cannot be made as declared: every problem found, one line each (the first is
+    the message), each naming the option as the front-end does."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(problems[0])
+        self.problems = tuple(problems)
+
+
+def read_values(
+    values: Mapping[str, Any], names: Naming, *, frontend: str = "sweep", **given: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """The RunSpec fields `values` give as a front-end gives them (text or typed; None or
+    blank: the default, the front-end's own where it has one), each read by `option_value`,
+    with `given` (values already typed: the system a front-end chose); and a line for each
+    value refused, named by `names`."""
+    problems = []
+    fields: dict[str, Any] = {
+        name: option.default_for[frontend]  # type: ignore[index]
+        for name, option in options().items()
+        if option.default_for and frontend in option.default_for
+    }
+    fields.update(given)
+    for name, raw in values.items():
+        if name not in RunSpec.model_fields:
+            problems.append(f"{names.get(name, name)}: not a run option")
+            continue
+        try:
+            value = option_value(name, raw)
+        except OptionError as exc:
+            problems.append(f"{names[name]}: {exc.problem}")
+            continue
+        if value is not None:
+            fields[name] = value
+    return fields, problems
+
+
+def read_spec(
+    values: Mapping[str, Any], names: Naming, *, frontend: str = "sweep", **given: Any
+) -> RunSpec:
+    """The RunSpec of `read_values`; a RunSpecError lists every value refused."""
+    fields, problems = read_values(values, names, frontend=frontend, **given)
+    if problems:
+        raise RunSpecError(problems)
+    return RunSpec(**fields)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run checked and resolved: its declaration, the system that answers (None: the
+    front-end's own agent or model), the tasks it covers and what an episode may spend."""
+
+    spec: RunSpec
+    system: System | None
+    selection: Selection
+    episodes: bool
+    """Whether each reply is an agent's episode over tools (the run's kind, recorded)."""
+    max_steps: int | None
+    """Steps an episode may take (None for one-shot runs)."""
+    delegate: System | None = None
+    """For the front-end's own agent (an MCP client, inspect's), the system that plays its
+    handoffs when `delegate_system` names one (a system of ours carries its own)."""
+
+    @property
+    def tier(self) -> str:
+        return self.selection.tiers[0]
+
+    @property
+    def n_replies(self) -> int:
+        """The replies the run is due: its tasks (after the limit) times its repeats."""
+        tasks, limit = self.selection.n_tasks, self.spec.limit
+        return (tasks if limit is None else min(tasks, limit)) * self.spec.repeats
+
+    @property
+    def seeds(self) -> list[int] | None:
+        seeds = self.selection.seeds
+        return list(seeds) if seeds is not None else None
+
+    @property
+    def corpus_size(self) -> int | None:
+        """The corpus size the tasks are made at (None: the tier's default, or no corpora)."""
+        return self.spec.corpus_size if get_tier(self.tier).corpus is not None else None
+
+
+def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
+    """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
+    agent, with its delegate system). Nothing is written and no embedded model is started
+    unless every check passes. A RunSpecError lists every problem, each naming the option as
+    `names` does; `frontend` says whose agent answers when `spec.system` is None (`mcp`: a
+    client's episodes; `inspect`: inspect's model, an agent on tiers with corpora)."""
+    problems, selection = _checked(spec, names, frontend)
+    if problems or selection is None:
+        raise RunSpecError(problems)
+    agent = _who(spec, frontend)[0]
+    max_steps = spec.max_steps
+    if agent and max_steps is None:
+        own_client = spec.system is None and frontend == "mcp"
+        max_steps = MCP_MAX_STEPS if own_client else DEFAULT_MAX_STEPS
+    system = delegate = None
+    settings = _settings(spec, max_steps or DEFAULT_MAX_STEPS)
+    try:
+        if spec.system is not None:
+            system = build_system(
+                spec.system,
+                selection.families,
+                delegate_system=spec.delegate_system,
+                **settings,
+            )
+        elif spec.delegate_system is not None and get_tier(spec.tier).handoffs:
+            delegate = sub_agent(spec.delegate_system, selection.families, **settings)
+    except SystemSpecError as exc:
+        raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
+    return RunPlan(
+        spec=spec,
+        system=system,
+        selection=selection,
+        episodes=agent,
+        max_steps=max_steps if agent else None,
+        delegate=delegate,
+    )
+
+
+def check_spec(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> list[str]:
+    """Every problem of `spec` as a whole, one line each naming the option as `names` does:
+    the tasks it selects (families, tier, seeds, the cap counting repeats), each option given
+    where it does not apply, a corpus size out of its tier's bounds, a protocol without an
+    agent rendering for an agent. Builds nothing."""
+    return _checked(spec, names, frontend)[0]
+
+
+def _checked(
+    spec: RunSpec, names: Naming, frontend: str
+) -> tuple[list[str], Selection | None]:
+    """`check_spec`'s problems, and the tasks selected (None if they could not be)."""
+    problems: list[str] = []
+    selection = None
+    try:
+        selection = select_tasks(
+            spec.family,
+            spec.seeds,
+            (spec.tier,),
+            distractors=spec.distractors,
+            max_tasks=spec.max_tasks,
+            limit=spec.limit,
+            repeats=spec.repeats,
+            flags=names,
+        )
+    except SelectionError as exc:
+        problems.append(str(exc))
+    corpus = get_tier(spec.tier).corpus
+    agent = _who(spec, frontend)[0]
+    if frontend == "mcp" and corpus is None:
+        corpora = [t.name for t in TIERS.values() if t.corpus is not None]
+        problems.append(
+            f"{names['tier']}: the {spec.tier} tier has no tools to serve; choose a tier with "
+            f"corpora ({', '.join(corpora)})"
+        )
+    for name in options():
+        if name in spec.model_fields_set and getattr(spec, name) != default(name, frontend):
+            problem = _not_applying(name, spec, names, frontend)
+            if problem:
+                problems.append(problem)
+    if corpus is not None and spec.corpus_size is not None and selection is not None:
+        try:
+            check_corpus_size(spec.tier, spec.corpus_size)
+        except ValueError as exc:
+            problems.append(f"{names['corpus_size']}: {exc}")
+    protocol = PROTOCOLS.get(spec.protocol)
+    if agent and protocol is not None and protocol.agent is None:
+        valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
+        problems.append(
+            f"{names['protocol']}: protocol {protocol.id} has no agent rendering (for agents "
+            f"the access layer's disclosure mode says what is withheld); valid for agents: "
+            f"{valid}"
+        )
+    return problems, selection
+
+
+def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
+    """Whether `spec`'s system is (an agent, a model, an agent that is a model); with no
+    system, the front-end's own: an MCP client is an agent model; inspect's model is one on a
+    tier with corpora."""
+    if spec.system is None:
+        agent = frontend == "mcp" or (
+            frontend == "inspect" and get_tier(spec.tier).corpus is not None
+        )
+        return agent, True, agent
+    baseline = BASELINES.get(spec.system)
+    agent = spec.system.startswith(AGENT_PREFIX) or (baseline is not None and is_agent(baseline))
+    return agent, baseline is None, agent and baseline is None
+
+
+def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
+    """Whether option `name` applies to `spec` (its system, its tier) at `frontend`."""
+    return _not_applying(name, spec, naming("sweep"), frontend) is None
+
+
+def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
+    """Why option `name` does not apply to `spec` (None when it does)."""
+    applies = options()[name].applies
+    agent, model, agent_model = _who(spec, frontend)
+    who = spec.system or "this run"
+    tier = get_tier(spec.tier)
+    if applies == "models" and not model:
+        return f"{names[name]}: {who} is a baseline and takes no {names[name]}"
+    if applies == "agents" and not agent:
+        return (
+            f"{names[name]}: {who} reads no agent view ({names[name]} applies to agent "
+            f"systems: the agent_* baselines or {AGENT_PREFIX}<model>)"
+        )
+    if applies == "agent_models" and not agent_model:
+        return (
+            f"{names[name]} applies to agent models only; run a model as one with "
+            f"{AGENT_PREFIX}<model>"
+        )
+    if applies == "corpus_tiers" and tier.corpus is None:
+        corpora = [t.name for t in TIERS.values() if t.corpus is not None]
+        return (
+            f"{names[name]}: the {spec.tier} tier has no corpus; choose {names['tier']} "
+            f"{' or '.join(corpora)}"
+        )
+    if applies == "handoffs" and not (agent and tier.handoffs):
+        handing = [t.name for t in TIERS.values() if t.handoffs]
+        why = (
+            f"the {spec.tier} tier's tasks list no sub-agents (choose {names['tier']} "
+            f"{' or '.join(handing)})"
+            if agent
+            else f"{who} is not an agent"
+        )
+        return f"{names[name]}: {why}; a delegate system runs an agent's handoffs"
+    return None
+
+
+def _settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
+    """`spec`'s settings of the systems it builds, as `systems.build_system` takes them."""
+    budget = DEFAULT_TOKEN_BUDGET if spec.token_budget is None else spec.token_budget
+    return {
+        "protocol": spec.protocol,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+        "api_base": spec.api_base,
+        "timeout_s": spec.timeout,
+        "local_port": spec.local_port,
+        "disclosure": spec.disclosure,
+        "max_steps": max_steps,
+        "token_budget": budget or None,
+        "use_cache": spec.cache,
+    }
+
+
+def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -> RunPlan:
+    """A plan for a system object built by hand (a library user's, a test's) over `families`
+    (loaded or not): `options` are RunSpec fields, each read as `option_value` reads it (a
+    RunSpecError names what is refused); the tasks are those the families give at the seeds."""
+    spec = read_spec(options, naming("sweep"), family=tuple(f.id for f in families))
+    seeds = parse_seeds(spec.seeds, limit=MAX_TASKS_CAP) if spec.seeds is not None else None
+    selection = Selection(
+        families=tuple(families),
+        seeds=tuple(seeds) if seeds is not None else None,
+        tiers=(spec.tier,),
+        distractors=spec.distractors,
+        n_tasks=count_tasks(families, seeds),
+    )
+    episodes = is_agent(system)
+    steps = getattr(system, "max_steps", None) if episodes else None
+    return RunPlan(
+        spec=spec, system=system, selection=selection, episodes=episodes, max_steps=steps
+    )

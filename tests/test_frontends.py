@@ -1,0 +1,260 @@
+"""The five ways in agree on every run option (the run declaration, `runs.RunSpec`): `peb run`,
+the workbench's Run form and its headless flags, `peb mcp serve` and the inspect task's `-T`
+options each take exactly the options the declaration gives it, with the same defaults, and
+refuse the same bad values with the same line after the option's name. A toy option added to
+the declaration alone reaches every one of them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from annotated_types import Ge, Le
+from pydantic import create_model
+
+from peb_core.frontends import _argv
+from peb_core.frontends.cli import build_parser
+from peb_core.frontends.cli import main as peb_main
+from peb_core.frontends.inspect import task as inspect_task
+from peb_core.frontends.workbench import (
+    LaunchError,
+    RunForm,
+    check_run,
+    form_options,
+    form_request,
+    headless,
+    headless_parser,
+    run_form,
+)
+from peb_core.runs import (
+    FRONTENDS,
+    Option,
+    RunSpec,
+    bounds,
+    default,
+    flag,
+    naming,
+    options,
+    read_spec,
+)
+from peb_core.runs import _spec as spec_module
+from peb_core.tasks import load_families
+
+FAMILY = "due_diligence_v1"
+OWN = {
+    "cli": {"system", "model", "out", "help", "func", "command"},
+    "workbench": {"run", "name", "out", "help"},
+    "mcp": {"out", "transport", "port", "help", "func", "command", "mcp_command"},
+}
+"""What each command line takes besides run options."""
+
+
+def _dests(parser: argparse.ArgumentParser) -> set[str]:
+    return {a.dest for a in parser._actions} - {"help"}
+
+
+def _subparser(*path: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser
+
+
+def test_each_front_end_takes_exactly_its_declared_options() -> None:
+    declared = {frontend: set(options(frontend)) for frontend in FRONTENDS}
+    assert _dests(_subparser("run")) - OWN["cli"] == declared["cli"] - {"system"}
+    assert _dests(headless_parser()) - OWN["workbench"] == declared["workbench"] - {"system"}
+    assert set(form_options()) == declared["workbench"] - {"system"}
+    assert set(run_form().elements) - {"systems", "models", "name"} == set(form_options())
+    assert _dests(_subparser("mcp", "serve")) - OWN["mcp"] == declared["mcp"]
+    signature = inspect_task.task_signature()
+    assert set(signature.parameters) == declared["inspect"]
+    # Each option is offered somewhere, and a run option has one declaration.
+    assert set().union(*declared.values()) == set(RunSpec.model_fields)
+
+
+def _spec_of(frontend: str, values: dict[str, Any]) -> RunSpec:
+    return read_spec(values, naming(frontend), frontend=frontend)
+
+
+def test_each_front_end_has_the_declared_defaults(tmp_path: Path) -> None:
+    """Nothing given: each front-end's run is the declaration's defaults (its own where it
+    declares one: `peb mcp serve` serves the agent tier with a careful delegate system)."""
+    for frontend in FRONTENDS:
+        spec = _spec_of(frontend, {})
+        for name in options(frontend):
+            assert getattr(spec, name) == default(name, frontend), (frontend, name)
+    run = _argv.given(_subparser("run").parse_args(["--system", "oracle", "--out", "x"]), {})
+    assert run == {}
+    parsed = _subparser("run").parse_args(["--system", "oracle", "--out", "x"])
+    assert all(getattr(parsed, n) is None for n in options("cli") if n != "system")
+    parsed = _subparser("mcp", "serve").parse_args(["--out", "x"])
+    assert all(getattr(parsed, n) is None for n in options("mcp"))
+    parsed = headless_parser().parse_args(["--run", "oracle"])
+    assert all(getattr(parsed, n) is None for n in form_options())
+    for name, parameter in inspect_task.task_signature().parameters.items():
+        assert parameter.default == default(name, "inspect")
+    # The form's inputs start at the defaults: its request is a run of the defaults (every
+    # family picked is every family).
+    request = form_request(run_form().value)
+    form_spec = _spec_of("workbench", dict(request.values))
+    for name in form_options():
+        expected = default(name, "workbench")
+        if name == "family":
+            expected = tuple(load_families())
+        assert getattr(form_spec, name) == expected, name
+
+
+BAD = {
+    "count": ["x", "1.5", "9223372036854775808"],
+    "number": ["nan", "inf", "x"],
+    "choice": ["nosuch"],
+    "seeds": ["x", "-5", "1-0"],
+    "url": ["ftp://x", "http://127.0.0.1:0/v1"],
+}
+"""Bad values of each kind of option; a number's are also those just past its bounds."""
+
+
+def _bad(name: str, kind: str) -> list[str]:
+    low, high = bounds(name)
+    past = [] if kind not in ("count", "number") else [str(low - 1), str(high + 1)]  # type: ignore[operator]
+    return [*BAD.get(kind, []), *past]
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield out, err
+
+
+def _refusals(tmp_path: Path) -> dict[str, Callable[[str, str], str]]:
+    """For each front-end, the one line it refuses option `name` = `value` with, its option's
+    name and what comes before it cut (`peb: error: argument --x: `, `Max steps: `, ...)."""
+
+    def cli(name: str, value: str) -> str:
+        with _quiet() as (_, err):
+            argv = ["run", "--system", "agent_silent", "--out", str(tmp_path / "r")]
+            code = peb_main([*argv, flag(name), value])
+        assert code == 2, (name, value, err.getvalue())
+        return _after(err.getvalue(), f"argument {flag(name)}: ")
+
+    def workbench_form(name: str, value: str) -> str:
+        with pytest.raises(LaunchError) as refused:
+            check_run(RunForm(["agent_silent"], {name: value}), tmp_path / "w")
+        [line] = [p for p in refused.value.problems if p.startswith(naming("workbench")[name])]
+        return _after(line, f"{naming('workbench')[name]}: ")
+
+    def workbench_headless(name: str, value: str) -> str:
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--run", "agent_silent", flag(name), value, "--out", str(tmp_path / "h")]
+        assert headless(argv, tmp_path, out=out, err=err) == 2
+        return _after(err.getvalue(), f"argument {flag(name)}: ")
+
+    def mcp(name: str, value: str) -> str:
+        with _quiet() as (_, err):
+            argv = ["mcp", "serve", "--family", FAMILY, "--out", str(tmp_path / "m")]
+            code = peb_main([*argv, flag(name), value])
+        assert code == 2
+        return _after(err.getvalue(), f"argument {flag(name)}: ")
+
+    def inspect(name: str, value: str) -> str:
+        with pytest.raises(ValueError) as refused:
+            inspect_task.partial_evidence(**{name: value})
+        return _after(str(refused.value), f"{name}: ")
+
+    return {
+        "cli": cli,
+        "workbench": workbench_form,
+        "headless": workbench_headless,
+        "mcp": mcp,
+        "inspect": inspect,
+    }
+
+
+def _after(text: str, prefix: str) -> str:
+    [line] = text.strip().splitlines()
+    assert prefix in line, (prefix, line)
+    return line[line.index(prefix) + len(prefix) :]
+
+
+def test_each_front_end_refuses_a_bad_value_with_the_same_line(tmp_path: Path) -> None:
+    ways = _refusals(tmp_path)
+    offered: dict[str, set[str]] = {f: set(options(f)) for f in FRONTENDS}
+    offered["headless"] = set(form_options())
+    checked = 0
+    for name, option in options().items():
+        for value in _bad(name, option.kind):
+            lines = {
+                way: refuse(name, value)
+                for way, refuse in ways.items()
+                if name in offered[way] and name != "system"
+            }
+            assert len(set(lines.values())) == 1, (name, value, lines)
+            checked += len(lines)
+    assert checked > 100
+
+
+def test_an_option_that_does_not_apply_is_refused_alike(tmp_path: Path) -> None:
+    """A corpus size on the paper tier: each front-end says so in one line, naming its options
+    its own way and otherwise in the same words."""
+    lines = {
+        "cli": io.StringIO(),
+        "mcp": io.StringIO(),
+    }
+    with contextlib.redirect_stderr(lines["cli"]):
+        peb_main(["run", "--system", "oracle", "--corpus-size", "40", "--out", str(tmp_path)])
+    with pytest.raises(LaunchError) as form:
+        check_run(RunForm(["oracle"], {"corpus_size": "40"}), tmp_path)
+    with pytest.raises(ValueError) as inspect:
+        inspect_task.partial_evidence(corpus_size=40)
+    said = {
+        "cli": lines["cli"].getvalue().strip().removeprefix("peb: error: "),
+        "workbench": form.value.problems[0],
+        "inspect": str(inspect.value),
+    }
+    for frontend, line in said.items():
+        names = naming(frontend)
+        assert line == (
+            f"{names['corpus_size']}: the paper tier has no corpus; choose {names['tier']} "
+            "agent or delegation or grants"
+        ), frontend
+
+
+ToyBudget = Annotated[int, Ge(1), Le(9), Option("count", "Toy budget", "a toy option")]
+
+
+@pytest.fixture
+def toy_option(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A run option declared once, as a field of the declaration with its `Option`: every
+    front-end's derivation reads the declaration when it builds its inputs."""
+    toy = create_model(
+        "RunSpecWithToy",
+        __base__=RunSpec,
+        toy_budget=(ToyBudget, 3),
+    )
+    monkeypatch.setattr(spec_module, "RunSpec", toy)
+    yield "toy_budget"
+
+
+def test_a_toy_option_declared_once_reaches_every_front_end(
+    toy_option: str, tmp_path: Path
+) -> None:
+    assert toy_option in options()
+    for frontend in FRONTENDS:
+        assert toy_option in options(frontend) and default(toy_option, frontend) == 3
+    parser = argparse.ArgumentParser()
+    _argv.add_options(parser, "cli")
+    assert parser.parse_args(["--toy-budget", "5"]).toy_budget == 5
+    parser.exit_on_error = False
+    with pytest.raises(argparse.ArgumentError, match="expected an integer from 1 to 9"):
+        parser.parse_args(["--toy-budget", "10"])
+    assert toy_option in inspect_task.task_signature().parameters
+    assert toy_option in run_form().elements
+    assert _spec_of("inspect", {toy_option: 4}).toy_budget == 4  # type: ignore[attr-defined]
