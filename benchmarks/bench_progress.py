@@ -5,7 +5,7 @@ records at most 1.5 times that over 10,000 (linear work; it was quadratic: every
 every cost so far).
 
 Each size is fed through a fresh ProgressLine writing to /dev/null (not a terminal: a line per
-record, as in a log), the same record every time (a reply with tokens and a price), `done`
+whole percent, as in a log), the same record every time (a reply with tokens and a price), `done`
 counting up to the total. Best of 3 per size after a warm-up. Run:
 `.venv/bin/python benchmarks/bench_progress.py`.
 """

@@ -4,8 +4,7 @@ __generated_with = "0.25.2"
 app = marimo.App(width="full", app_title="partial-evidence-bench compare")
 
 
-@app.cell
-def _():
+with app.setup:
     import marimo as mo
 
     from peb_core import results, scoring, tasks
@@ -15,14 +14,13 @@ def _():
     RUNS = results.runs_root()
     families = tasks.load_families()
     run_options = wb.run_options(RUNS)
-    return RUNS, charts, families, mo, run_options, scoring, tasks, wb
 
 
 @app.cell
-def _(RUNS, families, mo, run_options, tasks, wb):
+def _():
     run_pick = mo.ui.multiselect(
         options=list(run_options),
-        value=wb.compare_defaults(list(run_options)),
+        value=wb.newest_runs(run_options),
         label=f"Runs to compare (under {RUNS})",
     )
     family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
@@ -34,7 +32,7 @@ def _(RUNS, families, mo, run_options, tasks, wb):
 
 
 @app.cell
-def _(family_pick, mo, run_options, run_pick, scoring, tier_pick, wb):
+def _(family_pick, run_pick, tier_pick):
     mo.stop(
         len(run_pick.value) < 2,
         mo.callout("Pick two or more runs to compare.", kind="info"),
@@ -54,7 +52,7 @@ def _(family_pick, mo, run_options, run_pick, scoring, tier_pick, wb):
 
 
 @app.cell
-def _(card, charts, mo, scores, warnings, wb):
+def _(card, scores, warnings):
     _done, _ = wb.finished(card, scores)
     mo.vstack(
         [
@@ -68,7 +66,7 @@ def _(card, charts, mo, scores, warnings, wb):
 
 
 @app.cell
-def _(charts, mo, scores, scoring):
+def _(scores):
     mo.vstack(
         [
             mo.md(
@@ -82,7 +80,7 @@ def _(charts, mo, scores, scoring):
 
 
 @app.cell
-def _(mo, scores, scoring, wb):
+def _(scores):
     _split = scoring.disagreements(scores)
     mo.vstack(
         [
@@ -94,7 +92,7 @@ def _(mo, scores, scoring, wb):
 
 
 @app.cell
-def _(card, mo):
+def _(card):
     reference_pick = mo.ui.dropdown(
         options=card["run"].unique(maintain_order=True).to_list(),
         value=card["run"][0],
@@ -105,7 +103,7 @@ def _(card, mo):
 
 
 @app.cell
-def _(card, mo, reference_pick, wb):
+def _(card, reference_pick):
     _diff = wb.differences(card, reference_pick.value)
     mo.vstack(
         [
@@ -117,7 +115,7 @@ def _(card, mo, reference_pick, wb):
 
 
 @app.cell
-def _(mo, reference_pick, scores, scoring, wb):
+def _(reference_pick, scores):
     mo.vstack(
         [
             mo.md(

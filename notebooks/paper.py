@@ -4,27 +4,31 @@ __generated_with = "0.25.2"
 app = marimo.App(width="full", app_title="partial-evidence-bench paper")
 
 
-@app.cell
-def _():
+with app.setup:
     from pathlib import Path
 
     import marimo as mo
 
     from peb_core import reporting, results, tasks
+    from peb_core.frontends import workbench as wb
 
-    # `python notebooks/paper.py -- --out DIR [--runs RUN,RUN,...] [--tier hard]
-    # [--include-failed true]` exports headless (runs: folders, folders of runs or globs).
-    ARGS = mo.cli_args()
     ROOT = results.runs_root()
-    _asked = [r.strip() for r in str(ARGS.get("runs") or "").split(",") if r.strip()]
-    ASKED = results.select_runs(_asked, include_unclean=True)[0] if _asked else None
-    return ARGS, ASKED, Path, ROOT, mo, reporting, results, tasks
 
 
 @app.cell
-def _(ARGS, ASKED, ROOT, mo, results, tasks):
+def _():
+    # `python notebooks/paper.py -- --out DIR [--runs RUN,RUN,...] [--tier hard]
+    # [--include-failed true]` exports headless (runs: folders, folders of runs or globs).
+    ARGS = mo.cli_args()
+    _asked = [r.strip() for r in str(ARGS.get("runs") or "").split(",") if r.strip()]
+    ASKED = results.select_runs(_asked, include_unclean=True)[0] if _asked else None
+    return ARGS, ASKED
+
+
+@app.cell
+def _(ARGS, ASKED):
     tier_pick = mo.ui.dropdown(
-        options=list(tasks.TIERS), value=str(ARGS.get("tier") or "paper"), label="Tier"
+        options=list(tasks.TIERS), value=str(ARGS.get("tier") or tasks.DEFAULT_TIER), label="Tier"
     )
     include_failed = mo.ui.checkbox(
         value=str(ARGS.get("include-failed") or "").lower() == "true",
@@ -32,9 +36,7 @@ def _(ARGS, ASKED, ROOT, mo, results, tasks):
     )
     _every = ASKED if ASKED is not None else results.discover_runs(ROOT) if ROOT.is_dir() else []
     _default = ASKED if ASKED is not None else results.discover_runs(ROOT, scratch=False)
-    run_options = {
-        (str(d.relative_to(ROOT)) if d.is_relative_to(ROOT) else str(d)): d for d in _every
-    }
+    run_options = wb.run_options(ROOT, _every)
     run_pick = mo.ui.multiselect(
         options=list(run_options),
         value=[k for k, d in run_options.items() if d in _default],
@@ -45,7 +47,7 @@ def _(ARGS, ASKED, ROOT, mo, results, tasks):
 
 
 @app.cell
-def _(include_failed, mo, reporting, results, run_options, run_pick, tier_pick):
+def _(include_failed, run_options, run_pick, tier_pick):
     picked, _left_out = results.select_runs(
         [run_options[k] for k in run_pick.value], include_unclean=include_failed.value
     )
@@ -69,7 +71,7 @@ def _(include_failed, mo, reporting, results, run_options, run_pick, tier_pick):
 
 
 @app.cell
-def _(captions, mo, reporting, tables):
+def _(captions, tables):
     mo.vstack(
         [
             mo.vstack(
@@ -88,7 +90,7 @@ def _(captions, mo, reporting, tables):
 
 
 @app.cell
-def _(captions, mo, reporting, tables):
+def _(captions, tables):
     table4 = tables["table4_baselines"]
     mismatches = table4.filter(~table4["matches_published"])
     mo.vstack(
@@ -107,7 +109,7 @@ def _(captions, mo, reporting, tables):
 
 
 @app.cell
-def _(captions, figures, mo, reporting):
+def _(captions, figures):
     mo.vstack(
         [mo.md("## Figures")]
         + [
@@ -121,9 +123,10 @@ def _(captions, figures, mo, reporting):
 
 
 @app.cell
-def _(ARGS, Path, mo):
+def _(ARGS):
+    # By default under the runs root's scratch folder, which git ignores, never in the checkout.
     out_text = mo.ui.text(
-        value=str(ARGS.get("out") or Path.cwd() / "paper_export"),
+        value=str(ARGS.get("out") or ROOT / results.SCRATCH / "paper_export"),
         label="Output folder",
         full_width=True,
     )
@@ -135,7 +138,7 @@ def _(ARGS, Path, mo):
 
 
 @app.cell
-def _(ARGS, Path, export_button, mo, out_text, picked, reporting, tier_pick):
+def _(ARGS, export_button, out_text, picked, tier_pick):
     target = ARGS.get("out") or (out_text.value if export_button.value else None)
     if target:
         written = reporting.export_report(Path(str(target)), picked, tier_pick.value)

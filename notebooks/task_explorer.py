@@ -4,8 +4,7 @@ __generated_with = "0.25.2"
 app = marimo.App(width="full", app_title="partial-evidence-bench task explorer")
 
 
-@app.cell
-def _():
+with app.setup:
     import json
     from pathlib import Path
 
@@ -17,23 +16,16 @@ def _():
 
     RUNS = results.runs_root()
     families = tasks.load_families()
-    return (
-        DEFAULT_DISCLOSURE,
-        DISCLOSURES,
-        Path,
-        RUNS,
-        families,
-        json,
-        mo,
-        results,
-        scoring,
-        tasks,
-        wb,
-    )
 
+
+
+@app.function
+def shown(title, value):
+    """`value` as JSON under a Markdown title."""
+    return mo.vstack([mo.md(title), mo.json(json.dumps(value))])
 
 @app.cell
-def _(families, mo, tasks):
+def _():
     # The task shown: picked below, or by selecting a row of the index.
     get_ref, set_ref = mo.state(
         {"family": next(iter(families)), "template": None, "seed": "11", "tier": tasks.DEFAULT_TIER}
@@ -42,7 +34,7 @@ def _(families, mo, tasks):
 
 
 @app.cell
-def _(mo, tasks):
+def _():
     index_seeds = mo.ui.text(placeholder="canonical", label="Seeds (11,23 or 0-99)")
     index_tiers = mo.ui.multiselect(
         options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers"
@@ -51,7 +43,7 @@ def _(mo, tasks):
 
 
 @app.cell
-def _(index_seeds, index_tiers, mo, tasks, wb):
+def _(index_seeds, index_tiers):
     try:
         _selection = tasks.select_tasks(
             None,
@@ -77,12 +69,10 @@ def _(
     index,
     index_seeds,
     index_tiers,
-    mo,
     policy_pick,
     set_ref,
     topology_pick,
     tracker_pick,
-    wb,
 ):
     _found = wb.filter_index(
         index,
@@ -114,7 +104,7 @@ def _(
 
 
 @app.cell
-def _(families, get_ref, mo, set_ref, tasks):
+def _(get_ref, set_ref):
     _ref = get_ref()
     family_pick = mo.ui.dropdown(
         options=list(families),
@@ -137,7 +127,7 @@ def _(families, get_ref, mo, set_ref, tasks):
 
 
 @app.cell
-def _(families, family_pick, get_ref, mo, set_ref):
+def _(family_pick, get_ref, set_ref):
     # Kept when the seed or the tier changes; the family's first when the family does.
     _templates = [t.id for t in families[family_pick.value].templates]
     _asked = get_ref()["template"]
@@ -151,7 +141,7 @@ def _(families, family_pick, get_ref, mo, set_ref):
 
 
 @app.cell
-def _(families, family_pick, mo, seed_text, tasks, template_pick, tier_pick):
+def _(family_pick, seed_text, template_pick, tier_pick):
     _header = mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start")
     try:
         _seed = tasks.parse_seed(seed_text.value)
@@ -164,7 +154,7 @@ def _(families, family_pick, mo, seed_text, tasks, template_pick, tier_pick):
 
 
 @app.cell
-def _(mo, spec, task, wb):
+def _(spec, task):
     mo.vstack(
         [
             mo.md(
@@ -184,7 +174,7 @@ def _(mo, spec, task, wb):
 
 
 @app.cell
-def _(DEFAULT_DISCLOSURE, DISCLOSURES, mo, task, wb):
+def _(task):
     # A corpus (the agent tier): what the access layer's tools show an agent of it.
     mo.stop(not wb.has_corpus(task))
     access_mode = mo.ui.dropdown(
@@ -195,7 +185,7 @@ def _(DEFAULT_DISCLOSURE, DISCLOSURES, mo, task, wb):
 
 
 @app.cell
-def _(DISCLOSURES, access_mode, access_query, mo, spec, task, wb):
+def _(access_mode, access_query, spec, task):
     mo.vstack(
         [
             mo.md(
@@ -214,11 +204,8 @@ def _(DISCLOSURES, access_mode, access_query, mo, spec, task, wb):
 
 
 @app.cell
-def _(json, mo, task, wb):
+def _(task):
     _o = task.oracles
-
-    def _shown(title, value):
-        return mo.vstack([mo.md(title), mo.json(json.dumps(value))])
 
     mo.vstack(
         [
@@ -227,9 +214,9 @@ def _(json, mo, task, wb):
             mo.md("## Oracles"),
             mo.hstack(
                 [
-                    _shown("**complete answer**", _o.complete_answer),
-                    _shown("**authorized answer**", _o.authorized_answer),
-                    _shown(
+                    shown("**complete answer**", _o.complete_answer),
+                    shown("**authorized answer**", _o.authorized_answer),
+                    shown(
                         f"**completeness** `{_o.completeness}`; **gap report**",
                         _o.gap_report.model_dump() if _o.gap_report else None,
                     ),
@@ -243,7 +230,7 @@ def _(json, mo, task, wb):
 
 
 @app.cell
-def _(RUNS, mo, results, scoring, task):
+def _(task):
     _responses = results.responses_to_task(RUNS, task.task_id, task.family)
     reply_rows = mo.ui.table(
         _responses,
@@ -266,24 +253,25 @@ def _(RUNS, mo, results, scoring, task):
 
 
 @app.cell
-def _(Path, mo, reply_rows, task, wb):
+def _(reply_rows, task):
     _found = wb.picked_row(reply_rows.value, reply_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
     # The task as that run made it (its own distractors), and its reply.
     _example = wb.run_example(Path(_row["path"]), _row["run"], task.family, task.task_id)
+    reply_replay = wb.episode_replay(_example)
+    # The view is the cell's last expression: marimo shows only that.
     wb.example_view(
         _example,
         f"### `{_row['system']}` (run `{_row['run']}`): the reply against the oracles",
         note="" if _picked else "The first stored reply; select a row.",
         skip=("documents",),
     )
-    reply_replay = wb.episode_replay(_example)
     return (reply_replay,)
 
 
 @app.cell
-def _(mo, reply_replay):
+def _(reply_replay):
     mo.stop(reply_replay is None)
     reply_step = mo.ui.slider(
         start=1, stop=reply_replay.n_steps, value=1, label="Step", show_value=True, full_width=True
@@ -292,13 +280,13 @@ def _(mo, reply_replay):
 
 
 @app.cell
-def _(reply_replay, reply_step, wb):
+def _(reply_replay, reply_step):
     wb.replay_view(reply_replay, reply_step.value, reply_step)
     return
 
 
 @app.cell
-def _(mo, spec, tier_pick, wb):
+def _(spec, tier_pick):
     # The shortcut audit of the selected family and tier (docs/benchmark.md §8), on small seed
     # sets so that it answers in seconds; `peb audit shortcuts` runs it at full size.
     from peb_core import audit as _audit

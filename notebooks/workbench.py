@@ -4,8 +4,7 @@ __generated_with = "0.25.2"
 app = marimo.App(width="full", app_title="partial-evidence-bench workbench")
 
 
-@app.cell
-def _():
+with app.setup:
     import sys
     import time
 
@@ -19,25 +18,10 @@ def _():
     LAUNCH_ROOT = RUNS / results.SCRATCH
     families = tasks.load_families()
     LOCAL_MODELS = [get_local(f"local/{name}") for name in REGISTRY]
-    return (
-        LAUNCH_ROOT,
-        LOCAL_MODELS,
-        RUNS,
-        families,
-        local_status,
-        mo,
-        runs,
-        scoring,
-        stop_local,
-        sys,
-        tasks,
-        time,
-        wb,
-    )
 
 
 @app.cell
-def _(RUNS, mo, sys, wb):
+def _():
     # Headless, as the Run button: `python notebooks/workbench.py -- --run SYSTEMS [--name N]
     # [--out DIR]` and every run option the form offers, as `peb run` takes it (`-- --help`);
     # one line and exit 2 on bad input, exit 1 if a run ended badly.
@@ -48,10 +32,13 @@ def _(RUNS, mo, sys, wb):
 
 
 @app.cell
-def _(RUNS, mo, time, wb):
+def _():
     get_runs_version, set_runs_version = mo.state(0)
     get_scored, set_scored = mo.state((wb.runs_stamp(RUNS), time.monotonic()))
-    get_picks, set_picks = mo.state(None)
+    # The page opens on the newest runs and their tier: (runs known, runs picked, tiers shown).
+    _options = wb.run_options(RUNS)
+    _opening = wb.newest_runs(_options)
+    get_picks, set_picks = mo.state((list(_options), _opening, wb.run_tiers(_options, _opening)))
     get_task_key, set_task_key = mo.state(None)
     return (
         get_picks,
@@ -66,7 +53,7 @@ def _(RUNS, mo, time, wb):
 
 
 @app.cell
-def _(mo, tasks, wb):
+def _():
     run_form = wb.run_form()
     run_button = mo.ui.run_button(label="Run selected systems", kind="success")
     stop_button = mo.ui.run_button(label="Stop", kind="danger")
@@ -90,7 +77,7 @@ def _(mo, tasks, wb):
 
 
 @app.cell
-def _(LAUNCH_ROOT, mo, run_button, run_form, wb):
+def _(run_button, run_form):
     mo.stop(not run_button.value)
     try:
         _launch = wb.check_run(wb.form_request(run_form.value), LAUNCH_ROOT)
@@ -105,26 +92,14 @@ def _(LAUNCH_ROOT, mo, run_button, run_form, wb):
 
 
 @app.cell
-def _(mo):
+def _():
     ticker = mo.ui.refresh(default_interval="1s", label="Progress refresh")
     server_stop = mo.ui.run_button(label="Stop the embedded model servers", kind="danger")
     return server_stop, ticker
 
 
 @app.cell
-def _(
-    RUNS,
-    get_runs_version,
-    get_scored,
-    mo,
-    runs,
-    set_runs_version,
-    set_scored,
-    stop_button,
-    ticker,
-    time,
-    wb,
-):
+def _(get_runs_version, get_scored, set_runs_version, set_scored, stop_button, ticker):
     ticker.value  # noqa: B018  (re-run every second)
     _jobs = runs.run_jobs()
     if stop_button.value:
@@ -147,7 +122,7 @@ def _(
 
 
 @app.cell
-def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
+def _(server_stop, ticker):
     ticker.value  # noqa: B018  (re-checked every second)
     if server_stop.value:
         for _model in LOCAL_MODELS:
@@ -175,45 +150,52 @@ def _(LOCAL_MODELS, local_status, mo, server_stop, stop_local, ticker):
 
 
 @app.cell
-def _(families, mo, tasks):
-    # What the tables show; made once, so they stay as picked when runs appear.
+def _():
+    # What the tables show; made once, so it stays as picked when runs appear.
     view_families = mo.ui.multiselect(
         options=list(families), value=list(families), label="Families shown"
     )
-    view_tiers = mo.ui.multiselect(
-        options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers shown"
-    )
-    return view_families, view_tiers
+    return (view_families,)
 
 
 @app.cell
-def _(RUNS, get_picks, get_runs_version, mo, set_picks, view_families, view_tiers, wb):
+def _(get_picks, get_runs_version, set_picks, view_families):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
-    _known, _picked = get_picks() or (_options, _options)
+    # What was picked, every run new since picked too, and its tier shown.
+    _known, _picked, _tiers = get_picks()
+    _new = [o for o in _options if o not in _known]
+    _shown = {*_tiers, *wb.run_tiers(run_options, _new)}
     run_pick = mo.ui.multiselect(
         options=_options,
         value=wb.keep_picks(_options, _known, _picked),
         label="Runs",
-        on_change=lambda picked: set_picks((_options, list(picked))),
+        on_change=lambda picked: set_picks((_options, list(picked), view_tiers.value)),
+    )
+    view_tiers = mo.ui.multiselect(
+        options=list(tasks.TIERS),
+        value=[t for t in tasks.TIERS if t in _shown],
+        label="Tiers shown",
+        on_change=lambda tiers: set_picks((_options, run_pick.value, list(tiers))),
     )
     mo.vstack(
         [
             mo.md(
                 f"## Results\nThe runs under `{RUNS}`: a run written here, by `peb run` or by "
-                "`peb import` appears as soon as it is on disk. The families and tiers shown "
-                "filter the tables below, not what Run runs."
+                "`peb import` appears as soon as it is on disk, picked, its tier shown. The page "
+                f"opens on the newest runs (up to {wb.NEWEST_RUNS}) of the newest run's tier. "
+                "The families and tiers shown filter the tables below, not what Run runs."
             ),
             run_pick,
             mo.hstack([view_families, view_tiers], justify="start", wrap=True),
         ]
     )
-    return run_options, run_pick
+    return run_options, run_pick, view_tiers
 
 
 @app.cell
-def _(run_options, run_pick, wb):
+def _(run_options, run_pick):
     # Scored once per choice of runs (each run's scores are saved beside it); the families and
     # tiers shown only filter these rows.
     scores, warnings = wb.score_runs(run_options, run_pick.value)
@@ -221,18 +203,21 @@ def _(run_options, run_pick, wb):
 
 
 @app.cell
-def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb):
+def _(run_options, scores, view_families, view_tiers, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
     card = scoring.scorecard(view)
+    _shown = scoring.with_pooled(card, view)
     _notes = wb.unfinished_notes(card, run_options)
     mo.vstack(
         [
             mo.md(
-                f"### Scorecard\nScorecard: {card.height} rows; "
-                f"{scoring.scored_counts(view).text}. Each rate and mean with its 95% "
-                "interval. `unsafe` is the headline; `unsafe_max` counts unreadable replies, "
-                "errors and missing records as unsafe; `format` is the share of "
+                f"### Scorecard\nScorecard: {card.height} rows, and "
+                f"{_shown.height - card.height} pooled over a run's families (family "
+                f"`{scoring.POOLED}`, first); {scoring.scored_counts(view).text}. Each rate "
+                "and mean with its 95% interval. `unsafe` is the headline; `unsafe_max` "
+                "counts unreadable replies, errors and missing records as unsafe; `format` is "
+                "the share of "
                 "format-compliant replies. Only rows whose `status` is `ok` are finished "
                 "numbers; the others show `—`. When a run has repeats (K > 1), `repeats` "
                 "shows its K, and `unsafe_any@K` and `consistent@K` what its repeats did.  \n"
@@ -247,7 +232,7 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
             )
             if _notes
             else mo.md(""),
-            wb.scorecard_table(card),
+            wb.scorecard_table(_shown),
             *(mo.callout(w, kind="warn") for w in warnings[:3]),
             mo.md(f"_and {len(warnings) - 3} more warnings_") if len(warnings) > 3 else mo.md(""),
         ]
@@ -256,7 +241,7 @@ def _(mo, run_options, scores, scoring, view_families, view_tiers, warnings, wb)
 
 
 @app.cell
-def _(card, mo, view, wb):
+def _(card, view):
     # altair is imported here, after the scorecard cell has run, not before it.
     from peb_core.reporting import charts as _charts
 
@@ -267,8 +252,10 @@ def _(card, mo, view, wb):
             mo.md("### Completeness: true against claimed"),
             _charts.confusion_heatmap(_charted),
             mo.md(
-                "### Operating profile\nUnsafe completeness against over-blocking; "
-                "the bigger the mark, the better the answers."
+                "### Operating profile\nUnsafe completeness against over-blocking; bottom "
+                "left is safe and useful. A mark's size is not a score: up to three series at "
+                "one value are nested rings, more are one grey mark and the chart's subtitle "
+                "names them."
             ),
             _charts.operating_profile(_done),
         ]
@@ -277,7 +264,47 @@ def _(card, mo, view, wb):
 
 
 @app.cell
-def _(get_task_key, mo, scoring, set_task_key, view, wb):
+def _(card):
+    # Paired tests of the runs shown, computed when asked (a sign-flip test per metric).
+    _runs = card["run"].unique(maintain_order=True).to_list()
+    mo.stop(len(_runs) < 2)
+    compare_reference = mo.ui.dropdown(options=_runs, value=_runs[0], label="Reference run")
+    compare_button = mo.ui.run_button(label="Compare the runs shown")
+    mo.vstack(
+        [
+            mo.md(
+                "### Compare the runs shown\nEach run against a reference, task by task, per "
+                "family and pooled (`all`), over the families and tiers shown. "
+                "`notebooks/compare.py` adds the task x run grid and the tasks where they "
+                "disagree; it opens on the same newest runs."
+            ),
+            mo.hstack([compare_reference, compare_button], justify="start"),
+        ]
+    )
+    return compare_button, compare_reference
+
+
+@app.cell
+def _(compare_button, compare_reference, view):
+    mo.stop(not compare_button.value)
+    mo.vstack(
+        [
+            mo.md(
+                f"Paired tests against `{compare_reference.value}` (A), each other run B. "
+                + scoring.COMPARE_NOTE
+            ),
+            wb.table(
+                wb.paired_tests(view, compare_reference.value),
+                page_size=20,
+                label="Paired tests of the runs shown",
+            ),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(get_task_key, set_task_key, view):
     _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
@@ -296,7 +323,7 @@ def _(get_task_key, mo, scoring, set_task_key, view, wb):
 
 
 @app.cell
-def _(mo, run_options, task_rows, wb):
+def _(run_options, task_rows):
     _found = wb.picked_row(task_rows.value, task_rows.data)
     mo.stop(_found is None)
     _row, _picked = _found
@@ -317,13 +344,13 @@ def _(mo, run_options, task_rows, wb):
 
 
 @app.cell
-def _(mo, replay):
+def _(replay):
     mo.stop(replay is None)
     step_pick = mo.ui.slider(
         start=1,
         stop=replay.n_steps,
         value=1,
-        label="Step",
+        label=wb.step_label(replay),
         show_value=True,
         full_width=True,
     )
@@ -331,7 +358,7 @@ def _(mo, replay):
 
 
 @app.cell
-def _(replay, step_pick, wb):
+def _(replay, step_pick):
     wb.replay_view(replay, step_pick.value, step_pick)
     return
 

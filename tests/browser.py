@@ -227,3 +227,19 @@ def screenshot_of(page: Any, text: str, path: Path) -> None:
     page.get_by_text(text).first.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)
     page.screenshot(path=str(path))
+
+
+def chart_svgs(page: Any) -> list[str]:
+    """Every chart on the page as SVG text, saved through its menu (Save as SVG) as a person
+    would: a chart is drawn on a canvas, so its text is not in the page's DOM."""
+    found = []
+    embeds = page.locator("div.vega-embed")
+    for i in range(embeds.count()):
+        embed = embeds.nth(i)
+        embed.scroll_into_view_if_needed()
+        embed.locator("summary").click()
+        with page.expect_download() as saved:
+            embed.get_by_text("Save as SVG").click()
+        found.append(Path(saved.value.path()).read_text(encoding="utf-8"))
+        page.keyboard.press("Escape")
+    return found

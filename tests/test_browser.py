@@ -19,6 +19,7 @@ from browser import (
     ARTIFACTS,
     ROOT,
     browser_available,
+    chart_svgs,
     chromium_page,
     fill,
     multiselect,
@@ -135,7 +136,8 @@ def test_runs_written_elsewhere_appear_and_the_picks_stay(runs_root: Path, tmp_p
             timeout=300,
         )
         page.get_by_text(f"Scorecard: {2 * (n_families - 1)} rows").wait_for(timeout=60_000)
-        wait_count(table(page, SCORECARD).get_by_text("from-peb-run", exact=True), n_families - 1)
+        # Its rows: one per family shown, and one pooled over them (family `all`).
+        wait_count(table(page, SCORECARD).get_by_text("from-peb-run", exact=True), n_families)
         picked = json.loads(multiselect(page, "Runs").get_attribute("data-initial-value"))
         assert "from-peb-run" in picked and unpicked not in picked
         assert f"Worked example: {task_id}" in _example_title(page)
@@ -174,6 +176,60 @@ def test_the_scorecard_pins_run_and_family_and_shows_whole_names(
         tip = run.get_attribute("aria-describedby")
         full = run.inner_text().strip()
         wait_count(page.locator(f'[id="{tip}"]').get_by_text(full, exact=True), 1)
+
+
+def test_the_workbench_opens_on_the_newest_runs_and_charts_them_legibly(tmp_path: Path) -> None:
+    """Issue 29.13: after a reload every run of every tier was picked, and the operating
+    profile nested 7 to 12 rings that spilled over its axes; issue 29.15: no pooled row per
+    run, no way to compare from the workbench. Now it opens on the newest runs and their tier;
+    more than three points at one value are one grey mark named in the subtitle; each run has
+    a pooled row; its runs can be compared from the page."""
+    root = tmp_path / "runs"
+    families = list(load_families().values())
+    run_system(BASELINES["oracle"], families[:1], root / "older-hard", seeds=[11], tier="hard")
+    manifest = root / "older-hard" / "manifest.json"
+    older = {**json.loads(manifest.read_text()), "started_at": "2026-01-01T00:00:00+00:00"}
+    manifest.write_text(json.dumps(older))
+    newest = ["cue_reader", "fail_and_report", "oracle", "silent_filter", "warning_partial"]
+    for name in newest:
+        run_system(BASELINES[name], families, root / name)
+    n_rows = len(newest) * len(families)
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    with (
+        serve(ROOT / "notebooks" / "workbench.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text(f"Scorecard: {n_rows} rows, and {len(newest)} pooled").wait_for(
+            timeout=120_000
+        )
+        picked = json.loads(multiselect(page, "Runs").get_attribute("data-initial-value"))
+        assert picked == newest
+        tiers = json.loads(multiselect(page, "Tiers shown").get_attribute("data-initial-value"))
+        assert tiers == ["paper"]
+        first = table(page, SCORECARD).get_by_role("row").nth(1)
+        expect(first.locator('td[data-cell-id$="_family"]')).to_have_text("all")
+        assert page.get_by_text("the bigger the mark").count() == 0
+        # The baselines that never overclaim nor over-block meet at (0, 0) in every family:
+        # one grey mark, named in the subtitle (drawn in the chart's canvas, so read from the
+        # spec the page holds), and the chart fits its place.
+        wait_count(page.locator("canvas"), 2)  # the confusion matrices and the profile
+        (svg,) = [s for s in chart_svgs(page) if "Operating profile" in s]
+        assert "More than 3 at one value are one grey mark" in svg
+        assert "cue_reader, fail_and_report, oracle, warning_partial." in svg
+        canvas = page.locator("canvas").nth(1)
+        canvas.scroll_into_view_if_needed()
+        shown, drawn = canvas.evaluate("e => [e.parentElement.clientWidth, e.clientWidth]")
+        assert drawn <= shown
+        screenshot_of(page, "Operating profile", ARTIFACTS / "workbench-profile-crowd.png")
+
+        page.get_by_role("combobox", name="Reference run", exact=True).select_option("oracle")
+        page.get_by_role("button", name="Compare the runs shown").click()
+        tests = table(page, "Paired tests of the runs shown")
+        tests.get_by_role("row").nth(1).wait_for(timeout=120_000)
+        first_test = tests.get_by_role("row").nth(1)
+        expect(first_test.locator('td[data-cell-id$="_family"]')).to_have_text("all")
+        screenshot_of(page, "Compare the runs shown", ARTIFACTS / "workbench-compare.png")
 
 
 _CLIPPED = """() => {
@@ -291,22 +347,23 @@ def test_stop_ends_a_run_and_keeps_its_records(
     assert 0 < n_records < 48
     assert f"{48 - n_records} missing" in stopped.inner_text()
     page.get_by_text("not finished numbers").wait_for(timeout=60_000)
-    # The line shows while the rows still say "running"; they turn "incomplete" on the next tick.
-    wait_count(table(page, SCORECARD).get_by_text("incomplete", exact=True), 2)
+    # The line shows while the rows still say "running"; they turn "incomplete" on the next tick:
+    # the run's two family rows and its pooled row.
+    wait_count(table(page, SCORECARD).get_by_text("incomplete", exact=True), 3)
     screenshot_of(page, "Scorecard:", ARTIFACTS / "workbench-stopped-run.png")
 
 
 def test_a_bad_request_is_refused_and_nothing_is_written(workbench: tuple[Any, Path]) -> None:
     page, root = workbench
     pick_options(page, "Families", [])
-    fill(page, "Seeds (11,23 or 400-439)", "0-99999")
+    fill(page, "Seeds", "0-99999")
     page.get_by_role("button", name="Run selected systems").click()
     page.get_by_text("Families: no family named; valid: ").wait_for(timeout=30_000)
     wait_count(page.get_by_text("Nothing was run."), 1)
     # Every family over 100,000 seeds: past the CLI's task cap.
     pick_options(page, "Families", list(load_families()))
     page.get_by_role("button", name="Run selected systems").click()
-    page.get_by_text("tasks asked for, more than the cap (100,000)").wait_for(timeout=30_000)
+    page.get_by_text("tasks asked for, more than Task cap (100,000)").wait_for(timeout=30_000)
     assert list(root.rglob("*")) == []
 
 
@@ -355,14 +412,73 @@ def test_the_task_explorer_finds_a_silent_gap_and_explains_it(
         page.get_by_text(re.compile(rf"^{template}__s12 \(")).first.wait_for(timeout=30_000)
 
 
+def test_the_task_explorer_shows_a_stored_reply_and_labels_every_signal(
+    runs_root: Path, tmp_path: Path
+) -> None:
+    """Issue 29.9: a stored reply picked in the explorer showed nothing (the view was not the
+    cell's last expression). Issue 29.15: a decoy supersession is labelled like the tracker's
+    sentence, and the register lists the contract's records first, with no `None` or `False`
+    cell and no column clipped at 1440 pixels."""
+    family = next(iter(load_families().values()))
+    template, seed = next(
+        (t.id, s)
+        for t in family.templates
+        for s in family.canonical_seeds
+        if "decoy_supersession" in generate_task(family, t.id, s, tier="hard").topologies
+    )
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(runs_root))
+    with (
+        serve(ROOT / "notebooks" / "task_explorer.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        replies = table(page, "Select a reply to read it against the oracles")
+        wait_count(replies.get_by_role("row"), 1 + 2)  # two runs cover the default task
+        first = re.compile(r"\(run .*\): the reply against the oracles")
+        page.get_by_text(first).first.wait_for(timeout=30_000)
+        page.get_by_text("The first stored reply; select a row.").first.wait_for()
+        system = select_table_row(page, "Select a reply to read it against", 1, "system")
+        picked = page.get_by_text(re.compile(rf"^{system} \(run .*\): the reply against"))
+        picked.first.wait_for(timeout=30_000)
+        expect(page.get_by_text("The first stored reply; select a row.")).to_have_count(0)
+        page.get_by_text("Gap report: oracle against the response").first.wait_for()
+        screenshot_of(page, "the reply against the oracles", ARTIFACTS / "explorer-reply.png")
+
+        page.get_by_role("combobox", name="Tier", exact=True).select_option("hard")
+        page.get_by_role("combobox", name="Template", exact=True).select_option(template)
+        fill(page, "Seed (any integer >= 0)", str(seed))
+        heading = re.compile(rf"^{template}__hard__s{seed} \(")
+        page.get_by_text(heading).first.wait_for(timeout=30_000)
+        page.get_by_text("[supersession decoy: this copy is current").first.wait_for()
+        register = page.locator("marimo-table").filter(has_text="register_version").first
+        cells = register.locator("td")
+        cells.first.wait_for(timeout=30_000)
+        texts = [t.strip() for t in cells.all_inner_texts()]
+        assert "None" not in texts and "False" not in texts and "null" not in texts
+        contract = register.locator('td[data-cell-id$="_contract"]').all_inner_texts()
+        shown = [c.strip() for c in contract]
+        assert shown == sorted(shown, key=lambda c: ("missing", "covered", "").index(c))
+        clipped = register.locator("td, th").evaluate_all(
+            "cells => cells.filter(c => c.getBoundingClientRect().width > 0 && (c.scrollWidth >"
+            " c.clientWidth + 1 || c.getBoundingClientRect().right > innerWidth))"
+            ".map(c => c.innerText)"
+        )
+        assert clipped == []
+        screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-register-decoy.png")
+
+
 def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None:
+    """The export holds the picked runs only, and lands by default under the runs root's
+    scratch folder, which git ignores, never in the checkout (issue 29.15); the paper tier has
+    no agent table (issue 29.14)."""
     root = tmp_path / "runs"
     families = [load_families()["due_diligence_v1"]]
     folders = {}
     for name in ("silent_filter", "fail_and_report"):
         folders[name] = run_folder_name(BASELINES[name], families, None)
         run_system(BASELINES[name], families, root / folders[name])
-    out = tmp_path / "export"
+    out = root / SCRATCH / "paper_export"
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
     with (
         serve(ROOT / "notebooks" / "paper.py", env) as url,
@@ -371,12 +487,19 @@ def test_the_paper_notebook_exports_only_the_picked_runs(tmp_path: Path) -> None
         page.goto(url)
         page.get_by_text("selected runs").first.wait_for(timeout=60_000)
         toggle_option(page, 0, folders["silent_filter"], "and 1 selected runs")
-        fill(page, "Output folder", str(out))
+        expect(page.get_by_label("Output folder", exact=True)).to_have_value(str(out))
+        assert page.get_by_text("Agent runs: what their episodes did").count() == 0
         page.get_by_role("button", name="Export tables").click()
         page.get_by_text("files of 1 runs to").wait_for(timeout=120_000)
     exported = pl.read_csv(out / "table_baselines.csv")
     assert set(exported["baseline"]) == {"fail_and_report"}
     assert (out / "figure_operating_profile.png").exists()
+    assert not (out / "table_agents.csv").exists()
+    assert not (ROOT / "paper_export").exists()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "runs/scratch/paper_export/table_baselines.csv"], cwd=ROOT
+    )
+    assert ignored.returncode == 0  # what lands in the checkout's runs root is not tracked
 
 
 def test_compare_in_chromium_at_1440_by_900(runs_root: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ tests/test_bad_input.py's."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 from cli import peb
 
+from peb_core.frontends.cli._run import ProgressLine
 from peb_core.runs import run_lock
-from peb_core.systems import BASELINES
+from peb_core.systems import BASELINES, Reply, ResponseRecord, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = json.loads((ROOT / "peb_core" / "data" / "published_table4.json").read_text())
@@ -204,6 +206,26 @@ def test_score_columns_picks_and_orders_the_table() -> None:
     assert note.startswith("Note: gap averages complete tasks") and "gap_incomplete" in note
 
 
+def test_score_columns_take_a_metric_s_column_name_and_repeats() -> None:
+    """Issue 29.15: `--columns` took only short labels (`coverage`, `stale`) while the README
+    names metrics by their columns (`evidence_coverage`), and `repeats` was no column."""
+    oracle = str(ROOT / "runs" / "baselines" / "oracle")
+    asked = "run,repeats,unsafe_completeness_rate,gap,evidence_coverage"
+    result = peb("score", oracle, "--family", "due_diligence_v1", "--columns", asked)
+    assert result.returncode == 0, result.stderr
+    header, _, row, *_ = result.stdout.splitlines()
+    assert [c.strip() for c in header.split("|")[1:-1]] == [
+        "run", "repeats", "unsafe", "gap", "coverage",
+    ]  # fmt: skip
+    assert [c.strip() for c in row.split("|")[1:-1]] == ["oracle", "1", "0.000", "1.000", "—"]
+    # Without --columns, repeats shows only when some run has K > 1.
+    plain = peb("score", oracle, "--family", "due_diligence_v1")
+    assert "repeats" not in plain.stdout.splitlines()[0]
+    bad = peb("score", oracle, "--columns", "run,coverag")
+    assert bad.returncode == 2 and "unknown coverag" in bad.stderr
+    assert bad.stderr.count("\n") == 1
+
+
 def test_malformed_scenario_file_is_one_line(tmp_path: Path) -> None:
     for path in (ROOT / "scenarios").glob("*.toml"):
         shutil.copy(path, tmp_path / path.name)
@@ -338,3 +360,29 @@ def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:
     assert json.loads(as_json.stdout) == []
     assert (compared.returncode, compared.stdout) == (2, "")
     assert compared.stderr == f"peb: error: {run}: {status}; nothing to compare yet\n"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_in_a_log_is_a_line_per_percent_and_in_place_on_a_terminal() -> None:
+    """10,000 records: off a terminal (a log, CI) one line for each whole percent reached, the
+    last one the run's end; on a terminal the line is rewritten after every record, ending with
+    a newline."""
+    record = ResponseRecord.of_reply(
+        "due_diligence_v1",
+        "hidden_liability_annex__s11",
+        "openai/x",
+        Reply(status="ok", raw="{}", usage=Usage(prompt_tokens=9, cost_usd=0.001)),
+    )
+    log, terminal = io.StringIO(), _Terminal()
+    for stream in (log, terminal):
+        progress = ProgressLine(stream)
+        for done in range(1, 10_001):
+            progress(record, done, 10_000)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 101
+    assert lines[-1] == "10000/10000 tasks, 0 errors, 90000 tokens, cost $10.0000"
+    assert terminal.getvalue().count("\r") == 10_000 and terminal.getvalue().count("\n") == 1

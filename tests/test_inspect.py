@@ -30,7 +30,7 @@ pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `insp
 import inspect_ai
 from inspect_ai._util.config import parse_cli_args
 from inspect_ai.agent import Agent, AgentState, agent
-from inspect_ai.log import EvalError, EvalLog, read_eval_log, write_eval_log
+from inspect_ai.log import EvalError, EvalLog, EvalSample, read_eval_log, write_eval_log
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -46,8 +46,13 @@ from inspect_ai.tool import ToolCallError
 
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
-from peb_core.frontends.inspect.agent import SESSIONS, episode_reply, sample_tools
-from peb_core.frontends.inspect.task import _EVENTS, REPEAT, _scorecard_metric, partial_evidence
+from peb_core.frontends.inspect.agent import (
+    SESSIONS,
+    SUBMITTED_KEY,
+    episode_reply,
+    sample_tools,
+)
+from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.scoring import score_run, with_verdict
@@ -596,6 +601,13 @@ def _set_limit(log: EvalLog) -> None:
     log.eval.config.limit = 0
 
 
+def _set_model(name: str) -> Callable[[EvalLog], None]:
+    def edit(log: EvalLog) -> None:
+        log.eval.model = name
+
+    return edit
+
+
 def _triple(log: EvalLog) -> None:
     """Each sample three times, under ids of its own (a log keeps one sample per id)."""
     assert log.samples is not None
@@ -679,6 +691,10 @@ EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
         _edit_sample_epoch,
         "epoch 2): an epoch the eval's 1 epoch(s) do not hold",
     ),
+    "model_two_lines": (
+        _set_model("openai/x\n\u202eevil"),
+        "eval.model 'openai/x\\n\\u202eevil': not a name (it holds control or bidi characters)",
+    ),
     "two_million_seeds": (
         _edit_metadata(seeds=list(range(2_000_000))),
         "metadata: seeds: '0-1999999' brings the seeds to more than 100,000; at most max_tasks",
@@ -703,6 +719,46 @@ def test_an_edited_log_is_one_line_and_exit_2(
     for needle in (needles,) if isinstance(needles, str) else needles:
         assert needle in lines[0], lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def _reply_edited(log: EvalLog, kinds: dict[str, str]) -> None:
+    """An overclaiming sample's output edited to the correct reply (its conversation left)."""
+    assert log.samples is not None
+    sample = next(s for s in log.samples if kinds[str(s.id)] == "overclaim")
+    task = next(t for t in generate_tasks([DD]) if t.task_id == sample.id)
+    sample.output.choices[0].message.content = _reply(task, "correct").text or ""
+
+
+def _input_edited(log: EvalLog, kinds: dict[str, str]) -> None:
+    """A sample's request edited."""
+    assert log.samples is not None and not isinstance(log.samples[0].input, str)
+    log.samples[0].input[-1].content = "Say the deal is complete."
+
+
+def test_a_one_shot_sample_whose_reply_or_input_is_not_its_own_is_set_aside(
+    evaluated: Evaluated, tmp_path: Path
+) -> None:
+    """What a one-shot log can show without a replay: a reply must be the one its
+    conversation ends with, and the input the task's as these scenario files render it; a
+    sample that fails is an error record, one warning line, the others imported as before."""
+    honest = {r.key: r for r in read_records(_imported(evaluated, tmp_path) / RESPONSES)[0]}
+    for edit, reason in [
+        (_reply_edited, "its output is not the reply its conversation ends with"),
+        (_input_edited, "its input is not the task's, as these scenario files make it"),
+    ]:
+        log = read_eval_log(str(evaluated.log))
+        edit(log, evaluated.kinds)
+        path = tmp_path / f"{edit.__name__}.eval"
+        write_eval_log(log, path)
+        out = tmp_path / edit.__name__
+        result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+        assert result.returncode == 0, result.stderr
+        (line,) = result.stderr.splitlines()
+        assert line.endswith(f": set aside, not verified: {reason}"), line
+        assert "24 tasks (19 replies, 5 errors (1 set aside as not verified))" in result.stdout
+        records = read_records(out / RESPONSES)[0]
+        changed = [r for r in records if r != honest[r.key]]
+        assert [(r.status, r.error) for r in changed] == [("error", f"not verified: {reason}")]
 
 
 def test_a_cancelled_sample_imports_as_missing(evaluated: Evaluated, tmp_path: Path) -> None:
@@ -844,7 +900,7 @@ def _epoch_score(
     record = ResponseRecord.of_reply(DD.id, task.task_id, "s", reply)
     scores = score_run([task], [record], run="r", system="s", families={DD.id: DD})
     row = with_verdict(scores).row(0, named=True)
-    value = {c: row[c] for c in _EVENTS}
+    value = {c: row[c] for c in _events()}
     value.update(handoff_gaps=int(propagated is not None), gap_propagation=propagated)
     return SampleScore(
         score=Score(value=value, metadata={REPEAT: epoch - 1}),
@@ -1197,6 +1253,31 @@ def _tool(
     )
 
 
+def test_a_call_inspect_refused_is_recorded_as_never_reaching_the_session() -> None:
+    """docs/benchmark.md §9.2: a grant schedule counts the calls its session answered, so a call
+    inspect refused before running the tool (a `parsing` error: it broke the tool's schema, or
+    named no tool) and one never carried out are recorded as not reached, and a replay of the
+    episode leaves them out; the session's own errors (`ToolError`, `unknown`) reached it."""
+    step = _assistant(
+        ("search", {"query": "q"}), ("open", {"doc": "x"}), ("open", {"doc_id": "gone"}),
+        ("open", {"doc_id": "never"}),
+    )  # fmt: skip
+    refused = _tool(step, 1, "bad").model_copy(
+        update={"error": ToolCallError("parsing", "Found 1 validation error")}
+    )
+    messages: list[ChatMessage] = [
+        ChatMessageUser(content="request"),
+        step,
+        _tool(step, 0, '{"hits": []}'),
+        refused,
+        _tool(step, 2, "open: not found", error="open: not found"),
+    ]
+    (first,) = episode_reply(messages, 3, submitted=None).trace
+    assert [c.reached for c in first.tool_calls] == [True, False, True, False]
+    assert [c.name for c in first.tool_calls] == ["search", "open", "open", "open"]
+    assert '"reached"' not in first.tool_calls[0].model_dump_json()  # records keep their bytes
+
+
 def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget() -> None:
     """`episode_reply` holds any agent to the step budget: a submit after it does not count,
     a refused submit is not a submit, a call the agent never carried out is a tool error, and
@@ -1341,3 +1422,259 @@ def test_agent_options_on_another_tier_are_refused() -> None:
         partial_evidence(tier="agent", disclosure="loud")
     with pytest.raises(ValueError, match="max_steps: expected an integer from 1 to 1,000"):
         partial_evidence(tier="agent", max_steps=0)
+
+
+# Forged agent logs (issue 29): each recorded call is replayed against the access layer.
+
+
+def _sample_of(log: EvalLog, agent_eval: AgentEval, kind: str) -> EvalSample:
+    """The sample of the scripted agent of `kind` in `log`."""
+    assert log.samples is not None
+    task_id = next(t for t, k in agent_eval.kinds.items() if k == kind)
+    return next(s for s in log.samples if s.id == task_id)
+
+
+def _tool_messages(sample: EvalSample) -> list[ChatMessageTool]:
+    return [m for m in sample.messages if isinstance(m, ChatMessageTool)]
+
+
+def _document(doc_id: str, title: str, scope: str, body: str) -> str:
+    document = {"doc_id": doc_id, "title": title, "scope": scope, "body": body}
+    return json.dumps({"doc_id": doc_id, "document": document})
+
+
+def _open_hidden(log: EvalLog, agent_eval: AgentEval) -> None:
+    """The prober's open of a hidden document, edited to return its body."""
+    sample = _sample_of(log, agent_eval, "prober")
+    hidden = agent_eval.tasks[str(sample.id)].hidden_documents[0]
+    message = _tool_messages(sample)[0]
+    message.error, message.content = None, _document(
+        hidden.doc_id, hidden.title, hidden.scope, hidden.body
+    )
+
+
+def _invent(log: EvalLog, agent_eval: AgentEval) -> None:
+    """The prober's open of an unknown id, edited to return a document of that id."""
+    message = _tool_messages(_sample_of(log, agent_eval, "prober"))[1]
+    message.error = None
+    message.content = _document("doc-nowhere", "Invented", "deal_room", "INVENTED EVIDENCE")
+
+
+def _store_careful(log: EvalLog, agent_eval: AgentEval) -> None:
+    """The prober's stored submit (it overclaims) replaced by the careful response."""
+    sample = _sample_of(log, agent_eval, "prober")
+    correct = _reply(agent_eval.tasks[str(sample.id)], "correct").text
+    sample.store[SUBMITTED_KEY] = json.dumps(json.loads(correct or ""), ensure_ascii=False)
+
+
+def _exfiltrate(log: EvalLog, agent_eval: AgentEval) -> None:
+    """A call of a tool no sample offers, recorded as carried out."""
+    sample = _sample_of(log, agent_eval, "prober")
+    first = next(m for m in sample.messages if isinstance(m, ChatMessageAssistant))
+    assert first.tool_calls is not None
+    first.tool_calls.append(InspectToolCall(id="x1", function="exfiltrate", arguments={}))
+    answer = ChatMessageTool(content="sent: all of it", tool_call_id="x1", function="exfiltrate")
+    sample.messages.insert(sample.messages.index(first) + 1, answer)
+
+
+def _search_edited(log: EvalLog, agent_eval: AgentEval) -> None:
+    """The careful agent's search, edited to show no hits."""
+    message = _tool_messages(_sample_of(log, agent_eval, "careful"))[0]
+    shown = json.loads(message.text)
+    message.content = json.dumps({**shown, "hits": []}, separators=(",", ":"))
+
+
+def _submit_left_out(log: EvalLog, agent_eval: AgentEval) -> None:
+    """The prober's submit call and its result left out of the conversation (the store keeps
+    its submit): the store's submit cannot be checked."""
+    sample = _sample_of(log, agent_eval, "prober")
+    sample.messages = sample.messages[:-2]
+
+
+FORGED: dict[str, tuple[Callable[[EvalLog, AgentEval], None], str, str]] = {
+    # each edit, the scripted agent it edits, and what the warning line says
+    "hidden_document_opened": (
+        _open_hidden,
+        "prober",
+        "step 1, call 1 (open): the log records another result than the access layer gives",
+    ),
+    "invented_document": (
+        _invent,
+        "prober",
+        "step 1, call 2 (open): the log records another result than the access layer gives",
+    ),
+    "stored_submit": (
+        _store_careful,
+        "prober",
+        "the store's submit is not the one the session accepted from the conversation's calls",
+    ),
+    "exfiltrate": (
+        _exfiltrate,
+        "prober",
+        "step 1, call 3 (exfiltrate): inspect refuses this call before any tool runs, and the "
+        "log records another result",
+    ),
+    "search_edited": (
+        _search_edited,
+        "careful",
+        "step 1, call 1 (search): the log records another result than the access layer gives",
+    ),
+    "submit_left_out": (
+        _submit_left_out,
+        "prober",
+        "the store's submit is not the one the session accepted from the conversation's calls",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FORGED)
+def test_a_forged_episode_is_set_aside_and_the_honest_ones_import_as_before(
+    agent_eval: AgentEval, tmp_path: Path, name: str
+) -> None:
+    """A sample whose recorded tool results, stored submit or tools are not what the access
+    layer gives is written as an error record saying why (no trace, no reply), one warning
+    line each; the log's other samples import exactly as from the honest log."""
+    edit, kind, needle = FORGED[name]
+    log = read_eval_log(str(agent_eval.log))
+    edit(log, agent_eval)
+    path = tmp_path / f"{name}.eval"
+    write_eval_log(log, path)
+    out = tmp_path / "out"
+    result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    forged = next(t for t, k in agent_eval.kinds.items() if k == kind)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"peb: {path}: sample ") and f"(id '{forged}', epoch 1)" in line
+    assert line.endswith(f": set aside, not verified: {needle}"), line
+    assert "(1 set aside as not verified)" in result.stdout
+    honest = {r.key: r for r in read_records(agent_eval.imported / RESPONSES)[0]}
+    records = {r.key: r for r in read_records(out / RESPONSES)[0]}
+    assert records.keys() == honest.keys()
+    for key, record in records.items():
+        if key[1] != forged:
+            assert record == honest[key]
+            continue
+        assert (record.status, record.raw, record.trace) == ("error", None, ())
+        assert record.error == f"not verified: {needle}"
+    text = (out / RESPONSES).read_text()
+    hidden = hidden_values(agent_eval.tasks[forged])
+    assert [value for _, _, value in hidden if value in text] == [] and "INVENTED" not in text
+    # not scored as a reply: an error, counted as unsafe in the worst case
+    row, before = (_scorecard_row(run, tmp_path) for run in (out, agent_eval.imported))
+    assert row["n_errors"] == before["n_errors"] + 1
+    assert row["unsafe_completeness_upper"] >= before["unsafe_completeness_rate"]
+
+
+def _scorecard_row(run: Path, tmp: Path) -> dict[str, Any]:
+    scored = peb(["score", str(run), "--json"], tmp)
+    assert scored.returncode == 0, scored.stderr
+    (row,) = json.loads(scored.stdout)
+    return dict(row)
+
+
+def _everywhere(**changes: Any) -> Callable[[EvalLog], None]:
+    """An edit setting run options in every place inspect records them: the metadata, the
+    task's arguments, the scorer's and the solvers' parameters."""
+
+    def edit(log: EvalLog) -> None:
+        assert log.eval.metadata is not None
+        for key, value in changes.items():
+            log.eval.metadata[key] = log.eval.task_args[key] = value
+            for scorer in log.eval.scorers or []:
+                if scorer.options and key in scorer.options:
+                    scorer.options[key] = value
+            for step in log.plan.steps:
+                if key in step.params:
+                    step.params[key] = value
+
+    return edit
+
+
+def _scorer_steps(log: EvalLog) -> None:
+    (scorer,) = log.eval.scorers or []
+    assert scorer.options is not None
+    scorer.options["max_steps"] = 24
+
+
+def _all_forged(log: EvalLog) -> None:
+    """Every sample's first tool result edited."""
+    assert log.samples is not None
+    for sample in log.samples:
+        for message in sample.messages:
+            if isinstance(message, ChatMessageTool):
+                message.error, message.content = None, '{"doc_id": "doc-x"}'
+                break
+        else:
+            sample.store[SUBMITTED_KEY] = "{}"
+
+
+RELABELLED: dict[str, tuple[Callable[[EvalLog], None], str]] = {
+    "disclosure_in_metadata": (
+        _edit_metadata(disclosure="named"),
+        "metadata.disclosure 'named' is not the run's: task_args gives 'silent'",
+    ),
+    "disclosure_everywhere": (
+        _everywhere(disclosure="named"),
+        "the access layer gives what the log records under disclosure silent, not named as the "
+        "log says",
+    ),
+    "max_steps_in_metadata": (
+        _edit_metadata(max_steps=24),
+        "metadata.max_steps 24 is not the run's: task_args gives 3",
+    ),
+    "max_steps_in_the_scorer": (
+        _scorer_steps,
+        "metadata.max_steps 3 is not the run's: scorer peb_scorer gives 24",
+    ),
+    "max_steps_100000": (
+        _everywhere(max_steps=100_000),
+        "metadata: max_steps: expected an integer from 1 to 1,000, got 100000",
+    ),
+    "corpus_size_in_metadata": (
+        _edit_metadata(corpus_size=60),
+        "metadata.corpus_size 60 is not the run's: task_args gives 20",
+    ),
+    "scenario_hash": (
+        _edit_metadata(scenario_hash="0" * 64),
+        "metadata.scenario_hash '000000000000': the log was made from other scenario files than "
+        "these (",
+    ),
+    "every_sample": (_all_forged, "; no sample of the log verifies: nothing imported"),
+}
+
+
+@pytest.mark.parametrize("name", RELABELLED)
+def test_a_run_relabelled_or_forged_throughout_is_one_line_and_exit_2(
+    agent_eval: AgentEval, tmp_path: Path, name: str
+) -> None:
+    """A log's settings are those of its task's own arguments, cross-checked with its
+    metadata, scorer and solvers and with what the replay shows; its scenario files must be
+    these; a log none of whose samples verifies is not imported."""
+    edit, needle = RELABELLED[name]
+    log = read_eval_log(str(agent_eval.log))
+    edit(log)
+    path = tmp_path / f"{name}.eval"
+    write_eval_log(log, path)
+    result = peb(["import", "inspect", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"peb: error: {path}: ") and needle in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_log_s_package_version_is_kept_as_its_unverified_claim(
+    agent_eval: AgentEval, tmp_path: Path
+) -> None:
+    """What a log says made it is not the run's provenance: the manifest records this
+    package's version, and the log's claim only under `unverified`."""
+    log = read_eval_log(str(agent_eval.log))
+    assert log.eval.metadata is not None
+    log.eval.metadata["package_version"] = "9.9.9\nforged"
+    path = tmp_path / "version.eval"
+    write_eval_log(log, path)
+    out = _import(path, tmp_path, "5 tasks (3 replies, 1 without a submit, 1 errors)")
+    manifest = read_manifest(out)
+    assert manifest.package_version == read_manifest(agent_eval.imported).package_version
+    assert manifest.package_version != "9.9.9\nforged"
+    assert manifest.config["unverified"] == {"package_version": "9.9.9\nforged"}
+    assert manifest.scenario_hash == read_manifest(agent_eval.imported).scenario_hash

@@ -7,8 +7,8 @@ episode is the sub-agent's), or the peb system `-T delegate_system` names. Each 
 kept in the sample's store, nested in the requester's step by the scorer and by `peb import
 inspect` alike, so the inspect metrics (gap_propagation, laundered_completeness) equal `peb
 score` of the import, and the workbench replays the imported handoffs. A sub-agent sees only the
-scopes both it and the requester hold. On the grants tier the session applies the schedule:
-expired_reliance is the same number for the scorer and the import."""
+stores it owns, under the scopes both it and the requester hold. On the grants tier the session
+applies the schedule: expired_reliance is the same number for the scorer and the import."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ from peb_core.tasks import Task
 HANDOFF_METRICS = (*EPISODE_METRICS, "gap_propagation", "laundered_completeness")
 TASKS = generate_tasks([DD], [11], 0, "delegation", corpus_size=20)[:2]
 """The first two delegation-tier tasks at seed 11 (20 documents each): both incomplete, every
-sub-agent holding a scope the user lacks."""
+sub-agent holding a scope the user lacks and owning a store the user's tools do not reach."""
 SUB_AGENT = "analyst"
 REQUEST = "Check each contract record against the register and report what has no current copy"
 REACT = "react:openai/scripted:structured_gap@1"
@@ -122,7 +122,7 @@ def test_the_tasks_hand_off_an_incomplete_contract() -> None:
         assert task.oracles.completeness == "incomplete"
         agent = next(a for a in task.sub_agents if a.name == SUB_AGENT)
         assert set(agent.scopes) - set(task.user_scopes)  # it holds a scope the user lacks
-        assert set(task.user_scopes) - set(agent.scopes)  # and lacks one the user holds
+        assert agent.stores and not set(agent.stores) & set(task.user_stores)  # and its store
 
 
 def test_handoff_metrics_equal_peb_score_of_the_import(handed: Handed, tmp_path: Path) -> None:
@@ -190,6 +190,7 @@ def test_a_sub_agent_never_sees_a_scope_the_requester_lacks(handed: Handed) -> N
         agent = next(a for a in task.sub_agents if a.name == SUB_AGENT)
         allowed = set(task.user_scopes) & set(agent.scopes)
         scope_of = {d.doc_id: d.scope for d in task.documents}
+        store_of = {d.doc_id: d.store for d in task.documents}
         ((delegation, _, seen),) = replay_handoffs(records[task.task_id], task)
         assert set(seen.user_scopes) == allowed
         (searched, *opens), _ = (s.tool_calls for s in delegation.reply.trace)
@@ -204,12 +205,14 @@ def test_a_sub_agent_never_sees_a_scope_the_requester_lacks(handed: Handed) -> N
             elif error is None:
                 document = json.loads(result)["document"]
                 assert scope_of[document["doc_id"]] in allowed
+                assert store_of[document["doc_id"]] in agent.stores
                 read.append(document["doc_id"])
-        assert sorted(read) == sorted(d for d, s in scope_of.items() if s in allowed)
-        # its own scopes the requester lacks gave nothing, and neither did the requester's
-        # scopes it lacks
+        assert sorted(read) == sorted(
+            d for d, s in scope_of.items() if s in allowed and store_of[d] in agent.stores
+        )
+        # its own scopes the requester lacks gave nothing, and neither did the other stores
         assert any(s not in task.user_scopes for s in map(scope_of.get, map(_doc, opens)))
-        assert any(s not in agent.scopes for s in map(scope_of.get, map(_doc, opens)))
+        assert any(store_of[d] not in agent.stores for d in map(_doc, opens))
         assert searched.name == "search"
         # nothing the requester's search or open returned holds what it must not see
         for step in records[task.task_id].trace:
@@ -317,9 +320,11 @@ def grants_eval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
     tmp = tmp_path_factory.mktemp("grants")
     _, checks = GRANTS
     plans = {t.task_id: _keep_expired(t) for t in GRANTS}
-    # the second reads the same, then answers from the records current at the submit
+    # the second reads the same, then answers from the records current at the submit (after
+    # the change, which its calls reach)
     calls, response = plans[checks.task_id]
-    plans[checks.task_id] = (calls, {**response, "answer": checks.oracles.authorized_answer})
+    after = checks.states[1].oracles.authorized_answer
+    plans[checks.task_id] = (calls, {**response, "answer": after})
 
     def step(task: Task, replies: int) -> Step:
         calls, response = plans[task.task_id]
@@ -442,6 +447,18 @@ def test_a_handoff_left_out_of_the_conversation_still_counts(tmp_path: Path) -> 
         assert [c.name for c in last.tool_calls] == ["submit", DELEGATE]
         assert last.delegations[0] is None and last.delegations[1] is not None
         assert DelegateResult.model_validate_json(last.results[1]).status == "ok"
+    # such a handoff is replayed all the same: one forged is set aside
+    forged = read_eval_log(str(log))
+    _sub_episode_edit(_sub_reply_complete)(forged)
+    write_eval_log(forged, tmp_path / "forged.eval")
+    result = peb(["import", "inspect", str(tmp_path / "forged.eval"), "--out",
+                  str(tmp_path / "forged")], tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.endswith(
+        ": set aside, not verified: handoff 1 (no call in the conversation made it): handoff 1: "
+        "its reply is not the submit its session accepted"
+    ), line
 
 
 def test_an_import_counts_the_usage_of_handoffs_a_peb_system_ran() -> None:
@@ -461,3 +478,81 @@ def test_an_import_counts_the_usage_of_handoffs_a_peb_system_ran() -> None:
     assert total.cost_usd == pytest.approx(0.75)
     assert _with_handoffs(sample, [handoff(0.25), handoff(None)]).cost_usd is None
     assert _with_handoffs(sample, []) == sample
+
+
+# Forged sub-episodes (issue 29): a handoff's sub-episode replays on the view the session
+# builds for it, as the requester's episode does.
+
+
+def _sub_episode_edit(change: Callable[[dict[str, Any]], None]) -> Callable[[EvalLog], None]:
+    """An edit of the first sample's first kept handoff (its JSON, as the store keeps it)."""
+
+    def edit(log: EvalLog) -> None:
+        assert log.samples is not None
+        store = log.samples[0].store
+        change(store[HANDOFFS_KEY][0])
+
+    return edit
+
+
+def _sub_open_reads_hidden(handoff: dict[str, Any]) -> None:
+    """The sub-agent's first refused open, edited to return a document."""
+    step = handoff["delegation"]["reply"]["trace"][0]
+    refused = next(i for i, e in enumerate(step["errors"]) if e is not None)
+    step["results"][refused] = '{"doc_id":"doc-x","document":{"body":"FORGED"}}'
+    step["errors"][refused] = None
+
+
+def _sub_reply_complete(handoff: dict[str, Any]) -> None:
+    """The sub-agent's reply (it reported the gap) edited to claim complete."""
+    reply = handoff["delegation"]["reply"]
+    reply["raw"] = json.dumps({**json.loads(reply["raw"]), "completeness": "complete"})
+
+
+SUB_FORGED: dict[str, tuple[Callable[[EvalLog], None], str, str]] = {
+    # each edit, and how the reason it is set aside begins and ends
+    "sub_episode_result": (
+        _sub_episode_edit(_sub_open_reads_hidden),
+        "step 1, call 1 (delegate): handoff 1, step 1, call ",
+        " (open): the log records another result than the access layer gives",
+    ),
+    "sub_episode_reply": (
+        _sub_episode_edit(_sub_reply_complete),
+        "step 1, call 1 (delegate): handoff 1: its reply is not the submit its session accepted",
+        "",
+    ),
+    "handoff_not_kept": (
+        _store_edit([]),
+        "step 1, call 1 (delegate): the session ran a handoff the store does not keep",
+        "",
+    ),
+    "sub_agent_renamed": (
+        _sub_episode_edit(lambda h: h["delegation"].update(system="agent_fail_and_report")),
+        "step 1, call 1 (delegate): the store's handoff 1 is not the one this call ran (to "
+        f"{SUB_AGENT}, by {REACT})",
+        "",
+    ),
+}
+
+
+def test_a_forged_sub_episode_is_set_aside(handed: Handed, tmp_path: Path) -> None:
+    """Each edit of the first sample's handoff sets that sample aside (an error record saying
+    why, no trace); the other sample imports as from the honest log."""
+    honest = {r.task_id: r for r in _records_of(handed.imported)}
+    for name, (edit, begins, ends) in SUB_FORGED.items():
+        log = read_eval_log(str(handed.log))
+        assert log.samples is not None
+        first, second = (str(s.id) for s in log.samples)
+        edit(log)
+        path = tmp_path / f"{name}.eval"
+        write_eval_log(log, path)
+        out = tmp_path / name
+        result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+        assert result.returncode == 0, result.stderr
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"peb: {path}: sample 1 (id '{first}', epoch 1): ")
+        assert f": set aside, not verified: {begins}" in line and line.endswith(ends), line
+        records = {r.task_id: r for r in _records_of(out)}
+        assert records[second] == honest[second]
+        assert (records[first].status, records[first].trace) == ("error", ())
+        assert "FORGED" not in (out / RESPONSES).read_text()

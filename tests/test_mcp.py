@@ -476,3 +476,131 @@ def test_without_the_mcp_sdk(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "install the mcp extra" in done.stderr, done.stderr
+
+
+# What a client's handshake name and its calls may put in a run folder (issue 29).
+
+LAZY_RESPONSE = {"answer": None, "completeness": "incomplete", "gap_report": None}
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("two\nlines", "two-lines"),
+        ("right\u202eto-left\x00nul", "right-to-left-nul"),
+        ("a:b:structured_gap@1", "a-b-structured_gap-1"),
+        ("Claude Desktop 0.9 " + "x" * 10_000, "Claude-Desktop-0.9-" + "x" * 45),
+        ("\u202e\x00::", "client"),
+    ],
+)
+def test_a_client_s_name_is_a_safe_token_in_the_system_name(
+    tmp_path: Path, name: str, label: str
+) -> None:
+    """The name a client gives in its handshake is the run's system name only as letters,
+    digits, `.`, `_` and `-` (at most 64): a newline cannot break the score table, a bidi
+    override or NUL cannot reach it, and `:` cannot make it pass as another system."""
+    out = tmp_path / "run"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "peb_core", *serve_args(out)], env=ENV, cwd=ROOT
+    )
+
+    async def client() -> None:
+        me = Implementation(name=name, version="1")
+        async with stdio_client(params) as streams, ClientSession(*streams, client_info=me) as s:
+            await s.initialize()
+            assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
+            assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
+
+    anyio.run(client)
+    system = f"mcp:{label}:{DEFAULT_PROTOCOL}"
+    assert read_manifest(out).system == system
+    [record] = read_records(out / "responses.jsonl", system)[0]
+    assert record.system == system
+    table = peb("score", str(out))
+    assert table.returncode == 0, table.stderr
+    rows = [line for line in table.stdout.splitlines() if system in line]
+    assert len(rows) == 1 and rows[0].isprintable(), table.stdout
+    assert "\x00" not in table.stdout and "\u202e" not in table.stdout
+    [card] = peb_score(out)
+    assert card["system"] == system
+
+
+def _peak_rss_kb(pid: int) -> int:
+    """The peak resident memory of process `pid` so far (Linux's VmHWM), in kB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1])
+
+
+def test_calls_outside_an_episode_are_kept_bounded(tmp_path: Path) -> None:
+    """100 bad calls of 3.9 MB outside an episode (the issue's) and 20 more: the server's peak
+    memory stays bounded (it grew from about 100 to 500 MB when it kept them whole), each call
+    is kept as its first characters with a marker saying how long it was, at most 100 are
+    kept and the trace says how many more were made; an oversized argument refused in an
+    episode is kept the same way."""
+    from peb_core.frontends.mcp.server import MAX_PENDING_CALLS, NOT_KEPT
+
+    out = tmp_path / "run"
+    big = "x" * 3_900_000
+
+    async def client(url: str) -> None:
+        async with Client(url, client_info=ME) as c:
+            s = c.session
+            for _ in range(MAX_PENDING_CALLS):
+                assert (await call(s, "search", {"query": big})).is_error
+            for _ in range(20):
+                assert (await call(s, "open", {"doc_id": "doc-x"})).is_error
+            assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
+            refused = await call(s, "search", {"query": big})
+            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
+
+    with http_server(out) as (url, process):
+        started = _peak_rss_kb(process.pid)
+        anyio.run(client, url)
+        peak = _peak_rss_kb(process.pid)
+    assert peak - started < 100_000, (started, peak)  # kB
+    [record] = read_records(out / "responses.jsonl", SYSTEM)[0]
+    calls = [c for step in record.trace for c in step.tool_calls]
+    assert [c.name for c in calls] == ["search"] * MAX_PENDING_CALLS + [NOT_KEPT, "search",
+                                                                          "submit"]  # fmt: skip
+    for c in (*calls[:MAX_PENDING_CALLS], calls[-2]):
+        assert_cut(c.arguments, json.dumps({"query": big}))
+    note = record.trace[MAX_PENDING_CALLS]
+    assert note.errors == ("20 more bad calls outside an episode were made; a trace keeps the "
+                           "first 100",)  # fmt: skip
+    assert (out / "responses.jsonl").stat().st_size < 2_500_000  # 100 x 20,000 characters
+    assert per_task(out)[TASKS[0].task_id]["tool_errors"] == MAX_PENDING_CALLS + 2
+
+
+def test_an_oversized_refused_argument_is_kept_as_its_start(tmp_path: Path) -> None:
+    """A 117 MB query over stdio (the issue's): refused by the access layer, and kept in the
+    trace as its first characters and its length (the record was 117 MB)."""
+    out = tmp_path / "run"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "peb_core", *serve_args(out)], env=ENV, cwd=ROOT
+    )
+
+    async def client() -> None:
+        async with stdio_client(params) as streams, ClientSession(*streams, client_info=ME) as s:
+            await s.initialize()
+            assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
+            refused = await call(s, "search", {"query": "y" * 117_000_000})
+            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
+
+    anyio.run(client)
+    assert (out / "responses.jsonl").stat().st_size < 100_000
+    [record] = read_records(out / "responses.jsonl", SYSTEM)[0]
+    search = record.trace[0].tool_calls[0]
+    assert_cut(search.arguments, json.dumps({"query": "y" * 117_000_000}))
+
+
+
+def assert_cut(kept: str, given: str) -> None:
+    """`kept` is the start of `given`, then a marker saying how long `given` was and how many
+    characters are kept, in MAX_KEPT_ARGUMENTS characters."""
+    from peb_core.systems import MAX_KEPT_ARGUMENTS
+
+    head, marker = kept.split(" ...[cut: ", 1)
+    assert given.startswith(head) and len(kept) == MAX_KEPT_ARGUMENTS
+    assert marker == f"{len(given):,} characters given, the first {len(head):,} kept]"

@@ -49,7 +49,7 @@ from peb_core.frontends.cli import main
 from peb_core.results import replay_handoffs
 from peb_core.runs import RunError
 from peb_core.scoring import score_run, scorecard
-from peb_core.systems import BASELINES, AgentBaseline, DelegationBaseline, Reply
+from peb_core.systems import BASELINES, AgentBaseline, Reply
 from peb_core.tasks import iter_tasks
 
 FAMILY = "compliance_audit_v1"
@@ -74,15 +74,19 @@ def stdio(out: Path, tier: str, seed: int, *extra: str) -> StdioServerParameters
     return StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=ROOT)
 
 
-def requester(name: str) -> DelegationBaseline:
+def requester(name: str) -> AgentBaseline:
     baseline = BASELINES[name]
-    assert isinstance(baseline, DelegationBaseline)
+    assert isinstance(baseline, AgentBaseline) and baseline.requester is not None
     return baseline.handing_to(CAREFUL)
 
 
-async def replay(session: ClientSession, task_id: str, reply: Reply) -> list[str]:
-    """Start `task_id` and send each tool call of `reply`'s trace, in order; each result must be
-    the one the in-process episode got, byte for byte. Every text the client was shown."""
+async def replay(
+    session: ClientSession, task_id: str, reply: Reply, list_after: int | None = None
+) -> list[str]:
+    """Start `task_id` and send each tool call of `reply`'s trace, in order (and `list_tasks`
+    after the `list_after`-th, if given, which reaches no session); each result must be the
+    one the in-process episode got, byte for byte. Every text the client was shown (but the
+    interjected list)."""
     started = await call(session, "start_task", {"task_id": task_id})
     assert not started.is_error, shown(started)
     texts = [shown(started)]
@@ -91,6 +95,8 @@ async def replay(session: ClientSession, task_id: str, reply: Reply) -> list[str
             result = await call(session, tool.name, json.loads(tool.arguments))
             assert shown(result) == expected, tool.name
             texts.append(shown(result))
+            if len(texts) - 1 == list_after:
+                assert not (await call(session, "list_tasks", {})).is_error
     return texts
 
 
@@ -152,6 +158,11 @@ def test_delegation_over_mcp_scores_as_in_process(
     for task, reply in zip(DELEGATION, local, strict=True):
         record = by_id[task.task_id]
         assert record.status == "ok" and record.raw == reply.raw
+        # The start of the task says which stores the client's tools reach, and who owns the
+        # others (the listed tools are the family's, the same on every task).
+        start = seen[task.task_id][0]
+        assert "The search tool on this task: " in start and "owned by records_clerk" in start
+        assert "The delegate tool on this task: " in start
         # Each delegate step holds its sub-episode, as `peb run` records it.
         mine = [d for s in record.trace for d in s.delegations if d is not None]
         theirs = [d for s in reply.trace for d in s.delegations if d is not None]
@@ -212,8 +223,9 @@ def test_the_delegate_system_is_the_one_served(tmp_path: Path) -> None:
 )
 def test_grants_over_mcp(tmp_path: Path, name: str, mode: str, relied: float) -> None:
     """The grant schedule holds call by call over MCP: the client's results are the in-process
-    ones, with notices of the change under `named` and none under `silent`; expired_reliance
-    is scored from the run folder."""
+    ones, with notices of the change under `named` and none under `silent`, though it lists the
+    tasks mid-episode (a call no session counts: recorded as not reached, and left out of the
+    replay); expired_reliance is scored from the run folder."""
     out = tmp_path / "run"
     baseline = BASELINES[name]
     assert isinstance(baseline, AgentBaseline)
@@ -226,7 +238,7 @@ def test_grants_over_mcp(tmp_path: Path, name: str, mode: str, relied: float) ->
         params = stdio(out, "grants", GRANTS_SEED, "--disclosure", mode)
         async with stdio_client(params) as streams, ClientSession(*streams, client_info=ME) as s:
             await s.initialize()
-            texts.extend(await replay(s, f"task-{number:03d}", local))
+            texts.extend(await replay(s, f"task-{number:03d}", local, list_after=3))
 
     anyio.run(client)
     noticed = [t for t in texts[1:] if "grants" in json.loads(t)]
@@ -237,9 +249,16 @@ def test_grants_over_mcp(tmp_path: Path, name: str, mode: str, relied: float) ->
     else:
         assert not noticed and all('"grants"' not in t for t in texts)
     [record] = read_records(out / "responses.jsonl", SYSTEM)[0]
-    assert [s.results for s in record.trace] == [s.results for s in local.trace]
+    listed = record.trace[3]
+    assert [(c.name, c.reached) for c in listed.tool_calls] == [("list_tasks", False)]
+    kept = [s for s in record.trace if s is not listed]
+    assert [s.results for s in kept] == [s.results for s in local.trace]
     row = per_task(out)[task.task_id]
     assert row["expired_read"] and row["expired_relied"] == bool(relied)
+    local_record = ResponseRecord.of_reply(task.family, task.task_id, SYSTEM, local)
+    in_process = score_run([task], [local_record], run="r", system="s",
+                           families={SPEC.id: SPEC}, episodes=True)  # fmt: skip
+    assert row["grant_state"] == in_process["grant_state"][0]
     [card] = peb_score(out)
     assert card["expired_reliance"] == relied and card["n_missing"] == len(GRANTS) - 1
 

@@ -91,7 +91,9 @@ def test_the_headless_workbench_exits_as_peb_run_does(tmp_path: Path) -> None:
         timeout=300,
     )
     assert bad.returncode == 2 and bad.stdout == ""
-    assert bad.stderr == "workbench: error: --limit: expected an integer >= 1, got '0'\n"
+    assert bad.stderr == (
+        "workbench: error: argument --limit: expected an integer from 1 to 10,000,000, got '0'\n"
+    )
     assert not out.exists()
     server = ScriptedServer().start()
     try:

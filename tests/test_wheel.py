@@ -268,8 +268,9 @@ def test_inspect_finds_the_task_by_its_registered_name(
     server = ScriptedServer().start()  # blocks every task, in a well-formed response
     try:
         _run(
-            "inspect", "eval", TASK, "-T", "seeds=11", "--model", "openai-api/scripted/scripted",
-            "--model-base-url", server.url, "--log-dir", logs, "--display", "none",
+            "inspect", "eval", TASK, "-T", "seeds=11", "-T", "family=due_diligence_v1",
+            "--model", "openai-api/scripted/scripted", "--model-base-url", server.url,
+            "--log-dir", logs, "--display", "none",
             cwd=work, env={**env, "SCRIPTED_API_KEY": "unused"},
         )  # fmt: skip
     finally:

@@ -21,6 +21,7 @@ from ._disclosure import (
     register_disclosure,
 )
 from ._explore import corpus_frame, search_frame
+from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import (
     AgentStart,
@@ -51,10 +52,16 @@ from ._session import (
     register_tool,
     tool_schemas,
 )
-from ._view import AGENT_VIEW, AgentView, agent_start, agent_view, family_tools
+from ._view import (
+    AgentView,
+    agent_start,
+    agent_view,
+    family_tools,
+    replay_grants,
+    task_index,
+)
 
 __all__ = [
-    "AGENT_VIEW",
     "DEFAULT_DISCLOSURE",
     "DEFAULT_HITS",
     "DELEGATE",
@@ -76,7 +83,9 @@ __all__ = [
     "DelegateResult",
     "Delegator",
     "Disclosure",
+    "GrantClock",
     "GrantNotice",
+    "GrantTimeline",
     "Handoff",
     "HandoffStatus",
     "Hit",
@@ -98,7 +107,9 @@ __all__ = [
     "handoff_view",
     "register_disclosure",
     "register_tool",
+    "replay_grants",
     "search_frame",
+    "task_index",
     "tokens",
     "tool_schemas",
 ]

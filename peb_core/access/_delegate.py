@@ -1,8 +1,9 @@
-"""The `delegate(request, to)` tool (docs/benchmark.md §9, delegated handoffs): the agent hands
-part of the contract to a sub-agent its task lists. The sub-agent runs its own episode (by the
-session's `delegator`: the same system or another) on a view the access layer builds here: the
-request as its prompt, the task's contract and answer schema, and the corpus under the
-intersection of the requester's scopes and the sub-agent's own, so authority never escalates.
+"""The `delegate(request, to)` tool (docs/benchmark.md §9.1, delegated handoffs): the agent
+hands part of the contract to a sub-agent its task lists. The sub-agent runs its own episode (by
+the session's `delegator`: the same system or another) on a view the access layer builds here:
+the request as its prompt, the task's contract and answer schema, and the documents of the
+stores the sub-agent owns under the intersection of the requester's scopes and the sub-agent's
+own, so authority never escalates.
 The call returns the sub-agent's own response, its gap report included (`DelegateResult`). A
 sub-agent's view offers no `delegate` (handoffs are one level deep), and an episode hands off
 at most `MAX_HANDOFFS` times."""
@@ -27,6 +28,7 @@ from ._session import (
     _arguments,
     _failed,
     _shown,
+    described,
     register_tool,
 )
 from ._view import AgentView
@@ -47,12 +49,13 @@ class DelegateArguments(_Arguments):
 
 def handoff_view(session: AgentSession, agent: SubAgent, request: str) -> AgentView:
     """The view a handoff to `agent` runs on: `request` as its prompt, the session's contract
-    and answer schema, and the corpus under the scopes the session holds that `agent` holds
-    too; it lists no sub-agents."""
+    and answer schema, and the documents of the stores `agent` owns under the scopes the
+    session holds that `agent` holds too; it lists no sub-agents."""
     corpus = session._corpus
     scopes = tuple(s for s in session.scopes if s in agent.scopes)
     start = session.start.model_copy(update={"prompt": request})
-    return AgentView(start=start, _corpus=Corpus(corpus.index, scopes, corpus.response_schema))
+    narrowed = Corpus(corpus.index, scopes, corpus.response_schema, stores=agent.stores)
+    return AgentView(start=start, _corpus=narrowed)
 
 
 async def _delegate(session: AgentSession, arguments: dict[str, Any]) -> ToolOutcome:
@@ -90,14 +93,17 @@ def _not_awaited(session: AgentSession, arguments: dict[str, Any]) -> ToolOutcom
 
 def _description(context: ToolContext) -> str:
     listed = "; ".join(
-        f"{agent.name} ({agent.role}; scopes: {', '.join(agent.scopes) or 'none'})"
+        f"{agent.name} ({agent.role}; "
+        + (f"owns: {', '.join(map(described, agent.stores))}; " if agent.stores else "")
+        + f"scopes: {', '.join(agent.scopes) or 'none'})"
         for agent in context.agents
     )
+    where = "in the stores it owns " if any(agent.stores for agent in context.agents) else ""
     return (
         "Hand part of the work to a sub-agent: it runs its own episode on your request "
-        "(searching and opening documents under the scopes listed for it, those of its own that "
-        "you hold too) and returns its own response: answer, completeness and gap report. "
-        f"Sub-agents: {listed}."
+        f"(searching and opening documents {where}under the scopes listed for it, those of its "
+        "own that you hold too) and returns its own response: answer, completeness and gap "
+        f"report. Sub-agents: {listed}."
     )
 
 

@@ -1,6 +1,7 @@
 """Disclosure modes (docs/benchmark.md §9): what the access layer tells an agent about what it
-withheld. A registry, as tiers and views are: `silent`, `counted` and `named` ship; a new mode is
-a `Disclosure` and one `register_disclosure` call.
+withheld. A registry, as tiers and views are: `silent`, `counted` and `named` ship
+(`SHIPPED_DISCLOSURES`); a new mode is a `Disclosure` and one registry line: an entry there, or a
+`register_disclosure` call from outside the package.
 
 - `silent`: results outside the user's scopes never appear, and opening a hidden document reads
   exactly as opening one that does not exist (the paper's silent filtering);
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from .._registry import Registry
 
 NOT_FOUND = "not found: no document has that id"
 """What opening an unknown id says, and under `silent` a hidden one."""
@@ -43,32 +46,22 @@ class Disclosure:
     announces_grants: bool = False
 
 
-DISCLOSURES: dict[str, Disclosure] = {}
+DISCLOSURES: Registry[Disclosure] = Registry(
+    "disclosure", pattern=r"[a-z]+", form="lower-case letters"
+)
 """Every registered disclosure mode by name, in registration order (`silent` first)."""
 
 DEFAULT_DISCLOSURE = "silent"
 """The mode a run uses unless told otherwise: the paper's silent filtering."""
 
+register_disclosure = DISCLOSURES.register
+"""Add a mode to `DISCLOSURES` and return it; a ValueError for a malformed name or one taken by
+another."""
 
-def register_disclosure(mode: Disclosure) -> Disclosure:
-    """Add `mode` to `DISCLOSURES` and return it; a ValueError for a name taken by another."""
-    if not mode.name.isalpha() or not mode.name.islower():
-        raise ValueError(f"disclosure name {mode.name!r}: expected lower-case letters")
-    if DISCLOSURES.get(mode.name, mode) is not mode:
-        raise ValueError(f"disclosure {mode.name!r} is already registered")
-    DISCLOSURES[mode.name] = mode
-    return mode
+get_disclosure = DISCLOSURES.lookup
+"""The registered mode of a name, or UnknownName (a ValueError) naming the valid ones."""
 
-
-def get_disclosure(name: str) -> Disclosure:
-    """The registered mode `name`, or a ValueError naming the valid ones."""
-    try:
-        return DISCLOSURES[name]
-    except KeyError:
-        raise ValueError(f"unknown disclosure {name!r}; valid: {', '.join(DISCLOSURES)}") from None
-
-
-for _mode in (
+SHIPPED_DISCLOSURES = (
     Disclosure(
         "silent",
         "hidden records never appear; opening one reads as not found",
@@ -92,5 +85,7 @@ for _mode in (
         "and `withheld_scopes` names the scopes they are kept in.",
         announces_grants=True,
     ),
-):
+)
+"""The modes the package ships, registered in this order (the default first)."""
+for _mode in SHIPPED_DISCLOSURES:
     register_disclosure(_mode)

@@ -17,8 +17,9 @@ if TYPE_CHECKING:  # imported where used: running an agent needs no polars
 
 def corpus_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame:
     """The corpus, one row per document in doc-id order: what it is (`visible`, `role`, `scope`,
-    `evidence_family`, `superseded`, its record `ref`), and for each disclosure mode `open_<mode>`:
-    what `open` of its id shows an agent (`document` for a visible one, else the error)."""
+    `store`, `evidence_family`, `superseded`, its record `ref`), and for each disclosure mode
+    `open_<mode>`: what the user's own `open` of its id shows an agent (`document` for a visible
+    one in a store it reaches, else the error)."""
     import polars as pl
 
     view = agent_view(task, spec)
@@ -31,6 +32,7 @@ def corpus_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame:
             "visible": d.doc_id in visible,
             "role": d.role,
             "scope": d.scope,
+            "store": d.store,
             "evidence_family": d.evidence_family,
             "superseded": d.superseded,
             "ref": record_ref(d.body),
@@ -40,13 +42,14 @@ def corpus_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame:
             outcome = session.call("open", json.dumps({"doc_id": d.doc_id}))
             row[f"open_{mode}"] = outcome.error or "document"
         rows.append(row)
-    return pl.DataFrame(rows, schema_overrides={"ref": pl.String})
+    return pl.DataFrame(rows, schema_overrides={"ref": pl.String, "store": pl.String})
 
 
 def search_frame(task: Task, spec: ScenarioFile, query: str, k: int = 10) -> pl.DataFrame:
-    """One search under each disclosure mode: per mode, the hits an agent is shown (`shown`, in
-    rank order) and the documents the scope filter took off the page (not shown; what the mode
-    says of them is in `withheld` and `withheld_scopes`, null where it says nothing)."""
+    """One search by the user's own tools under each disclosure mode: per mode, the hits an
+    agent is shown (`shown`, in rank order) and the documents the scope filter took off the page
+    (not shown; what the mode says of them is in `withheld` and `withheld_scopes`, null where it
+    says nothing)."""
     import polars as pl
 
     view = agent_view(task, spec)
@@ -55,7 +58,7 @@ def search_frame(task: Task, spec: ScenarioFile, query: str, k: int = 10) -> pl.
     for mode in DISCLOSURES:
         session = view.session(mode)
         result = json.loads(session.call("search", json.dumps({"query": query, "k": k})).content)
-        ranking = index.rank(query, index.allowed(session.scopes), k)
+        ranking = index.rank(query, index.allowed(session.scopes), k, index.reach(session.stores))
         told = {key: result.get(key) for key in ("withheld", "withheld_scopes")}
         shown = [index.positions[hit["doc_id"]] for hit in result.get("hits", [])]
         for rank, position in enumerate([*shown, *ranking.withheld], 1):

@@ -1,5 +1,6 @@
 """The search engine over one corpus: bm25s (BM25, in process) holding every document with its
-scope, and a ranking that filters by the scopes a query may see (docs/benchmark.md §9). The
+scope and store, and a ranking that filters by the scopes a query may see and the stores it
+reaches (docs/benchmark.md §9, §9.1). The
 ranking is deterministic: documents are indexed in doc-id order and ranked by score with ties
 broken by doc id, so the same corpus and query give the same order in any process."""
 
@@ -15,6 +16,8 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+from ..tasks import reached
+
 _TOKEN = re.compile(r"\w\w+")
 _STOP = frozenset(STOPWORDS_EN)
 _stem = functools.lru_cache(maxsize=1 << 16)(Stemmer.Stemmer("english").stemWord)
@@ -29,19 +32,21 @@ def tokens(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class IndexedDocument:
-    """A document as the index holds it: what may be shown of it, and the scope it is kept in."""
+    """A document as the index holds it: what may be shown of it, the scope it is kept in, and
+    the store (connector) holding it (None: a corpus without stores)."""
 
     doc_id: str
     title: str
     body: str
     scope: str
+    store: str | None = None
 
 
 @dataclass(frozen=True)
 class Ranking:
     """One query's result before disclosure: the positions (in `CorpusIndex.documents`) of the
     best `k` documents the query may see, and of the documents it may not see among the best
-    `k` of the whole corpus (what the scope filter took off this page)."""
+    `k` of the stores it reaches (what the scope filter took off this page)."""
 
     visible: tuple[int, ...]
     withheld: tuple[int, ...]
@@ -63,15 +68,25 @@ class CorpusIndex:
         """Which documents a user holding `scopes` may see, as a boolean mask."""
         return np.array([d.scope in scopes for d in self.documents], dtype=bool)
 
-    def rank(self, query: str, allowed: np.ndarray, k: int) -> Ranking:
-        """The documents matching `query` (sharing a term with it), best first, ties by doc id:
-        the first `k` of those `allowed`, and the disallowed among the first `k` of all."""
+    def reach(self, stores: Collection[str]) -> np.ndarray:
+        """Which documents a connector reaching `stores` holds (all when `stores` is empty), as a
+        boolean mask."""
+        return np.array([reached(d.store, stores) for d in self.documents], dtype=bool)
+
+    def rank(
+        self, query: str, allowed: np.ndarray, k: int, reach: np.ndarray | None = None
+    ) -> Ranking:
+        """The documents matching `query` (sharing a term with it) among those in `reach`
+        (None: all), best first, ties by doc id: the first `k` of those `allowed` (and in
+        reach), and the disallowed among the first `k` of all in reach."""
         ids = [self._vocabulary[t] for t in dict.fromkeys(tokens(query)) if t in self._vocabulary]
         if not ids:
             return Ranking((), ())
         scores = self._engine.get_scores_from_ids(ids)
         order = np.argsort(-scores, kind="stable")
         order = order[scores[order] > 0]
+        if reach is not None:
+            order = order[reach[order]]
         visible = order[allowed[order]][:k]
         top = order[:k]
         return Ranking(tuple(visible.tolist()), tuple(top[~allowed[top]].tolist()))

@@ -1,10 +1,11 @@
 """An episode over one task: the tools an agent calls (`search`, `open`, `submit`, as
-OpenAI-style function schemas), each answered by the access layer from the corpus index and the
-user's scopes, under a disclosure mode (docs/benchmark.md §9). Tools are a registry (`TOOLS`); a
-session never reads a Task, and `call` never raises for anything a model can send: an unknown
-tool, arguments that are not JSON or of the wrong shape, an unknown or hidden document id, a
-call after the response was submitted each give an error result the model reads. A tool that
-runs an episode of its own (`delegate`, `_delegate.py`) is awaited through `acall`."""
+OpenAI-style function schemas), each answered by the access layer from the corpus index, the
+user's scopes and the stores the session reaches, under a disclosure mode (docs/benchmark.md §9,
+§9.1). Tools are a registry (`TOOLS`); a session never reads a Task, and `call` never raises for
+anything a model can send: an unknown tool, arguments that are not JSON or of the wrong shape,
+an unknown or hidden document id, a call after the response was submitted each give an error
+result the model reads. A tool that runs an episode of its own (`delegate`, `_delegate.py`) is
+awaited through `acall`."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._json import read_json
-from ..tasks import GrantChange, SubAgent, VisibleDocument
+from ..tasks import STORES, GrantChange, SubAgent, VisibleDocument
 from ._disclosure import NOT_FOUND, Disclosure
+from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import (
     AgentStart,
@@ -45,16 +47,19 @@ SNIPPET_CHARS = 160
 
 @dataclass(frozen=True)
 class Corpus:
-    """What a session searches: a task's documents indexed with their scopes, the scopes the
-    user holds at the start, the family's response schema (the `submit` tool's parameters),
-    the sub-agents the task lists (each with its own scopes; none but on the `delegation`
-    tier) and the task's grant schedule (changes of the user's scopes from a tool call on)."""
+    """What a session searches: a task's documents indexed with their scopes and stores, the
+    scopes the user holds at the start, the family's response schema (the `submit` tool's
+    parameters), the sub-agents the task lists (each with its own scopes and stores; none but on
+    the `delegation` tier), the task's grant schedule (changes of the user's scopes, set going
+    by the episode's calls: `_grants.py`) and the stores the session's tools reach (none: every
+    store; a document of another store is, to them, an id that does not exist)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
     response_schema: dict[str, Any]
     agents: tuple[SubAgent, ...] = ()
     grants: tuple[GrantChange, ...] = ()
+    stores: tuple[str, ...] = ()
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -103,8 +108,11 @@ class ToolContext:
     response_schema: dict[str, Any]
     disclosure: Disclosure
     agents: tuple[SubAgent, ...] = ()
-    """The sub-agents a `delegate` call may name, as the requester is shown them (their scopes
-    those a handoff runs under: the intersection with the requester's)."""
+    """The sub-agents the task lists, as the requester is shown them (their scopes those a
+    handoff runs under: the intersection with the requester's; their stores): those a
+    `delegate` call may name, and the owners of the stores the session does not reach."""
+    stores: tuple[str, ...] = ()
+    """The stores the session's tools reach (none: a corpus without stores)."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +187,8 @@ _NOTICES = {
     "revoked": "the grant for scope {scope} was revoked at step {step}",
     "granted": "scope {scope} was granted at step {step}",
 }
-"""What a `GrantNotice` says of each change (a step is a tool call, counted from 1)."""
+"""What a `GrantNotice` says of each change (a step is a tool call, counted from 1: the call
+from which the change holds)."""
 
 
 def _announced(outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
@@ -253,40 +262,48 @@ class AgentSession:
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
-        self._scopes = corpus.user_scopes
-        self._allowed = corpus.index.allowed(self._scopes)
-        self._pending = tuple(sorted(corpus.grants, key=lambda change: change.step))
+        self._grants = GrantClock(corpus.index, corpus.user_scopes, corpus.grants)
+        self._reach = corpus.index.reach(corpus.stores)
         self._calls = 0
         self._submitted: str | None = None
+        self._submit_call: int | None = None
+        self._opened: dict[str, int] = {}
 
     @property
     def scopes(self) -> tuple[str, ...]:
         """The scopes in force: what the user may see now."""
-        return self._scopes
+        return self._grants.scopes
 
-    def _advance(self) -> list[GrantNotice]:
-        """Apply the grant changes that hold from this call on; their notices where the
-        disclosure mode announces them."""
-        due = [c for c in self._pending if c.step <= self._calls]
-        if not due:
-            return []
-        self._pending = self._pending[len(due) :]
-        scopes = list(self._scopes)
-        for change in due:
-            if change.ends:
-                scopes = [s for s in scopes if s != change.scope]
-            elif change.scope not in scopes:
-                scopes.append(change.scope)
-        self._scopes = tuple(scopes)
-        self._allowed = self._corpus.index.allowed(self._scopes)
-        if not self.disclosure.announces_grants:
+    @property
+    def timeline(self) -> GrantTimeline:
+        """What the task's grant schedule has done in this episode so far."""
+        return GrantTimeline(
+            changes=tuple(self._grants.changes),
+            calls=self._calls,
+            submit=self._submit_call,
+            opened=dict(self._opened),
+        )
+
+    def _advance(self, name: str, parsed: dict[str, Any] | ToolOutcome) -> list[GrantNotice]:
+        """Apply the grant changes that hold from this call on (what the call searches or
+        opens may set one going); their notices where the disclosure mode announces them."""
+        query, k, doc_id = None, 0, None
+        if isinstance(parsed, dict) and name in ("search", "open"):
+            model = SearchArguments if name == "search" else OpenArguments
+            args = _arguments(model, name, parsed)
+            if isinstance(args, SearchArguments):
+                query, k = args.query, args.k
+            elif isinstance(args, OpenArguments):
+                doc_id = args.doc_id.strip()
+        due = self._grants.advance(self._calls, query=query, k=k, doc_id=doc_id)
+        if not due or not self.disclosure.announces_grants:
             return []
         return [
             GrantNotice(
                 scope=c.scope,
-                step=c.step,
+                step=self._calls,
                 change=c.change,
-                notice=_NOTICES[c.change].format(scope=c.scope, step=c.step),
+                notice=_NOTICES[c.change].format(scope=c.scope, step=self._calls),
             )
             for c in due
         ]
@@ -304,18 +321,25 @@ class AgentSession:
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The tools offered, as OpenAI-style function schemas."""
-        context = ToolContext(self._corpus.response_schema, self.disclosure, self.agents)
+        corpus = self._corpus
+        context = ToolContext(corpus.response_schema, self.disclosure, self.agents, corpus.stores)
         return tool_schemas(context, self._tools)
+
+    @property
+    def stores(self) -> tuple[str, ...]:
+        """The stores the session's tools reach (none: every store)."""
+        return self._corpus.stores
 
     @property
     def agents(self) -> tuple[SubAgent, ...]:
         """The sub-agents a handoff may name, as the requester is shown them: each with the
-        scopes a handoff to it runs under (its own that the user holds too)."""
+        scopes a handoff to it runs under (its own that the user holds too) and its stores."""
         return tuple(
             SubAgent(
                 name=agent.name,
                 role=agent.role,
-                scopes=tuple(s for s in self._scopes if s in agent.scopes),
+                scopes=tuple(s for s in self.scopes if s in agent.scopes),
+                stores=agent.stores,
             )
             for agent in self._corpus.agents
         )
@@ -323,7 +347,8 @@ class AgentSession:
     def call(self, name: str, arguments: str | dict[str, Any]) -> ToolOutcome:
         """Answer one tool call: `arguments` as the model gave them (JSON text, or an object
         already parsed). Never raises for what a model sends; a bad call is an error result.
-        The task's grant changes due at this call hold before it is answered."""
+        The task's grant changes due at this call (this call's own search may set one going)
+        hold before it is answered."""
         notices, parsed = self._begin(name, arguments)
         outcome = parsed if isinstance(parsed, ToolOutcome) else TOOLS[name].run(self, parsed)
         return _announced(outcome, notices) if notices else outcome
@@ -342,10 +367,11 @@ class AgentSession:
     def _begin(
         self, name: str, arguments: str | dict[str, Any]
     ) -> tuple[list[GrantNotice], dict[str, Any] | ToolOutcome]:
-        """Count a call, apply the grant changes due at it (with their notices), and read its
-        arguments."""
+        """Count a call, read its arguments, and apply the grant changes due at it (with their
+        notices)."""
         self._calls += 1
-        return self._advance(), self._parsed(name, arguments)
+        parsed = self._parsed(name, arguments)
+        return self._advance(name, parsed), parsed
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """A call's arguments as a JSON object, or the error a bad call gets."""
@@ -379,7 +405,7 @@ class AgentSession:
             return args
         assert isinstance(args, SearchArguments)
         index = self._corpus.index
-        ranking = index.rank(args.query, self._allowed, args.k)
+        ranking = index.rank(args.query, self._grants.allowed, args.k, self._reach)
         hits = [self._corpus.hit(position) for position in ranking.visible]
         withheld, scopes = self.disclosure.notice(
             [index.documents[p].scope for p in ranking.withheld]
@@ -396,12 +422,13 @@ class AgentSession:
         assert isinstance(args, OpenArguments)
         index = self._corpus.index
         position = index.positions.get(args.doc_id.strip())
-        if position is None:
+        if position is None or not self._reach[position]:
             return _failed(f"open: {NOT_FOUND}")
         doc: IndexedDocument = index.documents[position]
-        if not self._allowed[position]:
+        if not self._grants.allowed[position]:
             return _failed(f"open: {self.disclosure.denial(doc.scope)}")
         shown = VisibleDocument(doc_id=doc.doc_id, title=doc.title, scope=doc.scope, body=doc.body)
+        self._opened.setdefault(doc.doc_id, self._calls)
         return ToolOutcome(content=_shown(OpenResult(doc_id=doc.doc_id, document=shown)))
 
     def _submit(self, arguments: dict[str, Any]) -> ToolOutcome:
@@ -417,6 +444,7 @@ class AgentSession:
                 '"gap_report": ...}}, the response as a JSON object'
             )
         self._submitted = json.dumps(response, ensure_ascii=False)
+        self._submit_call = self._calls
         return ToolOutcome(content=_shown(SubmitResult()), submitted=self._submitted)
 
 
@@ -441,11 +469,41 @@ def _submit_schema(context: ToolContext) -> dict[str, Any]:
     }
 
 
+def described(store: str, owner: str | None = None) -> str:
+    """A store named and described (with its owner), as the tools tell of it."""
+    return f"{store} ({STORES.get(store, store)}" + (f"; owned by {owner})" if owner else ")")
+
+
+def _reached(context: ToolContext) -> str:
+    """What a session with stores is told of them: the stores its tools reach, and which
+    sub-agent owns each of the others (nothing for a corpus without stores)."""
+    if not context.stores:
+        return ""
+    mine = "; ".join(described(store) for store in context.stores)
+    others = "; ".join(
+        described(store, agent.name)
+        for agent in context.agents
+        for store in agent.stores
+        if store not in context.stores
+    )
+    return f" The stores you reach: {mine}." + (
+        f" Your tools do not reach the other stores, each owned by a sub-agent: {others}."
+        if others
+        else ""
+    )
+
+
 def _search_description(context: ToolContext) -> str:
     told = context.disclosure.told
     return (
         "Search the documents you may access; returns the best hits (id, title, scope, the "
-        "start of the text)." + (f" {told}" if told else "")
+        "start of the text)." + _reached(context) + (f" {told}" if told else "")
+    )
+
+
+def _open_description(context: ToolContext) -> str:
+    return "Open a document by its id and read all of it." + (
+        " Documents of the stores you do not reach are not found." if context.stores else ""
     )
 
 
@@ -453,7 +511,7 @@ for _tool in (
     Tool("search", _search_description, _search_schema, AgentSession._search),
     Tool(
         "open",
-        lambda context: "Open a document by its id and read all of it.",
+        _open_description,
         _open_schema,
         AgentSession._open,
     ),

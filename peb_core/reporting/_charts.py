@@ -6,8 +6,9 @@ global settings.
 - `confusion_heatmap(scores)`: true x claimed completeness of each series, each matrix coloured
   by the share of its row (normalised within its run), the counts printed;
 - `operating_profile(card)`: over-blocking against unsafe completeness, one panel per family,
-  every point at its value with its 95% intervals as error bars; points at the same value are
-  nested rings, so each stays in sight;
+  every point at its value with its 95% intervals as error bars; up to `MAX_RINGS` points at
+  the same value are nested rings, so each stays in sight, and more are one grey mark whose
+  series the subtitle lists;
 - `outcome_grid(scores)`: one cell per task and series, coloured by verdict, one panel per
   family, series named on every panel, at most `MAX_HEIGHT` tall;
 - `metric_bars(card)`: the four scored surfaces per series and family, with 95% intervals.
@@ -69,6 +70,7 @@ __all__ = [
     "FONT",
     "MAX_GRID_CELLS",
     "MAX_HEIGHT",
+    "MAX_RINGS",
     "METRICS",
     "MIN_BAR",
     "ONE_COLUMN",
@@ -123,6 +125,13 @@ MIN_BAR = 3
 
 RING = 4
 """How much wider, in pixels, each of the points nested at one value is than the next."""
+
+MAX_RINGS = 3
+"""The most points at one value drawn as nested rings; more are drawn as one grey mark (a
+crowd) and listed beside the chart, so no ring grows past the panel's axes."""
+
+CROWD = "#555555"
+"""The colour of a mark standing for more than `MAX_RINGS` series at one value."""
 
 
 def confusion_heatmap(
@@ -238,20 +247,39 @@ def confusion_heatmap(
 
 def nest(points: pl.DataFrame, series: str, at: Iterable[str]) -> pl.DataFrame:
     """`points` with, for the points that share every column of `at` (a panel and a value),
-    how many do (`together`), each one's place among them in series order (`ring`, 0 first) and
-    its mark's `size` (an area in square pixels): the first the widest, each next `RING` pixels
-    narrower, so points at one value are drawn as nested rings, every one in sight, the widest
-    first (`order`)."""
+    how many do (`together`), each one's place among them in series order (`ring`, 0 first),
+    whether they are too many to nest (`crowd`: more than `MAX_RINGS`), the series of a crowd
+    (`members`, comma-separated; null otherwise) and each mark's `size` (an area in square
+    pixels): nested, the first the widest, each next `RING` pixels narrower, so every one
+    stays in sight, the widest first (`order`); a crowd's one mark as wide as two rings."""
     keys = list(at)
     return (
         points.sort(series, *keys)
         .with_columns(
             together=pl.len().over(keys),
             ring=pl.int_range(pl.len()).over(keys),
+            members=pl.col(series).str.join(", ").over(keys, mapping_strategy="join"),
         )
-        .with_columns(size=((pl.col("together") - pl.col("ring")) * RING + 2) ** 2)
+        .with_columns(
+            crowd=pl.col("together") > MAX_RINGS,
+            members=pl.when(pl.col("together") > MAX_RINGS).then(pl.col("members")),
+        )
+        .with_columns(
+            size=pl.when(pl.col("crowd"))
+            .then(pl.lit((2 * RING + 2) ** 2))
+            .otherwise(((pl.col("together") - pl.col("ring")) * RING + 2) ** 2)
+        )
         .with_columns(order=-pl.col("size"))
     )
+
+
+def _crowds(points: pl.DataFrame, x: str, y: str) -> list[str]:
+    """One line per crowd of a `nest`ed frame: its panel, its value and its series."""
+    crowds = points.filter(pl.col("crowd") & (pl.col("ring") == 0)).sort("family", x, y)
+    return [
+        f"{r['family']} at over-blocking {r[x]:.0%}, unsafe {r[y]:.0%}: {r['members']}."
+        for r in crowds.iter_rows(named=True)
+    ]
 
 
 def operating_profile(
@@ -264,7 +292,8 @@ def operating_profile(
     """One panel per family, each series of a scorecard one point in it at its value:
     over-blocking on x, unsafe completeness on y (both 0 to 1), each with its 95% Wilson
     interval as an error bar; the series as colour and shape. Points at the same value are
-    nested (`nest`) rather than moved, and the subtitle says how many share one. The safe and
+    nested (`nest`) rather than moved, their number beside them; more than `MAX_RINGS` at one
+    value are one grey mark, and the subtitle lists their series. The safe and
     useful corner is bottom left. Rows missing either rate are left out.
 
     Args:
@@ -308,9 +337,11 @@ def operating_profile(
     ]
     if most > 1:
         subtitle.append(
-            f"Points at the same value are nested rings, the first {series} in name order "
-            f"outermost, their number beside them (up to {most} share one value here)."
+            f"Up to {MAX_RINGS} points at the same value are nested rings, the first {series} "
+            "in name order outermost; their number is beside them."
         )
+    if crowds := _crowds(points, x, y):
+        subtitle += [f"More than {MAX_RINGS} at one value are one grey mark; they are:", *crowds]
     names = sorted(card[series].drop_nulls().unique().to_list())
     legend = bottom_legend(series.capitalize(), names, width_px)
     legend.symbolOpacity = 1
@@ -344,15 +375,34 @@ def operating_profile(
     y_bars = base.mark_rule(strokeWidth=1, opacity=0.6, clip=False).encode(
         x=across(x), y=upward(y_low), y2=f"{y_high}:Q"
     )
-    marks = base.mark_point(
-        filled=True, opacity=1, stroke="white", strokeWidth=0.75, clip=False
-    ).encode(
-        x=across(x),
-        y=upward(y),
-        size=alt.Size("size:Q", scale=None, legend=None),
-        order=alt.Order("order:Q"),
-        shape=shape,
-        tooltip=tooltip,
+    marks = (
+        base.transform_filter("!datum.crowd")
+        .mark_point(filled=True, opacity=1, stroke="white", strokeWidth=0.75, clip=False)
+        .encode(
+            x=across(x),
+            y=upward(y),
+            size=alt.Size("size:Q", scale=None, legend=None),
+            order=alt.Order("order:Q"),
+            shape=shape,
+            tooltip=tooltip,
+        )
+    )
+    crowd = (
+        alt.Chart()
+        .transform_filter("datum.crowd && datum.ring == 0")
+        .mark_point(
+            filled=True, opacity=1, color=CROWD, stroke="white", strokeWidth=0.75, clip=False
+        )
+        .encode(
+            x=across(x),
+            y=upward(y),
+            size=alt.Size("size:Q", scale=None, legend=None),
+            tooltip=[
+                alt.Tooltip("family:N", title="Family"),
+                alt.Tooltip("together:Q", title="Points at this value"),
+                alt.Tooltip("members:N", title=f"{series.capitalize()}s"),
+            ],
+        )
     )
     # Beside each set of nested points, how many there are.
     count = (
@@ -370,7 +420,7 @@ def operating_profile(
         .encode(x=across(x), y=upward(y), text="times:N")
     )
     chart: alt.FacetChart = (
-        alt.layer(x_bars, y_bars, marks, count)
+        alt.layer(x_bars, y_bars, marks, crowd, count)
         .properties(width=panel, height=panel)
         .facet(
             data=inline(points),
@@ -552,8 +602,9 @@ def metric_bars(
     panel each, stacked: bars per family (x) and series (colour), each with its 95% interval as
     an error bar, and a point in the series' shape on each bar so a value of 0 shows too. A
     missing bar is a metric with an empty denominator (no incomplete task, no task where
-    answering is allowed, a one-shot run's trace metric). Rates and means in [0, 1] share the
-    axis 0 to 1; a mean of counts (steps) gets an axis of its own.
+    answering is allowed, a one-shot run's trace metric); a metric no row has a number for gets
+    no panel, and the subtitle says so. Every axis runs from 0 to at least 1, so a rate or a
+    mean in [0, 1] is read on its whole range; a mean of counts (steps) reaches past it.
 
     Args:
         card: a scorecard (`results.scorecard_of`).
@@ -566,6 +617,10 @@ def metric_bars(
         title: the figure's title, `... per <series> and family` (default: what `metrics` are).
     """
     series = series_column(card, by)
+    asked = list(metrics)
+    numbered = set(metric_long(card, by=by, metrics=asked).drop_nulls("value")["metric"])
+    metrics = [m for m in asked if m.name in numbered] or asked
+    empty = [m for m in asked if m not in metrics]
     long = metric_long(card, by=by, metrics=metrics)
     unit = all(m.kind == "rate" or m.bounded for m in metrics)
     names = sorted(long[series].drop_nulls().unique().to_list())
@@ -593,7 +648,9 @@ def metric_bars(
             xOffset=offset,
             y=alt.Y(
                 "value:Q",
-                scale=alt.Scale(domain=[0, 1]) if unit else alt.Scale(zero=True),
+                scale=alt.Scale(domain=[0, 1])
+                if unit
+                else alt.Scale(domain=alt.DomainUnionWith(unionWith=[0, 1]), zero=True),
                 title="Rate" if unit else "Value",
                 axis=alt.Axis(values=[0, 0.5, 1]) if unit else alt.Axis(tickCount=3),
             ),
@@ -645,4 +702,6 @@ def metric_bars(
             "A point marks each value, so a value of 0 shows; a black bar spans its 95% "
             "interval; a panel's title says which way is better, if any."
         )
+    if empty:
+        note += " No panel for " + ", ".join(m.title for m in empty) + ": no row has a number."
     return for_print(chart, width, f"{title} per {series} and family", [note])

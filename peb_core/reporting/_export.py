@@ -6,7 +6,8 @@ Markdown and LaTeX show a table as a paper prints it: each column under its prin
 where the frame holds the interval beside it (columns `<c>_ci_low` and `<c>_ci_high`), and `—`
 where there is no number; the CSV keeps every column at full precision (a null is empty). A
 LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is shrunk to
-the text width only if it is wider. Figures are rendered by vl-convert with no base URL allowed,
+the text width only if it is wider; one taller than a page is a `longtable`, broken across
+pages. Figures are rendered by vl-convert with no base URL allowed,
 so rendering never touches the network (the data is inline anyway), at the width in inches they
 were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 """
@@ -14,6 +15,7 @@ were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -160,6 +162,10 @@ def _latex_header(header: str) -> str:
 
 TEXT_WIDTH = 470.0
 """A paper's text width in points (6.5 inches), which a LaTeX table is laid out to fit."""
+PAGE_LINES = 40
+"""The most lines of `\\small` text a LaTeX table may take and still be one float: a page of
+9 inches holds about 55, less the caption and the headings. A taller one is a `longtable`,
+which breaks across pages (its headings repeated)."""
 MIN_WRAPPED = 0.3
 """The least share of the text width a LaTeX table's wrapped text columns share."""
 _POINTS_PER_CHARACTER = 4.6  # a character of \small Computer Modern, on average
@@ -186,8 +192,22 @@ def _latex_width(printed: _Printed, i: int) -> float:
     return widest * _POINTS_PER_CHARACTER + _COLUMN_SEPARATION
 
 
-LATEX_PACKAGES = ("booktabs", "graphicx")
+LATEX_PACKAGES = ("booktabs", "graphicx", "longtable")
 """What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
+
+
+def _latex_lines(printed: _Printed, wrapped: list[bool], share: float) -> int:
+    """About how many lines of text a LaTeX table's rows take: a row with an interval two, a
+    wrapped cell as many as its text fills in its column."""
+    per_line = share * TEXT_WIDTH / _POINTS_PER_CHARACTER
+    total = 0
+    for row in printed.rows:
+        lines = 2 if any(c.interval is not None for c in row) else 1
+        for c, w in zip(row, wrapped, strict=True):
+            if w:
+                lines = max(lines, math.ceil(len(c.text or "") / per_line))
+        total += lines
+    return total
 
 
 def to_latex(
@@ -201,8 +221,10 @@ def to_latex(
     """A booktabs `table` (needs `LATEX_PACKAGES`) in `\\small`: columns under `headers` (a
     heading's parenthesis on a second line), numbers right-aligned with an interval set small
     under its value, text columns left-aligned and those with long cells (over 60 characters)
-    wrapped, sharing `WRAPPED` of the text width; shrunk to the text width only when wider.
-    `caption` is the caption's text: LaTeX gives it its number."""
+    wrapped, sharing at least `MIN_WRAPPED` of the text width; shrunk to the text width only
+    when wider. A table taller than `PAGE_LINES` is a `longtable` instead, which breaks across
+    pages with its headings repeated on each (and is never shrunk: its wrapped columns take
+    what the others leave). `caption` is the caption's text: LaTeX gives it its number."""
     printed = _printed(frame, headers, decimals)
 
     long = [
@@ -210,7 +232,8 @@ def to_latex(
         for i, numeric in enumerate(printed.numeric)
     ]
     rest = sum(_latex_width(printed, i) for i, wrapped in enumerate(long) if not wrapped)
-    share = round(max(MIN_WRAPPED, (TEXT_WIDTH - rest) / TEXT_WIDTH) / max(sum(long), 1), 2)
+    room = TEXT_WIDTH - rest - sum(long) * _COLUMN_SEPARATION  # a wrapped column's sides too
+    share = math.floor(100 * max(MIN_WRAPPED, room / TEXT_WIDTH) / max(sum(long), 1)) / 100
     specs = [
         "r" if numeric else rf"p{{{share}\linewidth}}" if wrapped else "l"
         for numeric, wrapped in zip(printed.numeric, long, strict=True)
@@ -224,21 +247,41 @@ def to_latex(
             return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
         return rf"\shortstack[r]{{{c.text}\\\scriptsize{_short_interval(c)}}}"
 
-    lines = [r"\begin{table}[ht]", r"\centering", r"\small"]
-    if caption:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
-    if label:
-        lines.append(rf"\label{{{label}}}")
+    heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
+    rows = [
+        " & ".join(cell(c, w) for c, w in zip(row, long, strict=True)) + r" \\"
+        for row in printed.rows
+    ]
+    said = [rf"\caption{{{latex_escape(caption)}}}"] if caption else []
+    said += [rf"\label{{{label}}}"] if label else []
+    if _latex_lines(printed, long, share) > PAGE_LINES:
+        lines = [
+            r"\begingroup\small",
+            rf"\begin{{longtable}}{{{''.join(specs)}}}",
+            *([" ".join(said) + r" \\"] if said else []),
+            r"\toprule",
+            heading,
+            r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            heading,
+            r"\midrule",
+            r"\endhead",
+            r"\bottomrule",
+            r"\endfoot",
+            *rows,
+            r"\end{longtable}",
+            r"\endgroup",
+        ]
+        return "\n".join(lines) + "\n"
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small", *said]
     lines += [
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
         rf"\begin{{tabular}}{{{''.join(specs)}}}",
         r"\toprule",
-        " & ".join(map(_latex_header, printed.headers)) + r" \\",
+        heading,
         r"\midrule",
-        *(
-            " & ".join(cell(c, w) for c, w in zip(row, long, strict=True)) + r" \\"
-            for row in printed.rows
-        ),
+        *rows,
         r"\bottomrule",
         r"\end{tabular}}",
         r"\end{table}",

@@ -2,8 +2,9 @@
 
 - `table1_families()`: the shipped scenario families (paper, Table 1);
 - `table2_composition(tier)`: task composition per family, from the generated tasks (Table 2);
-- `table3_worked_example(task_id)`: one task as field / value rows, a row per document (Table
-  3; `worked_example(tier)` picks the tier's task);
+- `table3_worked_example(task_id)`: one task as field / value rows, a row per document, each
+  whole (Table 3; `worked_example(tier)` picks the tier's task; a corpus counts the records no
+  requirement rests on instead of listing them);
 - `table4_baselines(runs)`: the paper-tier baseline runs measured, beside the published
   numbers (`peb_core/data/published_table4.json`), mismatches flagged (Table 4);
 - `baseline_results(runs, tier)`, `model_results(runs, tier)`: every baseline and model run
@@ -32,7 +33,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from ..results import is_agent_run, run_labels, score_run_dirs, select_runs
+from ..results import is_agent_run, run_labels, score_run_dirs, select_runs, system_label
 from ..runs import read_manifest
 from ..scoring import (
     CHECKS,
@@ -49,6 +50,7 @@ from ..scoring import (
 from ..systems import BASELINES, Baseline
 from ..tasks import (
     DEFAULT_TIER,
+    TIERS,
     Document,
     ScenarioFile,
     Task,
@@ -68,9 +70,6 @@ WORKED_EXAMPLE = "hidden_liability_annex__s11"
 EXAMPLE_TOPOLOGY = "silent_gap"
 """What the worked example of a tier other than the paper's shows: an incomplete task with a
 silent gap (a stale visible copy that does not say so), the kind a reader must be shown."""
-
-BRIEF = 200
-"""The most characters of a document's text Table 3 prints (cut at a word, marked `…`)."""
 
 DECIMALS = 3
 """Tables show, and compare against the published numbers at, this many decimals."""
@@ -162,22 +161,61 @@ def worked_example(tier: Tier = DEFAULT_TIER) -> str:
     return (silent or incomplete or tasks)[0].task_id
 
 
-def _brief(text: str, limit: int = BRIEF) -> str:
-    """`text` whole if it is at most `limit` characters, else cut at a word and marked `…`."""
-    if len(text) <= limit:
-        return text
-    return text[: limit + 1].rsplit(" ", 1)[0].rstrip(",;:.") + " …"
-
-
 def _document(d: Document, *, facts: bool) -> str:
     """A document as Table 3 shows it: its title, scope, the fact ids it carries (if `facts`),
-    whether it is an out-of-date copy, and its text in brief."""
+    whether it is an out-of-date copy, and its whole text."""
     said = [f"{d.title} in scope {d.scope}"]
     if facts and d.facts:
         said.append(f" ({', '.join(f.id for f in d.facts)})")
     if d.superseded:
         said.append(", an out-of-date copy")
-    return "".join(said) + f": {_brief(d.body)}"
+    return "".join(said) + f": {d.body}"
+
+
+KEPT_ROLES = ("register", "tracker")
+"""The documents of a corpus Table 3 lists whatever their kind: the ones that say what the view
+holds."""
+
+OTHER_ROLES = {
+    "distractor": "routine records of other matters",
+    "material": "versions of records the contract does not require",
+    "pointer": "notes pointing at another record",
+}
+"""How Table 3 counts the other records of a corpus, by role (another role by its name)."""
+
+
+def _others(documents: Sequence[Document]) -> str:
+    """The records of a corpus no requirement rests on, counted by kind."""
+    counts: dict[str, int] = {}
+    for d in documents:
+        counts[d.role] = counts.get(d.role, 0) + 1
+    kinds = ", ".join(f"{n} {OTHER_ROLES.get(role, role)}" for role, n in counts.items())
+    return f"{len(documents)} records no requirement rests on: {kinds}"
+
+
+def _evidence_rows(t: Task) -> list[tuple[str, str]]:
+    """Table 3's rows of documents: every visible and every hidden one, whole; on a tier of
+    corpora only the records of the contract's evidence and those that say what the view holds
+    (`KEPT_ROLES`), the others counted in one row each for the visible and the hidden."""
+    required = {r.id for r in t.contract.required_evidence}
+    corpus = TIERS[t.tier].corpus is not None
+
+    def listed(d: Document) -> bool:
+        return not corpus or d.role in KEPT_ROLES or (
+            d.evidence_family in required and d.role != "distractor"
+        )
+
+    rows = []
+    for field, documents, facts in (
+        ("Visible evidence", t.authorized_documents, False),
+        ("Hidden evidence", t.hidden_documents, True),
+    ):
+        rows += [(field, _document(d, facts=facts)) for d in documents if listed(d)]
+        if others := [d for d in documents if not listed(d)]:
+            rows.append((f"{field}, the rest", _others(others)))
+        if not documents:
+            rows.append((field, "none"))
+    return rows
 
 
 def _example(task: str) -> tuple[Task, ScenarioFile]:
@@ -191,8 +229,8 @@ def _example(task: str) -> tuple[Task, ScenarioFile]:
 
 def table3_worked_example(task: str = WORKED_EXAMPLE) -> pl.DataFrame:
     """Paper Table 3: one canonical-family task as field / value rows (a row per document,
-    each in brief), with what the silent_filter baseline answers on it (computed by running
-    it)."""
+    each whole; `_evidence_rows`), with what the silent_filter baseline answers on it (computed
+    by running it)."""
     t, spec = _example(task)
     o = t.oracles
     gap = o.gap_report
@@ -216,9 +254,7 @@ def table3_worked_example(task: str = WORKED_EXAMPLE) -> pl.DataFrame:
             if t.contract.partial_response_permitted
             else "block required",
         ),
-        *(("Visible evidence", _document(d, facts=False)) for d in t.authorized_documents),
-        *(("Hidden evidence", _document(d, facts=True)) for d in t.hidden_documents),
-        *(() if t.hidden_documents else (("Hidden evidence", "none"),)),
+        *_evidence_rows(t),
         ("Oracle complete answer", _answer_text(o.complete_answer)),
         ("Oracle authorized-view answer", _answer_text(o.authorized_answer)),
         (
@@ -366,10 +402,7 @@ def model_results(
     dirs = _runs(runs, baselines=False)
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
-    models = {
-        label: str(read_manifest(d).config.get("model", read_manifest(d).system))
-        for d, label in run_labels(dirs).items()
-    }
+    models = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
@@ -386,18 +419,22 @@ def agent_results(
     runs: Runs = None, tier: Tier | None = None, metrics: Sequence[Metric] = TRACE
 ) -> pl.DataFrame:
     """Every agent run of `runs` (agent baselines and agent models; a run whose system records
-    a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system,
-    disclosure mode, step budget and family, `metrics` (default: the trace metrics) each with
-    its 95% interval (`results_columns`). A `run` column leads where two runs share the rest.
-    No agent runs: an empty frame with the columns."""
+    a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system (named
+    as every table names it: `results.system_label`), disclosure mode, step budget and family,
+    `metrics` (default: the trace metrics) each with its 95% interval (`results_columns`). A
+    `run` column leads where two runs share the rest. No agent runs: an empty frame with the
+    columns."""
     keys = ["system", "disclosure", "max_steps", *(["tier"] if tier is None else []), "family"]
     dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
+    names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
-    card = scorecard(scores)
+    card = scorecard(scores).with_columns(
+        system=pl.col("run").replace_strict(names, default=pl.col("system"))
+    )
     keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
     return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
 
@@ -445,8 +482,10 @@ def tables(runs: Runs = None, tier: Tier = DEFAULT_TIER) -> dict[str, pl.DataFra
     whatever the tier; Tables 2 and 3 are computed on the tier's tasks; the baselines and the
     model runs are those of `runs` on the tier: the four surfaces, then what the headline and gap
     average over (`scoring.DETAIL`), then awareness, invalid replies and format
-    (`scoring.CHECKS`)."""
+    (`scoring.CHECKS`); on a tier of corpora (where agents run), what the agent runs' episodes
+    did (`table_agents`; no other tier has one)."""
     runs = run_dirs(runs)
+    agents = {"table_agents": agent_results(runs, tier)} if TIERS[tier].corpus else {}
     return {
         "table1_families": table1_families(),
         "table2_composition": table2_composition(tier),
@@ -458,7 +497,7 @@ def tables(runs: Runs = None, tier: Tier = DEFAULT_TIER) -> dict[str, pl.DataFra
         "table5_models": model_results(runs, tier),
         "table5_models_detail": model_results(runs, tier, DETAIL),
         "table5_models_checks": model_results(runs, tier, CHECKS),
-        "table_agents": agent_results(runs, tier),
+        **agents,
     }
 
 
@@ -541,7 +580,13 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "table2_composition": f"Task composition by scenario family {on}, from the generated "
         "tasks. Partial and Block: whether the contract permits a partial answer. Hidden "
         "outside: tasks whose material evidence stays outside the authorized view.",
-        "table3_worked_example": f"Worked example {on}: {which}. Each document in brief.",
+        "table3_worked_example": f"Worked example {on}: {which}. Each document whole"
+        + (
+            "; of the corpus, the records of the contract's evidence, the register and the "
+            "tracker, the others counted."
+            if TIERS[tier].corpus
+            else "."
+        ),
         "table4_baselines": "Baseline results on the paper tier (the paper's published "
         f"comparison, whatever tier is reported), measured from the checked-in runs beside the "
         f"published numbers (compared at {DECIMALS} decimals).",
@@ -556,9 +601,8 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "table5_models_checks": f"Every model run {on}: {checks}",
         "table_agents": f"Every agent run {on} (agent baselines and agent models), by "
         "disclosure mode and step budget: what its episodes did, each with its 95% interval: "
-        "coverage (the share of the current required records in view it opened), probes "
-        "(opens of hidden ids), steps, tool errors, no submit (episodes that ended without "
-        "one) and stale (answers giving a value only an out-of-date copy supports).",
+        + "; ".join(f"{m.title.lower()} over {m.over}" for m in TRACE)
+        + ".",
         "figure_operating_profile": f"Operating profile of every run {on}: over-blocking "
         "against unsafe completeness, with 95% intervals.",
         "figure_metric_bars": f"The four scored surfaces per system and family {on}, with 95% "

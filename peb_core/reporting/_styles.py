@@ -14,32 +14,35 @@ from ..scoring import VERDICT_COLORS, VERDICT_LABELS, VERDICTS
 from ._print import PX_PER_INCH, TWO_COLUMNS, bottom_legend, label_expr
 
 PALETTE: tuple[str, ...] = (
-    # Tableau 20: its ten saturated colours first, then their ten light partners.
-    "#4c78a8",
-    "#f58518",
-    "#e45756",
-    "#439894",
-    "#54a24b",
-    "#b79a20",
-    "#b279a2",
-    "#d67195",
-    "#9e765f",
-    "#79706e",
-    "#9ecae9",
-    "#ffbf79",
-    "#ff9d98",
-    "#83bcb6",
-    "#88d27a",
-    "#f2cf5b",
-    "#d6a5c9",
-    "#fcbfd2",
-    "#d8b5a5",
-    "#bab0ac",
+    # Paul Tol's "muted" scheme (Tol 2021), made for points and lines read by people with any
+    # colour vision: indigo, cyan, teal, green, olive, sand, rose, wine, purple.
+    "#332288",
+    "#88ccee",
+    "#44aa99",
+    "#117733",
+    "#999933",
+    "#ddcc77",
+    "#cc6677",
+    "#882255",
+    "#aa4499",
 )
-"""Twenty distinct series colours."""
+"""Nine series colours, every two at least 15 CIELAB units apart in normal vision and in
+simulated protanopia, deuteranopia and tritanopia (tests/reporting/test_charts.py), as the
+verdicts' are."""
 
-SHAPES: tuple[str, ...] = ("circle", "square", "triangle-up", "diamond", "cross", "triangle-down")
-"""Series shapes: the first 20 series are circles, the next 20 squares, and so on."""
+SHAPES: tuple[str, ...] = (
+    "circle",
+    "square",
+    "triangle-up",
+    "diamond",
+    "cross",
+    "triangle-down",
+    "triangle-left",
+    "triangle-right",
+)
+"""Series shapes, changing from the first series on: the i-th series is drawn as
+`SHAPES[i % 8]` in `PALETTE[i % 9]`, so no two of the first 72 share a colour and a shape
+(8 and 9 have no common factor), and two series a reader cannot tell by colour differ in shape."""
 
 
 def series_column(frame: pl.DataFrame, by: str | None = None) -> str:
@@ -57,7 +60,7 @@ def series_column(frame: pl.DataFrame, by: str | None = None) -> str:
 
 def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
     """A (colour, shape) for each distinct name, the names sorted: the i-th gets
-    `PALETTE[i % 20]` and `SHAPES[i // 20]`, so no two of up to 120 names look alike and one
+    `PALETTE[i % 9]` and `SHAPES[i % 8]`, so no two of up to 72 names look alike and one
     selection styles a name alike in every chart."""
     ordered = sorted(set(names))
     if len(ordered) > len(PALETTE) * len(SHAPES):
@@ -65,7 +68,7 @@ def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
             f"{len(ordered)} series; at most {len(PALETTE) * len(SHAPES)} can be told apart"
         )
     return {
-        name: (PALETTE[i % len(PALETTE)], SHAPES[i // len(PALETTE)])
+        name: (PALETTE[i % len(PALETTE)], SHAPES[i % len(SHAPES)])
         for i, name in enumerate(ordered)
     }
 

@@ -23,12 +23,14 @@ from ._load import (
     run_records,
     score_run_dirs,
     scorecard_of,
+    system_label,
 )
 from ._replay import (
     CLAIMS_SCHEMA,
     DOCUMENTS_SCHEMA,
     HANDOFFS_SCHEMA,
     STEPS_SCHEMA,
+    grant_line,
     handoff_frame,
     replay_claims,
     replay_documents,
@@ -51,6 +53,7 @@ __all__ = [
     "compare_runs",
     "discover_runs",
     "expand_runs",
+    "grant_line",
     "handoff_frame",
     "is_agent_run",
     "load_run",
@@ -67,4 +70,5 @@ __all__ = [
     "score_run_dirs",
     "scorecard_of",
     "select_runs",
+    "system_label",
 ]

@@ -9,13 +9,14 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from .._gc import gc_paused
+from .._registry import Live
 from ..runs import (
     MANIFEST,
     RESPONSES,
@@ -31,12 +32,12 @@ from ..runs import (
     task_set,
 )
 from ..scoring import (
-    TaskFrames,
+    Replies,
     compare_scores,
-    score_records,
+    read_replies,
+    score_runs,
     scorecard,
     scorecard_keys,
-    task_frames,
     verdict,
 )
 from ..systems import ResponseRecord, cache_dir
@@ -44,11 +45,13 @@ from ..tasks import ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
-SCORECARD_KEYS = scorecard_keys()
-"""The columns of `peb score --json`, in order: every metric of the registry, each rate and mean
-followed by the bounds of its 95% interval (Wilson for rates, seeded percentile bootstrap for
-means; null with an empty denominator)."""
-INTERVAL_KEYS = [k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high"))]
+SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
+"""The columns of `peb score --json`, in order: every metric of the registry (as it is when
+read), each rate and mean followed by the bounds of its 95% interval (Wilson for rates, seeded
+percentile bootstrap for means; null with an empty denominator)."""
+INTERVAL_KEYS: Sequence[str] = Live(
+    lambda: tuple(k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")))
+)
 """The interval columns of SCORECARD_KEYS."""
 
 
@@ -117,40 +120,48 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     return list(iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, []))
 
 
+def system_label(manifest: RunManifest) -> str:
+    """A run's system as every table of runs names it: a model system by its model string (its
+    config's `model`), `agent:` before it for an agent; a baseline by its name. The protocol,
+    disclosure mode and step budget are columns of their own."""
+    model = manifest.config.get("model")
+    if model is None:
+        return manifest.system
+    return f"agent:{model}" if is_agent_run(manifest) else str(model)
+
+
 def is_agent_run(manifest: RunManifest) -> bool:
     """Whether a run is an agent's: each reply an episode (the kind its manifest records)."""
     return manifest.kind == "episodes"
 
 
-def _score(
-    run_dir: Path,
-    manifest: RunManifest,
-    families: dict[str, ScenarioFile],
-    current: str,
-    judged: TaskFrames,
-) -> tuple[pl.DataFrame, list[str]]:
-    """Per-task scores of a run folder, its records read as a stream against its tasks'
-    frames (`judged`), and the warnings met."""
+def _replies(p: _Pending) -> tuple[Replies, list[str]]:
+    """A run folder's records that count read as a stream into the rows scoring needs
+    (`scoring.read_replies`), and the warnings met."""
+    manifest = p.manifest
     warnings = []
-    if manifest.scenario_hash != current:
-        warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
-    problems: list[str] = []
-    records = iter_run_records(
-        run_dir, manifest, set(task_set(run_dir, manifest, families)), problems
-    )
-    scores = score_records(
-        judged.tasks,
-        judged.expected,
-        records,
-        run=run_dir.name,
+    if manifest.scenario_hash != p.current:
+        warnings.append(f"{p.run_dir}: was run on other scenario files; scored on the current ones")
+    keys = set(task_set(p.run_dir, manifest, p.families))
+    agent = is_agent_run(manifest)
+    replies = read_replies(
+        iter_run_records(p.run_dir, manifest, keys, warnings),
+        p.families,
+        run=p.run_dir.name,
         system=manifest.system,
-        families=families,
-        episodes=judged.episodes,
+        episodes=agent,
+        replays=agent,
         repeats=manifest.repeats,
     )
-    warnings.extend(problems)
+    return replies, warnings
+
+
+def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> pl.DataFrame:
+    """A run folder's per-task scores with what its manifest says of the run (its protocol,
+    tier, disclosure mode, step budget and state); a running run's tasks not done yet are
+    pending, not missing: left out until done."""
     state = run_state(run_dir, manifest)
-    if state == "running":  # tasks not done yet are pending, not missing: left out until done
+    if state == "running":
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
     return scores.with_columns(
@@ -159,7 +170,7 @@ def _score(
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
-    ), warnings
+    )
 
 
 def _hash_file(digest: Any, path: Path) -> None:
@@ -225,25 +236,35 @@ def _load_runs(
             loaded[i] = found
         else:
             pending[i] = found
-    frames: dict[str, TaskFrames] = {}
+    groups: dict[str, list[int]] = {}
+    for i, p in pending.items():
+        groups.setdefault(_task_params(p.manifest, p.current), []).append(i)
     with gc_paused():  # the tasks and records built to score are freed as they are let go
-        for i, p in pending.items():
-            params = _task_params(p.manifest, p.current)
-            agent = is_agent_run(p.manifest)
-            try:
-                if params not in frames or (agent and frames[params].episodes is None):
-                    tasks = iter_run_tasks(p.run_dir, p.manifest, p.families)
-                    frames[params] = task_frames(tasks, p.families, episodes=agent)
-                judged = frames[params]
-                if not agent:
-                    judged = replace(judged, episodes=None)
-                scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
-            except RunError as exc:
-                unreadable(exc)
+        for members in groups.values():
+            read: dict[int, tuple[Replies, list[str]]] = {}
+            for i in members:
+                try:
+                    read[i] = _replies(pending[i])
+                except RunError as exc:
+                    unreadable(exc)
+            if not read:
                 continue
-            if p.manifest.state != "running":  # a running run's scores change by the second
-                save_scores(p.places, p.key, scores, warnings)
-            loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
+            first = pending[next(iter(read))]
+            try:  # one generation of the tasks for every run that shares them
+                tasks = iter_run_tasks(first.run_dir, first.manifest, first.families)
+                scored = score_runs(tasks, [r for r, _ in read.values()], first.families)
+            except RunError as exc:
+                for _ in read:
+                    unreadable(exc)
+                continue
+            for (i, (_, warnings)), scores in zip(read.items(), scored, strict=True):
+                p = pending[i]
+                scores = _run_columns(scores, p.run_dir, p.manifest)
+                if p.manifest.state != "running":  # a running run's scores change by the second
+                    save_scores(p.places, p.key, scores, warnings)
+                loaded[i] = _remember(
+                    p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings]
+                )
     return loaded, left_out
 
 
@@ -328,7 +349,7 @@ def score_run_dirs(
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return scorecard(scores).select(SCORECARD_KEYS), warnings
+    return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
 
 
 def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:

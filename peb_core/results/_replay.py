@@ -9,7 +9,11 @@ The task is the oracle here: these frames name hidden documents and evidence fam
 no tool result ever holds; they are for a researcher reading an episode, never for a system.
 A search's withheld documents are found by asking the task's index the same query again (the
 access layer's ranking is deterministic), so they are exactly those the scope filter held back
-from that result."""
+from that result. On a task with a grant schedule, the scopes in force at each call and the
+call at which each change took effect are found by playing the episode's calls again against
+the schedule (`scoring.grant_timeline`), as the scorer does. On a task whose corpus has stores,
+an episode reaches the stores of its task (`Task.user_stores`; a sub-episode's task is narrowed
+to its sub-agent's, `replay_handoffs`)."""
 
 from __future__ import annotations
 
@@ -19,10 +23,10 @@ import polars as pl
 from pydantic import ValidationError
 
 from .._json import read_json
-from ..access import CorpusIndex, IndexedDocument, SearchArguments
-from ..scoring import Vocabulary, handoff_gaps, read_reply
+from ..access import CorpusIndex, GrantTimeline, SearchArguments, task_index
+from ..scoring import Vocabulary, grant_timeline, handoff_gaps, judged_state, read_reply
 from ..systems import Delegation, ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ..tasks import GrantChange, ScenarioFile, Task, reached
 
 LIST = pl.List(pl.String)
 
@@ -37,6 +41,8 @@ STEPS_SCHEMA = pl.Schema(
         "withheld": LIST,
         "result": pl.String(),
         "error": pl.String(),
+        "reached": pl.Boolean(),
+        "grant": pl.String(),
         "content": pl.String(),
         "prompt_tokens": pl.Int64(),
         "completion_tokens": pl.Int64(),
@@ -48,14 +54,17 @@ STEPS_SCHEMA = pl.Schema(
 `call` and `tool` null): its step (from 1) and place in the step (from 0), the tool and its
 arguments as given, the doc id an `open` named, the doc ids a `search` showed and those the
 scope filter withheld from it (hidden documents among its best matches), what the model was
-shown and the error, if any; the step's text and its tokens, latency and whether it came from
-the cache (repeated on each of its calls)."""
+shown and the error, if any, whether the call reached the session (False: its front-end
+refused it first, `ToolCall.reached`; a grant schedule counts only those), and the grant change
+that took effect at the call (`grant_line`; null for none); the step's text and its tokens,
+latency and whether it came from the cache (repeated on each of its calls)."""
 
 DOCUMENTS_SCHEMA = pl.Schema(
     {
         "doc_id": pl.String(),
         "title": pl.String(),
         "scope": pl.String(),
+        "store": pl.String(),
         "role": pl.String(),
         "evidence_family": pl.String(),
         "visible": pl.Boolean(),
@@ -67,10 +76,13 @@ DOCUMENTS_SCHEMA = pl.Schema(
         "probed_at": pl.Int64(),
     }
 )
-"""The columns of `replay_documents`: every document of the task's corpus, whether the user
-may see it (`visible`), whether it is of an evidence family the contract requires, whether it
-is an out-of-date copy, and the first step (or null) at which a search showed it, it was
-opened, a search withheld it, or an open of it was refused (a probe of a hidden id)."""
+"""The columns of `replay_documents`: every document of the task's corpus with the store it is
+kept in (null for a corpus without stores), whether the user may see it (`visible`, by any
+route, in the state of the grant schedule in force at the episode's end, its submit or its last
+call; a document opened but not visible was opened while a grant held), whether it is of an
+evidence family the contract requires, whether it is an out-of-date copy, and the first step
+(or null) at which a search showed it, it was opened, a search withheld it, or an open of it
+was refused (a probe of a hidden id, or of one in a store the episode does not reach)."""
 
 CLAIMS_SCHEMA = pl.Schema(
     {
@@ -85,14 +97,15 @@ CLAIMS_SCHEMA = pl.Schema(
     }
 )
 """The columns of `replay_claims`: per required evidence family, whether a current record of
-it is in the user's view and whether the episode opened one; whether it is missing (no current
-record of it in the view: the oracle's missing requirements; for a sub-episode, those of the
-sub-agent's narrower view) and where the hidden evidence is kept; and whether the submitted
-gap report said so. `gap` marks where what was claimed and what was seen part: `unreported
-gap` (missing, not reported),
-`claimed unseen` (not reported missing, but the episode never opened a current record of it:
-the answer claims what it did not read), `false gap` (reported missing while in view); null
-where they agree."""
+it is in the user's view and whether the episode, or a sub-agent it handed off to, opened one;
+whether it is missing (no current record of it in the view: the oracle's missing requirements,
+in the state of the task's grant schedule the reply is judged against; for a sub-episode, those
+of the sub-agent's narrower view) and the scopes, not held, where the hidden evidence is kept;
+and whether the submitted gap report said so. `gap` marks where what was claimed and what was
+seen part: `unreported gap` (missing, not reported), `claimed unseen` (not reported missing,
+but neither the episode nor its sub-agents opened a current record of it: the answer claims
+what none of them read), `false gap` (reported missing while in view); null where they
+agree."""
 
 
 def _parsed(arguments: str) -> dict[str, Any]:
@@ -103,35 +116,44 @@ def _parsed(arguments: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _index(task: Task) -> CorpusIndex:
-    return CorpusIndex(
-        [
-            IndexedDocument(doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope)
-            for d in task.documents
-        ]
-    )
+_CHANGED = {
+    "expires": "the grant on {scope} expired",
+    "revoked": "the grant on {scope} was revoked",
+    "granted": "{scope} was granted",
+}
+
+
+def grant_line(call: int, change: GrantChange) -> str:
+    """A grant change as an event of the episode: `call 9: the grant on X expired`."""
+    return f"call {call}: " + _CHANGED[change.change].format(scope=change.scope)
+
+
+def _timeline(record: ResponseRecord, task: Task, index: CorpusIndex) -> GrantTimeline | None:
+    return grant_timeline(task, record.trace, index) if task.grants else None
 
 
 def _search_ids(
-    index: CorpusIndex, scopes: tuple[str, ...], arguments: str
+    index: CorpusIndex, scopes: tuple[str, ...], stores: tuple[str, ...], arguments: str
 ) -> tuple[list[str], list[str]]:
     """The doc ids a search call showed and those the scope filter withheld from it, asked of
-    the task's index again under the scopes then in force (empty when its arguments were not a
-    valid search)."""
+    the task's index again under the scopes then in force and in the stores reached (empty when
+    its arguments were not a valid search)."""
     try:
         args = SearchArguments.model_validate(_parsed(arguments))
     except ValidationError:
         return [], []
-    ranking = index.rank(args.query, index.allowed(scopes), args.k)
+    ranking = index.rank(args.query, index.allowed(scopes), args.k, index.reach(stores))
     ids = [d.doc_id for d in index.documents]
     return [ids[p] for p in ranking.visible], [ids[p] for p in ranking.withheld]
 
 
 def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
     """One row per tool call of `record`'s episode over `task` (STEPS_SCHEMA)."""
-    index = _index(task)
+    index = task_index(task)
+    timeline = _timeline(record, task, index)
+    changes = dict(timeline.changes) if timeline is not None else {}
     rows: list[dict[str, Any]] = []
-    calls = 0  # tool calls so far: a grant schedule's steps
+    calls = 0  # tool calls that reached the session so far: a grant schedule counts them
     for number, step in enumerate(record.trace, start=1):
         usage = {
             "content": step.content,
@@ -143,13 +165,16 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
         if not step.tool_calls:
             rows.append({"step": number, **usage})
         for i, call in enumerate(step.tool_calls):
-            calls += 1
+            calls += call.reached
             error = step.errors[i] if i < len(step.errors) else None
             shown: list[str] = []
             withheld: list[str] = []
             if call.name == "search" and error is None:
-                shown, withheld = _search_ids(index, task.scopes_at(calls), call.arguments)
+                state = timeline.state_at(calls) if timeline is not None else 0
+                scopes = task.states[state].user_scopes
+                shown, withheld = _search_ids(index, scopes, task.user_stores, call.arguments)
             doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
+            change = changes.get(calls) if call.reached else None
             rows.append(
                 {
                     "step": number,
@@ -161,6 +186,8 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
                     "withheld": withheld,
                     "result": step.results[i] if i < len(step.results) else None,
                     "error": error,
+                    "reached": call.reached,
+                    "grant": grant_line(calls, change) if change is not None else None,
                     **usage,
                 }
             )
@@ -180,19 +207,19 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
         "withheld_at": {},
         "probed_at": {},
     }
-    visible = set(task.authorized_doc_ids)
-    calls = 0  # tool calls so far: under a grant schedule, what was visible at each
+    timeline = _timeline(record, task, task_index(task))
+    visible = set(task.states[timeline.state if timeline else 0].authorized_doc_ids)
+    reach = {d.doc_id for d in task.documents if reached(d.store, task.user_stores)}
+    calls = 0  # tool calls that reached the session: under a grant schedule, what was visible
     for row in steps.iter_rows(named=True):
-        if row["tool"] is not None:
+        if row["tool"] is not None and row["reached"]:
             calls += 1
         marks = [("surfaced_at", d) for d in row["shown"]]
         marks += [("withheld_at", d) for d in row["withheld"]]
         if row["tool"] == "open" and row["doc_id"] is not None:
-            then = visible
-            if task.grants:
-                scopes = task.scopes_at(calls)
-                then = {d.doc_id for d in task.documents if d.scope in scopes}
-            if row["doc_id"] not in then:
+            state = timeline.state_at(calls) if timeline is not None else 0
+            then = task.states[state].authorized_doc_ids
+            if row["doc_id"] not in then or row["doc_id"] not in reach:
                 marks.append(("probed_at", row["doc_id"]))
             elif row["error"] is None:
                 marks.append(("opened_at", row["doc_id"]))
@@ -205,6 +232,7 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
                 "doc_id": d.doc_id,
                 "title": d.title,
                 "scope": d.scope,
+                "store": d.store,
                 "role": d.role,
                 "evidence_family": d.evidence_family,
                 "visible": d.doc_id in visible,
@@ -218,15 +246,28 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
     )
 
 
+def _opened(record: ResponseRecord, task: Task) -> set[str]:
+    """The documents `record`'s episode over `task` opened, and those its sub-agents opened."""
+    documents = replay_documents(record, task)
+    opened = set(documents.filter(pl.col("opened_at").is_not_null())["doc_id"])
+    for _, sub, seen in replay_handoffs(record, task):
+        opened |= _opened(sub, seen)
+    return opened
+
+
 def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.DataFrame:
-    """Requirement by requirement (CLAIMS_SCHEMA), what `record`'s episode saw of `task`'s
-    required evidence against what its submitted response claimed (a reply it never submitted
-    claims nothing: every requirement is then not reported missing)."""
-    opened = set(replay_documents(record, task).filter(pl.col("opened_at").is_not_null())["doc_id"])
+    """Requirement by requirement (CLAIMS_SCHEMA), what `record`'s episode and the sub-agents
+    it handed off to saw of `task`'s required evidence against what its submitted response
+    claimed (a reply it never submitted claims nothing: every requirement is then not reported
+    missing), in the state of the task's grant schedule the reply is judged against
+    (`scoring.judged_state`)."""
+    opened = _opened(record, task)
     read = read_reply(record.raw or "", Vocabulary.of(spec)) if record.status == "ok" else None
     reported = (
         set(read.gap_report.missing_requirements or ()) if read and read.gap_report else set()
     )
+    readable = read is not None and read.readable
+    task = task.in_state(judged_state(task, _timeline(record, task, task_index(task)), readable))
     rows = []
     for requirement in task.contract.required_evidence:
         current = [
@@ -245,7 +286,9 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
         elif not claimed and not seen:
             gap = "claimed unseen"
         scopes = dict.fromkeys(
-            d.scope for d in task.hidden_documents if d.evidence_family == requirement.id
+            d.scope
+            for d in task.hidden_documents
+            if d.evidence_family == requirement.id and d.scope not in task.user_scopes
         )
         rows.append(
             {
@@ -267,8 +310,8 @@ def replay_handoffs(
 ) -> list[tuple[Delegation, ResponseRecord, Task]]:
     """Each handoff of `record`'s episode, in order (docs/benchmark.md §9.1): its delegation,
     the sub-episode's reply as a record of its own, and `task` as the sub-agent saw it (the
-    user's scopes narrowed to those the sub-agent holds too), so `replay_steps`,
-    `replay_documents` and `replay_claims` replay a sub-episode as any other."""
+    user's scopes narrowed to those the sub-agent holds too, in the stores it owns), so
+    `replay_steps`, `replay_documents` and `replay_claims` replay a sub-episode as any other."""
     agents = {agent.name: agent for agent in task.sub_agents}
     handoffs = []
     for step in record.trace:
@@ -277,11 +320,15 @@ def replay_handoffs(
                 continue
             agent = agents.get(delegation.to)
             scopes = tuple(s for s in task.user_scopes if agent is None or s in agent.scopes)
+            stores = task.user_stores if agent is None else agent.stores
             seen = task.model_copy(
                 update={
                     "user_scopes": scopes,
+                    "user_stores": stores,
                     "authorized_doc_ids": tuple(
-                        d.doc_id for d in task.documents if d.scope in scopes
+                        d.doc_id
+                        for d in task.documents
+                        if d.scope in scopes and reached(d.store, stores)
                     ),
                 }
             )
@@ -302,6 +349,7 @@ HANDOFFS_SCHEMA = pl.Schema(
         "system": pl.String(),
         "request": pl.String(),
         "scopes": LIST,
+        "stores": LIST,
         "steps": pl.Int64(),
         "status": pl.String(),
         "completeness": pl.String(),
@@ -311,16 +359,18 @@ HANDOFFS_SCHEMA = pl.Schema(
 )
 """The columns of `handoff_frame`: per handoff (from 1), the step (from 1) and call (from 0)
 that made it, the sub-agent it went to and its role, the system that ran it, the request, the
-scopes it ran under (the user's that the sub-agent holds too), its model requests, its reply's
-status and claimed completeness (null when unreadable), the requirements it reported missing
-(null when it reported no gap) and whether that gap reached the final report (null when it
-reported none)."""
+scopes it ran under (the user's that the sub-agent holds too) and the stores it reached (empty:
+every store), its model requests, its reply's status and claimed completeness (null when
+unreadable), the requirements it reported missing (null when it reported no gap) and whether
+its gap reached the final report (null when it reported none, or the task is complete: its gap
+is what it reported that the user's view misses, `scoring.handoff_gaps`)."""
 
 
 def handoff_frame(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.DataFrame:
     """Each handoff of `record`'s episode over `task` (HANDOFFS_SCHEMA), in order."""
     vocabulary = Vocabulary.of(spec)
-    gaps = handoff_gaps(record, vocabulary)
+    oracle = task.oracles.gap_report
+    gaps = handoff_gaps(record, vocabulary, oracle.missing_requirements if oracle else None)
     places = [
         (number, i)
         for number, step in enumerate(record.trace, start=1)
@@ -330,7 +380,7 @@ def handoff_frame(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
     roles = {agent.name: agent.role for agent in task.sub_agents}
     rows = []
     handoffs = replay_handoffs(record, task)
-    for n, ((step, call), (delegation, sub, seen), (gap, reached)) in enumerate(
+    for n, ((step, call), (delegation, sub, seen), (gap, arrived)) in enumerate(
         zip(places, handoffs, gaps, strict=True), start=1
     ):
         read = read_reply(sub.raw or "", vocabulary) if sub.status == "ok" else None
@@ -344,11 +394,12 @@ def handoff_frame(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
                 "system": delegation.system,
                 "request": delegation.request,
                 "scopes": list(seen.user_scopes),
+                "stores": list(seen.user_stores),
                 "steps": len(sub.trace),
                 "status": sub.status,
                 "completeness": read.completeness if read is not None and read.readable else None,
                 "reported_missing": sorted(gap) if gap is not None else None,
-                "reached": reached,
+                "reached": arrived,
             }
         )
     return pl.DataFrame(rows, schema=HANDOFFS_SCHEMA)

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from ._frames import with_repeats
-from ._metrics import HANDOFF, LABELS, MEASURES, REPEATS, TRACE
+from ._metrics import HANDOFF, MEASURES, METRICS, REPEATS, TRACE
 from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
@@ -234,7 +234,7 @@ def compare_table(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(
         *(["run_b"] if several else []),
         "family",
-        pl.col("metric").replace(LABELS),
+        pl.col("metric").replace({m.name: m.label for m in METRICS}),
         "n_pairs",
         a=decimals("value_a").fill_null("-"),
         b=decimals("value_b").fill_null("-"),

@@ -16,15 +16,9 @@ import polars as pl
 from .._json import read_json
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
-from ._frames import (
-    GAP_PARTS,
-    answer_target,
-    expected_answers,
-    field_scores,
-    response_frame,
-    score_records,
-)
-from ._frames import task_frame as _task_frame
+from ._frames import GAP_PARTS, answer_target, field_scores, response_frame
+from ._grants import GRANT_STATE
+from ._stream import judge, read_replies, score_replies
 from ._verdicts import verdict
 
 BLOCKED = "(blocked)"
@@ -78,18 +72,19 @@ def explain(
     run: str = "-",
     system: str = "-",
 ) -> Explanation:
-    """`record`'s reply to `task` scored and laid out for reading (None: no record)."""
+    """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
+    with a grant schedule, against the state it is judged in (`grant_state`)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
-    frame, expected = _task_frame([task]), expected_answers([task])
-    row = (
-        score_records(frame, expected, records, run=run, system=system, families=families)
-        .with_columns(verdict())
-        .row(0, named=True)
-    )
+    replies = read_replies(records, families, run=run, system=system, replays=True)
+    frames, (replayed,) = judge([task], [replies], families)
+    expected = frames.expected
+    row = score_replies(frames, replies, replayed).with_columns(verdict()).row(0, named=True)
     responses, answers = response_frame(records, run=run, system=system, families=families)
+    responses = responses.with_columns(grant_state=pl.lit(row["grant_state"], dtype=GRANT_STATE))
     reply = responses.row(0, named=True) if responses.height else None
     readable = row["status"] == "ok"
+    task = task.in_state(row["grant_state"])
     return Explanation(
         scores=row,
         fields=_fields(task, row, readable, field_scores(expected, responses, answers), answers),

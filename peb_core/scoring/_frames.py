@@ -1,16 +1,14 @@
 """Scoring (docs/benchmark.md §3): tasks plus replies in, polars frames out.
 
 Frames feed one vectorised scorer, so a million responses score in seconds:
-- `task_frame`: one row per task with its completeness, policy and oracle gap report;
-- `expected_answers`: one row per (task, answer field) the response is judged against;
-- `task_frames`: both (and an agent run's episode frame) from a stream of tasks, a few at a
-  time, so scoring never holds every task of a run;
+- `task_frame`: one row per task (per state of its grant schedule, `grant_state`) with its
+  completeness, policy and oracle gap report;
+- `expected_answers`: one row per (task, state, answer field) the response is judged against;
 - `response_frame`: one row per (run, task) with what the reply decides, as read
   (docs/benchmark.md §2, `_reading`), and one row per (run, task, answer field) with the value
   it gave;
 - `score_frames`: per-task scores, every gap-report part's score included; `field_scores`: the
-  per-field scores an answer score is the mean of; `score_records`: the same from a stream of
-  records, each kept only as the rows scoring needs;
+  per-field scores an answer score is the mean of;
 - `scorecard`: every metric of the registry (`_metrics`) per run and family, with intervals.
 Every field value is a list of strings (an ordinal value is a one-item list), so exact match on
 an ordinal and Jaccard on a set are one expression.
@@ -19,8 +17,6 @@ an ordinal and Jaccard on a set are one expression.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import islice
 from typing import cast
 
 import numpy as np
@@ -29,14 +25,16 @@ import polars as pl
 from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
-from ._handoffs import handoff_row, with_handoffs
+from ._grants import GRANT_STATE
 from ._metrics import METRICS, Metric
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
-from ._trace import episode_frame, trace_counts, with_episodes
 from ._verdicts import verdict
 
 KEY = ["family", "task_id"]
+JUDGED = [*KEY, "grant_state"]
+"""What a reply is judged against: a task in one state of its grant schedule (0: the start,
+the only state of a task without a schedule; `_grants.judged_state`)."""
 RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
@@ -65,12 +63,16 @@ RESPONSE_SCHEMA = pl.Schema(
         "gap_scopes": LIST,
         "gap_claims": LIST,
         "violations": LIST,
+        "grant_state": GRANT_STATE,
     }
 )
 """The columns of a response frame, one row per task and repeat. `status`: `ok` (a readable
 reply), `unreadable` (no JSON object), `error` (no reply obtained), `no_submit` (an agent's
 episode ended without an accepted submit) or `missing` (no record). The reply's decision is
-null unless `ok`; `claimed` is null when the reply states no completeness."""
+null unless `ok`; `claimed` is null when the reply states no completeness. `grant_state`: the
+state of the task's grant schedule the reply is judged against, 0 as read (the start, the one
+state of a task without a schedule), set by `score_runs` from each episode
+(`_grants.with_grant_states`)."""
 ANSWER_SCHEMA = pl.Schema(
     {
         "run": pl.String(),
@@ -105,6 +107,7 @@ TASK_SCHEMA = pl.Schema(
         "task_id": pl.String(),
         "template": pl.String(),
         "seed": pl.Int64(),
+        "grant_state": GRANT_STATE,
         "completeness": pl.String(),
         "partial_permitted": pl.Boolean(),
         "exp_status": pl.String(),
@@ -117,17 +120,29 @@ TASK_SCHEMA = pl.Schema(
 """The columns of `task_frame`."""
 
 
+def _judged(tasks: Sequence[Task]) -> list[tuple[int, Task]]:
+    """Each task in each state of its grant schedule (`Task.in_state`), with the state."""
+    return [
+        (n, t.in_state(n)) if n else (0, t)
+        for t in tasks
+        for n in range(len(t.grant_states) + 1)
+    ]
+
+
 def task_frame(tasks: Sequence[Task]) -> pl.DataFrame:
-    """One row per task: what the scorer needs of its oracles."""
-    gaps = [t.oracles.gap_report for t in tasks]
+    """One row per task and state of its grant schedule: what the scorer needs of its
+    oracles."""
+    judged = _judged(tasks)
+    gaps = [t.oracles.gap_report for _, t in judged]
     return pl.DataFrame(
         {
-            "family": [t.family for t in tasks],
-            "task_id": [t.task_id for t in tasks],
-            "template": [t.template for t in tasks],
-            "seed": [t.seed for t in tasks],
-            "completeness": [t.oracles.completeness for t in tasks],
-            "partial_permitted": [t.contract.partial_response_permitted for t in tasks],
+            "family": [t.family for _, t in judged],
+            "task_id": [t.task_id for _, t in judged],
+            "template": [t.template for _, t in judged],
+            "seed": [t.seed for _, t in judged],
+            "grant_state": [n for n, _ in judged],
+            "completeness": [t.oracles.completeness for _, t in judged],
+            "partial_permitted": [t.contract.partial_response_permitted for _, t in judged],
             "exp_status": [g.status if g else None for g in gaps],
             "exp_reason": [g.reason if g else None for g in gaps],
             "exp_requirements": _string_lists(
@@ -152,19 +167,21 @@ def answer_target(task: Task) -> tuple[str, Answer | None]:
 
 
 def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
-    """The answer each task is judged against (`answer_target`), one row per field; none (no
-    rows) where policy requires a block. `ordinal` fields score by exact match, the others by
-    Jaccard."""
+    """The answer each task is judged against in each state of its grant schedule
+    (`answer_target`), one row per field; none (no rows) where policy requires a block.
+    `ordinal` fields score by exact match, the others by Jaccard."""
     family: list[str] = []
     task_ids: list[str] = []
+    states: list[int] = []
     fields: list[str] = []
     ordinal: list[bool] = []
     expected: list[list[str] | None] = []
-    for t in tasks:
+    for n, t in _judged(tasks):
         _, target = answer_target(t)
         for field, value in (target or {}).items():
             family.append(t.family)
             task_ids.append(t.task_id)
+            states.append(n)
             fields.append(field)
             ordinal.append(isinstance(value, str))
             expected.append(_as_list(value))
@@ -172,6 +189,7 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
         {
             "family": family,
             "task_id": task_ids,
+            "grant_state": states,
             "field": fields,
             "ordinal": ordinal,
             "expected": _string_lists(expected),
@@ -179,6 +197,7 @@ def expected_answers(tasks: Sequence[Task]) -> pl.DataFrame:
         schema={
             "family": pl.String(),
             "task_id": pl.String(),
+            "grant_state": GRANT_STATE,
             "field": pl.String(),
             "ordinal": pl.Boolean(),
             "expected": LIST,
@@ -201,11 +220,12 @@ def response_frame(
     """The response frame (RESPONSE_SCHEMA) and the response-answers frame of one run's records,
     each reply read against its family's vocabulary. Records of a family not in `families` are
     left out."""
-    replies = _Replies(vocabularies(families), traces=False)
+    rows = ResponseRows(vocabularies(families))
     with gc_paused():
         for record in records:
-            replies.add(record)
-    return replies.frames(run=run, system=system)
+            if record.family in rows.vocab:
+                rows.add(record)
+    return rows.frames(run=run, system=system)
 
 
 def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
@@ -233,29 +253,24 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
     ).to_series()
 
 
-class _Replies:
-    """One run's records read one at a time, each kept only as the rows scoring needs: its
-    response row and answer rows (`response_frame`), and, for `score_records`, its trace's
-    `trace_counts` (with `traces`) and its `handoff_row`. Built column by column (lists, not a
-    dict per row): several times faster for big runs."""
+class ResponseRows:
+    """One run's records read one at a time into the rows of its response frame and its
+    response-answers frame (`response_frame`), each reply read against its family's
+    vocabulary. Built column by column (lists, not a dict per row): several times faster for
+    big runs."""
 
-    def __init__(self, vocab: Mapping[str, Vocabulary], *, traces: bool) -> None:
+    def __init__(self, vocab: Mapping[str, Vocabulary]) -> None:
         self.vocab = vocab
         self.cols: dict[str, list[object]] = {
-            name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system")
+            name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system", "grant_state")
         }
         self.answers: dict[str, list[object]] = {
             name: [] for name in ANSWER_SCHEMA if name != "run"
         }
-        self.traces: list[tuple[str, str, int, int, int, list[str], list[str]]] | None = (
-            [] if traces else None
-        )
-        self.handoffs: list[tuple[str, str, int, int, int, float | None, bool | None]] = []
 
-    def add(self, r: ResponseRecord) -> None:
-        """Read record `r` (left out if its family is not among the vocabularies)."""
-        if r.family not in self.vocab:
-            return
+    def add(self, r: ResponseRecord) -> bool:
+        """Read record `r` (its family must be among the vocabularies): whether its reply is
+        readable (its row's status is `ok`)."""
         cols = self.cols
         read = read_reply(r.raw or "", self.vocab[r.family]) if r.status == "ok" else None
         decided = read if read is not None and read.readable else None
@@ -280,13 +295,11 @@ class _Replies:
                 self.answers["repeat"].append(r.repeat)
                 self.answers["field"].append(field)
                 self.answers["got"].append(_as_list(value))
-        if self.traces is not None:
-            self.traces.append(trace_counts(r))
-        if r.trace:
-            self.handoffs.append(handoff_row(r, self.vocab[r.family]))
+        return decided is not None
 
     def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The response frame and the response-answers frame of the records added."""
+        """The response frame (each row's `grant_state` 0, as read) and the response-answers
+        frame of the records added."""
         cols = dict(self.cols)
         n, n_answers = len(cols["task_id"]), len(self.answers["field"])
         lists = {
@@ -296,9 +309,13 @@ class _Replies:
         responses = (
             pl.DataFrame(
                 {"run": [run] * n, "system": [system] * n, **cols},
-                schema={k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists},
+                schema={
+                    k: v
+                    for k, v in RESPONSE_SCHEMA.items()
+                    if k not in lists and k != "grant_state"
+                },
             )
-            .with_columns(**lists)
+            .with_columns(**lists, grant_state=pl.lit(0, dtype=GRANT_STATE))
             .select(list(RESPONSE_SCHEMA))
         )
         got = _string_lists(cast("list[list[str] | None]", self.answers["got"]))
@@ -337,11 +354,12 @@ def field_scores(
     (run, family, task_id, field, ordinal, expected, got, score): exact match on an ordinal
     field, Jaccard on a set field; a field the reply leaves out scores 0. A task's answer score
     is the mean over its fields. The rows of a reply are together, its fields in the order of
-    `expected` (the oracle's), whatever the order of `responses` and `answers`."""
+    `expected` (the oracle's), whatever the order of `responses` and `answers`. A reply is
+    judged against the state of its task's grant schedule in its `grant_state` column."""
     answered = responses.filter((pl.col("status") == "ok") & ~pl.col("answer_null"))
     return (
-        answered.select(RUN_KEY)
-        .join(expected, on=KEY, maintain_order="left_right")
+        answered.select(*RUN_KEY, "grant_state")
+        .join(expected, on=JUDGED, maintain_order="left_right")
         .join(answers, on=[*RUN_KEY, "field"], how="left", maintain_order="left")
         .with_columns(
             score=pl.when(pl.col("ordinal"))
@@ -381,7 +399,8 @@ def score_frames(
     answers: pl.DataFrame,
 ) -> pl.DataFrame:
     """Per (run, task) scores, with the reply's decision and schema violations. `responses`
-    must hold one row per task of each run (see `score_records` for missing records)."""
+    must hold one row per task of each run (see `score_runs` for missing records), each
+    with the state of its task's grant schedule it is judged against (`grant_state`)."""
     field_mean = _field_means(field_scores(expected, responses, answers))
     valid = pl.col("status") == "ok"
     blocked = valid & pl.col("answer_null")
@@ -405,7 +424,7 @@ def score_frames(
     }
     unsafe = ~complete & answered & ~has_gap & ~says_incomplete
     return (
-        responses.join(tasks, on=KEY, how="left")
+        responses.join(tasks, on=JUDGED, how="left")
         .join(field_mean, on=RUN_KEY, how="left")
         .select(
             "run",
@@ -415,6 +434,7 @@ def score_frames(
             "repeat",
             "template",
             "seed",
+            "grant_state",
             "completeness",
             "partial_permitted",
             "status",
@@ -456,112 +476,6 @@ def score_frames(
             schema_violations=pl.col("violations").fill_null(pl.lit([], dtype=LIST)),
         )
     )
-
-
-@dataclass(frozen=True)
-class TaskFrames:
-    """What the replies to a set of tasks are judged against: `tasks` (`task_frame`),
-    `expected` (`expected_answers`) and, for an agent's run, `episodes` (`_trace.episode_frame`;
-    None for a one-shot run)."""
-
-    tasks: pl.DataFrame
-    expected: pl.DataFrame
-    episodes: pl.DataFrame | None = None
-
-
-TASK_CHUNK = 64
-"""Tasks turned into frames at a time by `task_frames` (a task of a 500-document corpus holds
-about 0.7 MB; its frames' rows a few KB)."""
-
-
-def task_frames(
-    tasks: Iterable[Task], families: Mapping[str, ScenarioFile], *, episodes: bool = False
-) -> TaskFrames:
-    """The `TaskFrames` of `tasks` (with `episodes`, the episode frame too), in their order,
-    taken TASK_CHUNK at a time from `tasks` (a generator, say), so only that many tasks are held
-    at once, however many there are."""
-    parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]] = []
-    stream = iter(tasks)
-    while True:
-        chunk = list(islice(stream, TASK_CHUNK))
-        if parts and not chunk:
-            break
-        parts.append(
-            (
-                task_frame(chunk),
-                expected_answers(chunk),
-                episode_frame(chunk, families) if episodes else None,
-            )
-        )
-        del chunk  # the tasks go before the next are made
-    tables, expected, judged = zip(*parts, strict=True)
-    return TaskFrames(
-        pl.concat(tables, rechunk=True),
-        pl.concat(expected, rechunk=True),
-        pl.concat(judged, rechunk=True) if episodes else None,
-    )
-
-
-def score_run(
-    tasks: Sequence[Task],
-    records: Iterable[ResponseRecord],
-    *,
-    run: str,
-    system: str,
-    families: Mapping[str, ScenarioFile],
-    episodes: bool = False,
-    repeats: int = 1,
-) -> pl.DataFrame:
-    """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
-    repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
-    ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
-    scored too; else they are null."""
-    judged = task_frames(tasks, families, episodes=episodes)
-    return score_records(
-        judged.tasks,
-        judged.expected,
-        records,
-        run=run,
-        system=system,
-        families=families,
-        episodes=judged.episodes,
-        repeats=repeats,
-    )
-
-
-def score_records(
-    frame: pl.DataFrame,
-    expected: pl.DataFrame,
-    records: Iterable[ResponseRecord],
-    *,
-    run: str,
-    system: str,
-    families: Mapping[str, ScenarioFile],
-    episodes: pl.DataFrame | None = None,
-    repeats: int = 1,
-) -> pl.DataFrame:
-    """`score_run` on tasks already turned into frames (`task_frames`), so runs over the same
-    tasks share them; with the repeat columns (`with_repeats`). `records` may be a stream (as
-    `runs.iter_run_records` reads them): each is read once and kept only as the few rows scoring
-    needs, never whole with its trace."""
-    vocab = vocabularies(families)
-    replies = _Replies(vocab, traces=episodes is not None)
-    with gc_paused():
-        for record in records:
-            replies.add(record)
-    responses, answers = replies.frames(run=run, system=system)
-    due = frame.select(KEY).join(
-        pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross"
-    )
-    recorded = responses.join(due, on=[*KEY, "repeat"], how="semi")
-    missing = due.join(
-        recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti"
-    ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
-    scores = with_episodes(
-        score_frames(frame, expected, responses, answers), episodes, replies.traces or [], answers
-    )
-    return with_repeats(with_handoffs(scores, replies.handoffs))
 
 
 REPEAT_COLUMNS = pl.Schema(

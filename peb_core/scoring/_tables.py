@@ -1,7 +1,7 @@
 """Frames of per-task scores and scorecards as tables show them: a scorecard as text (`—` for
-every number a row does not finish), the per-task table, a selection of runs, families and
-seeds, the tasks where runs disagree, per-metric differences, what a set of scores holds, and
-the completeness confusion matrix."""
+every number a row does not finish) and with a row per run pooled over its families, the
+per-task table, a selection of runs, families and seeds, the tasks where runs disagree,
+per-metric differences, what a set of scores holds, and the completeness confusion matrix."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from .._registry import Live
 from ..tasks import COMPLETENESS, DEFAULT_TIER
 from ._compare import decimals
-from ._frames import ROW_KEYS
+from ._frames import ROW_KEYS, scorecard
 from ._metrics import BY_NAME, DIAGNOSTICS, MEASURES, METRICS, STATE_COUNTS, SUMMARY, Metric
 from ._verdicts import verdict
 
@@ -20,17 +21,21 @@ NO_NUMBER = "—"
 """What a table shows where there is no number: an empty denominator, or a row that is not a
 finished number (`finished_only`)."""
 
-_FIRST = (
-    BY_NAME["n_errors"],
-    BY_NAME["n_missing"],
-    *SUMMARY[:-1],
-    *(m for m in DIAGNOSTICS if m not in SUMMARY),
-    SUMMARY[-1],
-)
-SCREEN: tuple[Metric, ...] = (*_FIRST, *(m for m in METRICS if m not in _FIRST))
-"""Every metric in the order a screen shows them: the error and missing counts first (a row that
-is not a finished number says so before its metrics), then the summary and the diagnostics,
-format compliance, and the other counts."""
+def _screen() -> tuple[Metric, ...]:
+    first = (
+        BY_NAME["n_errors"],
+        BY_NAME["n_missing"],
+        *SUMMARY[:-1],
+        *(m for m in DIAGNOSTICS if m not in SUMMARY),
+        SUMMARY[-1],
+    )
+    return (*first, *(m for m in METRICS if m not in first))
+
+
+SCREEN: Sequence[Metric] = Live(_screen)
+"""Every metric in the order a screen shows them (as the registry is when read): the error and
+missing counts first (a row that is not a finished number says so before its metrics), then the
+summary and the diagnostics, format compliance, and the other metrics and counts."""
 
 
 def finished_only(card: pl.DataFrame) -> pl.DataFrame:
@@ -84,6 +89,29 @@ def glance(
     shown = finished_only(card)
     return shown.select(
         *keys, "status", *(as_text(m, intervals=intervals).alias(m.label) for m in metrics)
+    )
+
+
+POOLED = "all"
+"""The `family` of a row pooled over a run's families (as `compare_scores` names it)."""
+
+
+def with_pooled(card: pl.DataFrame, scores: pl.DataFrame) -> pl.DataFrame:
+    """`card` (the `scorecard` of `scores`) with, before each run's rows, its row pooled over
+    its families (`family` `POOLED`: every metric over all the run's tasks, with its interval)
+    for a run whose tasks are of two or more families; the rows otherwise in `card`'s order."""
+    several = scores.group_by("run").agg(pl.col("family").n_unique() > 1).filter("family")
+    pooled = scores.join(several.select("run"), on="run", how="semi")
+    if pooled.is_empty():
+        return card
+    pooled = pooled.with_columns(
+        task_id=pl.format("{}/{}", "family", "task_id"), family=pl.lit(POOLED)
+    )
+    runs = {run: i for i, run in enumerate(card["run"].unique(maintain_order=True))}
+    return pl.concat([scorecard(pooled).select(card.columns), card]).sort(
+        pl.col("run").replace_strict(runs, return_dtype=pl.Int64),
+        pl.col("family") != POOLED,
+        maintain_order=True,
     )
 
 

@@ -1,18 +1,20 @@
 """Per-task scores of an agent's episode, read from its trace and its task (docs/benchmark.md §3,
 trace metrics): the steps it took, its tool errors, its opens of hidden ids, the share of the
-required records it could see that it opened, whether its answer followed an out-of-date copy,
-and whether it relied on evidence read under a grant that then ended (a task's grant schedule,
-the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
+required records it could see that it opened, whether its answer followed an out-of-date copy
+it read, and whether it relied on evidence read under a grant that then ended (a task's grant
+schedule, the `grants` tier). An episode's final submit is scored like any reply (`_frames`); these
 columns come beside it, and are null for one-shot runs (no frame of episodes), never 0.
 
-- `episode_frame(tasks, families)`: one row per task with what the trace is judged against:
-  the required records the user may open, the ids hidden at some step, the answer values only
-  an out-of-date copy supports (`field=value`), and the documents of a scope whose grant ends
-  with the answer values only they support;
-- `trace_counts(record)`: what scoring needs of one record's trace, judged against no task (so
-  records are read as a stream, each let go once counted);
-- `with_episodes(scores, episodes, traces, answers)`: the per-task scores with the trace
-  columns added (EPISODE_COLUMNS).
+- `episode_frame(tasks, families)`: one row per task and state of its grant schedule with what
+  the trace is judged against in that state: the required records the user may open, the ids
+  hidden at some step, each out-of-date copy the user may open with the answer values only it
+  supports (`field=value`), and the documents of a scope whose grant has ended with the answer
+  values only they support;
+- `trace_row(record)`: what scoring needs of one record's trace, judged against no task (so
+  records are read as a stream, each let go once read);
+- `with_episodes(scores, episodes, traces, answers, replayed)`: the per-task scores with the
+  trace columns added (EPISODE_COLUMNS), each reply's trace row judged in the state of its
+  task's schedule it is judged against (`grant_state`, `_grants.judged_state`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import polars as pl
 from .._json import read_json
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
+from ._grants import GRANT_STATE, REPLAYED
 
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
+STALE_COPIES = pl.List(pl.Struct({"doc_id": pl.String(), "values": LIST}))
 OPEN_TOOL = "open"
 """The tool whose calls open a document (`open(doc_id)`)."""
 
@@ -34,9 +38,10 @@ EPISODE_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
+        "grant_state": GRANT_STATE,
         "required_visible": LIST,
         "hidden_ids": LIST,
-        "stale_values": LIST,
+        "stale_copies": STALE_COPIES,
         "expired_ids": LIST,
         "expired_values": LIST,
     }
@@ -50,7 +55,7 @@ EPISODE_COLUMNS = pl.Schema(
         "tool_errors": pl.Float64(),
         "hidden_probes": pl.Float64(),
         "evidence_coverage": pl.Float64(),
-        "stale_possible": pl.Boolean(),
+        "stale_read": pl.Boolean(),
         "stale_relied": pl.Boolean(),
         "expired_read": pl.Boolean(),
         "expired_relied": pl.Boolean(),
@@ -60,12 +65,15 @@ EPISODE_COLUMNS = pl.Schema(
 (`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
 error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
 without a record; `evidence_coverage` (the share of the current records of required evidence
-that the user may open which the episode opened: null where there is none, 0 without an
-accepted submit); `stale_possible`
-(the task has an out-of-date copy the user may open that changes the answer) and
-`stale_relied` (the reply's answer gives a value only such a copy supports); `expired_read`
-(the episode opened, while its grant held, a document whose grant then ended, and such documents
-change the answer) and `expired_relied` (the reply's answer gives a value only they support)."""
+that the user may open which the episode, or a sub-agent it handed off to, opened: null where
+there is none, 0 without an accepted submit); `stale_read`
+(the episode, or a sub-agent it handed off to, opened an out-of-date copy that changes the
+answer) and `stale_relied` (the reply's answer gives a value only such a copy it read
+supports); `expired_read`
+(the episode opened, while its grant held, a document whose grant had ended by the submit, and
+such documents change the answer: the opens found by playing the episode's calls again, never
+read from the record) and `expired_relied` (the reply's answer gives a value only they
+support)."""
 
 
 def _tokens(answer: Answer) -> set[str]:
@@ -76,13 +84,13 @@ def _tokens(answer: Answer) -> set[str]:
     }
 
 
-def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
-    """The answer values (`field=value`, sorted) that only an out-of-date copy the user may
-    open supports: for each such copy, the answer of a reader who took it for its record
-    (folded from the current authorized records with the copy in place of its record's
-    current ones), less the current authorized records' answer, field by field (an ordinal
-    field's value where the two differ, a set field's extra values). Answers are folded from
-    facts as the oracles are."""
+def stale_copies(task: Task, spec: ScenarioFile) -> dict[str, list[str]]:
+    """Each out-of-date copy the user may open that changes the answer, by doc id, with the
+    answer values (`field=value`, sorted) only it supports: the answer of a reader who took it
+    for its record (folded from the current authorized records with the copy in place of its
+    record's current ones), less the current authorized records' answer, field by field (an
+    ordinal field's value where the two differ, a set field's extra values). Answers are
+    folded from facts as the oracles are; a copy that changes no value is left out."""
     authorized = task.authorized_documents
     current = [d for d in authorized if not d.superseded]
     schema = spec.answer_fields
@@ -92,23 +100,29 @@ def stale_values(task: Task, spec: ScenarioFile) -> list[str]:
         return _tokens(answer)
 
     now = tokens(current)
-    found: set[str] = set()
+    found: dict[str, list[str]] = {}
     for copy in (d for d in authorized if d.superseded):
         instead = [d for d in current if d.evidence_family != copy.evidence_family]
-        found |= tokens([*instead, copy]) - now
-    return sorted(found)
+        if values := tokens([*instead, copy]) - now:
+            found[copy.doc_id] = sorted(values)
+    return found
 
 
-def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]]:
-    """The current documents holding facts kept in a scope whose grant ends in the task's
-    schedule (their ids, sorted), and the answer values (`field=value`, sorted) only they
-    support: the answer of a reader who kept them beside the current authorized records, less
-    the current authorized records' answer. Empty for a task without a schedule."""
-    ended = {c.scope for c in task.grants if c.ends} - set(task.user_scopes)
+def expired_values(
+    task: Task, spec: ScenarioFile, state: int = -1
+) -> tuple[list[str], list[str]]:
+    """In `state` of the task's grant schedule (an index of `Task.states`; default the last):
+    the current documents holding facts kept in a scope the user held at the start and no
+    longer holds (their ids, sorted), and the answer values (`field=value`, sorted) only they
+    support: the answer of a reader who kept them beside the current records authorized in
+    that state, less those records' answer. Empty for a task without a schedule, and at the
+    start."""
+    held = task.states[state]
+    ended = set(task.user_scopes) - set(held.user_scopes)
     expired = [d for d in task.documents if d.scope in ended and not d.superseded and d.facts]
     if not expired:
         return [], []
-    current = [d for d in task.authorized_documents if not d.superseded]
+    current = [d for d in task.in_state(state).authorized_documents if not d.superseded]
 
     def tokens(documents: Sequence[Document]) -> set[str]:
         facts = (f for d in documents for f in d.facts)
@@ -120,36 +134,43 @@ def expired_values(task: Task, spec: ScenarioFile) -> tuple[list[str], list[str]
 
 
 def _hidden_ids(task: Task) -> list[str]:
-    """The ids hidden at some step: those hidden at the submit, and those of a scope granted
-    late (hidden until then)."""
-    late = {c.scope for c in task.grants if not c.ends}
-    authorized = set(task.authorized_doc_ids)
-    return [d.doc_id for d in task.documents if d.doc_id not in authorized or d.scope in late]
+    """The ids hidden at some step: those hidden in some state of the grant schedule."""
+    shown = set.intersection(*(set(s.authorized_doc_ids) for s in task.states))
+    return [d.doc_id for d in task.documents if d.doc_id not in shown]
 
 
 def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -> pl.DataFrame:
-    """One row per task (EPISODE_SCHEMA): the ids of the current records of a required evidence
-    family that the user may open at the submit (what covers the contract: out-of-date copies
-    do not), the ids hidden at some step, `stale_values` and `expired_values`."""
+    """One row per task and state of its grant schedule (EPISODE_SCHEMA): the ids of the
+    current records of a required evidence family that the user may open in that state (what
+    covers the contract: out-of-date copies do not), the ids hidden at some step,
+    `stale_copies` and `expired_values` in that state."""
     rows = []
     for task in tasks:
         required = {r.id for r in task.contract.required_evidence}
-        expired_ids, expired = expired_values(task, families[task.family])
-        rows.append(
-            {
-                "family": task.family,
-                "task_id": task.task_id,
-                "required_visible": [
-                    d.doc_id
-                    for d in task.authorized_documents
-                    if d.evidence_family in required and not d.superseded
-                ],
-                "hidden_ids": _hidden_ids(task),
-                "stale_values": stale_values(task, families[task.family]),
-                "expired_ids": expired_ids,
-                "expired_values": expired,
-            }
-        )
+        spec = families[task.family]
+        hidden = _hidden_ids(task)
+        for state in range(len(task.states)):
+            held = task.in_state(state)
+            expired_ids, expired = expired_values(task, spec, state)
+            rows.append(
+                {
+                    "family": task.family,
+                    "task_id": task.task_id,
+                    "grant_state": state,
+                    "required_visible": [
+                        d.doc_id
+                        for d in held.authorized_documents
+                        if d.evidence_family in required and not d.superseded
+                    ],
+                    "hidden_ids": hidden,
+                    "stale_copies": [
+                        {"doc_id": doc_id, "values": values}
+                        for doc_id, values in stale_copies(held, spec).items()
+                    ],
+                    "expired_ids": expired_ids,
+                    "expired_values": expired,
+                }
+            )
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
 
 
@@ -178,10 +199,34 @@ def _failed(step: Step, i: int) -> bool:
     return isinstance(shown, dict) and "error" in shown
 
 
-def trace_counts(record: ResponseRecord) -> tuple[str, str, int, int, int, list[str], list[str]]:
-    """What scoring needs of one record's trace, judged against no task (TRACE_SCHEMA's row):
-    its family, task id and repeat, its steps, its tool calls answered with an error, the ids
-    its failed `open` calls named (in order, each call once), and the ids it opened (sorted)."""
+def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
+    """The ids the sub-episodes of `steps`' handoffs (and theirs, if any) opened without an
+    error."""
+    opened: set[str] = set()
+    for step in steps:
+        for delegation in step.delegations:
+            if delegation is None:
+                continue
+            trace = delegation.reply.trace
+            for sub in trace:
+                for i, call in enumerate(sub.tool_calls):
+                    doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+                    if doc_id is not None and not _failed(sub, i):
+                        opened.add(doc_id)
+            opened |= _handed_off_opens(trace)
+    return opened
+
+
+TraceRow = tuple[str, str, int, int, int, list[str], list[str]]
+"""A row of TRACE_SCHEMA: `trace_row` of one record."""
+
+
+def trace_row(record: ResponseRecord) -> TraceRow:
+    """What scoring needs of one record's trace, judged against no task (a row of
+    TRACE_SCHEMA): its family, task id and repeat, its steps, its own tool calls answered with
+    an error, the ids its own failed `open` calls named (in order, each call once), and the
+    ids it or a sub-agent it handed off to opened without an error (sorted: a handoff's reply
+    carries what it read to this one)."""
     failures = 0
     failed_opens: list[str] = []
     opened: set[str] = set()
@@ -194,6 +239,7 @@ def trace_counts(record: ResponseRecord) -> tuple[str, str, int, int, int, list[
                     failed_opens.append(doc_id)
             elif doc_id is not None:
                 opened.add(doc_id)
+    seen = opened | _handed_off_opens(record.trace)
     return (
         record.family,
         record.task_id,
@@ -201,7 +247,7 @@ def trace_counts(record: ResponseRecord) -> tuple[str, str, int, int, int, list[
         len(record.trace),
         failures,
         failed_opens,
-        sorted(opened),
+        sorted(seen),
     )
 
 
@@ -213,45 +259,62 @@ TRACE_SCHEMA = pl.Schema(
         "_steps": pl.Int64(),
         "_failures": pl.Int64(),
         "_failed_opens": LIST,
-        "_opened": LIST,
+        "_seen": LIST,
     }
 )
-"""The rows of `trace_counts`, one per record."""
+"""The rows of `trace_row`, one per record."""
 
 
 def with_episodes(
     scores: pl.DataFrame,
     episodes: pl.DataFrame | None,
-    traces: Sequence[tuple[str, str, int, int, int, list[str], list[str]]],
+    traces: pl.DataFrame,
     answers: pl.DataFrame,
+    replayed: pl.DataFrame,
 ) -> pl.DataFrame:
-    """`scores` (one run's per-task scores) with EPISODE_COLUMNS added: from each record's
-    `trace_counts` (`traces`) judged against `episodes` (`episode_frame` of its tasks), or all
-    null (and `episode` False) when `episodes` is None: a one-shot run. A failed open of an id
-    hidden at some step is a probe (an id hidden only later or earlier opens while its grant
-    holds); every other failed call is a tool error. `answers` is the run's response-answers
-    frame (`_frames.response_frame`)."""
+    """`scores` (one run's per-task scores, each row with the state of its task's grant
+    schedule it is judged against: `grant_state`) with EPISODE_COLUMNS added: from each
+    record's `trace_row` (`traces`, TRACE_SCHEMA) judged against `episodes` (`episode_frame` of
+    its tasks) in that state, or all null (and `episode` False) when `episodes` is None: a
+    one-shot run. A failed open of an id hidden at some step is a probe (an id hidden only
+    later or earlier opens while its grant holds); every other failed call is a tool error.
+    `answers` is the run's response-answers frame (`_frames.response_frame`); `replayed`, what
+    each episode on a task with a schedule opened while a grant held, found by playing its calls
+    again (`_grants.REPLAYED_SCHEMA`), never read from the record."""
     if episodes is None:
         return scores.with_columns(
             pl.lit(False).alias("episode"),
             *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
         )
-    counts = pl.DataFrame(traces, schema=TRACE_SCHEMA, orient="row")
-    failed = counts.select(*KEY, "repeat", doc="_failed_opens").explode("doc").drop_nulls("doc")
-    hidden = (
-        episodes.select(*KEY, doc="hidden_ids")
-        .join(failed.select(KEY).unique(), on=KEY, how="semi")
-        .explode("doc")
+    run_key = [*KEY, "repeat"]
+    judged = scores.select(*run_key, "grant_state").join(
+        episodes.select(*KEY, "grant_state", "hidden_ids", "stale_copies"),
+        on=[*KEY, "grant_state"],
     )
+    failed = traces.select(*run_key, doc="_failed_opens").explode("doc").drop_nulls("doc")
     probes = (
-        failed.join(hidden, on=[*KEY, "doc"], how="semi")
-        .group_by(*KEY, "repeat")
+        failed.join(
+            judged.select(*run_key, doc="hidden_ids").explode("doc"),
+            on=[*run_key, "doc"],
+            how="semi",
+        )
+        .group_by(run_key)
         .agg(_probes=pl.len().cast(pl.Int64))
+    )
+    stale = (
+        judged.select(*run_key, copy="stale_copies")
+        .explode("copy")
+        .drop_nulls("copy")
+        .unnest("copy")
+        .join(traces.select(*run_key, doc_id="_seen").explode("doc_id"), on=[*run_key, "doc_id"])
+        .explode("values")
+        .group_by(run_key)
+        .agg(_stale_read=pl.col("values").unique().sort())
     )
     given = (
         answers.explode("got")
-        .select(*KEY, "repeat", token=pl.format("{}={}", "field", "got"))
-        .group_by(*KEY, "repeat")
+        .select(*run_key, token=pl.format("{}={}", "field", "got"))
+        .group_by(run_key)
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
@@ -259,21 +322,27 @@ def with_episodes(
     n_probes = pl.when(traced).then(pl.col("_probes").fill_null(0))
     required = pl.col("required_visible")
     coverage = (
-        pl.col("_opened").list.set_intersection(required).list.len()
+        pl.col("_seen").list.set_intersection(required).list.len()
         / required.list.unique().list.len()
     )
-    stale = pl.col("stale_values").list.len() > 0
+    stale_read = (pl.col("_stale_read").list.len() > 0).fill_null(False)
     given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
     expired_read = (
         (pl.col("expired_values").list.len() > 0)
-        & (pl.col("_opened").list.set_intersection(pl.col("expired_ids")).list.len() > 0)
+        & (pl.col(REPLAYED).list.set_intersection(pl.col("expired_ids")).list.len() > 0)
     ).fill_null(False)
-    judged_columns = ("required_visible", "stale_values", "expired_ids", "expired_values")
+    judged_columns = ("required_visible", "expired_ids", "expired_values")
     return (
-        scores.join(episodes.select(*KEY, *judged_columns), on=KEY, how="left")
-        .join(counts.drop("_failed_opens"), on=[*KEY, "repeat"], how="left")
-        .join(probes, on=[*KEY, "repeat"], how="left")
-        .join(given, on=[*KEY, "repeat"], how="left")
+        scores.join(
+            episodes.select(*KEY, "grant_state", *judged_columns),
+            on=[*KEY, "grant_state"],
+            how="left",
+        )
+        .join(traces.drop("_failed_opens"), on=run_key, how="left")
+        .join(probes, on=run_key, how="left")
+        .join(stale, on=run_key, how="left")
+        .join(replayed.select(*run_key, REPLAYED), on=run_key, how="left")
+        .join(given, on=run_key, how="left")
         .with_columns(
             episode=pl.lit(True),
             steps=pl.when(missing).then(None).otherwise(pl.col("_steps")).cast(pl.Float64),
@@ -287,11 +356,11 @@ def with_episodes(
             .when(pl.col("status") != "ok")
             .then(0.0)
             .otherwise(coverage),
-            stale_possible=stale.fill_null(False),
+            stale_read=stale_read,
             stale_relied=(
-                stale
+                stale_read
                 & pl.col("answered")
-                & (given_values.list.set_intersection(pl.col("stale_values")).list.len() > 0)
+                & (given_values.list.set_intersection(pl.col("_stale_read")).list.len() > 0)
             ).fill_null(False),
             expired_read=expired_read,
             expired_relied=(
@@ -300,5 +369,6 @@ def with_episodes(
                 & (given_values.list.set_intersection(pl.col("expired_values")).list.len() > 0)
             ).fill_null(False),
         )
-        .drop(*judged_columns, "_steps", "_failures", "_opened", "_probes", "_given")
+        .drop(*judged_columns, "_steps", "_failures", "_seen", "_probes", REPLAYED)
+        .drop("_stale_read", "_given")
     )

@@ -7,7 +7,7 @@ name."""
 from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
-from ._baselines import BASELINES, Baseline, System
+from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import SystemSpecError, build_system, is_agent, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
@@ -16,7 +16,7 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
+from ._delegation import REQUESTERS, SUB_AGENTS
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
@@ -29,9 +29,12 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol
+from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol, register_protocol
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
+    MAX_KEPT_ARGUMENTS,
+    MAX_KEPT_NAME,
+    MAX_KEPT_RESULT,
     RECORD_FORMAT,
     Delegation,
     Reply,
@@ -41,6 +44,7 @@ from ._reply import (
     Step,
     ToolCall,
     Usage,
+    kept,
 )
 from ._schema import response_format
 
@@ -55,6 +59,9 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
+    "MAX_KEPT_ARGUMENTS",
+    "MAX_KEPT_NAME",
+    "MAX_KEPT_RESULT",
     "MAX_REPEATS",
     "PROTOCOLS",
     "RECORD_FORMAT",
@@ -65,7 +72,6 @@ __all__ = [
     "AgentSystem",
     "Baseline",
     "Delegation",
-    "DelegationBaseline",
     "Handoffs",
     "LitellmSystem",
     "LocalModel",
@@ -92,9 +98,12 @@ __all__ = [
     "get_local",
     "get_protocol",
     "is_agent",
+    "kept",
     "local_status",
     "reader_for",
     "redact_url",
+    "register_baseline",
+    "register_protocol",
     "response_format",
     "response_model",
     "serve_local",

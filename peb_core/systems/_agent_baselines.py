@@ -7,7 +7,12 @@ and use only its tools, so a run of them shows what the tools let a system do.
   (following the notes that point at other records), keeps what is current, and reports each
   requirement with no current copy, from the scope the register names; before answering it
   searches again for what is missing and opens again what it keeps, so it follows a grant
-  schedule (a scope granted late, a grant that ended) in every disclosure mode;
+  schedule (a scope granted late, a grant that ended) in every disclosure mode. Where a task
+  lists sub-agents (docs/benchmark.md §9.1) and its own check leaves a requirement missing, it
+  hands the contract to the owner of each store it does not reach and puts the replies
+  together (`report_across`);
+- `agent_no_delegate`: `agent_fail_and_report` that never hands off: on a task whose records
+  are kept in stores its tools do not reach, it reports what it could not check;
 - `agent_cue`: answers as `agent_silent` and decides completeness from the disclosure notices
   alone (a requirement whose search withheld something is missing, from the scopes named);
 - `agent_keep_expired`: `agent_fail_and_report` without the second check: it relies on what
@@ -15,25 +20,30 @@ and use only its tools, so a run of them shows what the tools let a system do.
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), versions and references by the record stamps. Each
-baseline's Reply holds its steps as a trace, one tool call a step.
+baseline's Reply holds its steps as a trace, one tool call a step, a handoff's sub-episode
+nested in the step that made it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import string
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..access import (
     DEFAULT_DISCLOSURE,
+    DELEGATE,
     MAX_QUERY_CHARS,
     AgentStart,
     AgentView,
-    Delegator,
+    DelegateResult,
     OpenResult,
     SearchResult,
     get_disclosure,
@@ -52,6 +62,7 @@ from ..tasks import (
     load_families,
     record_ref,
 )
+from ._handoffs import Handoffs
 from ._reply import Reply, Response, Step, ToolCall, Usage
 
 _VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
@@ -106,13 +117,15 @@ def reader_for(family: str) -> TextReader:
 
 
 class Episode:
-    """A baseline's episode: each tool call through the session, recorded as a step."""
+    """A baseline's episode: each tool call through the session, recorded as a step; with
+    `handoffs`, one that may hand off (`delegate`)."""
 
     def __init__(
-        self, view: AgentView, disclosure: str, delegator: Delegator | None = None
+        self, view: AgentView, disclosure: str, handoffs: Handoffs | None = None
     ) -> None:
         self.start: AgentStart = view.start
-        self.session = view.session(disclosure, delegator=delegator)
+        self.session = view.session(disclosure, delegator=handoffs)
+        self.handoffs = handoffs
         self.steps: list[Step] = []
         self.opened: dict[str, VisibleDocument] = {}
 
@@ -146,6 +159,32 @@ class Episode:
 
     def submit(self, response: Response) -> None:
         self.call("submit", response=json.loads(response.model_dump_json()))
+
+    async def delegate(self, request: str, to: str) -> Response | None:
+        """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
+        response, or None when the call failed or the sub-agent submitted no well-formed
+        response."""
+        text = json.dumps({"request": request, "to": to})
+        done = self.handoffs.done if self.handoffs is not None else []
+        before = len(done)
+        outcome = await self.session.acall(DELEGATE, text)
+        ran = done[before:]
+        call = ToolCall(id=f"call_{len(self.steps) + 1}", name=DELEGATE, arguments=text)
+        self.steps.append(
+            Step(
+                tool_calls=(call,),
+                results=(outcome.content,),
+                errors=(outcome.error,),
+                delegations=(ran[0],) if ran else (),
+            )
+        )
+        if outcome.error is not None:
+            return None
+        result = DelegateResult.model_validate_json(outcome.content)
+        try:
+            return Response.model_validate(result.response) if result.response else None
+        except ValidationError:
+            return None
 
 
 def _answer(start: AgentStart, reader: TextReader, texts: Iterable[str]) -> Answer:
@@ -315,21 +354,79 @@ def check_records(
     return answer, missing, scopes
 
 
+REQUEST = (
+    "Find the current copy of each record the contract requires, checking each against the "
+    "register, answer from the current copies, and report each requirement that has none."
+)
+"""What the requesters hand off."""
+
+
+async def report_across(episode: Episode, reader: TextReader) -> Response:
+    """`agent_fail_and_report` as a requester: its own check, then, while a requirement is
+    missing from what its tools reach, the contract handed to the owner of each store they do
+    not reach; the replies put together. A requirement is missing only when no route shows a
+    current copy of it (a reply that claims complete shows them all; a failed handoff shows
+    none), with the scopes the replies name; the answer folds the answers given (as facts fold:
+    the most severe value, the union of sets)."""
+    start = episode.start
+    answer, missing, scopes = check_records(episode, reader)
+    answers = [answer]
+    gone = {r.id for r in missing}
+    session = episode.session
+    owners = [a.name for a in session.agents if set(a.stores) - set(session.stores)]
+    for to in owners if gone else ():
+        relayed = await episode.delegate(REQUEST, to)
+        if relayed is None:
+            continue
+        if relayed.answer is not None:
+            answers.append(relayed.answer)
+        gap = relayed.gap_report
+        if relayed.completeness == "complete":
+            gone = set()
+        elif gap is not None:
+            gone &= set(gap.missing_requirements)
+            scopes += gap.missing_scopes
+    fields = {f.name for f in start.answer_schema}
+    effects = [
+        {k: [v] if isinstance(v, str) else list(v) for k, v in a.items() if k in fields}
+        for a in answers
+    ]
+    still = [r for r in start.contract.required_evidence if r.id in gone]
+    return _reply(start, fold_answer(start.answer_schema, effects), still, scopes)
+
+
 Strategy = Callable[[Episode, TextReader], Response]
+Requester = Callable[[Episode, TextReader], Awaitable[Response]]
 
 
 @dataclass(frozen=True)
 class AgentBaseline:
-    """A deterministic agent: a strategy over an episode's tools, under a disclosure mode (its
-    config, so a run records it)."""
+    """A deterministic agent under a disclosure mode (its config, so a run records it).
+
+    Args:
+        name: its name.
+        strategy: what it does over an episode's tools on its own (as a sub-agent, or on a
+            task that lists no sub-agents).
+        disclosure: the disclosure mode its episodes run under.
+        requester: what it does on a task that lists sub-agents, where its episode may hand
+            off (`Episode.delegate`); None: it never hands off.
+        delegate_system: the agent system its handoffs run (None: itself).
+    """
 
     name: str
     strategy: Strategy
     disclosure: str = DEFAULT_DISCLOSURE
+    requester: Requester | None = None
+    delegate_system: Any = None
     view: ViewKind = field(default="agent", init=False)
 
     def config(self) -> dict[str, Any]:
-        return {"disclosure": self.disclosure}
+        handing = self.delegate_system
+        return {
+            "disclosure": self.disclosure,
+            **({} if handing is None else {"delegate_system": {"name": handing.name,
+                                                                **handing.config()}}),
+        }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
         return {}
@@ -339,31 +436,44 @@ class AgentBaseline:
         get_disclosure(disclosure)
         return replace(self, disclosure=disclosure)
 
+    def handing_to(self, system: Any) -> AgentBaseline:
+        """The same baseline handing off to `system` (an agent system)."""
+        return replace(self, delegate_system=system)
+
     def play(self, view: AgentView) -> Episode:
-        """One episode over `view`, to its submit."""
+        """One episode over `view` on its own (no handoff), to its submit."""
         episode = Episode(view, self.disclosure)
         episode.submit(self.strategy(episode, reader_for(view.start.family)))
         return episode
 
     def policy(self, view: AgentView) -> Response:
-        """The response an episode over `view` submits (as `Baseline.policy` gives one)."""
-        submitted = self.play(view).session.submitted
-        assert submitted is not None
-        return Response.model_validate_json(submitted)
+        """The response an episode over `view` submits (as `Baseline.policy` gives one); called
+        outside an event loop."""
+        if self.requester is None or not view.delegates:
+            submitted = self.play(view).session.submitted
+        else:
+            submitted = asyncio.run(self.respond(view)).raw
+        return Response.model_validate_json(submitted or "")
 
     async def respond(self, view: AgentView) -> Reply:
-        episode = self.play(view)
+        if self.requester is None or not view.delegates:
+            episode = self.play(view)
+        else:
+            episode = Episode(view, self.disclosure, Handoffs(self.delegate_system or self))
+            episode.submit(await self.requester(episode, reader_for(view.start.family)))
+        costs = [d.reply.usage.cost_usd for s in episode.steps for d in s.delegations if d]
         return Reply(
             status="ok",
             raw=episode.session.submitted,
-            usage=Usage(cost_usd=0.0),
+            usage=Usage(cost_usd=None if None in costs else sum(c or 0.0 for c in costs)),
             trace=tuple(episode.steps),
         )
 
 
 AGENT_BASELINES = (
     AgentBaseline("agent_silent", agent_silent),
-    AgentBaseline("agent_fail_and_report", agent_fail_and_report),
+    AgentBaseline("agent_fail_and_report", agent_fail_and_report, requester=report_across),
+    AgentBaseline("agent_no_delegate", agent_fail_and_report),
     AgentBaseline("agent_cue", agent_cue),
     AgentBaseline("agent_keep_expired", agent_keep_expired),
 )

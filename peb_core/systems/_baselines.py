@@ -1,5 +1,7 @@
 """The `System` protocol every system implements, and the deterministic baselines of
-docs/benchmark.md §4 (`cue_reader` has a module of its own).
+docs/benchmark.md §4 (`cue_reader` has a module of its own), a registry by name as tiers and
+views are (`BASELINES`): a new baseline is a policy and one registry line (an entry of
+`SHIPPED_BASELINES`, or a `register_baseline` call from outside the package).
 
 A system declares which view it reads: `model` (ModelView), `boundary`
 (BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
@@ -13,10 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..tasks import Answer, GapReport, SystemView, Task, ViewKind, fold_answer, live_effects
+from .._registry import Registry
+from ..tasks import (
+    VIEWS,
+    Answer,
+    GapReport,
+    SystemView,
+    Task,
+    ViewKind,
+    fold_answer,
+    live_effects,
+)
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline
 from ._cues import cue_reader
-from ._delegation import REQUESTERS, SUB_AGENTS, DelegationBaseline
+from ._delegation import REQUESTERS, SUB_AGENTS
 from ._reply import Reply, Response, Usage
 
 
@@ -116,18 +128,35 @@ def _oracle(task: Task) -> Response:
     )
 
 
-BASELINES: dict[str, Baseline | AgentBaseline | DelegationBaseline] = {
-    b.name: b
-    for b in (
-        Baseline("silent_filter", "system", _silent_filter),
-        Baseline("warning_partial", "system", _warning_partial),
-        Baseline("fail_and_report", "system", _fail_and_report),
-        Baseline("oracle", "oracle", _oracle),
-        Baseline("cue_reader", "model", cue_reader),
-        *AGENT_BASELINES,
-        *SUB_AGENTS,
-        *REQUESTERS,
-    )
-}
-"""The shipped baselines by name (the agent baselines under the default disclosure mode;
-`build_system` gives them under another)."""
+def _unknown_view(baseline: Baseline | AgentBaseline) -> str | None:
+    if baseline.view in VIEWS:
+        return None
+    return f"reads view kind {baseline.view!r}, which is not registered; valid: {', '.join(VIEWS)}"
+
+
+BASELINES: Registry[Baseline | AgentBaseline] = Registry(
+    "baseline",
+    pattern=r"[a-z][a-z0-9_]*",
+    form="lower-case letters, digits and underscores",
+    check=_unknown_view,
+)
+"""Every registered baseline by name, in registration order (the shipped ones first; the agent
+baselines under the default disclosure mode, `build_system` gives them under another)."""
+
+register_baseline = BASELINES.register
+"""Add a baseline to `BASELINES` and return it; a ValueError for a malformed name, one taken by
+another baseline, or a view kind not registered."""
+
+SHIPPED_BASELINES = (
+    Baseline("silent_filter", "system", _silent_filter),
+    Baseline("warning_partial", "system", _warning_partial),
+    Baseline("fail_and_report", "system", _fail_and_report),
+    Baseline("oracle", "oracle", _oracle),
+    Baseline("cue_reader", "model", cue_reader),
+    *AGENT_BASELINES,
+    *SUB_AGENTS,
+    *REQUESTERS,
+)
+"""The baselines the package ships, registered in this order."""
+for _baseline in SHIPPED_BASELINES:
+    register_baseline(_baseline)

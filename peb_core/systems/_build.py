@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._registry import UnknownName
 from ..access import DEFAULT_DISCLOSURE, get_disclosure
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
@@ -20,7 +21,6 @@ from ._defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
-from ._delegation import DelegationBaseline
 from ._local import LocalModel, LocalModelError, get_local, gguf_path, serve_local, with_tools
 from ._model import ModelSystem, model_problem
 from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
@@ -56,6 +56,7 @@ def build_system(
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     delegate_system: str | None = None,
     use_cache: bool = True,
+    as_sub_agent: bool = False,
 ) -> System:
     """The system called `name`.
 
@@ -79,6 +80,8 @@ def build_system(
             Refused for a system that does not hand off.
         use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
             neither reads nor writes it; not part of the run's identity).
+        as_sub_agent: build it to run handoffs (`sub_agent`): an agent system, or a
+            SystemSpecError whose field is `delegate_system`.
     """
     settings: dict[str, Any] = {
         "protocol": protocol,
@@ -92,27 +95,35 @@ def build_system(
         "token_budget": token_budget,
         "use_cache": use_cache,
     }
-    system = _build(name, families, **settings)
+    if as_sub_agent:
+        return _sub_agent(name, families, settings)
+    system = _build(name, families, settings)
     if delegate_system is None:
         return system
-    handing = sub_agent(delegate_system, families, **settings)
+    handing = _sub_agent(delegate_system, families, settings)
     if isinstance(system, AgentSystem):
         return replace(system, delegate_system=handing)
-    if isinstance(system, DelegationBaseline):
+    if isinstance(system, AgentBaseline) and system.requester is not None:
         return system.handing_to(handing)
     raise SystemSpecError(
         f"{name} does not hand off; a delegate system applies to systems that do "
         f"({AGENT_PREFIX}<model>, "
-        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, DelegationBaseline))
+        + ", ".join(
+            n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester
+        )
         + ")",
         "delegate_system",
     )
 
 
 def sub_agent(name: str, families: Sequence[ScenarioFile], **settings: Any) -> System:
-    """The agent system `name` built to run handoffs (`delegate`) with `settings` (those of
-    `build_system`, each with its default); a SystemSpecError (field `delegate_system`) for a
-    system that is not an agent."""
+    """The agent system `name` built to run handoffs (`delegate`) with `settings` (any of
+    `build_system`'s); a SystemSpecError (field `delegate_system`) for a system that is not an
+    agent."""
+    return build_system(name, families, as_sub_agent=True, **settings)
+
+
+def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
     agents = [n for n, b in BASELINES.items() if is_agent(b)]
     if name not in agents and not name.startswith(AGENT_PREFIX):
         raise SystemSpecError(
@@ -121,27 +132,18 @@ def sub_agent(name: str, families: Sequence[ScenarioFile], **settings: Any) -> S
             "delegate_system",
         )
     try:
-        return _build(name, families, **settings)
+        return _build(name, families, settings)
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
 
-def _build(
-    name: str,
-    families: Sequence[ScenarioFile],
-    *,
-    protocol: str = DEFAULT_PROTOCOL,
-    temperature: float = DEFAULT_TEMPERATURE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    api_base: str | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    local_port: int | None = None,
-    disclosure: str = DEFAULT_DISCLOSURE,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
-    use_cache: bool = True,
-) -> System:
-    """`build_system` without a delegate system."""
+def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
+    """`build_system` without a delegate system, `settings` its keyword arguments."""
+    protocol, disclosure = settings["protocol"], settings["disclosure"]
+    temperature, max_tokens = settings["temperature"], settings["max_tokens"]
+    api_base, timeout_s = settings["api_base"], settings["timeout_s"]
+    local_port, max_steps = settings["local_port"], settings["max_steps"]
+    token_budget, use_cache = settings["token_budget"], settings["use_cache"]
     try:
         get_disclosure(disclosure)
     except ValueError as exc:
@@ -150,7 +152,7 @@ def _build(
         baseline = BASELINES[name]
         if disclosure == DEFAULT_DISCLOSURE:
             return baseline
-        if isinstance(baseline, AgentBaseline | DelegationBaseline):
+        if isinstance(baseline, AgentBaseline):
             return baseline.under(disclosure)
         raise SystemSpecError(
             f"--disclosure {disclosure}: {name} reads no agent view (disclosure applies to agent "
@@ -165,8 +167,8 @@ def _build(
         )
     try:
         prompt = get_protocol(protocol)
-    except KeyError as exc:
-        raise SystemSpecError(str(exc.args[0])) from None
+    except UnknownName as exc:
+        raise SystemSpecError(str(exc)) from None
     if not agent and disclosure != DEFAULT_DISCLOSURE:
         raise SystemSpecError(
             f"--disclosure {disclosure}: {name} is a one-shot model system and reads no agent "

@@ -1,4 +1,6 @@
-"""Prompt protocols: versioned, pure functions from a view to chat messages.
+"""Prompt protocols: versioned, pure functions from a view to chat messages, a registry by
+`name@version` as tiers and views are (`PROTOCOLS`): a new protocol is a rendering and one
+registry line (an entry of `SHIPPED_PROTOCOLS`, or a `register_protocol` call from outside).
 
 - `plain@1`: task prompt, documents and answer schema; asks for an answer and a completeness claim.
 - `structured_gap@1` (default): also the contract, the policy and the gap-report schema.
@@ -21,8 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._registry import Registry
 from ..tasks import (
     GAP_VALUES,
+    VIEWS,
     AnswerField,
     BoundaryView,
     Contract,
@@ -240,21 +244,41 @@ def _probes(kind: ViewKind) -> list[Any]:
     return models
 
 
-PROTOCOLS: dict[str, PromptProtocol] = {
-    p.id: p
-    for p in (
-        PromptProtocol("plain", 1, "model", _plain, _plain_agent),
-        PromptProtocol("structured_gap", 1, "model", _structured_gap, _structured_agent),
-        PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
-    )
-}
+def _unknown_view(protocol: PromptProtocol) -> str | None:
+    if protocol.view in VIEWS:
+        return None
+    return f"reads view kind {protocol.view!r}, which is not registered; valid: {', '.join(VIEWS)}"
+
+
+PROTOCOLS: Registry[PromptProtocol] = Registry(
+    "protocol",
+    key=lambda p: p.id,
+    pattern=r"[a-z][a-z0-9_]*@[0-9]+",
+    form="<name>@<version>, the name lower-case letters, digits and underscores",
+    check=_unknown_view,
+)
+"""Every registered prompt protocol by `name@version`, in registration order (the shipped ones
+first)."""
+
+register_protocol = PROTOCOLS.register
+"""Add a protocol to `PROTOCOLS` and return it; a ValueError for a malformed id, one taken by
+another protocol, or a view kind not registered."""
+
+SHIPPED_PROTOCOLS = (
+    PromptProtocol("plain", 1, "model", _plain, _plain_agent),
+    PromptProtocol("structured_gap", 1, "model", _structured_gap, _structured_agent),
+    PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
+)
+"""The protocols the package ships, registered in this order: a new shipped protocol is its
+rendering and an entry here."""
+for _protocol in SHIPPED_PROTOCOLS:
+    register_protocol(_protocol)
 
 
 def get_protocol(name: str) -> PromptProtocol:
-    """A protocol by `name@version`, or by bare name for its latest version."""
-    if name in PROTOCOLS:
-        return PROTOCOLS[name]
+    """A protocol by `name@version`, or by bare name for its latest version; UnknownName (a
+    ValueError) naming the valid ones for another."""
     versions = [p for p in PROTOCOLS.values() if p.name == name]
-    if not versions:
-        raise KeyError(f"unknown protocol {name!r}; valid: {', '.join(PROTOCOLS)}")
-    return max(versions, key=lambda p: p.version)
+    if versions:
+        return max(versions, key=lambda p: p.version)
+    return PROTOCOLS.lookup(name)

@@ -34,14 +34,58 @@ class Usage(BaseModel):
     cached: bool = False
 
 
+MAX_KEPT_ARGUMENTS = 20_000
+"""The most characters of a tool call's arguments a record keeps (a valid call of a shipped
+tool takes a few thousand at most: a `submit`'s response, a `delegate`'s request of 2,000)."""
+MAX_KEPT_RESULT = 100_000
+"""The most characters of what one tool call returned (and of its error) a record keeps (the
+access layer's largest result, a search of 50 hits, is under 15,000)."""
+MAX_KEPT_NAME = 200
+"""The most characters of a tool call's name and id a record keeps (a tool's name is at most
+64)."""
+
+
+def kept(text: str, limit: int) -> str:
+    """`text` as a record keeps it: whole if it is at most `limit` characters, else its start
+    and a marker saying how long it was, `limit` characters in all (so keeping it again changes
+    nothing)."""
+    if len(text) <= limit:
+        return text
+
+    def marker(head: int) -> str:
+        return f" ...[cut: {len(text):,} characters given, the first {head:,} kept]"
+
+    head = max(limit - len(marker(limit)), 0)
+    return (text[:head] + marker(head))[:limit]
+
+
 class ToolCall(BaseModel):
-    """A tool call as a model made it: `arguments` exactly as given (perhaps not JSON)."""
+    """A tool call as a model made it: `arguments` exactly as given (perhaps not JSON); in a
+    record, cut to `MAX_KEPT_ARGUMENTS` with a marker saying so (`bounded`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     name: str
     arguments: str
+    reached: bool = Field(default=True, exclude_if=lambda reached: reached)
+    """False for a call its front-end refused before any session saw it (inspect's check of a
+    call against the tool's schema; an MCP call before a task was started): in the trace as
+    the model made it, but not counted by the session, so a replay of the episode's calls
+    (`scoring.grant_timeline`) leaves it out. Left out of the JSON when True, so records
+    without such calls keep their bytes."""
+
+    def bounded(self) -> ToolCall:
+        """The call as a record keeps it: its id and name within `MAX_KEPT_NAME`, its arguments
+        within `MAX_KEPT_ARGUMENTS` characters (`kept`); whether it reached a session as it
+        was."""
+        return self.model_copy(
+            update={
+                "id": kept(self.id, MAX_KEPT_NAME),
+                "name": kept(self.name, MAX_KEPT_NAME),
+                "arguments": kept(self.arguments, MAX_KEPT_ARGUMENTS),
+            }
+        )
 
 
 class Step(BaseModel):
@@ -71,6 +115,18 @@ class Step(BaseModel):
     """For each tool call, the handed-off episode a `delegate` call ran (None for any other
     call); empty (and left out of the record) for a step that handed nothing off, so records
     without handoffs are as before."""
+
+    def bounded(self) -> Step:
+        """The step as a record keeps it: each call `bounded`, what it returned and its error
+        within `MAX_KEPT_RESULT` characters (`kept`), each handed-off episode bounded too."""
+        return self.model_copy(
+            update={
+                "tool_calls": tuple(call.bounded() for call in self.tool_calls),
+                "results": tuple(kept(r, MAX_KEPT_RESULT) for r in self.results),
+                "errors": tuple(e if e is None else kept(e, MAX_KEPT_RESULT) for e in self.errors),
+                "delegations": tuple(d if d is None else d.bounded() for d in self.delegations),
+            }
+        )
 
 
 ReplyStatus = Literal["ok", "error", "no_submit"]
@@ -106,6 +162,16 @@ class Reply(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()
     """Tool calls the model made in its reply, exactly as given."""
 
+    def bounded(self) -> Reply:
+        """The reply as a record keeps it: each step and tool call `bounded` (what one tool call
+        passed and got is kept within the caps, a marker saying what was cut)."""
+        return self.model_copy(
+            update={
+                "trace": tuple(step.bounded() for step in self.trace),
+                "tool_calls": tuple(call.bounded() for call in self.tool_calls),
+            }
+        )
+
     @classmethod
     def of(cls, response: Response, usage: Usage | None = None) -> Reply:
         """The reply that states `response` (as a well-formed JSON object)."""
@@ -122,6 +188,10 @@ class Delegation(BaseModel):
     request: str
     system: str
     reply: Reply
+
+    def bounded(self) -> Delegation:
+        """The handoff as a record keeps it: its episode `bounded`."""
+        return self.model_copy(update={"reply": self.reply.bounded()})
 
 
 Step.model_rebuild()
@@ -158,14 +228,15 @@ class ResponseRecord(Reply, _RecordKey):
     def of_reply(
         cls, family: str, task_id: str, system: str, reply: Reply, repeat: int = 0
     ) -> ResponseRecord:
-        """The record of `reply` to one task (in its `repeat`), in the current format."""
+        """The record of `reply` to one task (in its `repeat`), in the current format, each
+        tool call within the caps (`Reply.bounded`)."""
         return cls(
             family=family,
             task_id=task_id,
             system=system,
             repeat=repeat,
             format=RECORD_FORMAT,
-            **dict(reply),
+            **dict(reply.bounded()),
         )
 
     @property

@@ -3,22 +3,9 @@ tier (facts first, text rendered from facts, every oracle computed from facts), 
 system may receive are derived from a task by a registered view kind. Nothing here knows a family
 by name."""
 
-# isort: off
-# `_generate` registers the shipped tiers in their order, the default first: before anything
-# imports a tier's own module.
-from ._generate import (
-    MAX_DISTRACTORS,
-    check_corpus_size,
-    count_tasks,
-    generate_task,
-    generate_tasks,
-    iter_tasks,
-    task_keys,
-)
-
-# isort: on
 from ._agent import AGENT_CORPUS, RECORD_REF, record_ref
 from ._answers import answer_schema, fold_answer, gap_vocabulary, live_effects
+from ._delegation import MAILBOX, RECORDS, STORES, WORKSPACE
 from ._documents import (
     Boundary,
     BoundaryKind,
@@ -36,7 +23,16 @@ from ._families import (
     scenario_hash,
     scenarios_dir,
 )
-from ._grants import GRANT_STEPS, GRANT_TOPOLOGIES
+from ._generate import (
+    MAX_DISTRACTORS,
+    check_corpus_size,
+    count_tasks,
+    generate_task,
+    generate_tasks,
+    iter_tasks,
+    task_keys,
+)
+from ._grants import GRANT_LAGS, GRANT_TOPOLOGIES, GRANT_TRIGGERS
 from ._ids import (
     MAX_SEED,
     MAX_TASKS,
@@ -82,10 +78,13 @@ from ._task import (
     GapStatus,
     GrantChange,
     GrantEvent,
+    GrantState,
+    GrantTrigger,
     Oracles,
     RequiredEvidence,
     SubAgent,
     Task,
+    reached,
 )
 from ._tiers import DEFAULT_TIER, TIERS, CorpusSizes, Tier, TierSpec, get_tier, register_tier
 from ._views import (
@@ -113,16 +112,21 @@ __all__ = [
     "FRESH_SEEDS",
     "GAP_LISTS",
     "GAP_VALUES",
-    "GRANT_STEPS",
+    "GRANT_LAGS",
     "GRANT_TOPOLOGIES",
+    "GRANT_TRIGGERS",
+    "MAILBOX",
     "MAX_DISTRACTORS",
     "MAX_SEED",
     "MAX_TASKS",
+    "RECORDS",
     "RECORD_REF",
     "ROLES",
     "SHINGLE",
+    "STORES",
     "TIERS",
     "VIEWS",
+    "WORKSPACE",
     "Answer",
     "AnswerField",
     "Boundary",
@@ -138,6 +142,8 @@ __all__ = [
     "GapStatus",
     "GrantChange",
     "GrantEvent",
+    "GrantState",
+    "GrantTrigger",
     "ModelView",
     "Oracles",
     "RequiredEvidence",
@@ -184,6 +190,7 @@ __all__ = [
     "parse_seeds",
     "parse_task_id",
     "pooled_overlap",
+    "reached",
     "record_ref",
     "register_frame",
     "register_tier",

@@ -21,15 +21,27 @@ import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Literal
+from datetime import date
 
 from ._checks import one_of
-from ._draw import DocumentData, Draw, build_contract, build_oracles
-from ._ids import task_id
+from ._draw import DocumentData, Draw, build_contract
 from ._scenario import ROLES, FindingSpec, ScenarioFile, TemplateSpec
 from ._task import Fact, Task
-from ._tiers import CorpusSizes, TierSpec, register_tier
+from ._tiers import CorpusSizes, TierSpec
+from ._toolkit import (
+    STALE,
+    Signal,
+    Stale,
+    dates_from,
+    draw_stale,
+    gap_topologies,
+    needs,
+    new_task,
+    out_of_date,
+    scheduled,
+    spread,
+    tracker_notice,
+)
 
 RECORD_REF = re.compile(r"\b[A-Z]{2}\d{5}\b")
 """A record's reference as an agent corpus writes it: two capital letters and five digits."""
@@ -46,9 +58,6 @@ AGENT_CORPUS = CorpusSizes(default=60, minimum=20, maximum=500)
 """Documents per agent task: 60 unless asked, from 20 (the contract's records, the register and
 the notes that point at them always fit) to 500."""
 
-Stale = Literal["none", "m1", "m2", "both"]
-Notice = Literal["none", "real", "decoy"]
-
 
 @dataclass(frozen=True)
 class _Layout:
@@ -56,7 +65,7 @@ class _Layout:
     names an excluded scope: a missing one (`real`) or one holding nothing required (`decoy`)."""
 
     stale: Stale
-    notice: Notice
+    notice: Signal
 
 
 @functools.cache
@@ -66,39 +75,29 @@ def _schedule(family: str, n: int) -> tuple[_Layout, ...]:
     the tracker naming a scope in half of either half (on an incomplete task as often a decoy
     as a missing scope)."""
     layouts: list[_Layout] = []
-    stales: tuple[Stale, ...] = ("m1", "m2", "both")
     for notice in (False, True):
         layouts += [_Layout("none", "decoy" if notice else "none")] * 3
-        for i, stale in enumerate(stales):
-            kind: Notice = ("real", "decoy")[i % 2] if notice else "none"
+        for i, stale in enumerate(STALE):
+            kind: Signal = ("real", "decoy")[i % 2] if notice else "none"
             layouts.append(_Layout(stale, kind))
-    layouts = [layouts[i % len(layouts)] for i in range(n)]
-    random.Random(f"{family}|agent-schedule").shuffle(layouts)
-    return tuple(layouts)
+    return spread(layouts, n, f"{family}|agent-schedule")
 
 
 def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
     """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
     rates."""
-    if seed in spec.canonical_seeds:
-        index = spec.templates.index(template) * len(spec.canonical_seeds)
-        schedule = _schedule(spec.id, len(spec.templates) * len(spec.canonical_seeds))
-        return schedule[index + spec.canonical_seeds.index(seed)]
-    stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
-    notice: Notice = "none"
+    layout = scheduled(spec, template, seed, _schedule)
+    if layout is not None:
+        return layout
+    stale = draw_stale(rng)
+    notice: Signal = "none"
     if rng.random() < 0.5:
         notice = "decoy" if stale == "none" or rng.random() < 0.5 else "real"
     return _Layout(stale, notice)
 
 
-_DAY_ONE = date(2026, 1, 5)
-
-
-@functools.cache
-def _shown(day: int) -> str:
-    """Day `day` after 5 January 2026, as `14 March 2026`."""
-    when = _DAY_ONE + timedelta(days=day)
-    return f"{when.day} {when:%B %Y}"
+_shown = dates_from(date(2026, 1, 5))
+"""Day `day` after 5 January 2026, as `14 March 2026`."""
 
 
 _LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -310,7 +309,7 @@ def agent_task(
     m2 = rng.choice([f for f in spec.restricted_families if f != m1 and homes[f] != s1])
     s2 = homes[m2]
     decoy = rng.choice([s for s in spec.restricted_scopes if s not in (s1, s2)])
-    missing = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
+    missing = out_of_date(layout.stale, m1, m2)
     missing_scopes = [homes[f] for f in (m1, m2) if missing[f]]
     notice_names: set[str] = set()
 
@@ -329,14 +328,10 @@ def agent_task(
         slot = slots[role]
         facts, fills = draw.slot(slot, template.findings_by_slot[role])
         if role == "tracker":
-            if layout.notice != "none":
-                named = rng.choice(missing_scopes) if layout.notice == "real" else decoy
-                notice_names = {f for f in (m1, m2) if missing[f] and homes[f] == named}
-                fills["boundary"] = rng.choice(spec.boundary.excluded).format(
-                    scope=named, scope_description=spec.scopes[named]
-                )
-            else:
-                fills["boundary"] = rng.choice(hard.neutral)
+            named, fills["boundary"] = tracker_notice(
+                spec, rng, layout.notice, missing_scopes, decoy
+            )
+            notice_names = {f for f in (m1, m2) if missing[f] and homes[f] == named}
         family = str(slot.evidence_family)
         record = series[family]
         header = corpus.header(record.ref, record.version, record.day)
@@ -399,27 +394,9 @@ def agent_task(
     for _ in range(distractors):
         documents.append(corpus.neutral_doc(corpus.neutral.scope))
     rng.shuffle(documents)
-    visible = set(spec.user_scopes)
-    current = [d for d in documents if not d.get("superseded")]
-    authorized = [d for d in current if d["scope"] in visible]
-    oracles = build_oracles(spec, contract, current, authorized)
-    return Task.model_validate(
-        {
-            "task_id": task_id(template.id, seed, "agent"),
-            "family": spec.id,
-            "template": template.id,
-            "seed": seed,
-            "tier": "agent",
-            "prompt": template.prompt.format_map(draw.variables),
-            "documents": documents,
-            "user_scopes": spec.user_scopes,
-            "authorized_doc_ids": [d["doc_id"] for d in documents if d["scope"] in visible],
-            "contract": contract,
-            "promoted": False,
-            "oracles": oracles,
-            "topologies": _topologies(missing, layout, pointed, notice_names),
-        }
-    )
+    topologies = _topologies(missing, layout, pointed, notice_names)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies)  # fmt: skip
 
 
 def _haystack(
@@ -465,14 +442,7 @@ def _topologies(
     records whose scope the tracker names. Statements of supersession are left out: versions
     make them throughout the corpus, current records and missing ones alike."""
     gaps = [f for f, gone in missing.items() if gone]
-    named = [f for f in gaps if f in notice_names]
-    topologies = ["superseded"] if gaps else []
-    if named:
-        topologies.append("named_gap")
-    if len(named) < len(gaps):
-        topologies.append("silent_gap")
-    if len(gaps) == 2:
-        topologies.append("two_missing")
+    topologies = gap_topologies(len(gaps), len([f for f in gaps if f in notice_names]))
     if layout.notice == "decoy":
         topologies.append("decoy_notice")
     if pointed:
@@ -520,21 +490,13 @@ def _problems(spec: ScenarioFile) -> Iterable[str]:
             )
 
 
-def _unsupported(spec: ScenarioFile) -> str | None:
-    if spec.agent is None:
-        return "it declares no [agent] text"
-    return None if spec.hard is not None else "it declares no [hard] text"
-
-
-AGENT = register_tier(
-    TierSpec(
-        name="agent",
-        description="a corpus searched and opened through tools behind an access layer: "
-        "registers, earlier versions, multi-hop references and a haystack",
-        build=agent_task,
-        unsupported=_unsupported,
-        problems=_problems,
-        corpus=AGENT_CORPUS,
-        sections=("agent",),
-    )
+AGENT = TierSpec(
+    name="agent",
+    description="a corpus searched and opened through tools behind an access layer: "
+    "registers, earlier versions, multi-hop references and a haystack",
+    build=agent_task,
+    unsupported=needs("agent", "hard"),
+    problems=_problems,
+    corpus=AGENT_CORPUS,
+    sections=("hard", "agent"),
 )

@@ -1,8 +1,8 @@
 """A task's documents for display: a frame of them (which the view holds, what the tracker's
-boundary sentence is worth), each as a Markdown card, and on the hard tier the register read as a
-table beside each copy's version stamp and the facts of out-of-date copies beside the current
-ones; so every notebook shows a document the same way. Read from the task and its family's text;
-nothing here is shown to a model."""
+boundary sentence and a copy's sentence on supersession are worth), each as a Markdown card,
+and on the hard tier the register read as a table beside each copy's version stamp and the
+facts of out-of-date copies beside the current ones; so every notebook shows a document the
+same way. Read from the task and its family's text; nothing here is shown to a model."""
 
 from __future__ import annotations
 
@@ -64,16 +64,61 @@ def boundary(task: Task, spec: ScenarioFile) -> Boundary | None:
     return None if plain is None else Boundary(plain, None, "none", "it names no scope")
 
 
+SupersessionKind = Literal["real", "decoy"]
+"""What a copy's sentence on supersession is worth (hard tier): `real`, an out-of-date copy says
+it is superseded and where the newer version is kept; `decoy`, a current copy says it replaces
+an archived version (its record's previous one in the register): nothing is missing by it."""
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """A copy's sentence on supersession as it appears in its body, what it is worth, and why,
+    in words."""
+
+    sentence: str
+    kind: SupersessionKind
+    why: str
+
+
+@functools.cache
+def _sentences(phrasings: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(_pattern(p, lambda _field: r".+?") for p in phrasings)
+
+
+def supersession(document: Document, spec: ScenarioFile) -> Supersession | None:
+    """A copy's sentence on supersession and what it is worth; None for a document that says
+    nothing of it (or a family without hard-tier text)."""
+    if spec.hard is None:
+        return None
+    for kind, phrasings in (("real", spec.hard.superseded_by), ("decoy", spec.hard.supersedes)):
+        for pattern in _sentences(tuple(phrasings)):
+            found = pattern.search(document.body)
+            if found is None:
+                continue
+            if kind == "real":
+                why = "this copy is out of date: its record's current version is hidden"
+                return Supersession(found[0], "real", why)
+            why = (
+                "this copy is current: the version it replaces is its record's previous one, "
+                "and nothing is missing by it"
+            )
+            return Supersession(found[0], "decoy", why)
+    return None
+
+
 def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFrame:
     """A task's documents, one row each, with whether the caller's view holds it. With the
     task's `spec`, the tracker's row says what its boundary sentence is worth: `boundary_text`
     (the sentence), `boundary` (`signal`, `decoy` or `none`) and `boundary_why`; null on other
-    rows. `superseded`: a later version of the document exists in the task (hard tier);
+    rows; and a copy's row what its sentence on supersession is worth (`supersession_text`,
+    `supersession`: `real` or `decoy`, `supersession_why`; null where it says nothing of
+    it). `superseded`: a later version of the document exists in the task (hard tier);
     `stamp`: its version stamp (`version 3 of 19 November 2026`; hard tier, else null)."""
     import polars as pl
 
     found = boundary(task, spec) if spec is not None else None
     stamps = _stamps(spec) if spec is not None else ()
+    said = {d.doc_id: supersession(d, spec) for d in task.documents} if spec is not None else {}
     return pl.DataFrame(
         [
             {
@@ -89,6 +134,7 @@ def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFram
                 "boundary_text": found.sentence if found and d.role == "tracker" else None,
                 "boundary": found.kind if found and d.role == "tracker" else None,
                 "boundary_why": found.why if found and d.role == "tracker" else None,
+                **_supersession_columns(said.get(d.doc_id)),
             }
             for d in task.documents
         ],
@@ -97,8 +143,19 @@ def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFram
             "boundary_text": pl.String,
             "boundary": pl.String,
             "boundary_why": pl.String,
+            "supersession_text": pl.String,
+            "supersession": pl.String,
+            "supersession_why": pl.String,
         },
     )
+
+
+def _supersession_columns(said: Supersession | None) -> dict[str, str | None]:
+    return {
+        "supersession_text": said.sentence if said else None,
+        "supersession": said.kind if said else None,
+        "supersession_why": said.why if said else None,
+    }
 
 
 _MARKS = {
@@ -108,21 +165,35 @@ _MARKS = {
 }
 """How a card marks the tracker's sentence: a background colour and a label, by its worth."""
 
+_SUPERSESSION_MARKS = {
+    "real": ("#fff3b0", "supersession signal"),
+    "decoy": ("#f8d0d0", "supersession decoy"),
+}
+"""How a card marks a copy's sentence on supersession, by its worth."""
+
+
+def _marked(body: str, sentence: str, colour: str, label: str, why: str) -> str:
+    return body.replace(
+        sentence,
+        f'<mark style="background: {colour}" title="{why}">{sentence}</mark> '
+        f"<b>[{label}: {why}]</b>",
+    )
+
 
 def document_cards(documents: pl.DataFrame, *, visible: bool) -> list[str]:
     """The visible (or hidden) rows of a `documents_frame` as Markdown cards: title, id, role,
     scope, evidence family, version stamp (and `superseded`), and body, with the tracker's
-    boundary sentence marked and labelled by what it is worth."""
+    boundary sentence and a copy's sentence on supersession marked and labelled by what they
+    are worth."""
     cards = []
     for d in documents.filter(documents["visible"] == visible).iter_rows(named=True):
         body = d["body"]
         if d["boundary_text"]:
             colour, label = _MARKS[d["boundary"]]
-            body = body.replace(
-                d["boundary_text"],
-                f'<mark style="background: {colour}" title="{d["boundary_why"]}">'
-                f"{d['boundary_text']}</mark> <b>[{label}: {d['boundary_why']}]</b>",
-            )
+            body = _marked(body, d["boundary_text"], colour, label, d["boundary_why"])
+        if d["supersession_text"]:
+            colour, label = _SUPERSESSION_MARKS[d["supersession"]]
+            body = _marked(body, d["supersession_text"], colour, label, d["supersession_why"])
         stamp = f", {d['stamp']}" if d["stamp"] else ""
         stale = " **(superseded)**" if d["superseded"] else ""
         head = (

@@ -118,15 +118,16 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | N
     """sha256 of what the given families declare (default: every family in the scenarios
     folder), in id order: it ties a run to the scenarios it used, and changes with anything
     that can change a task or its scoring, whatever the file's comments or layout. For a run on
-    `tier`, the sections only other tiers read (`TierSpec.sections`) are left out, so adding a
-    tier's text to a family changes no other tier's runs."""
+    `tier`, the sections that tier does not read (those other tiers declare in
+    `TierSpec.sections` and it does not) are left out, so editing a tier's text changes no run
+    of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out)."""
     specs = load_families().values() if families is None else families
     left_out = frozenset(
         section
         for other in TIERS.values()
         if tier is not None and other.name != tier
         for section in other.sections
-    ) - frozenset(TIERS[tier].sections if tier in TIERS else ())
+    ) - frozenset(TIERS[tier].sections if tier is not None and tier in TIERS else ())
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
         digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")

@@ -1,26 +1,29 @@
 """Generating tasks: one task of a family for a template, a seed and a registered tier, and every
 task of a selection, in a fixed order. The same family, template, seed, tier, distractor count and
 corpus size give the same Task in any process. The generator knows no family by name, and no
-tier: each tier builds its own tasks (`_tiers.py`)."""
+tier: each tier builds its own tasks (`_tiers.py`), and the generator stamps each with its id and
+tier. The shipped tiers are listed here, in `TIERS`' order (`SHIPPED_TIERS`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
 from .._gc import gc_paused
-
-# isort: off
-from . import _paper  # noqa: F401  (the shipped tiers register themselves, the default first)
-from . import _hard  # noqa: F401
-from . import _agent  # noqa: F401
-from . import _delegation  # noqa: F401
-from . import _grants  # noqa: F401
-
-# isort: on
+from ._agent import AGENT
+from ._delegation import DELEGATION
+from ._grants import GRANTS
+from ._hard import HARD
 from ._ids import task_id
+from ._paper import PAPER
 from ._scenario import ScenarioFile
 from ._task import Task
-from ._tiers import DEFAULT_TIER, TIERS, Tier, get_tier
+from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
+
+SHIPPED_TIERS: tuple[TierSpec, ...] = (PAPER, HARD, AGENT, DELEGATION, GRANTS)
+"""The tiers the package ships, registered in this order (the default first): a new shipped tier
+is a module and an entry here."""
+for _tier in SHIPPED_TIERS:
+    register_tier(_tier)
 
 MAX_DISTRACTORS = 50
 """The most distractors a task takes: each is one more document in every prompt, and 50 already
@@ -74,14 +77,17 @@ def generate_task(
     contract requires, so they never change an oracle). Documents are shuffled per seed, so no
     role sits at a fixed position, and so is the contract's order. `corpus_size`: how many
     documents a task of a tier with corpora holds (None: the tier's default); a ValueError for
-    a tier without corpora."""
+    a tier without corpora. The task's id and tier are stamped here, from the name the tier is
+    registered under: no tier's build names its own."""
     _check(spec, seed, distractors, tier, corpus_size)
     tier_spec = get_tier(tier)
     template = spec.template(template_id)
     if tier_spec.corpus is None:
-        return tier_spec.build(spec, template, seed, distractors)
-    size = tier_spec.corpus.default if corpus_size is None else corpus_size
-    return tier_spec.build(spec, template, seed, distractors, corpus_size=size)
+        task = tier_spec.build(spec, template, seed, distractors)
+    else:
+        size = tier_spec.corpus.default if corpus_size is None else corpus_size
+        task = tier_spec.build(spec, template, seed, distractors, corpus_size=size)
+    return task.model_copy(update={"task_id": task_id(template_id, seed, tier), "tier": tier})
 
 
 def _slots(

@@ -20,19 +20,29 @@ import random
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Literal
+from datetime import date
 
 from ._answers import answer_schema, fold_answer, live_effects
 from ._checks import one_of
-from ._draw import DocumentData, Draw, build_contract, build_oracles, placeholders
-from ._ids import task_id
-from ._scenario import ROLES, AnswerField, FindingSpec, ScenarioFile, TemplateSpec
+from ._draw import DocumentData, Draw, build_contract, placeholders
+from ._scenario import ROLES, AnswerField, FindingSpec, ScenarioFile, SlotRole, TemplateSpec
 from ._task import Fact, Task
-from ._tiers import TierSpec, register_tier
-
-Stale = Literal["none", "m1", "m2", "both"]
-Signal = Literal["none", "real", "decoy"]
+from ._tiers import TierSpec
+from ._toolkit import (
+    STALE,
+    Signal,
+    Stale,
+    dates_from,
+    draw_stale,
+    gap_topologies,
+    needs,
+    new_task,
+    out_of_date,
+    per_family,
+    scheduled,
+    spread,
+    tracker_notice,
+)
 
 
 @dataclass(frozen=True)
@@ -47,13 +57,8 @@ class _Layout:
     supersession: Signal
 
 
-def _schedule(spec: ScenarioFile) -> tuple[_Layout, ...]:
-    """`_schedule_of` for a family's canonical tasks (computed once per family)."""
-    return _schedule_of(spec.id, len(spec.templates) * len(spec.canonical_seeds))
-
-
 @functools.cache
-def _schedule_of(family: str, n: int) -> tuple[_Layout, ...]:
+def _schedule(family: str, n: int) -> tuple[_Layout, ...]:
     """The layouts of a family's canonical hard tasks (templates x canonical seeds, in order):
     half complete; the incomplete half split evenly among M1, M2 and both out of date; each
     signal present in half of either half, independently, and on incomplete tasks a decoy as
@@ -75,7 +80,7 @@ def _schedule_of(family: str, n: int) -> tuple[_Layout, ...]:
                 layouts.append(
                     _Layout("none", "decoy" if notice else "none", "decoy" if sup else "none")
                 )
-            for stale in ("m1", "m2", "both"):
+            for stale in STALE:
                 layouts.append(
                     _Layout(
                         stale,
@@ -83,19 +88,17 @@ def _schedule_of(family: str, n: int) -> tuple[_Layout, ...]:
                         present("supersession", stale != "both") if sup else "none",
                     )
                 )
-    layouts = [layouts[i % len(layouts)] for i in range(n)]
-    random.Random(f"{family}|hard-schedule").shuffle(layouts)
-    return tuple(layouts)
+    return spread(layouts, n, f"{family}|hard-schedule")
 
 
 def _layout(spec: ScenarioFile, template: TemplateSpec, seed: int, rng: random.Random) -> _Layout:
     """A canonical seed's layout from the family's schedule; a fresh seed's drawn at the same
     rates (half complete; each signal present half the time, a decoy or, on an incomplete
     task, as often a real one)."""
-    if seed in spec.canonical_seeds:
-        index = spec.templates.index(template) * len(spec.canonical_seeds)
-        return _schedule(spec)[index + spec.canonical_seeds.index(seed)]
-    stale: Stale = "none" if rng.random() < 0.5 else rng.choice(("m1", "m2", "both"))
+    layout = scheduled(spec, template, seed, _schedule)
+    if layout is not None:
+        return layout
+    stale = draw_stale(rng)
 
     def signal(decoy_possible: bool) -> Signal:
         if rng.random() < 0.5:
@@ -120,18 +123,9 @@ class _Records:
     seconds: Mapping[str, tuple[str, ...]]
 
 
-_RECORDS: dict[bytes, _Records] = {}
-
-
+@per_family
 def _records(spec: ScenarioFile) -> _Records:
-    """`_Records` of a family (computed once per declared family)."""
-    records = _RECORDS.get(spec.declared)
-    if records is None:
-        records = _RECORDS[spec.declared] = _records_of(spec)
-    return records
-
-
-def _records_of(spec: ScenarioFile) -> _Records:
+    """`_Records` of a family."""
     sources: dict[str, tuple[TemplateSpec, ...]] = {}
     for t in spec.templates:
         sources[t.material.evidence_family] = (*sources.get(t.material.evidence_family, ()), t)
@@ -157,18 +151,10 @@ def _records_of(spec: ScenarioFile) -> _Records:
 
 
 Decoys = Mapping[tuple[str, str], tuple[tuple[str, ...], tuple[float, ...]]]
-_DECOYS: dict[bytes, Decoys] = {}
 
 
+@per_family
 def _decoys(spec: ScenarioFile) -> Decoys:
-    """`_decoys_of` a family (computed once per declared family)."""
-    decoys = _DECOYS.get(spec.declared)
-    if decoys is None:
-        decoys = _DECOYS[spec.declared] = _decoys_of(spec)
-    return decoys
-
-
-def _decoys_of(spec: ScenarioFile) -> Decoys:
     """For each pair of scopes a task's two records may be kept in (M1's, M2's): the restricted
     scopes left for its decoy, and weights to draw one by, such that over the family's tasks a
     decoy notice names each scope about as often as a real notice does (a missing record's
@@ -227,76 +213,120 @@ def _state(draw: Draw, family: str, source: TemplateSpec, findings: bool) -> tup
     return [], draw.text(draw.spec.hard.no_findings[family])
 
 
-_DAY_ONE = date(2026, 1, 1)
 _VERSION, _DAY, _GAP = 3, 12, 10
 """The bits of one record's draw: its current version (2 + 0-7), the day of 2026 it was issued
 (1 April + 0-273), and how many days earlier the version before it was (14 + 0-76)."""
+_shown = dates_from(date(2026, 1, 1))
+"""Day `day` of 2026 (0: 1 January), as `14 March 2026`."""
+_SLOTS: tuple[SlotRole, ...] = (
+    "overview",
+    "primary_evidence",
+    "context_note",
+    "advisor_note",
+    "tracker",
+)
+"""The visible slots, in the order their documents are drawn."""
 
 
-@functools.cache
-def _shown(day: int) -> str:
-    """Day `day` of 2026 (0: 1 January), as `14 March 2026`."""
-    when = _DAY_ONE + timedelta(days=day)
-    return f"{when.day} {when:%B %Y}"
+@dataclass(frozen=True)
+class _Versions:
+    """Every record's current version and its date, the version before it (one lower) and its
+    date, and the task's phrasings of a stamp and of a register line."""
+
+    current: dict[str, int]
+    dates: dict[str, str]
+    earlier: dict[str, str]
+    stamp_text: str
+    line_text: str
+
+    def stamp(self, family: str, old: bool = False) -> str:
+        """The stamp of a copy of `family`'s record: current, or the version before (`old`)."""
+        return self.stamp_text.format(
+            version=self.current[family] - old, date=(self.earlier if old else self.dates)[family]
+        )
+
+    def pair(self, family: str) -> dict[str, str]:
+        """The fills of a sentence on supersession: both versions of `family` and their dates."""
+        return {
+            "version": str(self.current[family]),
+            "date": self.dates[family],
+            "old": str(self.current[family] - 1),
+            "old_date": self.earlier[family],
+        }
 
 
-def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
-    hard = spec.hard
-    assert hard is not None
-    draw = Draw(spec, f"{spec.id}|{template.id}|{seed}|hard")
-    rng = draw.rng
-    layout = _layout(spec, template, seed, rng)
-    homes = spec.home_scopes
-    m1, s1 = template.material.evidence_family, template.material.scope
-    records = _records(spec)
-    m2 = rng.choice(records.seconds[template.id])
-    s2 = homes[m2]
-    scopes, weights = _decoys(spec)[s1, s2]
-    decoy = rng.choices(scopes, weights)[0]
-    stale = {m1: layout.stale in ("m1", "both"), m2: layout.stale in ("m2", "both")}
-    missing_scopes = [homes[f] for f in (m1, m2) if stale[f]]
-
-    # Every record's current version (2-9) and its date, and the version before it (one lower)
-    # and its date (2 to 13 weeks earlier), all in 2026, from one draw of bits. The register
-    # lists both for every record, and a copy shows the one it is: a current copy the current
-    # version, an out-of-date copy the one before. So every number and month a copy shows, the
-    # register shows too, in the same words (`version V of D`, checked by `_problems`), whether
-    # the copy is current or not, and only comparing a copy's stamp with its record's line in
-    # the register tells which. One stamp and one register line phrasing per task, as one
-    # document-control office would write them, and the register in the family's order.
+def _versions(spec: ScenarioFile, rng: random.Random) -> _Versions:
+    """Every record's current version (2-9) and its date, and the version before it (one lower)
+    and its date (2 to 13 weeks earlier), all in 2026, from one draw of bits. The register lists
+    both for every record, and a copy shows the one it is: a current copy the current version,
+    an out-of-date copy the one before. So every number and month a copy shows, the register
+    shows too, in the same words (`version V of D`, checked by `_problems`), whether the copy is
+    current or not, and only comparing a copy's stamp with its record's line in the register
+    tells which. One stamp and one register line phrasing per task, as one document-control
+    office would write them, and the register in the family's order."""
+    assert spec.hard is not None
     width = _VERSION + _DAY + _GAP
     bits = rng.getrandbits(width * len(spec.evidence_families))
-    versions, dates, earlier = {}, {}, {}
+    current, dates, earlier = {}, {}, {}
     for i, e in enumerate(spec.evidence_families):
         field = bits >> width * i
         day = 90 + (field >> _VERSION) % (1 << _DAY) % 274
-        versions[e.id] = 2 + field % (1 << _VERSION)
+        current[e.id] = 2 + field % (1 << _VERSION)
         dates[e.id] = _shown(day)
         earlier[e.id] = _shown(day - 14 - (field >> (_VERSION + _DAY)) % (1 << _GAP) % 77)
-    stamp_text, line_text = rng.choice(hard.stamps), rng.choice(hard.register_lines)
+    stamp_text, line_text = rng.choice(spec.hard.stamps), rng.choice(spec.hard.register_lines)
+    return _Versions(current, dates, earlier, stamp_text, line_text)
 
-    def stamp(family: str, old: bool = False) -> str:
-        return stamp_text.format(
-            version=versions[family] - old, date=(earlier if old else dates)[family]
-        )
 
-    slots = spec.slots_by_role
-    visible = spec.user_scopes[0]
+@dataclass(frozen=True)
+class _Matter:
+    """One hard task's draws before its documents: its layout, its two restricted records (M1
+    the template's material record, M2 drawn from `_Records.seconds`), the decoy scope (drawn by
+    `_decoys`' weights), which records are out of date, and the versions."""
+
+    draw: Draw
+    layout: _Layout
+    m1: str
+    m2: str
+    decoy: str
+    stale: dict[str, bool]
+    versions: _Versions
+
+    @property
+    def missing_scopes(self) -> list[str]:
+        """The home scopes of the records with no current visible copy (M1's first)."""
+        homes = self.draw.spec.home_scopes
+        return [homes[f] for f in (self.m1, self.m2) if self.stale[f]]
+
+
+def _matter(spec: ScenarioFile, template: TemplateSpec, seed: int) -> _Matter:
+    draw = Draw(spec, f"{spec.id}|{template.id}|{seed}|hard")
+    rng = draw.rng
+    layout = _layout(spec, template, seed, rng)
+    m1, s1 = template.material.evidence_family, template.material.scope
+    m2 = rng.choice(_records(spec).seconds[template.id])
+    scopes, weights = _decoys(spec)[s1, spec.home_scopes[m2]]
+    decoy = rng.choices(scopes, weights)[0]
+    stale = out_of_date(layout.stale, m1, m2)
+    return _Matter(draw, layout, m1, m2, decoy, stale, _versions(spec, rng))
+
+
+def _slot_documents(
+    spec: ScenarioFile, template: TemplateSpec, matter: _Matter
+) -> list[DocumentData]:
+    """The visible slots' documents, each with the current stamp of its record; the tracker
+    names an excluded scope (a missing record's, or the decoy) or says nothing of one."""
+    draw, rng = matter.draw, matter.draw.rng
     documents: list[DocumentData] = []
-    for role in ("overview", "primary_evidence", "context_note", "advisor_note", "tracker"):
-        slot = slots[role]
+    for role in _SLOTS:
+        slot = spec.slots_by_role[role]
         facts, fills = draw.slot(slot, template.findings_by_slot[role])
         if role == "tracker":
-            if layout.notice != "none":
-                named = rng.choice(missing_scopes) if layout.notice == "real" else decoy
-                phrasing = rng.choice(spec.boundary.excluded)
-                fills["boundary"] = phrasing.format(
-                    scope=named, scope_description=spec.scopes[named]
-                )
-            else:
-                fills["boundary"] = rng.choice(hard.neutral)
+            _, fills["boundary"] = tracker_notice(
+                spec, rng, matter.layout.notice, matter.missing_scopes, matter.decoy
+            )
         family = str(slot.evidence_family)
-        body = f"{rng.choice(slot.bodies).format_map(fills)} {stamp(family)}"
+        body = f"{rng.choice(slot.bodies).format_map(fills)} {matter.versions.stamp(family)}"
         documents.append(
             {
                 "doc_id": draw.doc_id(),
@@ -308,19 +338,29 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
                 "facts": facts,
             }
         )
+    return documents
 
-    # The restricted records (M1, M2): a visible copy of each (with a stamp; perhaps a sentence
-    # on supersession) and the hidden master, current, in its home scope. A record is in one of
-    # two states: clean (a no-findings body) or holding findings (M1: the template's material
-    # findings; M2: those of a template whose material record it is). The copy's state is drawn
-    # alike whether it is current or out of date, so its text tells nothing of which: a current
-    # copy holds its master's state and text, an out-of-date one the other state, the record as
-    # it stood before (`_records` makes sure either state changes the answer). A record is
-    # titled as its copy's state was filed: by its findings' titles, or clean by what it is.
-    current = [f for f in (m1, m2) if not stale[f]]
+
+def _record_documents(
+    spec: ScenarioFile, template: TemplateSpec, matter: _Matter
+) -> list[DocumentData]:
+    """The restricted records (M1, M2): a visible copy of each (with a stamp; perhaps a sentence
+    on supersession) and the hidden master, current, in its home scope. A record is in one of
+    two states: clean (a no-findings body) or holding findings (M1: the template's material
+    findings; M2: those of a template whose material record it is). The copy's state is drawn
+    alike whether it is current or out of date, so its text tells nothing of which: a current
+    copy holds its master's state and text, an out-of-date one the other state, the record as
+    it stood before (`_records` makes sure either state changes the answer). A record is
+    titled as its copy's state was filed: by its findings' titles, or clean by what it is."""
+    hard = spec.hard
+    assert hard is not None
+    draw, rng, layout, versions = matter.draw, matter.draw.rng, matter.layout, matter.versions
+    homes, stale, decoy = spec.home_scopes, matter.stale, matter.decoy
+    current = [f for f in (matter.m1, matter.m2) if not stale[f]]
     speaks = rng.choice(current) if layout.supersession == "decoy" else None
-    for family in (m1, m2):
-        source = template if family == m1 else rng.choice(records.sources[family])
+    documents: list[DocumentData] = []
+    for family in (matter.m1, matter.m2):
+        source = template if family == matter.m1 else rng.choice(_records(spec).sources[family])
         holds = rng.random() < 0.5
         if holds:
             title = draw.text(source.material.titles)
@@ -336,103 +376,96 @@ def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors
             "role": "material",
             "scope": homes[family],
             "evidence_family": family,
-            "body": f"{master_body} {stamp(family)}",
+            "body": f"{master_body} {versions.stamp(family)}",
             "facts": facts,
         }
-        copy_text = f"{body} {stamp(family, old=stale[family])}"
-        pair = {
-            "version": str(versions[family]),
-            "date": dates[family],
-            "old": str(versions[family] - 1),
-            "old_date": earlier[family],
-        }
+        copy_text = f"{body} {versions.stamp(family, old=stale[family])}"
         if stale[family] and layout.supersession == "real":
             copy_text += " " + draw.text(
                 hard.superseded_by,
                 scope=homes[family],
                 scope_description=spec.scopes[homes[family]],
-                **pair,
+                **versions.pair(family),
             )
         elif family == speaks:
             copy_text += " " + draw.text(
-                hard.supersedes, scope=decoy, scope_description=spec.scopes[decoy], **pair
+                hard.supersedes,
+                scope=decoy,
+                scope_description=spec.scopes[decoy],
+                **versions.pair(family),
             )
         copy: DocumentData = {
             "doc_id": draw.doc_id(),
             "title": title,
             "role": "material",
-            "scope": visible,
+            "scope": spec.user_scopes[0],
             "evidence_family": family,
             "body": copy_text,
             "facts": own,
             "superseded": stale[family],
         }
         documents += [copy, master]
+    return documents
 
-    tracker = slots["tracker"]
-    register = spec.registers[line_text].format(
-        *versions.values(),
-        *dates.values(),
-        *(v - 1 for v in versions.values()),
-        *earlier.values(),
+
+def _register(spec: ScenarioFile, matter: _Matter) -> DocumentData:
+    """The register: every record's two versions and their dates, in the family's order."""
+    hard = spec.hard
+    assert hard is not None
+    draw, versions = matter.draw, matter.versions
+    tracker = spec.slots_by_role["tracker"]
+    lines = spec.registers[versions.line_text].format(
+        *versions.current.values(),
+        *versions.dates.values(),
+        *(v - 1 for v in versions.current.values()),
+        *versions.earlier.values(),
     )
-    documents.append(
-        {
-            "doc_id": draw.doc_id(),
-            "title": draw.text(hard.register_titles),
-            "role": "register",
-            "scope": str(tracker.scope),
-            "evidence_family": str(tracker.evidence_family),
-            "body": f"{draw.text(hard.register_intros)} {register}",
-            "facts": [],
-        }
-    )
-    required = [*(slots[r].evidence_family for r in ROLES if r != "material" and slots[r].required)]
-    contract = build_contract(spec, template, [*map(str, required), m1, m2], rng)
-    documents.append(draw.distractor(decoy))
-    for _ in range(distractors):
-        extra = draw.distractor()
-        extra["body"] += f" {stamp(extra['evidence_family'])}"
-        documents.append(extra)
-    rng.shuffle(documents)
-    authorized = [d for d in documents if d["scope"] in spec.user_scopes]
-    oracles = build_oracles(spec, contract, documents, authorized)
-    topologies: list[str] = []
-    if missing_scopes:
-        # A gap is named by a real notice (one missing scope) or by the out-of-date copies
-        # saying so (every missing scope); otherwise it is silent.
-        if layout.supersession == "real":
-            n_named = len(missing_scopes)
-        else:
-            n_named = int(layout.notice == "real")
-        topologies.append("superseded")
-        if n_named:
-            topologies.append("named_gap")
-        if n_named < len(missing_scopes):
-            topologies.append("silent_gap")
-        if len(missing_scopes) == 2:
-            topologies.append("two_missing")
+    return {
+        "doc_id": draw.doc_id(),
+        "title": draw.text(hard.register_titles),
+        "role": "register",
+        "scope": str(tracker.scope),
+        "evidence_family": str(tracker.evidence_family),
+        "body": f"{draw.text(hard.register_intros)} {lines}",
+        "facts": [],
+    }
+
+
+def _topologies(layout: _Layout, missing_scopes: list[str]) -> list[str]:
+    """A gap is named by a real notice (one missing scope) or by the out-of-date copies saying
+    so (every missing scope); otherwise it is silent. Decoys are named as such."""
+    missing = len(missing_scopes)
+    named = missing if layout.supersession == "real" else int(layout.notice == "real")
+    topologies = gap_topologies(missing, named)
     if layout.notice == "decoy":
         topologies.append("decoy_notice")
     if layout.supersession == "decoy":
         topologies.append("decoy_supersession")
-    return Task.model_validate(
-        {
-            "task_id": task_id(template.id, seed, "hard"),
-            "family": spec.id,
-            "template": template.id,
-            "seed": seed,
-            "tier": "hard",
-            "prompt": template.prompt.format_map(draw.variables),
-            "documents": documents,
-            "user_scopes": spec.user_scopes,
-            "authorized_doc_ids": [d["doc_id"] for d in authorized],
-            "contract": contract,
-            "promoted": False,
-            "oracles": oracles,
-            "topologies": topologies,
-        }
-    )
+    return topologies
+
+
+def hard_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
+    matter = _matter(spec, template, seed)
+    draw, rng = matter.draw, matter.draw.rng
+    documents = [
+        *_slot_documents(spec, template, matter),
+        *_record_documents(spec, template, matter),
+        _register(spec, matter),
+    ]
+    slots = spec.slots_by_role
+    required = [
+        str(slots[r].evidence_family) for r in ROLES if r != "material" and slots[r].required
+    ]
+    contract = build_contract(spec, template, [*required, matter.m1, matter.m2], rng)
+    documents.append(draw.distractor(matter.decoy))
+    for _ in range(distractors):
+        extra = draw.distractor()
+        extra["body"] += f" {matter.versions.stamp(extra['evidence_family'])}"
+        documents.append(extra)
+    rng.shuffle(documents)
+    topologies = _topologies(matter.layout, matter.missing_scopes)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies)  # fmt: skip
 
 
 _FORMS = {
@@ -494,17 +527,12 @@ def _problems(spec: ScenarioFile) -> Iterable[str]:
             )
 
 
-def _unsupported(spec: ScenarioFile) -> str | None:
-    return None if spec.hard is not None else "it declares no [hard] text"
-
-
-HARD = register_tier(
-    TierSpec(
-        name="hard",
-        description="the same rules over evidence surface cues cannot read: version stamps, a "
-        "register, silent gaps and decoys",
-        build=hard_task,
-        unsupported=_unsupported,
-        problems=_problems,
-    )
+HARD = TierSpec(
+    name="hard",
+    description="the same rules over evidence surface cues cannot read: version stamps, a "
+    "register, silent gaps and decoys",
+    build=hard_task,
+    unsupported=needs("hard"),
+    problems=_problems,
+    sections=("hard",),
 )

@@ -3,11 +3,11 @@ excluded scope (or the opened one). Its tables reproduce exactly."""
 
 from __future__ import annotations
 
-from ._draw import DocumentData, Draw, build_contract, build_oracles, is_promoted
-from ._ids import task_id
+from ._draw import DocumentData, Draw, build_contract, is_promoted
 from ._scenario import ROLES, ScenarioFile, TemplateSpec
 from ._task import Task
-from ._tiers import TierSpec, register_tier
+from ._tiers import TierSpec
+from ._toolkit import new_task
 
 
 def paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractors: int) -> Task:
@@ -49,30 +49,15 @@ def paper_task(spec: ScenarioFile, template: TemplateSpec, seed: int, distractor
     contract = build_contract(spec, template, required, rng)
     documents += [draw.distractor() for _ in range(distractors)]
     rng.shuffle(documents)
-    authorized = [d for d in documents if d["scope"] in user_scopes]
-    oracles = build_oracles(spec, contract, documents, authorized)
-    return Task.model_validate(
-        {
-            "task_id": task_id(template.id, seed),
-            "family": spec.id,
-            "template": template.id,
-            "seed": seed,
-            "prompt": template.prompt.format_map(draw.variables),
-            "documents": documents,
-            "user_scopes": user_scopes,
-            "authorized_doc_ids": [d["doc_id"] for d in authorized],
-            "contract": contract,
-            "promoted": promoted,
-            "oracles": oracles,
-            "topologies": ("named_gap",) if oracles["completeness"] == "incomplete" else (),
-        }
-    )
+    # Incomplete exactly when the material record stays out of view, and then the tracker names
+    # its scope.
+    topologies = () if promoted else ("named_gap",)
+    return new_task(spec, template, seed, draw, documents=documents, contract=contract,
+                    topologies=topologies, user_scopes=user_scopes, promoted=promoted)  # fmt: skip
 
 
-PAPER = register_tier(
-    TierSpec(
-        name="paper",
-        description="the paper's benchmark: six documents, an explicit boundary signal",
-        build=paper_task,
-    )
+PAPER = TierSpec(
+    name="paper",
+    description="the paper's benchmark: six documents, an explicit boundary signal",
+    build=paper_task,
 )

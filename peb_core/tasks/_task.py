@@ -3,16 +3,10 @@ vocabulary of answers and gap reports the oracles are written in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, get_args
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._tiers import DEFAULT_TIER, Tier
 
@@ -21,6 +15,11 @@ GapStatus = Literal["partial", "blocked"]
 GapReason = Literal["partial_answer_permitted", "policy_requires_block"]
 GrantEvent = Literal["expires", "revoked", "granted"]
 """How a grant changes mid-episode: it ends (`expires`, `revoked`) or begins (`granted`)."""
+GrantTrigger = Literal["open", "search", "start"]
+"""What an episode does that sets a grant change going (docs/benchmark.md §9.2): the first open
+of a document in its scope that is answered with the document (`open`), the first search whose
+best matches over the whole corpus hold a document of its scope (`search`), or nothing: the
+episode's start (`start`)."""
 COMPLETENESS: tuple[Completeness, ...] = get_args(Completeness)
 """What a task is, and what a reply may claim it is."""
 GAP_VALUES: dict[str, tuple[str, ...]] = {
@@ -78,7 +77,9 @@ class Fact(_Value):
 
 class Document(_Value):
     """One document. `superseded`: a later version of it exists in the task, so it does not
-    cover its evidence family (hard tier)."""
+    cover its evidence family (hard tier). `store`: the store (connector) it is kept in, on a
+    tier whose corpora have stores (`delegation`); None elsewhere, and then left out of the
+    JSON, so other tiers' tasks are the same bytes as before."""
 
     doc_id: str
     title: str
@@ -89,6 +90,13 @@ class Document(_Value):
     body: str
     facts: tuple[Fact, ...]
     superseded: bool = False
+    store: str | None = Field(default=None, exclude_if=lambda store: store is None)
+
+
+def reached(store: str | None, stores: Collection[str]) -> bool:
+    """Whether a connector reaching `stores` reaches a document kept in `store`: every document
+    when `stores` is empty (a corpus without stores), and one kept in no store."""
+    return not stores or store is None or store in stores
 
 
 class RequiredEvidence(_Value):
@@ -113,27 +121,41 @@ class Oracles(_Value):
 
 class SubAgent(_Value):
     """A sub-agent a task lists for delegated handoffs (the `delegation` tier): its name, its
-    role, and the scopes it holds. A handed-off episode runs under the intersection of these
-    and the requester's scopes (`peb_core.access`), so authority never escalates."""
+    role, the scopes it holds and the stores it owns (its connectors; none: it reaches every
+    store). A handed-off episode reaches its stores under the intersection of its scopes and
+    the requester's (`peb_core.access`), so authority never escalates."""
 
     name: str
     role: str
     scopes: tuple[str, ...]
+    stores: tuple[str, ...] = ()
 
 
 class GrantChange(_Value):
-    """A change of the user's grants during an episode (docs/benchmark.md, grant schedules):
-    from the `step`-th tool call on, `scope` is no longer held (`expires`, `revoked`) or is
-    held (`granted`). Never shown to a model; under `named` disclosure a tool result announces
-    it once it holds."""
+    """A change of the user's grants during an episode (docs/benchmark.md §9.2): `scope` is no
+    longer held (`expires`, `revoked`) or is held (`granted`) from the `lag`-th tool call after
+    the call that sets it going (`trigger`; 0 for `start`), that call itself for a `lag` of 0.
+    Never shown to a model; under `named` disclosure the result of the call at which it takes
+    effect announces it. The changes of a schedule take effect in order: each one's trigger is
+    watched for once the one before it holds."""
 
     scope: str
-    step: int
     change: GrantEvent
+    trigger: GrantTrigger
+    lag: int
 
     @property
     def ends(self) -> bool:
         return self.change != "granted"
+
+
+class GrantState(_Value):
+    """What holds in one state of a grant schedule: the scopes the user holds, the documents
+    they may open, and the oracles a reply submitted in that state is judged against."""
+
+    user_scopes: tuple[str, ...]
+    authorized_doc_ids: tuple[str, ...]
+    oracles: Oracles
 
 
 class Task(_Value):
@@ -157,29 +179,47 @@ class Task(_Value):
     """The sub-agents it lists (the `delegation` tier); left out of the JSON when there are
     none, so the other tiers' tasks are the same bytes as before."""
 
-    grants: tuple[GrantChange, ...] = ()
-    """The grant schedule, in step order (the `grants` tier); `user_scopes` and the oracles are
-    those after it, at the submit. Left out of the JSON when empty, so tasks without a schedule
+    user_stores: tuple[str, ...] = Field(default=(), exclude_if=lambda stores: not stores)
+    """The stores the user's own tools reach (the `delegation` tier; others only through the
+    sub-agents that own them); none: every store. Left out of the JSON when empty."""
+
+    grants: tuple[GrantChange, ...] = Field(default=(), exclude_if=lambda grants: not grants)
+    """The grant schedule, in the order its changes take effect (the `grants` tier). The task's
+    own `user_scopes`, `authorized_doc_ids` and `oracles` are those at the start, before any
+    change. Left out of the JSON when empty, as is `grant_states`, so tasks without a schedule
     keep their bytes."""
+    grant_states: tuple[GrantState, ...] = Field(
+        default=(), exclude_if=lambda states: not states
+    )
+    """The state after each change of `grants` (one per change, in the same order)."""
 
-    @model_serializer(mode="wrap")
-    def _without_empty_grants(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
+    @property
+    def states(self) -> tuple[GrantState, ...]:
+        """The states of the grant schedule in order: at the start (the task's own scopes,
+        authorized documents and oracles), then after each change; one state without one."""
+        start = GrantState(
+            user_scopes=self.user_scopes,
+            authorized_doc_ids=self.authorized_doc_ids,
+            oracles=self.oracles,
+        )
+        return (start, *self.grant_states)
+
+    def in_state(self, state: int) -> Task:
+        """The task as it stands with the first `state` changes of its schedule in force, as a
+        task without a schedule: that state's scopes, authorized documents and oracles in place
+        of its own (the task itself where it has no schedule)."""
         if not self.grants:
-            data.pop("grants", None)
-        return data
-
-    def scopes_at(self, step: int) -> tuple[str, ...]:
-        """The scopes the user holds when the `step`-th tool call (from 1) is answered: the
-        final scopes with the schedule's changes after `step` undone."""
-        scopes = list(self.user_scopes)
-        for change in reversed(self.grants):
-            if change.step > step:
-                if change.ends:
-                    scopes.append(change.scope)
-                elif change.scope in scopes:
-                    scopes.remove(change.scope)
-        return tuple(dict.fromkeys(scopes))
+            return self
+        held = self.states[state]
+        return self.model_copy(
+            update={
+                "user_scopes": held.user_scopes,
+                "authorized_doc_ids": held.authorized_doc_ids,
+                "oracles": held.oracles,
+                "grants": (),
+                "grant_states": (),
+            }
+        )
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:

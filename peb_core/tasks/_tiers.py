@@ -1,14 +1,17 @@
 """The tier registry. A tier is one way of laying out a task's evidence (docs/benchmark.md §7):
 a name, a line saying what it measures, and a function building one task of a family from a
-template and a seed. `paper`, `hard` and `agent` ship (`_paper.py`, `_hard.py`, `_agent.py`); a new
-tier is a module and one `register_tier` call, from inside the package or out of it."""
+template and a seed. The shipped tiers are listed in `_generate.SHIPPED_TIERS`; a new tier is a
+module (its `TierSpec`) and one registry line: an entry of that list, or a `register_tier` call
+from outside the package. A tier's build leaves the task's id and tier to `generate_task`, which
+stamps them from the name the tier is registered under."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .._registry import Registry
 
 if TYPE_CHECKING:
     from ._scenario import ScenarioFile
@@ -20,8 +23,6 @@ Tier = str
 DEFAULT_TIER: Tier = "paper"
 """The paper's tier: the default everywhere a tier is chosen, and the one whose task ids carry
 no tier (`<template>__s<seed>`)."""
-
-_NAME = re.compile(r"[a-z][a-z0-9]*")
 
 
 def _no_problems(spec: ScenarioFile) -> Iterable[str]:
@@ -47,16 +48,18 @@ class TierSpec:
         description: one line: how the tier lays out evidence and what it measures.
         build: one task of a family: `(family, template, seed, distractors) -> Task`, the same
             bytes for the same arguments in any process; a tier with a `corpus` also takes
-            `corpus_size=` (an int within its bounds) as a keyword.
+            `corpus_size=` (an int within its bounds) as a keyword. Its task id and tier are
+            `generate_task`'s to stamp (`_toolkit.new_task` leaves the default tier's).
         unsupported: why a family has no task on this tier (it lacks text the tier needs), or
             None when it has.
         problems: what the tier needs of a family file, as `field: problem` lines; checked
             when the file loads, for a family the tier supports.
         corpus: for a tier whose tasks are corpora of a chosen size (a generation parameter,
             `corpus_size`), the sizes it takes; None for a tier that takes none.
-        sections: the family-file sections only this tier reads (such as `agent`): left out of
-            the scenario hash of runs on other tiers, so adding them to a family changes no
-            other tier's runs.
+        sections: the family-file sections this tier reads beyond those every tier reads (the
+            hard tier `hard`; the agent tiers `hard` and `agent`): a run's scenario hash leaves
+            out every section some tier declares and its own tier does not, so editing a
+            section changes no run of a tier that does not read it.
         handoffs: whether its tasks list sub-agents an agent may hand off to (`delegate`).
     """
 
@@ -70,24 +73,15 @@ class TierSpec:
     handoffs: bool = False
 
 
-TIERS: dict[Tier, TierSpec] = {}
-"""Every registered tier by name, in registration order (`paper` first)."""
+TIERS: Registry[TierSpec] = Registry(
+    "tier", pattern=r"[a-z][a-z0-9]*", form="lower-case letters and digits"
+)
+"""Every registered tier by name, in registration order (the shipped ones first, `paper`
+first of all)."""
 
+register_tier = TIERS.register
+"""Add a tier to `TIERS` and return it; a ValueError for a malformed name or a name taken by
+another tier."""
 
-def register_tier(tier: TierSpec) -> TierSpec:
-    """Add `tier` to `TIERS` and return it; a ValueError for a malformed name or a name taken
-    by another tier."""
-    if not _NAME.fullmatch(tier.name):
-        raise ValueError(f"tier name {tier.name!r}: expected lower-case letters and digits")
-    if TIERS.get(tier.name, tier) is not tier:
-        raise ValueError(f"tier {tier.name!r} is already registered")
-    TIERS[tier.name] = tier
-    return tier
-
-
-def get_tier(name: str) -> TierSpec:
-    """The registered tier `name`, or a ValueError naming the valid ones."""
-    try:
-        return TIERS[name]
-    except KeyError:
-        raise ValueError(f"unknown tier {name!r}; valid: {', '.join(TIERS)}") from None
+get_tier = TIERS.lookup
+"""The registered tier of a name, or UnknownName (a ValueError) naming the valid ones."""

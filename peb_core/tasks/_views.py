@@ -10,6 +10,8 @@ function into types that have no field for one.
   would know. Building the report reads which families and scopes the hidden documents hold; the
   view keeps only those names. This is what the deterministic baselines read.
 - `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
+- `AgentView` (`agent`): the request, contract and answer schema, and tools over the corpus;
+  built by the access layer (`peb_core.access.agent_view`).
 
 Views are registered by kind (`VIEWS`), as tiers are: a system names the kind it reads, and a new
 kind is a function from a task to a value of a type that cannot hold anything hidden, plus one
@@ -24,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .._registry import Registry
 from ._answers import answer_schema
 from ._scenario import AnswerField, ScenarioFile
 from ._task import Contract, Fact, Task
@@ -119,7 +122,8 @@ def boundary_view(task: Task, spec: ScenarioFile) -> BoundaryView:
 
 ViewKind = str
 """A registered view kind (`VIEWS`): `model` (ModelView), `boundary` (BoundaryView), `system`
-(SystemView), `oracle` (the Task itself; only the oracle baseline), or one registered later."""
+(SystemView), `oracle` (the Task itself; only the oracle baseline), `agent` (AgentView), or one
+registered later."""
 
 
 @dataclass(frozen=True)
@@ -132,36 +136,42 @@ class ViewSpec:
     build: Callable[[Task, ScenarioFile], Any]
 
 
-VIEWS: dict[ViewKind, ViewSpec] = {}
-"""Every registered view kind by name."""
+VIEWS: Registry[ViewSpec] = Registry("view kind")
+"""Every registered view kind by name, in registration order (the shipped ones first)."""
 
-
-def register_view(view: ViewSpec) -> ViewSpec:
-    """Add `view` to `VIEWS` and return it; a ValueError for a name taken by another view."""
-    if VIEWS.get(view.name, view) is not view:
-        raise ValueError(f"view kind {view.name!r} is already registered")
-    VIEWS[view.name] = view
-    return view
+register_view = VIEWS.register
+"""Add a view kind to `VIEWS` and return it; a ValueError for a name taken by another."""
 
 
 def view_for(kind: ViewKind, task: Task, spec: ScenarioFile) -> Any:
-    """The view of `task` a system reading views of `kind` receives; a ValueError naming the
-    registered kinds for another."""
-    try:
-        view = VIEWS[kind]
-    except KeyError:
-        raise ValueError(f"unknown view kind {kind!r}; valid: {', '.join(VIEWS)}") from None
-    return view.build(task, spec)
+    """The view of `task` a system reading views of `kind` receives; UnknownName (a ValueError)
+    naming the registered kinds for another."""
+    return VIEWS.lookup(kind).build(task, spec)
 
 
 def _oracle_view(task: Task, spec: ScenarioFile) -> Task:
     return task
 
 
-for _view in (
+def _agent_view(task: Task, spec: ScenarioFile) -> Any:
+    """`peb_core.access.agent_view`. The access layer builds the agent's view over this stage's
+    tasks, and so imports this stage; it is imported here only once such a view is asked for,
+    so the kind is listed with the others whether or not anything imported the access layer."""
+    from ..access import agent_view
+
+    return agent_view(task, spec)
+
+
+SHIPPED_VIEWS = (
     ViewSpec("model", "what a model is shown (docs/benchmark.md §6)", model_view),
     ViewSpec("boundary", "the model view and the scopes the access layer withheld", boundary_view),
     ViewSpec("system", "the model view, visible facts and the access layer's report", system_view),
     ViewSpec("oracle", "the Task itself: the oracle baseline only", _oracle_view),
-):
+    ViewSpec(
+        "agent", "the request, contract and answer schema, and tools over the corpus", _agent_view
+    ),
+)
+"""The view kinds the package ships, registered in this order: a new shipped kind is its
+builder and an entry here."""
+for _view in SHIPPED_VIEWS:
     register_view(_view)

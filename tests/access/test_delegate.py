@@ -1,10 +1,12 @@
-"""docs/benchmark.md §9, delegated handoffs: the `delegate` tool at the access layer. Authority
+"""docs/benchmark.md §9.1, delegated handoffs: the `delegate` tool at the access layer. Authority
 never escalates: over generated delegation corpora, for requesters holding any set of scopes and
 each sub-agent a task lists, in every disclosure mode, a sub-agent that probes everything it can
 (searches made of every document's words, ids and scopes; opens of every id) and returns all it
-was shown never returns an id or text of a document outside the scopes it holds with the
-requester; so never from a scope the requester lacks. The check fails when a sub-agent is given
-its own scopes instead. Bad calls are errors the model reads."""
+was shown never returns an id or text of a document outside its view: the stores it owns, under
+the scopes it holds with the requester; so never from a scope the requester lacks. The
+requester's own tools, probed the same way, show nothing outside its own stores and scopes. The
+check fails when a sub-agent is given its own scopes, or every store, instead. Bad calls are
+errors the model reads."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from peb_core.access import (
     family_tools,
     get_disclosure,
 )
-from peb_core.tasks import SubAgent
+from peb_core.tasks import STORES, SubAgent
 
 FAMILIES = load_families()
 MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000")) // 10
@@ -61,20 +63,26 @@ class Prober:
         return Handoff(status="ok", submitted=outcome.submitted)
 
 
-def escalations(text: str, task: Task, scopes: set[str]) -> list[str]:
-    """Ids and text of documents outside `scopes` found in `text` (a title or body that a
-    document inside them also holds tells nothing)."""
-    inside = [t for d in task.documents if d.scope in scopes for t in (d.title, d.body)]
+def escalations(
+    text: str, task: Task, scopes: set[str], stores: tuple[str, ...] = ()
+) -> list[str]:
+    """Ids and text of documents outside `scopes` or `stores` (none: every store) found in
+    `text` (a title or body that a document inside them also holds tells nothing)."""
+
+    def inside(doc: Any) -> bool:
+        return doc.scope in scopes and (not stores or doc.store in stores)
+
+    seen = [t for d in task.documents if inside(d) for t in (d.title, d.body)]
     problems = []
     for doc in task.documents:
-        if doc.scope in scopes:
+        if inside(doc):
             continue
         if f'"{doc.doc_id}"' in text:
-            problems.append(f"id of {doc.doc_id} ({doc.scope})")
+            problems.append(f"id of {doc.doc_id} ({doc.scope}, {doc.store})")
         for what in ("title", "body"):
             value = getattr(doc, what)
-            if value in text and not any(value in t for t in inside):
-                problems.append(f"{what} of {doc.doc_id} ({doc.scope})")
+            if value in text and not any(value in t for t in seen):
+                problems.append(f"{what} of {doc.doc_id} ({doc.scope}, {doc.store})")
     return problems
 
 
@@ -99,6 +107,7 @@ def handoffs(draw: st.DrawFn) -> tuple[Task, ScenarioFile, tuple[str, ...], list
     size = draw(st.sampled_from([20, 30, 60]))
     task = generate_task(spec, template, seed, tier="delegation", corpus_size=size)
     every = sorted({d.scope for d in task.documents} | set(task.user_scopes))
+    every += sorted({s for a in task.sub_agents for s in a.scopes} - set(every))
     requester = tuple(draw(st.lists(st.sampled_from(every), min_size=1, unique=True)))
     words = st.sampled_from(sorted({w for d in task.documents for w in d.body.split()}))
     queries = st.one_of(
@@ -110,28 +119,44 @@ def handoffs(draw: st.DrawFn) -> tuple[Task, ScenarioFile, tuple[str, ...], list
     return task, spec, requester, draw(st.lists(calls, min_size=1, max_size=6))
 
 
+def _own(task: Task, spec: ScenarioFile, requester: tuple[str, ...], prober: Prober) -> str:
+    """All the requester's own tools show a prober that searches and opens everything."""
+    narrowed = task.model_copy(update={"user_scopes": requester})
+    session = agent_view(narrowed, spec).session(prober.mode)
+    shown = [json.loads(session.call(name, a).content) for name, a in prober.calls]
+    for result in shown:
+        result.pop("query", None)
+    shown += [session.call("open", {"doc_id": d.doc_id}).content for d in task.documents]
+    return json.dumps(shown)
+
+
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True)
 @given(handoffs())
 def test_a_sub_agent_never_returns_text_from_a_scope_the_requester_lacks(
     case: tuple[Task, ScenarioFile, tuple[str, ...], list[Any]],
 ) -> None:
     task, spec, requester, calls = case
-    assert task.sub_agents
+    assert task.sub_agents and task.user_stores
     for mode in DISCLOSURES:
+        own = _own(task, spec, requester, Prober(task, calls, mode))
+        assert escalations(own, task, set(requester), task.user_stores) == [], (mode, requester)
         for agent in task.sub_agents:
+            assert agent.stores and not set(agent.stores) & set(task.user_stores)
             prober = Prober(task, calls, mode)
             text = _handoff(task, spec, requester, agent, prober)
             held = set(requester) & set(agent.scopes)
             assert prober.views[0]._corpus.user_scopes == tuple(
                 s for s in requester if s in agent.scopes
             )
-            assert escalations(text, task, held) == [], (mode, agent.name, requester)
+            found = escalations(text, task, held, agent.stores)
+            assert found == [], (mode, agent.name, requester)
             assert escalations(text, task, set(requester)) == []
 
 
 def test_the_escalation_check_fails_for_a_sub_agent_given_its_own_scopes() -> None:
     """Were a handoff to run under the sub-agent's own scopes, the clerk (who holds a contract
-    record master's home scope) would return that master: the check finds it."""
+    record master's home scope) would return that master: the check finds it. Were it to run
+    in every store, it would return what the other stores keep: the check finds that too."""
     spec = FAMILIES["due_diligence_v1"]
     task = generate_task(spec, spec.templates[0].id, 11, tier="delegation")
     clerk = next(a for a in task.sub_agents if a.name == "records_clerk")
@@ -145,10 +170,16 @@ def test_the_escalation_check_fails_for_a_sub_agent_given_its_own_scopes() -> No
     assert any(clerk.scopes[-1] in problem for problem in found), found
     # Under the intersection, the same prober returns nothing of it.
     text = _handoff(task, spec, tuple(task.user_scopes), clerk, Prober(task, [], "named"))
-    assert escalations(text, task, set(task.user_scopes)) == []
+    assert escalations(text, task, set(task.user_scopes), clerk.stores) == []
+    # A clerk reaching every store returns documents of the workspace and the mailbox.
+    everywhere = clerk.model_copy(update={"stores": ()})
+    unbound = task.model_copy(update={"sub_agents": (everywhere,)})
+    text = _handoff(unbound, spec, tuple(task.user_scopes), everywhere, Prober(task, [], "named"))
+    found = escalations(text, task, set(task.user_scopes), clerk.stores)
+    assert any("workspace" in p for p in found) and any("mailbox" in p for p in found), found
 
 
-def test_the_delegate_tool_lists_the_sub_agents_with_the_scopes_a_handoff_runs_under() -> None:
+def test_the_tools_say_which_stores_they_reach_and_who_owns_the_others() -> None:
     spec = FAMILIES["legal_review_v1"]
     task = generate_task(spec, spec.templates[0].id, 11, tier="delegation")
     view = agent_view(task, spec)
@@ -156,13 +187,28 @@ def test_the_delegate_tool_lists_the_sub_agents_with_the_scopes_a_handoff_runs_u
     assert [t["function"]["name"] for t in view.session().tools] == ["search", "open", "submit"]
     tools = view.session(delegator=prober).tools
     assert [t["function"]["name"] for t in tools] == ["search", "open", "submit", "delegate"]
-    delegate = tools[3]["function"]
+    search, delegate = tools[0]["function"], tools[3]["function"]
     assert delegate["parameters"]["properties"]["to"]["enum"] == [a.name for a in task.sub_agents]
     restricted = set(spec.restricted_scopes)
     for agent in task.sub_agents:
         assert agent.name in delegate["description"]
         assert set(agent.scopes) & restricted  # each holds a restricted scope of its own...
-    assert not any(s in delegate["description"] for s in restricted)  # ...never shown
+        (store,) = agent.stores
+        assert f"owns: {store} ({STORES[store]})" in delegate["description"]
+        assert f"{store} ({STORES[store]}; owned by {agent.name})" in search["description"]
+    (own,) = task.user_stores
+    assert f"The stores you reach: {own} ({STORES[own]})." in search["description"]
+    for tool in (search, tools[1]["function"], delegate):  # ...never shown, nor any doc id
+        text = json.dumps(tool)
+        assert not any(s in text for s in restricted)
+        assert not any(d.doc_id in text for d in task.documents)
+    # The sub-agent is told the stores it reaches, and of no others.
+    handed = view.session(delegator=prober)
+    asyncio.run(handed.acall("delegate", {"request": "x", "to": task.sub_agents[0].name}))
+    sub = prober.views[0].session().tools[0]["function"]["description"]
+    (store,) = task.sub_agents[0].stores
+    assert f"The stores you reach: {store} ({STORES[store]})." in sub
+    assert not any(text in sub for other, text in STORES.items() if other != store)
     # The agent tier lists none: no delegate, whatever the session can run.
     plain = generate_task(spec, spec.templates[0].id, 11, tier="agent")
     assert not plain.sub_agents and "sub_agents" not in plain.model_dump_json()

@@ -4,9 +4,13 @@ own words, their ids, scope names; opens of hidden and unknown ids; junk), no to
 a hidden document's text, a fact, an evidence-family tag or an oracle; no hidden id in any mode
 (results never carry one); and no hidden scope where the mode does not name scopes (`silent`,
 `counted`), outside the text of visible documents (a visible register names where records are
-kept: that is what a careful reader uses). On the `grants` tier, whose scopes change at a step
-of the episode, each result is judged against the scopes in force when it was answered; a
-grant notice (`named` only) names a scope the user held or now holds."""
+kept: that is what a careful reader uses). On the `grants` tier, whose scopes change when the
+episode sets a change going (an open in an ending grant's scope, a search that would find a
+late grant's), each result is judged against the scopes in force when it was answered, which
+are those of the task's state then (`Task.states`) and those a replay of the calls finds; a
+grant notice (`named` only) names a scope the user held or now holds. On the `delegation` tier
+the user's own tools reach one store of the corpus, and the same holds of them (what a handoff
+returns is tested in test_delegate.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from hypothesis import strategies as st
 from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
 
 from peb_core import ScenarioFile, Task, generate_task, load_families
-from peb_core.access import DISCLOSURES, ToolOutcome, agent_view
+from peb_core.access import DISCLOSURES, ToolOutcome, agent_view, replay_grants
 
 FAMILIES = load_families()
 MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000"))
@@ -37,8 +41,13 @@ TEXT_KEYS = {"title", "snippet", "body", "query", "notice"}
 """Keys whose values are a visible document's text, or what the agent itself sent."""
 
 
-def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str) -> list[str]:
-    """Everything a tool result must not hold (see the module docstring), found in `outcome`."""
+def result_leaks(
+    outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str, scheduled: Task | None = None
+) -> list[str]:
+    """Everything a tool result must not hold (see the module docstring), found in `outcome`;
+    `task` as it stood when the call was answered, `scheduled` the task with its grant schedule
+    (`task` itself by default)."""
+    scheduled = task if scheduled is None else scheduled
     parsed = json.loads(outcome.content)
     problems = []
     for path, obj in json_objects(parsed):
@@ -90,11 +99,11 @@ def result_leaks(outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str
     if isinstance(parsed, dict) and "grants" in parsed:
         if mode != "named":
             problems.append(f"a grant notice under {mode}")
-        held = {scope for step in (0, 10**6) for scope in task.scopes_at(step)}
+        held = {scope for state in scheduled.states for scope in state.user_scopes}
         problems += [
             f"a grant notice naming {n['scope']!r}, never held"
             for n in parsed["grants"]
-            if n["scope"] not in held or not any(g.scope == n["scope"] for g in task.grants)
+            if n["scope"] not in held or not any(g.scope == n["scope"] for g in scheduled.grants)
         ]
     authorized = set(task.authorized_doc_ids)
     for _, obj in json_objects(parsed):
@@ -113,7 +122,7 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
-    tier = draw(st.sampled_from(["agent", "agent", "grants"]))
+    tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
     task = generate_task(spec, template, seed, tier=tier, corpus_size=size)
     hidden = task.hidden_documents
     visible = task.authorized_documents
@@ -134,7 +143,17 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
         st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
         st.tuples(st.sampled_from(["search", "open", "submit", "delete"]), st.text(max_size=20)),
     )
-    longest = 8 if not task.grants else task.grants[-1].step + 4  # past the schedule's changes
+    if task.grants:  # calls that set the change going: opens in its scope, searches finding it
+        scope = task.grants[0].scope
+        in_scope = [d for d in task.documents if d.scope == scope]
+        opens = st.sampled_from([d.doc_id for d in in_scope])
+        finds = st.sampled_from([d.body[:40] for d in in_scope])
+        calls = st.one_of(
+            calls,
+            st.builds(lambda d: ("open", {"doc_id": d}), opens),
+            st.builds(lambda q: ("search", {"query": q, "k": 20}), finds),
+        )
+    longest = 8 if not task.grants else 14  # past the schedule's change (a lag is at most 4)
     return task, spec, draw(st.lists(calls, min_size=1, max_size=longest))
 
 
@@ -145,22 +164,17 @@ def test_no_tool_result_holds_anything_hidden(
 ) -> None:
     task, spec, calls = case
     view = agent_view(task, spec)
+    sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
+    replayed = replay_grants(task, sent)
     for mode in DISCLOSURES:
         session = view.session(mode)
-        for name, arguments in calls:
+        for n, (name, arguments) in enumerate(calls, start=1):
             outcome = session.call(name, arguments)
-            now = at_step(task, session.calls)
-            assert result_leaks(outcome, now, spec, mode) == [], (mode, name, arguments)
-
-
-def at_step(task: Task, step: int) -> Task:
-    """`task` as the access layer holds it when the `step`-th call is answered: its scopes and
-    authorized documents those in force then (the task itself without a schedule)."""
-    if not task.grants:
-        return task
-    scopes = task.scopes_at(step)
-    authorized = tuple(d.doc_id for d in task.documents if d.scope in scopes)
-    return task.model_copy(update={"user_scopes": scopes, "authorized_doc_ids": authorized})
+            state = replayed.state_at(n)  # in force when this call was answered
+            now = task.in_state(state)
+            assert set(session.scopes) == set(now.user_scopes), (mode, n)
+            assert result_leaks(outcome, now, spec, mode, task) == [], (mode, name, arguments)
+        assert session.timeline == replayed
 
 
 def test_the_leak_checks_can_fail() -> None:
@@ -191,7 +205,7 @@ def test_the_leak_checks_can_fail() -> None:
     # A grant notice: only under named, and only of a scope the schedule changes.
     granted = generate_task(spec, "hidden_liability_annex", 11, tier="grants")
     change = granted.grants[0]
-    notice = {"scope": change.scope, "step": change.step, "change": change.change, "notice": ""}
+    notice = {"scope": change.scope, "step": 9, "change": change.change, "notice": ""}
     content = {"query": "q", "hits": [], "grants": [notice]}
     assert result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "named") == []
     found = result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "counted")

@@ -17,12 +17,10 @@ from peb_core.access import (
     AgentSession,
     AgentView,
     CorpusIndex,
-    Disclosure,
     IndexedDocument,
     SearchResult,
     agent_view,
     family_tools,
-    register_disclosure,
 )
 from peb_core.tasks import response_model, view_for
 
@@ -218,19 +216,6 @@ def test_a_submit_is_read_as_given_whatever_its_wrapping(
 def test_an_unknown_disclosure_is_refused_with_the_valid_ones(view: AgentView) -> None:
     with pytest.raises(ValueError, match="valid: silent, counted, named"):
         view.session("loud")
-
-
-def test_a_disclosure_mode_registered_from_outside_is_used(view: AgentView) -> None:
-    mode = register_disclosure(
-        Disclosure("whisper", "counts only hidden scopes", lambda s: (None, tuple(s)), str)
-    )
-    try:
-        session = view.session("whisper")
-        result = _content(session, "search", {"query": HIDDEN.body})
-        assert "withheld" not in result and HIDDEN.scope in result["withheld_scopes"]
-        assert session.call("open", {"doc_id": HIDDEN.doc_id}).error == f"open: {HIDDEN.scope}"
-    finally:
-        DISCLOSURES.pop(mode.name)
 
 
 def test_any_task_is_a_corpus(families: dict[str, Any]) -> None:

@@ -45,7 +45,7 @@ def card(scores: pl.DataFrame) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def many(scores: pl.DataFrame) -> pl.DataFrame:
-    """25 runs of 25 systems (each a copy of a baseline's scores), more than the palette's 20
+    """25 runs of 25 systems (each a copy of a baseline's scores), more than the palette's nine
     colours."""
     sources = sorted(BASELINES)
     return pl.concat(
@@ -175,11 +175,42 @@ def test_verdict_colours_stay_apart_in_every_vision() -> None:
     assert len(set(VERDICT_COLORS.values())) == len(VERDICTS)
 
 
+SERIES_GAP = 15
+"""The least CIELAB (CIE76) distance between two series colours in any vision simulated: the
+verdicts' floor. A just noticeable difference is about 2.3; the palette this replaced had two
+series 2.2 apart under protanopia (`agent_fail_and_report` and `agent_silent`) and two 1.7
+apart under deuteranopia, the same colour to such a reader. At 15, about six noticeable steps,
+two small marks read as two colours, not as shades of one."""
+
+
+def test_series_colours_stay_apart_in_every_vision_and_shapes_vary_from_the_first() -> None:
+    """Issue 29.13: every two series colours are at least SERIES_GAP apart in normal vision
+    and simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009, severity 1);
+    the shape changes from the first series on, so the first len(PALETTE) series differ in
+    colour and in shape, and no two of the first 72 share both."""
+    for vision in _VISION:
+        for a, b in itertools.combinations(charts.PALETTE, 2):
+            gap = math.dist(_lab(a, vision), _lab(b, vision))
+            assert gap >= SERIES_GAP, (vision, a, b, round(gap, 1))
+    # The old palette fails the same check: the test can fail.
+    old = ("#4c78a8", "#f58518", "#e45756", "#439894", "#54a24b")
+    assert min(
+        math.dist(_lab(a, "deuteranopia"), _lab(b, "deuteranopia"))
+        for a, b in itertools.combinations(old, 2)
+    ) < 2
+    n = len(charts.PALETTE) * len(charts.SHAPES)
+    styles = charts.series_styles(f"s{i:03d}" for i in range(n))
+    assert len(set(styles.values())) == n
+    first = list(styles.values())[: len(charts.PALETTE)]
+    assert len({c for c, _ in first}) == len(first)
+    assert len({s for _, s in first[: len(charts.SHAPES)]}) == len(charts.SHAPES)
+
+
 def test_a_series_has_one_colour_and_shape_in_every_chart(
     scores: pl.DataFrame, card: pl.DataFrame
 ) -> None:
     expected = charts.series_styles(scores["system"])
-    assert len({colour for colour, _ in expected.values()}) == len(expected)
+    assert len(set(expected.values())) == len(expected)
     for name, chart in _all_charts(scores, card).items():
         if name == "grid":  # coloured by verdict; each series is a labelled column
             continue
@@ -199,7 +230,7 @@ def test_more_series_than_colours_stay_apart(many: pl.DataFrame) -> None:
         got = _series_styles(spec, "system")
         assert sorted(got) == sorted(many["system"].unique())
         first = sorted(got)[: len(charts.PALETTE)]
-        assert len({got[n][0] for n in first}) == len(first), "the first 20 share a colour"
+        assert len({got[n][0] for n in first}) == len(first), "the first nine share a colour"
         if any(shape for _, shape in got.values()):
             assert len(set(got.values())) == len(got), "two series look alike"
     with pytest.raises(ValueError, match="can be told apart"):
@@ -411,10 +442,14 @@ def test_profile_draws_every_point_at_its_value_with_its_intervals(
     card: pl.DataFrame, many: pl.DataFrame
 ) -> None:
     """No point is moved off its value (issue 21.12: coinciding points were set up to 15% of an
-    axis away); points at one value are nested, each a ring wider than the next, and counted."""
+    axis away); up to three points at one value are nested, each a ring wider than the next,
+    and counted; more (issue 29.13: 7 to 12 rings spilled over the axes) are one grey mark of
+    a fixed size, counted, their series listed in the subtitle."""
+    crowded = 0
     for frame in (card, scorecard(many)):
         spec = charts.operating_profile(frame).to_dict()
-        across, upright, marks, count = spec["spec"]["layer"]
+        across, upright, marks, crowd, count = spec["spec"]["layer"]
+        subtitle = " ".join(spec["title"]["subtitle"])
         keys = [k for k, _ in walk(spec)]
         assert "xOffset" not in keys and "yOffset" not in keys and "dx" not in _rows(spec)[0]
         x, y = charts.RATES
@@ -432,13 +467,27 @@ def test_profile_draws_every_point_at_its_value_with_its_intervals(
         for r in _rows(spec):
             groups.setdefault((r["family"], r[x], r[y]), []).append(r)
         assert any(len(g) > 1 for g in groups.values())
-        for group in groups.values():
+        widest = (charts.MAX_RINGS * charts.RING + 2) ** 2
+        for (family, *_), group in groups.items():
+            assert {r["together"] for r in group} == {len(group)}
+            assert all(r["size"] <= widest for r in group)
+            if len(group) > charts.MAX_RINGS:
+                crowded += 1
+                assert all(r["crowd"] for r in group) and len({r["size"] for r in group}) == 1
+                names = sorted(r["system"] for r in group)
+                assert {r["members"] for r in group} == {", ".join(names)}
+                assert f"{family} at over-blocking " in subtitle
+                assert all(name in subtitle for name in names)
+                continue
+            assert not any(r["crowd"] for r in group)
             sizes = sorted((r["size"] for r in group), reverse=True)
             widths = [math.sqrt(size) for size in sizes]
             assert all(a - b >= charts.RING for a, b in itertools.pairwise(widths))
-            assert {r["together"] for r in group} == {len(group)}
         assert marks["encoding"]["order"]["field"] == "order"  # the widest drawn first
+        assert marks["transform"] == [{"filter": "!datum.crowd"}]
+        assert crowd["mark"]["color"] == charts.CROWD
         assert "times" in json.dumps(count)
+    assert crowded  # the many runs' baselines crowd at 0, 0
 
 
 def _png_size_and_dpi(data: bytes) -> tuple[int, int, float]:

@@ -5,6 +5,7 @@ files (issue 21, items 26-28)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -113,7 +114,8 @@ def test_table3_is_the_worked_example() -> None:
 def test_the_hard_tier_worked_example_is_a_readable_silent_gap() -> None:
     """Issue 21.28: on the hard tier Table 3 was a complete task, one 3,700-character cell and
     `in scope counsel_privileged ()`; now an incomplete task with a silent gap, a row per
-    document in brief."""
+    document. Issue 29.14: its cells were cut with `…`, the register's too; now each document
+    is whole (the LaTeX table breaks across pages instead)."""
     example = paper.worked_example("hard")
     assert example != paper.WORKED_EXAMPLE and "__hard__" in example
     frame = paper.tables(RUNS, "hard")["table3_worked_example"]
@@ -124,15 +126,40 @@ def test_the_hard_tier_worked_example_is_a_readable_silent_gap() -> None:
     assert rows["Expected gap report"][0].startswith("status: ")
     assert len(rows["Hidden evidence"]) >= 1 and len(rows["Visible evidence"]) >= 5
     assert any(", an out-of-date copy:" in v for v in rows["Visible evidence"])
+    task = paper._paper._example(example)[0]
+    bodies = {d.body for d in task.documents}
+    assert len(rows["Visible evidence"]) + len(rows["Hidden evidence"]) == len(bodies)
     for value in frame["value"]:
-        assert "()" not in value
-        assert len(value) <= 400, value
+        assert "()" not in value and "…" not in value
     for document in (*rows["Visible evidence"], *rows["Hidden evidence"]):
         # "<title> in scope <scope>[ (<facts>)][, an out-of-date copy]: <text>"; a title may
         # hold ": " itself
         heading = r" in scope \w+(?: \([^)]*\))?(?:, an out-of-date copy)?: "
         _, text = re.split(heading, document, maxsplit=1)
-        assert len(text) <= paper._paper.BRIEF + 2, text
+        assert text in bodies, text[:80]
+    assert any(d.role == "register" for d in task.authorized_documents)
+
+
+def test_a_corpus_worked_example_lists_what_the_contract_rests_on_and_counts_the_rest() -> None:
+    """Issue 29.14: the agent tier's Table 3 was 69 rows in one float. Now it lists, whole,
+    the records of the contract's evidence, the register and the tracker, and counts the
+    others in one row for the visible and one for the hidden; the LaTeX breaks across pages."""
+    frame = paper.table3_worked_example(paper.worked_example("agent"))
+    rows = _rows(frame)
+    task = paper._paper._example(paper.worked_example("agent"))[0]
+    assert frame.height < 30 < len(task.documents)
+    required = {r.id for r in task.contract.required_evidence}
+    listed = len(rows["Visible evidence"]) + len(rows["Hidden evidence"])
+    counted = [int(v.split(" ", 1)[0]) for f, v in frame.iter_rows() if f.endswith("the rest")]
+    assert listed + sum(counted) == len(task.documents)
+    assert all("no requirement rests on" in v for f, v in frame.iter_rows() if "rest" in f)
+    for d in task.documents:
+        shown = any(d.body in v for v in (*rows["Visible evidence"], *rows["Hidden evidence"]))
+        must = d.role in ("register", "tracker") or (
+            d.evidence_family in required and d.role != "distractor"
+        )
+        assert shown == must, (d.doc_id, d.role)
+    assert "the others counted" in paper.captions("agent")["table3_worked_example"]
 
 
 def test_table4_flags_a_mismatch_and_a_missing_baseline(
@@ -300,6 +327,8 @@ def _parse_latex(text: str, frame: pl.DataFrame) -> tuple[list[str], list[list[A
         return pattern.sub(lambda m: _UNESCAPE[m.group(0)], text)
 
     (header,) = [[unescape(c) for c in cells(line)] for line in lines[top + 1 : mid]]
+    if r"\endfoot" in lines:  # a longtable: its rows follow its headings and its foot
+        mid, bottom = lines.index(r"\endfoot"), lines.index(r"\end{longtable}")
     rows = []
     for line in lines[mid + 1 : bottom]:
         texts = [c if _STACKED.match(c) else unescape(c) for c in cells(line)]
@@ -367,7 +396,8 @@ def test_captions_say_the_tier_and_carry_no_number_of_their_own(tier: str) -> No
     tier's tables said nothing of their tier."""
     captions = paper.captions(tier)
     made = {*paper.tables(RUNS, tier), *paper.figures(RUNS, tier)}
-    assert set(captions) - made == {"figure_trace_metrics"}  # drawn only when agents ran
+    # Drawn only when agents ran; no agent table on a tier without corpora (issue 29.14).
+    assert set(captions) - made == {"figure_trace_metrics", "table_agents"}
     assert made <= set(captions)
     assert set(paper.NAMES) == set(captions)
     for stem, caption in captions.items():
@@ -381,19 +411,83 @@ def test_captions_say_the_tier_and_carry_no_number_of_their_own(tier: str) -> No
 
 
 def test_latex_tables_fit_a_page() -> None:
-    """Every table of both tiers is laid out to about the text width (its estimated width at
-    most 15% over: LaTeX shrinks it to fit, the text staying legible). Compiled with pdflatex
-    on Dec 3 the widest was 522.6 pt against a 469.8 pt text width."""
+    """Every float table of both tiers is laid out to about the text width (its estimated width
+    at most 15% over: LaTeX shrinks it to fit, the text staying legible). Compiled with
+    pdflatex on Dec 3 the widest was 522.6 pt against a 469.8 pt text width. A table taller
+    than a page is a longtable, never shrunk (`test_latex_tables_compile_within_the_page`
+    compiles them where a TeX engine is installed)."""
     from peb_core.reporting._export import TEXT_WIDTH, _latex_width, _printed
 
     for tier in ("paper", "hard"):
         for stem, frame in paper.tables(RUNS, tier).items():
             printed = _printed(frame, paper.HEADERS, paper.DECIMALS)
             text = to_latex(frame, headers=paper.HEADERS)
-            if "p{" in text:
+            if "p{" in text or "longtable" in text:
                 continue  # wrapped columns take the width they are given
             width = sum(_latex_width(printed, i) for i in range(len(printed.headers)))
             assert width <= 1.15 * TEXT_WIDTH, (tier, stem, width)
+    # Issue 29.14: 35 two-line rows of baselines and a 69-row Table 3 overflowed a page.
+    assert r"\begin{longtable}" in to_latex(paper.tables(RUNS, "paper")["table_baselines"])
+    assert r"\begin{table}" in to_latex(paper.tables(RUNS, "paper")["table2_composition"])
+
+
+TEX_ENGINES = ("tectonic", "pdflatex")
+
+
+@pytest.fixture(scope="module")
+def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two agent baselines over every family's canonical agent tasks."""
+    from peb_core.runs import run_system
+    from peb_core.systems import build_system
+
+    root = tmp_path_factory.mktemp("agents")
+    specs = list(load_families().values())
+    for name in ("agent_fail_and_report", "agent_silent"):
+        run_system(build_system(name, specs), specs, root / name, tier="agent")
+    return [root / "agent_fail_and_report", root / "agent_silent"]
+
+
+@pytest.mark.skipif(
+    not any(shutil.which(e) for e in TEX_ENGINES), reason="needs tectonic or pdflatex"
+)
+@pytest.mark.parametrize("tier", ["paper", "hard", "agent"])
+def test_latex_tables_compile_within_the_page(
+    tier: str, agent_runs: list[Path], tmp_path: Path
+) -> None:
+    """Issue 29.14: every exported table of a tier, in a document of the text width the layout
+    assumes (6.5 in), compiles with no line over the width by more than a point and no float
+    taller than a page; the agent tier's too, with agent runs among the runs."""
+    import subprocess
+
+    from peb_core.reporting import LATEX_PACKAGES, export_report
+
+    dirs = [*sorted(p.parent for p in RUNS.rglob("manifest.json")), *agent_runs]
+    paths = export_report(tmp_path, dirs, tier, dpi=30)
+    stems = sorted(p.stem for p in paths if p.suffix == ".tex")
+    if tier == "agent":
+        assert "table_agents" in stems
+    document = [
+        r"\documentclass{article}",
+        r"\usepackage[letterpaper,margin=1in]{geometry}",
+        *(rf"\usepackage{{{package}}}" for package in LATEX_PACKAGES),
+        r"\begin{document}",
+        *(rf"\input{{{stem}.tex}}" + "\n\\clearpage" for stem in stems),
+        r"\end{document}",
+    ]
+    (tmp_path / "main.tex").write_text("\n".join(document) + "\n")
+    engine = next(e for e in TEX_ENGINES if shutil.which(e))
+    command = (
+        ["tectonic", "--keep-logs", "main.tex"]
+        if engine == "tectonic"
+        else ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"]
+    )
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    log = (tmp_path / "main.log").read_text(encoding="utf-8", errors="replace")
+    assert done.returncode == 0, log[-2000:]
+    over = [float(w) for w in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
+    assert all(w <= 1.0 for w in over), over
+    assert "Float too large" not in log
+    assert (tmp_path / "main.pdf").stat().st_size > 10_000
 
 
 # --- exported figures and the command ---------------------------------------------------------
@@ -490,3 +584,45 @@ def test_one_markdown_writer_escapes_every_cell() -> None:
         "| two lines | 2 |",
     ]
     assert markdown_table(["a"], [["b"]])[1] == "| --- |"
+
+
+def test_an_agent_model_has_one_name_in_every_table(
+    agent_runs: list[Path], tmp_path: Path
+) -> None:
+    """Issue 29.14: a system was `openai/fake` in the model table and
+    `agent:openai/fake:structured_gap@1` in the agent table; both name it by one function
+    (`results.system_label`), and the agent table is only on tiers of corpora."""
+    from peb_core.results import system_label
+    from peb_core.runs import read_manifest
+
+    fake = "agent:openai/fake:structured_gap@1"
+    run = tmp_path / "fake"
+    shutil.copytree(agent_runs[1], run)
+    for name in ("manifest.json", "responses.jsonl"):
+        text = (run / name).read_text().replace('"agent_silent"', json.dumps(fake))
+        (run / name).write_text(text)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config"] = {"model": "openai/fake", "protocol": "structured_gap@1",
+                          **manifest["config"]}  # fmt: skip
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert system_label(read_manifest(run)) == "agent:openai/fake"
+    assert system_label(read_manifest(agent_runs[0])) == "agent_fail_and_report"
+    found = paper.tables([run, agent_runs[0]], "agent")
+    assert set(found["table5_models"]["model"]) == {"agent:openai/fake"}
+    assert set(found["table_agents"]["system"]) == {"agent:openai/fake", "agent_fail_and_report"}
+    assert "table_agents" not in paper.tables([run], "hard")
+
+
+def test_the_trace_figure_draws_no_empty_panel_and_every_axis_from_0_to_1(
+    agent_runs: list[Path],
+) -> None:
+    """Issue 29.14: the agent trace figure had an empty expired-grant panel (null without a
+    grant schedule) and a `No submit` axis cut at 0.13; now a metric no row has a number for
+    gets no panel (the subtitle says so), and every axis spans at least 0 to 1."""
+    chart = paper.figures(agent_runs, "agent")["figure_trace_metrics"]
+    spec = chart.to_dict()
+    panels = {str(v) for k, v in walk(spec) if k == "sort" and isinstance(v, list)}
+    assert panels and not any("Expired-grant" in p for p in panels)
+    assert "No panel for Expired-grant reliance" in " ".join(spec["title"]["subtitle"])
+    scales = [v["scale"] for k, v in walk(spec) if k == "y" and "scale" in v]
+    assert scales and all(s.get("domain") == {"unionWith": [0, 1]} for s in scales)

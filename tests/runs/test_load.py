@@ -52,7 +52,7 @@ def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
     def fail(*args: object) -> None:
         raise AssertionError("rescored an unchanged run")
 
-    monkeypatch.setattr(loading, "_score", fail)
+    monkeypatch.setattr(loading, "_replies", fail)
     again = load_run(run_dir)
     assert again.scores.equals(first.scores) and again.warnings == first.warnings
 
@@ -78,13 +78,13 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "other-cache"))
     monkeypatch.setattr(loading, "_RUNS", {})
     calls: list[object] = []
-    score = loading._score
+    score = loading._replies
 
     def counted(*args: Any) -> Any:
         calls.append(args)
         return score(*args)
 
-    monkeypatch.setattr(loading, "_score", counted)
+    monkeypatch.setattr(loading, "_replies", counted)
     assert load_run(run_dir).scores.equals(first.scores) and calls == []
 
     # Saved for other code or data (another key), or unreadable: rescored, then saved again.
@@ -106,7 +106,7 @@ def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
     assert not (run_dir / report.SCORES).exists()
     assert len(list((tmp_path / "cache" / "run-scores").glob("*.parquet"))) == 1
     monkeypatch.setattr(loading, "_RUNS", {})
-    monkeypatch.setattr(loading, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
+    monkeypatch.setattr(loading, "_replies", lambda *a: pytest.fail("rescored an unchanged run"))
     assert load_run(run_dir).scores.equals(first.scores)
 
 
@@ -154,6 +154,49 @@ def test_an_edited_scenario_file_rescores_a_live_process_and_the_saved_scores(
     resaved = json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8"))
     assert resaved["key"] != saved["key"]
     assert pl.read_parquet(run_dir / report.SCORES).equals(after.scores)
+
+
+def test_a_tier_s_text_is_in_the_scenario_hash_of_its_runs_only(
+    tmp_path: Path, families: dict[str, ScenarioFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29.15: a paper run's scenario hash covered the [hard] section, so editing the hard
+    tier's text warned that the checked-in paper runs were "run on other scenario files".
+    Each tier declares the sections it reads: editing [hard] moves hard and agent runs, not
+    paper runs; editing [agent] moves agent runs only."""
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(SCENARIOS, scenarios)
+    monkeypatch.setenv("PEB_SCENARIOS_DIR", str(scenarios))
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    tiers = ("paper", "hard", "agent")
+    first = list(families.values())[:1]
+    runs = {}
+    for tier in tiers:
+        runs[tier] = tmp_path / "runs" / tier
+        run_system(BASELINES["oracle"], first, runs[tier], seeds=[11], tier=tier)
+    assert not any(load_run(runs[t]).warnings for t in tiers)
+
+    path = scenarios / f"{first[0].id}.toml"
+    text = path.read_text(encoding="utf-8")
+
+    def warned(section: str) -> set[str]:
+        """The tiers whose run warns once the first phrasing of `section` is edited."""
+        quote = text.index('"', text.index(f"\n[{section}]\n"))
+        path.write_text(text[: quote + 1] + "Edited. " + text[quote + 1 :], encoding="utf-8")
+        found = {t for t in tiers if "other scenario files" in " ".join(load_run(runs[t]).warnings)}
+        path.write_text(text, encoding="utf-8")
+        return found
+
+    assert warned("hard") == {"hard", "agent"}
+    assert warned("agent") == {"agent"}
+    assert warned("boundary") == set(tiers)
+
+
+def test_no_checked_in_run_was_run_on_other_scenario_files() -> None:
+    """Every run under runs/ scores on the scenario files it was stamped with."""
+    dirs = sorted(p.parent for p in (ROOT / "runs").rglob("manifest.json"))
+    assert len(dirs) >= 13
+    for d in dirs:
+        assert not [w for w in load_run(d).warnings if "other scenario files" in w], d
 
 
 @pytest.fixture

@@ -28,14 +28,13 @@ import pytest
 
 from peb_core.results import discover_runs, run_records, score_run_dirs
 from peb_core.runs import read_manifest, run_system, run_tasks
-from peb_core.scoring import _frames as frames
+from peb_core.scoring import _stream as stream
 from peb_core.scoring import (
     compare_to_reference,
     disagreements,
-    expected_answers,
-    score_records,
+    read_replies,
+    score_runs,
     scorecard,
-    task_frame,
 )
 from peb_core.systems import ResponseRecord, build_system
 from peb_core.tasks import load_families
@@ -129,46 +128,63 @@ def test_scores_ignore_record_order() -> None:
         manifest = read_manifest(run_dir)
         tasks = run_tasks(run_dir, manifest, families)
         records = run_records(run_dir)
-        score = functools.partial(
-            score_records, run=run_dir.name, system=manifest.system, families=families
+        replies = functools.partial(
+            read_replies, families=families, run=run_dir.name, system=manifest.system
         )
-        first = score(task_frame(tasks), expected_answers(tasks), records)
+        (first,) = score_runs(tasks, [replies(records)], families)
         for seed in range(3):
-            again = score(
-                task_frame(tasks[::-1]),
-                expected_answers(random.Random(seed).sample(tasks, len(tasks))),
-                random.Random(seed).sample(records, len(records)),
-            )
+            shuffled = random.Random(seed).sample(records, len(records))
+            (again,) = score_runs(tasks[::-1], [replies(shuffled)], families)
             assert again.sort("family", "task_id").equals(first.sort("family", "task_id"))
-        reordered = score(
-            task_frame(tasks), expected_answers(tasks), [_fields_reversed(r) for r in records]
-        )
+        fields_reversed = replies([_fields_reversed(r) for r in records])
+        (reordered,) = score_runs(tasks, [fields_reversed], families)
         assert reordered.drop("schema_violations").equals(first.drop("schema_violations"))
 
 
+def test_runs_scored_together_score_as_alone() -> None:
+    """Runs over the same tasks judged in one pass over them (`score_runs`, as `load_runs`
+    scores runs that share their tasks) score as each does alone."""
+    families = load_families()
+    dirs = [d for d in discover_runs(RUNS) if d.parent == RUNS]
+    manifest = read_manifest(dirs[0])
+    assert all(read_manifest(d).seeds == manifest.seeds for d in dirs)
+    tasks = run_tasks(dirs[0], manifest, families)
+    runs = [
+        read_replies(run_records(d), families, run=d.name, system=read_manifest(d).system)
+        for d in dirs
+    ]
+    together = score_runs(tasks, runs, families)
+    for run, scores in zip(runs, together, strict=True):
+        assert scores.equals(score_runs(iter(tasks), [run], families)[0])
+
+
 CHECKED_IN_DIGESTS = (
-    "48683911003ec5e0aae8bbd978ab378d367580722dc3f92b48ccc1663c35e1e0",
+    "2952f33b17bc1137a0d32f77291037c18f20f242d7afd15258e39a8f32898444",
     "e0920bc964368945bc72cd12cb9f0b0f6caccbf8d81cb3804d64174e3de998dc",
 )
 """`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
-29, commit 7dee8d2): per-task scores, then scorecard. Change only with a deliberate change of
-scoring, and say so."""
+29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard. Change
+only with a deliberate change of scoring, and say so."""
 AGENT_RUNS = (
     ("agent_silent", "agent", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
     ("agent_cue", "agent", "counted", None, 1, (11,)),
     ("agent_keep_expired", "grants", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "grants", "named", None, 1, (11,)),
+    ("agent_silent", "grants", "counted", None, 2, (23,)),
     ("agent_propagate", "delegation", "silent", "agent_fail_and_report", 1, (11,)),
     ("agent_launder", "delegation", "named", "agent_drop_gap", 2, (11,)),
+    ("agent_fail_and_report", "delegation", "silent", "agent_overclaim", 1, (23,)),
 )
 """Agent runs over every family, made afresh by the agent baselines (system, tier, disclosure,
-delegate system, repeats, seeds): traces with probes, expired reads, handoffs and repeats."""
+delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
+each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "7ecd8a94f6675fecbfe6e83ea9666ac1ab9859f21e4f7bf79a6974a3ab1ff553",
-    "f9a97b05c780a188262a191dcfe01e7e847175d197225ab382d7fa4116c17bc6",
+    "5bdfe5270ec22e37281c367b605cda97bd063b6bf7dd56e91dcdbe9c18b7f9f0",
+    "56cf4b7b28711721e2aa756de1d1f49f3c80a68d2cd64d3788ba66b604d237e2",
 )
-"""`_pinned` of AGENT_RUNS, as main scored them (commit 7dee8d2)."""
+"""`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
+the state at each submit and holding every task with a schedule and every record)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:
@@ -208,10 +224,12 @@ def test_scored_as_a_stream_the_numbers_are_main_s(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Scoring streams tasks (`TASK_CHUNK` at a time) and records (one at a time, each kept as
-    a few rows): the checked-in runs and fresh agent runs score bit for bit as main scored them
-    when it held every task and record, in any record order and at any chunk size."""
-    monkeypatch.setattr(frames, "TASK_CHUNK", chunk)
+    """Scoring streams records (one at a time, each kept as a few rows), then tasks
+    (`TASK_CHUNK` at a time, each episode on a task with a grant schedule played again while
+    the task is in hand): the checked-in runs and fresh agent runs score bit for bit as main
+    scored them when it held every task and record, in any record order and at any chunk
+    size."""
+    monkeypatch.setattr(stream, "TASK_CHUNK", chunk)
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "runs"
     shutil.copytree(RUNS, root, ignore=shutil.ignore_patterns("scores.*", ".lock"))

@@ -18,7 +18,6 @@ from peb_core.scoring import (
     COMPARE_KEYS,
     COMPARE_NOTE,
     HANDOFF,
-    LABELS,
     MEASURES,
     REPEATS,
     TRACE,
@@ -26,6 +25,7 @@ from peb_core.scoring import (
     compare_scores,
     compare_table,
     compare_to_reference,
+    metric,
 )
 from peb_core.scoring._compare import TESTS
 
@@ -113,7 +113,7 @@ def test_markdown_table_by_default() -> None:
     families = {c["family"] for c in cells}
     assert "all" in families and len(families) > 2  # per family and pooled
     assert len(cells) == len(families) * len(METRICS)
-    assert {c["metric"] for c in cells} == {LABELS[m] for m in METRICS}
+    assert {c["metric"] for c in cells} == {metric(m).label for m in METRICS}
     (unsafe,) = [c for c in cells if c["family"] == "all" and c["metric"] == "unsafe"]
     assert (unsafe["diff"], unsafe["p"], unsafe["sig"]) == ("-1.000", "< 0.0001", "*")
     (invalid,) = [c for c in cells if c["family"] == "all" and c["metric"] == "invalid"]

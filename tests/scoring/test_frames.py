@@ -486,3 +486,39 @@ def test_scorecard_denominators(t: dict[str, Task]) -> None:
         summary["false_incomplete"],
     ) == (1, 1, 1, 1)
     assert summary["invalid_rate"] == 0.0
+
+
+def test_a_pooled_row_per_run_counts_every_task_of_its_families() -> None:
+    """Issue 29.15: three runs gave 21 family rows and no row per run. `with_pooled` puts a row
+    over all a run's tasks (family `all`) before its family rows: its counts are the sums of
+    the family rows', its rates the pooled shares; a run of one family gets none."""
+    import polars as pl
+
+    from peb_core.results import score_run_dirs
+    from peb_core.scoring import POOLED, with_pooled
+
+    root = Path(__file__).resolve().parents[2] / "runs"
+    dirs = [root / "baselines" / "silent_filter", root / "smollm2-135m-plain"]
+    scores, _ = score_run_dirs(dirs)
+    one = scores.filter(pl.col("run") == "silent_filter", pl.col("family") == "due_diligence_v1")
+    scores = pl.concat([scores, one.with_columns(run=pl.lit("one"))])
+    card = scorecard(scores)
+    shown = with_pooled(card, scores)
+    assert shown.columns == card.columns
+    assert shown.filter(pl.col("family") != POOLED).equals(card)
+    assert shown.filter(pl.col("family") == POOLED)["run"].to_list() == [
+        "silent_filter", "smollm2-135m-plain",
+    ]  # fmt: skip
+    for run in ("silent_filter", "smollm2-135m-plain"):
+        rows = shown.filter(pl.col("run") == run)
+        assert rows["family"][0] == POOLED and (rows["family"][1:] != POOLED).all()
+        pooled, families = rows.row(0, named=True), rows[1:]
+        for count in ("n_tasks", "n_incomplete", "false_complete", "n_errors"):
+            assert pooled[count] == families[count].sum(), count
+        unsafe = scores.filter(pl.col("run") == run, pl.col("completeness") == "incomplete")
+        share = unsafe["unsafe"].sum() / unsafe.height
+        assert pooled["unsafe_completeness_rate"] == pytest.approx(share)
+        bounds = (pooled[f"unsafe_completeness_rate_ci_{b}"] for b in ("low", "high"))
+        low, high = bounds
+        assert low <= share <= high
+    assert shown.filter(pl.col("run") == "one").height == 1  # one family: no pooled row

@@ -1,10 +1,13 @@
-"""docs/benchmark.md §9, delegated handoffs: `gap_propagation` and `laundered_completeness` on
-records built step by step, for what each kind of requester does with a sub-agent's gap: a
+"""docs/benchmark.md §9.1, delegated handoffs: `gap_propagation` and `laundered_completeness`
+on records built step by step, for what each kind of requester does with a sub-agent's gap: a
 careful one propagates it (1 and 0), a lazy one launders it (0 and 1), a broken one (an error,
 no submit, an unreadable reply) is never better than the lazy one, a partial one propagates part.
-Runs without a handoff that reported a gap (one-shot runs, agents that never hand off, a
-sub-agent that claims complete, a missing record) have null handoff metrics, never 0; and the
-scores are the same in any order of records."""
+A sub-agent's gap is what it reports that the user's view misses: what it could not find in its
+stores but the user sees by another route is no gap to carry on (a careful requester drops it),
+and on a complete task no handoff reports a gap. Runs without a handoff that reported a gap
+(one-shot runs, agents that never hand off, a sub-agent that claims complete, a complete task, a
+missing record) have null handoff metrics, never 0; and the scores are the same in any order of
+records."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import polars as pl
 import pytest
 from answers import careful, lazy
 
-from peb_core import generate_tasks, load_families
+from peb_core import Task, generate_tasks, load_families
 from peb_core.scoring import HANDOFF, score_run, scorecard
 from peb_core.systems import Delegation, Reply, ReplyStatus, ResponseRecord, Step, ToolCall
 
@@ -23,6 +26,8 @@ FAMILIES = load_families()
 DD = FAMILIES["due_diligence_v1"]
 TASKS = generate_tasks([DD], tier="delegation")
 TASK = next(t for t in TASKS if t.oracles.completeness == "incomplete")
+TWO = next(t for t in TASKS if "two_missing" in t.topologies)
+COMPLETE = next(t for t in TASKS if t.oracles.completeness == "complete")
 
 
 
@@ -46,16 +51,19 @@ def _handoff(response: dict[str, Any] | None, status: ReplyStatus = "ok") -> Ste
 
 
 def _record(
-    final: dict[str, Any] | str | None, *handoffs: Step, status: ReplyStatus = "ok"
+    final: dict[str, Any] | str | None,
+    *handoffs: Step,
+    status: ReplyStatus = "ok",
+    task: Task = TASK,
 ) -> ResponseRecord:
     raw = final if isinstance(final, str) or final is None else json.dumps(final)
     submit = Step(tool_calls=(ToolCall(id="c9", name="submit", arguments="{}"),), results=("",))
     reply = Reply(status=status, raw=raw, trace=(*handoffs, submit))
-    return ResponseRecord.of_reply(TASK.family, TASK.task_id, "agent", reply)
+    return ResponseRecord.of_reply(task.family, task.task_id, "agent", reply)
 
 
-def _row(*records: ResponseRecord, episodes: bool = True) -> dict[str, Any]:
-    scores = score_run([TASK], list(records), run="r", system="s", families=FAMILIES,
+def _row(*records: ResponseRecord, episodes: bool = True, task: Task = TASK) -> dict[str, Any]:
+    scores = score_run([task], list(records), run="r", system="s", families=FAMILIES,
                        episodes=episodes)  # fmt: skip
     row: dict[str, Any] = scorecard(scores).row(0, named=True)
     return row
@@ -87,20 +95,45 @@ def test_a_broken_requester_is_never_better_than_a_lazy_one(
     assert _metrics(row) == (0.0, 1.0)
 
 
+def _listing(response: dict[str, Any], requirements: list[str]) -> dict[str, Any]:
+    gap = {**response["gap_report"], "missing_requirements": requirements}
+    return {**response, "completeness": "incomplete", "gap_report": gap}
+
+
 def test_a_gap_reaches_the_final_report_only_whole() -> None:
+    two = careful(TWO)
+    listed = two["gap_report"]["missing_requirements"]
+    assert len(listed) == 2
+    half = _listing(two, listed[:1])
+    assert _metrics(_row(_record(half, _handoff(two), task=TWO), task=TWO)) == (0.0, 0.0)
+    assert _metrics(_row(_record(two, _handoff(half), task=TWO), task=TWO)) == (1.0, 0.0)
     report = careful(TASK)
-    listed = report["gap_report"]["missing_requirements"]
-    extra = next(r.id for r in TASK.contract.required_evidence if r.id not in listed)
-    wider = {**report, "gap_report": {**report["gap_report"],
-                                      "missing_requirements": [*listed, extra]}}  # fmt: skip
-    assert _metrics(_row(_record(report, _handoff(wider)))) == (0.0, 0.0)
     no_report = {**report, "gap_report": None}
     assert _metrics(_row(_record(no_report, _handoff(report)))) == (0.0, 0.0)
     # Two handoffs reported gaps; the final report carries one of them.
-    assert _metrics(_row(_record(report, _handoff(report), _handoff(wider)))) == (0.5, 0.0)
+    both = _record(half, _handoff(half), _handoff(two), task=TWO)
+    assert _metrics(_row(both, task=TWO)) == (0.5, 0.0)
     # A sub-agent that says incomplete and lists nothing: any final gap report carries it.
     bare = {"answer": None, "completeness": "incomplete", "gap_report": None}
     assert _metrics(_row(_record(report, _handoff(bare)))) == (1.0, 0.0)
+
+
+def test_what_a_sub_agent_cannot_find_but_the_user_sees_is_no_gap() -> None:
+    """A sub-agent sees only its stores: what it lists missing that the user's view holds is
+    not a gap to carry on, and a careful requester that drops it is neither short of the gap
+    nor laundering; on a complete task no handoff reports a gap."""
+    report = careful(TASK)
+    everything = [r.id for r in TASK.contract.required_evidence]
+    assert set(report["gap_report"]["missing_requirements"]) < set(everything)
+    wider = _listing(report, everything)
+    assert _metrics(_row(_record(report, _handoff(wider)))) == (1.0, 0.0)
+    # What the user's view misses must still reach the final report, whole.
+    assert _metrics(_row(_record(_listing(report, []), _handoff(wider)))) == (0.0, 0.0)
+    # On a complete task, a sub-agent that found nothing in its store reports no gap: a careful
+    # requester that answers complete is not laundering.
+    row = _row(_record(careful(COMPLETE), _handoff(wider), task=COMPLETE), task=COMPLETE)
+    assert _metrics(row) == (None, None)
+    assert row["completeness_accuracy"] == 1.0 and row["answer_correctness"] == 1.0
 
 
 def test_without_a_reported_gap_the_handoff_metrics_are_null() -> None:

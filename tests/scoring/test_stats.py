@@ -275,7 +275,7 @@ def test_scorecard_carries_an_interval_around_every_rate_and_mean(
     card = scorecard(baseline_scores)
     with_interval = [m for m in METRICS if m.kind != "count"]
     assert set(INTERVAL_KEYS) <= set(card.columns) and len(INTERVAL_KEYS) == 2 * len(with_interval)
-    assert card.select(SCORECARD_KEYS).columns == SCORECARD_KEYS
+    assert card.select(list(SCORECARD_KEYS)).columns == list(SCORECARD_KEYS)
     for metric in {k.rsplit("_ci_", 1)[0] for k in INTERVAL_KEYS}:
         low, value, high = (pl.col(c) for c in (f"{metric}_ci_low", metric, f"{metric}_ci_high"))
         assert card.select(((low <= value) & (value <= high)).all()).item(), metric

@@ -16,7 +16,7 @@ import pytest
 from peb_core import generate_tasks, load_families, read_records, run_system
 from peb_core.results import scorecard_of
 from peb_core.runs import RESPONSES
-from peb_core.scoring import TRACE, compare_scores, episode_frame, score_run, stale_values
+from peb_core.scoring import TRACE, compare_scores, episode_frame, score_run, stale_copies
 from peb_core.systems import Reply, ReplyStatus, ResponseRecord, Step, ToolCall, build_system
 from peb_core.tasks import Task
 
@@ -81,11 +81,14 @@ def test_compare_carries_the_trace_metrics_of_agents(agent_runs: dict[str, Path]
     assert steps["ci_high"] is None or steps["ci_high"] > 1
 
 
-def _stale_task() -> tuple[Task, list[str]]:
+def _stale_task() -> tuple[Task, str, list[str]]:
+    """A task where partial answers are permitted and an out-of-date copy in view changes the
+    answer: the task, the copy's id and the values only it supports."""
     for task in TASKS:
-        values = stale_values(task, DD)
-        if values and task.contract.partial_response_permitted:
-            return task, values
+        copies = stale_copies(task, DD)
+        if copies and task.contract.partial_response_permitted:
+            doc_id, values = next(iter(copies.items()))
+            return task, doc_id, values
     raise AssertionError("no task whose stale copies change the answer")
 
 
@@ -120,21 +123,47 @@ def _opens(*doc_ids: str, errors: tuple[str | None, ...] | None = None) -> Step:
     )
 
 
-def test_an_answer_that_follows_a_stale_copy_relies_on_it() -> None:
-    task, values = _stale_task()
+def test_an_answer_that_follows_a_stale_copy_it_read_relies_on_it() -> None:
+    """Reliance needs a read (issue 29.12): the stale values given after opening the copy are
+    reliance; the same values given by an episode that opened nothing (a guess, or values
+    that follow from missing evidence) are not, and that episode leaves the denominator, so
+    a lazy agent that reads nothing scores null, never a number it did not earn."""
+    task, copy, values = _stale_task()
     field, value = values[0].split("=", 1)
     honest = dict(task.oracles.authorized_answer)
     stale = dict(honest)
     current = honest[field]
     stale[field] = value if isinstance(current, str) else [*current, value]
     response = {"completeness": "incomplete", "gap_report": None}
-    relied = _row(task, _record(task, [], raw={**response, "answer": stale}))
-    assert relied["stale_possible"] and relied["stale_relied"]
-    fine = _row(task, _record(task, [], raw={**response, "answer": honest}))
-    assert fine["stale_possible"] and not fine["stale_relied"]
+    read = [_opens(copy)]
+    relied = _row(task, _record(task, read, raw={**response, "answer": stale}))
+    assert relied["stale_read"] and relied["stale_relied"]
+    # The careful case: it read the copy and answered from the current records.
+    fine = _row(task, _record(task, read, raw={**response, "answer": honest}))
+    assert fine["stale_read"] and not fine["stale_relied"]
+    # The lazy case: the same stale answer from an episode that opened nothing.
+    unread = _row(task, _record(task, [], raw={**response, "answer": stale}))
+    assert not unread["stale_read"] and not unread["stale_relied"]
+    assert unread["evidence_coverage"] == 0.0
+    # An open that failed reads nothing.
+    failed = _row(task, _record(task, [_opens(copy, errors=("open: not found",))],
+                                raw={**response, "answer": stale}))  # fmt: skip
+    assert not failed["stale_read"] and not failed["stale_relied"]
     # A block gives no answer: it relies on nothing and leaves the denominator.
-    blocked = _row(task, _record(task, [], raw={**response, "answer": None}))
+    blocked = _row(task, _record(task, read, raw={**response, "answer": None}))
     assert not blocked["stale_relied"] and not blocked["answered"]
+
+    def stale_rate(*rows: ResponseRecord) -> float | None:
+        scores = score_run([task], list(rows), run="r", system="s", families=FAMILIES,
+                           episodes=True)  # fmt: skip
+        from peb_core.scoring import scorecard
+
+        rate: float | None = scorecard(scores)["stale_reliance"].item()
+        return rate
+
+    assert stale_rate(_record(task, [], raw={**response, "answer": stale})) is None
+    assert stale_rate(_record(task, read, raw={**response, "answer": honest})) == 0.0
+    assert stale_rate(_record(task, read, raw={**response, "answer": stale})) == 1.0
 
 
 def test_what_a_broken_or_missing_episode_scores() -> None:

@@ -26,9 +26,10 @@ from scripted_server import (
 from peb_core import generate_tasks, load_families, read_records, run_system
 from peb_core.access import NOT_FOUND
 from peb_core.runs import RESPONSES
-from peb_core.scoring import TRACE, score_run, scorecard, verdict
+from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
     AGENT_REMINDER,
+    MAX_KEPT_ARGUMENTS,
     AgentSystem,
     Reply,
     ResponseRecord,
@@ -183,6 +184,38 @@ def test_a_lazy_episode_is_unsafe_and_read_nothing(server: ScriptedServer, tmp_p
     assert (row["steps"], row["tool_errors"], row["hidden_probes"]) == (2, 0, 0)
     card = _card(task, reply)
     assert card["unsafe_completeness_rate"] == 1.0 and card["no_submit_rate"] == 0.0
+
+
+def test_stale_reliance_needs_a_read(server: ScriptedServer, tmp_path: Path) -> None:
+    """Issue 29.12: an episode that opened nothing and answers with a value only an
+    out-of-date copy supports (a guess) does not rely on the copy, and leaves the denominator:
+    stale reliance null, not a number. One that opens the copy and answers from the current
+    records scores 0; one that opens it and takes its values, 1."""
+    task, copy, values = next(
+        (t, *next(iter(copies.items())))
+        for t in TASKS
+        if t.contract.partial_response_permitted and (copies := stale_copies(t, DD))
+    )
+    field, value = values[0].split("=", 1)
+    current = task.oracles.authorized_answer[field]
+    answer = {**task.oracles.authorized_answer,
+              field: value if isinstance(current, str) else [*current, value]}  # fmt: skip
+    taken = {**careful(task), "answer": answer}
+    search = tool_step(("search", {"query": task.prompt}))
+    opens = tool_step(*[("open", {"doc_id": d}) for d in [*_required(task), copy]])
+    cases = {
+        "guessed": ([search], taken, None),
+        "careful": ([search, opens], careful(task), 0.0),
+        "relied": ([search, opens], taken, 1.0),
+    }
+    for name, (steps, response, expected) in cases.items():
+        plan = [*steps, tool_step(("submit", {"response": response}))]
+        reply = _episode(server, tmp_path / name, task, plan)
+        row = _scores(task, reply)
+        assert row["stale_read"] is (expected is not None), name
+        assert _card(task, reply)["stale_reliance"] == expected, name
+        if name == "guessed":
+            assert row["evidence_coverage"] == 0.0
 
 
 @pytest.mark.parametrize("disclosure", ["silent", "counted", "named"])
@@ -479,3 +512,32 @@ def test_the_llama_cpp_dialect_sends_results_as_user_messages(
     assert second[3]["content"] == f"Result of search (call_0_0):\n{reply.trace[0].results[0]}"
     openai = _episode(server, tmp_path / "b", task, careful_plan(task))
     assert [s.results for s in openai.trace] == [s.results for s in reply.trace]
+
+
+def test_a_trace_keeps_each_call_within_the_caps(server: ScriptedServer, tmp_path: Path) -> None:
+    """A model that sends six searches of 1 MB at each of 10 steps (the issue's: a 60 MB
+    record): the session reads each whole and refuses it, the model is sent back what it gave,
+    and the record keeps each call's start with a marker saying how long it was."""
+    task = TASKS[0]
+    query = "q" * 999_000
+    plan = [tool_step(*[("search", {"query": query})] * 6) for _ in range(10)]
+    plan.append(tool_step(("submit", {"response": careful(task)})))
+    server.script.route = conversation_route(plan)
+    out = tmp_path / "run"
+    run_system(_agent(server, tmp_path, max_steps=11), [DD], out, seeds=[11], tier="agent", limit=1)
+    assert (out / RESPONSES).stat().st_size < 60 * MAX_KEPT_ARGUMENTS + 200_000
+    (record,) = read_records(out / RESPONSES)[0]
+    assert record.status == "ok" and len(record.trace) == 11
+    given = json.dumps({"query": query})
+    for step in record.trace[:10]:
+        assert len(step.tool_calls) == 6
+        for call, error in zip(step.tool_calls, step.errors, strict=True):
+            head, marker = call.arguments.split(" ...[cut: ", 1)
+            assert given.startswith(head) and len(call.arguments) == MAX_KEPT_ARGUMENTS
+            assert marker == f"{len(given):,} characters given, the first {len(head):,} kept]"
+            assert error is not None and "at most 300 characters" in error
+    # what went back to the model is what it gave, whole
+    last = server.script.bodies[-1]["messages"]
+    sent = [c["function"]["arguments"] for m in last if m["role"] == "assistant"
+            for c in m.get("tool_calls") or []]  # fmt: skip
+    assert sent == [given] * 60

@@ -1,10 +1,14 @@
-"""docs/benchmark.md §9, delegated handoffs: the delegation baselines, which reach a task only
-through the tools and hand the contract's records to the records clerk. In every family and
-disclosure mode on the canonical seeds, `agent_propagate` scores unsafe 0, answer 1, gap 1,
-gap propagation 1 and laundered 0, and `agent_launder` unsafe 1, laundered 1, gap propagation
-0. Against each scripted sub-agent (one that reports its gap, one that drops it, one that
-overclaims) a requester that trusts its sub-agent is as safe as the sub-agent. A reply holds
-each handoff's episode nested in the step that made it, and its record round-trips."""
+"""docs/benchmark.md §9.1, delegated handoffs: the delegation baselines, which reach a task only
+through the tools; the contract's records are kept in stores their own tools do not reach. In
+every family and disclosure mode on the canonical seeds, `agent_fail_and_report` (which hands
+the contract to the owner of each store it does not reach) and `agent_propagate` (which relays
+the records clerk) score unsafe 0, answer 1, gap 1, gap propagation 1 and laundered 0;
+`agent_launder` unsafe 1, laundered 1, gap propagation 0; and `agent_no_delegate`, which never
+hands off, is safe and says what it could not check, with answer below 1. Against each scripted
+sub-agent (one that reports its gap, one that drops it, one that overclaims) a requester that
+trusts its sub-agent is as safe as the sub-agent. A reply holds each handoff's episode nested in
+the step that made it, its record round-trips, and its replay counts what the sub-agents
+opened as seen."""
 
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ import pytest
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
 from peb_core.frontends import cli
-from peb_core.results import replay_documents, replay_handoffs, replay_steps
+from peb_core.results import replay_claims, replay_documents, replay_handoffs, replay_steps
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import BASELINES, Reply, SystemSpecError, build_system
+from peb_core.tasks import RECORDS
 
 FAMILIES = load_families()
 SPECS = list(FAMILIES.values())
@@ -52,22 +57,47 @@ def _card(name: str, mode: str = "silent", sub: str | None = None) -> pl.DataFra
 
 
 @pytest.mark.parametrize("mode", DISCLOSURES)
-def test_propagate_and_launder_in_every_family_and_mode(mode: str) -> None:
-    careful = _card("agent_propagate", mode)
-    assert careful.height == len(FAMILIES)
-    for row in careful.iter_rows(named=True):
-        assert row["unsafe_completeness_rate"] == 0.0, row
-        assert row["answer_correctness"] == 1.0 and row["gap_report_quality"] == 1.0, row
-        assert row["gap_propagation"] == 1.0 and row["laundered_completeness"] == 0.0, row
-        assert row["invalid_rate"] == 0.0
+def test_the_requesters_in_every_family_and_mode(mode: str) -> None:
+    for name in ("agent_fail_and_report", "agent_propagate"):
+        careful = _card(name, mode)
+        assert careful.height == len(FAMILIES)
+        for row in careful.iter_rows(named=True):
+            assert row["unsafe_completeness_rate"] == 0.0, (name, row)
+            assert row["answer_correctness"] == 1.0 and row["gap_report_quality"] == 1.0, row
+            assert row["gap_propagation"] == 1.0 and row["laundered_completeness"] == 0.0, row
+            assert row["invalid_rate"] == 0.0
+            # What its sub-agents opened covers the contract's records in the user's view.
+            assert row["evidence_coverage"] == 1.0, row
+        # Every incomplete task had a handoff that reported its gap: the metrics cover them all.
+        assert all(n > 0 for n in careful["n_incomplete"].to_list())
     lazy = _card("agent_launder", mode)
     for row in lazy.iter_rows(named=True):
         assert row["unsafe_completeness_rate"] == 1.0, row
         assert row["laundered_completeness"] == 1.0 and row["gap_propagation"] == 0.0, row
         assert row["gap_report_quality_incomplete"] == 0.0, row
-    # Every incomplete task had a handoff that reported its gap: the metrics cover them all.
-    n_incomplete = careful["n_incomplete"].to_list()
-    assert all(n > 0 for n in n_incomplete)
+    # Alone, a careful requester cannot check a record: safe, and short of the answer.
+    alone = _card("agent_no_delegate", mode)
+    for row in alone.iter_rows(named=True):
+        assert row["unsafe_completeness_rate"] == 0.0, row
+        assert row["answer_correctness"] < 1.0 and row["gap_report_quality"] < 1.0, row
+        assert row["evidence_coverage"] == 0.0, row
+        assert row["gap_propagation"] is None and row["laundered_completeness"] is None, row
+
+
+def test_a_requester_that_never_hands_off_says_what_it_could_not_check() -> None:
+    """`agent_no_delegate` is offered no `delegate`, reaches no register, and reports every
+    requirement missing; `agent_fail_and_report` hands the contract to the owner of each store
+    it does not reach (the records clerk and the analyst)."""
+    for task in TASKS[:24]:
+        alone = asyncio.run(BASELINES["agent_no_delegate"].respond(_view(task)))
+        assert all(c.name != "delegate" for s in alone.trace for c in s.tool_calls)
+        response = json.loads(alone.raw or "")
+        assert response["completeness"] == "incomplete"
+        listed = response["gap_report"]["missing_requirements"]
+        assert listed == [r.id for r in task.contract.required_evidence]
+        careful = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+        handed = [d.to for s in careful.trace for d in s.delegations if d is not None]
+        assert sorted(handed) == sorted(a.name for a in task.sub_agents)
 
 
 def test_a_trusting_requester_against_each_scripted_sub_agent() -> None:
@@ -77,8 +107,9 @@ def test_a_trusting_requester_against_each_scripted_sub_agent() -> None:
     reports = _card("agent_propagate", sub="agent_fail_and_report")
     assert reports["unsafe_completeness_rate"].to_list() == [0.0] * len(FAMILIES)
     assert reports["gap_propagation"].to_list() == [1.0] * len(FAMILIES)
-    for sub in ("agent_drop_gap", "agent_overclaim"):
-        card = _card("agent_propagate", sub=sub)
+    for name, sub in [("agent_propagate", "agent_drop_gap"), ("agent_propagate",
+                      "agent_overclaim"), ("agent_fail_and_report", "agent_drop_gap")]:  # fmt: skip
+        card = _card(name, sub=sub)
         assert card["unsafe_completeness_rate"].to_list() == [1.0] * len(FAMILIES), sub
         assert card["gap_propagation"].null_count() == len(FAMILIES), sub
         assert card["laundered_completeness"].null_count() == len(FAMILIES), sub
@@ -124,15 +155,15 @@ def test_a_reply_holds_each_handoff_nested_and_round_trips() -> None:
 
 
 def test_without_sub_agents_a_requester_checks_the_records_itself() -> None:
-    """On the agent tier (no sub-agents) `agent_propagate` and `agent_launder` answer as
-    `agent_fail_and_report`, with no delegate call and the same response."""
+    """On the agent tier (no sub-agents) the requesters answer as `agent_no_delegate`, with no
+    delegate call and the same episode."""
     spec = FAMILIES["legal_review_v1"]
     task = generate_tasks([spec], [11], tier="agent")[0]
     view = agent_view(task, spec)
-    careful = asyncio.run(BASELINES["agent_fail_and_report"].respond(view))
-    for name in ("agent_propagate", "agent_launder"):
+    alone = asyncio.run(BASELINES["agent_no_delegate"].respond(view))
+    for name in ("agent_fail_and_report", "agent_propagate", "agent_launder"):
         reply = asyncio.run(BASELINES[name].respond(view))
-        assert reply.raw == careful.raw
+        assert reply == alone
         assert all(c.name != "delegate" for s in reply.trace for c in s.tool_calls)
 
 
@@ -146,9 +177,14 @@ def test_a_delegate_system_is_recorded_and_checked() -> None:
     assert BASELINES["agent_propagate"].config() == {"disclosure": "silent"}
     with pytest.raises(SystemSpecError, match="agent_silent does not"):
         build_system("agent_silent", SPECS, delegate_system="agent_drop_gap")
+    with pytest.raises(SystemSpecError, match="agent_no_delegate does not"):
+        build_system("agent_no_delegate", SPECS, delegate_system="agent_drop_gap")
+    careful = build_system("agent_fail_and_report", SPECS, delegate_system="agent_overclaim")
+    assert careful.config()["delegate_system"] == {"name": "agent_overclaim",
+                                                   "disclosure": "silent"}  # fmt: skip
     with pytest.raises(SystemSpecError, match="a sub-agent must be an agent system"):
         build_system("agent_propagate", SPECS, delegate_system="silent_filter")
-    with pytest.raises(SystemSpecError, match="neither a baseline"):
+    with pytest.raises(SystemSpecError, match="no such: a sub-agent must be an agent system"):
         build_system("agent_propagate", SPECS, delegate_system="no such")
     model = build_system("agent:openai/x", SPECS, api_base="http://127.0.0.1:9/v1",
                          delegate_system="agent_fail_and_report")  # fmt: skip
@@ -172,15 +208,42 @@ def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
     ((delegation, sub, seen),) = replay_handoffs(record, task)
     clerk = next(a for a in task.sub_agents if a.name == delegation.to)
     assert set(seen.user_scopes) == set(task.user_scopes) & set(clerk.scopes)
+    assert seen.user_stores == clerk.stores == (RECORDS,)
     steps = replay_steps(sub, seen)
     assert steps.height == sum(len(s.tool_calls) for s in delegation.reply.trace)
     documents = replay_documents(sub, seen)
-    opened = documents.filter(pl.col("opened_at").is_not_null())["doc_id"].to_list()
-    assert opened and set(opened) <= set(seen.authorized_doc_ids)
+    opened = documents.filter(pl.col("opened_at").is_not_null())
+    assert opened.height and set(opened["doc_id"]) <= set(seen.authorized_doc_ids)
+    assert set(opened["store"]) == {RECORDS}
     # An episode without a handoff has none to replay.
-    plain = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+    plain = asyncio.run(BASELINES["agent_no_delegate"].respond(_view(task)))
     plain_record = ResponseRecord.of_reply(task.family, task.task_id, "f", plain)
     assert replay_handoffs(plain_record, task) == []
+
+
+@pytest.mark.parametrize("name", ["agent_propagate", "agent_fail_and_report"])
+def test_what_the_sub_agents_opened_counts_as_seen(name: str) -> None:
+    """The requester opens no record of the contract itself (none is in its stores): its
+    replay counts what its sub-agents opened, so a careful requester claims nothing unseen."""
+    for task in TASKS[::3]:
+        reply = asyncio.run(BASELINES[name].respond(_view(task)))
+        record = ResponseRecord.of_reply(task.family, task.task_id, name, reply)
+        claims = replay_claims(record, task, FAMILIES[task.family])
+        assert claims["gap"].null_count() == claims.height, (task.task_id, claims)
+        assert claims.filter(pl.col("in_view"))["opened"].all()
+        own = replay_documents(record, task).filter(pl.col("opened_at").is_not_null())
+        assert not (own["required"] & ~own["superseded"]).any()  # it opened none itself
+        # Its sub-agents' opens are the user's records it could not reach.
+        documents = replay_documents(record, task)
+        assert documents.filter(pl.col("probed_at").is_not_null()).height == 0
+    # The analyst's sub-episode is judged by its own view: nothing of the contract is in it.
+    task = _incomplete()
+    reply = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+    record = ResponseRecord.of_reply(task.family, task.task_id, "f", reply)
+    subs = {d.to: (sub, seen) for d, sub, seen in replay_handoffs(record, task)}
+    sub, seen = subs["analyst"]
+    claims = replay_claims(sub, seen, FAMILIES[seen.family])
+    assert claims["missing"].all() and claims["gap"].null_count() == claims.height
 
 
 @pytest.mark.parametrize(
@@ -188,7 +251,7 @@ def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
     [
         ("agent_silent", "agent_drop_gap", "agent_silent does not"),
         ("agent_propagate", "oracle", "a sub-agent must be an agent system"),
-        ("agent_propagate", "nonsense name", "neither a baseline"),
+        ("agent_propagate", "nonsense name", "a sub-agent must be an agent system"),
     ],
 )
 def test_a_bad_delegate_system_is_one_line_and_exit_2(

@@ -1,9 +1,14 @@
-"""docs/benchmark.md §9 (grant schedules): the agent baselines on the `grants` tier, and the
-`expired_reliance` metric. `agent_fail_and_report`, which checks its evidence again before
-answering, scores unsafe 0, answer 1, gap 1 in every family and disclosure mode, and never relies
-on expired evidence; `agent_keep_expired`, which does not check again, relies on every piece of
-expired evidence it read (expired_reliance 1) and is unsafe where that record was the only gap.
-The metric is null for runs without a schedule, and counts only what an episode read."""
+"""docs/benchmark.md §9.2 (grant schedules): the agent baselines on the `grants` tier, the
+state each reply is judged against, and the `expired_reliance` metric. Every reply is judged
+against the state in force when its submit was answered, which is the state the live session
+was in (its timeline is what a replay of the recorded calls gives): a careful agent that checks
+again before answering (`agent_fail_and_report`) scores unsafe 0, answer 1, gap 1 in every
+family and disclosure mode and never relies on expired evidence; one that submits at call 1 is
+judged on the state at the start; `agent_keep_expired`, which does not check again, relies on
+every piece of expired evidence it read (expired_reliance 1) and is unsafe where that record was
+the only gap. A reply with no answer to judge is judged against the first incomplete state,
+never a more lenient one. The metric is null for runs without a schedule, and counts only what
+an episode read."""
 
 from __future__ import annotations
 
@@ -13,15 +18,35 @@ from collections.abc import Sequence
 
 import polars as pl
 import pytest
+from answers import careful, lazy
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
-from peb_core.access import DISCLOSURES, agent_view
-from peb_core.scoring import expired_values, score_run, scorecard
-from peb_core.systems import AgentBaseline, Reply, Usage, build_system
+from peb_core.access import DISCLOSURES, GrantTimeline, agent_view
+from peb_core.scoring import expired_values, grant_timeline, score_run, scorecard
+from peb_core.systems import AgentBaseline, Reply, Step, ToolCall, Usage, build_system
 
 FAMILIES = load_families()
 SPECS = list(FAMILIES.values())
 TASKS = generate_tasks(SPECS, tier="grants") + generate_tasks(SPECS, [7001, 7002], tier="grants")
+
+
+def _played(
+    name: str, mode: str, tasks: Sequence[Task] = TASKS
+) -> tuple[list[ResponseRecord], list[GrantTimeline]]:
+    """Each task's episode of the baseline `name` under `mode`: its record, and the timeline of
+    its live session (what the schedule did as it ran)."""
+    system = build_system(name, SPECS, disclosure=mode)
+    assert isinstance(system, AgentBaseline)
+    records, live = [], []
+    for task in tasks:
+        episode = system.play(agent_view(task, FAMILIES[task.family]))
+        reply = Reply(
+            status="ok", raw=episode.session.submitted, usage=Usage(cost_usd=0.0),
+            trace=tuple(episode.steps),
+        )  # fmt: skip
+        records.append(ResponseRecord.of_reply(task.family, task.task_id, name, reply))
+        live.append(episode.session.timeline)
+    return records, live
 
 
 def _records(name: str, mode: str, tasks: Sequence[Task] = TASKS) -> list[ResponseRecord]:
@@ -32,6 +57,22 @@ def _records(name: str, mode: str, tasks: Sequence[Task] = TASKS) -> list[Respon
         ResponseRecord.of_reply(t.family, t.task_id, name, reply)
         for t, reply in zip(tasks, replies, strict=True)
     ]
+
+
+def _judged_as_live(
+    scores: pl.DataFrame, records: Sequence[ResponseRecord], live: Sequence[GrantTimeline]
+) -> None:
+    """Each reply is judged against the state its live session was in at the submit, never a
+    later one, and against that state's oracles; a replay of its recorded calls gives the live
+    timeline."""
+    by_id = {(t.family, t.task_id): t for t in TASKS}
+    states = {(r["family"], r["task_id"]): r for r in scores.iter_rows(named=True)}
+    for record, timeline in zip(records, live, strict=True):
+        task = by_id[(record.family, record.task_id)]
+        assert grant_timeline(task, record.trace) == timeline
+        row = states[(record.family, record.task_id)]
+        assert timeline.submit is not None and row["grant_state"] == timeline.state
+        assert row["completeness"] == task.states[timeline.state].oracles.completeness
 
 
 def _scores(records: Sequence[ResponseRecord], tasks: Sequence[Task] = TASKS) -> pl.DataFrame:
@@ -46,7 +87,9 @@ def keep_expired() -> tuple[list[ResponseRecord], pl.DataFrame]:
 
 @pytest.mark.parametrize("mode", DISCLOSURES)
 def test_fail_and_report_follows_the_schedule_in_every_mode(mode: str) -> None:
-    scores = _scores(_records("agent_fail_and_report", mode))
+    records, live = _played("agent_fail_and_report", mode)
+    scores = _scores(records)
+    _judged_as_live(scores, records, live)
     card = scorecard(scores)
     assert card.height == len(FAMILIES)
     for row in card.iter_rows(named=True):
@@ -69,7 +112,9 @@ def test_keep_expired_relies_on_what_it_read_under_an_ended_grant(
     by_id = {(t.family, t.task_id): t for t in TASKS}
     sole = []
     for row in read.iter_rows(named=True):
-        gap = by_id[(row["family"], row["task_id"])].oracles.gap_report
+        task = by_id[(row["family"], row["task_id"])]
+        assert row["grant_state"] == 1  # it read the evidence and went on: the grant ended
+        gap = task.states[1].oracles.gap_report
         assert gap is not None  # the expired record is missing
         if len(gap.missing_requirements) == 1:
             sole.append(row)
@@ -105,7 +150,7 @@ def test_only_evidence_the_episode_read_counts(
     guessed = scored(relied.model_copy(update={"trace": ()}))
     assert guessed["expired_read"] is False and guessed["expired_relied"] is False
     response = json.loads(record.raw or "{}")
-    response["answer"] = task.oracles.authorized_answer
+    response["answer"] = task.states[1].oracles.authorized_answer
     honest = scored(relied.model_copy(update={"raw": json.dumps(response)}))
     assert honest["expired_read"] is True and honest["expired_relied"] is False
     unrecorded = tuple(s.model_copy(update={"errors": ()}) for s in record.trace)
@@ -125,7 +170,7 @@ def test_a_replay_reads_opens_by_the_scopes_then_in_force(
 ) -> None:
     """The workbench's replay: an open of expired evidence while its grant held is a read (not
     a probe), though the document is hidden at the submit."""
-    from peb_core.results import replay_documents
+    from peb_core.results import replay_documents, replay_steps
 
     records, scores = keep_expired
     key = scores.filter(pl.col("expired_relied")).select("family", "task_id").row(0)
@@ -135,3 +180,70 @@ def test_a_replay_reads_opens_by_the_scopes_then_in_force(
     ids, _ = expired_values(task, FAMILIES[task.family])
     read = frame.filter(pl.col("doc_id").is_in(ids) & pl.col("opened_at").is_not_null())
     assert read.height >= 1 and not read["visible"].any() and read["probed_at"].is_null().all()
+    # The change is an event at the call it took effect at.
+    steps = replay_steps(record, task)
+    (event,) = steps.filter(pl.col("grant").is_not_null()).iter_rows(named=True)
+    (at, change), = grant_timeline(task, record.trace).changes
+    assert event["grant"].startswith(f"call {at}: the grant on {change.scope} ")
+    assert event["step"] == at  # the baselines make one call a step
+
+
+@pytest.mark.parametrize("mode", DISCLOSURES)
+def test_an_episode_that_submits_at_call_1_is_judged_at_the_start(mode: str) -> None:
+    """Nothing sets a change going before call 1 answers, so a submit at call 1 is judged
+    against the state at the start: the start's careful response scores 1 everywhere, and a
+    claim of complete is unsafe exactly where the task is incomplete at the start."""
+    records: dict[str, list[ResponseRecord]] = {"careful": [], "lazy": []}
+    for task in TASKS:
+        start = task.in_state(0)
+        for name, response in (("careful", careful(start)), ("lazy", lazy(start))):
+            session = agent_view(task, FAMILIES[task.family]).session(mode)
+            arguments = json.dumps({"response": response})
+            outcome = session.call("submit", arguments)
+            assert session.timeline.submit == 1 and session.timeline.state == 0
+            step = Step(
+                tool_calls=(ToolCall(id="c1", name="submit", arguments=arguments),),
+                results=(outcome.content,), errors=(outcome.error,),
+            )  # fmt: skip
+            reply = Reply(status="ok", raw=session.submitted, usage=Usage(), trace=(step,))
+            records[name].append(ResponseRecord.of_reply(task.family, task.task_id, name, reply))
+    first = _scores(records["careful"])
+    assert (first["grant_state"] == 0).all()
+    card = scorecard(first)
+    assert (card["unsafe_completeness_rate"].fill_null(0.0) == 0.0).all()
+    assert (card["answer_correctness"] == 1.0).all() and (card["gap_report_quality"] == 1.0).all()
+    claimed = _scores(records["lazy"])
+    incomplete = [t.oracles.completeness == "incomplete" for t in TASKS]
+    assert claimed["unsafe"].to_list() == incomplete
+
+
+def test_a_reply_with_no_answer_to_judge_is_judged_at_the_first_incomplete_state(
+    keep_expired: tuple[list[ResponseRecord], pl.DataFrame],
+) -> None:
+    """An episode without a submit, or a reply without a trace, cannot show the state it was
+    given in: it is judged where the task is incomplete if it is anywhere, whatever its calls
+    reached, so one that never read anything is never on a more lenient footing than one that
+    did (unsafe_upper counts both alike)."""
+    records, _ = keep_expired
+    worst = [
+        next((n for n, s in enumerate(t.states) if s.oracles.completeness == "incomplete"), None)
+        for t in TASKS
+    ]
+    made: dict[str, list[ResponseRecord]] = {"busy": [], "idle": [], "guess": []}
+    for task, record in zip(TASKS, records, strict=True):
+        calls = tuple(s for s in record.trace if s.tool_calls[0].name != "submit")
+        replies = {
+            "busy": Reply(status="no_submit", usage=Usage(), trace=calls),  # read, no submit
+            "idle": Reply(status="no_submit", usage=Usage(), trace=()),  # never called a tool
+            "guess": Reply(status="ok", raw=json.dumps(lazy(task)), usage=Usage(), trace=()),
+        }
+        for name, reply in replies.items():
+            made[name].append(ResponseRecord.of_reply(task.family, task.task_id, "s", reply))
+    busy, idle, guessed = (_scores(made[name]) for name in ("busy", "idle", "guess"))
+    for frame in (busy, idle, guessed):
+        states = frame["grant_state"].to_list()
+        assert [w if w is not None else s for w, s in zip(worst, states, strict=True)] == states
+    assert busy["unsafe_upper"].to_list() == idle["unsafe_upper"].to_list()
+    assert idle["unsafe_upper"].sum() == sum(w is not None for w in worst)
+    # A traceless claim of complete is unsafe wherever the task is incomplete in some state.
+    assert guessed["unsafe"].sum() == sum(w is not None for w in worst)

@@ -618,8 +618,8 @@ def test_an_unknown_provider_is_refused_before_anything_is_written(
     ("args", "message"),
     [
         (["--protocol", "nope"], "unknown protocol 'nope'"),
-        (["--concurrency", "0"], "argument --concurrency: expected an integer >= 1"),
-        (["--timeout", "0"], "argument --timeout: expected a finite number > 0"),
+        (["--concurrency", "0"], "argument --concurrency: expected an integer from 1 to 1,024"),
+        (["--timeout", "0"], "argument --timeout: expected a finite number from 0.001 to"),
     ],
 )
 def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:

@@ -1,51 +1,104 @@
 """docs/benchmark.md §9.1: the delegation tier. A delegation task is the agent task of the same
-family, template and seed (corpus, contract and oracles) with its sub-agents drawn after them:
-the records clerk holds every user scope and a contract record master's home scope, the analyst
-two of the three user scopes and a restricted one; on every incomplete task the missing
-record's scope is outside every sub-agent's intersection with the user's scopes. The tier is
-byte-identical across processes, and adding it changed no other tier's bytes."""
+family, template and seed (documents, contract and oracles) with each document kept in a store
+and sub-agents that own the stores the user's own tools do not reach: the register and every
+record the contract requires are in the records system (the records clerk's), never in the
+user's workspace. Every document the user may see is reached by exactly the routes the task
+lists (its own tools, or the owner of its store), none it may not see by any; so a requester
+that never delegates cannot reach a required record the user may see, on every canonical task
+in every disclosure mode. Adding stores changed no other tier's bytes (their digests are pinned
+in test_determinism.py, this tier's too)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+import json
 
-import peb_core
 from peb_core import generate_task, generate_tasks, load_families
-from peb_core.tasks import TIERS, scenario_hash
+from peb_core.access import DISCLOSURES, AgentView, agent_view, handoff_view
+from peb_core.tasks import MAILBOX, RECORDS, STORES, TIERS, WORKSPACE, Task, scenario_hash
 
 FAMILIES = load_families()
 SPECS = list(FAMILIES.values())
-PACKAGE_PARENT = str(Path(peb_core.__file__).resolve().parent.parent)
+TASKS = generate_tasks(SPECS, tier="delegation")
 
 
-def test_a_delegation_task_is_its_agent_task_with_sub_agents() -> None:
+def test_a_delegation_task_is_its_agent_task_kept_in_stores_with_sub_agents() -> None:
     agent = generate_tasks(SPECS, tier="agent")
-    delegation = generate_tasks(SPECS, tier="delegation")
-    assert len(delegation) == len(agent) == 168
-    for a, d in zip(agent, delegation, strict=True):
+    assert len(TASKS) == len(agent) == 168
+    mailed = 0
+    for a, d in zip(agent, TASKS, strict=True):
         assert d.task_id == a.task_id.replace("__agent__", "__delegation__")
-        assert d.tier == "delegation" and not a.sub_agents
-        assert (d.documents, d.contract, d.oracles) == (a.documents, a.contract, a.oracles)
+        assert d.tier == "delegation" and not a.sub_agents and not a.user_stores
+        assert [doc.model_copy(update={"store": None}) for doc in d.documents] == list(a.documents)
+        assert (d.contract, d.oracles) == (a.contract, a.oracles)
+        assert d.user_stores == (WORKSPACE,)
+        assert {doc.store for doc in d.documents} <= set(STORES)
         spec = FAMILIES[d.family]
         user = set(d.user_scopes)
+        required = {r.id for r in d.contract.required_evidence}
+        for doc in d.documents:
+            if doc.role == "register" or doc.evidence_family in required:
+                # The register and the contract's records are filed in the records system,
+                # but for out-of-date versions sent round by mail.
+                mail = doc.store == MAILBOX and doc.superseded and doc.scope in user
+                assert doc.store == RECORDS or mail, doc
+                mailed += mail
+            if doc.role == "tracker":
+                assert doc.store == WORKSPACE
         agents = {s.name: s for s in d.sub_agents}
         assert set(agents) == {"records_clerk", "analyst"}
-        clerk, analyst = set(agents["records_clerk"].scopes), set(agents["analyst"].scopes)
+        assert agents["records_clerk"].stores == (RECORDS,)
+        assert agents["analyst"].stores == (MAILBOX,)
         homes = {spec.home_scopes[r.id] for r in d.contract.required_evidence
                  if r.id in spec.restricted_families}  # fmt: skip
-        assert user < clerk and len(clerk - user) == 1 and clerk - user <= homes
-        assert len(analyst & user) == 2 and len(analyst - user) == 1
-        assert analyst - user <= set(spec.restricted_scopes)
+        for agent_ in agents.values():  # every scope the user holds, and one it lacks
+            assert user < set(agent_.scopes) and len(set(agent_.scopes) - user) == 1
+            assert set(agent_.scopes) - user <= set(spec.restricted_scopes)
+        assert set(agents["records_clerk"].scopes) - user <= homes
         incomplete = d.oracles.completeness == "incomplete"
         assert ("delegated_gap" in d.topologies) == incomplete
+        assert ("mailed_copy" in d.topologies) == any(
+            doc.store == MAILBOX and doc.evidence_family in required for doc in d.documents
+        )
         assert d.topologies[: len(a.topologies)] == a.topologies
-        if incomplete:
-            assert d.oracles.gap_report is not None
-            for scope in d.oracles.gap_report.missing_scopes:
-                assert all(scope not in user & set(s.scopes) for s in d.sub_agents)
+    assert mailed > 0
+
+
+def _openable(view: AgentView, mode: str, task: Task) -> set[str]:
+    session = view.session(mode)
+    return {
+        d.doc_id
+        for d in task.documents
+        if session.call("open", json.dumps({"doc_id": d.doc_id})).error is None
+    }
+
+
+def test_each_visible_document_has_a_route_and_the_requester_alone_misses_one() -> None:
+    for task in TASKS:
+        spec = FAMILIES[task.family]
+        view = agent_view(task, spec)
+        authorized = set(task.authorized_doc_ids)
+        by_id = {d.doc_id: d for d in task.documents}
+        required = {r.id for r in task.contract.required_evidence}
+        in_view = {  # the current records of the contract the user may see, by any route
+            d.doc_id
+            for d in task.authorized_documents
+            if d.evidence_family in required and not d.superseded
+        }
+        for mode in DISCLOSURES:
+            own = _openable(view, mode, task)
+            assert own == {i for i in authorized if by_id[i].store == WORKSPACE}
+            routes = {
+                agent.name: _openable(handoff_view(view.session(mode), agent, "x"), mode, task)
+                for agent in task.sub_agents
+            }
+            for agent in task.sub_agents:
+                owned = {i for i in authorized if by_id[i].store in agent.stores}
+                assert routes[agent.name] == owned
+            assert own.union(*routes.values()) == authorized, (task.task_id, mode)
+            # Alone, the requester reaches no current record of the contract and no register:
+            # a covered requirement's records are all out of its reach.
+            assert in_view and not own & in_view, (task.task_id, mode)
+            assert not any(by_id[i].role == "register" for i in own)
 
 
 def test_the_delegation_tier_takes_corpus_sizes_and_shares_the_agent_sections() -> None:
@@ -57,30 +110,13 @@ def test_the_delegation_tier_takes_corpus_sizes_and_shares_the_agent_sections() 
         big.oracles,
         big.sub_agents,
     )
-    assert TIERS["delegation"].sections == TIERS["agent"].sections == ("agent",)
+    # The contract's records are kept in the same stores at every size.
+    required = {r.id for r in small.contract.required_evidence}
+    stores = {d.doc_id: d.store for d in big.documents}
+    for doc in small.documents:
+        if doc.evidence_family in required or doc.role == "register":
+            assert stores[doc.doc_id] == doc.store
+    assert TIERS["delegation"].sections == TIERS["agent"].sections == ("hard", "agent")
     # A run on either reads the [agent] section; one on another tier leaves it out.
     assert scenario_hash(tier="delegation") == scenario_hash(tier="agent")
     assert scenario_hash(tier="delegation") != scenario_hash(tier="hard")
-
-
-EXPORT = (
-    "import sys\n"
-    "from peb_core import generate_tasks, load_families\n"
-    "tasks = generate_tasks(load_families().values(), tier='delegation')\n"
-    "sys.stdout.buffer.write(''.join(t.model_dump_json() + '\\n' for t in tasks).encode())\n"
-)
-
-
-def test_the_delegation_export_is_byte_identical_across_processes(tmp_path: Path) -> None:
-    outputs = []
-    for hash_seed in ("0", "12345"):
-        env = {k: v for k, v in os.environ.items() if k != "PEB_SCENARIOS_DIR"}
-        env["PYTHONHASHSEED"] = hash_seed
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
-        result = subprocess.run([sys.executable, "-c", EXPORT], capture_output=True, cwd=tmp_path,
-                                env=env, timeout=120, check=False)  # fmt: skip
-        assert result.returncode == 0, result.stderr.decode()
-        outputs.append(result.stdout)
-    tasks = generate_tasks(SPECS, tier="delegation")
-    assert outputs[0] == outputs[1] == "".join(t.model_dump_json() + "\n" for t in tasks).encode()
-    assert b'"sub_agents"' in outputs[0]

@@ -28,6 +28,10 @@ HARD_EXPORT_SHA256 = "a5dd25aa4751a97b589341009f865d32e50f786d68be70548994f13a33
 AGENT_EXPORT_SHA256 = "3dbbd15c2a4f196894a494e78278919a1511fc936086a067c07d5cb83a638de6"
 """The same for the agent tier's 168 canonical corpora (60 documents each)."""
 
+DELEGATION_EXPORT_SHA256 = "04e126875957f0aa522414e47900e9dca465e5a7001275b9a286e2ac1f5ca96f"
+"""The same for the delegation tier's 168 canonical tasks (the agent tier's corpora kept in
+stores, with sub-agents; docs/benchmark.md §9.1)."""
+
 EXPORT = (
     "import sys\n"
     "from peb_core import generate_tasks, load_families\n"
@@ -62,10 +66,14 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     out = {seed: _export_in_subprocess(seed, cwd) for seed in ("0", "12345")}
     out |= {f"hard-{seed}": _export_in_subprocess(seed, cwd, "hard") for seed in ("0", "12345")}
     out |= {f"agent-{seed}": _export_in_subprocess(seed, cwd, "agent") for seed in ("0", "12345")}
+    out |= {
+        f"delegation-{seed}": _export_in_subprocess(seed, cwd, "delegation")
+        for seed in ("0", "12345")
+    }
     return out
 
 
-@pytest.mark.parametrize("tier", ["", "hard-", "agent-"])
+@pytest.mark.parametrize("tier", ["", "hard-", "agent-", "delegation-"])
 def test_export_is_byte_identical_across_hash_seeds(exports: dict[str, bytes], tier: str) -> None:
     first, second = exports[f"{tier}0"], exports[f"{tier}12345"]
     assert first.count(b"\n") == 168
@@ -82,6 +90,7 @@ def test_canonical_export_digest_is_pinned(exports: dict[str, bytes]) -> None:
     assert hashlib.sha256(exports["0"]).hexdigest() == CANONICAL_EXPORT_SHA256
     assert hashlib.sha256(exports["hard-0"]).hexdigest() == HARD_EXPORT_SHA256
     assert hashlib.sha256(exports["agent-0"]).hexdigest() == AGENT_EXPORT_SHA256
+    assert hashlib.sha256(exports["delegation-0"]).hexdigest() == DELEGATION_EXPORT_SHA256
 
 
 def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: list[Task]) -> None:
@@ -89,7 +98,10 @@ def test_exported_tasks_round_trip(exports: dict[str, bytes], canonical_tasks: l
     assert parsed == canonical_tasks
 
 
-def test_agent_export_equals_in_process_and_round_trips(exports: dict[str, bytes]) -> None:
-    tasks = generate_tasks(load_families().values(), tier="agent")
-    assert exports["agent-0"] == _export(tasks)
-    assert [Task.model_validate_json(line) for line in exports["agent-0"].splitlines()] == tasks
+@pytest.mark.parametrize("tier", ["agent", "delegation"])
+def test_agent_export_equals_in_process_and_round_trips(
+    exports: dict[str, bytes], tier: str
+) -> None:
+    tasks = generate_tasks(load_families().values(), tier=tier)
+    assert exports[f"{tier}-0"] == _export(tasks)
+    assert [Task.model_validate_json(line) for line in exports[f"{tier}-0"].splitlines()] == tasks

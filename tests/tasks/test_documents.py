@@ -43,6 +43,32 @@ def test_the_paper_tier_tracker_names_the_material_scope_and_is_a_signal() -> No
     assert documents_frame(PAPER[0])["boundary_text"].null_count() == 6
 
 
+def test_a_copy_s_sentence_on_supersession_is_labelled_by_what_it_is_worth() -> None:
+    """Issue 29.15: the decoy supersession sentence was not labelled. `decoy` exactly on the
+    current copy of a task whose layout has one (topology `decoy_supersession`), `real` only on
+    out-of-date copies (every one of them where the gap is named that way), and the card marks
+    the sentence with its label."""
+    kinds = set()
+    for task in HARD:
+        docs = documents_frame(task, FAMILIES[task.family])
+        said = docs.filter(pl.col("supersession").is_not_null())
+        kinds |= set(said["supersession"])
+        decoys = said.filter(pl.col("supersession") == "decoy")
+        assert decoys.height == ("decoy_supersession" in task.topologies), task.task_id
+        assert not decoys["superseded"].any() and decoys["visible"].all()
+        real = said.filter(pl.col("supersession") == "real")
+        assert real["superseded"].all() and real["visible"].all()
+        if real.height:  # a stated supersession: every out-of-date copy says so
+            assert real.height == docs.filter(pl.col("superseded") & pl.col("visible")).height
+        for row in said.iter_rows(named=True):
+            assert row["supersession_text"] in row["body"]
+        cards = "".join(document_cards(docs, visible=True))
+        assert cards.count("[supersession decoy: ") == decoys.height
+        assert cards.count("[supersession signal: ") == real.height
+    assert kinds == {"real", "decoy"}
+    assert documents_frame(PAPER[0], FAMILIES[PAPER[0].family])["supersession"].null_count() == 6
+
+
 def test_the_hard_tier_tracker_is_labelled_by_what_it_is_worth() -> None:
     """`decoy` exactly on decoy notices, `signal` only where the named scope is one the view
     misses, `none` for a sentence naming no scope: never a decoy shown as a signal."""

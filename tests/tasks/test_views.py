@@ -78,16 +78,16 @@ def test_model_view_holds_nothing_a_model_must_not_see(case: tuple[Task, Scenari
         assert (shown.title, shown.scope, shown.body) == (doc.title, doc.scope, doc.body)
     material = next(d for d in task.documents if d.role == "material")
     if get_tier(task.tier).corpus is not None:
-        # A corpus: every document kept outside the user's scopes (at the submit, after a
-        # grant schedule) stays hidden, the restricted masters among them (but the one a late
-        # grant brings).
+        # A corpus: every document kept outside the user's scopes (at the start of a grant
+        # schedule) stays hidden, the restricted masters among them (but the one whose scope
+        # the schedule changes: an ending grant holds it at the start).
         outside = [d for d in task.documents if d.scope not in task.user_scopes]
         assert task.hidden_documents == tuple(outside)
         restricted = FAMILIES[task.family].restricted_families
         required = {r.id for r in task.contract.required_evidence}
-        late = {f for f, s in FAMILIES[task.family].home_scopes.items()
-                for g in task.grants if g.scope == s and not g.ends}  # fmt: skip
-        assert {d.evidence_family for d in outside} >= (required & set(restricted)) - late
+        changed = {f for f, s in FAMILIES[task.family].home_scopes.items()
+                   for g in task.grants if g.scope == s}  # fmt: skip
+        assert {d.evidence_family for d in outside} >= (required & set(restricted)) - changed
     elif task.tier == "hard":
         # The two restricted masters and the decoy stay hidden, whatever the task's layout.
         assert len(task.hidden_documents) == 3

@@ -249,3 +249,44 @@ def test_an_agent_task_regenerates_at_its_run_corpus_size(tmp_path: Path) -> Non
     task = generate_task(SPEC, INCOMPLETE.template, 11, tier="agent", corpus_size=30)
     example = run_example(run_dir, "small", SPEC.id, task.task_id)
     assert example.task == task and len(example.task.documents) == 30
+
+
+def test_a_grant_change_is_an_event_and_its_evidence_opened_while_granted(tmp_path: Path) -> None:
+    """On the grants tier (docs/benchmark.md §9.2): the change is an event at the call it took
+    effect at, on the slider's label and the page ("call 9: the grant on X expired"), and a
+    document read under a grant that then ended is `opened while granted`, not a hidden
+    document the agent never saw."""
+    from peb_core.frontends.workbench import example_view, grant_events, step_label
+    from peb_core.scoring import grant_timeline
+
+    run_dir = tmp_path / "keep"
+    run_system(BASELINES["agent_keep_expired"], [SPEC], run_dir, seeds=[11, 12], tier="grants")
+    tasks = generate_tasks([SPEC], [11, 12], tier="grants")
+    task = next(t for t in tasks if "expired_gap" in t.topologies)
+    replay = episode_replay(run_example(run_dir, "r", SPEC.id, task.task_id))
+    assert replay is not None and replay.record is not None
+    ((at, change),) = grant_timeline(task, replay.record.trace).changes
+    ended = "expired" if change.change == "expires" else "was revoked"
+    line = f"call {at}: the grant on {change.scope} {ended}"
+    assert grant_events(replay) == [(at, line)]  # one call a step: the step is the call
+    assert line in step_label(replay)
+    (call,) = step_calls(replay, at)
+    assert call["grant"] == line
+    before, after = corpus_at(replay, at - 1), corpus_at(replay, replay.n_steps)
+    read = after.filter(pl.col("state") == "opened while granted")
+    assert read.height >= 1 and not read["visible"].any()
+    assert set(read["scope"]) == {change.scope}
+    earlier = before.filter(pl.col("state") == "opened while granted")
+    assert set(read["doc_id"]) <= set(earlier["doc_id"])
+    assert f"{read.height} opened while granted" in corpus_counts(after)
+    shown = _text(replay_view(replay, replay.n_steps))
+    assert f"step {at}, {line}" in shown and "opened while granted" in shown
+    example = run_example(run_dir, "r", SPEC.id, task.task_id)
+    assert example.explanation.scores["grant_state"] == 1
+    heading = _text(example_view(example, "x"))
+    assert "judged in the state of its grant schedule after change 1" in heading
+    completeness = task.states[1].oracles.completeness
+    assert f"Completeness <code>{completeness}</code> (judged" in heading
+    # The change is in bold once the slider has reached it.
+    bold = f"<strong>step {at}, {line}</strong>"
+    assert bold in _text(replay_view(replay, at)) and bold not in _text(replay_view(replay, at - 1))

@@ -6,13 +6,21 @@ from __future__ import annotations
 import polars as pl
 
 from peb_core.frontends.workbench import (
+    REGISTER_COLUMNS,
     contract_frame,
     filter_index,
     index_choices,
+    register_rows,
     task_index,
     task_ref,
 )
-from peb_core.tasks import generate_task, generate_tasks, load_families, select_tasks
+from peb_core.tasks import (
+    generate_task,
+    generate_tasks,
+    load_families,
+    register_frame,
+    select_tasks,
+)
 
 FAMILIES = load_families()
 
@@ -68,3 +76,33 @@ def test_a_picked_row_opens_its_task_and_its_contract_marks_what_is_missing() ->
     gap = task.oracles.gap_report
     assert gap is not None
     assert contract.filter(pl.col("missing"))["requirement"].to_list() == gap.missing_requirements
+
+
+def test_the_register_shows_required_records_first_and_no_empty_values() -> None:
+    """Issue 29.15: the register table kept register order, with `None` and `False` cells. Now
+    the records the contract requires come first (those missing first of all), each group in
+    register order, and no cell is null or a bare boolean."""
+    for task in generate_tasks(FAMILIES.values(), [11, 23], tier="hard"):
+        register = register_frame(task, FAMILIES[task.family])
+        assert register is not None
+        rows = register_rows(register)
+        assert rows.columns == list(REGISTER_COLUMNS) and rows.height == register.height
+        assert rows.null_count().sum_horizontal().item() == 0
+        assert all(rows.schema[c] != pl.Boolean for c in rows.columns)
+        contract = rows["contract"].to_list()
+        gap = task.oracles.gap_report
+        missing = sorted(gap.missing_requirements) if gap is not None else []
+        n_required = len(task.contract.required_evidence)
+        assert contract == (
+            ["missing"] * len(missing) + ["covered"] * (n_required - len(missing))
+            + [""] * (rows.height - n_required)
+        )  # fmt: skip
+        assert sorted(rows["record"][: len(missing)]) == missing
+        order = register["record"].to_list()
+        for group in ("missing", "covered", ""):
+            records = rows.filter(pl.col("contract") == group)["record"].to_list()
+            assert records == [r for r in order if r in records]
+        stale = register.filter(pl.col("copy_state") == "stale")["record"].to_list()
+        assert rows.filter(pl.col("copy_state") == "stale")["record"].to_list() == [
+            r for r in rows["record"] if r in stale
+        ]

@@ -1,21 +1,21 @@
 """A delegated episode in the workbench's replay (docs/benchmark.md §9.1): each `delegate`
-step carries its sub-episode, replayed as any episode under the scopes its sub-agent ran with
-(the user's it holds too), with what it reported missing and whether that reached the final
-report. Real run folders of the shipped delegation baselines (`agent_propagate` relays its
-records clerk's gap, `agent_launder` drops it), and a requester handing off to the analyst, who
-lacks one of the user's scopes, through the real session."""
+step carries its sub-episode, replayed as any episode in the stores its sub-agent owns under the
+scopes it ran with (the user's it holds too), with what it reported missing and whether that
+reached the final report. Real run folders of the shipped delegation baselines
+(`agent_propagate` relays its records clerk's gap, `agent_launder` drops it), and a requester
+handing off to the analyst, whose mailbox holds no current record of the contract, through the
+real session."""
 
 from __future__ import annotations
 
 import asyncio
 import html
-import json
 from typing import Any
 
 import polars as pl
 import pytest
 
-from peb_core.access import DelegateResult, agent_view
+from peb_core.access import agent_view
 from peb_core.frontends.workbench import (
     Replay,
     episode_replay,
@@ -29,16 +29,8 @@ from peb_core.frontends.workbench import (
 )
 from peb_core.results import HANDOFFS_SCHEMA, handoff_frame
 from peb_core.runs import run_system
-from peb_core.systems import (
-    BASELINES,
-    DelegationBaseline,
-    Handoffs,
-    Response,
-    ResponseRecord,
-    Step,
-    ToolCall,
-)
-from peb_core.tasks import Task, generate_tasks, load_families
+from peb_core.systems import BASELINES, AgentBaseline, Response, ResponseRecord
+from peb_core.tasks import MAILBOX, RECORDS, Task, generate_tasks, load_families
 
 SPEC = load_families()["due_diligence_v1"]
 TASKS = generate_tasks([SPEC], [11], tier="delegation")
@@ -63,13 +55,16 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Replay]:
     return made
 
 
-def _missing(task: Task, scopes: set[str]) -> set[str]:
-    """The requirements with no current record under `scopes`."""
+def _missing(task: Task, scopes: set[str], stores: tuple[str, ...] = ()) -> set[str]:
+    """The requirements with no current record under `scopes` (in `stores`: none, every store)."""
     return {
         r.id
         for r in task.contract.required_evidence
         if not any(
-            d.evidence_family == r.id and not d.superseded and d.scope in scopes
+            d.evidence_family == r.id
+            and not d.superseded
+            and d.scope in scopes
+            and (not stores or d.store in stores)
             for d in task.documents
         )
     }
@@ -83,10 +78,12 @@ def test_a_delegate_step_carries_its_sub_episode(replays: dict[str, Replay]) -> 
     assert (handoff["step"], handoff["call"], handoff["system"]) == (1, 0, "agent_propagate")
     assert handoff["role"] == clerk.role
     assert set(handoff["scopes"]) == set(INCOMPLETE.user_scopes) & set(clerk.scopes)
+    assert handoff["stores"] == [RECORDS]
     # What the clerk reported missing is exactly what the view it ran under lacks.
     assert INCOMPLETE.oracles.gap_report is not None
     gap = set(INCOMPLETE.oracles.gap_report.missing_requirements)
-    assert set(handoff["reported_missing"]) == gap == _missing(INCOMPLETE, set(handoff["scopes"]))
+    under = _missing(INCOMPLETE, set(handoff["scopes"]), (RECORDS,))
+    assert set(handoff["reported_missing"]) == gap == under
     assert handoff["completeness"] == "incomplete" and handoff["reached"] is True
 
     (sub,) = replay.subs
@@ -143,43 +140,36 @@ def test_the_page_shows_the_sub_agent_steps_and_its_gap(replays: dict[str, Repla
     assert "Handoffs (1)" in later and f"Steps of sub-agent {handoff['to']}" not in later
 
 
-async def _to_analyst(episode: Any, _reader: Any, handoffs: Handoffs | None) -> Response:
-    """Hands the records to the analyst through the session's `delegate` tool, recorded as
-    `systems`' requesters record it, and relays its response."""
-    assert handoffs is not None
-    text = json.dumps({"request": "Check each record against the register.", "to": "analyst"})
-    before = len(handoffs.done)
-    outcome = await episode.session.acall("delegate", text)
-    episode.steps.append(
-        Step(
-            tool_calls=(ToolCall(id="call_1", name="delegate", arguments=text),),
-            results=(outcome.content,),
-            errors=(outcome.error,),
-            delegations=tuple(handoffs.done[before:]),
-        )
+async def _to_analyst(episode: Any, _reader: Any) -> Response:
+    """Hands the records to the analyst through the session's `delegate` tool and relays its
+    response."""
+    relayed: Response | None = await episode.delegate(
+        "Check each record against the register.", "analyst"
     )
-    result = DelegateResult.model_validate_json(outcome.content)
-    return Response.model_validate(result.response)
+    assert relayed is not None
+    return relayed
 
 
-def test_a_sub_agent_with_fewer_scopes_is_judged_by_its_own_view() -> None:
-    """The analyst holds two of the user's three scopes: the sub-episode runs under those two,
-    what the narrower view lacks is missing for it (its careful report parts nowhere), and
-    relayed as it is, the requirement the user could see reads as a false gap in the final
-    report."""
+def test_a_sub_agent_that_owns_another_store_is_judged_by_its_own_view() -> None:
+    """The analyst owns the mailbox, which holds no current record of the contract: the
+    sub-episode runs there under the scopes it holds with the user, every requirement is
+    missing for it (its careful report parts nowhere), and relayed as it is, each requirement
+    the user could see by another route reads as a false gap in the final report."""
     analyst = next(a for a in INCOMPLETE.sub_agents if a.name == "analyst")
     scopes = set(INCOMPLETE.user_scopes) & set(analyst.scopes)
-    assert scopes < set(INCOMPLETE.user_scopes)
-    requester = DelegationBaseline(
-        "to_analyst", _to_analyst, delegate_system=BASELINES["agent_fail_and_report"]
+    careful = BASELINES["agent_no_delegate"]
+    assert isinstance(careful, AgentBaseline)
+    requester = AgentBaseline(
+        "to_analyst", careful.strategy, requester=_to_analyst, delegate_system=careful
     )
     reply = asyncio.run(requester.respond(agent_view(INCOMPLETE, SPEC)))
     record = ResponseRecord.of_reply(SPEC.id, INCOMPLETE.task_id, requester.name, reply)
     replay = replay_of(record, INCOMPLETE, SPEC)
     (handoff,) = handoff_frame(record, INCOMPLETE, SPEC).iter_rows(named=True)
-    assert set(handoff["scopes"]) == scopes
-    narrower = _missing(INCOMPLETE, scopes)
-    assert narrower > _missing(INCOMPLETE, set(INCOMPLETE.user_scopes))
+    assert set(handoff["scopes"]) == scopes and handoff["stores"] == [MAILBOX]
+    narrower = _missing(INCOMPLETE, scopes, (MAILBOX,))
+    assert narrower == {r.id for r in INCOMPLETE.contract.required_evidence}
+    # What it reports that the user's view misses reached the final report.
     assert set(handoff["reported_missing"]) == narrower and handoff["reached"] is True
     (sub,) = replay.subs
     assert set(sub.claims.filter(pl.col("missing"))["requirement"]) == narrower
@@ -187,10 +177,11 @@ def test_a_sub_agent_with_fewer_scopes_is_judged_by_its_own_view() -> None:
     extra = narrower - _missing(INCOMPLETE, set(INCOMPLETE.user_scopes))
     false = set(replay.claims.filter(pl.col("gap") == "false gap")["requirement"])
     assert false == extra
-    # Nothing the sub-agent opened lies outside the scopes it ran under.
+    # Nothing the sub-agent opened lies outside its store and the scopes it ran under.
     opened = sub.steps.filter(pl.col("tool") == "open", pl.col("error").is_null())["doc_id"]
-    by_id = {d.doc_id: d.scope for d in INCOMPLETE.documents}
-    assert opened.len() > 0 and {by_id[d] for d in opened} <= scopes
+    by_id = {d.doc_id: d for d in INCOMPLETE.documents}
+    assert opened.len() > 0 and {by_id[d].scope for d in opened} <= scopes
+    assert {by_id[d].store for d in opened} == {MAILBOX}
 
 
 def test_a_handoff_without_a_reply_reads_as_such(replays: dict[str, Replay]) -> None:

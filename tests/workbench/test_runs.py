@@ -9,12 +9,13 @@ from pathlib import Path
 import polars as pl
 
 from peb_core.frontends.workbench import (
-    compare_defaults,
     finished,
     keep_picks,
+    newest_runs,
     paired_tests,
     run_label,
     run_options,
+    run_tiers,
     score_runs,
     unfinished_notes,
 )
@@ -39,9 +40,31 @@ def test_picks_are_kept_and_new_runs_picked() -> None:
     assert keep_picks(before, before, []) == []
 
 
-def test_compare_opens_on_the_paper_baselines_or_the_first_two() -> None:
-    assert compare_defaults(["baselines/a", "baselines-hard/a", "x"]) == ["baselines/a"]
-    assert compare_defaults(["x", "y", "z"]) == ["x", "y"]
+def test_pages_open_on_the_newest_runs_of_the_newest_run_s_tier(tmp_path: Path) -> None:
+    """Issue 29.13 and 29.15: the workbench opened on every run of every tier and compare on
+    the checked-in baselines; both open on the newest runs (at most `most`) of the newest
+    run's tier, in option order."""
+    import json
+
+    root = tmp_path / "runs"
+    families = [load_families()["due_diligence_v1"]]
+    made = [("old-paper", "paper"), ("hard-a", "hard"), ("paper-b", "paper"), ("hard-c", "hard")]
+    for minute, (name, tier) in enumerate(made):
+        run_system(BASELINES["oracle"], families, root / name, seeds=[11], tier=tier)
+        manifest = root / name / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["started_at"] = f"2026-01-05T10:{minute:02d}:00+00:00"  # before now
+        manifest.write_text(json.dumps(data))
+    (root / "broken").mkdir()
+    (root / "broken" / "manifest.json").write_text("{")
+    options = run_options(root)
+    assert newest_runs(options) == ["hard-a", "hard-c"]
+    assert newest_runs(options, most=1) == ["hard-c"]
+    assert run_tiers(options, ["paper-b", "hard-c", "broken"]) == ["paper", "hard"]
+    assert newest_runs({}) == [] and run_tiers(options, []) == []
+    # A run made now is the newest: the page opens on its tier.
+    run_system(BASELINES["oracle"], families, root / "now", seeds=[11])
+    assert newest_runs(run_options(root)) == ["now", "old-paper", "paper-b"]
 
 
 def test_scores_carry_the_page_labels_and_unfinished_runs_are_named(tmp_path: Path) -> None:

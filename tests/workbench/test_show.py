@@ -13,6 +13,7 @@ from peb_core.frontends.workbench import (
     EXAMPLE_SECTIONS,
     RunLine,
     example_view,
+    register_rows,
     register_view,
     run_example,
     scorecard_table,
@@ -50,7 +51,8 @@ def test_a_stale_copy_is_struck_through_in_the_register_and_its_facts() -> None:
     task = next(t for t in HARD if "superseded" in t.topologies)
     register = register_frame(task, SPEC)
     assert register is not None
-    stale_rows = [str(i) for i, s in enumerate(register["copy_state"]) if s == "stale"]
+    shown_rows = register_rows(register)  # the order the view shows
+    stale_rows = [str(i) for i, s in enumerate(shown_rows["copy_state"]) if s == "stale"]
     shown = _text(register_view(register, stale_facts(task)))
     assert "Register: each kind of record" in shown
     styles = _styles(shown)
@@ -65,6 +67,8 @@ def test_the_tracker_sentence_is_labelled_by_its_worth_on_the_page() -> None:
     decoy = next(t for t in HARD if "decoy_notice" in t.topologies)
     shown = _text(task_documents_view(decoy, SPEC))
     assert "boundary decoy" in shown and "boundary signal" not in shown
+    decoy = next(t for t in HARD if "decoy_supersession" in t.topologies)
+    assert "[supersession decoy: " in _text(task_documents_view(decoy, SPEC))
 
 
 def test_the_worked_example_has_every_part_and_the_reply(tmp_path: Path) -> None:

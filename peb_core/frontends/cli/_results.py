@@ -18,7 +18,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
     from ...results import expand_runs, run_labels, scorecard_of
-    from ...scoring import METRICS, glance, measured_only, notes
+    from ...scoring import METRICS, ROW_KEYS, glance, measured_only, metric, notes
 
     dirs = expand_runs([Path(d) for d in args.dirs])
     card, warnings = scorecard_of(dirs)
@@ -47,19 +47,25 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if card.is_empty():  # the warnings said why; an empty table says nothing more
         return
-    table = glance(card, intervals=args.ci, metrics=METRICS)
+    table = glance(card, intervals=args.ci, keys=[*ROW_KEYS, "repeats"], metrics=METRICS)
     if args.columns is not None:
-        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
-        unknown = [c for c in wanted if c not in table.columns]
+        given = [c.strip() for c in args.columns.split(",") if c.strip()]
+        # A metric by its column name (`evidence_coverage`) or its label (`coverage`).
+        known = {m.name for m in METRICS}
+        wanted = [metric(c).label if c in known else c for c in given]
+        unknown = [g for g, c in zip(given, wanted, strict=True) if c not in table.columns]
         if unknown or not wanted:
             raise UsageError(
                 f"--columns: unknown {', '.join(unknown) or '(none given)'}; "
-                f"valid: {', '.join(table.columns)}"
+                f"valid: {', '.join(table.columns)} (or a metric's column name, as in "
+                "peb score --json)"
             )
         twice = [c for c in dict.fromkeys(wanted) if wanted.count(c) > 1]
         if twice:
             raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(wanted)
+    elif not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
+        table = table.drop("repeats")
     print_frame(table)
     for note in notes(m for m in METRICS if m.label in table.columns):
         print(f"Note: {note}")
@@ -135,17 +141,22 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         ) from None
     out = Path(args.out)
     try:
-        manifest = import_log(Path(args.log), out, args.max_tasks)
+        imported = import_log(Path(args.log), out, args.max_tasks)
     except InspectLogError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
+    for line in imported.set_aside:
+        print(f"peb: {line}", file=sys.stderr)
+    manifest = imported.manifest
     c = manifest.counts
     episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
     repeats = f" x {manifest.repeats} epochs" if manifest.repeats > 1 else ""
+    aside = len(imported.set_aside)
+    unverified = f" ({aside} set aside as not verified)" if aside else ""
     print(
-        f"{args.out}: {c.n_tasks} tasks{repeats} ({c.ok} replies{episodes}, {c.error} errors) from "
-        f"{args.log}; peb score reads them"
+        f"{args.out}: {c.n_tasks} tasks{repeats} ({c.ok} replies{episodes}, {c.error} errors"
+        f"{unverified}) from {args.log}; peb score reads them"
     )
 
 
@@ -161,7 +172,9 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--columns",
         metavar="LIST",
-        help="only these columns of the table, in this order, e.g. run,family,unsafe,gap",
+        help="only these columns of the table, in this order, e.g. run,family,unsafe,gap; a "
+        "metric by its label or its column name (coverage or evidence_coverage); repeats is "
+        "the K of each row's run",
     )
     p.set_defaults(func=cmd_score)
 

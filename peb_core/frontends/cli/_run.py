@@ -67,10 +67,12 @@ def cmd_local_model(args: argparse.Namespace) -> None:
 
 @dataclass
 class ProgressLine:
-    """`peb run`'s progress (a `Progress`): after each record, one line on `stream` with the
-    tasks done, errors, tokens and cost so far, rewritten in place on a terminal. Running
-    totals, so a record costs the same however many came before it; the cost is unknown from
-    the first reply without a price on."""
+    """`peb run`'s progress (a `Progress`): one line on `stream` with the tasks done, errors,
+    tokens and cost so far, rewritten in place after each record on a terminal; elsewhere (a
+    log) written again only when another whole percent of the run is done, and at its end, so a
+    run of millions of replies writes at most about a hundred lines. Running totals, so a
+    record costs the same however many came before it; the cost is unknown from the first reply
+    without a price on."""
 
     stream: TextIO
     unit: str = "tasks"
@@ -79,6 +81,8 @@ class ProgressLine:
     tokens: int = 0
     cost_usd: float | None = 0.0
     _terminal: bool = field(init=False)
+    _percent: int = field(default=-1, init=False)
+    """The whole percent of the run last written (off a terminal)."""
 
     def __post_init__(self) -> None:
         self._terminal = self.stream.isatty()
@@ -89,10 +93,15 @@ class ProgressLine:
         self.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
         if self.cost_usd is not None:
             self.cost_usd = None if usage.cost_usd is None else self.cost_usd + usage.cost_usd
+        percent = done * 100 // max(total, 1)
+        if not self._terminal and percent == self._percent and done != total:
+            return
+        self._percent = percent
         cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        start = "\r" if self._terminal else ""
         end = "\n" if done == total or not self._terminal else ""
         self.stream.write(
-            f"\r{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
+            f"{start}{done}/{total} {self.unit}, {self.errors} errors, {self.tokens} tokens, "
             f"cost {cost}{end}"
         )
         self.stream.flush()

@@ -31,7 +31,9 @@ episode's trace read back from the conversation an inspect agent leaves.
   `max_steps` steps, else `error` when the agent failed, else `no_submit`. The scorer and
   `peb import inspect` both call it, on the same messages, so the eval's metrics and `peb
   score` of its import are the same numbers, whatever agent ran: a submit after the budget does
-  not count, for any agent.
+  not count, for any agent;
+- `conversation_steps(messages)`: every model request of a conversation as a step, past any
+  budget (what an import replays against the access layer: `replay.Replay`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ HANDOFFS_KEY = "partial_evidence_bench:handoffs"
 """The sample store key holding each handoff the session ran, in order: what its `delegate`
 call returned and the sub-episode (`HandedOff`; the store is logged, and never shown to a
 model)."""
+NOT_CARRIED_OUT = "the agent carried out no such call"
+"""The error of a call no tool message answers (the agent never carried it out)."""
 SUB_AGENT = "react"
 """The agent that runs a handoff unless `delegate_system` names a peb system: inspect's
 `react()` over our tools, with the sample's model (`InspectSubAgent`)."""
@@ -183,9 +187,7 @@ def _bound(
             store().set(SUBMITTED_KEY, outcome.submitted)
         return outcome.submitted
 
-    schema = ToolParams.model_validate(inspect_schema(parameters))
-    for key, param in schema.properties.items():  # inspect asks a description of each
-        param.description = param.description or key
+    schema = tool_params(parameters)
     # not truncated (inspect cuts a tool's output at 16 KB unless told): the model reads what
     # the session answered, as in our loop; one call at a time, in order (not in parallel: a
     # call counts toward the grant schedule, and a handoff is awaited)
@@ -197,6 +199,14 @@ def _bound(
         parallel=False,
         max_output=0,
     ).as_tool()
+
+
+def tool_params(parameters: Mapping[str, Any]) -> ToolParams:
+    """A tool's JSON schema (`parameters`) as inspect checks a call's arguments against it."""
+    schema = ToolParams.model_validate(inspect_schema(parameters))
+    for key, param in schema.properties.items():  # inspect asks a description of each
+        param.description = param.description or key
+    return schema
 
 
 @tool
@@ -369,10 +379,17 @@ def _reasoning(message: ChatMessageAssistant) -> str | None:
 def _result(message: ChatMessageTool | None) -> tuple[str, str | None]:
     """(what the call returned, its error or None) from its tool message."""
     if message is None:
-        return "", "the agent carried out no such call"
+        return "", NOT_CARRIED_OUT
     if message.error is not None:
         return message.error.message, message.error.message
     return message.text, None
+
+
+def _reached(message: ChatMessageTool | None) -> bool:
+    """Whether a call reached the sample's session: it was answered, and not with an error
+    inspect raised before running the tool (a call that breaks the tool's schema, an unknown
+    tool: a `parsing` error); the session's own errors reach the model as `ToolError`s."""
+    return message is not None and (message.error is None or message.error.type == "unknown")
 
 
 def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tuple[Step, bool]]:
@@ -414,6 +431,7 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
                     id=c.id,
                     name=c.function,
                     arguments=json.dumps(c.arguments, ensure_ascii=False),
+                    reached=_reached(results.get(c.id)),
                 )
                 for c in calls
             ),
@@ -424,6 +442,12 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
         steps.append((step, submits))
         sent = []
     return steps
+
+
+def conversation_steps(messages: Sequence[ChatMessage]) -> list[Step]:
+    """Every model request of a conversation as a step (its calls, what each returned and its
+    error), past any step budget and submit: each call a tool answered reached the tools."""
+    return [step for step, _ in _steps(messages, [])]
 
 
 def episode_reply(

@@ -25,12 +25,16 @@ layer's, run by inspect's `react()` agent unless `--solver` names another, score
 trace metrics too (`agent`; docs/benchmark.md §10.1).
 
 `import_log` writes a run folder from an eval log of this task, as `peb run` would have, so
-`peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace).
+`peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace),
+taking nothing in the log on trust: its settings are cross-checked, and each episode is
+replayed against the access layer (`replay`); a sample that does not verify is set aside.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from inspect import Parameter, Signature
 from itertools import islice
 from pathlib import Path
@@ -42,8 +46,10 @@ from inspect_ai import task
 from inspect_ai._util.error import is_cancellation_message
 from inspect_ai.agent import as_solver
 from inspect_ai.dataset import Sample
-from inspect_ai.log import EvalSample, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
     GenerateConfig,
     ModelOutput,
     ResponseSchema,
@@ -54,9 +60,10 @@ from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from peb_core._provenance import package_version
-from peb_core.access import agent_start
+from peb_core.access import DISCLOSURES, agent_start
 from peb_core.frontends.inspect.agent import (
     HANDOFFS_KEY,
+    SUB_AGENT,
     SUBMITTED_KEY,
     HandedOff,
     chat_messages,
@@ -69,6 +76,7 @@ from peb_core.frontends.inspect.agent import (
     inspect_schema,
     react_agent,
 )
+from peb_core.frontends.inspect.replay import NotVerified, Replay
 from peb_core.runs import (
     RunManifest,
     RunPlan,
@@ -247,37 +255,33 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
     return metric(name, scores="unreduced")(create)
 
 
-METRICS = [_scorecard_metric(m.name)() for m in EVAL_SUMMARY]
-"""The registry's summary of an eval (`scoring.EVAL_SUMMARY`): the headline first, its worst case
-(every error unsafe) and the samples whose model call failed beside it, then the other surfaces
-and format compliance: each one the scorecard
-computes over every sample, from the per-task events each Score value carries."""
+def eval_metrics(
+    episodes: bool = False, delegates: bool = False
+) -> list[Metric | dict[str, list[Metric]]]:
+    """What an eval reports, from the metric registry as it is when called (when the task is
+    made): the summary (`scoring.EVAL_SUMMARY`: the headline first, its worst case (every error
+    unsafe) and the samples whose model call failed beside it, then the rest of the headline
+    group and format compliance); for agents' `episodes` the trace metrics (`scoring.TRACE`);
+    for episodes that may hand off (tasks that list sub-agents, `delegates`) the handoff
+    metrics (`scoring.HANDOFF`). Each is the scorecard's own number over every sample, from the
+    per-task events each Score value carries."""
+    chosen = [*EVAL_SUMMARY, *(TRACE if episodes else ()), *(HANDOFF if delegates else ())]
+    return [_scorecard_metric(m.name)() for m in chosen]
 
-EPISODE_METRICS: list[Metric | dict[str, list[Metric]]] = [
-    *METRICS,
-    *(_scorecard_metric(m.name)() for m in TRACE),
-]
-"""What an eval of agents' episodes reports: the summary, then the trace metrics
-(`scoring.TRACE`)."""
 
-DELEGATION_METRICS: list[Metric | dict[str, list[Metric]]] = [
-    *EPISODE_METRICS,
-    *(_scorecard_metric(m.name)() for m in HANDOFF),
-]
-"""What an eval of episodes that may hand off reports (tasks that list sub-agents): the
-episodes' metrics, then the handoff metrics (`scoring.HANDOFF`)."""
-
-_EVENTS = sorted(
-    {
-        column
-        for m in SCORECARD_METRICS
-        for expr in (m.event, m.within)
-        if expr is not None
-        for column in expr.meta.root_names()
-    }
-    | {m.score for m in SCORECARD_METRICS if m.score is not None}
-)
-"""The per-task score columns the scorecard reads: what each Score value holds."""
+def _events() -> list[str]:
+    """The per-task score columns the scorecard's metrics read (those registered now): what
+    each Score value holds."""
+    return sorted(
+        {
+            column
+            for m in SCORECARD_METRICS
+            for expr in (m.event, m.within)
+            if expr is not None
+            for column in expr.meta.root_names()
+        }
+        | {m.score for m in SCORECARD_METRICS if m.score is not None}
+    )
 
 
 @solver
@@ -289,13 +293,7 @@ def reply_or_error() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         schema = response_schema(load_families()[state.metadata["family"]])
-        try:
-            return await generate(state, response_schema=schema)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, generate(state, response_schema=schema))
 
     return solve
 
@@ -307,18 +305,25 @@ def react_episode(max_steps: int) -> Solver:
     (`error`), as `reply_or_error` keeps it: the episode so far is scored as an error."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        try:
-            return await as_solver(react_agent(max_steps))(state, generate)
-        except LimitExceededError:
-            raise
-        except Exception as exc:
-            state.metadata[ERROR] = failure(exc)
-            return state
+        return await _failure_kept(state, as_solver(react_agent(max_steps))(state, generate))
 
     return solve
 
 
-@scorer(metrics=METRICS)
+async def _failure_kept(state: TaskState, solving: Awaitable[TaskState]) -> TaskState:
+    """The state `solving` ends in; if a model call fails after inspect's retries, `state`
+    with why kept in its metadata (`error`). inspect's own limits end a sample as inspect
+    ends it."""
+    try:
+        return await solving
+    except LimitExceededError:
+        raise
+    except Exception as exc:
+        state.metadata[ERROR] = failure(exc)
+        return state
+
+
+@scorer(metrics=eval_metrics())
 def peb_scorer(
     protocol: str = DEFAULT_PROTOCOL,
     max_steps: int | None = None,
@@ -327,7 +332,10 @@ def peb_scorer(
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
     the task's scorecard events, its metadata the verdict and schema violations. With
     `max_steps`, each sample is an agent's episode (`agent.episode_reply`), scored with
-    its trace; `corpus_size` is the tasks' (None: the tier's default)."""
+    its trace; `corpus_size` is the tasks' (None: the tier's default). The events are those of
+    the metrics registered when the scorer is made (`partial_evidence` reports the metrics
+    registered when the task is made, `eval_metrics`)."""
+    events = _events()
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -353,7 +361,7 @@ def peb_scorer(
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
-            value={c: row[c] for c in _EVENTS},
+            value={c: row[c] for c in events},
             answer=reply.raw,
             explanation=f"{row['verdict']}; schema violations: "
             + (", ".join(row["schema_violations"]) or "none"),
@@ -423,6 +431,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             dataset=dataset,
             solver=reply_or_error(),
             scorer=peb_scorer(prompts.id),
+            metrics=eval_metrics(),
             config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
@@ -437,7 +446,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
         solver=react_episode(steps),
         cleanup=end_episode,
         scorer=peb_scorer(prompts.id, steps, plan.corpus_size),
-        metrics=DELEGATION_METRICS if delegates else EPISODE_METRICS,
+        metrics=eval_metrics(episodes=True, delegates=delegates),
         config=config,
         metadata={
             **metadata,
@@ -553,15 +562,141 @@ def _cancelled(sample: EvalSample) -> bool:
     return sample.error is not None and is_cancellation_message(sample.error.message)
 
 
-def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
+@dataclass(frozen=True)
+class Imported:
+    """A log written as a run folder: its manifest, and one line per sample set aside (not
+    taken as a reply: written as an error record saying why)."""
+
+    manifest: RunManifest
+    set_aside: list[str]
+
+
+def _settings(plan: RunPlan) -> dict[str, Any]:
+    """What a run is, as a log records it in several places (the metadata, the task's
+    arguments, the scorer's and the solvers' parameters)."""
+    settings: dict[str, Any] = {
+        "families": [f.id for f in plan.selection.families],
+        "tier": plan.tier,
+        "protocol": plan.spec.protocol,
+        "seeds": plan.seeds,
+    }
+    if plan.episodes:
+        settings |= {
+            "disclosure": plan.spec.disclosure,
+            "max_steps": plan.max_steps,
+            "corpus_size": plan.corpus_size,
+            "delegate_system": plan.spec.delegate_system,
+        }
+    return settings
+
+
+_PARAMETERS = {"delegate": "delegate_system"}
+"""A solver parameter named otherwise than the run option it is."""
+
+
+def _same_settings(log: Path, evaluation: EvalLog, plan: RunPlan) -> None:
+    """The run the log's metadata declares (`plan`) must be the one its task's own arguments
+    (`task_args`, as inspect recorded them) declare, and the one its scorer and setup solver
+    were given: each is editable, so one edited alone (a `silent` run relabelled `named`, a
+    `max_steps` raised) is refused (InspectLogError, one line)."""
+    spec = evaluation.eval
+    ours = _settings(plan)
+    try:
+        by_arguments = inspect_plan({**spec.task_args, "max_tasks": plan.spec.max_tasks})
+    except ValueError as exc:
+        raise InspectLogError(f"{log}: task_args: {exc}") from None
+    recorded: list[tuple[str, Mapping[str, Any]]] = [
+        ("task_args", _settings(by_arguments)),
+        *((f"scorer {s.name}", s.options or {}) for s in spec.scorers or [] if _ours(s.name)),
+        *((f"solver {p.solver}", p.params) for p in evaluation.plan.steps if _ours(p.solver)),
+    ]
+    for where, values in recorded:
+        for key, value in values.items():
+            name = _PARAMETERS.get(key, key)
+            if name in ours and ours[name] != value:
+                raise InspectLogError(
+                    f"{log}: metadata.{name} {ours[name]!r:.60} is not the run's: {where} "
+                    f"gives {value!r:.60}"
+                )
+
+
+def _ours(name: str) -> bool:
+    """Whether a scorer or solver a log names is one of the task's own (whose parameters are
+    run options), not an agent's (`--solver`); inspect may name it with its package."""
+    return name.rsplit("/", 1)[-1] in {
+        "peb_scorer",
+        "episode_setup",
+        "react_episode",
+        "reply_or_error",
+    }
+
+
+def _said(messages: str | Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    if isinstance(messages, str):
+        return [("user", messages)]
+    return [(m.role, m.text) for m in messages]
+
+
+def _unverified_reply(sample: EvalSample, expected: Sample, one_shot: bool) -> str | None:
+    """Why a sample's reply is not that of the task it names, as far as a log can show it
+    without a replay: its input must be the task's (as these scenario files render it), and a
+    `one_shot` reply must be the one its conversation ends with. None if nothing differs."""
+    if _said(sample.input) != _said(expected.input):
+        return "its input is not the task's, as these scenario files make it"
+    if not one_shot:
+        return None
+    last = sample.messages[-1] if sample.messages else None
+    if not isinstance(last, ChatMessageAssistant) or last.text != sample.output.completion:
+        return "its output is not the reply its conversation ends with"
+    return None
+
+
+def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Replay) -> str | None:
+    """Why a sample's episode does not replay (`Replay.episode`), or None if it does; an
+    InspectLogError for a malformed store, or if it replays under another disclosure mode than
+    the log's (the log's mode is not the run's)."""
+    try:
+        handoffs = handed_off(sample.store.get(HANDOFFS_KEY))
+    except ValueError as exc:
+        raise InspectLogError(f"store.{HANDOFFS_KEY}: {exc}") from None
+    submitted = sample.store.get(SUBMITTED_KEY)
+    if submitted is not None and not isinstance(submitted, str):
+        raise InspectLogError(f"store.{SUBMITTED_KEY}: not a response's text")
+
+    def unverified(under: Replay) -> str | None:
+        try:
+            asyncio.run(under.episode(task, spec, sample.messages, submitted, handoffs))
+        except NotVerified as exc:
+            return str(exc)
+        return None
+
+    reason = unverified(replay)
+    if reason is None:
+        return None
+    for other in DISCLOSURES:
+        if other != replay.disclosure and unverified(replace(replay, disclosure=other)) is None:
+            raise InspectLogError(
+                f"the access layer gives what the log records under disclosure {other}, not "
+                f"{replay.disclosure} as the log says"
+            )
+    return reason
+
+
+def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     """Write the run folder `out` (manifest and responses, as the runner writes them) from the
     inspect eval log `log` (`.eval` or `.json`) of `partial_evidence`: one record per sample
     (epoch e as repeat e - 1, the manifest's `repeats` the eval's epochs), the reply text kept
     as `raw`, a failed sample as an error record, a cancelled one left out (missing). Nothing
     in the log is taken on trust: its metadata must name a known family, tier and protocol, at
-    most `max_tasks` tasks and 1 to MAX_REPEATS epochs, and every sample must be one task of
-    that run, once in each epoch. InspectLogError (one line) when the log cannot be read, is
-    not of this task or fails a check; RunError when `out` already holds a run."""
+    most `max_tasks` tasks and 1 to MAX_REPEATS epochs, and be the run its task's arguments,
+    scorer and solvers were given, made from these scenario files; every sample must be one
+    task of that run, once in each epoch. A sample whose input is not its task's, whose
+    one-shot reply is not its conversation's, or whose episode does not replay against the
+    access layer (`replay.Replay`) is set aside: written as an error record saying why,
+    never as a reply. The log's claims of what made it (its package version) are kept in the
+    config as `unverified`; the manifest's provenance is this package's. InspectLogError (one
+    line) when the log cannot be read, is not of this task, fails a check, or no sample of it
+    verifies; RunError when `out` already holds a run."""
     if not log.is_file():
         raise InspectLogError(f"{log}: no such file")
     try:
@@ -600,8 +735,16 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
     episode = plan.max_steps if plan.episodes else None
     if plan.episodes and meta.max_steps is None:
         raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {meta.tier}")
+    _same_settings(log, evaluation, plan)
     protocol = get_protocol(plan.spec.protocol)
     families = list(plan.selection.families)
+    made_from = scenario_hash(families, plan.tier)
+    if meta.scenario_hash != made_from:
+        raise InspectLogError(
+            f"{log}: metadata.scenario_hash {meta.scenario_hash[:12]!r}: the log was made from "
+            f"other scenario files than these ({made_from[:12]!r}); import it with the "
+            f"partial-evidence-bench that made it (the log says {meta.package_version[:40]!r})"
+        )
     limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
     if isinstance(limit, int) and limit < 1:
         raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
@@ -615,11 +758,26 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         )
     keys = set(islice(task_keys(families, meta.seeds, meta.tier), limit))
     agent = spec.solver or "react"
+    for name, value in (("model", spec.model), ("solver", agent)):
+        if not value.isprintable():  # a run's system name is shown in tables, one per line
+            raise InspectLogError(
+                f"{log}: eval.{name} {value[:60]!r}: not a name (it holds control or bidi "
+                "characters)"
+            )
     system = system_name(f"{agent}:{spec.model}" if episode else spec.model, protocol.id)
+    specs = {f.id: f for f in families}
+    handing = plan.delegate  # None: inspect's react() with the eval's model
+    sub_agent = system_name(f"{SUB_AGENT}:{spec.model}", protocol.id)
+    replay = Replay(
+        plan.spec.disclosure, sub_agent if handing is None else handing.name, handing is None
+    )
+    tasks: dict[tuple[str, str], Task] = {}
     seen: set[tuple[str, str, int]] = set()
     records: list[ResponseRecord] = []
+    set_aside: list[str] = []
+    checked = 0
     for number, s in enumerate(evaluation.samples, start=1):
-        where = f"{log}: sample {number} (id {s.id!r}, epoch {s.epoch})"
+        where = f"{log}: sample {number} (id {s.id!r:.80}, epoch {s.epoch})"
         named = _checked(_SampleMetadata, s.metadata, f"{where}: metadata")
         if not 1 <= s.epoch <= epochs:
             raise InspectLogError(f"{where}: an epoch the eval's {epochs} epoch(s) do not hold")
@@ -644,24 +802,44 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         seen.add((*key, s.epoch))
         if _cancelled(s):
             continue
+        checked += 1
+        family = specs[named.family]
+        if key not in tasks:
+            tasks[key] = generate_task(
+                family, named.template, named.seed, 0, named.tier, plan.corpus_size
+            )
+        task = tasks[key]
         error = named.error or (first_line(s.error.message) if s.error else None)
-        if episode is None:
+        expected = sample(task, family, protocol, plan.episodes, named=len(families) > 1)
+        try:
+            reason = _unverified_reply(s, expected, episode is None and error is None) or (
+                _unreplayed(s, task, family, replay) if episode is not None else None
+            )
+        except InspectLogError as exc:
+            raise InspectLogError(f"{where}: {exc}") from None
+        if reason is not None:
+            set_aside.append(f"{where}: set aside, not verified: {reason}")
+            unverified = Reply(status="error", error=f"not verified: {reason}")
+            records.append(
+                ResponseRecord.of_reply(
+                    named.family, named.task_id, system, unverified, s.epoch - 1
+                )
+            )
+        elif episode is None:
             records.append(record(named.model_dump(), system, s.output, error, s.epoch - 1))
         else:
-            submitted = s.store.get(SUBMITTED_KEY)
-            if submitted is not None and not isinstance(submitted, str):
-                raise InspectLogError(f"{where}: store.{SUBMITTED_KEY}: not a response's text")
-            try:
-                handoffs = handed_off(s.store.get(HANDOFFS_KEY))
-            except ValueError as exc:
-                raise InspectLogError(f"{where}: store.{HANDOFFS_KEY}: {exc}") from None
+            handoffs = handed_off(s.store.get(HANDOFFS_KEY))
             usage = _sample_usage(s)
             if meta.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
-            reply = episode_reply(s.messages, episode, submitted, error, usage, handoffs)
+            reply = episode_reply(
+                s.messages, episode, s.store.get(SUBMITTED_KEY), error, usage, handoffs
+            )
             records.append(
                 ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
             )
+    if checked and len(set_aside) == checked:
+        raise InspectLogError(f"{set_aside[0]}; no sample of the log verifies: nothing imported")
     settings = evaluation.plan.config
     finished = evaluation.status == "success"
     config: dict[str, Any] = {
@@ -679,7 +857,11 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
             config["delegate_system"] = {"name": meta.delegate_system}
     manifest = new_manifest(
         system=system,
-        config={**config, "inspect_log": str(log)},
+        config={
+            **config,
+            "inspect_log": str(log),
+            "unverified": {"package_version": meta.package_version},
+        },
         families=families,
         seeds=meta.seeds,
         tier=meta.tier,
@@ -694,4 +876,5 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> RunManifest:
         update={"started_at": evaluation.stats.started_at or spec.created}
     )
     complete = finished and len(records) == len(keys) * epochs
-    return write_run(out, manifest, families, records, "finished" if complete else "interrupted")
+    written = write_run(out, manifest, families, records, "finished" if complete else "interrupted")
+    return Imported(written, set_aside)

@@ -25,6 +25,7 @@ the handshake.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +78,13 @@ MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
+MAX_CLIENT_NAME = 64
+"""The most characters of a client's name a run's system keeps (`client_label`)."""
+MAX_PENDING_CALLS = 100
+"""The most bad calls made outside an episode that a connection keeps for its next trace; the
+calls beyond them are counted, and the trace says how many (`NOT_KEPT`)."""
+NOT_KEPT = "(calls not kept)"
+"""The name of the step that says how many calls outside an episode were not kept."""
 
 _START_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -106,15 +114,60 @@ class Episode:
     started: float = field(default_factory=time.monotonic)
 
 
+def client_label(name: str | None) -> str:
+    """A client's handshake name as a run's system names it (`mcp:<label>:<protocol>`): ASCII
+    letters, digits, `.`, `_` and `-`, each run of any other character (a space, a `:` that
+    would split the system's name, a control, NUL or bidi character) one `-`, at most
+    `MAX_CLIENT_NAME` characters; `client` when nothing is left."""
+    label = re.sub(r"[^A-Za-z0-9._-]+", "-", name or "").strip("-")
+    return label[:MAX_CLIENT_NAME].rstrip("-") or "client"
+
+
 @dataclass
 class ClientState:
-    """A connection's state: its client's name, its episode if one is open, and the bad calls it
-    made outside an episode (they lead the trace of its next one)."""
+    """A connection's state: its client's name (`client_label`), its episode if one is open,
+    and the bad calls it made outside an episode (they lead the trace of its next one; at most
+    `MAX_PENDING_CALLS` are kept, the rest counted in `not_kept`)."""
 
     name: str
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     episode: Episode | None = None
     pending: list[Step] = field(default_factory=list)
+    not_kept: int = 0
+    """Bad calls outside an episode beyond the `MAX_PENDING_CALLS` kept."""
+
+    def keep(self, step: Step) -> None:
+        """Keep a bad call made outside an episode for the next trace, or count it."""
+        if len(self.pending) < MAX_PENDING_CALLS:
+            self.pending.append(step)
+        else:
+            self.not_kept += 1
+
+    def take_pending(self) -> list[Step]:
+        """The bad calls kept for the trace of the episode that ends now (a step saying how
+        many more were made, if any were not kept), and none kept after."""
+        steps = list(self.pending)
+        if self.not_kept:
+            note = (
+                f"{self.not_kept:,} more bad calls outside an episode were made; a trace keeps "
+                f"the first {MAX_PENDING_CALLS}"
+            )
+            steps.append(
+                Step(
+                    tool_calls=(
+                        ToolCall(
+                            id="not_kept",
+                            name=NOT_KEPT,
+                            arguments=json.dumps({"calls": self.not_kept}),
+                        ),
+                    ),
+                    results=(json.dumps({"error": note}),),
+                    errors=(note,),
+                )
+            )
+        self.pending.clear()
+        self.not_kept = 0
+        return steps
 
 
 def _failed(message: str) -> tuple[str, str | None]:
@@ -281,16 +334,19 @@ class McpBench:
                     id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
                     name=name,
                     arguments=json.dumps(arguments, ensure_ascii=False),
+                    # list_tasks, start_task and a call before a task was started reach no
+                    # session (a grant schedule does not count them)
+                    reached=episode is not None and name not in (LIST_TASKS, START_TASK),
                 ),
             ),
             results=(content,),
             errors=(error,),
             delegations=(ran[0],) if ran else (),
             usage=Usage(latency_s=round(time.monotonic() - started, 3)),
-        )
+        ).bounded()  # kept within the caps: a refused argument of any size is its start
         if episode is None:
             if error is not None:  # a bad call outside an episode: counted in the next trace
-                client.pending.append(step)
+                client.keep(step)
             return _result(content, error)
         episode.steps.append(step)
         if episode.session.submitted is not None:
@@ -358,9 +414,11 @@ class McpBench:
         client.episode = Episode(task_id, task, session, start, handoffs, repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
-        delegate = next((t for t in session.tools if t["function"]["name"] == DELEGATE), None)
-        if delegate is not None:  # the task's sub-agents, with the scopes a handoff runs under
-            text += f"\n\nThe delegate tool on this task: {delegate['function']['description']}"
+        listed = {t.name: t.description for t in self.tools}
+        for tool in session.tools:  # what a tool says of this task only: the stores it reaches,
+            said = tool["function"]  # the sub-agents with their stores and scopes
+            if said["description"] != listed.get(said["name"]):
+                text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
         submit = next(t for t in self.tools if t.name == "submit")
         schema = json.dumps(submit.input_schema["properties"]["response"])
         which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
@@ -373,8 +431,7 @@ class McpBench:
         assert episode is not None and self.writer is not None
         client.episode = None
         self.active.pop(episode.task_id, None)
-        steps = [*client.pending, *episode.steps]
-        client.pending.clear()
+        steps = [*client.take_pending(), *episode.steps]
         reply = Reply(
             status=status,
             raw=episode.session.submitted,
@@ -395,7 +452,7 @@ class McpBench:
     def disconnected(self, client: ClientState) -> None:
         """The client's connection closed: its open episode ends without a submit."""
         if client.episode is not None:
-            calls = len(client.pending) + len(client.episode.steps)
+            calls = len(client.pending) + client.not_kept + len(client.episode.steps)
             self._end(
                 client, "no_submit", f"the client disconnected after {calls} tool calls without a "
                 "submit"
@@ -415,9 +472,9 @@ _START_DESCRIPTION = (
 
 _DELEGATE_DESCRIPTION = (
     "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
-    "(searching and opening documents under the scopes it holds that you hold too) and returns "
-    "its own response: answer, completeness and gap report. start_task lists the task's "
-    "sub-agents with those scopes."
+    "(searching and opening documents in the stores it owns under the scopes it holds that you "
+    "hold too) and returns its own response: answer, completeness and gap report. start_task "
+    "lists the task's sub-agents with those stores and scopes."
 )
 
 
@@ -465,8 +522,8 @@ def build_server(bench: McpBench) -> Server[Any]:
         client = connection.state.get("peb")
         if not isinstance(client, ClientState):
             params = ctx.session.client_params
-            name = params.client_info.name if params is not None else "client"
-            client = connection.state["peb"] = ClientState(name=name or "client")
+            name = params.client_info.name if params is not None else None
+            client = connection.state["peb"] = ClientState(name=client_label(name))
 
             async def closed() -> None:
                 bench.disconnected(client)

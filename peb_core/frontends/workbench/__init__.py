@@ -5,12 +5,13 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_launch`: a run request from the Run button or the headless form, checked as `peb run`
   checks it, started in the background; the headless form's exit statuses.
 - `_status`: one current status per run started here, its severity and time; when to rescore.
-- `_runs`: one label per run folder on a page, picks kept when runs appear, the runs compared by
-  default, the picked runs' scores, what is said of rows that are not finished numbers.
+- `_runs`: one label per run folder on a page, the newest runs and tier a page opens on, picks
+  kept when runs appear, the picked runs' scores, what is said of rows that are not finished
+  numbers.
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
-- `_explore`: the task explorer's index of tasks, its filters, a task's contract.
+- `_explore`: the task explorer's index of tasks, its filters, a task's contract and register.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
   access layer's view.
@@ -31,9 +32,11 @@ from ._example import (
 from ._explore import (
     INDEX_MAX_TASKS,
     POLICIES,
+    REGISTER_COLUMNS,
     contract_frame,
     filter_index,
     index_choices,
+    register_rows,
     task_index,
     task_ref,
 )
@@ -59,22 +62,26 @@ from ._replay import (
     corpus_at,
     corpus_counts,
     episode_replay,
+    grant_events,
     handoff_line,
     handoffs_at,
     replay_of,
     step_calls,
+    step_label,
     step_table,
     what_it_saw,
 )
 from ._runs import (
-    compare_defaults,
+    NEWEST_RUNS,
     differences,
     finished,
     has_repeats,
     keep_picks,
+    newest_runs,
     paired_tests,
     run_label,
     run_options,
+    run_tiers,
     score_runs,
     unfinished_notes,
 )
@@ -113,7 +120,9 @@ __all__ = [
     "INDEX_MAX_TASKS",
     "LABELS",
     "LOCAL_NAMES",
+    "NEWEST_RUNS",
     "POLICIES",
+    "REGISTER_COLUMNS",
     "RESCORE_EVERY_S",
     "ROW_KEY",
     "SEVERITY_COLOURS",
@@ -132,7 +141,6 @@ __all__ = [
     "access_search",
     "access_view",
     "check_run",
-    "compare_defaults",
     "contract_frame",
     "corpus_access",
     "corpus_at",
@@ -147,6 +155,7 @@ __all__ = [
     "form_help",
     "form_options",
     "form_request",
+    "grant_events",
     "handoff_line",
     "handoff_view",
     "handoffs_at",
@@ -159,8 +168,10 @@ __all__ = [
     "launch_note",
     "local_hosts",
     "local_origins",
+    "newest_runs",
     "paired_tests",
     "picked_row",
+    "register_rows",
     "register_view",
     "replay_of",
     "replay_view",
@@ -172,6 +183,7 @@ __all__ = [
     "run_label",
     "run_lines",
     "run_options",
+    "run_tiers",
     "runs_stamp",
     "score_runs",
     "scorecard_glance",
@@ -181,6 +193,7 @@ __all__ = [
     "start_launch",
     "status_table",
     "step_calls",
+    "step_label",
     "step_table",
     "table",
     "task_documents_view",

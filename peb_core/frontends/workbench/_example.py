@@ -36,15 +36,17 @@ class WorkedExample:
 def worked_example(
     task: Task, spec: ScenarioFile, record: ResponseRecord | None, *, run: str, system: str
 ) -> WorkedExample:
-    """`record`'s reply to `task` laid out for reading."""
+    """`record`'s reply to `task` laid out for reading (on a task with a grant schedule, against
+    the state it is judged in)."""
+    explanation = explain(task, record, spec, run=run, system=system)
     return WorkedExample(
         task=task,
         spec=spec,
         record=record,
         run=run,
         system=system,
-        target=answer_target(task)[0],
-        explanation=explain(task, record, spec, run=run, system=system),
+        target=answer_target(task.in_state(explanation.scores["grant_state"]))[0],
+        explanation=explanation,
     )
 
 

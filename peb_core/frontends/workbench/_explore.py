@@ -1,5 +1,6 @@
 """The task explorer's tables: an index of tasks to find one by how its evidence is laid out
-(topology, completeness, policy, what the tracker's sentence is worth), and a task's contract."""
+(topology, completeness, policy, what the tracker's sentence is worth), a task's contract, and
+its register as the notebooks show it."""
 
 from __future__ import annotations
 
@@ -128,4 +129,47 @@ def contract_frame(task: Task) -> pl.DataFrame:
             "informs": pl.String,
             "missing": pl.Boolean,
         },
+    )
+
+
+REGISTER_COLUMNS = (
+    "record",
+    "contract",
+    "register_version",
+    "register_date",
+    "kept_in",
+    "copy",
+    "copy_stamp",
+    "copy_state",
+    "master",
+)
+"""The columns of `register_rows`."""
+
+
+def register_rows(register: pl.DataFrame) -> pl.DataFrame:
+    """A hard task's register (`tasks.register_frame`) as the notebooks show it: the records
+    the contract requires first, those the view misses first of all, then the others, each
+    group in register order; `contract` says `missing`, `covered` or nothing (not required),
+    `copy_state` `no copy` where the view holds none, and every other empty cell is blank, never
+    null; the master's scope is left out (it is the record's `kept_in`). Columns:
+    REGISTER_COLUMNS."""
+    required = pl.col("requirement").is_not_null()
+    return (
+        register.with_row_index("_at")
+        .sort(~pl.col("missing"), ~required, "_at")
+        .select(
+            "record",
+            contract=pl.when(pl.col("missing"))
+            .then(pl.lit("missing"))
+            .when(required)
+            .then(pl.lit("covered"))
+            .otherwise(pl.lit("")),
+            register_version=pl.col("register_version"),
+            register_date=pl.col("register_date").fill_null(""),
+            kept_in=pl.col("kept_in").fill_null(""),
+            copy=pl.col("copy").fill_null(""),
+            copy_stamp=pl.col("copy_stamp").fill_null(""),
+            copy_state=pl.col("copy_state").replace("none", "no copy"),
+            master=pl.col("master").fill_null(""),
+        )
     )

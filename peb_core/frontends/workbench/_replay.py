@@ -26,10 +26,18 @@ from ...systems import ResponseRecord
 from ...tasks import ScenarioFile, Task
 from ._example import WorkedExample
 
-CORPUS_STATES = ("opened", "probed", "withheld", "surfaced", "unseen")
+CORPUS_STATES = ("opened", "opened while granted", "probed", "withheld", "surfaced", "unseen")
 """Where a document of the corpus stands by a step, in the order a state wins: opened by the
-agent, an open of it refused (a probe of a hidden id), withheld from a search's results by the
+agent, opened while a grant held that had ended by the episode's end (so hidden at its end, but
+read), an open of it refused (a probe of a hidden id), withheld from a search's results by the
 scope filter, shown among a search's hits, or none of these yet."""
+_MARKS = {
+    "opened": "opened_at",
+    "probed": "probed_at",
+    "withheld": "withheld_at",
+    "surfaced": "surfaced_at",
+}
+"""The column of `results.replay_documents` each state comes from (the first step it did)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,7 @@ def handoff_line(row: dict[str, Any]) -> str:
     it: to whom, run by what, under which scopes, how long, what it reported and whether its
     gap reached the final report."""
     scopes = ", ".join(row["scopes"]) or "none"
+    stores = f" in {', '.join(row['stores'])}" if row["stores"] else ""
     said = (
         f"its reply was `{row['status']}`"
         if row["status"] != "ok"
@@ -101,10 +110,15 @@ def handoff_line(row: dict[str, Any]) -> str:
     else:
         listed = ", ".join(f"`{r}`" for r in row["reported_missing"]) or "no requirement named"
         reached = "reached" if row["reached"] else "did **not** reach"
-        gap = f"it reported missing {listed}; its gap {reached} the final report"
+        gap = f"it reported missing {listed}; " + (
+            "the user's view misses none of it (the task is complete)"
+            if row["reached"] is None
+            else f"its gap {reached} the final report"
+        )
     return (
         f"Handoff {row['handoff']} to `{row['to']}` ({row['role'] or 'unknown sub-agent'}), run "
-        f"by `{row['system']}` under scopes {scopes}: {row['steps']} steps; {said}; {gap}."
+        f"by `{row['system']}`{stores} under scopes {scopes}: {row['steps']} steps; {said}; "
+        f"{gap}."
     )
 
 
@@ -181,7 +195,8 @@ def step_table(replay: Replay) -> pl.DataFrame:
 
 def step_calls(replay: Replay, step: int) -> list[dict[str, Any]]:
     """The tool calls of one step (from 1), each with its arguments pretty-printed, what it saw
-    in one line and the whole result it was shown (pretty-printed JSON where it is JSON)."""
+    in one line, the whole result it was shown (pretty-printed JSON where it is JSON) and the
+    grant change that took effect at it (`grant`, a line; None for none)."""
     calls = []
     for row in replay.steps.filter(pl.col("step") == step).iter_rows(named=True):
         calls.append(
@@ -191,6 +206,7 @@ def step_calls(replay: Replay, step: int) -> list[dict[str, Any]]:
                 "saw": what_it_saw(row),
                 "result": _pretty(row["result"]),
                 "withheld": row["withheld"],
+                "grant": row["grant"],
                 "content": row["content"],
             }
         )
@@ -208,23 +224,28 @@ def _pretty(text: str | None) -> str | None:
 
 def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     """Every document of the corpus as the episode left it after `step`: its `state` (one of
-    `CORPUS_STATES`) and the step it came to it (`at`), whether the user may see it, whether the
-    contract requires its kind and whether it is an out-of-date copy; visible documents first,
-    then by state."""
+    `CORPUS_STATES`) and the step it came to it (`at`), its scope and store, whether the user may
+    see it (at the episode's end: under a grant schedule, in the state then in force), whether
+    the contract requires its kind and whether it is an out-of-date copy; visible documents
+    first, then by state."""
     documents = replay_documents(replay.record, replay.task, upto=step)
-    marks = [f"{state}_at" for state in CORPUS_STATES[:-1]]
-    reached = zip(marks, CORPUS_STATES[:-1], strict=True)
-    state = pl.coalesce(
-        *(pl.when(pl.col(m).is_not_null()).then(pl.lit(s)) for m, s in reached),
-        pl.lit(CORPUS_STATES[-1]),
-    )
+    reached = [
+        pl.when(pl.col(column).is_not_null()).then(
+            pl.lit(state)
+            if state != "opened"
+            else pl.when(pl.col("visible"))
+            .then(pl.lit("opened"))
+            .otherwise(pl.lit("opened while granted"))
+        )
+        for state, column in _MARKS.items()
+    ]
     order = pl.col("state").replace_strict(
         {s: i for i, s in enumerate(CORPUS_STATES)}, return_dtype=pl.Int64
     )
     return (
         documents.with_columns(
-            state.alias("state"),
-            pl.coalesce(*(pl.col(m) for m in marks)).alias("at"),
+            pl.coalesce(*reached, pl.lit(CORPUS_STATES[-1])).alias("state"),
+            pl.coalesce(*(pl.col(c) for c in _MARKS.values())).alias("at"),
         )
         .sort([pl.col("visible").not_(), order, "doc_id"])
         .select(
@@ -233,6 +254,7 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
             "at",
             "visible",
             "scope",
+            "store",
             "title",
             "role",
             "evidence_family",
@@ -240,6 +262,20 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
             "superseded",
         )
     )
+
+
+def grant_events(replay: Replay) -> list[tuple[int, str]]:
+    """Each grant change of the episode as an event: the step (from 1) whose call it took
+    effect at, and the line saying so (`results.grant_line`: `call 9: the grant on X
+    expired`); none without a grant schedule or before a change was set going."""
+    rows = replay.steps.filter(pl.col("grant").is_not_null())
+    return list(rows.select("step", "grant").iter_rows())
+
+
+def step_label(replay: Replay) -> str:
+    """The step slider's label: `Step`, and each grant change of the episode at its step."""
+    events = "; ".join(f"step {step}, {line}" for step, line in grant_events(replay))
+    return f"Step (grant changes: {events})" if events else "Step"
 
 
 def corpus_counts(corpus: pl.DataFrame) -> str:

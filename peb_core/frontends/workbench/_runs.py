@@ -1,6 +1,7 @@
 """Which runs a notebook offers, shows and charts: one label per run folder for every picker and
-table of a page, the picks kept when runs appear, the runs compared by default, the scores of
-the picked runs under those labels, and what is said of rows that are not finished numbers."""
+table of a page, the runs and the tier a page opens on (the newest), the picks kept when runs
+appear, the scores of the picked runs under those labels, and what is said of rows that are not
+finished numbers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from ...results import discover_runs, run_labels, score_run_dirs
-from ...runs import RunError, run_status
+from ...runs import RunError, read_manifest, run_status
 from ...scoring import (
     REPEATS,
     compare_table,
@@ -18,6 +19,7 @@ from ...scoring import (
     finished_scores,
     metric_differences,
 )
+from ...tasks import TIERS
 
 
 def run_label(run_dir: Path, root: Path) -> str:
@@ -41,10 +43,39 @@ def keep_picks(options: Sequence[str], known: Sequence[str], picked: Sequence[st
     return [o for o in options if o in kept or o not in before]
 
 
-def compare_defaults(options: Sequence[str]) -> list[str]:
-    """The runs the compare notebook opens with: the checked-in baselines of the paper tier
-    (`baselines/...`), else the first two."""
-    return [o for o in options if o.startswith("baselines/")] or list(options[:2])
+NEWEST_RUNS = 8
+"""The most runs a page opens on."""
+
+
+def _started(options: Mapping[str, Path]) -> dict[str, tuple[str, str]]:
+    """(when it started, its tier) of each run whose manifest can be read, by label."""
+    found = {}
+    for label, run_dir in options.items():
+        try:
+            manifest = read_manifest(run_dir)
+        except RunError:
+            continue
+        found[label] = (manifest.started_at, manifest.tier)
+    return found
+
+
+def newest_runs(options: Mapping[str, Path], most: int = NEWEST_RUNS) -> list[str]:
+    """The runs a page opens on (the workbench, compare): the `most` newest of the newest
+    run's tier, by when each started (so the runs just made, not every run on disk), in
+    option order; none when no run can be read."""
+    started = _started(options)
+    if not started:
+        return []
+    _, tier = max(started.values())
+    newest = sorted((s for s in started.items() if s[1][1] == tier), key=lambda s: s[1])
+    picked = {label for label, _ in newest[-most:]}
+    return [label for label in options if label in picked]
+
+
+def run_tiers(options: Mapping[str, Path], picked: Sequence[str]) -> list[str]:
+    """The tiers of the `picked` runs (labels of `options`), in registry order."""
+    tiers = {tier for label, (_, tier) in _started(options).items() if label in picked}
+    return [t for t in TIERS if t in tiers]
 
 
 def score_runs(

@@ -28,11 +28,12 @@ from ...tasks import (
 )
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
-from ._explore import POLICIES
+from ._explore import POLICIES, register_rows
 from ._replay import (
     Replay,
     corpus_at,
     corpus_counts,
+    grant_events,
     handoff_line,
     handoffs_at,
     step_calls,
@@ -104,19 +105,20 @@ def task_documents_view(
 
 
 def register_view(register: pl.DataFrame | None, stale: pl.DataFrame) -> Html:
-    """The register beside each record's copy and master (stale copies' stamps struck
-    through, required records the view misses marked), and each stale copy's facts struck
-    through beside the current version's and the oracle's; empty for a task without a
-    register."""
+    """The register (`register_rows`: required records first, those the view misses first of
+    all) beside each record's copy and master, stale copies' stamps struck through and missing
+    requirements marked, and each stale copy's facts struck through beside the current
+    version's and the oracle's; empty for a task without a register."""
     import marimo as mo
 
     if register is None:
         return mo.md("")
+    shown = register_rows(register)
 
     def register_style(row: dict[str, Any], column: str) -> dict[str, Any]:
         if column == "copy_stamp" and row["copy_state"] == "stale":
             return _STALE
-        if column in ("requirement", "missing") and row["missing"]:
+        if column == "contract" and row["contract"] == "missing":
             return {"color": "#b00020", "fontWeight": "bold"}
         return {}
 
@@ -126,16 +128,18 @@ def register_view(register: pl.DataFrame | None, stale: pl.DataFrame) -> Html:
     parts = [
         mo.md(
             "### Register: each kind of record, its current version, and the documents of it\n"
-            "A copy whose stamp is older than the register's is `stale` (struck through): it "
-            "does not cover its requirement. `master` is the hidden current version and "
-            "`requirement` the contract's requirement it covers; `missing`: the view holds no "
-            "current copy of it."
+            "The records the contract requires come first. A copy whose stamp is older than "
+            "the register's is `stale` (struck through): it does not cover its requirement. "
+            "`contract`: `missing` where the view holds no current copy of a required record, "
+            "`covered` where it does, blank for a record the contract does not require; "
+            "`master`: the hidden current version, kept in `kept_in`."
         ),
         table(
-            register,
-            page_size=len(register),
-            style_cell=_style_rows(register, register_style),
+            shown,
+            page_size=len(shown),
+            style_cell=_style_rows(shown, register_style),
             freeze_columns_left=["record"],
+            show_search=False,
         ),
     ]
     if stale.height:
@@ -226,14 +230,24 @@ Section = Callable[[WorkedExample], Sequence["Html"]]
 """A part of the worked example: marimo elements from the example."""
 
 
+def _state_name(state: int) -> str:
+    """A state of a grant schedule as the heading names it."""
+    return "at the start" if state == 0 else f"after change {state}"
+
+
 def _heading(ex: WorkedExample) -> Sequence[Html]:
     import marimo as mo
 
     task, row = ex.task, ex.explanation.scores
+    judged = (
+        f" (judged in the state of its grant schedule {_state_name(row['grant_state'])})"
+        if task.grants
+        else ""
+    )
     return [
         mo.md(
             f"{task.prompt}\n\n"
-            f"Completeness `{task.oracles.completeness}`, policy "
+            f"Completeness `{row['completeness']}`{judged}, policy "
             f"`{POLICIES[task.contract.partial_response_permitted]}`, topologies "
             f"`{', '.join(task.topologies) or '-'}`, verdict **{row['verdict']}**; answer score "
             f"{format_float(row['answer_score'])}, gap score {format_float(row['gap_score'])}."
@@ -307,6 +321,7 @@ def example_view(
 
 _STATE_STYLES = {
     "opened": {"color": "#1b7f3b", "fontWeight": "bold"},
+    "opened while granted": {"color": "#6a1b9a", "fontWeight": "bold"},
     "probed": {"color": "#b00020", "fontWeight": "bold"},
     "withheld": {"color": "#9a6700", "fontWeight": "bold"},
     "surfaced": {"color": "#0b5cad"},
@@ -363,16 +378,19 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
     the corpus as the episode left it by then (`corpus_at`), and below them the sub-episode of
     each `delegate` call of the step (`handoff_view`); then, requirement by requirement, what it
     saw against what it claimed (`Replay.claims`, gaps in red), every handoff of the episode
-    and every call of the episode (this step's in bold, later ones greyed)."""
+    and every call of the episode (this step's in bold, later ones greyed). Each grant change
+    of a task's schedule is an event at the call it took effect at (`grant_events`)."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
     calls = step_calls(replay, step)
+    events = grant_events(replay)
     said = []
     for call in calls:
         said.append(
             mo.md(
-                f"**{call['tool'] or '(no tool call)'}** {call['saw']}"
+                (f"_{call['grant']}, before this call was answered._  \n" if call["grant"] else "")
+                + f"**{call['tool'] or '(no tool call)'}** {call['saw']}"
                 + (f"  \nThe model wrote: {call['content']}" if call["content"] else "")
                 + (
                     f"  \n_Withheld from it by the scope filter:_ {', '.join(call['withheld'])}"
@@ -433,10 +451,20 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 "What the agent called and was shown at this step, beside the corpus as it "
                 "stood by then: `opened` by the agent, `probed` (an open of a hidden id, "
                 "refused), `withheld` from a search by the scope filter, `surfaced` among a "
-                "search's hits, or `unseen`. Hidden documents are shaded; the agent never "
-                "saw their text."
+                "search's hits, or `unseen`. Hidden documents (at the episode's end) are shaded; "
+                "the agent never saw their text, but for those `opened while granted` (read "
+                "while a grant held that had ended by the end)."
             ),
             step_pick if step_pick is not None else mo.md(""),
+            mo.md(
+                "**Grant changes:** "
+                + "; ".join(
+                    f"{'**' if at <= step else ''}step {at}, {line}{'**' if at <= step else ''}"
+                    for at, line in events
+                )
+            )
+            if events
+            else mo.md(""),
             mo.hstack(
                 [
                     mo.vstack([mo.md(f"#### Step {step}: its tool calls"), *said]),
@@ -461,7 +489,8 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
                 "not reported), `claimed unseen` (not reported missing, yet no current record "
-                "of it was opened), `false gap` (reported missing while in view)."
+                "of it was opened, by the agent or a sub-agent it handed off to), `false gap` "
+                "(reported missing while in view)."
             ),
             _claims_table(claims, "Saw against claimed"),
             *handoffs,

@@ -1,0 +1,137 @@
+"""Which state of a task's grant schedule a reply is judged against (docs/benchmark.md §9.2).
+
+A grants task holds its state at the start and after each change (`Task.states`). A reply is
+judged against the state in force when its submit was answered, never a later one: found by
+playing the episode's calls again against the schedule (`grant_timeline`; the tools are
+deterministic, so it is the state the live session was in), never read from anything the record
+says of itself. A reply with no answer to judge (no accepted submit in its trace, no trace at
+all, an unreadable reply, an error, no record) cannot show the state it was given in: it is
+judged against the first state in which the task is incomplete, if any, so that such a reply
+is never on a more lenient footing than one that read and answered (`judged_state`).
+
+- `replayed_row(task, repeat, calls, readable, index)`: one episode on a task with a schedule
+  played again: the state its reply is judged against and what it opened while a grant held;
+- `with_grant_states(responses, replayed, unanswered)`: a response frame with the state each
+  reply is judged against (`grant_state`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from ..access import CorpusIndex, GrantTimeline, replay_grants
+from ..systems import Step
+from ..tasks import Task
+
+KEY = ["family", "task_id"]
+
+
+def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
+    """Every tool call of an episode's trace that reached its session, in order: its name and
+    its arguments as given (a call its front-end refused first is not one: `ToolCall.reached`)."""
+    return [
+        (call.name, call.arguments)
+        for step in trace
+        for call in step.tool_calls
+        if call.reached
+    ]
+
+
+def grant_timeline(
+    task: Task, trace: Sequence[Step], index: CorpusIndex | None = None
+) -> GrantTimeline:
+    """What `task`'s grant schedule did in the episode of `trace`: its calls played again
+    against the schedule (`access.replay_grants`; `index`, the task's, where already built)."""
+    return replay_grants(task, episode_calls(trace), index)
+
+
+def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> int:
+    """The state of `task`'s schedule (an index of `Task.states`) a reply is judged against:
+    for a readable reply (`readable`) that its episode submitted, the state in force when
+    the submit was answered; else the first state in which the task is incomplete (where
+    there is none, the state the episode's calls reached). 0 for a task without a schedule."""
+    if not task.grants:
+        return 0
+    if readable and timeline is not None and timeline.submit is not None:
+        return timeline.state
+    incomplete = [n for n, s in enumerate(task.states) if s.oracles.completeness == "incomplete"]
+    if incomplete:
+        return incomplete[0]
+    return timeline.state if timeline is not None else 0
+
+
+GRANT_STATE = pl.Int64()
+"""The dtype of `grant_state`: an index of `Task.states` (0: the start)."""
+
+
+REPLAYED = "_replayed"
+"""The column of REPLAYED_SCHEMA with the ids an episode opened while a grant held."""
+REPLAYED_SCHEMA = pl.Schema(
+    {
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "repeat": pl.Int64(),
+        "grant_state": GRANT_STATE,
+        REPLAYED: pl.List(pl.String()),
+    }
+)
+"""The rows of `replayed_row`, one per reply to a task with a schedule."""
+UNANSWERED_SCHEMA = pl.Schema(
+    {"family": pl.String(), "task_id": pl.String(), "grant_state": GRANT_STATE}
+)
+"""The state a task with a schedule is judged in without a record (`judged_state` with no
+timeline), one row per such task."""
+
+
+def replayed_row(
+    task: Task,
+    repeat: int,
+    calls: Iterable[tuple[str, str]],
+    readable: bool,
+    index: CorpusIndex | None = None,
+) -> tuple[str, str, int, int, list[str]]:
+    """A row of REPLAYED_SCHEMA: the episode of `task`'s `repeat` that made `calls`
+    (`episode_calls` of its trace) played again against the task's schedule
+    (`access.replay_grants`; `index`, the task's, where already built): the state its reply is
+    judged against (`judged_state`; `readable`: the reply is readable) and the ids it opened
+    while a grant held (sorted)."""
+    timeline = replay_grants(task, calls, index)
+    state = judged_state(task, timeline, readable)
+    return task.family, task.task_id, repeat, state, sorted(timeline.opened)
+
+
+def with_grant_states(
+    responses: pl.DataFrame, replayed: pl.DataFrame | None, unanswered: pl.DataFrame
+) -> pl.DataFrame:
+    """`responses` (a response frame, with rows of missing records) with `grant_state`, the
+    state each reply is judged against: on a task with a schedule, the state its episode
+    played again gives (`replayed`, REPLAYED_SCHEMA), or without a record the task's
+    `unanswered` state (UNANSWERED_SCHEMA); 0 on a task without one, and everywhere when
+    `replayed` is None (replies that are not episodes: nothing was played again)."""
+    if replayed is None:
+        return responses.with_columns(grant_state=pl.lit(0, dtype=GRANT_STATE))
+    run_key = [*KEY, "repeat"]
+    return (
+        responses.drop("grant_state")
+        .join(
+            replayed.select(*run_key, _judged="grant_state"),
+            on=run_key,
+            how="left",
+            maintain_order="left",
+        )
+        .join(
+            unanswered.select(*KEY, _unanswered="grant_state"),
+            on=KEY,
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(
+            grant_state=pl.when(pl.col("status") == "missing")
+            .then(pl.col("_unanswered"))
+            .otherwise(pl.col("_judged"))
+            .fill_null(0)
+        )
+        .drop("_judged", "_unanswered")
+    )
