@@ -15,7 +15,7 @@ import fcntl
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from itertools import count as itertools_count
@@ -617,17 +617,6 @@ def task_set(
     return list(islice(task_keys(specs, manifest.seeds, manifest.tier), manifest.limit))
 
 
-def records_of_run(
-    run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]]
-) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of a run folder that count (`iter_run_records`, held in a list), and one
-    line per problem met."""
-    problems: list[str] = []
-    with gc_paused():
-        records = list(iter_run_records(run_dir, manifest, keys, problems))
-    return records, problems
-
-
 def iter_run_records(
     run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]], problems: list[str]
 ) -> Iterator[ResponseRecord]:
@@ -689,14 +678,44 @@ def run_tasks(
         return list(iter_run_tasks(run_dir, manifest, families))
 
 
-def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
-    costs = [r.usage.cost_usd for r in records]
-    return RunCounts(
-        n_tasks=n_tasks,
-        ok=sum(r.status == "ok" for r in records),
-        error=sum(r.status == "error" for r in records),
-        no_submit=sum(r.status == "no_submit" for r in records),
-        prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in records),
-        completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
-        cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,
-    )
+class RecordTally:
+    """What a run's counts need of its records, taken one record at a time (`add`): the key of
+    each (family, task id, repeat), the keys of its errors, and its statuses, tokens and cost
+    summed; never the records themselves, so a writer holds a few bytes a record however long
+    its traces."""
+
+    def __init__(self, records: Iterable[ResponseRecord] = ()) -> None:
+        self.keys: set[tuple[str, str, int]] = set()
+        self.failed: set[tuple[str, str, int]] = set()
+        """The keys of the error records."""
+        self._statuses: Counter[str] = Counter()
+        self._prompt_tokens = self._completion_tokens = 0
+        self._cost: float | None = 0.0
+        with gc_paused():
+            for record in records:
+                self.add(record)
+
+    def add(self, record: ResponseRecord) -> None:
+        """Count `record`."""
+        self.keys.add(record.key)
+        if record.status == "error":
+            self.failed.add(record.key)
+        self._statuses[record.status] += 1
+        usage = record.usage
+        self._prompt_tokens += usage.prompt_tokens or 0
+        self._completion_tokens += usage.completion_tokens or 0
+        cost = usage.cost_usd
+        self._cost = None if self._cost is None or cost is None else self._cost + cost
+
+    def counts(self, n_tasks: int) -> RunCounts:
+        """The run's counts over its `n_tasks` tasks: its replies by status, tokens and cost
+        (None when any reply's price is unknown)."""
+        return RunCounts(
+            n_tasks=n_tasks,
+            ok=self._statuses["ok"],
+            error=self._statuses["error"],
+            no_submit=self._statuses["no_submit"],
+            prompt_tokens=self._prompt_tokens,
+            completion_tokens=self._completion_tokens,
+            cost_usd=self._cost,
+        )
