@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from .._json import read_json
 from ..runs import RunError, open_run_file
 
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
@@ -76,7 +77,7 @@ def read_frames(
     is never given bytes it was not meant to read, since damaged ones can crash it."""
     try:
         with open_run_file(notes) as handle:
-            saved = json.loads(handle.read(MAX_NOTES_BYTES))
+            saved = read_json(handle.read(MAX_NOTES_BYTES))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # RunError too: not a regular file

@@ -87,12 +87,13 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
     monkeypatch.setattr(loading, "_replies", counted)
     assert load_run(run_dir).scores.equals(first.scores) and calls == []
 
-    # Saved for other code or data (another key), or unreadable: rescored, then saved again.
-    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json"):
+    # Saved for other code or data (another key), or unreadable (nested too deeply for the
+    # parser too): rescored, then saved again.
+    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json", "[" * 100_000):
         (run_dir / report.SCORE_NOTES).write_text(notes, encoding="utf-8")
         monkeypatch.setattr(loading, "_RUNS", {})
         assert load_run(run_dir).scores.equals(first.scores)
-    assert len(calls) == 2
+    assert len(calls) == 3
     assert json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8")) == saved
 
 
