@@ -1,6 +1,6 @@
-"""The shortcut audit (`peb audit shortcuts`, docs/benchmark.md §8) of both tiers and every
-family at its default size: a linear classifier over word n-grams of the model views of 3,600
-training tasks a family, scored on 600 held-out tasks a family.
+"""The shortcut audit (`peb audit shortcuts`, docs/benchmark.md §8) of the paper and hard tiers
+and every family at its default size: a linear classifier over word n-grams of the model views
+of 3,600 training tasks a family, scored on 600 held-out tasks a family.
 
 Goals (issue 19): on the paper tier, where the tracker states the boundary, the audit shows the
 leak (learned accuracy >= 0.95 in every family); on the hard tier, on the tasks whose only
@@ -33,7 +33,7 @@ from peb_core.audit import (
 )
 from peb_core.tasks import format_seeds, load_families
 
-HEADING = "## bench_audit.py: the shortcut audit of both tiers"
+HEADING = "## bench_audit.py: the shortcut audit of the paper and hard tiers"
 PAPER_LEAK = 0.95
 SILENT_GAIN = 0.05
 

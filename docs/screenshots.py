@@ -1,4 +1,5 @@
-"""Screenshots of the notebooks for the README, on the checked-in runs, at 1440 px wide.
+"""Screenshots of the notebooks for the user guide (docs/guide.md), on the checked-in runs, at
+1440 px wide.
 
 Run: .venv/bin/python docs/screenshots.py   (needs /usr/bin/chromium and playwright)
 """

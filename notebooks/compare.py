@@ -18,15 +18,32 @@ with app.setup:
 
 @app.cell
 def _():
+    # A sweep's folder (`peb sweep`) opens as one table: its runs picked at once.
+    sweep_pick = mo.ui.dropdown(
+        options=["(none)", *wb.sweep_options(RUNS)], value="(none)", label="Sweep"
+    )
+    return (sweep_pick,)
+
+
+@app.cell
+def _(sweep_pick):
+    _sweep = wb.sweep_options(RUNS).get(sweep_pick.value)
     run_pick = mo.ui.multiselect(
         options=list(run_options),
-        value=wb.newest_runs(run_options),
+        value=(
+            wb.sweep_picks(run_options, _sweep)
+            if _sweep is not None
+            else wb.newest_runs(run_options)
+        ),
         label=f"Runs to compare (under {RUNS})",
     )
     family_pick = mo.ui.multiselect(options=list(families), value=list(families), label="Families")
     tier_pick = mo.ui.multiselect(options=list(tasks.TIERS), value=list(tasks.TIERS), label="Tiers")
     mo.vstack(
-        [mo.md("# Compare systems"), mo.hstack([run_pick, family_pick, tier_pick], justify="start")]
+        [
+            mo.md("# Compare systems"),
+            mo.hstack([sweep_pick, run_pick, family_pick, tier_pick], justify="start"),
+        ]
     )
     return family_pick, run_pick, tier_pick
 

@@ -1,6 +1,6 @@
 """The paper's published Table 2, as the tests check the generated tasks against it."""
 
-# docs/benchmark.md §1 (paper, Table 2): family -> (complete, incomplete, partial templates, partial
+# docs/benchmark.md §5 (paper, Table 2): family -> (complete, incomplete, partial templates, partial
 # tasks, block templates, block tasks, complete tasks in partial templates, complete tasks in
 # block templates).
 TABLE2 = {

@@ -397,7 +397,7 @@ probe(
     "score_unknown_column",
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
     "--columns: unknown unsafe_rate; valid: run, system, protocol, tier, disclosure, max_steps, "
-    "family, status, n,",
+    "family, repeats, status, n,",
 )
 
 

@@ -78,7 +78,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default release: both tiers of every family at its canonical seeds."""
+    """The default release: every tier of every family at its canonical seeds."""
     out = tmp_path_factory.mktemp("release") / "dataset"
     _export(out)
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,14 +33,20 @@ from peb_core.frontends.workbench import (
 )
 from peb_core.runs import (
     FRONTENDS,
+    Frontend,
     Option,
+    RunManifest,
     RunSpec,
+    RunSpecError,
     bounds,
     default,
     flag,
     naming,
     options,
+    plan_run,
     read_spec,
+    register_frontend,
+    run,
 )
 from peb_core.runs import _spec as spec_module
 from peb_core.tasks import load_families
@@ -258,3 +264,50 @@ def test_a_toy_option_declared_once_reaches_every_front_end(
     assert toy_option in inspect_task.task_signature().parameters
     assert toy_option in run_form().elements
     assert _spec_of("inspect", {toy_option: 4}).toy_budget == 4  # type: ignore[attr-defined]
+
+
+def _from_environment(env: Mapping[str, str], out: Path) -> RunManifest:
+    """A toy front-end's whole adapter: run options from environment variables (`PEB_SEEDS`,
+    `PEB_MAX_STEPS`, ...), the system from `PEB_SYSTEM`, checked and run as every front-end's
+    are."""
+    names = naming("environment")
+    values = {name: env.get(names[name]) for name in options("environment")}
+    spec = read_spec(values, names, frontend="environment", system=env["PEB_SYSTEM"])
+    return run(plan_run(spec, names, frontend="environment"), out)
+
+
+@pytest.fixture
+def environment_frontend() -> Iterator[str]:
+    """A toy front-end registered from outside the package with one line: it offers what `peb
+    run` offers and names an option as an environment variable."""
+    register_frontend(
+        Frontend(
+            "environment",
+            "run options from PEB_* environment variables",
+            offers=lambda name, option: "cli" in (option.frontends or {"cli"}),
+            calls=lambda name, option: f"PEB_{name.upper()}",
+        )
+    )
+    yield "environment"
+    FRONTENDS.unregister("environment")
+
+
+def test_a_toy_front_end_registered_once_takes_the_declared_options(
+    environment_frontend: str, tmp_path: Path
+) -> None:
+    assert set(options(environment_frontend)) == set(options("cli"))
+    env = {"PEB_SYSTEM": "agent_fail_and_report", "PEB_FAMILY": FAMILY, "PEB_SEEDS": "11"}
+    manifest = _from_environment({**env, "PEB_TIER": "agent"}, tmp_path / "run")
+    assert (manifest.tier, manifest.kind, manifest.counts.ok) == ("agent", "episodes", 6)
+    assert manifest.config["disclosure"] == "silent"  # the declaration's default
+    # A bad value, and an option that does not apply, are refused in the declaration's words.
+    with pytest.raises(RunSpecError) as refused:
+        _from_environment({**env, "PEB_REPEATS": "0"}, tmp_path / "never")
+    assert refused.value.problems == ("PEB_REPEATS: expected an integer from 1 to 100, got '0'",)
+    with pytest.raises(RunSpecError) as refused:
+        _from_environment({**env, "PEB_CORPUS_SIZE": "40"}, tmp_path / "never")
+    assert refused.value.problems == (
+        "PEB_CORPUS_SIZE: the paper tier has no corpus; choose PEB_TIER agent or delegation or "
+        "grants",
+    )
+    assert not (tmp_path / "never").exists()

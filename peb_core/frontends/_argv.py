@@ -60,9 +60,9 @@ def add_options(
     `parser` as `--<name>`: a switch on by default as `--no-<name>`; names (`--family`) may be
     repeated. Every value defaults to None (not given), so the declaration's default applies
     when the spec is made; `defaults` only changes what `--help` says of one."""
-    wanted = set(names) if names is not None else None
+    offered = options(frontend)
     for name, option in options().items():
-        if name not in wanted if wanted is not None else frontend not in option.frontends:
+        if name not in (offered if names is None else set(names)):
             continue
         shown = (defaults or {}).get(name)
         if option.kind == "switch":

@@ -2,7 +2,7 @@
 styled by `_styles`), the paper's tables and figures regenerated from the scenarios and the run
 folders (`_paper`), and export to Markdown, LaTeX, CSV, PNG, SVG and PDF (`_export`)."""
 
-from . import _charts as charts
+from . import charts
 from ._export import (
     FIGURE_DPI,
     FIGURE_FORMATS,

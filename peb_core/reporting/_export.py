@@ -29,7 +29,7 @@ import vl_convert
 from .._markdown import markdown_table
 from ..scoring import NO_NUMBER
 from ..tasks import DEFAULT_TIER, Tier
-from . import _charts as charts
+from . import charts
 from ._paper import DECIMALS, HEADERS, Runs, captions, figures, run_dirs, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")

@@ -62,7 +62,7 @@ from ..tasks import (
     parse_task_id,
     view_for,
 )
-from . import _charts as charts
+from . import charts
 
 WORKED_EXAMPLE = "hidden_liability_annex__s11"
 """The task of the paper's Table 3."""

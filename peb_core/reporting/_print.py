@@ -163,3 +163,7 @@ def label_expr(labels: dict[str, str]) -> str:
     for key, label in reversed(labels.items()):
         expr = f"datum.label === {key!r} ? {label!r} : ({expr})"
     return expr
+
+
+X_AXIS = 5 + 2 + FONT + 4 + FONT + 2
+"""The height in pixels of an x axis below a panel: tick, padding, labels, padding, title."""

@@ -18,6 +18,7 @@ from ._runner import (
 from ._spec import (
     FRONTENDS,
     MCP_MAX_STEPS,
+    SHIPPED_FRONTENDS,
     Frontend,
     Option,
     OptionError,
@@ -36,6 +37,7 @@ from ._spec import (
     plan_run,
     read_spec,
     read_values,
+    register_frontend,
     valid,
 )
 from ._store import (
@@ -88,6 +90,7 @@ __all__ = [
     "MCP_MAX_STEPS",
     "RESPONSES",
     "SETTINGS",
+    "SHIPPED_FRONTENDS",
     "SWEEP",
     "Ended",
     "Frontend",
@@ -134,6 +137,7 @@ __all__ = [
     "read_spec",
     "read_sweep",
     "read_values",
+    "register_frontend",
     "run",
     "run_async",
     "run_differences",

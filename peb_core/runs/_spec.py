@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
+from .._registry import Registry
 from ..access import DEFAULT_DISCLOSURE, DISCLOSURES, get_disclosure
 from ..systems import (
     AGENT_PREFIX,
@@ -53,12 +54,6 @@ from ..tasks import (
     select_tasks,
 )
 
-Frontend = Literal["cli", "workbench", "inspect", "mcp"]
-FRONTENDS: tuple[Frontend, ...] = get_args(Frontend)
-"""Every way in that takes run options: `peb run` (`cli`), the workbench's Run form and its
-headless flags (`workbench`), the inspect task's `-T` options (`inspect`), `peb mcp serve`
-(`mcp`). A sweep file takes every option."""
-
 OptionKind = Literal["count", "number", "text", "choice", "names", "seeds", "url", "switch"]
 """How an option's value is written: `count` an integer within bounds, `number` a finite float
 within bounds, `text` a string, `choice` one name of a registry, `names` names (repeat or
@@ -92,7 +87,8 @@ class Option:
         kind: how its value is written (`OptionKind`).
         label: how a form names it (`Max steps`).
         help: one line for `--help` and the form.
-        frontends: the front-ends that offer it (a sweep file offers every option).
+        frontends: the shipped front-ends that offer it (None: every one; a sweep file offers
+            every option); a registered front-end decides by its own rule (`Frontend.offers`).
         applies: what it applies to (`Applies`); given elsewhere, it is refused.
         placeholder: what a form shows in an empty text box.
         choices: for a `choice`, the registry's names now.
@@ -103,14 +99,14 @@ class Option:
     kind: OptionKind
     label: str
     help: str
-    frontends: frozenset[Frontend] = frozenset(FRONTENDS)
+    frontends: frozenset[str] | None = None
     applies: Applies = "always"
     placeholder: str = ""
     choices: Callable[[], Sequence[str]] | None = None
-    default_for: Mapping[Frontend, Any] | None = None
+    default_for: Mapping[str, Any] | None = None
 
 
-def _every(*frontends: Frontend) -> frozenset[Frontend]:
+def _every(*frontends: str) -> frozenset[str]:
     return frozenset(frontends)
 
 
@@ -405,12 +401,14 @@ class RunSpec(BaseModel):
         return value
 
 
-def options(frontend: Frontend | None = None) -> dict[str, Option]:
-    """Each option by field name, in declaration order; for a front-end, those it offers."""
+def options(frontend: str | None = None) -> dict[str, Option]:
+    """Each option by field name, in declaration order; for a registered front-end, those it
+    offers (UnknownName for another)."""
+    way = None if frontend is None else FRONTENDS.lookup(frontend)
     found = {}
     for name, field in RunSpec.model_fields.items():
         option = next(m for m in field.metadata if isinstance(m, Option))
-        if frontend is None or frontend in option.frontends:
+        if way is None or way.offers(name, option):
             found[name] = option
     return found
 
@@ -418,8 +416,8 @@ def options(frontend: Frontend | None = None) -> dict[str, Option]:
 def default(name: str, frontend: str | None = None) -> Any:
     """An option's default (at `frontend`, where it has its own)."""
     option = options()[name]
-    if option.default_for and frontend in option.default_for:
-        return option.default_for[frontend]  # type: ignore[index]
+    if frontend is not None and option.default_for and frontend in option.default_for:
+        return option.default_for[frontend]
     return RunSpec.model_fields[name].default
 
 
@@ -570,15 +568,58 @@ def flag(name: str) -> str:
 
 
 def naming(frontend: str) -> dict[str, str]:
-    """How `frontend` names each option: its flag on a command line (`cli`, `mcp`, and the
-    workbench's headless flags use `headless_naming`), its label in the workbench's form, its
-    field name in inspect's `-T` options and a sweep file."""
-    every = options()
-    if frontend in ("cli", "mcp"):
-        return {name: flag(name) for name in every}
-    if frontend == "workbench":
-        return {name: option.label for name, option in every.items()}
-    return {name: name for name in every}
+    """How the registered `frontend` names each option in a message (`Frontend.calls`): its
+    flag on a command line (`cli`, `mcp`; the workbench's headless flags are named as `peb
+    run`'s), its label in the workbench's form, its field name in inspect's `-T` options and a
+    sweep file."""
+    way = FRONTENDS.lookup(frontend)
+    return {name: way.calls(name, option) for name, option in options().items()}
+
+
+@dataclass(frozen=True)
+class Frontend:
+    """A way in that takes run options (`FRONTENDS`): each translates its world (argv, a form,
+    task arguments, a file) into a `RunSpec` with `read_spec` and checks it with `plan_run`.
+
+    Args:
+        name: how options and messages refer to it.
+        description: one line: what it is.
+        offers: whether it offers option `name` (as declared by its `Option`).
+        calls: how it names option `name` in a message (`--max-steps`, `Max steps`).
+    """
+
+    name: str
+    description: str
+    offers: Callable[[str, Option], bool]
+    calls: Callable[[str, Option], str]
+
+
+def _declared(frontend: str) -> Callable[[str, Option], bool]:
+    """A shipped front-end's rule: it offers what the declaration says it does."""
+    return lambda name, option: option.frontends is None or frontend in option.frontends
+
+
+FRONTENDS: Registry[Frontend] = Registry(
+    "front-end", pattern=r"[a-z][a-z0-9_]*", form="lower-case letters, digits and underscores"
+)
+"""Every way in that takes run options, by name, in registration order."""
+register_frontend = FRONTENDS.register
+"""Add a front-end to `FRONTENDS` and return it; a ValueError for a malformed or taken name."""
+
+SHIPPED_FRONTENDS = (
+    Frontend("cli", "`peb run` (and `peb tasks`' selection)", _declared("cli"),
+             lambda name, option: flag(name)),
+    Frontend("workbench", "the workbench's Run form and its headless flags",
+             _declared("workbench"), lambda name, option: option.label),
+    Frontend("inspect", "the inspect task's -T options", _declared("inspect"),
+             lambda name, option: name),
+    Frontend("mcp", "`peb mcp serve`", _declared("mcp"), lambda name, option: flag(name)),
+    Frontend("sweep", "a sweep file (`peb sweep`): every option", lambda name, option: True,
+             lambda name, option: name),
+)  # fmt: skip
+"""The front-ends the package ships, registered in this order."""
+for _frontend in SHIPPED_FRONTENDS:
+    register_frontend(_frontend)
 
 
 class RunSpecError(ValueError):
@@ -599,7 +640,7 @@ def read_values(
     value refused, named by `names`."""
     problems = []
     fields: dict[str, Any] = {
-        name: option.default_for[frontend]  # type: ignore[index]
+        name: option.default_for[frontend]
         for name, option in options().items()
         if option.default_for and frontend in option.default_for
     }

@@ -549,7 +549,7 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
     tier (where the frame has them) and family, each rate and mean followed by its 95% interval
     (Wilson for rates, seeded percentile bootstrap for means; null with an empty denominator).
 
-    A run of K > 1 repeats has K rows per task (docs/benchmark.md §3, repeats): a rate is the
+    A run of K > 1 repeats has K rows per task (docs/benchmark.md §3.1, repeats): a rate is the
     share over every row, its Wilson interval taken at that share with n the tasks counted (not
     the rows); a mean is the mean over tasks of each task's mean over its repeats, bootstrapped
     over tasks; counts count rows (replies) but `n_tasks` and `n_incomplete`, which count tasks.

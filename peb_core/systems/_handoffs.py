@@ -1,4 +1,4 @@
-"""Handed-off episodes (docs/benchmark.md §9, delegated handoffs): what runs a sub-agent's
+"""Handed-off episodes (docs/benchmark.md §9.1, delegated handoffs): what runs a sub-agent's
 episode when a requester calls `delegate`. The access layer builds the sub-agent's view (its
 request, and the corpus under the intersection of scopes); `Handoffs` runs it with a system (the
 requester's own, or another: `--delegate-system`) and keeps each sub-episode's reply, which the

@@ -1,4 +1,4 @@
-"""Which repeat of a task a system is answering (`peb run --repeats K`, docs/benchmark.md §3).
+"""Which repeat of a task a system is answering (`peb run --repeats K`, docs/benchmark.md §3.1).
 
 The runner answers each task K times; the repeat index reaches the request path through a
 context variable, so no system's `respond` signature changes and deterministic baselines (which

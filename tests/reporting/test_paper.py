@@ -411,11 +411,12 @@ def test_captions_say_the_tier_and_carry_no_number_of_their_own(tier: str) -> No
 
 
 def test_latex_tables_fit_a_page() -> None:
-    """Every float table of both tiers is laid out to about the text width (its estimated width
-    at most 15% over: LaTeX shrinks it to fit, the text staying legible). Compiled with
-    pdflatex on Dec 3 the widest was 522.6 pt against a 469.8 pt text width. A table taller
-    than a page is a longtable, never shrunk (`test_latex_tables_compile_within_the_page`
-    compiles them where a TeX engine is installed)."""
+    """Every float table of the paper and hard tiers is laid out to about the text width (its
+    estimated width at most 15% over: LaTeX shrinks it to fit, the text staying legible).
+    Compiled with pdflatex on Dec 3 the widest was 522.6 pt against a 469.8 pt text width. A
+    table taller than a page is a longtable, never shrunk
+    (`test_latex_tables_compile_within_the_page` compiles them where a TeX engine is
+    installed)."""
     from peb_core.reporting._export import TEXT_WIDTH, _latex_width, _printed
 
     for tier in ("paper", "hard"):

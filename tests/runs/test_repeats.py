@@ -1,4 +1,4 @@
-"""`peb run --repeats K` (docs/benchmark.md §3, repeats): K records per task against a real
+"""`peb run --repeats K` (docs/benchmark.md §3.1, repeats): K records per task against a real
 scripted HTTP server that answers each repeat differently, the reply cache keyed per repeat,
 `--no-cache`, resume of a partly done K-run, the repeat metrics (and how an errored, missing,
 lazy or careful system scores on them), bit-identical scorecards, bad `--repeats`."""

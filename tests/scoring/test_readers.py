@@ -1,9 +1,9 @@
 """docs/benchmark.md §1, §3 and §7, judged by the scorer: two readers that read every fact of
 the view perfectly and report exactly the oracle gap. The careful one answers from the current
-authorized documents and scores answer 1 on every task of both tiers, canonical and fresh; one
-that also relies on out-of-date copies scores below 1 on the hard tasks that hold one. The
-structural baselines, whose system view holds current evidence only, stay at unsafe 0, answer 1
-and gap 1 on the same tasks.
+authorized documents and scores answer 1 on every task of the paper and hard tiers, canonical
+and fresh; one that also relies on out-of-date copies scores below 1 on the hard tasks that
+hold one. The structural baselines, whose system view holds current evidence only, stay at
+unsafe 0, answer 1 and gap 1 on the same tasks.
 
 The readers are built from the tasks' facts (never from an oracle answer): they compute the
 answer with `answers.implied_answer`, written independently of the generator's fold."""

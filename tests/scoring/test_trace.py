@@ -242,7 +242,7 @@ def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
     assert cli.main(["score", str(agent_runs["agent_silent"]), "--json"]) in (0, None)
     rows = json.loads(capsys.readouterr().out)
     for m in TRACE:
-        if m.name == "expired_reliance":  # null without a grant schedule (section 9.1)
+        if m.name == "expired_reliance":  # null without a grant schedule (section 9.2)
             assert all(row[m.name] is None for row in rows), m.name
             continue
         assert all(row[m.name] is not None for row in rows), m.name

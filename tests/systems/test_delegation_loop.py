@@ -1,4 +1,4 @@
-"""docs/benchmark.md §9, delegated handoffs: the `agent:<model>` loop drives `delegate` through
+"""docs/benchmark.md §9.1, delegated handoffs: the `agent:<model>` loop drives `delegate` through
 litellm for real against the scripted tool-calling server (tests/scripted_server.py). A request
 offering `delegate` is the requester's; one without it is the sub-agent's own episode (the same
 system, or `--delegate-system`), under the intersection of scopes. The sub-episode is nested in

@@ -4,6 +4,7 @@ not finished numbers, and only finished rows charted."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import polars as pl
@@ -17,10 +18,12 @@ from peb_core.frontends.workbench import (
     run_options,
     run_tiers,
     score_runs,
+    sweep_options,
+    sweep_picks,
     unfinished_notes,
 )
 from peb_core.results import score_run_dirs
-from peb_core.runs import run_system
+from peb_core.runs import plan_sweep, run_sweep_async, run_system
 from peb_core.scoring import scorecard
 from peb_core.systems import BASELINES
 from peb_core.tasks import load_families
@@ -100,3 +103,22 @@ def test_paired_tests_put_pooled_rows_first(tmp_path: Path) -> None:
     n_pooled = int((tests["family"] == "all").sum())
     assert n_pooled > 0 and tests["family"].head(n_pooled).to_list() == ["all"] * n_pooled
     assert tests.schema["p"] == pl.String
+
+
+def test_a_sweep_opens_as_one_table(tmp_path: Path) -> None:
+    """A sweep's folder under the runs root is offered by its path; picking it picks its runs,
+    which score as one table (each a row of its own)."""
+    root = tmp_path / "runs"
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[base]\nfamily = "due_diligence_v1"\nseeds = "11"\n'
+        '[matrix]\nsystem = ["oracle", "silent_filter"]\n'
+    )
+    sweep = plan_sweep(path, root / "s")
+    asyncio.run(run_sweep_async(sweep, root / "s"))
+    options = run_options(root)
+    assert list(sweep_options(root)) == ["s"]
+    picked = sweep_picks(options, sweep_options(root)["s"])
+    assert len(picked) == 2
+    scores, _ = score_runs(options, picked)
+    assert scores is not None and set(scores["system"]) == {"oracle", "silent_filter"}

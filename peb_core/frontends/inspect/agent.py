@@ -1,4 +1,4 @@
-"""The agent tier as inspect_ai episodes (docs/benchmark.md §9, inspect agents): our tools as
+"""The agent tier as inspect_ai episodes (docs/benchmark.md §10.1, inspect agents): our tools as
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 

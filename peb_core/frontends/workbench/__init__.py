@@ -83,6 +83,8 @@ from ._runs import (
     run_options,
     run_tiers,
     score_runs,
+    sweep_options,
+    sweep_picks,
     unfinished_notes,
 )
 from ._serve import LOCAL_NAMES, TOKEN_ENV, LocalOnly, local_hosts, local_origins, serve
@@ -195,6 +197,8 @@ __all__ = [
     "step_calls",
     "step_label",
     "step_table",
+    "sweep_options",
+    "sweep_picks",
     "table",
     "task_documents_view",
     "task_index",

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from ...results import discover_runs, run_labels, score_run_dirs
-from ...runs import RunError, read_manifest, run_status
+from ...runs import SWEEP, RunError, read_manifest, run_status, sweep_runs
 from ...scoring import (
     REPEATS,
     compare_table,
@@ -34,6 +34,22 @@ def run_options(root: Path, dirs: Sequence[Path] | None = None) -> dict[str, Pat
     if dirs is None:
         dirs = discover_runs(root) if root.is_dir() else []
     return {run_label(d, root): d for d in dirs}
+
+
+def sweep_options(root: Path) -> dict[str, Path]:
+    """Each sweep's folder below `root` (one holding `runs.SWEEP`, as `peb sweep` writes it) by
+    its path under `root`, sorted; none when `root` is not a folder."""
+    if not root.is_dir():
+        return {}
+    found = sorted(p.parent for p in root.rglob(SWEEP))
+    return {d.relative_to(root).as_posix(): d for d in found}
+
+
+def sweep_picks(options: Mapping[str, Path], sweep: Path) -> list[str]:
+    """The labels among `options` of the runs the sweep in `sweep` lists, in option order (a
+    sweep's folder read as one table)."""
+    listed = {d.resolve() for d in sweep_runs(sweep)}
+    return [label for label, d in options.items() if d.resolve() in listed]
 
 
 def keep_picks(options: Sequence[str], known: Sequence[str], picked: Sequence[str]) -> list[str]:
