@@ -50,3 +50,14 @@ def lazy(task: Task) -> dict[str, Any]:
     """What an agent that answers from what it found and claims complete gives."""
     return {"answer": task.oracles.authorized_answer, "completeness": "complete",
             "gap_report": None}  # fmt: skip
+
+
+def required_records(task: Task) -> list[str]:
+    """The ids of the current records of required evidence the user may open: what a careful
+    agent opens."""
+    required = {r.id for r in task.contract.required_evidence}
+    return [
+        d.doc_id
+        for d in task.authorized_documents
+        if d.evidence_family in required and not d.superseded
+    ]

@@ -56,7 +56,7 @@ from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, 
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.scoring import score_run, with_verdict
-from peb_core.systems import AGENT_REMINDER, ModelSystem, Reply, ResponseRecord, get_protocol
+from peb_core.systems import ModelSystem, Reply, ResponseRecord, agent_reminder, get_protocol
 from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, view_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1157,7 +1157,7 @@ def test_the_imported_records_hold_each_episode_and_score_it(agent_eval: AgentEv
     )
     stops = records[by_kind["stops"]].trace
     assert [s.content for s in stops] == ["I am not sure which documents to read."] * 3
-    assert [s.sent for s in stops[1:]] == [(AGENT_REMINDER,)] * 2
+    assert [s.sent for s in stops[1:]] == [(agent_reminder(),)] * 2
     bad = records[by_kind["bad_submit"]].trace
     # inspect checks a call's arguments against the tool's schema before our session sees it
     assert bad[0].errors[0] is not None and "is not of type 'object'" in bad[0].errors[0]

@@ -41,7 +41,7 @@ from test_inspect import (
 )
 
 from peb_core import generate_tasks, read_records
-from peb_core.access import DELEGATE, DelegateResult, agent_view
+from peb_core.access import DELEGATE_TOOL, DelegateResult, agent_view
 from peb_core.frontends.inspect.agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
 from peb_core.frontends.inspect.task import partial_evidence
 from peb_core.results import (
@@ -414,10 +414,10 @@ def forgetful() -> Agent:
         state = await react_agent(AGENT_STEPS)(state)
         kept: list[ChatMessage] = []
         for message in state.messages:
-            if isinstance(message, ChatMessageTool) and message.function == DELEGATE:
+            if isinstance(message, ChatMessageTool) and message.function == DELEGATE_TOOL.name:
                 continue
             if isinstance(message, ChatMessageAssistant) and message.tool_calls:
-                calls = [c for c in message.tool_calls if c.function != DELEGATE]
+                calls = [c for c in message.tool_calls if c.function != DELEGATE_TOOL.name]
                 message = message.model_copy(update={"tool_calls": calls})
             kept.append(message)
         state.messages = kept
@@ -444,7 +444,7 @@ def test_a_handoff_left_out_of_the_conversation_still_counts(tmp_path: Path) -> 
     for record in _records_of(imported):
         first, last = record.trace
         assert first.tool_calls == () and first.delegations == ()
-        assert [c.name for c in last.tool_calls] == ["submit", DELEGATE]
+        assert [c.name for c in last.tool_calls] == ["submit", DELEGATE_TOOL.name]
         assert last.delegations[0] is None and last.delegations[1] is not None
         assert DelegateResult.model_validate_json(last.results[1]).status == "ok"
     # such a handoff is replayed all the same: one forged is set aside

@@ -3,15 +3,11 @@ A task's corpus is indexed by a search engine in process (bm25s) with each docum
 user's scopes filter every query; a disclosure mode decides what is said of what was withheld;
 tools answer with typed results that cannot hold a hidden document, a fact, an evidence-family
 tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("agent", task,
-spec)` gives an `AgentView`, whose `session(disclosure)` is one episode."""
+spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
+declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
+call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`,
+`hands_off`), never by its name."""
 
-from ._delegate import (
-    DELEGATE_TOOL,
-    MAX_HANDOFFS,
-    MAX_REQUEST_CHARS,
-    DelegateArguments,
-    handoff_view,
-)
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
     DISCLOSURES,
@@ -21,7 +17,7 @@ from ._disclosure import (
     register_disclosure,
 )
 from ._explore import corpus_frame, search_frame
-from ._grants import GrantClock, GrantTimeline
+from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import (
     AgentStart,
@@ -35,21 +31,25 @@ from ._results import (
     SubmitResult,
     ToolOutcome,
 )
-from ._session import (
-    DEFAULT_HITS,
-    DELEGATE,
-    MAX_HITS,
-    MAX_QUERY_CHARS,
-    SNIPPET_CHARS,
+from ._session import SNIPPET_CHARS, AgentSession, Corpus
+from ._tool import (
+    MAX_ID_CHARS,
     TOOLS,
-    AgentSession,
-    Corpus,
+    CallContext,
     Delegator,
-    OpenArguments,
-    SearchArguments,
     Tool,
+    ToolArguments,
     ToolContext,
+    ends_episode,
+    failed,
+    hands_off,
+    listed,
+    offered,
+    opened_id,
     register_tool,
+    rendered,
+    shown,
+    surfaced_ids,
     tool_schemas,
 )
 from ._view import (
@@ -60,23 +60,44 @@ from ._view import (
     replay_grants,
     task_index,
 )
+from .tools import (
+    DEFAULT_HITS,
+    DELEGATE_TOOL,
+    MAX_HANDOFFS,
+    MAX_HITS,
+    MAX_QUERY_CHARS,
+    MAX_REQUEST_CHARS,
+    OPEN_TOOL,
+    SEARCH_TOOL,
+    SUBMIT_TOOL,
+    DelegateArguments,
+    OpenArguments,
+    SearchArguments,
+    handoff_arguments,
+    handoff_view,
+)
 
 __all__ = [
     "DEFAULT_DISCLOSURE",
     "DEFAULT_HITS",
-    "DELEGATE",
     "DELEGATE_TOOL",
     "DISCLOSURES",
     "MAX_HANDOFFS",
     "MAX_HITS",
+    "MAX_ID_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
+    "OPEN_TOOL",
+    "SEARCH_TOOL",
     "SNIPPET_CHARS",
+    "SUBMIT_TOOL",
     "TOOLS",
     "AgentSession",
     "AgentStart",
     "AgentView",
+    "CallContext",
+    "CallEvent",
     "Corpus",
     "CorpusIndex",
     "DelegateArguments",
@@ -97,18 +118,29 @@ __all__ = [
     "SearchResult",
     "SubmitResult",
     "Tool",
+    "ToolArguments",
     "ToolContext",
     "ToolOutcome",
     "agent_start",
     "agent_view",
     "corpus_frame",
+    "ends_episode",
+    "failed",
     "family_tools",
     "get_disclosure",
+    "handoff_arguments",
     "handoff_view",
+    "hands_off",
+    "listed",
+    "offered",
+    "opened_id",
     "register_disclosure",
     "register_tool",
+    "rendered",
     "replay_grants",
     "search_frame",
+    "shown",
+    "surfaced_ids",
     "task_index",
     "tokens",
     "tool_schemas",

@@ -5,7 +5,8 @@ matches over the whole corpus hold one of its documents, or the start) and holds
 calls after the call that set it going. `GrantClock` is what a session asks before it answers
 each call; `GrantTimeline` is what the schedule did in an episode, given by a session as it
 runs and by `replay_grants` (`_view.py`) from an episode's calls alone (the tools are
-deterministic, so the two agree)."""
+deterministic, so the two agree). A call is described to the clock by its tool (`Tool.event`: a
+`CallEvent`, the search it makes or the document it opens)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ import numpy as np
 
 from ..tasks import GrantChange
 from ._index import CorpusIndex
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    """What a well-formed call does that a grant trigger reads: the search it makes (`query`,
+    `k`) or the document it opens (`doc_id`, as the access layer reads it)."""
+
+    query: str | None = None
+    k: int = 0
+    doc_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,16 +80,13 @@ class GrantClock:
         done = len(self.changes)
         return self._schedule[done] if done < len(self._schedule) else None
 
-    def advance(
-        self, call: int, *, query: str | None = None, k: int = 0, doc_id: str | None = None
-    ) -> list[GrantChange]:
-        """The changes that hold from call `call` on, applied before it is answered. A
-        well-formed call is described by the search it makes (`query`, `k`) or the document it
-        opens (`doc_id`, as the access layer reads it); a call that is neither sets nothing
-        going, but is counted."""
+    def advance(self, call: int, event: CallEvent | None = None) -> list[GrantChange]:
+        """The changes that hold from call `call` on, applied before it is answered. A call
+        is described by what it does (`event`: the search it makes or the document it opens);
+        a call that does neither (None) sets nothing going, but is counted."""
         due = []
         while (change := self._pending()) is not None:
-            if self._set_going is None and self._sets_going(change, query, k, doc_id):
+            if self._set_going is None and event is not None and self._sets_going(change, event):
                 self._set_going = call
             if self._set_going is None or self._set_going + change.lag > call:
                 break
@@ -86,10 +94,9 @@ class GrantClock:
             due.append(change)
         return due
 
-    def _sets_going(
-        self, change: GrantChange, query: str | None, k: int, doc_id: str | None
-    ) -> bool:
+    def _sets_going(self, change: GrantChange, event: CallEvent) -> bool:
         index = self._index
+        query, doc_id = event.query, event.doc_id
         if change.trigger == "open" and doc_id is not None:
             position = index.positions.get(doc_id)
             return (
@@ -99,7 +106,7 @@ class GrantClock:
             )
         if change.trigger == "search" and query is not None:
             everything = np.ones(len(index.documents), dtype=bool)
-            best = index.rank(query, everything, k).visible
+            best = index.rank(query, everything, event.k).visible
             return any(index.documents[p].scope == change.scope for p in best)
         return False
 

@@ -77,11 +77,15 @@ class SubmitResult(_Result):
 class ToolOutcome(_Result):
     """What one tool call gave: `content`, exactly what the model is shown (a compact JSON
     rendering of the result, or `{"error": ...}`); `error`, the error text when the call failed;
-    `submitted`, the response's JSON text when this call was the accepted submit."""
+    `submitted`, the response's JSON text when this call was the accepted submit; `opened`, the
+    id of the document this call read whole; `handed_off`, whether it ran a sub-agent's
+    episode. A tool's handler says what its call did here; the session keeps it."""
 
     content: str
     error: str | None = None
     submitted: str | None = None
+    opened: str | None = None
+    handed_off: bool = False
 
 
 HandoffStatus = Literal["ok", "no_submit", "error"]

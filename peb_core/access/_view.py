@@ -14,7 +14,8 @@ from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
-from ._session import AgentSession, Corpus, Delegator, ToolContext, tool_schemas
+from ._session import AgentSession, Corpus
+from ._tool import Delegator, ToolContext, offered, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,13 @@ def replay_grants(
     return session.timeline
 
 
-def family_tools(spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE) -> list[dict[str, Any]]:
+def family_tools(
+    spec: ScenarioFile, disclosure: str = DEFAULT_DISCLOSURE, handing: bool = False
+) -> list[dict[str, Any]]:
     """Every registered tool's function schema for a family's tasks under a disclosure mode
-    (`submit` takes the family's response schema): what `AgentSession.tools` offers on any of
-    them."""
-    return tool_schemas(ToolContext(response_schema(spec), get_disclosure(disclosure)))
+    (`submit` takes the family's response schema), as described for every task (no task's
+    stores or sub-agents): what `AgentSession.tools` offers on any of them, and with `handing`
+    the tools that hand off too."""
+    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
+    return tool_schemas(context, offered(handing))
 

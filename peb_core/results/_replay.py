@@ -20,10 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from pydantic import ValidationError
 
-from .._json import read_json
-from ..access import CorpusIndex, GrantTimeline, SearchArguments, task_index
+from ..access import CorpusIndex, GrantTimeline, opened_id, surfaced_ids, task_index
 from ..scoring import Vocabulary, grant_timeline, handoff_gaps, judged_state, read_reply
 from ..systems import Delegation, ResponseRecord
 from ..tasks import GrantChange, ScenarioFile, Task, reached
@@ -53,7 +51,8 @@ STEPS_SCHEMA = pl.Schema(
 """The columns of `replay_steps`: one row per tool call (a step without a call has one row,
 `call` and `tool` null): its step (from 1) and place in the step (from 0), the tool and its
 arguments as given, the doc id an `open` named, the doc ids a `search` showed and those the
-scope filter withheld from it (hidden documents among its best matches), what the model was
+scope filter withheld from it (hidden documents among its best matches; each tool says which of
+these its calls have: `Tool.opens`, `Tool.surfaces`), what the model was
 shown and the error, if any, whether the call reached the session (False: its front-end
 refused it first, `ToolCall.reached`; a grant schedule counts only those), and the grant change
 that took effect at the call (`grant_line`; null for none); the step's text and its tokens,
@@ -108,14 +107,6 @@ what none of them read), `false gap` (reported missing while in view); null wher
 agree."""
 
 
-def _parsed(arguments: str) -> dict[str, Any]:
-    try:
-        parsed = read_json(arguments)
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
 _CHANGED = {
     "expires": "the grant on {scope} expired",
     "revoked": "the grant on {scope} was revoked",
@@ -130,21 +121,6 @@ def grant_line(call: int, change: GrantChange) -> str:
 
 def _timeline(record: ResponseRecord, task: Task, index: CorpusIndex) -> GrantTimeline | None:
     return grant_timeline(task, record.trace, index) if task.grants else None
-
-
-def _search_ids(
-    index: CorpusIndex, scopes: tuple[str, ...], stores: tuple[str, ...], arguments: str
-) -> tuple[list[str], list[str]]:
-    """The doc ids a search call showed and those the scope filter withheld from it, asked of
-    the task's index again under the scopes then in force and in the stores reached (empty when
-    its arguments were not a valid search)."""
-    try:
-        args = SearchArguments.model_validate(_parsed(arguments))
-    except ValidationError:
-        return [], []
-    ranking = index.rank(args.query, index.allowed(scopes), args.k, index.reach(stores))
-    ids = [d.doc_id for d in index.documents]
-    return [ids[p] for p in ranking.visible], [ids[p] for p in ranking.withheld]
 
 
 def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
@@ -169,11 +145,12 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
             error = step.errors[i] if i < len(step.errors) else None
             shown: list[str] = []
             withheld: list[str] = []
-            if call.name == "search" and error is None:
+            if error is None:  # what it showed and withheld, asked of the index again
                 state = timeline.state_at(calls) if timeline is not None else 0
                 scopes = task.states[state].user_scopes
-                shown, withheld = _search_ids(index, scopes, task.user_stores, call.arguments)
-            doc_id = _parsed(call.arguments).get("doc_id") if call.name == "open" else None
+                shown, withheld = surfaced_ids(
+                    call.name, call.arguments, index, scopes, task.user_stores
+                )
             change = changes.get(calls) if call.reached else None
             rows.append(
                 {
@@ -181,7 +158,7 @@ def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
                     "call": i,
                     "tool": call.name,
                     "arguments": call.arguments,
-                    "doc_id": doc_id.strip() if isinstance(doc_id, str) else None,
+                    "doc_id": opened_id(call.name, call.arguments),
                     "shown": shown,
                     "withheld": withheld,
                     "result": step.results[i] if i < len(step.results) else None,
@@ -216,7 +193,7 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
             calls += 1
         marks = [("surfaced_at", d) for d in row["shown"]]
         marks += [("withheld_at", d) for d in row["withheld"]]
-        if row["tool"] == "open" and row["doc_id"] is not None:
+        if row["doc_id"] is not None:  # an open, read or refused
             state = timeline.state_at(calls) if timeline is not None else 0
             then = task.states[state].authorized_doc_ids
             if row["doc_id"] not in then or row["doc_id"] not in reach:

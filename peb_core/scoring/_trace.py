@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from .._json import read_json
+from ..access import opened_id
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 from ._grants import GRANT_STATE, REPLAYED
@@ -31,8 +32,6 @@ from ._grants import GRANT_STATE, REPLAYED
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
 STALE_COPIES = pl.List(pl.Struct({"doc_id": pl.String(), "values": LIST}))
-OPEN_TOOL = "open"
-"""The tool whose calls open a document (`open(doc_id)`)."""
 
 EPISODE_SCHEMA = pl.Schema(
     {
@@ -174,17 +173,6 @@ def episode_frame(tasks: Sequence[Task], families: Mapping[str, ScenarioFile]) -
     return pl.DataFrame(rows, schema=EPISODE_SCHEMA)
 
 
-def _opened(arguments: str) -> str | None:
-    """The doc id an `open` call's arguments name (as the access layer reads it: trimmed), if
-    they name one."""
-    try:
-        parsed = read_json(arguments)
-    except ValueError:
-        return None
-    doc_id = parsed.get("doc_id") if isinstance(parsed, dict) else None
-    return doc_id.strip() if isinstance(doc_id, str) else None
-
-
 def _failed(step: Step, i: int) -> bool:
     """Whether a step's `i`-th call was answered with an error: as recorded, or (a trace that
     records no errors) as its result says."""
@@ -210,7 +198,7 @@ def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
             trace = delegation.reply.trace
             for sub in trace:
                 for i, call in enumerate(sub.tool_calls):
-                    doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+                    doc_id = opened_id(call.name, call.arguments)
                     if doc_id is not None and not _failed(sub, i):
                         opened.add(doc_id)
             opened |= _handed_off_opens(trace)
@@ -224,15 +212,15 @@ TraceRow = tuple[str, str, int, int, int, list[str], list[str]]
 def trace_row(record: ResponseRecord) -> TraceRow:
     """What scoring needs of one record's trace, judged against no task (a row of
     TRACE_SCHEMA): its family, task id and repeat, its steps, its own tool calls answered with
-    an error, the ids its own failed `open` calls named (in order, each call once), and the
-    ids it or a sub-agent it handed off to opened without an error (sorted: a handoff's reply
-    carries what it read to this one)."""
+    an error, the ids its own failed calls named to open (a tool's `opens`; in order, each call
+    once), and the ids it or a sub-agent it handed off to opened without an error (sorted: a
+    handoff's reply carries what it read to this one)."""
     failures = 0
     failed_opens: list[str] = []
     opened: set[str] = set()
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
-            doc_id = _opened(call.arguments) if call.name == OPEN_TOOL else None
+            doc_id = opened_id(call.name, call.arguments)
             if _failed(step, i):
                 failures += 1
                 if doc_id is not None:

@@ -2,7 +2,7 @@
 agent baselines among them, over the access layer's tools), the litellm model system with its
 prompt protocols, response schema and reply cache, the agent system (a tool-calling loop through
 the same request path), the embedded models, and `build_system`, which makes any of them from a
-name."""
+name. Every agent episode is recorded by `Episode`."""
 
 from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
@@ -17,6 +17,7 @@ from ._defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ._delegation import REQUESTERS, SUB_AGENTS
+from ._episode import Episode
 from ._handoffs import Handoffs
 from ._local import (
     REGISTRY,
@@ -29,7 +30,14 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
-from ._prompts import AGENT_REMINDER, PROTOCOLS, PromptProtocol, get_protocol, register_protocol
+from ._prompts import (
+    PROTOCOLS,
+    PromptProtocol,
+    agent_reminder,
+    get_protocol,
+    register_protocol,
+    tool_sentence,
+)
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -51,7 +59,6 @@ from ._schema import response_format
 __all__ = [
     "AGENT_BASELINES",
     "AGENT_PREFIX",
-    "AGENT_REMINDER",
     "BASELINES",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TOKENS",
@@ -72,6 +79,7 @@ __all__ = [
     "AgentSystem",
     "Baseline",
     "Delegation",
+    "Episode",
     "Handoffs",
     "LitellmSystem",
     "LocalModel",
@@ -89,6 +97,7 @@ __all__ = [
     "TextReader",
     "ToolCall",
     "Usage",
+    "agent_reminder",
     "answering_repeat",
     "build_system",
     "cache_dir",
@@ -110,5 +119,6 @@ __all__ = [
     "stop_local",
     "sub_agent",
     "system_name",
+    "tool_sentence",
     "with_tools",
 ]

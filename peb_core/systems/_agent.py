@@ -2,9 +2,10 @@
 
 An episode starts with the prompt protocol's agent messages (the request, the answer fields and,
 under `structured_gap@1`, the contract and policy; no document) and the session's tools
-(`search`, `open`, `submit`). Each step sends the conversation through the one litellm request
-path (`LitellmSystem._send`: our cache, keyed per step; retries; cost), carries out every tool
-call the reply makes through the session, in order, and appends the results. It ends at the
+(`search`, `open`, `submit`, and any tool registered beside them). Each step sends the
+conversation through the one litellm request path (`LitellmSystem._send`: our cache, keyed per
+step; retries; cost), carries out every tool call the reply makes through the session, in order,
+and appends the results (the episode recorder, `Episode`: one step per model turn). It ends at the
 first accepted submit (`ok`, the submitted response is the reply), or without one (`no_submit`)
 when `max_steps` requests were made or `token_budget` tokens were spent; a request that fails
 after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
@@ -17,16 +18,16 @@ its requests count against this episode's token budget and cost.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..access import DEFAULT_DISCLOSURE, AgentSession, AgentView, get_disclosure
+from ..access import DEFAULT_DISCLOSURE, AgentView, get_disclosure
 from ..tasks import ViewKind
-from ._handoffs import Handoffs, carry_out, usages
+from ._episode import Episode
+from ._handoffs import Handoffs
 from ._model import Completion, LitellmSystem, system_name
-from ._prompts import AGENT_REMINDER
-from ._reply import Reply, ReplyStatus, Step, Usage
+from ._prompts import agent_reminder
+from ._reply import Reply, Step, Usage
 
 DEFAULT_MAX_STEPS = 24
 DEFAULT_TOKEN_BUDGET = 200_000
@@ -88,31 +89,35 @@ class AgentSystem(LitellmSystem):
         mode."""
         assert self.protocol.agent is not None
         handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        session = view.session(self.disclosure, delegator=handoffs)
-        tools = session.tools
+        episode = Episode(view.session(self.disclosure, delegator=handoffs))
+        tools = episode.session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
-        steps: list[Step] = []
-        started = time.monotonic()
         for number in range(self.max_steps):
-            spent = _tokens(steps)
+            spent = episode.spent
             if self.token_budget is not None and spent >= self.token_budget:
-                return _ended("no_submit", steps, started, f"token budget {self.token_budget:,}"
-                              f" spent ({spent:,} tokens) without a submit")  # fmt: skip
-            request_started = time.monotonic()
+                return episode.reply("no_submit", f"token budget {self.token_budget:,} spent "
+                                     f"({spent:,} tokens) without a submit")  # fmt: skip
+            started = time.monotonic()
             result = await self._send(self._request(messages, tools=tools, tool_choice="auto"))
             if isinstance(result, str):
-                return _ended("error", steps, started, f"step {number + 1}: {result}")
+                return episode.reply("error", f"step {number + 1}: {result}")
             done, cached = result
-            step = await _step(done, cached, sent, request_started, session, handoffs)
-            steps.append(step)
+            usage = Usage(
+                prompt_tokens=done.prompt_tokens,
+                completion_tokens=done.completion_tokens,
+                latency_s=round(time.monotonic() - started, 3),  # the request's
+                cost_usd=done.cost_usd,
+                cached=cached,
+            )
+            step = await episode.turn(done.calls, sent=sent, content=done.text or None, usage=usage)
             messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
-            if session.submitted is not None:
-                return _ended("ok", steps, started, raw=session.submitted)
-            sent = [] if step.tool_calls else [AGENT_REMINDER]
+            if episode.session.submitted is not None:
+                return episode.reply("ok")
+            sent = [] if step.tool_calls else [agent_reminder()]
             messages.extend(sent)
-        return _ended("no_submit", steps, started, f"no submit within {self.max_steps} steps")
+        return episode.reply("no_submit", f"no submit within {self.max_steps} steps")
 
     def _results(self, step: Step) -> list[dict[str, Any]]:
         """The messages that carry a step's tool results back to the model."""
@@ -134,35 +139,6 @@ def _delegate_config(system: Any) -> dict[str, Any]:
     return {"delegate_system": {"name": system.name, **system.config()}}
 
 
-async def _step(
-    done: Completion,
-    cached: bool,
-    sent: list[dict[str, str]],
-    started: float,
-    session: AgentSession,
-    handoffs: Handoffs | None,
-) -> Step:
-    """The step of a reply: each of its tool calls carried out through `session`, in order
-    (a handoff's episode nested beside its call). Its latency is the request's."""
-    latency = time.monotonic() - started
-    outcomes, delegations = await carry_out(session, done.calls, handoffs)
-    return Step(
-        sent=tuple(sent),
-        content=done.text or None,
-        tool_calls=done.calls,
-        results=tuple(o.content for o in outcomes),
-        errors=tuple(o.error for o in outcomes),
-        delegations=delegations,
-        usage=Usage(
-            prompt_tokens=done.prompt_tokens,
-            completion_tokens=done.completion_tokens,
-            latency_s=round(latency, 3),
-            cost_usd=done.cost_usd,
-            cached=cached,
-        ),
-    )
-
-
 def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
     """The reply as the next request carries it back (OpenAI's message shape; under the
     `llama.cpp` dialect its content is a string, even empty)."""
@@ -178,36 +154,3 @@ def _assistant(done: Completion, dialect: str) -> dict[str, Any]:
             for call in done.calls
         ]
     return message
-
-
-def _tokens(steps: list[Step]) -> int:
-    """Tokens an episode has spent so far, its handoffs' included (a request whose provider
-    reported none counts 0)."""
-    return sum((u.prompt_tokens or 0) + (u.completion_tokens or 0) for u in usages(steps))
-
-
-def _ended(
-    status: ReplyStatus,
-    steps: list[Step],
-    started: float,
-    error: str | None = None,
-    raw: str | None = None,
-) -> Reply:
-    """The reply of an episode: its requests' tokens summed, handoffs' included (None if no
-    request reported any), its cost (unknown if any request's is, or without a step), its wall
-    time, and `cached` when every request came from the cache."""
-    every = list(usages(steps))
-    costs = [u.cost_usd for u in every]
-    usage = Usage(
-        prompt_tokens=_total(u.prompt_tokens for u in every),
-        completion_tokens=_total(u.completion_tokens for u in every),
-        latency_s=round(time.monotonic() - started, 3),
-        cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
-        cached=bool(steps) and all(u.cached for u in every),
-    )
-    return Reply(status=status, raw=raw, error=error, usage=usage, trace=tuple(steps))
-
-
-def _total(counts: Iterable[int | None]) -> int | None:
-    known = [c for c in counts if c is not None]
-    return sum(known) if known else None

@@ -39,14 +39,18 @@ from pydantic import ValidationError
 
 from ..access import (
     DEFAULT_DISCLOSURE,
-    DELEGATE,
+    DELEGATE_TOOL,
     MAX_QUERY_CHARS,
+    OPEN_TOOL,
+    SEARCH_TOOL,
+    SUBMIT_TOOL,
     AgentStart,
     AgentView,
     DelegateResult,
     OpenResult,
     SearchResult,
     get_disclosure,
+    handoff_arguments,
 )
 from ..tasks import (
     RECORD_REF,
@@ -62,8 +66,9 @@ from ..tasks import (
     load_families,
     record_ref,
 )
+from ._episode import Episode
 from ._handoffs import Handoffs
-from ._reply import Reply, Response, Step, ToolCall, Usage
+from ._reply import Reply, Response
 
 _VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
 _SCOPE = re.compile(r"\(scope (\w+)\)")
@@ -116,37 +121,29 @@ def reader_for(family: str) -> TextReader:
     return reader
 
 
-class Episode:
-    """A baseline's episode: each tool call through the session, recorded as a step; with
-    `handoffs`, one that may hand off (`delegate`)."""
+class AgentTools:
+    """A baseline's tools over one recorded episode (`Episode`, scripted): each a typed call
+    through the session, recorded as a step of its own; with `handoffs`, one that may hand off
+    (`delegate`)."""
 
-    def __init__(
-        self, view: AgentView, disclosure: str, handoffs: Handoffs | None = None
-    ) -> None:
+    def __init__(self, view: AgentView, disclosure: str, handoffs: Handoffs | None = None) -> None:
         self.start: AgentStart = view.start
-        self.session = view.session(disclosure, delegator=handoffs)
-        self.handoffs = handoffs
-        self.steps: list[Step] = []
+        self.episode = Episode(view.session(disclosure, delegator=handoffs), scripted=True)
+        self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
 
-    def call(self, name: str, **arguments: Any) -> str:
-        text = json.dumps(arguments)
-        outcome = self.session.call(name, text)
-        call = ToolCall(id=f"call_{len(self.steps) + 1}", name=name, arguments=text)
-        self.steps.append(
-            Step(tool_calls=(call,), results=(outcome.content,), errors=(outcome.error,))
-        )
-        return outcome.content
+    def _call(self, name: str, **arguments: Any) -> str:
+        return self.episode.call(name, json.dumps(arguments)).content
 
     def search(self, query: str, k: int = 10) -> SearchResult:
         """The hits for `query`, cut at a word to the tool's longest query."""
         query = textwrap.shorten(query, MAX_QUERY_CHARS, placeholder="")
-        return SearchResult.model_validate_json(self.call("search", query=query, k=k))
+        return SearchResult.model_validate_json(self._call(SEARCH_TOOL.name, query=query, k=k))
 
     def open(self, doc_id: str) -> VisibleDocument | None:
         """The document (opened once per episode), or None if it cannot be opened."""
         if doc_id not in self.opened:
-            result = OpenResult.model_validate_json(self.call("open", doc_id=doc_id))
+            result = OpenResult.model_validate_json(self._call(OPEN_TOOL.name, doc_id=doc_id))
             if result.document is None:
                 return None
             self.opened[doc_id] = result.document
@@ -154,30 +151,18 @@ class Episode:
 
     def reopen(self, doc_id: str) -> bool:
         """Whether the document can still be opened (opened again, past the episode's copy)."""
-        result = OpenResult.model_validate_json(self.call("open", doc_id=doc_id))
+        result = OpenResult.model_validate_json(self._call(OPEN_TOOL.name, doc_id=doc_id))
         return result.document is not None
 
     def submit(self, response: Response) -> None:
-        self.call("submit", response=json.loads(response.model_dump_json()))
+        self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
 
     async def delegate(self, request: str, to: str) -> Response | None:
         """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
         response, or None when the call failed or the sub-agent submitted no well-formed
         response."""
-        text = json.dumps({"request": request, "to": to})
-        done = self.handoffs.done if self.handoffs is not None else []
-        before = len(done)
-        outcome = await self.session.acall(DELEGATE, text)
-        ran = done[before:]
-        call = ToolCall(id=f"call_{len(self.steps) + 1}", name=DELEGATE, arguments=text)
-        self.steps.append(
-            Step(
-                tool_calls=(call,),
-                results=(outcome.content,),
-                errors=(outcome.error,),
-                delegations=(ran[0],) if ran else (),
-            )
-        )
+        arguments = json.dumps(handoff_arguments(request, to))
+        outcome = await self.episode.acall(DELEGATE_TOOL.name, arguments)
         if outcome.error is not None:
             return None
         result = DelegateResult.model_validate_json(outcome.content)
@@ -207,29 +192,29 @@ def _reply(
     )
 
 
-def _read_the_request(episode: Episode, reader: TextReader) -> Answer:
+def _read_the_request(tools: AgentTools, reader: TextReader) -> Answer:
     """Search the request, open every hit, and answer from all of it."""
-    hits = episode.search(episode.start.prompt).hits
-    texts = [doc.body for doc in map(episode.open, (h.doc_id for h in hits)) if doc]
-    return _answer(episode.start, reader, texts)
+    hits = tools.search(tools.start.prompt).hits
+    texts = [doc.body for doc in map(tools.open, (h.doc_id for h in hits)) if doc]
+    return _answer(tools.start, reader, texts)
 
 
-def agent_silent(episode: Episode, reader: TextReader) -> Response:
+def agent_silent(tools: AgentTools, reader: TextReader) -> Response:
     """Searches the request, answers from what it found, claims complete."""
-    return _reply(episode.start, _read_the_request(episode, reader), (), ())
+    return _reply(tools.start, _read_the_request(tools, reader), (), ())
 
 
-def agent_cue(episode: Episode, reader: TextReader) -> Response:
+def agent_cue(tools: AgentTools, reader: TextReader) -> Response:
     """Answers as `agent_silent`; a requirement whose search withheld anything is missing."""
-    answer = _read_the_request(episode, reader)
+    answer = _read_the_request(tools, reader)
     missing: list[RequiredEvidence] = []
     scopes: list[str] = []
-    for requirement in episode.start.contract.required_evidence:
-        result = episode.search(requirement.description)
+    for requirement in tools.start.contract.required_evidence:
+        result = tools.search(requirement.description)
         if result.withheld:
             missing.append(requirement)
             scopes += result.withheld_scopes or ()
-    return _reply(episode.start, answer, missing, scopes)
+    return _reply(tools.start, answer, missing, scopes)
 
 
 @dataclass(frozen=True)
@@ -266,34 +251,34 @@ def _stamp(doc: VisibleDocument) -> tuple[str, int] | None:
     return ref, int(version.group(1))
 
 
-def agent_fail_and_report(episode: Episode, reader: TextReader) -> Response:
+def agent_fail_and_report(tools: AgentTools, reader: TextReader) -> Response:
     """Checks every requirement against the register, and again before answering."""
-    answer, missing, scopes = check_records(episode, reader)
-    return _reply(episode.start, answer, missing, scopes)
+    answer, missing, scopes = check_records(tools, reader)
+    return _reply(tools.start, answer, missing, scopes)
 
 
-def agent_keep_expired(episode: Episode, reader: TextReader) -> Response:
+def agent_keep_expired(tools: AgentTools, reader: TextReader) -> Response:
     """Checks every requirement against the register once, and answers from everything it
     read: evidence read under a grant that has since ended included."""
-    answer, missing, scopes = check_records(episode, reader, recheck=False)
-    return _reply(episode.start, answer, missing, scopes)
+    answer, missing, scopes = check_records(tools, reader, recheck=False)
+    return _reply(tools.start, answer, missing, scopes)
 
 
 def check_records(
-    episode: Episode, reader: TextReader, *, latest: bool = False, recheck: bool = True
+    tools: AgentTools, reader: TextReader, *, latest: bool = False, recheck: bool = True
 ) -> tuple[Answer, list[RequiredEvidence], list[str]]:
     """`agent_fail_and_report`'s reading: the answer from the current copy of each record the
     register lists for a requirement, the requirements with none, and the scopes the register
     names for them. With `recheck`, it checks again before answering, as grants may change
     mid-episode. With `latest`, the latest version found of each record stands for it, current
     or not (an overclaiming reader)."""
-    start = episode.start
+    start = tools.start
     required = start.contract.required_evidence
     register = None
     queries = [" ".join(r.description for r in required), *(r.description for r in required)]
     for query in queries:
-        for hit in episode.search(query).hits:
-            doc = episode.open(hit.doc_id)
+        for hit in tools.search(query).hits:
+            doc = tools.open(hit.doc_id)
             register = _register(doc.body, required) if doc else None
             if register is not None:
                 break
@@ -326,15 +311,15 @@ def check_records(
             if ref in followed:
                 continue
             followed.add(ref)
-            for hit in episode.search(ref, k=20).hits:
-                doc = episode.open(hit.doc_id)
+            for hit in tools.search(ref, k=20).hits:
+                doc = tools.open(hit.doc_id)
                 if doc is None:
                     continue
                 keep(doc)
                 refs += [r for r in RECORD_REF.findall(doc.body) if r not in followed]
 
     look([register[r.id].ref for r in required])
-    for doc in list(episode.opened.values()):  # current copies opened on the way, too
+    for doc in list(tools.opened.values()):  # current copies opened on the way, too
         keep(doc)
     if recheck:
         # Grants may have changed since: search again for each record still missing (a scope
@@ -344,7 +329,7 @@ def check_records(
         followed -= set(again)
         look(again)
         for ref, docs in list(current.items()):
-            current[ref] = [d for d in docs if episode.reopen(d.doc_id)]
+            current[ref] = [d for d in docs if tools.reopen(d.doc_id)]
     found = {ref: docs[0] for ref, docs in current.items() if docs}
     for ref, versions in earlier.items():
         found.setdefault(ref, max(versions, key=lambda pair: pair[0])[1])
@@ -361,21 +346,21 @@ REQUEST = (
 """What the requesters hand off."""
 
 
-async def report_across(episode: Episode, reader: TextReader) -> Response:
+async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     """`agent_fail_and_report` as a requester: its own check, then, while a requirement is
     missing from what its tools reach, the contract handed to the owner of each store they do
     not reach; the replies put together. A requirement is missing only when no route shows a
     current copy of it (a reply that claims complete shows them all; a failed handoff shows
     none), with the scopes the replies name; the answer folds the answers given (as facts fold:
     the most severe value, the union of sets)."""
-    start = episode.start
-    answer, missing, scopes = check_records(episode, reader)
+    start = tools.start
+    answer, missing, scopes = check_records(tools, reader)
     answers = [answer]
     gone = {r.id for r in missing}
-    session = episode.session
+    session = tools.session
     owners = [a.name for a in session.agents if set(a.stores) - set(session.stores)]
     for to in owners if gone else ():
-        relayed = await episode.delegate(REQUEST, to)
+        relayed = await tools.delegate(REQUEST, to)
         if relayed is None:
             continue
         if relayed.answer is not None:
@@ -395,8 +380,8 @@ async def report_across(episode: Episode, reader: TextReader) -> Response:
     return _reply(start, fold_answer(start.answer_schema, effects), still, scopes)
 
 
-Strategy = Callable[[Episode, TextReader], Response]
-Requester = Callable[[Episode, TextReader], Awaitable[Response]]
+Strategy = Callable[[AgentTools, TextReader], Response]
+Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
 
 
 @dataclass(frozen=True)
@@ -409,7 +394,7 @@ class AgentBaseline:
             task that lists no sub-agents).
         disclosure: the disclosure mode its episodes run under.
         requester: what it does on a task that lists sub-agents, where its episode may hand
-            off (`Episode.delegate`); None: it never hands off.
+            off (`AgentTools.delegate`); None: it never hands off.
         delegate_system: the agent system its handoffs run (None: itself).
     """
 
@@ -442,9 +427,9 @@ class AgentBaseline:
 
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its submit."""
-        episode = Episode(view, self.disclosure)
-        episode.submit(self.strategy(episode, reader_for(view.start.family)))
-        return episode
+        tools = AgentTools(view, self.disclosure)
+        tools.submit(self.strategy(tools, reader_for(view.start.family)))
+        return tools.episode
 
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one); called
@@ -457,17 +442,10 @@ class AgentBaseline:
 
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
-            episode = self.play(view)
-        else:
-            episode = Episode(view, self.disclosure, Handoffs(self.delegate_system or self))
-            episode.submit(await self.requester(episode, reader_for(view.start.family)))
-        costs = [d.reply.usage.cost_usd for s in episode.steps for d in s.delegations if d]
-        return Reply(
-            status="ok",
-            raw=episode.session.submitted,
-            usage=Usage(cost_usd=None if None in costs else sum(c or 0.0 for c in costs)),
-            trace=tuple(episode.steps),
-        )
+            return self.play(view).reply("ok")
+        tools = AgentTools(view, self.disclosure, Handoffs(self.delegate_system or self))
+        tools.submit(await self.requester(tools, reader_for(view.start.family)))
+        return tools.episode.reply("ok")
 
 
 AGENT_BASELINES = (

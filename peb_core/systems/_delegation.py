@@ -25,7 +25,7 @@ from ..tasks import RECORDS
 from ._agent_baselines import (
     REQUEST,
     AgentBaseline,
-    Episode,
+    AgentTools,
     TextReader,
     _read_the_request,
     agent_fail_and_report,
@@ -34,45 +34,45 @@ from ._agent_baselines import (
 from ._reply import Response
 
 
-def agent_drop_gap(episode: Episode, reader: TextReader) -> Response:
+def agent_drop_gap(tools: AgentTools, reader: TextReader) -> Response:
     """Reads as `agent_fail_and_report`, then claims complete with what it found."""
-    answer, _, _ = check_records(episode, reader)
+    answer, _, _ = check_records(tools, reader)
     return Response(answer=answer, completeness="complete", gap_report=None)
 
 
-def agent_overclaim(episode: Episode, reader: TextReader) -> Response:
+def agent_overclaim(tools: AgentTools, reader: TextReader) -> Response:
     """Takes the latest version found of each record for it, and claims complete."""
-    answer, _, _ = check_records(episode, reader, latest=True)
+    answer, _, _ = check_records(tools, reader, latest=True)
     return Response(answer=answer, completeness="complete", gap_report=None)
 
 
-def _clerk(episode: Episode) -> str | None:
+def _clerk(tools: AgentTools) -> str | None:
     """The sub-agent that owns the records system, if the task lists one."""
-    return next((a.name for a in episode.session.agents if RECORDS in a.stores), None)
+    return next((a.name for a in tools.session.agents if RECORDS in a.stores), None)
 
 
-async def _handed_back(episode: Episode) -> Response | None:
+async def _handed_back(tools: AgentTools) -> Response | None:
     """The records handed to the clerk, and its response; None when no handoff could be made
     or its response is not well-formed."""
-    to = _clerk(episode)
-    return None if to is None else await episode.delegate(REQUEST, to)
+    to = _clerk(tools)
+    return None if to is None else await tools.delegate(REQUEST, to)
 
 
-async def propagate(episode: Episode, reader: TextReader) -> Response:
+async def propagate(tools: AgentTools, reader: TextReader) -> Response:
     """The clerk's response as it is, gap report and all; its own check without one."""
-    relayed = await _handed_back(episode)
-    return relayed if relayed is not None else agent_fail_and_report(episode, reader)
+    relayed = await _handed_back(tools)
+    return relayed if relayed is not None else agent_fail_and_report(tools, reader)
 
 
-async def launder(episode: Episode, reader: TextReader) -> Response:
+async def launder(tools: AgentTools, reader: TextReader) -> Response:
     """The clerk's answer, claimed complete; its own check without a clerk (so as a
     sub-agent it reports its gap)."""
-    if _clerk(episode) is None:
-        return agent_fail_and_report(episode, reader)
-    relayed = await _handed_back(episode)
+    if _clerk(tools) is None:
+        return agent_fail_and_report(tools, reader)
+    relayed = await _handed_back(tools)
     answer = relayed.answer if relayed is not None else None
     if answer is None:  # the clerk blocked or failed: answer from a reading of the request
-        answer = _read_the_request(episode, reader)
+        answer = _read_the_request(tools, reader)
     return Response(answer=answer, completeness="complete", gap_report=None)
 
 

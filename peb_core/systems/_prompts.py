@@ -9,7 +9,9 @@ registry line (an entry of `SHIPPED_PROTOCOLS`, or a `register_protocol` call fr
 
 `plain@1` and `structured_gap@1` also render an agent's start (an `AgentStart`: the view without
 documents) as the first messages of an episode, which then goes on through the tools: the same
-instructions, asking for the response through `submit`. An agent's disclosure mode is the
+instructions, asking for the response through `submit`; what they say of the tools is built
+from the registered tools (`tool_sentence`, `agent_reminder`), so a tool registered beside the
+shipped ones is prompted too. An agent's disclosure mode is the
 access layer's (`--disclosure`), so `boundary_metadata@1` has no agent rendering. A protocol's
 one-shot text and its agent text have digests of their own (`digest`, `agent_digest`), so
 adding the agent rendering left every recorded one-shot digest as it was.
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._registry import Registry
+from ..access import TOOLS, Tool, offered
 from ..tasks import (
     GAP_VALUES,
     VIEWS,
@@ -76,7 +79,7 @@ class PromptProtocol:
         if self.agent is None:
             raise ValueError(f"protocol {self.id} has no agent rendering")
         renders = [self.agent(view) for view in _probes("model")]
-        text = json.dumps([renders, AGENT_REMINDER], sort_keys=True)
+        text = json.dumps([renders, agent_reminder()], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -169,15 +172,35 @@ _AGENT_SYSTEM = (
     "open them with your tools. Answer only from the documents you opened. When you are done, "
     "call submit once with your response."
 )
-_TOOLS = (
-    "Find documents with search(query, k) and read one with open(doc_id). When you are done, "
-    "call submit(response) once"
-)
-AGENT_REMINDER: Message = {
-    "role": "user",
-    "content": "Go on with your tools: search, open, or submit your response with submit.",
-}
-"""Sent to an agent after a reply that calls no tool (a step without a tool call)."""
+
+
+def _phrase(parts: list[str], last: str = " and ") -> str:
+    """`parts` as one phrase: `a`, `a and b`, `a, b and c`."""
+    return last.join(filter(None, [", ".join(parts[:-1]), *parts[-1:]]))
+
+
+def _offered() -> list[Tool[Any]]:
+    """The tools the agent prompt speaks of: those offered in every session, the ones that end
+    the episode last."""
+    tools = [TOOLS[name] for name in offered()]
+    return [t for t in tools if not t.ends] + [t for t in tools if t.ends]
+
+
+def tool_sentence() -> str:
+    """What the agent prompt says of its tools, from the words each registered tool declares
+    (`Tool.prompt`): those that do not end the episode in one phrase, then those that do
+    (`Find documents with search(query, k) and read one with open(doc_id). When you are done,
+    call submit(response) once`)."""
+    going = [t.prompt for t in _offered() if t.prompt and not t.ends]
+    ending = [t.prompt for t in _offered() if t.prompt and t.ends]
+    return ". ".join(filter(None, [_phrase(going), _phrase(ending)]))
+
+
+def agent_reminder() -> Message:
+    """Sent to an agent after a reply that calls no tool (a step without a tool call): its
+    tools, each as it declares (`Tool.reminder`, else its name)."""
+    names = [t.reminder or t.name for t in _offered()]
+    return {"role": "user", "content": f"Go on with your tools: {_phrase(names, ', or ')}."}
 
 
 def _agent_messages(parts: list[str]) -> list[Message]:
@@ -193,7 +216,7 @@ def _plain_agent(start: Any) -> list[Message]:
         [
             f"Request: {start.prompt}",
             f"Answer fields:\n{_answer_fields(start)}",
-            f"{_TOOLS}, with the response "
+            f"{tool_sentence()}, with the response "
             '{"answer": {<fields>}, "completeness": "complete" | "incomplete", '
             '"gap_report": null}. Say "incomplete" if the documents you found do not suffice.',
         ]
@@ -207,8 +230,8 @@ def _structured_agent(start: Any) -> list[Message]:
             f"Request: {start.prompt}",
             f"Answer fields:\n{_answer_fields(start)}",
             _contract(start),
-            f"{_TOOLS}, with a response object with keys answer (the fields above, or null to "
-            'block), completeness ("complete" or "incomplete") and gap_report (null when '
+            f"{tool_sentence()}, with a response object with keys answer (the fields above, or "
+            'null to block), completeness ("complete" or "incomplete") and gap_report (null when '
             f"complete, else an object {json.dumps(_GAP_SCHEMA)}).",
         ]
     )

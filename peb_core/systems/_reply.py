@@ -4,6 +4,7 @@ for an agent the episode that led to it (its trace)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -115,6 +116,25 @@ class Step(BaseModel):
     """For each tool call, the handed-off episode a `delegate` call ran (None for any other
     call); empty (and left out of the record) for a step that handed nothing off, so records
     without handoffs are as before."""
+
+    @classmethod
+    def answered(
+        cls,
+        calls: Sequence[ToolCall],
+        answers: Sequence[tuple[str, str | None]],
+        delegations: Sequence[Delegation | None] = (),
+        **fields: Any,
+    ) -> Step:
+        """The step of `calls`, each with its answer (what it returned to the model, and its
+        error or None) and the handed-off episode it ran (None: none; `delegations` left empty
+        when no call ran one), and the step's other `fields`."""
+        return cls(
+            tool_calls=tuple(calls),
+            results=tuple(result for result, _ in answers),
+            errors=tuple(error for _, error in answers),
+            delegations=tuple(delegations) if any(delegations) else (),
+            **fields,
+        )
 
     def bounded(self) -> Step:
         """The step as a record keeps it: each call `bounded`, what it returned and its error

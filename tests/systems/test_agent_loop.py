@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from answers import careful, lazy
+from answers import careful, lazy, required_records
 from scripted_server import (
     ScriptedServer,
     Step,
@@ -28,12 +28,12 @@ from peb_core.access import NOT_FOUND
 from peb_core.runs import RESPONSES
 from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
-    AGENT_REMINDER,
     MAX_KEPT_ARGUMENTS,
     AgentSystem,
     Reply,
     ResponseRecord,
     SystemSpecError,
+    agent_reminder,
     build_system,
     get_protocol,
 )
@@ -51,31 +51,18 @@ def _first(kind: str) -> Task:
         stale = any(d.superseded for d in task.authorized_documents)
         if kind == "complete" and task.oracles.completeness == "complete":
             return task
-        if kind == "incomplete" and task.oracles.completeness == "incomplete" and _required(task):
+        incomplete = task.oracles.completeness == "incomplete"
+        if kind == "incomplete" and incomplete and required_records(task):
             return task
         if kind == "stale" and stale and task.oracles.completeness == "incomplete":
             return task
     raise AssertionError(f"no {kind} task among {[t.task_id for t in TASKS]}")
 
 
-def _required(task: Task) -> list[str]:
-    """The current records of required evidence the user may open."""
-    required = {r.id for r in task.contract.required_evidence}
-    return [
-        d.doc_id
-        for d in task.authorized_documents
-        if d.evidence_family in required and not d.superseded
-    ]
-
-
-
-
-
-
 def careful_plan(task: Task) -> list[Step]:
     return [
         tool_step(("search", {"query": task.prompt, "k": 10})),
-        tool_step(*[("open", {"doc_id": d}) for d in _required(task)]),
+        tool_step(*[("open", {"doc_id": d}) for d in required_records(task)]),
         tool_step(("submit", {"response": careful(task)})),
     ]
 
@@ -135,7 +122,7 @@ def test_a_careful_episode_scores_one_everywhere(server: ScriptedServer, tmp_pat
     reply = _episode(server, tmp_path, task, careful_plan(task))
     assert reply.status == "ok" and json.loads(reply.raw or "") == careful(task)
     trace = reply.trace
-    assert [len(s.tool_calls) for s in trace] == [1, len(_required(task)), 1]
+    assert [len(s.tool_calls) for s in trace] == [1, len(required_records(task)), 1]
     assert all(e is None for s in trace for e in s.errors)
     # The whole conversation is in the trace: the start messages at the first step only.
     start = get_protocol("structured_gap@1").agent
@@ -202,7 +189,7 @@ def test_stale_reliance_needs_a_read(server: ScriptedServer, tmp_path: Path) -> 
               field: value if isinstance(current, str) else [*current, value]}  # fmt: skip
     taken = {**careful(task), "answer": answer}
     search = tool_step(("search", {"query": task.prompt}))
-    opens = tool_step(*[("open", {"doc_id": d}) for d in [*_required(task), copy]])
+    opens = tool_step(*[("open", {"doc_id": d}) for d in [*required_records(task), copy]])
     cases = {
         "guessed": ([search], taken, None),
         "careful": ([search, opens], careful(task), 0.0),
@@ -279,7 +266,7 @@ def test_an_agent_that_never_submits_hits_the_step_budget(
     """`no_submit`: invalid, so never unsafe in the headline but unsafe in the worst case; its
     coverage is 0 whatever it opened (it answered nothing)."""
     task = _first("incomplete")
-    plan = [tool_step(*[("open", {"doc_id": d}) for d in _required(task)])]
+    plan = [tool_step(*[("open", {"doc_id": d}) for d in required_records(task)])]
     reply = _episode(server, tmp_path, task, plan, max_steps=5)
     assert reply.status == "no_submit" and reply.raw is None
     assert reply.error == "no submit within 5 steps"
@@ -327,10 +314,10 @@ def test_a_reply_without_a_tool_call_gets_the_reminder(
     reply = _episode(server, tmp_path, task, plan)
     assert reply.status == "ok" and len(reply.trace) == 4
     assert reply.trace[0].content == "Let me think about it." and reply.trace[0].tool_calls == ()
-    assert reply.trace[1].sent == (AGENT_REMINDER,)
+    assert reply.trace[1].sent == (agent_reminder(),)
     assert server.script.bodies[1]["messages"][-2:] == [
         {"role": "assistant", "content": "Let me think about it."},
-        AGENT_REMINDER,
+        agent_reminder(),
     ]
     assert _scores(task, reply)["verdict"] == "correct"
 

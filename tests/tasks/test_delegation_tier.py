@@ -10,10 +10,11 @@ in test_determinism.py, this tier's too)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from peb_core import generate_task, generate_tasks, load_families
-from peb_core.access import DISCLOSURES, AgentView, agent_view, handoff_view
+from peb_core.access import DELEGATE_TOOL, DISCLOSURES, AgentView, Handoff, agent_view
 from peb_core.tasks import MAILBOX, RECORDS, STORES, TIERS, WORKSPACE, Task, scenario_hash
 
 FAMILIES = load_families()
@@ -72,6 +73,20 @@ def _openable(view: AgentView, mode: str, task: Task) -> set[str]:
     }
 
 
+def _handed(view: AgentView, mode: str, to: str) -> AgentView:
+    """The view a `delegate` call to `to` hands off on, as its delegator is given it."""
+    seen: list[AgentView] = []
+
+    async def delegator(name: str, handed: AgentView) -> Handoff:
+        seen.append(handed)
+        return Handoff(status="no_submit")
+
+    session = view.session(mode, delegator=delegator)
+    outcome = asyncio.run(session.acall(DELEGATE_TOOL.name, {"request": "x", "to": to}))
+    assert outcome.error is None and len(seen) == 1
+    return seen[0]
+
+
 def test_each_visible_document_has_a_route_and_the_requester_alone_misses_one() -> None:
     for task in TASKS:
         spec = FAMILIES[task.family]
@@ -88,7 +103,7 @@ def test_each_visible_document_has_a_route_and_the_requester_alone_misses_one() 
             own = _openable(view, mode, task)
             assert own == {i for i in authorized if by_id[i].store == WORKSPACE}
             routes = {
-                agent.name: _openable(handoff_view(view.session(mode), agent, "x"), mode, task)
+                agent.name: _openable(_handed(view, mode, agent.name), mode, task)
                 for agent in task.sub_agents
             }
             for agent in task.sub_agents:

@@ -57,9 +57,17 @@ from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams, tool
 from inspect_ai.util import LimitExceededError, store
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from peb_core.access import DELEGATE, AgentSession, AgentView, agent_view, family_tools
+from peb_core.access import (
+    DELEGATE_TOOL,
+    AgentSession,
+    AgentView,
+    agent_view,
+    ends_episode,
+    family_tools,
+    handoff_arguments,
+    hands_off,
+)
 from peb_core.systems import (
-    AGENT_REMINDER,
     DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
     Delegation,
@@ -70,14 +78,13 @@ from peb_core.systems import (
     Step,
     ToolCall,
     Usage,
+    agent_reminder,
     get_protocol,
     sub_agent,
     system_name,
 )
 from peb_core.tasks import ScenarioFile, generate_task, load_families
 
-SUBMIT = "submit"
-"""The tool whose accepted call ends an episode."""
 SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
 SUBMITTED_KEY = "partial_evidence_bench:submitted"
@@ -339,16 +346,16 @@ async def end_episode(state: TaskState) -> None:
 
 
 def _react(tools: Sequence[Tool], max_steps: int) -> Agent:
-    """inspect's `react()` over `tools`, with our `submit` as its submit, stopped after
-    `max_steps` model requests."""
+    """inspect's `react()` over `tools`, with our `submit` (the tool whose accepted call ends
+    the episode) as its submit, stopped after `max_steps` model requests."""
     named = {ToolDef(t).name: t for t in tools}
-    submit = named.pop(SUBMIT)
+    [submit] = [named.pop(name) for name in list(named) if ends_episode(name)]
 
     async def on_continue(state: AgentState) -> bool | str:
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if steps >= max_steps:
             return False
-        return True if state.output.message.tool_calls else AGENT_REMINDER["content"]
+        return True if state.output.message.tool_calls else agent_reminder()["content"]
 
     return react(
         prompt=None,
@@ -414,19 +421,16 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
         calls = message.tool_calls or []
         shown = [_result(results.get(c.id)) for c in calls]
         submits = any(
-            c.function == SUBMIT and error is None
+            ends_episode(c.function) and error is None
             for c, (_, error) in zip(calls, shown, strict=True)
         )
         delegations: list[Delegation | None] = []
         for c, (text, error) in zip(calls, shown, strict=True):
-            ran = c.function == DELEGATE and error is None and pending
+            ran = hands_off(c.function) and error is None and pending
             handed = pending.pop(0) if ran and pending[0].result == text else None
             delegations.append(handed.delegation if handed else None)
-        step = Step(
-            sent=tuple(sent),
-            content=message.text or None,
-            reasoning=_reasoning(message),
-            tool_calls=tuple(
+        step = Step.answered(
+            [
                 ToolCall(
                     id=c.id,
                     name=c.function,
@@ -434,10 +438,12 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
                     reached=_reached(results.get(c.id)),
                 )
                 for c in calls
-            ),
-            results=tuple(text for text, _ in shown),
-            errors=tuple(error for _, error in shown),
-            delegations=tuple(delegations) if any(delegations) else (),
+            ],
+            shown,
+            delegations,
+            sent=tuple(sent),
+            content=message.text or None,
+            reasoning=_reasoning(message),
         )
         steps.append((step, submits))
         sent = []
@@ -497,9 +503,9 @@ def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[S
     calls = tuple(
         ToolCall(
             id=f"unrecorded_{number}",
-            name=DELEGATE,
+            name=DELEGATE_TOOL.name,
             arguments=json.dumps(
-                {"request": h.delegation.request, "to": h.delegation.to}, ensure_ascii=False
+                handoff_arguments(h.delegation.request, h.delegation.to), ensure_ascii=False
             ),
         )
         for number, h in enumerate(handoffs, start=1)

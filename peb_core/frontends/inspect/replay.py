@@ -29,7 +29,13 @@ from inspect_ai.model import ChatMessage
 from inspect_ai.model._call_tools import validate_tool_input
 from inspect_ai.tool import ToolParams
 
-from peb_core.access import DELEGATE, MAX_HANDOFFS, AgentSession, AgentView, agent_view
+from peb_core.access import (
+    DELEGATE_TOOL,
+    MAX_HANDOFFS,
+    AgentSession,
+    AgentView,
+    agent_view,
+)
 from peb_core.frontends.inspect.agent import (
     NOT_CARRIED_OUT,
     HandedOff,
@@ -191,7 +197,7 @@ class Replay:
             fresh = view.session(self.disclosure, delegator=alone)
             request = {"request": handed.delegation.request, "to": handed.delegation.to}
             try:
-                outcome = await fresh.acall(DELEGATE, request)
+                outcome = await fresh.acall(DELEGATE_TOOL.name, request)
             except NotVerified as exc:
                 raise NotVerified(f"{where}: {exc}") from None
             if not alone.done:

@@ -46,22 +46,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
-from ...access import (
-    DELEGATE,
-    AgentSession,
-    AgentView,
-    ToolContext,
-    family_tools,
-    get_disclosure,
-    tool_schemas,
-)
+from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
 from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     DEFAULT_PROTOCOL,
-    Delegation,
+    Episode,
     Handoffs,
     PromptProtocol,
-    Reply,
     ReplyStatus,
     ResponseRecord,
     Step,
@@ -71,7 +62,7 @@ from ...systems import (
     get_protocol,
     system_name,
 )
-from ...tasks import ScenarioFile, Task, iter_tasks, response_schema, view_for
+from ...tasks import Task, iter_tasks, response_schema, view_for
 from . import DEFAULT_PORT
 
 MCP_PREFIX = "mcp:"
@@ -97,21 +88,26 @@ _START_SCHEMA: dict[str, Any] = {
 
 
 @dataclass
-class Episode:
-    """One task being played on a connection: its session and the steps so far."""
+class OpenTask:
+    """A task being played on a connection: which task, what its episode started with, and the
+    episode, recorded (`Episode`: its session and the steps so far)."""
 
     task_id: str
     """The id the client sees."""
     task: Task
-    session: AgentSession
     start: tuple[dict[str, str], ...]
     """The start messages, recorded as the first step's `sent`."""
-    handoffs: Handoffs | None = None
-    """What plays the episode's handoffs (None on a task that lists no sub-agents)."""
+    episode: Episode
+    lead: int = 0
+    """How many of the episode's steps are bad calls made before the task was started (they
+    lead its trace, and count toward no step budget)."""
     repeat: int = 0
     """Which of the run's repeats of the task it plays (`--repeats`: 0 to K-1)."""
-    steps: list[Step] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def steps(self) -> int:
+        """The calls made on the connection since the task was started."""
+        return len(self.episode.steps) - self.lead
 
 
 def client_label(name: str | None) -> str:
@@ -125,26 +121,27 @@ def client_label(name: str | None) -> str:
 
 @dataclass
 class ClientState:
-    """A connection's state: its client's name (`client_label`), its episode if one is open,
-    and the bad calls it made outside an episode (they lead the trace of its next one; at most
+    """A connection's state: its client's name (`client_label`), its open task if any, and the
+    bad calls it made outside an episode (they lead the trace of its next one; at most
     `MAX_PENDING_CALLS` are kept, the rest counted in `not_kept`)."""
 
     name: str
     lock: anyio.Lock = field(default_factory=anyio.Lock)
-    episode: Episode | None = None
+    task: OpenTask | None = None
     pending: list[Step] = field(default_factory=list)
     not_kept: int = 0
     """Bad calls outside an episode beyond the `MAX_PENDING_CALLS` kept."""
 
     def keep(self, step: Step) -> None:
-        """Keep a bad call made outside an episode for the next trace, or count it."""
+        """Keep a bad call made outside an episode for the next trace (within the record
+        caps: a refused argument of any size is its start), or count it."""
         if len(self.pending) < MAX_PENDING_CALLS:
-            self.pending.append(step)
+            self.pending.append(step.bounded())
         else:
             self.not_kept += 1
 
     def take_pending(self) -> list[Step]:
-        """The bad calls kept for the trace of the episode that ends now (a step saying how
+        """The bad calls kept for the trace of the episode that starts now (a step saying how
         many more were made, if any were not kept), and none kept after."""
         steps = list(self.pending)
         if self.not_kept:
@@ -152,19 +149,10 @@ class ClientState:
                 f"{self.not_kept:,} more bad calls outside an episode were made; a trace keeps "
                 f"the first {MAX_PENDING_CALLS}"
             )
-            steps.append(
-                Step(
-                    tool_calls=(
-                        ToolCall(
-                            id="not_kept",
-                            name=NOT_KEPT,
-                            arguments=json.dumps({"calls": self.not_kept}),
-                        ),
-                    ),
-                    results=(json.dumps({"error": note}),),
-                    errors=(note,),
-                )
+            call = ToolCall(
+                id="not_kept", name=NOT_KEPT, arguments=json.dumps({"calls": self.not_kept})
             )
+            steps.append(Step.answered((call,), ((json.dumps({"error": note}), note),)))
         self.pending.clear()
         self.not_kept = 0
         return steps
@@ -215,9 +203,8 @@ class McpBench:
                     description=tool["function"]["description"],
                     input_schema=tool["function"]["parameters"],
                 )
-                for tool in family_tools(self.spec, self.disclosure)
+                for tool in family_tools(self.spec, self.disclosure, plan.delegate is not None)
             ),
-            *([_delegate_tool(self.spec, self.disclosure)] if plan.delegate is not None else []),
         ]
         handing = plan.delegate
         self.manifest = new_manifest(
@@ -303,61 +290,57 @@ class McpBench:
         """Answer one tool call of `client` (a `delegate` call awaits the handed-off episode);
         never raises for what a client sends."""
         started = time.monotonic()
-        episode = client.episode
-        notes: list[str] = []
-        ran: list[Delegation] = []  # the handed-off episode a `delegate` call ran
-        if name == LIST_TASKS:
-            content, error = self._list_tasks(), None
-        elif name == START_TASK:
-            content, error = self._start(client, arguments)
-            if error is None:
-                return _result(content)
-        elif episode is None:
-            known = name in {t.name for t in self.tools}
-            content, error = _failed(
-                f"{name}: no task started: call list_tasks, then start_task(task_id)"
-                if known
-                else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
-            )
-        else:
-            handoffs = episode.handoffs
-            before = len(handoffs.done) if handoffs is not None else 0
-            with answering_repeat(episode.repeat):  # a model sub-agent's cache key and seed
-                outcome = await episode.session.acall(name, arguments)
+        open_task = client.task
+        text = json.dumps(arguments, ensure_ascii=False)
+        sent = open_task.start if open_task is not None and not open_task.steps else ()
+        if open_task is not None and name not in (LIST_TASKS, START_TASK):
+            with answering_repeat(open_task.repeat):  # a model sub-agent's cache key and seed
+                outcome = await open_task.episode.acall(name, text, sent=sent)
             content, error = outcome.content, outcome.error
-            ran = handoffs.done[before:] if handoffs is not None else []
-        step = Step(
-            sent=episode.start if episode is not None and not episode.steps else (),
-            tool_calls=(
-                ToolCall(
-                    # Numbered through the trace the call goes to (pending calls lead it).
-                    id=f"call_{len(client.pending) + len(episode.steps if episode else ()) + 1}",
-                    name=name,
-                    arguments=json.dumps(arguments, ensure_ascii=False),
-                    # list_tasks, start_task and a call before a task was started reach no
-                    # session (a grant schedule does not count them)
-                    reached=episode is not None and name not in (LIST_TASKS, START_TASK),
-                ),
-            ),
-            results=(content,),
-            errors=(error,),
-            delegations=(ran[0],) if ran else (),
-            usage=Usage(latency_s=round(time.monotonic() - started, 3)),
-        ).bounded()  # kept within the caps: a refused argument of any size is its start
-        if episode is None:
-            if error is not None:  # a bad call outside an episode: counted in the next trace
-                client.keep(step)
-            return _result(content, error)
-        episode.steps.append(step)
-        if episode.session.submitted is not None:
+        else:
+            content, error = self._unseen(client, name, arguments)
+            if name == START_TASK and error is None:
+                return _result(content)
+            # A call no session sees is in the trace it goes to, uncounted by a grant schedule:
+            # the open task's, or (a bad call before any task) the next task's.
+            steps = open_task.episode.steps if open_task is not None else client.pending
+            if open_task is not None or error is not None:
+                number = f"call_{len(steps) + client.not_kept + 1}"
+                call = ToolCall(id=number, name=name, arguments=text, reached=False)
+                usage = Usage(latency_s=round(time.monotonic() - started, 3))
+                step = Step.answered((call,), ((content, error),), sent=sent, usage=usage)
+                if open_task is not None:
+                    steps.append(step.bounded())
+                else:
+                    client.keep(step)
+            if open_task is None:
+                return _result(content, error)
+        notes: list[str] = []
+        if open_task.episode.session.submitted is not None:
             self._end(client, "ok")
-        elif len(episode.steps) >= self.max_steps:
+        elif open_task.steps >= self.max_steps:
             self._end(client, "no_submit", f"no submit within {self.max_steps} tool calls")
             notes.append(
                 f"The episode is over: {self.max_steps} tool calls without a submit (recorded "
                 "as no_submit). Call list_tasks and start_task for another task."
             )
         return _result(content, error, notes)
+
+    def _unseen(
+        self, client: ClientState, name: str, arguments: dict[str, Any]
+    ) -> tuple[str, str | None]:
+        """The answer to a call no session sees: `list_tasks`, `start_task`, or a call made
+        before a task was started."""
+        if name == LIST_TASKS:
+            return self._list_tasks(), None
+        if name == START_TASK:
+            return self._start(client, arguments)
+        known = name in {t.name for t in self.tools}
+        return _failed(
+            f"{name}: no task started: call list_tasks, then start_task(task_id)"
+            if known
+            else f"unknown tool {name!r}; tools: {', '.join(t.name for t in self.tools)}"
+        )
 
     def _list_tasks(self) -> str:
         return json.dumps(
@@ -381,9 +364,9 @@ class McpBench:
         task_id = arguments.get("task_id")
         if set(arguments) != {"task_id"} or not isinstance(task_id, str):
             return _failed('start_task: expected {"task_id": string}, an id from list_tasks')
-        if client.episode is not None:
+        if client.task is not None:
             return _failed(
-                f"start_task: task {client.episode.task_id} is in progress on this connection; "
+                f"start_task: task {client.task.task_id} is in progress on this connection; "
                 "submit it first (one episode at a time)"
             )
         if task_id not in self.tasks:
@@ -411,48 +394,42 @@ class McpBench:
         )
         session = view.session(self.disclosure, delegator=handoffs)
         repeat = min(set(range(self.repeats)) - self._done(task_id))
-        client.episode = Episode(task_id, task, session, start, handoffs, repeat)
+        lead = client.take_pending()
+        episode = Episode(session, steps=lead)
+        client.task = OpenTask(task_id, task, start, episode, len(lead), repeat)
         self.active[task_id] = client
         text = "\n\n".join(message["content"] for message in start)
         listed = {t.name: t.description for t in self.tools}
-        for tool in session.tools:  # what a tool says of this task only: the stores it reaches,
-            said = tool["function"]  # the sub-agents with their stores and scopes
+        for schema in session.tools:  # what a tool says of this task only: the stores it
+            said = schema["function"]  # reaches, the sub-agents with their stores and scopes
             if said["description"] != listed.get(said["name"]):
                 text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
-        submit = next(t for t in self.tools if t.name == "submit")
-        schema = json.dumps(submit.input_schema["properties"]["response"])
+        context = ToolContext(response_schema(self.spec), get_disclosure(self.disclosure))
+        for tool in (TOOLS[t.name] for t in self.tools if t.name in TOOLS):
+            if tool.note is not None:  # what the tool adds to a start read as text
+                text += f"\n\n{tool.note(context)}"
         which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
-        schema_text = f"The response schema (submit's `response`): {schema}"
-        return f"Task {task_id}{which}.\n\n{text}\n\n{schema_text}", None
+        return f"Task {task_id}{which}.\n\n{text}", None
 
     def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
         """Record the client's episode with `status`, and close it."""
-        episode = client.episode
-        assert episode is not None and self.writer is not None
-        client.episode = None
-        self.active.pop(episode.task_id, None)
-        steps = [*client.take_pending(), *episode.steps]
-        reply = Reply(
-            status=status,
-            raw=episode.session.submitted,
-            error=error,
-            usage=Usage(latency_s=round(time.monotonic() - episode.started, 3)),
-            trace=tuple(steps),
-        )
+        open_task = client.task
+        assert open_task is not None and self.writer is not None
+        client.task = None
+        self.active.pop(open_task.task_id, None)
+        task = open_task.task
+        reply = open_task.episode.reply(status, error)
+        system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(
-                episode.task.family,
-                episode.task.task_id,
-                self.writer.manifest.system,
-                reply,
-                repeat=episode.repeat,
+                task.family, task.task_id, system, reply, repeat=open_task.repeat
             )
         )
 
     def disconnected(self, client: ClientState) -> None:
         """The client's connection closed: its open episode ends without a submit."""
-        if client.episode is not None:
-            calls = len(client.pending) + client.not_kept + len(client.episode.steps)
+        if client.task is not None:
+            calls = len(client.task.episode.steps)
             self._end(
                 client, "no_submit", f"the client disconnected after {calls} tool calls without a "
                 "submit"
@@ -468,26 +445,6 @@ _START_DESCRIPTION = (
     "Start a task: returns its request, the answer fields, the contract and policy, and the "
     "response schema. Then use search and open, and end with submit. One task at a time."
 )
-
-
-_DELEGATE_DESCRIPTION = (
-    "Hand part of the work to a sub-agent of the task: it runs its own episode on your request "
-    "(searching and opening documents in the stores it owns under the scopes it holds that you "
-    "hold too) and returns its own response: answer, completeness and gap report. start_task "
-    "lists the task's sub-agents with those stores and scopes."
-)
-
-
-def _delegate_tool(spec: ScenarioFile, disclosure: str) -> types.Tool:
-    """`delegate` as the server lists it for every task: its schema the access layer's; its
-    description without a task's sub-agents (each task's are in its start)."""
-    context = ToolContext(response_schema(spec), get_disclosure(disclosure))
-    [schema] = tool_schemas(context, [DELEGATE])
-    return types.Tool(
-        name=DELEGATE,
-        description=_DELEGATE_DESCRIPTION,
-        input_schema=schema["function"]["parameters"],
-    )
 
 
 def _result(

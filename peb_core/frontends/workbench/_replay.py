@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from ..._json import read_json
+from ...access import listed, rendered
 from ...results import (
     handoff_frame,
     replay_claims,
@@ -122,52 +123,16 @@ def handoff_line(row: dict[str, Any]) -> str:
     )
 
 
-def _result(text: str | None) -> dict[str, Any]:
-    try:
-        parsed = read_json(text or "")
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
-def _listed(ids: list[str], most: int = 5) -> str:
-    more = f" and {len(ids) - most} more" if len(ids) > most else ""
-    return ", ".join(ids[:most]) + more
-
-
 def what_it_saw(row: dict[str, Any]) -> str:
     """One line: what a tool call (a row of `results.replay_steps`) showed the agent, in the
-    tool's own terms (its hits, what the disclosure mode said was withheld, the document it
-    opened, a denial or an error)."""
+    tool's own terms (each tool renders its result: the hits of a search and what the
+    disclosure mode said was withheld, the document opened or a denial, ...; `Tool.render`), or
+    its error."""
     if row["tool"] is None:
         return "no tool call"
     if row["error"] is not None:
         return f"error: {row['error']}"
-    result = _result(row["result"])
-    if row["tool"] == "search":
-        told = result.get("withheld")
-        scopes = result.get("withheld_scopes")
-        said = (
-            "nothing said of withheld records"
-            if told is None
-            else f"told {told} withheld" + (f" (scopes {', '.join(scopes)})" if scopes else "")
-        )
-        hits = row["shown"]
-        return f"{len(hits)} hits: {_listed(hits) or '-'}; {said}"
-    if row["tool"] == "open":
-        document = result.get("document")
-        if isinstance(document, dict):
-            return f"opened {document.get('doc_id')}: {document.get('title')}"
-        return f"refused: {result.get('error', row['result'])}"
-    if row["tool"] == "submit":
-        return "submitted; the episode ends"
-    if row["tool"] == "delegate":
-        response = result.get("response")
-        claimed = response.get("completeness") if isinstance(response, dict) else None
-        return f"handed off to {result.get('to')}: " + (
-            f"it claimed {claimed}" if claimed else f"{result.get('status')}, no response"
-        )
-    return str(row["result"])
+    return rendered(row["tool"], row["result"], row["shown"])
 
 
 def step_table(replay: Replay) -> pl.DataFrame:
@@ -181,7 +146,7 @@ def step_table(replay: Replay) -> pl.DataFrame:
             "tool": steps["tool"],
             "arguments": steps["arguments"],
             "saw": [what_it_saw(row) for row in steps.iter_rows(named=True)],
-            "withheld": [_listed(ids) or None for ids in steps["withheld"].to_list()],
+            "withheld": [listed(ids) or None for ids in steps["withheld"].to_list()],
         },
         schema={
             "step": pl.Int64,

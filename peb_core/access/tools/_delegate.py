@@ -10,35 +10,34 @@ at most `MAX_HANDOFFS` times."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
 
-from .._json import read_json
-from ..tasks import SubAgent
-from ._results import DelegateResult, ToolOutcome
-from ._session import (
-    DELEGATE,
+from ..._json import read_json
+from ...tasks import SubAgent
+from .._results import DelegateResult, ToolOutcome
+from .._session import Corpus
+from .._tool import (
     MAX_ID_CHARS,
-    AgentSession,
-    Corpus,
+    CallContext,
     Tool,
+    ToolArguments,
     ToolContext,
-    _Arguments,
-    _arguments,
-    _failed,
-    _shown,
     described,
+    failed,
     register_tool,
+    shown,
 )
-from ._view import AgentView
+from .._view import AgentView
 
 MAX_REQUEST_CHARS = 2000
 MAX_HANDOFFS = 4
 """The most handoffs one episode makes (each is a whole episode of the sub-agent)."""
 
 
-class DelegateArguments(_Arguments):
+class DelegateArguments(ToolArguments):
     request: str = Field(
         min_length=1,
         max_length=MAX_REQUEST_CHARS,
@@ -47,33 +46,28 @@ class DelegateArguments(_Arguments):
     to: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="the sub-agent's name")
 
 
-def handoff_view(session: AgentSession, agent: SubAgent, request: str) -> AgentView:
+def handoff_view(context: CallContext, agent: SubAgent, request: str) -> AgentView:
     """The view a handoff to `agent` runs on: `request` as its prompt, the session's contract
     and answer schema, and the documents of the stores `agent` owns under the scopes the
-    session holds that `agent` holds too; it lists no sub-agents."""
-    corpus = session._corpus
-    scopes = tuple(s for s in session.scopes if s in agent.scopes)
-    start = session.start.model_copy(update={"prompt": request})
+    session holds at the call that `agent` holds too; it lists no sub-agents."""
+    corpus = context.corpus
+    scopes = tuple(s for s in context.scopes if s in agent.scopes)
+    start = context.start.model_copy(update={"prompt": request})
     narrowed = Corpus(corpus.index, scopes, corpus.response_schema, stores=agent.stores)
     return AgentView(start=start, _corpus=narrowed)
 
 
-async def _delegate(session: AgentSession, arguments: dict[str, Any]) -> ToolOutcome:
-    args = _arguments(DelegateArguments, DELEGATE, arguments)
-    if isinstance(args, ToolOutcome):
-        return args
-    assert isinstance(args, DelegateArguments)
-    agents = {agent.name: agent for agent in session._corpus.agents}
+async def _delegate(context: CallContext, args: DelegateArguments) -> ToolOutcome:
+    agents = {agent.name: agent for agent in context.corpus.agents}
     agent = agents.get(args.to.strip())
     if agent is None:
         names = ", ".join(agents) or "none"
-        return _failed(f"delegate: no sub-agent {args.to!r}; sub-agents: {names}")
-    if session.delegator is None:
-        return _failed("delegate: this session cannot hand off (no sub-agent runs here)")
-    if session.handoffs >= MAX_HANDOFFS:
-        return _failed(f"delegate: an episode hands off at most {MAX_HANDOFFS} times")
-    session.handoffs += 1
-    handoff = await session.delegator(agent.name, handoff_view(session, agent, args.request))
+        return failed(f"delegate: no sub-agent {args.to!r}; sub-agents: {names}")
+    if context.delegator is None:
+        return failed("delegate: this session cannot hand off (no sub-agent runs here)")
+    if context.handoffs >= MAX_HANDOFFS:
+        return failed(f"delegate: an episode hands off at most {MAX_HANDOFFS} times")
+    handoff = await context.delegator(agent.name, handoff_view(context, agent, args.request))
     response = None
     if handoff.status == "ok" and handoff.submitted is not None:
         try:
@@ -84,14 +78,24 @@ async def _delegate(session: AgentSession, arguments: dict[str, Any]) -> ToolOut
     result = DelegateResult(
         to=agent.name, status=handoff.status, response=response, error=handoff.error
     )
-    return ToolOutcome(content=_shown(result))
+    return ToolOutcome(content=shown(result), handed_off=True)
 
 
-def _not_awaited(session: AgentSession, arguments: dict[str, Any]) -> ToolOutcome:
-    return _failed("delegate: a handoff runs an episode; this caller cannot wait for one")
+def _not_awaited(context: CallContext, args: DelegateArguments) -> ToolOutcome:
+    return failed("delegate: a handoff runs an episode; this caller cannot wait for one")
 
 
 def _description(context: ToolContext) -> str:
+    """What the tool does, with the task's sub-agents (their stores and the scopes a handoff
+    to each runs under); without them (a listing for every task), where each task lists its
+    own."""
+    if not context.agents:
+        return (
+            "Hand part of the work to a sub-agent of the task: it runs its own episode on your "
+            "request (searching and opening documents in the stores it owns under the scopes it "
+            "holds that you hold too) and returns its own response: answer, completeness and gap "
+            "report. Each task's start lists its sub-agents with those stores and scopes."
+        )
     listed = "; ".join(
         f"{agent.name} ({agent.role}; "
         + (f"owns: {', '.join(map(described, agent.stores))}; " if agent.stores else "")
@@ -114,6 +118,29 @@ def _parameters(context: ToolContext) -> dict[str, Any]:
     return schema
 
 
+def _render(result: Mapping[str, Any], shown_ids: Sequence[str]) -> str:
+    """To whom, and what the sub-agent claimed."""
+    response = result.get("response")
+    claimed = response.get("completeness") if isinstance(response, dict) else None
+    return f"handed off to {result.get('to')}: " + (
+        f"it claimed {claimed}" if claimed else f"{result.get('status')}, no response"
+    )
+
+
+def handoff_arguments(request: str, to: str) -> dict[str, str]:
+    """The arguments of a `delegate` call handing `request` to `to`."""
+    return {"request": request, "to": to}
+
+
 DELEGATE_TOOL = register_tool(
-    Tool(DELEGATE, _description, _parameters, _not_awaited, arun=_delegate, offered=False)
+    Tool(
+        "delegate",
+        _description,
+        DelegateArguments,
+        _not_awaited,
+        parameters=_parameters,
+        arun=_delegate,
+        render=_render,
+        hands_off=True,
+    )
 )
