@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,23 @@ DEADLINE_S = 60.0
 """Far above what each command takes here (a few seconds): a command still running then hangs
 (the FIFO on main never returned)."""
 ADDRESS_SPACE = 3 << 30
+LIMITED = """\
+import atexit, os, pathlib, re, resource, runpy, sys
+limit, peak = int(sys.argv[1]), pathlib.Path(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+status = pathlib.Path("/proc/self/status")
+def written():
+    peak.write_text(re.search(r"VmHWM:\\s*(\\d+)", status.read_text())[1])
+def exited(code, _exit=os._exit):
+    written()
+    _exit(code)
+atexit.register(written)
+os._exit = exited  # the `peb` command ends with os._exit, skipping atexit
+sys.argv = ["peb_core", *sys.argv[3:]]
+runpy.run_module("peb_core", run_name="__main__", alter_sys=True)
+"""
+"""`python -m peb_core ARGS` with its address space limited to argv[1] bytes, writing its peak
+RSS (VmHWM, KiB) to the file argv[2] as it exits."""
 
 
 @dataclass(frozen=True)
@@ -52,25 +68,24 @@ class Ended:
 
 def peb(*args: str, tmp: Path) -> Ended:
     """`python -m peb_core ARGS` in its own process, within DEADLINE_S (killed after it), with
-    its exit code, output, wall time and peak RSS."""
-
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
+    its exit code, output, wall time and peak RSS: the child's own (VmHWM at its exit, written
+    by LIMITED), not `ru_maxrss`, which on Linux keeps the high-water mark of this test process
+    it was spawned from (a long session's hundreds of MiB)."""
     env = {**os.environ, "PEB_CACHE_DIR": str(tmp / "cache")}
+    peak = tmp / "peak_kib"
+    peak.unlink(missing_ok=True)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.monotonic()
         child = subprocess.Popen(
-            [sys.executable, "-m", "peb_core", *args],
+            [sys.executable, "-c", LIMITED, str(ADDRESS_SPACE), str(peak), *args],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            preexec_fn=limited,
         )
         while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() - start > DEADLINE_S:
@@ -83,7 +98,7 @@ def peb(*args: str, tmp: Path) -> Ended:
         err.seek(0)
         return Ended(
             os.waitstatus_to_exitcode(status), out.read(), err.read(), seconds,
-            usage.ru_maxrss / 1024,
+            int(peak.read_text()) / 1024,
         )  # fmt: skip
 
 
