@@ -280,21 +280,29 @@ def with_episodes(
         on=[*KEY, "grant_state"],
     )
     failed = traces.select(*run_key, doc="_failed_opens").explode("doc").drop_nulls("doc")
+    hidden = (  # the hidden ids of the replies with a failed open only: not every task's
+        judged.select(*run_key, doc="hidden_ids")
+        .join(failed.select(run_key).unique(), on=run_key, how="semi")
+        .explode("doc")
+    )
     probes = (
-        failed.join(
-            judged.select(*run_key, doc="hidden_ids").explode("doc"),
-            on=[*run_key, "doc"],
-            how="semi",
-        )
+        failed.join(hidden, on=[*run_key, "doc"], how="semi")
         .group_by(run_key)
         .agg(_probes=pl.len().cast(pl.Int64))
     )
-    stale = (
+    copies = (
         judged.select(*run_key, copy="stale_copies")
         .explode("copy")
         .drop_nulls("copy")
         .unnest("copy")
-        .join(traces.select(*run_key, doc_id="_seen").explode("doc_id"), on=[*run_key, "doc_id"])
+    )
+    seen = (  # the ids seen by the replies to a task with a stale copy only
+        traces.select(*run_key, doc_id="_seen")
+        .join(copies.select(run_key).unique(), on=run_key, how="semi")
+        .explode("doc_id")
+    )
+    stale = (
+        copies.join(seen, on=[*run_key, "doc_id"])
         .explode("values")
         .group_by(run_key)
         .agg(_stale_read=pl.col("values").unique().sort())
