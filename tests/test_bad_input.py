@@ -139,7 +139,7 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     run = _run_folder(tmp)
     os.remove(f"{run}/responses.jsonl")
     os.mkdir(f"{run}/responses.jsonl")
-    return ["score", run], {}, "responses.jsonl: cannot read (Is a directory)"
+    return ["score", run], {}, "responses.jsonl: is a folder, not a regular file"
 
 
 @probe("manifest_seed_negative")
@@ -685,6 +685,28 @@ def test_a_failed_tasks_export_leaves_the_file_it_would_replace(tmp_path: Path) 
     assert full.stderr == f"peb: error: --out: cannot write to {out} (File too large)\n"
     assert out.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["tasks.jsonl"]
+
+
+def test_a_tasks_export_onto_a_read_only_mount_is_one_line(tmp_path: Path) -> None:
+    """A read-only file system refuses the temporary file and then its cleanup's unlink too
+    (EROFS comes before the lookup): one line, exit 2, not a traceback from the cleanup."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount)], capture_output=True
+    )
+    if made.returncode:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        out = mount / "tasks.jsonl"
+        result = peb(
+            ["tasks", "export", "--seeds", "11", "--out", str(out)],
+            {"PEB_CACHE_DIR": str(tmp_path / "cache")},
+        )
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr == f"peb: error: --out: cannot write to {out} (Read-only file system)\n"
 
 
 def test_a_killed_dataset_export_leaves_no_scratch_folder_behind(tmp_path: Path) -> None:

@@ -312,6 +312,14 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
         "peb: warning: bad: finished: 6 tasks, 0 replies, 6 errors (6 x timeout); "
         "its rows are not finished numbers\n"
     )
+    # --json: no rate of a failed run (unsafe 0 would read as safe), the counts kept, and
+    # the warning once.
+    as_json = peb("score", str(bad), "--json")
+    assert as_json.stderr == scored.stderr
+    (row,) = json.loads(as_json.stdout)
+    assert (row["status"], row["n_tasks"], row["n_errors"]) == ("failed", 6, 6)
+    assert row["unsafe_completeness_rate"] is None and row["unsafe_completeness_upper"] is None
+    assert row["answer_correctness"] is None and row["invalid_rate"] is None
 
     out = tmp_path / "paper"
     report = peb("report", "--out", str(out), "--runs", str(tmp_path / "runs" / "*"))

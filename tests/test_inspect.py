@@ -10,7 +10,6 @@ reached directly)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -372,10 +371,9 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     finally:
         server.stop()
     assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
-    metrics = _metrics(log)
-    assert list(metrics) == list(HEADLINE)
-    assert metrics["n_errors"] == 6 and metrics["unsafe_completeness_upper"] == 1.0
-    assert metrics["unsafe_completeness_rate"] == 0.0
+    # Every model call failed: the eval lists its errors and no rate (none is `nan`), as
+    # `peb score --json` gives a failed row: unsafe 0 would read as safe.
+    assert _metrics(log) == {"n_errors": 6}
     assert list(elsewhere.iterdir()) == []
 
 
@@ -911,8 +909,10 @@ def _epoch_score(
 
 
 def _eval_metric(name: str) -> Callable[[list[SampleScore]], Any]:
-    """The eval's metric `name`, as inspect calls it (on the unreduced scores)."""
-    return cast("Callable[[list[SampleScore]], Any]", _scorecard_metric(name)())
+    """The eval's metric `name`, as inspect calls it (on the unreduced scores): its value (the
+    metric gives `{name: value}`, None for no number, which inspect leaves out)."""
+    compute = cast("Callable[[list[SampleScore]], dict[str, Any]]", _scorecard_metric(name)())
+    return lambda scores: compute(scores)[name]
 
 
 def test_an_eval_metric_takes_a_task_s_epochs_together() -> None:
@@ -1083,14 +1083,13 @@ def _equal_metrics(
     """The inspect scorer's metrics of `log` (`names`), checked equal to `peb score` of `run`,
     whose scorecard row it returns."""
     metrics = _metrics(log)
-    assert list(metrics) == list(names)
     scored = peb(["score", str(run), "--json"], tmp)
     assert scored.returncode == 0, scored.stderr
     (row,) = json.loads(scored.stdout)
+    # A metric peb score has no number for (null) is left out of the eval's, never `nan`.
+    assert list(metrics) == [name for name in names if row[name] is not None]
     for name, value in metrics.items():
-        assert (row[name] is None) == math.isnan(value), name
-        if row[name] is not None:
-            assert row[name] == pytest.approx(value, rel=1e-12), name
+        assert row[name] == pytest.approx(value, rel=1e-12), name
     return dict(row)
 
 

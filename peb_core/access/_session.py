@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import read_json
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
 from ._followup import DEFAULT_FOLLOWUP, check_followup
@@ -306,11 +307,13 @@ class AgentSession:
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:
-                parsed = json.loads(arguments) if arguments.strip() else {}
+                parsed = read_json(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return failed(
                     f"{name}: the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
                 )
+            except ValueError as exc:
+                return failed(f"{name}: the arguments are not valid JSON ({exc})")
         if not isinstance(parsed, dict):
             return failed(f"{name}: the arguments must be a JSON object")
         return parsed

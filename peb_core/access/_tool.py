@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._json import read_json
 from ..tasks import STORES, SubAgent
 from ._disclosure import Disclosure
 from ._grants import CallEvent
@@ -265,7 +266,7 @@ def listed(ids: Sequence[str], most: int = 5) -> str:
 def _object(arguments: str) -> dict[str, Any]:
     """A call's arguments as recorded, as a JSON object (empty when they are not one)."""
     try:
-        parsed = json.loads(arguments)
+        parsed = read_json(arguments)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}

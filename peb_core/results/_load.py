@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -23,22 +24,21 @@ from ..runs import (
     RunError,
     RunManifest,
     is_locked,
+    iter_records,
+    iter_run_records,
+    iter_run_tasks,
+    open_run_file,
     read_manifest,
-    read_records,
-    records_of_run,
     run_state,
-    run_tasks,
     task_set,
 )
 from ..scoring import (
-    GrantSchedules,
+    Replies,
     compare_scores,
-    episode_frame,
-    expected_answers,
-    score_records,
+    read_replies,
+    score_runs,
     scorecard,
     scorecard_keys,
-    task_frame,
     verdict,
 )
 from ..systems import ResponseRecord, cache_dir
@@ -118,7 +118,7 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     """A run folder's valid records of its own system (corrupt, repeated and other systems'
     lines skipped)."""
     run_dir = Path(run_dir)
-    return read_records(run_dir / RESPONSES, read_manifest(run_dir).system)[0]
+    return list(iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, []))
 
 
 def system_label(manifest: RunManifest) -> str:
@@ -136,34 +136,33 @@ def is_agent_run(manifest: RunManifest) -> bool:
     return manifest.kind == "episodes"
 
 
-def _score(
-    run_dir: Path,
-    manifest: RunManifest,
-    families: dict[str, ScenarioFile],
-    current: str,
-    frames: tuple[pl.DataFrame, pl.DataFrame, tuple[pl.DataFrame, GrantSchedules] | None],
-) -> tuple[pl.DataFrame, list[str]]:
+def _replies(p: _Pending) -> tuple[Replies, list[str]]:
+    """A run folder's records that count read as a stream into the rows scoring needs
+    (`scoring.read_replies`), and the warnings met."""
+    manifest = p.manifest
     warnings = []
-    if manifest.scenario_hash != current:
-        warnings.append(f"{run_dir}: was run on other scenario files; scored on the current ones")
-    records, problems = records_of_run(
-        run_dir, manifest, set(task_set(run_dir, manifest, families))
-    )
-    warnings.extend(problems)
-    frame, expected, episodes = frames
-    scores = score_records(
-        frame,
-        expected,
-        records,
-        run=run_dir.name,
+    if manifest.scenario_hash != p.current:
+        warnings.append(f"{p.run_dir}: was run on other scenario files; scored on the current ones")
+    keys = set(task_set(p.run_dir, manifest, p.families))
+    agent = is_agent_run(manifest)
+    replies = read_replies(
+        iter_run_records(p.run_dir, manifest, keys, warnings),
+        p.families,
+        run=p.run_dir.name,
         system=manifest.system,
-        families=families,
-        episodes=episodes[0] if episodes is not None else None,
-        schedules=episodes[1] if episodes is not None else None,
+        episodes=agent,
+        replays=agent,
         repeats=manifest.repeats,
     )
+    return replies, warnings
+
+
+def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> pl.DataFrame:
+    """A run folder's per-task scores with what its manifest says of the run (its protocol,
+    tier, disclosure mode, step budget and state); a running run's tasks not done yet are
+    pending, not missing: left out until done."""
     state = run_state(run_dir, manifest)
-    if state == "running":  # tasks not done yet are pending, not missing: left out until done
+    if state == "running":
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
     contract = (manifest.contract or DEFAULT_CONTRACT) if is_agent_run(manifest) else "-"
@@ -176,17 +175,23 @@ def _score(
         followup=pl.lit(followup),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
-    ), warnings
+    )
 
 
-def _run_bytes(path: Path) -> bytes:
-    """A run file's bytes for the scores key (`-` when missing), or a RunError naming it."""
+def _hash_file(digest: Any, path: Path) -> None:
+    """Feed a run file's bytes to `digest` (`-` when missing), read in pieces; a RunError
+    naming it if it cannot be read or is not a regular file."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b"-"
-    except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        handle = open_run_file(path)
+    except (FileNotFoundError, NotADirectoryError):
+        digest.update(b"-")
+        return
+    with handle:
+        try:
+            for piece in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(piece)
+        except OSError as exc:
+            raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 @dataclass
@@ -236,29 +241,35 @@ def _load_runs(
             loaded[i] = found
         else:
             pending[i] = found
-    frames: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
-    episodes: dict[str, tuple[pl.DataFrame, GrantSchedules]] = {}
-    with gc_paused():  # the tasks and records built to score are freed before it ends
-        for i, p in pending.items():
-            params = _task_params(p.manifest, p.current)
-            agent = is_agent_run(p.manifest)
-            try:
-                if params not in frames or (agent and params not in episodes):
-                    tasks = run_tasks(p.run_dir, p.manifest, p.families)
-                    frames[params] = (task_frame(tasks), expected_answers(tasks))
-                    if agent:
-                        episodes[params] = (
-                            episode_frame(tasks, p.families),
-                            GrantSchedules.of(tasks),
-                        )
-                judged = (*frames[params], episodes[params] if agent else None)
-                scores, warnings = _score(p.run_dir, p.manifest, p.families, p.current, judged)
-            except RunError as exc:
-                unreadable(exc)
+    groups: dict[str, list[int]] = {}
+    for i, p in pending.items():
+        groups.setdefault(_task_params(p.manifest, p.current), []).append(i)
+    with gc_paused():  # the tasks and records built to score are freed as they are let go
+        for members in groups.values():
+            read: dict[int, tuple[Replies, list[str]]] = {}
+            for i in members:
+                try:
+                    read[i] = _replies(pending[i])
+                except RunError as exc:
+                    unreadable(exc)
+            if not read:
                 continue
-            if p.manifest.state != "running":  # a running run's scores change by the second
-                save_scores(p.places, p.key, scores, warnings)
-            loaded[i] = _remember(p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings])
+            first = pending[next(iter(read))]
+            try:  # one generation of the tasks for every run that shares them
+                tasks = iter_run_tasks(first.run_dir, first.manifest, first.families)
+                scored = score_runs(tasks, [r for r, _ in read.values()], first.families)
+            except RunError as exc:
+                for _ in read:
+                    unreadable(exc)
+                continue
+            for (i, (_, warnings)), scores in zip(read.items(), scored, strict=True):
+                p = pending[i]
+                scores = _run_columns(scores, p.run_dir, p.manifest)
+                if p.manifest.state != "running":  # a running run's scores change by the second
+                    save_scores(p.places, p.key, scores, warnings)
+                loaded[i] = _remember(
+                    p.run_dir, p.stamp, p.manifest, scores, [*p.rejected, *warnings]
+                )
     return loaded, left_out
 
 
@@ -288,7 +299,8 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     current = scenario_hash(used, manifest.tier)
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
-        digest.update(b"\0" + _run_bytes(run_dir / name))
+        digest.update(b"\0")
+        _hash_file(digest, run_dir / name)
     key = digest.hexdigest()
     cached = cache_dir() / "run-scores" / key[:32]
     places = [
@@ -345,14 +357,12 @@ def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
 
 
-def run_record(
-    run_dir: Path, family: str, task_id: str, repeat: int = 0
-) -> ResponseRecord | None:
-    """The record a run folder holds for one task (in one of its repeats), or None."""
-    return next(
-        (r for r in run_records(run_dir) if r.key == (family, task_id, repeat)),
-        None,
-    )
+def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:
+    """The record a run folder holds for one task (in one of its repeats), or None; the
+    records before it are read and let go."""
+    run_dir = Path(run_dir)
+    records = iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, [])
+    return next((r for r in records if r.key == (family, task_id, repeat)), None)
 
 
 _RESPONSES_TO_TASK = pl.Schema(

@@ -14,10 +14,17 @@ from typing import Any
 
 import polars as pl
 
+from .._json import read_json
+from ..runs import RunError, open_run_file
+
 SCORES, SCORE_NOTES = "scores.parquet", "scores.json"
 """A run's per-task scores, saved beside its responses by the first `load_run`, with the key
 they were computed for, the sha256 of the parquet file and the warnings met."""
 
+
+MAX_NOTES_BYTES = 1 << 20
+"""More than any notes file holds (a key, digests and the warnings, at most a dozen or so of
+which name a line each): longer notes are not ours, and fail to parse."""
 
 _CODE_DIGEST: list[str] = []
 
@@ -64,14 +71,16 @@ def read_frames(
     notes: Path, key: str, paths: Sequence[Path]
 ) -> tuple[dict[str, Any], list[pl.DataFrame]] | None:
     """The notes and frames `_write_frames` saved for `key`; None when none are saved for it (no
-    notes, or notes of another key). Raises Untrusted when the notes cannot be read or a file's
-    bytes are not those the notes name (damaged, or copied from elsewhere): the parquet reader is
-    never given bytes it was not meant to read, since damaged ones can crash it."""
+    notes, or notes of another key). Raises Untrusted when the notes cannot be read, a file is
+    not a regular one (`runs.open_run_file`) or its bytes are not those the notes name (damaged,
+    or copied from elsewhere; hashed in pieces before they are read whole): the parquet reader
+    is never given bytes it was not meant to read, since damaged ones can crash it."""
     try:
-        saved = json.loads(notes.read_bytes())
+        with open_run_file(notes) as handle:
+            saved = read_json(handle.read(MAX_NOTES_BYTES))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # RunError too: not a regular file
         raise Untrusted(f"{notes}: unreadable ({exc})") from None
     if not isinstance(saved, dict) or saved.get("key") != key:
         return None
@@ -79,14 +88,18 @@ def read_frames(
     frames = []
     for path in paths:
         try:
-            data = path.read_bytes()
+            with open_run_file(path) as handle:
+                digest = hashlib.sha256()
+                for piece in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(piece)
+                if not isinstance(digests, dict) or digests.get(path.name) != digest.hexdigest():
+                    raise Untrusted(f"{path}: not the file {notes.name} was saved with")
+                handle.seek(0)
+                data = handle.read()
+        except RunError as exc:
+            raise Untrusted(f"{path}: unreadable ({exc})") from None
         except OSError as exc:
             raise Untrusted(f"{path}: unreadable ({exc.strerror or exc})") from None
-        if (
-            not isinstance(digests, dict)
-            or digests.get(path.name) != hashlib.sha256(data).hexdigest()
-        ):
-            raise Untrusted(f"{path}: not the file {notes.name} was saved with")
         try:
             frames.append(pl.read_parquet(io.BytesIO(data)))
         except pl.exceptions.PolarsError as exc:

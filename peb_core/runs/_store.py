@@ -1,18 +1,28 @@
 """Run folders on disk: `<dir>/manifest.json` (what the run was) and `<dir>/responses.jsonl`
 (one record per task, appended as each task finishes), with `<dir>/.lock` held by the process
-writing it and `<dir>/responses.jsonl.torn` keeping any torn last line set aside."""
+writing it and `<dir>/responses.jsonl.torn` keeping any torn last line set aside.
+
+Every file of a run folder is opened through `open_run_file`: a regular file or a RunError, never
+a symbolic link followed into another run, a FIFO waited on or a device read without end. Records
+are read as a stream (`iter_records`, `iter_run_records`) in bounded memory: a line longer than
+`MAX_RECORD_BYTES` is read through and skipped, not held, and a file of corrupt lines reports the
+first `MAX_REPORTED_LINES` of them and counts the rest."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from itertools import count as itertools_count
 from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from shutil import copyfileobj
+from typing import IO, Annotated, Any, BinaryIO, Literal, TextIO, overload
 
 from pydantic import (
     BaseModel,
@@ -152,6 +162,84 @@ class RunError(ValueError):
     """A run folder that cannot be used as asked; one line."""
 
 
+MAX_RECORD_BYTES = 64 * 2**20
+"""The longest line of a responses file read as a record (64 MiB): over a thousand times the
+largest record an agent baseline writes on 500-document corpora (about 52 KB, a whole trace of
+searches and opens), and far above a model agent's within its step and token budgets. A longer
+line is read through without being held, reported and skipped."""
+MAX_MANIFEST_BYTES = 16 * 2**20
+"""The largest manifest read (16 MiB; one listing 100,000 seeds takes about 1.2 MB)."""
+MAX_REPORTED_LINES = 10
+"""Lines of a responses file reported one by one (corrupt, too long, repeated); past these, one
+line counts the rest."""
+
+_MODES = {
+    "rb": os.O_RDONLY,
+    "r+b": os.O_RDWR,
+    "ab": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+    "a": os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+    "a+": os.O_RDWR | os.O_APPEND | os.O_CREAT,
+    "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+    "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+}
+RunFileMode = Literal["rb", "r+b", "ab", "a", "a+", "wb", "w"]
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not regular is, for a message."""
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(path: Path, mode: int) -> RunError:
+    return RunError(f"{path}: is {_kind(mode)}, not a regular file; a run's files must be")
+
+
+@overload
+def open_run_file(path: Path, mode: Literal["rb", "r+b", "ab", "wb"] = "rb") -> BinaryIO: ...
+
+
+@overload
+def open_run_file(path: Path, mode: Literal["a", "a+", "w"]) -> TextIO: ...
+
+
+def open_run_file(path: Path, mode: RunFileMode = "rb") -> IO[Any]:
+    """A file of a run folder opened in `mode` (text modes in UTF-8; `a`, `ab`, `a+`, `w` and
+    `wb` create it), if it is a regular file: never a symbolic link followed (into another run's
+    file, or /dev/zero), never a FIFO waited on, never a device or folder read. Anything else
+    is a RunError naming the file in one line, as is a file that cannot be opened;
+    FileNotFoundError (NotADirectoryError) if it, or its folder, is missing (a file) and `mode`
+    does not create it."""
+    flags = _MODES[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o666)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):  # a symlink, a FIFO with no
+            # reader (for writing), a folder (for writing)
+            with suppress(OSError):
+                raise _not_regular(path, os.lstat(path).st_mode) from None
+        raise RunError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise _not_regular(path, info.st_mode)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding="utf-8")
+
+
 def made_with(manifest: RunManifest) -> dict[str, str]:
     """Every version a manifest records, this package's first."""
     return {PACKAGE: manifest.package_version, **manifest.versions}
@@ -180,9 +268,15 @@ def now() -> str:
 
 
 def read_manifest(run_dir: Path) -> RunManifest:
+    """The manifest of `run_dir`; a RunError (one line) if it is missing, not a regular file,
+    larger than MAX_MANIFEST_BYTES or not a manifest."""
     path = run_dir / MANIFEST
     try:
-        return RunManifest.model_validate_json(path.read_bytes())
+        with open_run_file(path) as handle:
+            data = handle.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise RunError(f"{path}: larger than {MAX_MANIFEST_BYTES:,} bytes; not a manifest")
+        return RunManifest.model_validate_json(data)
     except (FileNotFoundError, NotADirectoryError):
         raise RunError(f"{run_dir}: not a run folder (no {MANIFEST})") from None
     except OSError as exc:
@@ -235,12 +329,12 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     with this process's pid in it; the lock goes with the process, however it ends. A RunError
     naming the holder's pid if another process holds it."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / LOCK).open("a+", encoding="utf-8") as handle:
+    with open_run_file(run_dir / LOCK, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "unknown"
+            holder = handle.read(100).strip() or "unknown"
             raise RunError(
                 f"{run_dir}: another process (pid {holder}) is writing this run; "
                 "wait for it to finish or choose another --out"
@@ -253,9 +347,10 @@ def run_lock(run_dir: Path) -> Iterator[None]:
 
 
 def is_locked(run_dir: Path) -> bool:
-    """Whether a writer (in this process or another) holds `<run_dir>/.lock` now."""
+    """Whether a writer (in this process or another) holds `<run_dir>/.lock` now; a RunError if
+    the lock is there but not a regular file."""
     try:
-        handle = (run_dir / LOCK).open("rb")
+        handle = open_run_file(run_dir / LOCK)
     except OSError:
         return False
     with handle:
@@ -316,104 +411,166 @@ def run_status(run_dir: Path) -> RunStatus:
     """`RunStatus` of a run folder, from its manifest, its records and its lock."""
     manifest = read_manifest(run_dir)
     keys = set(task_set(run_dir, manifest, load_families()))
-    records, _ = records_of_run(run_dir, manifest, keys)
-    errors = Counter(
-        ((r.error or "").strip().splitlines() or ["(no reason given)"])[0][:200]
-        for r in records
-        if r.status == "error"
-    )
-    n_errors = sum(errors.values())
-    no_submit = sum(r.status == "no_submit" for r in records)
+    statuses: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for r in iter_run_records(run_dir, manifest, keys, []):
+        statuses[r.status] += 1
+        if r.status == "error":
+            errors[((r.error or "").strip().splitlines() or ["(no reason given)"])[0][:200]] += 1
     return RunStatus(
         state=run_state(run_dir, manifest),
         n_tasks=len(keys),
         repeats=manifest.repeats,
-        ok=len(records) - n_errors - no_submit,
-        errors=n_errors,
-        no_submit=no_submit,
-        missing=len(keys) * manifest.repeats - len(records),
+        ok=statuses["ok"],
+        errors=statuses["error"],
+        no_submit=statuses["no_submit"],
+        missing=len(keys) * manifest.repeats - statuses.total(),
         reasons=errors.most_common(3),
     )
 
 
-def regular_file(path: Path) -> Path:
-    """`path`, unless it is there as something other than a regular file (a link, a folder, a
-    FIFO, a device): a RunError naming it, so a run never writes through a link into another
-    run's file, nor blocks on a pipe."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        what = "a link" if path.is_symlink() else "not a regular file"
-        raise RunError(f"{path}: is {what}; a run folder's files must be regular files")
-    return path
-
-
 def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
+    """`manifest` into `run_dir` atomically (a temporary file, then a rename)."""
     tmp = run_dir / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    with open_run_file(tmp, "w") as out:
+        out.write(manifest.model_dump_json(indent=2) + "\n")
     os.replace(tmp, run_dir / MANIFEST)
 
 
 def read_records(path: Path, system: str | None = None) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of a responses file, and one line per corrupt or repeated record skipped; a
-    RunError if the file is there but cannot be read (a folder, say). Given the run's `system`,
-    records of any other system are set aside first (one line says how many): they are not
-    this run's replies, and a record of the run's own system for the same task still counts."""
-    records: list[ResponseRecord] = []
+    """The records of a responses file (`iter_records`, held in a list), and one line per
+    problem met."""
     problems: list[str] = []
+    with gc_paused():
+        records = list(iter_records(path, system, problems))
+    return records, problems
+
+
+def iter_records(path: Path, system: str | None, problems: list[str]) -> Iterator[ResponseRecord]:
+    """The records of a responses file as it is read, one at a time; a RunError if the file is
+    there but cannot be read or is not a regular file (a FIFO, a device, a symbolic link; a
+    missing file holds no records). Corrupt lines, lines longer than MAX_RECORD_BYTES (read
+    through without being held) and repeated records (the first counts) are skipped, each
+    reported in a line added to `problems`, the first MAX_REPORTED_LINES of them one by one and
+    the rest counted once the file is read. Given the run's `system`, records of any other system
+    are set aside first (one line, once the file is read, says how many): they are not this
+    run's replies, and a record of the run's own system for the same task still counts."""
     seen: set[tuple[str, str, int]] = set()
-    others: list[tuple[int, str]] = []
-    if not path.exists():
-        return records, problems
-    with _opened(path) as handle, gc_paused():
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    others = 0
+    first_other = (0, "")
+    skipped = 0
+
+    def reported() -> bool:
+        """Count a line skipped: whether it is among those reported one by one (what is wrong
+        with it is worked out only then: a million corrupt lines cost no million messages)."""
+        nonlocal skipped
+        skipped += 1
+        return skipped <= MAX_REPORTED_LINES
+
+    try:
+        handle = open_run_file(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    with handle:
+        for number, line in _lines(handle, path):
+            where = f"{path}:{number}"
+            if isinstance(line, int):
+                if reported():
+                    problems.append(
+                        f"{where}: record of {line:,} bytes skipped (at most {MAX_RECORD_BYTES:,})"
+                    )
+                continue
+            text = line.lstrip()  # the line itself (no copy) unless it starts with a space
+            if not text:
+                continue
+            if text[:1] != b"{":  # no record, and a parse costs: skipped at once
+                if reported():
+                    problems.append(f"{where}: corrupt record skipped (not a JSON object)")
                 continue
             try:
                 record = ResponseRecord.model_validate_json(line)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(map(str, err["loc"]))
-                detail = f"{where}: {err['msg']}" if where else err["msg"]
-                problems.append(f"{path}:{number}: corrupt record skipped ({detail})")
+                if reported():
+                    problems.append(f"{where}: corrupt record skipped ({_first_error(exc)})")
                 continue
             if system is not None and record.system != system:
-                others.append((number, record.system))
+                others += 1
+                first_other = first_other if others > 1 else (number, record.system)
                 continue
             key = record.key
             if key in seen:
                 again = f" (repeat {record.repeat})" if record.repeat else ""
-                problems.append(
-                    f"{path}:{number}: repeated record for {record.task_id}{again} skipped"
-                )
+                if reported():
+                    problems.append(f"{where}: repeated record for {record.task_id}{again} skipped")
                 continue
             seen.add(key)
-            records.append(record)
-    if others:
-        number, other = others[0]
+            yield record
+    if skipped > MAX_REPORTED_LINES:
         problems.append(
-            f"{path}: {len(others)} record(s) of another system set aside, not scored (e.g. "
+            f"{path}: {skipped - MAX_REPORTED_LINES:,} more corrupt, overlong or repeated "
+            f"line(s) skipped ({skipped:,} in all; the first {MAX_REPORTED_LINES} are listed)"
+        )
+    if others:
+        number, other = first_other
+        problems.append(
+            f"{path}: {others} record(s) of another system set aside, not scored (e.g. "
             f"line {number}: {other!r}; this run's system is {system!r})"
         )
-    return records, problems
 
 
-@contextmanager
-def _opened(path: Path, mode: str = "rb") -> Iterator[Any]:
-    """`path` opened in binary `mode`, or a RunError naming it (a folder, say)."""
+def _first_error(exc: ValidationError) -> str:
+    """`<where>: <what>` of a validation error's first error."""
+    err = exc.errors()[0]
+    where = ".".join(map(str, err["loc"]))
+    return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+def _lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, bytes | int]]:
+    """Each line of a responses file with its number: its bytes, or for a line longer than
+    MAX_RECORD_BYTES its length, read through in pieces and never held whole."""
     try:
-        handle = path.open(mode)
+        for number in itertools_count(1):
+            line = handle.readline(MAX_RECORD_BYTES + 1)
+            if not line:
+                return
+            if _overlong(line):
+                size = len(line)
+                del line
+                yield number, size + _rest_of_line(handle)
+            else:
+                yield number, line
     except OSError as exc:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with handle:
-        yield handle
+
+
+def _overlong(line: bytes) -> bool:
+    """Whether `line`, as `readline(MAX_RECORD_BYTES + 1)` read it, is the start of a longer
+    line."""
+    return len(line) > MAX_RECORD_BYTES and not line.endswith(b"\n")
+
+
+def _rest_of_line(handle: IO[bytes], sink: Callable[[bytes], object] | None = None) -> int:
+    """The length of the rest of the line `handle` is in, read in 1 MiB pieces (each given to
+    `sink`, if any)."""
+    size = 0
+    while True:
+        piece = handle.readline(1 << 20)
+        size += len(piece)
+        if sink is not None:
+            sink(piece)
+        if not piece or piece.endswith(b"\n"):
+            return size
 
 
 def set_aside_torn_tail(path: Path) -> str | None:
     """If the responses file `path` does not end with a newline (a write cut short by a crash or
     a full disk), append its partial last line to `<path>.torn` after a line naming where it came
     from, cut it from `path`, and return one line saying so; else None."""
-    if not path.exists():
+    try:
+        handle = open_run_file(path, "r+b")
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    with _opened(path, "r+b") as handle:
+    with handle:
         lines = end = position = 0
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             if b"\n" in chunk:
@@ -423,27 +580,31 @@ def set_aside_torn_tail(path: Path) -> str | None:
         if end == position:
             return None
         handle.seek(end)
-        tail = handle.read()
         side = path.with_name(path.name + ".torn")
-        with side.open("ab") as out:
+        with open_run_file(side, "ab") as out:
             out.write(f"# {path.name} line {lines + 1}, set aside {now()}\n".encode())
-            out.write(tail + b"\n")
+            copyfileobj(handle, out, 1 << 20)
+            out.write(b"\n")
             out.flush()
             os.fsync(out.fileno())
         handle.truncate(end)
     return (
-        f"{path}:{lines + 1}: torn last line ({len(tail)} bytes of a write cut short) "
+        f"{path}:{lines + 1}: torn last line ({position - end} bytes of a write cut short) "
         f"set aside in {side}"
     )
 
 
 def drop_error_records(path: Path, keys: Collection[tuple[str, str, int]]) -> None:
     """Rewrite the responses file `path` without the error records of the (family, task id,
-    repeat) `keys`, every other line kept as it is; atomically (a temporary file, then a
-    rename)."""
+    repeat) `keys`, every other line kept as it is (a line too long to be a record is copied
+    through in pieces); atomically (a temporary file, then a rename)."""
     tmp = path.with_name(path.name + ".tmp")
-    with _opened(path) as source, tmp.open("wb") as target:
-        for line in source:
+    with open_run_file(path) as source, open_run_file(tmp, "wb") as target:
+        while line := source.readline(MAX_RECORD_BYTES + 1):
+            if _overlong(line):
+                target.write(line)
+                _rest_of_line(source, target.write)
+                continue
             try:
                 record = ResponseRecord.model_validate_json(line)
             except ValidationError:
@@ -464,41 +625,36 @@ def task_set(
     return list(islice(task_keys(specs, manifest.seeds, manifest.tier), manifest.limit))
 
 
-def records_of_run(
-    run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]]
-) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of a run folder that count, those of the run's system for its tasks `keys`
-    (`task_set`) and its repeats, and one line per problem met: corrupt, repeated, another
-    system's, or for a task or repeat outside the run (`read_records`, `records_within`)."""
+def iter_run_records(
+    run_dir: Path, manifest: RunManifest, keys: Collection[tuple[str, str]], problems: list[str]
+) -> Iterator[ResponseRecord]:
+    """The records of a run folder that count, as they are read: those of the run's system for
+    its tasks `keys` (`task_set`) and its repeats. Each problem met is a line added to `problems`
+    (`iter_records`: corrupt, too long, repeated, another system's), and once the file is read
+    one line for the records of tasks outside the run and one for repeats beyond its own
+    (ignored: they do not count and are not scored)."""
     path = run_dir / RESPONSES
-    records, problems = read_records(path, manifest.system)
-    records, foreign = records_within(path, records, keys, manifest.repeats)
-    return records, [*problems, *foreign]
-
-
-def records_within(
-    path: Path,
-    records: Sequence[ResponseRecord],
-    keys: Collection[tuple[str, str]],
-    repeats: int = 1,
-) -> tuple[list[ResponseRecord], list[str]]:
-    """The records of tasks in `keys` and repeats below `repeats`, and one line reporting the
-    others of each kind (ignored: they do not count and are not scored)."""
-    outside = [r for r in records if (r.family, r.task_id) not in keys]
-    beyond = [r for r in records if (r.family, r.task_id) in keys and r.repeat >= repeats]
-    inside = [r for r in records if (r.family, r.task_id) in keys and r.repeat < repeats]
-    problems = []
-    if outside:
+    n_outside = n_beyond = 0
+    outside = beyond = ("", "", 0)  # the first record of each kind
+    for record in iter_records(path, manifest.system, problems):
+        if (record.family, record.task_id) not in keys:
+            n_outside += 1
+            outside = outside if n_outside > 1 else record.key
+        elif record.repeat >= manifest.repeats:
+            n_beyond += 1
+            beyond = beyond if n_beyond > 1 else record.key
+        else:
+            yield record
+    if n_outside:
         problems.append(
-            f"{path}: {len(outside)} record(s) for tasks outside this run ignored "
-            f"(e.g. {outside[0].family}/{outside[0].task_id})"
+            f"{path}: {n_outside} record(s) for tasks outside this run ignored "
+            f"(e.g. {outside[0]}/{outside[1]})"
         )
-    if beyond:
+    if n_beyond:
         problems.append(
-            f"{path}: {len(beyond)} record(s) for repeats beyond this run's {repeats} ignored "
-            f"(e.g. {beyond[0].family}/{beyond[0].task_id} repeat {beyond[0].repeat})"
+            f"{path}: {n_beyond} record(s) for repeats beyond this run's {manifest.repeats} "
+            f"ignored (e.g. {beyond[0]}/{beyond[1]} repeat {beyond[2]})"
         )
-    return inside, problems
 
 
 def _specs(
@@ -510,11 +666,11 @@ def _specs(
     return [families[f] for f in manifest.families]
 
 
-def run_tasks(
+def iter_run_tasks(
     run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
-) -> list[Task]:
-    """Regenerate the tasks a run covers, and only those: a run limited to 5 tasks over a
-    hundred thousand seeds generates 5."""
+) -> Iterator[Task]:
+    """The tasks a run covers, and only those, generated one at a time as they are asked for: a
+    run limited to 5 tasks over a hundred thousand seeds generates 5."""
     specs = _specs(run_dir, manifest, families)
     tasks = iter_tasks(
         specs,
@@ -524,18 +680,55 @@ def run_tasks(
         manifest.corpus_size,
         manifest.contract or DEFAULT_CONTRACT,
     )
+    return islice(tasks, manifest.limit)
+
+
+def run_tasks(
+    run_dir: Path, manifest: RunManifest, families: dict[str, ScenarioFile]
+) -> list[Task]:
+    """The tasks a run covers (`iter_run_tasks`), held in a list."""
     with gc_paused():
-        return list(islice(tasks, manifest.limit))
+        return list(iter_run_tasks(run_dir, manifest, families))
 
 
-def count_records(n_tasks: int, records: Sequence[ResponseRecord]) -> RunCounts:
-    costs = [r.usage.cost_usd for r in records]
-    return RunCounts(
-        n_tasks=n_tasks,
-        ok=sum(r.status == "ok" for r in records),
-        error=sum(r.status == "error" for r in records),
-        no_submit=sum(r.status == "no_submit" for r in records),
-        prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in records),
-        completion_tokens=sum(r.usage.completion_tokens or 0 for r in records),
-        cost_usd=sum(c for c in costs if c is not None) if None not in costs else None,
-    )
+class RecordTally:
+    """What a run's counts need of its records, taken one record at a time (`add`): the key of
+    each (family, task id, repeat), the keys of its errors, and its statuses, tokens and cost
+    summed; never the records themselves, so a writer holds a few bytes a record however long
+    its traces."""
+
+    def __init__(self, records: Iterable[ResponseRecord] = ()) -> None:
+        self.keys: set[tuple[str, str, int]] = set()
+        self.failed: set[tuple[str, str, int]] = set()
+        """The keys of the error records."""
+        self._statuses: Counter[str] = Counter()
+        self._prompt_tokens = self._completion_tokens = 0
+        self._cost: float | None = 0.0
+        with gc_paused():
+            for record in records:
+                self.add(record)
+
+    def add(self, record: ResponseRecord) -> None:
+        """Count `record`."""
+        self.keys.add(record.key)
+        if record.status == "error":
+            self.failed.add(record.key)
+        self._statuses[record.status] += 1
+        usage = record.usage
+        self._prompt_tokens += usage.prompt_tokens or 0
+        self._completion_tokens += usage.completion_tokens or 0
+        cost = usage.cost_usd
+        self._cost = None if self._cost is None or cost is None else self._cost + cost
+
+    def counts(self, n_tasks: int) -> RunCounts:
+        """The run's counts over its `n_tasks` tasks: its replies by status, tokens and cost
+        (None when any reply's price is unknown)."""
+        return RunCounts(
+            n_tasks=n_tasks,
+            ok=self._statuses["ok"],
+            error=self._statuses["error"],
+            no_submit=self._statuses["no_submit"],
+            prompt_tokens=self._prompt_tokens,
+            completion_tokens=self._completion_tokens,
+            cost_usd=self._cost,
+        )

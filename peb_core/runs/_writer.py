@@ -16,18 +16,18 @@ from ..tasks import ContractSource, ScenarioFile, Tier, scenario_hash
 from ._store import (
     MANIFEST,
     RESPONSES,
+    RecordTally,
     RunCounts,
     RunError,
     RunKind,
     RunManifest,
     RunState,
-    count_records,
     drop_error_records,
+    iter_run_records,
     made_with,
     now,
+    open_run_file,
     read_manifest,
-    records_of_run,
-    regular_file,
     run_differences,
     run_lock,
     set_aside_torn_tail,
@@ -81,8 +81,9 @@ def new_manifest(
 
 
 class RunWriter:
-    """A run folder being written: its manifest, the records that count, and the responses file
-    open for appending. Made by `RunWriter.resume` (or `write_run` for a whole run at once),
+    """A run folder being written: its manifest, the tally of the records that count (their
+    keys, statuses and usage: `RecordTally`, never the records), and the responses file open
+    for appending. Made by `RunWriter.resume` (or `write_run` for a whole run at once),
     only with the folder's lock held.
 
     Records are appended and flushed one by one, so a stopped run loses nothing it recorded;
@@ -94,14 +95,14 @@ class RunWriter:
         run_dir: Path,
         manifest: RunManifest,
         keys: Collection[tuple[str, str]],
-        records: list[ResponseRecord],
+        tally: RecordTally,
         out: TextIO,
         problems: list[str],
     ) -> None:
         self.run_dir = run_dir
         self.manifest = manifest
         self.keys = keys
-        self.records = records
+        self.tally = tally
         self.problems = problems
         """What resuming met that a user should hear of (a torn line set aside, corrupt or
         foreign records, versions that changed), one line each."""
@@ -110,12 +111,12 @@ class RunWriter:
     @property
     def done(self) -> set[tuple[str, str, int]]:
         """The (family, task id, repeat) of every record that counts."""
-        return {r.key for r in self.records}
+        return set(self.tally.keys)
 
     @property
     def complete(self) -> bool:
         """Whether every task has a record for each of its repeats."""
-        return len(self.records) >= len(self.keys) * self.manifest.repeats
+        return len(self.tally.keys) >= len(self.keys) * self.manifest.repeats
 
     @classmethod
     @contextmanager
@@ -134,7 +135,8 @@ class RunWriter:
         last line and, with `retry_errors`, dropping its error records (run again); a folder
         holding another run, or replies without a manifest, is a RunError. The run's tasks are
         those of `manifest` over `families`; records that do not count (corrupt, repeated,
-        another system's, of other tasks) are warned of and kept.
+        another system's, of other tasks) are warned of and kept. The records that count are read
+        as a stream and tallied (`RecordTally`), never held.
 
         `any_system`: a prefix such that a folder whose system starts with it is the same run
         whatever follows (an MCP run: `mcp:`, whichever client). If the body raises, the run
@@ -144,17 +146,15 @@ class RunWriter:
             if manifest.system:  # else written once a system claims it
                 write_manifest(run_dir, manifest)
             keys = set(task_set(run_dir, manifest, {spec.id: spec for spec in families}))
-            path = regular_file(run_dir / RESPONSES)
+            path = run_dir / RESPONSES
             torn = set_aside_torn_tail(path)
             problems += [torn] if torn else []
-            records, met = records_of_run(run_dir, manifest, keys)
-            problems += met
-            failed = {r.key for r in records if r.status == "error"}
-            if retry_errors and failed:
-                drop_error_records(path, failed)
-                records, _ = records_of_run(run_dir, manifest, keys)
-            with path.open("a", encoding="utf-8") as out:
-                writer = cls(run_dir, manifest, keys, records, out, problems)
+            tally = RecordTally(iter_run_records(run_dir, manifest, keys, problems))
+            if retry_errors and tally.failed:
+                drop_error_records(path, tally.failed)
+                tally = RecordTally(iter_run_records(run_dir, manifest, keys, []))
+            with open_run_file(path, "a") as out:
+                writer = cls(run_dir, manifest, keys, tally, out, problems)
                 try:
                     yield writer
                 except BaseException:  # stopped early: say so if we can
@@ -175,12 +175,12 @@ class RunWriter:
         """Append `record` to the responses file, flushed at once."""
         self._out.write(record.model_dump_json() + "\n")
         self._out.flush()
-        self.records.append(record)
+        self.tally.add(record)
 
     def checkpoint(self) -> None:
         """Write the manifest with the counts so far."""
         self.manifest = self.manifest.model_copy(
-            update={"counts": count_records(len(self.keys), self.records)}
+            update={"counts": self.tally.counts(len(self.keys))}
         )
         write_manifest(self.run_dir, self.manifest)
 
@@ -193,7 +193,7 @@ class RunWriter:
             update={
                 "finished_at": now() if state == "finished" else None,
                 "state": state,
-                "counts": count_records(len(self.keys), self.records),
+                "counts": self.tally.counts(len(self.keys)),
             }
         )
         if self.manifest.system:

@@ -1,6 +1,7 @@
 """Scoring (docs/benchmark.md §2-3): how a reply is read, per-task scores from tasks plus
-replies, the metric registry and the scorecard with intervals, one verdict per task, why a task
-scored what it did (and how a score and a reply are shown), and paired comparisons of runs."""
+replies (as streams: `_stream`), the metric registry and the scorecard with intervals, one
+verdict per task, why a task scored what it did (and how a score and a reply are shown), and
+paired comparisons of runs."""
 
 from ._compare import (
     COMPARE_KEYS,
@@ -33,8 +34,6 @@ from ._frames import (
     field_scores,
     response_frame,
     score_frames,
-    score_records,
-    score_run,
     scorecard,
     scorecard_keys,
     task_frame,
@@ -42,13 +41,20 @@ from ._frames import (
 )
 from ._grants import (
     GRANT_STATE,
-    GrantSchedules,
     episode_calls,
     grant_timeline,
     judged_state,
+    replayed_row,
     with_grant_states,
 )
-from ._handoffs import HANDOFF_COLUMNS, handoff_gaps, handoff_scores, with_handoffs
+from ._handoffs import (
+    HANDOFF_COLUMNS,
+    HandoffReading,
+    handoff_gaps,
+    handoff_reading,
+    handoff_scores,
+    with_handoffs,
+)
 from ._metrics import (
     BY_NAME,
     CHECKS,
@@ -82,6 +88,16 @@ from ._stats import (
     wilson_interval,
     wilson_intervals,
 )
+from ._stream import (
+    TASK_CHUNK,
+    Replies,
+    TaskFrames,
+    judge,
+    read_replies,
+    score_replies,
+    score_run,
+    score_runs,
+)
 from ._tables import (
     CLAIMED,
     NO_NUMBER,
@@ -96,6 +112,7 @@ from ._tables import (
     finished_only,
     finished_scores,
     glance,
+    measured_only,
     metric_differences,
     scored_counts,
     task_table,
@@ -107,6 +124,7 @@ from ._trace import (
     episode_frame,
     expired_values,
     stale_copies,
+    trace_row,
     with_episodes,
 )
 from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_verdict
@@ -144,6 +162,7 @@ __all__ = [
     "STATUSES",
     "SUMMARY",
     "SURFACES",
+    "TASK_CHUNK",
     "TASK_SCHEMA",
     "TRACE",
     "TRUTH",
@@ -153,12 +172,14 @@ __all__ = [
     "VIOLATION_KINDS",
     "CompareError",
     "Explanation",
-    "GrantSchedules",
+    "HandoffReading",
     "Metric",
     "PairedTest",
     "ReadGap",
     "ReadReply",
+    "Replies",
     "ScoredCounts",
+    "TaskFrames",
     "Vocabulary",
     "answer_target",
     "as_text",
@@ -186,26 +207,33 @@ __all__ = [
     "grant_timeline",
     "group",
     "handoff_gaps",
+    "handoff_reading",
     "handoff_scores",
+    "judge",
     "judged_state",
+    "measured_only",
     "metric",
     "metric_differences",
     "notes",
     "paired_means",
     "paired_rates",
+    "read_replies",
     "read_reply",
     "register_metric",
+    "replayed_row",
     "reply_markdown",
     "response_frame",
     "score_frames",
-    "score_records",
+    "score_replies",
     "score_run",
+    "score_runs",
     "scorecard",
     "scorecard_keys",
     "scored_counts",
     "stale_copies",
     "task_frame",
     "task_table",
+    "trace_row",
     "verdict",
     "wilson_interval",
     "wilson_intervals",

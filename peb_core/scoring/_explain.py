@@ -13,18 +13,12 @@ from typing import Any
 
 import polars as pl
 
+from .._json import read_json
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
-from ._frames import (
-    GAP_PARTS,
-    answer_target,
-    expected_answers,
-    field_scores,
-    response_frame,
-    score_records,
-)
-from ._frames import task_frame as _task_frame
-from ._grants import GRANT_STATE, GrantSchedules
+from ._frames import GAP_PARTS, answer_target, field_scores, response_frame
+from ._grants import GRANT_STATE
+from ._stream import judge, read_replies, score_replies
 from ._verdicts import verdict
 
 BLOCKED = "(blocked)"
@@ -82,20 +76,10 @@ def explain(
     with a grant schedule, against the state it is judged in (`grant_state`)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
-    frame, expected = _task_frame([task]), expected_answers([task])
-    row = (
-        score_records(
-            frame,
-            expected,
-            records,
-            run=run,
-            system=system,
-            families=families,
-            schedules=GrantSchedules.of([task]),
-        )
-        .with_columns(verdict())
-        .row(0, named=True)
-    )
+    replies = read_replies(records, families, run=run, system=system, replays=True)
+    frames, (replayed,) = judge([task], [replies], families)
+    expected = frames.expected
+    row = score_replies(frames, replies, replayed).with_columns(verdict()).row(0, named=True)
     responses, answers = response_frame(records, run=run, system=system, families=families)
     responses = responses.with_columns(grant_state=pl.lit(row["grant_state"], dtype=GRANT_STATE))
     reply = responses.row(0, named=True) if responses.height else None
@@ -178,8 +162,8 @@ def reply_markdown(raw: str | None) -> str:
     if raw is None:
         return "_(no reply)_"
     try:
-        text, language = json.dumps(json.loads(raw), indent=2, ensure_ascii=False), "json"
-    except ValueError:
+        text, language = json.dumps(read_json(raw), indent=2, ensure_ascii=False), "json"
+    except (ValueError, RecursionError):
         text, language = raw, "text"
     fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
     return f"{fence}{language}\n{text}\n{fence}"

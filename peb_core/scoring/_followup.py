@@ -14,14 +14,14 @@ never from anything else a record says of itself.
   any reply that is not read as a claim of incomplete with a report. An episode that never
   submits again holds: its first submit, which reported the gap, is still what the user has.
 
-`with_followup(scores, records, vocabularies)` adds FOLLOWUP_COLUMNS; `held` is null for a task
-whose episode was not pushed on a gap (one-shot runs, `--followup none`, a first submit that
-claimed complete or reported no gap, a task without a record), never 0.
+`with_followup(scores, rows)` adds FOLLOWUP_COLUMNS from each record's `followup_row`; `held`
+is null for a task whose episode was not pushed on a gap (one-shot runs, `--followup none`, a
+first submit that claimed complete or reported no gap, a task without a record), never 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -68,20 +68,21 @@ def followup_scores(record: ResponseRecord, vocabulary: Vocabulary) -> tuple[boo
     return True, final is not None and _reports_gap(final)
 
 
+FollowupRow = tuple[str, str, int, bool, bool | None]
+"""A row of `with_followup`'s frame: `followup_row` of one record."""
 _SCHEMA = pl.Schema(
     {"family": pl.String(), "task_id": pl.String(), "repeat": pl.Int64(), **FOLLOWUP_COLUMNS}
 )
 
 
-def with_followup(
-    scores: pl.DataFrame, records: Sequence[ResponseRecord], vocab: Mapping[str, Vocabulary]
-) -> pl.DataFrame:
+def followup_row(record: ResponseRecord, vocabulary: Vocabulary) -> FollowupRow:
+    """What scoring needs of one record's trace for a user who pushes back: its family, task
+    id and repeat, `followup_scores`."""
+    return (record.family, record.task_id, record.repeat, *followup_scores(record, vocabulary))
+
+
+def with_followup(scores: pl.DataFrame, rows: Sequence[FollowupRow]) -> pl.DataFrame:
     """`scores` (one run's per-task scores) with FOLLOWUP_COLUMNS added from its records'
-    traces (null for a task without a record or a trace), repeat by repeat."""
-    rows = [
-        (r.family, r.task_id, r.repeat, *followup_scores(r, vocab[r.family]))
-        for r in records
-        if r.trace and r.family in vocab
-    ]
+    `followup_row`s (null for a task without a record or a trace), repeat by repeat."""
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
     return scores.join(frame, on=[*KEY, "repeat"], how="left")

@@ -16,7 +16,7 @@ an ordinal and Jaccard on a set are one expression.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -25,13 +25,10 @@ import polars as pl
 from .._gc import gc_paused
 from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
-from ._followup import with_followup
-from ._grants import GRANT_STATE, GrantSchedules, with_grant_states
-from ._handoffs import with_handoffs
+from ._grants import GRANT_STATE
 from ._metrics import METRICS, Metric
 from ._reading import Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
-from ._trace import episode_frame, with_episodes
 from ._verdicts import verdict
 
 KEY = ["family", "task_id"]
@@ -78,7 +75,7 @@ reply), `unreadable` (no JSON object), `error` (no reply obtained), `no_submit` 
 episode ended without an accepted submit) or `missing` (no record). The reply's decision is
 null unless `ok`; `claimed` is null when the reply states no completeness. `grant_state`: the
 state of the task's grant schedule the reply is judged against, 0 as read (the start, the one
-state of a task without a schedule), set by `score_records` from each episode
+state of a task without a schedule), set by `score_runs` from each episode
 (`_grants.with_grant_states`)."""
 ANSWER_SCHEMA = pl.Schema(
     {
@@ -218,7 +215,7 @@ def vocabularies(families: Mapping[str, ScenarioFile]) -> dict[str, Vocabulary]:
 
 
 def response_frame(
-    records: Sequence[ResponseRecord],
+    records: Iterable[ResponseRecord],
     *,
     run: str,
     system: str,
@@ -227,8 +224,12 @@ def response_frame(
     """The response frame (RESPONSE_SCHEMA) and the response-answers frame of one run's records,
     each reply read against its family's vocabulary. Records of a family not in `families` are
     left out."""
+    rows = ResponseRows(vocabularies(families))
     with gc_paused():
-        return _response_frame(records, run=run, system=system, vocab=vocabularies(families))
+        for record in records:
+            if record.family in rows.vocab:
+                rows.add(record)
+    return rows.frames(run=run, system=system)
 
 
 def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
@@ -256,22 +257,26 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
     ).to_series()
 
 
-def _response_frame(
-    records: Sequence[ResponseRecord], *, run: str, system: str, vocab: Mapping[str, Vocabulary]
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    # Built column by column (lists, not a dict per row): several times faster for big runs.
-    cols: dict[str, list[object]] = {
-        name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system", "grant_state")
-    }
-    a_family: list[str] = []
-    a_task: list[str] = []
-    a_repeat: list[int] = []
-    a_field: list[str] = []
-    a_got: list[list[str]] = []
-    for r in records:
-        if r.family not in vocab:
-            continue
-        read = read_reply(r.raw or "", vocab[r.family]) if r.status == "ok" else None
+class ResponseRows:
+    """One run's records read one at a time into the rows of its response frame and its
+    response-answers frame (`response_frame`), each reply read against its family's
+    vocabulary. Built column by column (lists, not a dict per row): several times faster for
+    big runs."""
+
+    def __init__(self, vocab: Mapping[str, Vocabulary]) -> None:
+        self.vocab = vocab
+        self.cols: dict[str, list[object]] = {
+            name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system", "grant_state")
+        }
+        self.answers: dict[str, list[object]] = {
+            name: [] for name in ANSWER_SCHEMA if name != "run"
+        }
+
+    def add(self, r: ResponseRecord) -> bool:
+        """Read record `r` (its family must be among the vocabularies): whether its reply is
+        readable (its row's status is `ok`)."""
+        cols = self.cols
+        read = read_reply(r.raw or "", self.vocab[r.family]) if r.status == "ok" else None
         decided = read if read is not None and read.readable else None
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
@@ -289,38 +294,44 @@ def _response_frame(
         cols["violations"].append(list(read.violations) if read else [])
         if decided and decided.answer is not None:
             for field, value in decided.answer.items():
-                a_family.append(r.family)
-                a_task.append(r.task_id)
-                a_repeat.append(r.repeat)
-                a_field.append(field)
-                a_got.append(_as_list(value))
-    n, n_answers = len(cols["task_id"]), len(a_field)
-    lists = {
-        k: _string_lists(cast("list[list[str] | None]", cols.pop(k)))
-        for k in ("gap_requirements", "gap_scopes", "gap_claims", "violations")
-    }
-    responses = (
-        pl.DataFrame(
-            {"run": [run] * n, "system": [system] * n, **cols},
-            schema={
-                k: v for k, v in RESPONSE_SCHEMA.items() if k not in lists and k != "grant_state"
-            },
+                self.answers["family"].append(r.family)
+                self.answers["task_id"].append(r.task_id)
+                self.answers["repeat"].append(r.repeat)
+                self.answers["field"].append(field)
+                self.answers["got"].append(_as_list(value))
+        return decided is not None
+
+    def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The response frame (each row's `grant_state` 0, as read) and the response-answers
+        frame of the records added."""
+        cols = dict(self.cols)
+        n, n_answers = len(cols["task_id"]), len(self.answers["field"])
+        lists = {
+            k: _string_lists(cast("list[list[str] | None]", cols.pop(k)))
+            for k in ("gap_requirements", "gap_scopes", "gap_claims", "violations")
+        }
+        responses = (
+            pl.DataFrame(
+                {"run": [run] * n, "system": [system] * n, **cols},
+                schema={
+                    k: v
+                    for k, v in RESPONSE_SCHEMA.items()
+                    if k not in lists and k != "grant_state"
+                },
+            )
+            .with_columns(**lists, grant_state=pl.lit(0, dtype=GRANT_STATE))
+            .select(list(RESPONSE_SCHEMA))
         )
-        .with_columns(**lists, grant_state=pl.lit(0, dtype=GRANT_STATE))
-        .select(list(RESPONSE_SCHEMA))
-    )
-    answers = pl.DataFrame(
-        {
-            "run": [run] * n_answers,
-            "family": a_family,
-            "task_id": a_task,
-            "repeat": a_repeat,
-            "field": a_field,
-            "got": _string_lists(a_got),
-        },
-        schema=ANSWER_SCHEMA,
-    )
-    return responses, answers
+        got = _string_lists(cast("list[list[str] | None]", self.answers["got"]))
+        answers = pl.DataFrame(
+            {
+                "run": [run] * n_answers,
+                **{k: v for k, v in self.answers.items() if k != "got"},
+                "got": got,
+            },
+            schema=ANSWER_SCHEMA,
+        )
+        return responses, answers
 
 
 def _listed(values: tuple[str, ...] | None) -> list[str] | None:
@@ -392,7 +403,7 @@ def score_frames(
     answers: pl.DataFrame,
 ) -> pl.DataFrame:
     """Per (run, task) scores, with the reply's decision and schema violations. `responses`
-    must hold one row per task of each run (see `score_records` for missing records), each
+    must hold one row per task of each run (see `score_runs` for missing records), each
     with the state of its task's grant schedule it is judged against (`grant_state`)."""
     field_mean = _field_means(field_scores(expected, responses, answers))
     valid = pl.col("status") == "ok"
@@ -469,67 +480,6 @@ def score_frames(
             schema_violations=pl.col("violations").fill_null(pl.lit([], dtype=LIST)),
         )
     )
-
-
-def score_run(
-    tasks: Sequence[Task],
-    records: Sequence[ResponseRecord],
-    *,
-    run: str,
-    system: str,
-    families: Mapping[str, ScenarioFile],
-    episodes: bool = False,
-    repeats: int = 1,
-) -> pl.DataFrame:
-    """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
-    repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
-    ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
-    scored too, and each reply is judged against the state of its task's grant schedule in
-    force at its submit; else they are null."""
-    return score_records(
-        task_frame(tasks),
-        expected_answers(tasks),
-        records,
-        run=run,
-        system=system,
-        families=families,
-        episodes=episode_frame(tasks, families) if episodes else None,
-        schedules=GrantSchedules.of(tasks) if episodes else None,
-        repeats=repeats,
-    )
-
-
-def score_records(
-    frame: pl.DataFrame,
-    expected: pl.DataFrame,
-    records: Sequence[ResponseRecord],
-    *,
-    run: str,
-    system: str,
-    families: Mapping[str, ScenarioFile],
-    episodes: pl.DataFrame | None = None,
-    schedules: GrantSchedules | None = None,
-    repeats: int = 1,
-) -> pl.DataFrame:
-    """`score_run` on tasks already turned into frames (`task_frame`, `expected_answers` and,
-    for an agent's run, `_trace.episode_frame` and the tasks' grant schedules), so runs over
-    the same tasks share them; with the repeat columns (`with_repeats`)."""
-    responses, answers = response_frame(records, run=run, system=system, families=families)
-    due = frame.select(KEY).unique(maintain_order=True).join(
-        pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64}), how="cross"
-    )
-    recorded = responses.join(due, on=[*KEY, "repeat"], how="semi")
-    missing = (
-        due.join(recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti")
-        .with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
-    )
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
-    responses, timelines = with_grant_states(responses, records, schedules)
-    scores = with_episodes(
-        score_frames(frame, expected, responses, answers), episodes, records, answers, timelines
-    )
-    vocab = vocabularies(families)
-    return with_repeats(with_followup(with_handoffs(scores, records, vocab, frame), records, vocab))
 
 
 REPEAT_COLUMNS = pl.Schema(

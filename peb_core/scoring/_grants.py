@@ -9,15 +9,16 @@ all, an unreadable reply, an error, no record) cannot show the state it was give
 judged against the first state in which the task is incomplete, if any, so that such a reply
 is never on a more lenient footing than one that read and answered (`judged_state`).
 
-- `GrantSchedules.of(tasks)`: the tasks with a schedule, each with its index built once;
-- `with_grant_states(responses, records, schedules)`: a response frame with the state each
-  reply is judged against (`grant_state`), and each episode's timeline.
+- `replayed_row(task, repeat, calls, readable, index, pushed)`: one episode on a task with a
+  schedule played again: the state its reply is judged against and what it opened while a
+  grant held;
+- `with_grant_states(responses, replayed, unanswered)`: a response frame with the state each
+  reply is judged against (`grant_state`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
 import polars as pl
 
@@ -27,15 +28,12 @@ from ..access import (
     GrantTimeline,
     ends_episode,
     replay_grants,
-    task_index,
     went_on,
 )
-from ..systems import ResponseRecord, Step
+from ..systems import Step
 from ..tasks import Task
 
 KEY = ["family", "task_id"]
-RecordKey = tuple[str, str, int]
-"""A reply's place in a run: its family, task id and repeat."""
 
 
 def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
@@ -87,51 +85,78 @@ def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> 
     return timeline.state if timeline is not None else 0
 
 
-@dataclass(frozen=True)
-class GrantSchedules:
-    """The tasks of a run that have a grant schedule, by (family, task id), each with its
-    corpus index (built once, to play every episode over it again)."""
-
-    tasks: Mapping[tuple[str, str], tuple[Task, CorpusIndex]]
-
-    @classmethod
-    def of(cls, tasks: Iterable[Task]) -> GrantSchedules:
-        return cls({(t.family, t.task_id): (t, task_index(t)) for t in tasks if t.grants})
-
-    def timelines(self, records: Iterable[ResponseRecord]) -> dict[RecordKey, GrantTimeline]:
-        """The timeline of each record's episode on a task with a schedule."""
-        found = {}
-        for record in records:
-            scheduled = self.tasks.get((record.family, record.task_id))
-            if scheduled is not None:
-                task, index = scheduled
-                key = (record.family, record.task_id, record.repeat)
-                found[key] = grant_timeline(task, record.trace, index)
-        return found
-
-
 GRANT_STATE = pl.Int64()
 """The dtype of `grant_state`: an index of `Task.states` (0: the start)."""
 
 
+REPLAYED = "_replayed"
+"""The column of REPLAYED_SCHEMA with the ids an episode opened while a grant held."""
+REPLAYED_SCHEMA = pl.Schema(
+    {
+        "family": pl.String(),
+        "task_id": pl.String(),
+        "repeat": pl.Int64(),
+        "grant_state": GRANT_STATE,
+        REPLAYED: pl.List(pl.String()),
+    }
+)
+"""The rows of `replayed_row`, one per reply to a task with a schedule."""
+UNANSWERED_SCHEMA = pl.Schema(
+    {"family": pl.String(), "task_id": pl.String(), "grant_state": GRANT_STATE}
+)
+"""The state a task with a schedule is judged in without a record (`judged_state` with no
+timeline), one row per such task."""
+
+
+def replayed_row(
+    task: Task,
+    repeat: int,
+    calls: Iterable[tuple[str, str]],
+    readable: bool,
+    index: CorpusIndex | None = None,
+    pushed: bool = False,
+) -> tuple[str, str, int, int, list[str]]:
+    """A row of REPLAYED_SCHEMA: the episode of `task`'s `repeat` that made `calls`
+    (`episode_calls` of its trace) played again against the task's schedule
+    (`access.replay_grants`; `index`, the task's, where already built; `pushed`: its user
+    pushed back, `user_pushed`, so the submit that counts is the last): the state its reply is
+    judged against (`judged_state`; `readable`: the reply is readable) and the ids it opened
+    while a grant held (sorted)."""
+    timeline = replay_grants(task, calls, index, "pressure" if pushed else DEFAULT_FOLLOWUP)
+    state = judged_state(task, timeline, readable)
+    return task.family, task.task_id, repeat, state, sorted(timeline.opened)
+
+
 def with_grant_states(
-    responses: pl.DataFrame,
-    records: Sequence[ResponseRecord],
-    schedules: GrantSchedules | None,
-) -> tuple[pl.DataFrame, dict[RecordKey, GrantTimeline]]:
+    responses: pl.DataFrame, replayed: pl.DataFrame | None, unanswered: pl.DataFrame
+) -> pl.DataFrame:
     """`responses` (a response frame, with rows of missing records) with `grant_state`, the
-    state each reply is judged against (`judged_state`: 0 on a task without a schedule), and
-    the timeline of each episode on a task with one."""
-    if schedules is None or not schedules.tasks:
-        return responses.with_columns(grant_state=pl.lit(0, dtype=GRANT_STATE)), {}
-    timelines = schedules.timelines(records)
-    states = []
-    for family, task_id, repeat, status in responses.select(
-        *KEY, "repeat", "status"
-    ).iter_rows():
-        scheduled = schedules.tasks.get((family, task_id))
-        timeline = timelines.get((family, task_id, repeat))
-        states.append(
-            0 if scheduled is None else judged_state(scheduled[0], timeline, status == "ok")
+    state each reply is judged against: on a task with a schedule, the state its episode
+    played again gives (`replayed`, REPLAYED_SCHEMA), or without a record the task's
+    `unanswered` state (UNANSWERED_SCHEMA); 0 on a task without one, and everywhere when
+    `replayed` is None (replies that are not episodes: nothing was played again)."""
+    if replayed is None:
+        return responses.with_columns(grant_state=pl.lit(0, dtype=GRANT_STATE))
+    run_key = [*KEY, "repeat"]
+    return (
+        responses.drop("grant_state")
+        .join(
+            replayed.select(*run_key, _judged="grant_state"),
+            on=run_key,
+            how="left",
+            maintain_order="left",
         )
-    return responses.with_columns(grant_state=pl.Series(states, dtype=GRANT_STATE)), timelines
+        .join(
+            unanswered.select(*KEY, _unanswered="grant_state"),
+            on=KEY,
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(
+            grant_state=pl.when(pl.col("status") == "missing")
+            .then(pl.col("_unanswered"))
+            .otherwise(pl.col("_judged"))
+            .fill_null(0)
+        )
+        .drop("_judged", "_unanswered")
+    )

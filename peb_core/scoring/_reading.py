@@ -20,12 +20,12 @@ Every way the reply departs from the family's response schema is recorded as a v
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .._json import read_json, read_json_at
 from ..systems import Response
 from ..tasks import (
     COMPLETENESS,
@@ -124,7 +124,7 @@ def find_object(text: str) -> tuple[dict[str, Any], bool] | None:
     several, the first that has a key of a response (answer, completeness, gap_report, in any
     case), else the first."""
     try:
-        whole = json.loads(text)
+        whole = read_json(text)
     except ValueError:
         whole = None
     if isinstance(whole, dict):
@@ -132,18 +132,17 @@ def find_object(text: str) -> tuple[dict[str, Any], bool] | None:
     found: list[dict[str, Any]] = []
     for block in _FENCE.findall(text):
         try:
-            value = json.loads(block)
+            value = read_json(block)
         except ValueError:
             continue
         if isinstance(value, dict):
             found.append(value)
-    decoder = json.JSONDecoder()
     start = text.find("{")
     for _ in range(_MAX_OPENINGS):
         if start == -1:
             break
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = read_json_at(text, start)
         except ValueError:
             start = text.find("{", start + 1)
             continue

@@ -14,7 +14,7 @@ for means a sign-flip permutation test with the interval of shifts it does not r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 from functools import lru_cache
@@ -65,15 +65,37 @@ def wilson_intervals(
     return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
-@lru_cache(maxsize=64)
-def _resample_counts(n: int, resamples: int = RESAMPLES) -> Floats:
-    """(n, resamples): how often each of n sorted values is drawn in each bootstrap resample (a
-    column)."""
+_BLOCK = 1 << 20
+"""Most entries of a resample-count matrix held at once (8 MiB): a group of more values than
+_BLOCK / RESAMPLES (524) draws its resamples a block of columns at a time, never cached, so a
+row of 16,800 tasks takes 8 MiB, not 270 MiB cached for each of its sizes."""
+
+
+def _count_blocks(n: int, resamples: int = RESAMPLES) -> Iterator[Floats]:
+    """The (n, resamples) matrix of how often each of n sorted values is drawn in each bootstrap
+    resample (a column), a block of at most _BLOCK entries at a time, in column order: the
+    draws of one seeded generator, so the blocks joined are the whole matrix drawn at once."""
     rng = np.random.default_rng([SEED, n])
-    draws = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
-    counts = np.ascontiguousarray(draws.T, dtype=np.float64)
+    columns = max(1, _BLOCK // n)
+    for start in range(0, resamples, columns):
+        draws = rng.multinomial(n, np.full(n, 1.0 / n), size=min(columns, resamples - start))
+        yield np.ascontiguousarray(draws.T, dtype=np.float64)
+
+
+@lru_cache(maxsize=64)
+def _resample_counts(n: int) -> Floats:
+    """The whole resample-count matrix of a small group (n * RESAMPLES <= _BLOCK), cached."""
+    (counts,) = _count_blocks(n)
     counts.setflags(write=False)
     return counts
+
+
+def _bootstrap_means(values: Floats) -> Floats:
+    """The mean of each bootstrap resample of the sorted `values` (`_resample_means`), its
+    counts drawn a block at a time for a large group."""
+    if values.size * RESAMPLES <= _BLOCK:
+        return _resample_means(values, _resample_counts(values.size))
+    return np.concatenate([_resample_means(values, c) for c in _count_blocks(values.size)])
 
 
 def _percentiles(means: Floats, level: float) -> tuple[Floats, Floats]:
@@ -127,7 +149,7 @@ def bootstrap_mean_intervals(
     for start in range(0, len(items), _CHUNK):
         chunk = items[start : start + _CHUNK]
         values = (np.frombuffer(raw) for raw, _ in chunk)
-        means = np.stack([_resample_means(v, _resample_counts(v.size)) for v in values])
+        means = np.stack([_bootstrap_means(v) for v in values])
         lows, highs = _percentiles(means, level)
         for (_, rows), lo, hi in zip(chunk, lows, highs, strict=True):
             low[rows], high[rows] = lo, hi

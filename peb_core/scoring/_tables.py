@@ -43,6 +43,20 @@ def finished_only(card: pl.DataFrame) -> pl.DataFrame:
     so that no table, export or chart shows a number of a run that failed, stopped early or is
     still running as if it were a system's: only the counts that say what the row holds
     (`STATE_COUNTS`) stay."""
+    return _blanked(card, pl.col("status") != "ok")
+
+
+def measured_only(card: pl.DataFrame) -> pl.DataFrame:
+    """`card` with every metric (and interval) of a `failed` row set to null but the counts
+    (`STATE_COUNTS`), as `finished_only` blanks them: with every reply an error nothing was
+    measured, and its rates and means (unsafe 0, never unsafe) describe no reply. Rows of any
+    other status keep their numbers beside it: what `peb score --json` and the inspect metrics
+    give."""
+    return _blanked(card, pl.col("status") == "failed")
+
+
+def _blanked(card: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
+    """`card` with every metric but STATE_COUNTS null on the `rows` chosen."""
     kept = {m.name for m in STATE_COUNTS}
     columns = [
         c
@@ -51,8 +65,9 @@ def finished_only(card: pl.DataFrame) -> pl.DataFrame:
         for c in (m.name, *(m.interval_columns if m.kind != "count" else ()))
         if c in card.columns
     ]
-    ok = pl.col("status") == "ok"
-    return card.with_columns(pl.when(ok).then(pl.col(c)).otherwise(None).alias(c) for c in columns)
+    return card.with_columns(
+        pl.when(rows).then(None).otherwise(pl.col(c)).alias(c) for c in columns
+    )
 
 
 def glance(

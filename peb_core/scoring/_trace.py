@@ -10,22 +10,24 @@ columns come beside it, and are null for one-shot runs (no frame of episodes), n
   hidden at some step, each out-of-date copy the user may open with the answer values only it
   supports (`field=value`), and the documents of a scope whose grant has ended with the answer
   values only they support;
-- `with_episodes(scores, episodes, records, answers, timelines)`: the per-task scores with the
-  trace columns added (EPISODE_COLUMNS), each reply's trace judged in the state of its task's
-  schedule it is judged against (`grant_state`, `_grants.judged_state`).
+- `trace_row(record)`: what scoring needs of one record's trace, judged against no task (so
+  records are read as a stream, each let go once read);
+- `with_episodes(scores, episodes, traces, answers, replayed)`: the per-task scores with the
+  trace columns added (EPISODE_COLUMNS), each reply's trace row judged in the state of its
+  task's schedule it is judged against (`grant_state`, `_grants.judged_state`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from ..access import GrantTimeline, opened_id
+from .._json import read_json
+from ..access import opened_id
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
-from ._grants import GRANT_STATE, RecordKey
+from ._grants import GRANT_STATE, REPLAYED
 
 KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
@@ -179,7 +181,7 @@ def call_failed(step: Step, i: int) -> bool:
     if i >= len(step.results):
         return False
     try:
-        shown = json.loads(step.results[i])
+        shown = read_json(step.results[i])
     except ValueError:
         return False
     return isinstance(shown, dict) and "error" in shown
@@ -203,131 +205,153 @@ def _handed_off_opens(steps: Sequence[Step]) -> set[str]:
     return opened
 
 
-def _record_counts(
-    record: ResponseRecord,
-    required: set[str],
-    hidden: set[str],
-    stale: Mapping[str, Sequence[str]],
-) -> tuple[int, int, int, float | None, list[str]]:
-    """(steps, tool errors, hidden probes, coverage before the end, the values only the
-    `stale` copies it read support) of one record's trace. An open of an id hidden at some step
-    is a probe when it failed (an id hidden only later or earlier opens while its grant holds).
-    Coverage and reading a stale copy count what the episode's sub-episodes opened too (a
-    handoff's reply carries what it read to this one); errors and probes, the episode's own
-    calls."""
-    errors = probes = 0
+TraceRow = tuple[str, str, int, int, int, list[str], list[str]]
+"""A row of TRACE_SCHEMA: `trace_row` of one record."""
+
+
+def trace_row(record: ResponseRecord) -> TraceRow:
+    """What scoring needs of one record's trace, judged against no task (a row of
+    TRACE_SCHEMA): its family, task id and repeat, its steps, its own tool calls answered with
+    an error, the ids its own failed calls named to open (a tool's `opens`; in order, each call
+    once), and the ids it or a sub-agent it handed off to opened without an error (sorted: a
+    handoff's reply carries what it read to this one)."""
+    failures = 0
+    failed_opens: list[str] = []
     opened: set[str] = set()
     for step in record.trace:
         for i, call in enumerate(step.tool_calls):
-            failed = call_failed(step, i)
             doc_id = opened_id(call.name, call.arguments)
-            if doc_id is not None and doc_id in hidden and failed:
-                probes += 1
-            elif failed:
-                errors += 1
+            if call_failed(step, i):
+                failures += 1
+                if doc_id is not None:
+                    failed_opens.append(doc_id)
             elif doc_id is not None:
                 opened.add(doc_id)
     seen = opened | _handed_off_opens(record.trace)
-    coverage = len(seen & required) / len(required) if required else None
-    read = seen & set(stale)
-    stale_read = sorted({v for doc_id in read for v in stale[doc_id]})
-    return len(record.trace), errors, probes, coverage, stale_read
+    return (
+        record.family,
+        record.task_id,
+        record.repeat,
+        len(record.trace),
+        failures,
+        failed_opens,
+        sorted(seen),
+    )
 
 
-_RECORD_SCHEMA = pl.Schema(
+TRACE_SCHEMA = pl.Schema(
     {
         "family": pl.String(),
         "task_id": pl.String(),
         "repeat": pl.Int64(),
-        "_steps": pl.Float64(),
-        "_errors": pl.Float64(),
-        "_probes": pl.Float64(),
-        "_coverage": pl.Float64(),
-        "_stale_read": LIST,
-        "_expired_read": pl.Boolean(),
+        "_steps": pl.Int64(),
+        "_failures": pl.Int64(),
+        "_failed_opens": LIST,
+        "_seen": LIST,
     }
 )
+"""The rows of `trace_row`, one per record."""
 
 
 def with_episodes(
     scores: pl.DataFrame,
     episodes: pl.DataFrame | None,
-    records: Sequence[ResponseRecord],
+    traces: pl.DataFrame,
     answers: pl.DataFrame,
-    timelines: Mapping[RecordKey, GrantTimeline] | None = None,
+    replayed: pl.DataFrame,
 ) -> pl.DataFrame:
     """`scores` (one run's per-task scores, each row with the state of its task's grant
     schedule it is judged against: `grant_state`) with EPISODE_COLUMNS added: from each
-    record's trace judged against `episodes` (`episode_frame` of its tasks) in that state, or
-    all null (and `episode` False) when `episodes` is None: a one-shot run. `answers` is the
-    run's response-answers frame (`_frames.response_frame`); `timelines`, what each episode's
-    calls did on a task with a schedule (`_grants.with_grant_states`): what it opened while a
-    grant held is read from it."""
+    record's `trace_row` (`traces`, TRACE_SCHEMA) judged against `episodes` (`episode_frame` of
+    its tasks) in that state, or all null (and `episode` False) when `episodes` is None: a
+    one-shot run. A failed open of an id hidden at some step is a probe (an id hidden only
+    later or earlier opens while its grant holds); every other failed call is a tool error.
+    `answers` is the run's response-answers frame (`_frames.response_frame`); `replayed`, what
+    each episode on a task with a schedule opened while a grant held, found by playing its calls
+    again (`_grants.REPLAYED_SCHEMA`), never read from the record."""
     if episodes is None:
         return scores.with_columns(
             pl.lit(False).alias("episode"),
             *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
         )
-    judged = {
-        (row["family"], row["task_id"], row["grant_state"]): (
-            set(row["required_visible"]),
-            set(row["hidden_ids"]),
-            set(row["expired_ids"]),
-            {copy["doc_id"]: copy["values"] for copy in row["stale_copies"]},
-        )
-        for row in episodes.select(
-            *KEY, "grant_state", "required_visible", "hidden_ids", "expired_ids", "stale_copies"
-        ).iter_rows(named=True)
-    }
-    states = {
-        (family, task_id, repeat): state
-        for family, task_id, repeat, state in scores.select(
-            *KEY, "repeat", "grant_state"
-        ).iter_rows()
-    }
-    timelines = timelines or {}
-    rows = []
-    for record in records:
-        key = (record.family, record.task_id, record.repeat)
-        state = states.get(key)
-        if state is None or (*key[:2], state) not in judged:
-            continue
-        required, hidden, expired, stale = judged[(*key[:2], state)]
-        timeline = timelines.get(key)
-        read = timeline is not None and bool(expired & set(timeline.opened))
-        rows.append((*key, *_record_counts(record, required, hidden, stale), read))
-    counts = pl.DataFrame(rows, schema=_RECORD_SCHEMA, orient="row")
+    run_key = [*KEY, "repeat"]
+    judged = scores.select(*run_key, "grant_state").join(
+        episodes.select(*KEY, "grant_state", "hidden_ids", "stale_copies"),
+        on=[*KEY, "grant_state"],
+    )
+    failed = traces.select(*run_key, doc="_failed_opens").explode("doc").drop_nulls("doc")
+    hidden = (  # the hidden ids of the replies with a failed open only: not every task's
+        judged.select(*run_key, doc="hidden_ids")
+        .join(failed.select(run_key).unique(), on=run_key, how="semi")
+        .explode("doc")
+    )
+    probes = (
+        failed.join(hidden, on=[*run_key, "doc"], how="semi")
+        .group_by(run_key)
+        .agg(_probes=pl.len().cast(pl.Int64))
+    )
+    copies = (
+        judged.select(*run_key, copy="stale_copies")
+        .explode("copy")
+        .drop_nulls("copy")
+        .unnest("copy")
+    )
+    seen = (  # the ids seen by the replies to a task with a stale copy only
+        traces.select(*run_key, doc_id="_seen")
+        .join(copies.select(run_key).unique(), on=run_key, how="semi")
+        .explode("doc_id")
+    )
+    stale = (
+        copies.join(seen, on=[*run_key, "doc_id"])
+        .explode("values")
+        .group_by(run_key)
+        .agg(_stale_read=pl.col("values").unique().sort())
+    )
     given = (
         answers.explode("got")
-        .select(*KEY, "repeat", token=pl.format("{}={}", "field", "got"))
-        .group_by(*KEY, "repeat")
+        .select(*run_key, token=pl.format("{}={}", "field", "got"))
+        .group_by(run_key)
         .agg(_given=pl.col("token"))
     )
     missing = pl.col("status") == "missing"
+    traced = pl.col("_steps").is_not_null()
+    n_probes = pl.when(traced).then(pl.col("_probes").fill_null(0))
+    required = pl.col("required_visible")
+    coverage = (
+        pl.col("_seen").list.set_intersection(required).list.len()
+        / required.list.unique().list.len()
+    )
     stale_read = (pl.col("_stale_read").list.len() > 0).fill_null(False)
     given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
     expired_read = (
-        (pl.col("expired_values").list.len() > 0) & pl.col("_expired_read")
+        (pl.col("expired_values").list.len() > 0)
+        & (pl.col(REPLAYED).list.set_intersection(pl.col("expired_ids")).list.len() > 0)
     ).fill_null(False)
-    judged_columns = ("required_visible", "expired_values")
+    judged_columns = ("required_visible", "expired_ids", "expired_values")
     return (
         scores.join(
             episodes.select(*KEY, "grant_state", *judged_columns),
             on=[*KEY, "grant_state"],
             how="left",
         )
-        .join(counts, on=[*KEY, "repeat"], how="left")
-        .join(given, on=[*KEY, "repeat"], how="left")
+        .join(traces.drop("_failed_opens"), on=run_key, how="left")
+        .join(probes, on=run_key, how="left")
+        .join(stale, on=run_key, how="left")
+        .join(replayed.select(*run_key, REPLAYED), on=run_key, how="left")
+        .join(given, on=run_key, how="left")
         .with_columns(
             episode=pl.lit(True),
-            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")),
-            tool_errors=pl.when(missing).then(None).otherwise(pl.col("_errors")),
-            hidden_probes=pl.when(missing).then(None).otherwise(pl.col("_probes")),
-            evidence_coverage=pl.when(pl.col("required_visible").list.len().fill_null(0) == 0)
+            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")).cast(pl.Float64),
+            tool_errors=pl.when(missing)
+            .then(None)
+            .otherwise(pl.col("_failures") - n_probes)
+            .cast(pl.Float64),
+            hidden_probes=pl.when(missing).then(None).otherwise(n_probes).cast(pl.Float64),
+            evidence_coverage=pl.when(required.list.len().fill_null(0) == 0)
             .then(None)
             .when(pl.col("status") != "ok")
             .then(0.0)
-            .otherwise(pl.col("_coverage")),
+            .otherwise(coverage),
             stale_read=stale_read,
             stale_relied=(
                 stale_read
@@ -341,6 +365,6 @@ def with_episodes(
                 & (given_values.list.set_intersection(pl.col("expired_values")).list.len() > 0)
             ).fill_null(False),
         )
-        .drop(*judged_columns, "_steps", "_errors", "_probes", "_coverage", "_expired_read")
+        .drop(*judged_columns, "_steps", "_failures", "_seen", "_probes", REPLAYED)
         .drop("_stale_read", "_given")
     )

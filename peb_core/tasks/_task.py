@@ -244,8 +244,10 @@ class Task(_Value):
 
     @property
     def authorized_documents(self) -> tuple[Document, ...]:
-        return tuple(d for d in self.documents if d.doc_id in self.authorized_doc_ids)
+        ids = set(self.authorized_doc_ids)  # a corpus holds hundreds: no scan of a list each
+        return tuple(d for d in self.documents if d.doc_id in ids)
 
     @property
     def hidden_documents(self) -> tuple[Document, ...]:
-        return tuple(d for d in self.documents if d.doc_id not in self.authorized_doc_ids)
+        ids = set(self.authorized_doc_ids)
+        return tuple(d for d in self.documents if d.doc_id not in ids)

@@ -146,6 +146,8 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("frobnicate", "{}", "unknown tool 'frobnicate'"),
     (None, "{}", "unknown tool 'NoneType'"),
     ("search", "{not json", "search: the arguments are not valid JSON"),
+    ("search", "[" * 100_000, "search: the arguments are not valid JSON (arrays or objects nested"),
+    ("open", '{"doc_id": ' + "[" * 100_000, "open: the arguments are not valid JSON (arrays"),
     ("search", "[1, 2]", "search: the arguments must be a JSON object"),
     ("search", "42", "search: the arguments must be a JSON object"),
     ("search", "{}", "search: query: Field required"),
@@ -160,6 +162,7 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("submit", "{}", "submit: expected {\"response\""),
     ("submit", '{"response": 3}', "submit: expected {\"response\""),
     ("submit", '{"response": "not json"}', "submit: expected {\"response\""),
+    ("submit", {"response": "[" * 100_000}, "submit: expected {\"response\""),
 ]
 
 

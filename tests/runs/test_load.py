@@ -52,7 +52,7 @@ def test_scores_are_reused_from_disk_after_a_restart_until_the_responses_change(
     def fail(*args: object) -> None:
         raise AssertionError("rescored an unchanged run")
 
-    monkeypatch.setattr(loading, "_score", fail)
+    monkeypatch.setattr(loading, "_replies", fail)
     again = load_run(run_dir)
     assert again.scores.equals(first.scores) and again.warnings == first.warnings
 
@@ -78,21 +78,22 @@ def test_scores_are_saved_beside_the_run_and_a_bad_copy_is_rescored(
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "other-cache"))
     monkeypatch.setattr(loading, "_RUNS", {})
     calls: list[object] = []
-    score = loading._score
+    score = loading._replies
 
     def counted(*args: Any) -> Any:
         calls.append(args)
         return score(*args)
 
-    monkeypatch.setattr(loading, "_score", counted)
+    monkeypatch.setattr(loading, "_replies", counted)
     assert load_run(run_dir).scores.equals(first.scores) and calls == []
 
-    # Saved for other code or data (another key), or unreadable: rescored, then saved again.
-    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json"):
+    # Saved for other code or data (another key), or unreadable (nested too deeply for the
+    # parser too): rescored, then saved again.
+    for notes in (json.dumps({**saved, "key": "0" * 64}), "{not json", "[" * 100_000):
         (run_dir / report.SCORE_NOTES).write_text(notes, encoding="utf-8")
         monkeypatch.setattr(loading, "_RUNS", {})
         assert load_run(run_dir).scores.equals(first.scores)
-    assert len(calls) == 2
+    assert len(calls) == 3
     assert json.loads((run_dir / report.SCORE_NOTES).read_text(encoding="utf-8")) == saved
 
 
@@ -106,7 +107,7 @@ def test_a_read_only_run_folder_keeps_its_scores_in_the_cache(
     assert not (run_dir / report.SCORES).exists()
     assert len(list((tmp_path / "cache" / "run-scores").glob("*.parquet"))) == 1
     monkeypatch.setattr(loading, "_RUNS", {})
-    monkeypatch.setattr(loading, "_score", lambda *a: pytest.fail("rescored an unchanged run"))
+    monkeypatch.setattr(loading, "_replies", lambda *a: pytest.fail("rescored an unchanged run"))
     assert load_run(run_dir).scores.equals(first.scores)
 
 

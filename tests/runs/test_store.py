@@ -3,6 +3,7 @@ different run) and malformed scenario files."""
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
@@ -34,7 +35,8 @@ from peb_core import (
 )
 from peb_core._warn import PebWarning
 from peb_core.results import scorecard_of
-from peb_core.runs import run_tasks
+from peb_core.runs import RecordTally, RunWriter, run_tasks
+from peb_core.systems import ResponseRecord
 from peb_core.tasks import TIERS
 from peb_core.tasks import _generate as generating
 
@@ -194,6 +196,35 @@ def test_resume_fills_in_exactly_the_missing_tasks(
     run_system(again, list(families.values()), run_copy)
     assert again.calls == []
     assert len(_lines(run_copy)) == N_TASKS
+
+
+def test_a_resumed_writer_tallies_its_records_and_holds_none(
+    run_copy: Path, families: dict[str, ScenarioFile]
+) -> None:
+    """A resumed run keeps of each record its key, status and usage (`RecordTally`), never the
+    record: no ResponseRecord is alive while the writer is open, and its counts are those of
+    the records, an error's key among those to run again and a cost unknown once any is."""
+    lines = _lines(run_copy)
+    error = json.loads(lines[3])
+    error.update(status="error", raw=None, error="timeout", usage={"cost_usd": None})
+    priced = json.loads(lines[4])
+    priced["usage"] = {"prompt_tokens": 7, "completion_tokens": 5, "cost_usd": 0.25}
+    lines[3], lines[4] = json.dumps(error), json.dumps(priced)
+    _write_lines(run_copy, lines)
+    records, _ = read_records(run_copy / "responses.jsonl")
+    manifest = read_manifest(run_copy)
+    del records
+    gc.collect()
+    with RunWriter.resume(run_copy, manifest, list(families.values()), retry_errors=False) as w:
+        gc.collect()
+        assert not [o for o in gc.get_objects() if isinstance(o, ResponseRecord)]
+        assert w.tally.failed == {(error["family"], error["task_id"], 0)}
+        assert len(w.done) == N_TASKS and w.complete
+        counts = w.tally.counts(N_TASKS)
+    assert (counts.ok, counts.error, counts.no_submit) == (N_TASKS - 1, 1, 0)
+    assert (counts.prompt_tokens, counts.completion_tokens, counts.cost_usd) == (7, 5, None)
+    priced_only = [r for r in read_records(run_copy / "responses.jsonl")[0] if r.usage.cost_usd]
+    assert RecordTally(priced_only).counts(1).cost_usd == 0.25
 
 
 def test_resume_reruns_a_task_whose_record_was_corrupt(

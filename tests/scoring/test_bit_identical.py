@@ -1,6 +1,8 @@
 """The same records give bit-identical numbers in any order, at any thread count, in any process
 (issue 19, item 3): per-task scores, scorecards with their intervals, comparisons and the figures
-drawn from them, over the checked-in runs.
+drawn from them, over the checked-in runs. Scored as a stream (issue 29: tasks a chunk at a
+time, records one at a time), the checked-in runs and fresh agent runs give the very numbers
+main gave when it held them all (pinned digests), at any chunk size and in any record order.
 
 Each thread count (POLARS_MAX_THREADS 1 and 8) gets a subprocess that scores its own copy of the
 checked-in runs, every responses.jsonl shuffled line by line, from the raw replies (nothing saved
@@ -25,16 +27,16 @@ import polars as pl
 import pytest
 
 from peb_core.results import discover_runs, run_records, score_run_dirs
-from peb_core.runs import read_manifest, run_tasks
+from peb_core.runs import read_manifest, run_system, run_tasks
+from peb_core.scoring import _stream as stream
 from peb_core.scoring import (
     compare_to_reference,
     disagreements,
-    expected_answers,
-    score_records,
+    read_replies,
+    score_runs,
     scorecard,
-    task_frame,
 )
-from peb_core.systems import ResponseRecord
+from peb_core.systems import ResponseRecord, build_system
 from peb_core.tasks import load_families
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,21 +128,117 @@ def test_scores_ignore_record_order() -> None:
         manifest = read_manifest(run_dir)
         tasks = run_tasks(run_dir, manifest, families)
         records = run_records(run_dir)
-        score = functools.partial(
-            score_records, run=run_dir.name, system=manifest.system, families=families
+        replies = functools.partial(
+            read_replies, families=families, run=run_dir.name, system=manifest.system
         )
-        first = score(task_frame(tasks), expected_answers(tasks), records)
+        (first,) = score_runs(tasks, [replies(records)], families)
         for seed in range(3):
-            again = score(
-                task_frame(tasks[::-1]),
-                expected_answers(random.Random(seed).sample(tasks, len(tasks))),
-                random.Random(seed).sample(records, len(records)),
-            )
+            shuffled = random.Random(seed).sample(records, len(records))
+            (again,) = score_runs(tasks[::-1], [replies(shuffled)], families)
             assert again.sort("family", "task_id").equals(first.sort("family", "task_id"))
-        reordered = score(
-            task_frame(tasks), expected_answers(tasks), [_fields_reversed(r) for r in records]
-        )
+        fields_reversed = replies([_fields_reversed(r) for r in records])
+        (reordered,) = score_runs(tasks, [fields_reversed], families)
         assert reordered.drop("schema_violations").equals(first.drop("schema_violations"))
+
+
+def test_runs_scored_together_score_as_alone() -> None:
+    """Runs over the same tasks judged in one pass over them (`score_runs`, as `load_runs`
+    scores runs that share their tasks) score as each does alone."""
+    families = load_families()
+    dirs = [d for d in discover_runs(RUNS) if d.parent == RUNS]
+    manifest = read_manifest(dirs[0])
+    assert all(read_manifest(d).seeds == manifest.seeds for d in dirs)
+    tasks = run_tasks(dirs[0], manifest, families)
+    runs = [
+        read_replies(run_records(d), families, run=d.name, system=read_manifest(d).system)
+        for d in dirs
+    ]
+    together = score_runs(tasks, runs, families)
+    for run, scores in zip(runs, together, strict=True):
+        assert scores.equals(score_runs(iter(tasks), [run], families)[0])
+
+
+CHECKED_IN_DIGESTS = (
+    "2952f33b17bc1137a0d32f77291037c18f20f242d7afd15258e39a8f32898444",
+    "e0920bc964368945bc72cd12cb9f0b0f6caccbf8d81cb3804d64174e3de998dc",
+)
+"""`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
+29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard. Change
+only with a deliberate change of scoring, and say so."""
+AGENT_RUNS = (
+    ("agent_silent", "agent", "silent", None, 1, (11, 23)),
+    ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
+    ("agent_cue", "agent", "counted", None, 1, (11,)),
+    ("agent_keep_expired", "grants", "silent", None, 1, (11, 23)),
+    ("agent_fail_and_report", "grants", "named", None, 1, (11,)),
+    ("agent_silent", "grants", "counted", None, 2, (23,)),
+    ("agent_propagate", "delegation", "silent", "agent_fail_and_report", 1, (11,)),
+    ("agent_launder", "delegation", "named", "agent_drop_gap", 2, (11,)),
+    ("agent_fail_and_report", "delegation", "silent", "agent_overclaim", 1, (23,)),
+)
+"""Agent runs over every family, made afresh by the agent baselines (system, tier, disclosure,
+delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
+each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
+AGENT_DIGESTS = (
+    "5bdfe5270ec22e37281c367b605cda97bd063b6bf7dd56e91dcdbe9c18b7f9f0",
+    "56cf4b7b28711721e2aa756de1d1f49f3c80a68d2cd64d3788ba66b604d237e2",
+)
+"""`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
+the state at each submit and holding every task with a schedule and every record)."""
+
+
+def _pinned(dirs: list[Path]) -> tuple[str, str]:
+    """The digests of run folders' per-task scores (sorted by run, task and repeat) and of
+    their scorecard, scored from their records."""
+    scores, _ = score_run_dirs(dirs)
+    ordered = scores.sort("run", "family", "task_id", "repeat")
+    return _digest(ordered), _digest(scorecard(scores))
+
+
+@pytest.fixture(scope="module")
+def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("agent_runs")
+    specs = list(load_families().values())
+    for name, tier, mode, delegate, repeats, seeds in AGENT_RUNS:
+        system = build_system(name, specs, disclosure=mode, delegate_system=delegate)
+        run_system(system, specs, root / f"{name}-{tier}-{mode}", seeds=list(seeds), tier=tier,
+                   repeats=repeats)  # fmt: skip
+    return sorted(root.iterdir())
+
+
+def _shuffled_lines(dirs: list[Path], seed: int) -> None:
+    rng = random.Random(seed)
+    for run_dir in dirs:
+        responses = run_dir / "responses.jsonl"
+        lines = responses.read_text(encoding="utf-8").splitlines(keepends=True)
+        rng.shuffle(lines)
+        responses.write_text("".join(lines), encoding="utf-8")
+        for saved in run_dir.glob("scores.*"):
+            saved.unlink()
+
+
+@pytest.mark.parametrize("chunk", [1, 64, 100_000])
+def test_scored_as_a_stream_the_numbers_are_main_s(
+    chunk: int,
+    agent_runs: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scoring streams records (one at a time, each kept as a few rows), then tasks
+    (`TASK_CHUNK` at a time, each episode on a task with a grant schedule played again while
+    the task is in hand): the checked-in runs and fresh agent runs score bit for bit as main
+    scored them when it held every task and record, in any record order and at any chunk
+    size."""
+    monkeypatch.setattr(stream, "TASK_CHUNK", chunk)
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "runs"
+    shutil.copytree(RUNS, root, ignore=shutil.ignore_patterns("scores.*", ".lock"))
+    agents = tmp_path / "agents"
+    shutil.copytree(agent_runs[0].parent, agents, ignore=shutil.ignore_patterns("scores.*"))
+    checked_in, fresh = discover_runs(root), sorted(agents.iterdir())
+    _shuffled_lines([*checked_in, *fresh], seed=chunk)
+    assert _pinned(checked_in) == CHECKED_IN_DIGESTS
+    assert _pinned(fresh) == AGENT_DIGESTS
 
 
 def test_numbers_ignore_row_order_and_thread_count(

@@ -103,6 +103,17 @@ def test_prose_alone_is_unreadable_and_counts_only_in_the_worst_case() -> None:
     assert read_reply("no JSON here", VOCAB).violations == ("no_json_object: reply",)
 
 
+@pytest.mark.parametrize(
+    "raw", ["[" * 100_000, '{"answer": ' + "[" * 100_000, "```json\n" + "{" * 100_000 + "\n```"]
+)
+def test_json_nested_too_deeply_to_parse_is_no_object_not_a_crash(raw: str) -> None:
+    """Python's parser gives up (RecursionError) on deep nesting: such a reply is read as text
+    holding no JSON object, and scores as any unreadable reply."""
+    assert read_reply(raw, VOCAB).violations == ("no_json_object: reply",)
+    row = _card(raw)
+    assert (row["n_unreadable"], row["unsafe_completeness_rate"]) == (len(TASKS), 0.0)
+
+
 def test_a_well_formed_reply_has_no_violations() -> None:
     for task in TASKS:
         for name, baseline in BASELINES.items():

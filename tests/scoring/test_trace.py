@@ -192,6 +192,24 @@ def test_what_a_broken_or_missing_episode_scores() -> None:
     assert half["evidence_coverage"] == (len(required) // 2) / len(required)
 
 
+def test_calls_nested_too_deeply_to_parse_are_read_not_a_crash() -> None:
+    """A trace is what a model sent: arguments or results nested too deeply for Python's
+    parser are malformed JSON like any other (an open that names no id; a result that says
+    nothing), never a crash of the scorer."""
+    task = TASKS[0]
+    deep = "[" * 100_000
+    step = Step(
+        tool_calls=(
+            ToolCall(id="c0", name="open", arguments='{"doc_id": ' + deep),
+            ToolCall(id="c1", name="search", arguments=deep),
+        ),
+        results=('{"error": "open: the arguments are not valid JSON"}', deep),
+        errors=("open: the arguments are not valid JSON", None),
+    )
+    row = _row(task, _record(task, [step]))
+    assert (row["steps"], row["tool_errors"], row["hidden_probes"]) == (1, 1, 0)
+
+
 def test_one_shot_records_of_agent_tasks_have_no_trace_scores(tmp_path: Path) -> None:
     """A one-shot system on the agent tier: the surfaces are scored, the trace metrics null."""
     run_system(build_system("fail_and_report", [DD]), [DD], tmp_path / "r", seeds=[11],

@@ -10,12 +10,12 @@ at most `MAX_HANDOFFS` times."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
 
+from ..._json import read_json
 from ...tasks import SubAgent
 from .._results import DelegateResult, ToolOutcome
 from .._session import Corpus
@@ -71,7 +71,7 @@ async def _delegate(context: CallContext, args: DelegateArguments) -> ToolOutcom
     response = None
     if handoff.status == "ok" and handoff.submitted is not None:
         try:
-            parsed = json.loads(handoff.submitted)
+            parsed = read_json(handoff.submitted)
         except ValueError:
             parsed = None
         response = parsed if isinstance(parsed, dict) else None

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..._json import read_json
 from .._followup import claims_gap
 from .._results import SubmitResult, ToolOutcome
 from .._tool import CallContext, Tool, ToolContext, failed, register_tool, shown
@@ -35,8 +36,8 @@ def _response(arguments: Mapping[str, Any]) -> dict[str, Any] | None:
     if "response" not in arguments and RESPONSE_KEYS & set(arguments):
         response = dict(arguments)  # the response given flat, without the wrapper
     if isinstance(response, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            response = json.loads(response)
+        with contextlib.suppress(ValueError):
+            response = read_json(response)
     return response if isinstance(response, dict) else None
 
 

@@ -22,7 +22,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
     from ...results import expand_runs, run_labels, scorecard_of
-    from ...scoring import METRICS, ROW_KEYS, glance, metric, notes
+    from ...scoring import METRICS, ROW_KEYS, glance, measured_only, metric, notes
 
     dirs = expand_runs([Path(d) for d in args.dirs])
     card, warnings = scorecard_of(dirs)
@@ -46,8 +46,8 @@ def cmd_score(args: argparse.Namespace) -> None:
         card = card.filter(pl.col("family").is_in(wanted))
     for line in warnings:
         print(f"peb: warning: {line}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(card.to_dicts(), indent=2))
+    if args.json:  # every number beside its row's status, but none of a failed row
+        print(json.dumps(measured_only(card).to_dicts(), indent=2))
         return
     if card.is_empty():  # the warnings said why; an empty table says nothing more
         return

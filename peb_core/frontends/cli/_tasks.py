@@ -4,6 +4,7 @@ and data, without running anything."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -116,7 +117,8 @@ def cmd_tasks_export(args: argparse.Namespace) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # on a read-only mount, unlink fails too
+            tmp.unlink(missing_ok=True)
         raise UsageError(f"--out: cannot write to {out} ({exc.strerror or exc})") from None
     print(f"wrote {len(tasks)} {'model views' if args.model_view else 'tasks'} to {out}")
 

@@ -95,6 +95,7 @@ from peb_core.scoring import (
     HANDOFF,
     REPEAT_COLUMNS,
     TRACE,
+    measured_only,
     score_run,
     scorecard,
     with_verdict,
@@ -236,16 +237,20 @@ def _score_row(number: int, score: SampleScore) -> dict[str, Any]:
 
 def _scorecard_metric(name: str) -> Callable[[], Metric]:
     """An inspect metric named `name` whose value is the scorecard's `name` over the samples,
-    each epoch of a task one of its repeats (NaN with an empty denominator)."""
+    each epoch of a task one of its repeats, as `peb score --json` gives it (`measured_only`).
+    Where that is null (an empty denominator; every metric but the counts of an eval whose
+    every sample failed) the metric is left out of the eval's results: inspect holds a float
+    for every metric it lists, and NaN would read `nan`. So the value is a mapping of `name` to
+    its value, or to None, which inspect leaves out."""
 
     def create() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
+        def compute(scores: list[SampleScore]) -> dict[str, float | None]:
             rows = [_score_row(number, s) for number, s in enumerate(scores)]
             if not rows:
-                return float("nan")
+                return {name: None}
             frame = pl.DataFrame(rows).with_columns(run=pl.lit(TASK_NAME), family=pl.lit("all"))
-            value = scorecard(frame)[name][0]
-            return float("nan") if value is None else float(value)
+            value = measured_only(scorecard(frame))[name][0]
+            return {name: None if value is None else float(value)}
 
         return compute
 

@@ -263,8 +263,8 @@ class McpBench:
         ) as writer:
             self.warnings += writer.problems
             self.writer = writer
-            for record in writer.records:
-                self._recorded.setdefault((record.family, record.task_id), set()).add(record.repeat)
+            for family, task_id, repeat in writer.done:
+                self._recorded.setdefault((family, task_id), set()).add(repeat)
             try:
                 yield writer
             finally:

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from ..._json import read_json
 from ...access import listed, rendered
 from ...results import (
     handoff_frame,
@@ -181,8 +182,8 @@ def _pretty(text: str | None) -> str | None:
     if text is None:
         return None
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+        return json.dumps(read_json(text), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
         return text
 
 
