@@ -159,12 +159,14 @@ def test_runs_scored_together_score_as_alone() -> None:
 
 
 CHECKED_IN_DIGESTS = (
-    "2952f33b17bc1137a0d32f77291037c18f20f242d7afd15258e39a8f32898444",
-    "e0920bc964368945bc72cd12cb9f0b0f6caccbf8d81cb3804d64174e3de998dc",
+    "7f9bf64a1bee6082197f5d8101e6c9411a131390fa8b43dc7bff7516761d1060",
+    "5ccd468e44c73c635962cef02c15f87a6a1ba46ae8d5efaef514419beb0bf241",
 )
 """`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
-29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard. Change
-only with a deliberate change of scoring, and say so."""
+29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard; since
+issue 28 with its new columns (`contract`, `followup`, `pushed_gap`, `held` and
+`held_under_pressure`), without which the digests are 1d85a3f's. Change only with a deliberate
+change of scoring, and say so."""
 AGENT_RUNS = (
     ("agent_silent", "agent", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
@@ -180,11 +182,12 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "5bdfe5270ec22e37281c367b605cda97bd063b6bf7dd56e91dcdbe9c18b7f9f0",
-    "56cf4b7b28711721e2aa756de1d1f49f3c80a68d2cd64d3788ba66b604d237e2",
+    "08d06a13472cb435ac6df0b313a669ea7d68b2728e9844739b951aa7fe54f741",
+    "a5b6a79bb2f23cafc227991a8c1561f9de76a119b8ef28169239d52cd5f96ab1",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
-the state at each submit and holding every task with a schedule and every record)."""
+the state at each submit and holding every task with a schedule and every record), with issue
+28's new columns as CHECKED_IN_DIGESTS."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:
