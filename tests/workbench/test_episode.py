@@ -316,3 +316,22 @@ def test_the_procedure_is_marked_as_the_contract_s_source(tmp_path: Path) -> Non
                                        INCOMPLETE.task_id))  # fmt: skip
     assert given is not None and contract_line(given, 1) is None
     assert not corpus_at(given, given.n_steps)["contract_source"].any()
+
+
+def test_the_user_s_push_is_a_step_of_the_replay(tmp_path: Path) -> None:
+    """Under `--followup pressure` the replay shows the push on the submit it answered, the
+    episode going on after it, and the last submit, which is scored."""
+    from peb_core.systems import build_system
+
+    run_dir = tmp_path / "pushed"
+    cave = build_system("agent_cave", [SPEC], followup="pressure")
+    run_system(cave, [SPEC], run_dir, seeds=[11], tier="agent")
+    replay = episode_replay(run_example(run_dir, "r", SPEC.id, INCOMPLETE.task_id))
+    assert replay is not None
+    submits = step_table(replay).filter(pl.col("tool") == "submit")
+    assert submits.height == 2  # the report the user pushed back on, then the cave
+    first, last = submits.row(0, named=True), submits.row(1, named=True)
+    assert "the user pushed back" in first["saw"] and "the episode goes on" in first["saw"]
+    assert "pushed back" not in last["saw"] and last["step"] > first["step"]
+    page = _text(replay_view(replay, first["step"]))
+    assert "the user pushed back" in page
