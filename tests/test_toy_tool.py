@@ -45,9 +45,11 @@ from peb_core.tasks import Task, generate_tasks
 SPEC = load_families()["due_diligence_v1"]
 [TASK] = generate_tasks([SPEC], [11], tier="agent")[:1]
 PROTOCOL = get_protocol("structured_gap@1")
-SHIPPED = "ad4ec23cf26b49de607d1ee21e7b4d77a0381b83b6f0b36366640c01e9656920"
-"""The agent digest of `structured_gap@1` with the shipped tools (as recorded by every agent run
-made before tools were declared in modules: their prompt is unchanged)."""
+SHIPPED = "4f7686fd2440ce7f5fe6436ef3467ebc41efde6f53f372d9a83bff43b7ea9c5f"
+"""The agent digest of `structured_gap@1` with the shipped tools. The tools' move into modules
+left it as every agent run before had recorded it (ad4ec23c...); issue 28's contract source made
+it cover the start rendered with its contract to be found in the corpus too, its text for a
+contract given unchanged."""
 
 
 class CountArguments(ToolArguments):

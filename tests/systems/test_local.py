@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -138,6 +139,19 @@ SERVER_LIKE = [sys.executable, "-c", "import time; time.sleep(60)", "-m", "llama
 """A process with `llama_cpp.server` on its command line, as our server has."""
 
 
+def _server_like() -> subprocess.Popen[bytes]:
+    """A SERVER_LIKE process, once its command line is SERVER_LIKE's (a child that has not yet
+    replaced the forked test process would be taken for another program, and its pid file for
+    a stale one)."""
+    server = subprocess.Popen(SERVER_LIKE)
+    cmdline = Path(f"/proc/{server.pid}/cmdline")
+    deadline = time.monotonic() + 30
+    while b"llama_cpp.server" not in cmdline.read_bytes():
+        assert time.monotonic() < deadline, "the server-like process did not start"
+        time.sleep(0.01)
+    return server
+
+
 @pytest.mark.parametrize(
     ("command", "content"),
     [
@@ -186,7 +200,7 @@ def test_a_garbage_pid_file_is_stale(tmp_path: Path, garbage: str) -> None:
 
 
 def test_the_server_a_pid_file_names_is_stopped(tmp_path: Path) -> None:
-    server = subprocess.Popen(SERVER_LIKE)
+    server = _server_like()
     try:
         pid_file = tmp_path / "local" / "smollm2.pid"
         pid_file.parent.mkdir(parents=True)
@@ -207,7 +221,7 @@ def test_the_server_a_pid_file_names_is_stopped(tmp_path: Path) -> None:
 def _fake_server(cache: Path, name: str, keeper: str) -> subprocess.Popen[bytes]:
     """A process our pid file names as the server `name` (as `serve_local` or `hold_local`
     wrote it: `keeper` is `serve` or `runs`)."""
-    server = subprocess.Popen(SERVER_LIKE)
+    server = _server_like()
     pid_file = cache / "local" / f"{name}.pid"
     pid_file.parent.mkdir(parents=True, exist_ok=True)
     pid_file.write_text(f"{server.pid} 8775 {_start_time(server.pid)} {keeper}\n")
