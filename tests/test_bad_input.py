@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from scripted_server import BLOCKED, ScriptedServer, Step
 
-from peb_core import BASELINES, load_families, read_records, run_system
+from peb_core import BASELINES, load_families, read_manifest, read_records, run_system
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = ROOT / "runs" / "baselines" / "oracle"
@@ -92,6 +92,12 @@ def _scenarios(tmp: Path, old: str, new: str | None) -> dict[str, str]:
 RUN = ["run", "--system", "oracle", "--family", "due_diligence_v1"]
 
 probe("model_empty", ["run", "--model", "", "--out", "{tmp}/never"], "system ''")
+for _model in ("openai/", "openai//x", "agent:openai/"):  # a provider and no model name
+    probe(
+        f"model_name_empty_{_model}",
+        ["run", "--model", _model, "--out", "{tmp}/never"],
+        "names no model after its provider",
+    )
 
 
 @probe("out_is_a_file")
@@ -579,9 +585,15 @@ def slow_server() -> Iterator[ScriptedServer]:
     server.stop()
 
 
+@pytest.mark.parametrize(
+    "stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=lambda s: s.name
+)
 def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
-    slow_server: ScriptedServer, tmp_path: Path
+    slow_server: ScriptedServer, tmp_path: Path, stop: signal.Signals
 ) -> None:
+    """Ctrl-C, and the signals that stop a process as a service manager or a closed terminal
+    does: one line, exit 130, what was recorded kept and the manifest `interrupted` (never left
+    `running`)."""
     out = tmp_path / "run"
     proc = subprocess.Popen(
         [
@@ -611,7 +623,7 @@ def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
         time.sleep(0.05)
     while time.monotonic() < deadline and len(read_records(out / "responses.jsonl")[0]) < 2:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(stop)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
     assert stderr.splitlines()[-1] == (
@@ -620,6 +632,7 @@ def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
     assert "Traceback" not in stderr
     records, problems = read_records(out / "responses.jsonl")
     assert problems == [] and 2 <= len(records) < 24
+    assert read_manifest(out).state == "interrupted"
 
 
 def _as_a_user(args: Args, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

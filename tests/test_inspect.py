@@ -1705,3 +1705,17 @@ def test_a_log_s_package_version_is_kept_as_its_unverified_claim(
     assert manifest.package_version != "9.9.9\nforged"
     assert manifest.config["unverified"] == {"package_version": "9.9.9\nforged"}
     assert manifest.scenario_hash == read_manifest(agent_eval.imported).scenario_hash
+
+
+@pytest.mark.parametrize(
+    "family",
+    [["due_diligence_v1", "compliance_audit_v1"], "due_diligence_v1,compliance_audit_v1"],
+    ids=["list", "text"],
+)
+def test_several_families_as_inspect_passes_them(family: object) -> None:
+    """`-T family=a,b` reaches the task as a list (inspect splits it), or as text from Python:
+    either gives the samples of both families, as `peb run --family a,b` does."""
+    evaluation = partial_evidence(family=family, seeds="11")
+    made = [f"{t.family}/{t.task_id}" for t in generate_tasks([FAMILIES["due_diligence_v1"],
+                                               FAMILIES["compliance_audit_v1"]], [11])]  # fmt: skip
+    assert [s.id for s in evaluation.dataset] == made
