@@ -399,20 +399,7 @@ def model_results(
     (`results_columns`). A `run` column leads where two runs share a model, protocol and tier.
     No model runs: an empty frame with the columns."""
     keys = ["model", "protocol", *(["tier"] if tier is None else []), "family"]
-    dirs = _runs(runs, baselines=False)
-    if not dirs:
-        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
-    models = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
-    scores, _ = score_run_dirs(dirs)
-    if tier is not None:
-        scores = scores.filter(pl.col("tier") == tier)
-    card = scorecard(scores).with_columns(
-        model=pl.col("run").replace_strict(models, default=pl.col("system"))
-    )
-    shared = card.select(keys).is_duplicated().any()
-    keys = ["run", *keys] if shared else keys
-    frame = _results(card, {k: pl.col(k) for k in keys}, metrics)
-    return frame.sort(keys)
+    return _named_results(_runs(runs, baselines=False), tier, "model", keys, metrics)
 
 
 def agent_results(
@@ -435,6 +422,16 @@ def agent_results(
         "family",
     ]
     dirs = [d for d in run_dirs(runs) if is_agent_run(read_manifest(d))]
+    return _named_results(dirs, tier, "system", keys, metrics)
+
+
+def _named_results(
+    dirs: list[Path], tier: Tier | None, named: str, keys: list[str], metrics: Sequence[Metric]
+) -> pl.DataFrame:
+    """The results table (`_results`) of the runs `dirs` on `tier` (None: every tier), each
+    run's system in column `named` as every table names it (`results.system_label`), by `keys`;
+    a `run` column leads where two runs share the keys. No runs: an empty frame with the
+    columns."""
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
@@ -442,7 +439,7 @@ def agent_results(
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
     card = scorecard(scores).with_columns(
-        system=pl.col("run").replace_strict(names, default=pl.col("system"))
+        pl.col("run").replace_strict(names, default=pl.col("system")).alias(named)
     )
     keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
     return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
