@@ -54,7 +54,6 @@ from ...systems import (
     Episode,
     Handoffs,
     PromptProtocol,
-    ReplyStatus,
     ResponseRecord,
     Step,
     ToolCall,
@@ -269,7 +268,7 @@ class McpBench:
                 yield writer
             finally:
                 for client in list(self.active.values()):
-                    self._end(client, "no_submit", "the server stopped before a submit")
+                    self._end(client, "the server stopped before a submit")
                 self.manifest = writer.close()
 
     def status(self, task_id: str) -> str:
@@ -328,9 +327,9 @@ class McpBench:
                 return _result(content, error)
         notes: list[str] = []
         if open_task.episode.session.over:
-            self._end(client, "ok")
+            self._end(client)
         elif open_task.steps >= self.max_steps:
-            self._end(client, "no_submit", f"no submit within {self.max_steps} tool calls")
+            self._end(client, f"no submit within {self.max_steps} tool calls")
             notes.append(
                 f"The episode is over: {self.max_steps} tool calls without a submit (recorded "
                 "as no_submit). Call list_tasks and start_task for another task."
@@ -422,20 +421,18 @@ class McpBench:
         which = f" (repeat {repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
         return f"Task {task_id}{which}.\n\n{text}", None
 
-    def _end(self, client: ClientState, status: ReplyStatus, error: str | None = None) -> None:
-        """Record the client's episode with `status` (one that ends without a second submit
-        after the user pushed back keeps its first: `Episode.out_of_budget`), and close it."""
+    def _end(self, client: ClientState, stopped: str | None = None) -> None:
+        """Record the client's episode, over as its session says (`stopped` None: `ok`) or
+        stopped for the reason `stopped` (`Episode.out_of_budget`: `no_submit`, or `ok` with
+        the first response where the user pushed back and no second submit came), and close
+        it."""
         open_task = client.task
         assert open_task is not None and self.writer is not None
         client.task = None
         self.active.pop(open_task.task_id, None)
         task = open_task.task
         episode = open_task.episode
-        reply = (
-            episode.reply(status, error)
-            if status == "ok" or error is None
-            else episode.out_of_budget(error)
-        )
+        reply = episode.reply("ok") if stopped is None else episode.out_of_budget(stopped)
         system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(
@@ -447,10 +444,7 @@ class McpBench:
         """The client's connection closed: its open episode ends without a submit."""
         if client.task is not None:
             calls = len(client.task.episode.steps)
-            self._end(
-                client, "no_submit", f"the client disconnected after {calls} tool calls without a "
-                "submit"
-            )  # fmt: skip
+            self._end(client, f"the client disconnected after {calls} tool calls without a submit")
 
 
 _EMPTY: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
