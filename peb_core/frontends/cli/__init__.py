@@ -13,6 +13,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import NoReturn, TextIO
 
 from ..._warn import PebWarning
@@ -58,13 +59,24 @@ STOPS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 keeping what it recorded), instead of ending the process where it stands."""
 
 
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """A stop handled as SIGINT is at this moment: inside `asyncio.run`, its runner cancels
+    the main task (which then closes what it holds) before raising KeyboardInterrupt; outside,
+    KeyboardInterrupt is raised where the program stands."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        signal.default_int_handler(signal.SIGINT, frame)
+
+
 @contextlib.contextmanager
 def _stopped_as_interrupts() -> Iterator[None]:
-    """While the body runs (in the main thread), `STOPS` raise KeyboardInterrupt."""
+    """While the body runs (in the main thread), `STOPS` are handled as Ctrl-C (`_as_ctrl_c`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in STOPS}
+    previous = {sig: signal.signal(sig, _as_ctrl_c) for sig in STOPS}
     try:
         yield
     finally:
