@@ -401,7 +401,7 @@ class RunSpec(BaseModel):
             "what the user does after an agent's response: pressure pushes back once on a "
             "reported gap (a deadline, an authority or a plea; no new evidence) and the last "
             "submit is scored",
-            frontends=_every("cli", "workbench", "mcp"),
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
             applies="agent_corpora",
             choices=_followups,
         ),

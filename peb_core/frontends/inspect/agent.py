@@ -2,22 +2,25 @@
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 
-- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate, contract)`: a setup
-  solver (it runs even when `--solver` replaces the task's solver) that gives each sample its own
-  `AgentSession` over its task's corpus, kept in `SESSIONS` under a key in the sample's store,
-  and puts the tools in the sample's `tools`;
+- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate, contract, followup)`:
+  a setup solver (it runs even when `--solver` replaces the task's solver) that gives each
+  sample its own `AgentSession` over its task's corpus (whose user, under `followup`
+  `pressure`, pushes back once on a reported gap), kept in `SESSIONS` under a key in the
+  sample's store, and puts the tools in the sample's `tools`;
 - `sample_tools()` (while a sample runs; or `episode_tools(spec, disclosure)`, every tool
   offered on every task: not `delegate`): the session's tools as inspect tools (`episode_tool`)
   with our description and schema, each call answered by the current sample's session
   (`AgentSession.acall`: the same code as our own loop), one call at a time; a call the
   session answers with an error raises `ToolError`, so inspect shows the model the error and
-  records it; an accepted submit returns the submitted response. inspect checks a call's
+  records it; any other call returns what the session shows (as our loop and the MCP server
+  show it), an accepted submit's response kept in the sample's store. inspect checks a call's
   arguments against the tool's schema before the tool runs: a call that fails the check is a
   tool error too, and never reaches the session;
-- `react_agent(max_steps)`: inspect's own `react()` over the sample's tools, its submit our
-  `submit` (kept in the conversation), no system prompt of its own (the sample's input is the
-  prompt protocol's agent messages), our reminder after a reply that calls no tool, and stopped
-  after `max_steps` model requests;
+- `react_agent(max_steps)`: inspect's own `react()` over the sample's tools (our `submit` one of
+  them: react's own submit would end the episode at its first accepted call), no system prompt
+  of its own (the sample's input is the prompt protocol's agent messages), run until the
+  session says the episode is over, as our loop runs: the user's push said as a turn of its
+  own, our reminder after a reply that calls no tool, stopped after `max_steps` model requests;
 - handoffs: on a task that lists sub-agents the sample's session has a delegator (`Handoffs`)
   and offers `delegate`; each handoff runs on the access layer's `handoff_view` (the
   intersection of scopes) by `InspectSubAgent` (react() with the sample's model, over tools
@@ -27,8 +30,9 @@ episode's trace read back from the conversation an inspect agent leaves.
 - `episode_reply(messages, max_steps, submitted, error, usage, handoffs)`: the episode as a
   `Reply` with its trace: one `Step` per assistant message (a model request), its tool calls,
   what each returned and the sub-episode each `delegate` call ran; `ok` with the response the
-  session accepted (kept in the sample's store, which inspect logs) if its submit came within
-  `max_steps` steps, else `error` when the agent failed, else `no_submit`. The scorer and
+  session accepted (kept in the sample's store, which inspect logs) if the submit that ended the
+  episode came within `max_steps` steps (or one the user answered, when no other came), else
+  `error` when the agent failed, else `no_submit`. The scorer and
   `peb import inspect` both call it, on the same messages, so the eval's metrics and `peb
   score` of its import are the same numbers, whatever agent ran: a submit after the budget does
   not count, for any agent;
@@ -42,9 +46,9 @@ import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from inspect_ai.agent import Agent, AgentState, AgentSubmit, react, run
+from inspect_ai.agent import Agent, AgentState, react, run
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -58,6 +62,7 @@ from inspect_ai.util import LimitExceededError, store
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from peb_core.access import (
+    DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
     AgentSession,
     AgentView,
@@ -66,6 +71,8 @@ from peb_core.access import (
     family_tools,
     handoff_arguments,
     hands_off,
+    submitted_response,
+    went_on,
 )
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
@@ -194,11 +201,9 @@ def _bound(
             _keep_handoff(session, ran, outcome.content)
         if outcome.error is not None:
             raise ToolError(outcome.error)
-        if outcome.submitted is None:
-            return outcome.content
-        if sample:
+        if sample and outcome.submitted is not None:
             store().set(SUBMITTED_KEY, outcome.submitted)
-        return outcome.submitted
+        return outcome.content
 
     schema = tool_params(parameters)
     # not truncated (inspect cuts a tool's output at 16 KB unless told): the model reads what
@@ -293,7 +298,7 @@ class InspectSubAgent:
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         session = view.session(self.disclosure)  # no delegator: handoffs are one level deep
-        agent = _react(_tools(session.tools, session), self.max_steps)
+        agent = _react(_tools(session.tools, session), self.max_steps, lambda: session)
         try:
             state = await run(agent, chat_messages(self.protocol.agent(view.start)))
         except LimitExceededError:
@@ -311,14 +316,15 @@ def episode_setup(
     max_steps: int = DEFAULT_MAX_STEPS,
     delegate: str | None = None,
     contract: ContractSource = DEFAULT_CONTRACT,
+    followup: str = DEFAULT_FOLLOWUP,
 ) -> Solver:
     """Give the sample its own session under `disclosure` over its task (generated again from
     the family, template, seed and tier its metadata names, with `corpus_size` documents and
-    its contract where `contract` says), and
-    the tools in its state (for solvers that take their tools from it). On a task that lists
-    sub-agents the session may hand off (`delegate`), each handoff run by the peb system
-    `delegate` names, or else by `InspectSubAgent` with the sample's model, `protocol` and
-    `max_steps`."""
+    its contract where `contract` says), whose user does what `followup` says after a
+    response, and the tools in its state (for solvers that take their tools from it). On a
+    task that lists sub-agents the session may hand off (`delegate`), each handoff run by the
+    peb system `delegate` names, or else by `InspectSubAgent` with the sample's model,
+    `protocol` and `max_steps`."""
     handing: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -340,7 +346,7 @@ def episode_setup(
                 system = InspectSubAgent(name, get_protocol(protocol), disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = view.session(disclosure, delegator=delegator)
+        SESSIONS[key] = view.session(disclosure, delegator=delegator, followup=followup)
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state
@@ -355,32 +361,39 @@ async def end_episode(state: TaskState) -> None:
         SESSIONS.pop(key, None)
 
 
-def _react(tools: Sequence[Tool], max_steps: int) -> Agent:
-    """inspect's `react()` over `tools`, with our `submit` (the tool whose accepted call ends
-    the episode) as its submit, stopped after `max_steps` model requests."""
-    named = {ToolDef(t).name: t for t in tools}
-    [submit] = [named.pop(name) for name in list(named) if ends_episode(name)]
+def _react(
+    tools: Sequence[Tool], max_steps: int, session_of: Callable[[], AgentSession]
+) -> Agent:
+    """inspect's `react()` over `tools` (our `submit` among them, as a tool of the episode's:
+    react's own submit would end the episode at its first accepted call), run until the
+    session `session_of()` gives says the episode is over, as our loop runs: at the first
+    accepted submit, or once the user pushed back at the next (`--followup pressure`, the
+    user's words then said to the model as a turn of their own, as our loop says them);
+    stopped after `max_steps` model requests, our reminder after a reply that calls no tool.
+    The output's completion is the response that counts (as react's submit makes it)."""
+    told: list[str] = []
 
     async def on_continue(state: AgentState) -> bool | str:
+        session = session_of()
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
-        if steps >= max_steps:
+        if session.over or steps >= max_steps:
+            state.output.completion = session.submitted or state.output.completion
             return False
+        pushback = session.pushback
+        if pushback is not None and not told:
+            told.append(pushback)
+            return pushback
         return True if state.output.message.tool_calls else agent_reminder()["content"]
 
-    return react(
-        prompt=None,
-        tools=list(named.values()),
-        submit=AgentSubmit(tool=submit, answer_only=True, keep_in_messages=True),
-        on_continue=on_continue,
-    )
+    return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
 
 def react_agent(max_steps: int) -> Agent:
     """inspect's `react()` over the current sample's tools (`sample_tools()`: on a task that
-    lists sub-agents, `delegate` among them, described with the task's sub-agents), with our
-    `submit` as its submit, stopped after `max_steps` model requests; built while a sample
-    runs."""
-    return _react(sample_tools(), max_steps)
+    lists sub-agents, `delegate` among them, described with the task's sub-agents), run until
+    its session says the episode is over or for `max_steps` model requests (`_react`); built
+    while a sample runs."""
+    return _react(sample_tools(), max_steps, _session)
 
 
 _SENT = {type(make("")): role for role, make in ROLES.items()}
@@ -409,12 +422,21 @@ def _reached(message: ChatMessageTool | None) -> bool:
     return message is not None and (message.error is None or message.error.type == "unknown")
 
 
-def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tuple[Step, bool]]:
-    """Each model request's step, and whether it made a submit that did not fail. A call's
-    result is the tool message answering its id before the next request (ids need not be
-    unique across an episode). The `delegate` calls that did not fail take the `pending`
-    handoffs in order (removing them), each one whose result is what the call returned."""
-    steps: list[tuple[Step, bool]] = []
+class _Turn(NamedTuple):
+    """A model request's step; whether a submit of it that did not fail ended the episode (the
+    user did not answer it); the response of its last submit that did not fail (None: none)."""
+
+    step: Step
+    ends: bool
+    accepted: str | None
+
+
+def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_Turn]:
+    """Each model request's `_Turn`. A call's result is the tool message answering its id
+    before the next request (ids need not be unique across an episode). The `delegate` calls
+    that did not fail take the `pending` handoffs in order (removing them), each one whose
+    result is what the call returned."""
+    steps: list[_Turn] = []
     sent: list[dict[str, str]] = []
     for number, message in enumerate(messages):
         role = _SENT.get(type(message))
@@ -430,10 +452,12 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
                 results.setdefault(later.tool_call_id, later)
         calls = message.tool_calls or []
         shown = [_result(results.get(c.id)) for c in calls]
-        submits = any(
-            ends_episode(c.function) and error is None
-            for c, (_, error) in zip(calls, shown, strict=True)
-        )
+        arguments = [json.dumps(c.arguments, ensure_ascii=False) for c in calls]
+        accepted = [
+            (c.function, text, given)
+            for c, (text, error), given in zip(calls, shown, arguments, strict=True)
+            if ends_episode(c.function) and error is None
+        ]
         delegations: list[Delegation | None] = []
         for c, (text, error) in zip(calls, shown, strict=True):
             ran = hands_off(c.function) and error is None and pending
@@ -444,10 +468,10 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
                 ToolCall(
                     id=c.id,
                     name=c.function,
-                    arguments=json.dumps(c.arguments, ensure_ascii=False),
+                    arguments=given,
                     reached=_reached(results.get(c.id)),
                 )
-                for c in calls
+                for c, given in zip(calls, arguments, strict=True)
             ],
             shown,
             delegations,
@@ -455,7 +479,9 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
             content=message.text or None,
             reasoning=_reasoning(message),
         )
-        steps.append((step, submits))
+        ends = any(not went_on(name, text) for name, text, _ in accepted)
+        last = submitted_response(accepted[-1][0], accepted[-1][2]) if accepted else None
+        steps.append(_Turn(step, ends, last))
         sent = []
     return steps
 
@@ -463,7 +489,7 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[tu
 def conversation_steps(messages: Sequence[ChatMessage]) -> list[Step]:
     """Every model request of a conversation as a step (its calls, what each returned and its
     error), past any step budget and submit: each call a tool answered reached the tools."""
-    return [step for step, _ in _steps(messages, [])]
+    return [turn.step for turn in _steps(messages, [])]
 
 
 def episode_reply(
@@ -475,13 +501,16 @@ def episode_reply(
     handoffs: Sequence[HandedOff] = (),
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
-    submit, at most `max_steps` of them. `submitted` is the response the sample's session
-    accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in the conversation
-    counts only if the session accepted one (a conversation can be written by its agent);
-    if the agent left its submit out of the conversation, the submit counts after its last
-    step. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran, each
-    nested in the step of the `delegate` call that returned its result (`Step.delegations`);
-    a handoff no call in the conversation returned still counts (`_unrecorded`)."""
+    submit that ended it, at most `max_steps` of them. `submitted` is the last response the
+    sample's session accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in
+    the conversation counts only if the session accepted one (a conversation can be written by
+    its agent); if the agent left its submit out of the conversation, the submit counts after
+    its last step. A submit the user answered (`--followup pressure`) ends nothing: the next
+    accepted submit does, and if none comes within `max_steps` steps the one the user answered
+    stands. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran,
+    each nested in the step of the `delegate` call that returned its result
+    (`Step.delegations`); a handoff no call in the conversation returned still counts
+    (`_unrecorded`)."""
     pending = list(handoffs)
     steps = _steps(messages, pending)
     trace: list[Step] = []
@@ -490,11 +519,15 @@ def episode_reply(
         episode = _unrecorded(trace, pending)
         return Reply(status=status, raw=raw, error=why, usage=usage or Usage(), trace=episode)
 
-    for number, (step, submits) in enumerate(steps[:max_steps], start=1):
-        trace.append(step)
-        if submits and submitted is not None:
+    stands: str | None = None  # the response of an accepted submit the user answered
+    for number, turn in enumerate(steps[:max_steps], start=1):
+        trace.append(turn.step)
+        if turn.ends and submitted is not None:
             return ended("ok", raw=submitted)
+        stands = turn.accepted or stands
         if number == max_steps:
+            if stands is not None and submitted is not None:
+                return ended("ok", raw=stands)
             return ended("no_submit", why=f"no submit within {max_steps} steps")
     if submitted is not None:
         return ended("ok", raw=submitted)

@@ -30,6 +30,7 @@ from inspect_ai.model._call_tools import validate_tool_input
 from inspect_ai.tool import ToolParams
 
 from peb_core.access import (
+    DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
     AgentSession,
@@ -89,14 +90,15 @@ class _Kept:
 @dataclass(frozen=True)
 class Replay:
     """How a run's episodes replay (`episode`): its disclosure mode, the system that ran its
-    handoffs (`sub_agent`, as each `Delegation` names it) and whether that system's calls went
+    handoffs (`sub_agent`, as each `Delegation` names it), whether that system's calls went
     through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
     may be refused before a tool runs; else a peb agent system, each of whose calls reached its
-    session)."""
+    session) and what the user did after a response (`followup`; a sub-agent meets none)."""
 
     disclosure: str
     sub_agent: str
     inspect_sub_agent: bool
+    followup: str = DEFAULT_FOLLOWUP
 
     async def calls(
         self,
@@ -108,7 +110,7 @@ class Replay:
     ) -> None:
         """Make each call of `steps` again on `session`, in order; a NotVerified at the first
         whose recorded result differs. `by_inspect`: the calls went through inspect's tools
-        (an error is shown as the error's text, an accepted submit as the response). A
+        (an error is shown as the error's text). A
         `delegate` call takes the next of `handoffs` (what the store keeps of the call)."""
         tools = {t["function"]["name"]: tool_params(t["function"]["parameters"])
                  for t in session.tools}  # fmt: skip
@@ -140,12 +142,10 @@ class Replay:
                         outcome = await session.acall(call.name, call.arguments)
                     except NotVerified as exc:
                         raise NotVerified(f"{at}: {exc}") from None
-                    if not by_inspect:
-                        expected = (outcome.content, outcome.error)
-                    elif outcome.error is not None:
+                    if by_inspect and outcome.error is not None:
                         expected = (outcome.error, outcome.error)
                     else:
-                        expected = (outcome.submitted or outcome.content, None)
+                        expected = (outcome.content, outcome.error)
                     if handing is not None and len(handing.done) > ran:
                         _same_handoff(handing.done[-1], outcome.content, handoffs, ran, at)
                 if (result, error) != expected:
@@ -181,7 +181,7 @@ class Replay:
         view = agent_view(task, spec)
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
-        session = view.session(self.disclosure, delegator=handing)
+        session = view.session(self.disclosure, delegator=handing, followup=self.followup)
         await self.calls(session, conversation_steps(messages), True, handoffs=handoffs)
         left = handoffs[kept.taken :]
         if left and task.grants:

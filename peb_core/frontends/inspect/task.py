@@ -19,11 +19,10 @@ JSONSchema has no `$defs`, `maxItems` nor `title`: the array caps are not sent).
 reads each reply with `read_reply` and scores it with `score_run`, and each inspect metric is
 the scorecard's own number over the samples: see `METRICS`.
 
-On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`, `contract`) a
-sample is
-an agent's episode instead: its input the protocol's agent messages, its tools the access
-layer's, run by inspect's `react()` agent unless `--solver` names another, scored with the
-trace metrics too (`agent`; docs/benchmark.md §10.1).
+On the agent tier (`-T tier=agent`, with `disclosure`, `max_steps`, `corpus_size`, `contract`,
+`followup`) a sample is an agent's episode instead: its input the protocol's agent messages,
+its tools the access layer's, run by inspect's `react()` agent unless `--solver` names another,
+scored with the trace metrics too (`agent`; docs/benchmark.md §10.1).
 
 `import_log` writes a run folder from an eval log of this task, as `peb run` would have, so
 `peb score`, `peb compare`, `peb report` and the notebooks read it (an episode with its trace),
@@ -37,7 +36,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from inspect import Parameter, Signature
-from itertools import islice
+from itertools import islice, product
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
@@ -61,7 +60,7 @@ from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from peb_core._provenance import package_version
-from peb_core.access import DISCLOSURES, agent_start
+from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
     HANDOFFS_KEY,
     SUB_AGENT,
@@ -110,6 +109,7 @@ from peb_core.systems import (
     ResponseRecord,
     Usage,
     clean_reply,
+    followup_config,
     get_protocol,
     redact_url,
     response_format,
@@ -409,7 +409,8 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     `grants`) each sample is an agent's episode: inspect's `react()` agent (or the `--solver`
     given) with the access layer's tools over the task's corpus under `disclosure`, at most
     `max_steps` model requests, `corpus_size` documents per task, the contract given or to be
-    found in the corpus (`contract`). On tasks that list sub-agents
+    found in the corpus (`contract`), its user pushing back once on a reported gap under
+    `followup` `pressure`. On tasks that list sub-agents
     `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
     peb agent system `delegate_system` names. Every option is the run declaration's
     (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s), read by
@@ -449,7 +450,13 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     return inspect_ai.Task(
         dataset=dataset,
         setup=episode_setup(
-            spec.disclosure, plan.corpus_size, prompts.id, steps, spec.delegate_system, contract
+            spec.disclosure,
+            plan.corpus_size,
+            prompts.id,
+            steps,
+            spec.delegate_system,
+            contract,
+            spec.followup,
         ),
         solver=react_episode(steps),
         cleanup=end_episode,
@@ -463,6 +470,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             "corpus_size": plan.corpus_size,
             "contract": contract,
             "delegate_system": spec.delegate_system,
+            "followup": spec.followup,
         },
     )
 
@@ -504,6 +512,9 @@ class _EvalMetadata(BaseModel):
     `given`)."""
     delegate_system: str | None = None
     """The peb system that ran handoffs (None: inspect's react() with the eval's model)."""
+    followup: str | None = None
+    """What the user did after a response (None in logs written before it was recorded:
+    `none`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -599,6 +610,7 @@ def _settings(plan: RunPlan) -> dict[str, Any]:
             "corpus_size": plan.corpus_size,
             "contract": plan.contract,
             "delegate_system": plan.spec.delegate_system,
+            "followup": plan.spec.followup,
         }
     return settings
 
@@ -666,8 +678,8 @@ def _unverified_reply(sample: EvalSample, expected: Sample, one_shot: bool) -> s
 
 def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Replay) -> str | None:
     """Why a sample's episode does not replay (`Replay.episode`), or None if it does; an
-    InspectLogError for a malformed store, or if it replays under another disclosure mode than
-    the log's (the log's mode is not the run's)."""
+    InspectLogError for a malformed store, or if it replays under another disclosure mode or
+    follow-up than the log's (the log's settings are not the run's)."""
     try:
         handoffs = handed_off(sample.store.get(HANDOFFS_KEY))
     except ValueError as exc:
@@ -686,11 +698,20 @@ def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Repl
     reason = unverified(replay)
     if reason is None:
         return None
-    for other in DISCLOSURES:
-        if other != replay.disclosure and unverified(replace(replay, disclosure=other)) is None:
+    for disclosure, followup in product(DISCLOSURES, FOLLOWUPS):
+        other = replace(replay, disclosure=disclosure, followup=followup)
+        if other != replay and unverified(other) is None:
+            differ = [
+                f"{label} {theirs}, not {ours}"
+                for label, theirs, ours in (
+                    ("disclosure", disclosure, replay.disclosure),
+                    ("follow-up", followup, replay.followup),
+                )
+                if theirs != ours
+            ]
             raise InspectLogError(
-                f"the access layer gives what the log records under disclosure {other}, not "
-                f"{replay.disclosure} as the log says"
+                f"the access layer gives what the log records under {' and '.join(differ)} "
+                "as the log says"
             )
     return reason
 
@@ -742,6 +763,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         values |= {"disclosure": meta.disclosure, "max_steps": meta.max_steps}
         values |= {"corpus_size": meta.corpus_size, "delegate_system": meta.delegate_system}
         values |= {"contract": meta.contract}
+        values |= {"followup": meta.followup} if meta.followup is not None else {}
     try:
         plan = inspect_plan(values | {"max_tasks": max_tasks})
     except ValueError as exc:
@@ -783,7 +805,10 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     handing = plan.delegate  # None: inspect's react() with the eval's model
     sub_agent = system_name(f"{SUB_AGENT}:{spec.model}", protocol.id)
     replay = Replay(
-        plan.spec.disclosure, sub_agent if handing is None else handing.name, handing is None
+        plan.spec.disclosure,
+        sub_agent if handing is None else handing.name,
+        handing is None,
+        plan.spec.followup,
     )
     tasks: dict[tuple[str, str], Task] = {}
     seen: set[tuple[str, str, int]] = set()
@@ -873,6 +898,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         config["response_format"] = "json_schema"
     else:
         config.update(agent=agent, disclosure=plan.spec.disclosure, max_steps=episode)
+        config.update(followup_config(plan.spec.followup))
         if meta.delegate_system is not None:
             config["delegate_system"] = {"name": meta.delegate_system}
     manifest = new_manifest(
