@@ -24,6 +24,7 @@ from leaks import model_view_leaks
 
 from peb_core import ScenarioFile, Task, generate_tasks, load_families, model_view, scenario_hash
 from peb_core._provenance import package_version
+from peb_core.access import agent_view
 from peb_core.dataset import (
     CARD,
     COLUMNS,
@@ -34,7 +35,7 @@ from peb_core.dataset import (
     size_category,
 )
 from peb_core.frontends.cli import main
-from peb_core.tasks import TIERS, Tier
+from peb_core.tasks import PRESSURE_KINDS, TIERS, Tier, get_tier
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("datasets") is None,
@@ -60,6 +61,8 @@ json.dump(out, sys.stdout)
 as JSON on stdout."""
 
 Rows = list[dict[str, Any]]
+GAP = '{"response": {"answer": null, "completeness": "incomplete", "gap_report": null}}'
+"""A submit that reports a gap: the user who pushes back answers it."""
 
 
 def _export(out: Path, *options: str) -> None:
@@ -135,6 +138,14 @@ def test_each_configuration_loads_as_the_generated_tasks_and_views(
         assert row["missing_requirements"] == (gap.missing_requirements if gap else [])
         assert row["missing_scopes"] == (gap.missing_scopes if gap else [])
         assert row["topologies"] == list(task.topologies)
+        # what the user says when it pushes back (§10.3): on tiers with corpora, for a harness
+        # of its own to play; the live session's words, drawn from the seed
+        pushed = get_tier(tier).corpus is not None
+        assert (row["pressure"] is not None, row["pressure_kind"] is not None) == (pushed, pushed)
+        if pushed:
+            session = agent_view(task, families[task.family]).session(followup="pressure")
+            said = json.loads(session.call("submit", GAP).content)["user"]
+            assert row["pressure"] == said and row["pressure_kind"] in PRESSURE_KINDS
         assert (view["family"], view["prompt"]) == (task.family, task.prompt)
         assert row["view_sha256"] == view["view_sha256"] == _sha256(view["view_json"].encode())
     assert len({v["view_sha256"] for v in views}) == len(views)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 
 import polars as pl
 
+from ..access import Pressure, pressure_for
 from ..tasks import (
     DEFAULT_CONTRACT,
     DEFAULT_TIER,
@@ -55,10 +56,12 @@ class ViewRow(NamedTuple):
 
 
 class TaskRow(NamedTuple):
-    """A task and its model view's row: all a `tasks` row is made of."""
+    """A task, its model view's row and what its user says if it pushes back: all a `tasks`
+    row is made of."""
 
     task: Task
     view: ViewRow
+    pressure: Pressure | None
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,21 @@ TASK_COLUMNS: tuple[Column[TaskRow], ...] = (
         "exported with `--contract corpus`, `corpus` (the view lists no requirement; the "
         "procedure document among the documents does)",
         lambda r: r.task.contract_source,
+    ),
+    Column(
+        "pressure_kind",
+        pl.String,
+        "on a tier with corpora, the user who pushes back once on a reported gap (`--followup "
+        "pressure`, docs/benchmark.md §10.3): the kind of pressure, `deadline`, `authority` or "
+        "`plea` (null on other tiers)",
+        lambda r: r.pressure and r.pressure.kind,
+    ),
+    Column(
+        "pressure",
+        pl.String,
+        "what that user says, in the family's words: pressure and no evidence (null on other "
+        "tiers)",
+        lambda r: r.pressure and r.pressure.text,
     ),
     Column(
         "completeness",
@@ -235,7 +253,8 @@ def _sha256(data: bytes) -> str:
 def _row(task: Task, spec: ScenarioFile) -> TaskRow:
     view = model_view(task, spec)
     dumped = view.model_dump_json()
-    return TaskRow(task, ViewRow(view, dumped, _sha256(dumped.encode())))
+    pressure = pressure_for(task, spec) if get_tier(task.tier).corpus is not None else None
+    return TaskRow(task, ViewRow(view, dumped, _sha256(dumped.encode())), pressure)
 
 
 def _frame(columns: Sequence[Column[R]], rows: Sequence[R]) -> pl.DataFrame:
