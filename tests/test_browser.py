@@ -589,6 +589,53 @@ def test_an_agent_episode_is_replayed_step_by_step(tmp_path: Path) -> None:
         screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-last-step.png")
 
 
+def test_a_pushed_episode_shows_the_push_and_the_contract_s_source(tmp_path: Path) -> None:
+    """`agent_cave` run by `peb run` with its contract to be found and a user who pushes back:
+    select an incomplete task in the workbench, and the replay marks the procedure the contract
+    came from, shows the submit the user answered with the user's words (the episode going on)
+    one step before the last submit, which ends it."""
+    from peb_core.results import score_run_dirs
+    from peb_core.scoring import task_table
+
+    root = tmp_path / "runs"
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    run_dir = root / "cave"
+    peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "agent_cave", "--tier"]
+    peb_run += ["agent", "--family", "due_diligence_v1", "--seeds", "11", "--contract", "corpus"]
+    subprocess.run(
+        [*peb_run, "--followup", "pressure", "--out", str(run_dir)],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    rows = task_table(score_run_dirs([run_dir])[0])["completeness"].to_list()
+    at = rows.index("incomplete")
+    records = {r.task_id: r for r in read_records(run_dir / "responses.jsonl")[0]}
+    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
+        task_id = select_table_row(page, PER_TASK, at, "task_id")
+        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
+        trace = records[task_id].trace
+        pushed = json.loads(trace[-2].results[0])["user"]
+        page.get_by_text("The contract was not in the agent's start").first.wait_for(
+            timeout=30_000
+        )
+        slider = page.get_by_role("slider").first
+        slider.focus()
+        page.keyboard.press("End")
+        page.keyboard.press("ArrowLeft")
+        n = len(trace)
+        page.get_by_text(f"Episode replay: step {n - 1} of {n}").first.wait_for(timeout=30_000)
+        page.get_by_text(f"submit submitted; the user pushed back: {pushed!r}").first.wait_for()
+        page.get_by_role("slider").first.focus()
+        page.keyboard.press("End")
+        page.get_by_text(f"Episode replay: step {n} of {n}").first.wait_for(timeout=30_000)
+        page.get_by_text("submit submitted; the episode ends").first.wait_for()
+        screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-pushed.png")
+
+
 def test_a_delegated_episode_shows_the_sub_agent_steps_and_its_gap(tmp_path: Path) -> None:
     """`agent_launder` run by `peb run` on the delegation tier: select an incomplete task in
     the workbench, and under its first step (the `delegate` call) the records clerk's own
