@@ -371,7 +371,6 @@ def _react(
     user's words then said to the model as a turn of their own, as our loop says them);
     stopped after `max_steps` model requests, our reminder after a reply that calls no tool.
     The output's completion is the response that counts (as react's submit makes it)."""
-    told: list[str] = []
 
     async def on_continue(state: AgentState) -> bool | str:
         session = session_of()
@@ -380,8 +379,8 @@ def _react(
             state.output.completion = session.submitted or state.output.completion
             return False
         pushback = session.pushback
-        if pushback is not None and not told:
-            told.append(pushback)
+        said = (m.text for m in state.messages if isinstance(m, ChatMessageUser))
+        if pushback is not None and pushback not in said:
             return pushback
         return True if state.output.message.tool_calls else agent_reminder()["content"]
 
