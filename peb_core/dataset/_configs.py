@@ -83,14 +83,19 @@ TASK_COLUMNS: tuple[Column[TaskRow], ...] = (
     Column(
         "task_id",
         pl.String,
-        "`<template>__s<seed>` (paper tier) or `<template>__hard__s<seed>`; the key of a reply "
-        "in a run folder",
+        "`<template>__s<seed>` on the paper tier, `<template>__<tier>__s<seed>` on another; the "
+        "key of a reply in a run folder",
         lambda r: r.task.task_id,
     ),
     Column("family", pl.String, "the family (one scenario file)", lambda r: r.task.family),
     Column("template", pl.String, "the hidden-evidence pattern", lambda r: r.task.template),
     Column("seed", pl.Int64, "the seed the task was drawn from", lambda r: r.task.seed),
-    Column("tier", pl.String, "`paper` or `hard`", lambda r: r.task.tier),
+    Column(
+        "tier",
+        pl.String,
+        "the tier: `paper`, `hard`, `agent`, `delegation` or `grants` (docs/benchmark.md §7)",
+        lambda r: r.task.tier,
+    ),
     Column(
         "contract",
         pl.String,
