@@ -5,6 +5,7 @@ Screenshots go to test-artifacts/ (gitignored)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -37,7 +38,7 @@ from scripted_server import ScriptedServer, Step
 
 from peb_core.results import SCRATCH
 from peb_core.runs import read_manifest, read_records, run_folder_name, run_status, run_system
-from peb_core.systems import BASELINES
+from peb_core.systems import BASELINES, ResponseRecord
 from peb_core.tasks import TIERS, count_tasks, generate_task, load_families, stale_facts
 
 pytestmark = pytest.mark.skipif(
@@ -589,25 +590,23 @@ def test_an_agent_episode_is_replayed_step_by_step(tmp_path: Path) -> None:
         screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-last-step.png")
 
 
-def test_a_pushed_episode_shows_the_push_and_the_contract_s_source(tmp_path: Path) -> None:
-    """`agent_cave` run by `peb run` with its contract to be found and a user who pushes back:
-    select an incomplete task in the workbench, and the replay marks the procedure the contract
-    came from, shows the submit the user answered with the user's words (the episode going on)
-    one step before the last submit, which ends it."""
+@contextlib.contextmanager
+def _incomplete_task_in_workbench(
+    tmp_path: Path, name: str, options: list[str]
+) -> Iterator[tuple[Any, ResponseRecord]]:
+    """`peb run OPTIONS` on seed 11 of due_diligence_v1 into the runs root's folder `name`,
+    then the workbench in Chromium with the worked example of the run's first incomplete task
+    open: the page and that task's record."""
     from peb_core.results import score_run_dirs
     from peb_core.scoring import task_table
 
     root = tmp_path / "runs"
     env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
-    run_dir = root / "cave"
-    peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "agent_cave", "--tier"]
-    peb_run += ["agent", "--family", "due_diligence_v1", "--seeds", "11", "--contract", "corpus"]
+    run_dir = root / name
+    peb_run = [sys.executable, "-m", "peb_core", "run", *options]
+    peb_run += ["--family", "due_diligence_v1", "--seeds", "11", "--out", str(run_dir)]
     subprocess.run(
-        [*peb_run, "--followup", "pressure", "--out", str(run_dir)],
-        env={**env, "PYTHONPATH": str(ROOT)},
-        check=True,
-        capture_output=True,
-        timeout=300,
+        peb_run, env={**env, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True, timeout=300
     )
     rows = task_table(score_run_dirs([run_dir])[0])["completeness"].to_list()
     at = rows.index("incomplete")
@@ -617,11 +616,20 @@ def test_a_pushed_episode_shows_the_push_and_the_contract_s_source(tmp_path: Pat
         page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
         task_id = select_table_row(page, PER_TASK, at, "task_id")
         page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
-        trace = records[task_id].trace
+        yield page, records[task_id]
+
+
+def test_a_pushed_episode_shows_the_push_and_the_contract_s_source(tmp_path: Path) -> None:
+    """`agent_cave` run by `peb run` with its contract to be found and a user who pushes back:
+    select an incomplete task in the workbench, and the replay marks the procedure the contract
+    came from, shows the submit the user answered with the user's words (the episode going on)
+    one step before the last submit, which ends it."""
+    options = ["--system", "agent_cave", "--tier", "agent", "--contract", "corpus"]
+    options += ["--followup", "pressure"]
+    with _incomplete_task_in_workbench(tmp_path, "cave", options) as (page, record):
+        trace = record.trace
         pushed = json.loads(trace[-2].results[0])["user"]
-        page.get_by_text("The contract was not in the agent's start").first.wait_for(
-            timeout=30_000
-        )
+        page.get_by_text("The contract was not in the agent's start").first.wait_for(timeout=30_000)
         slider = page.get_by_role("slider").first
         slider.focus()
         page.keyboard.press("End")
@@ -641,30 +649,9 @@ def test_a_delegated_episode_shows_the_sub_agent_steps_and_its_gap(tmp_path: Pat
     the workbench, and under its first step (the `delegate` call) the records clerk's own
     episode shows, its steps in a table of their own, beside what it reported missing and that
     this gap did not reach the final report."""
-    from peb_core.results import score_run_dirs
-    from peb_core.scoring import task_table
-
-    root = tmp_path / "runs"
-    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
-    run_dir = root / "launder"
-    peb_run = [sys.executable, "-m", "peb_core", "run", "--system", "agent_launder"]
-    peb_run += ["--tier", "delegation", "--family", "due_diligence_v1", "--seeds", "11"]
-    subprocess.run(
-        [*peb_run, "--out", str(run_dir)],
-        env={**env, "PYTHONPATH": str(ROOT)},
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    rows = task_table(score_run_dirs([run_dir])[0])["completeness"].to_list()
-    at = rows.index("incomplete")
-    records = {r.task_id: r for r in read_records(run_dir / "responses.jsonl")[0]}
-    with serve(ROOT / "notebooks" / "workbench.py", env) as url, chromium_page() as page:
-        page.goto(url)
-        page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
-        task_id = select_table_row(page, PER_TASK, at, "task_id")
-        page.get_by_text(f"Worked example: {task_id}").first.wait_for(timeout=30_000)
-        (delegation,) = records[task_id].trace[0].delegations
+    options = ["--system", "agent_launder", "--tier", "delegation"]
+    with _incomplete_task_in_workbench(tmp_path, "launder", options) as (page, record):
+        (delegation,) = record.trace[0].delegations
         assert delegation is not None
         page.get_by_text("Step 1: its tool calls").first.wait_for(timeout=30_000)
         page.get_by_text(
