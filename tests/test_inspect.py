@@ -1715,6 +1715,43 @@ def test_a_forged_episode_is_set_aside_and_the_honest_ones_import_as_before(
     assert row["unsafe_completeness_upper"] >= before["unsafe_completeness_rate"]
 
 
+def _shown_as_before(log: EvalLog) -> int:
+    """Each accepted submit's result edited to the response the session accepted, as inspect's
+    tools showed it before `--followup` (a log of an earlier version); how many were edited."""
+    assert log.samples is not None
+    edited = 0
+    for sample in log.samples:
+        submitted = sample.store.get(SUBMITTED_KEY)
+        for message in _tool_messages(sample):
+            if message.function == "submit" and message.error is None and submitted is not None:
+                message.content = submitted
+                edited += 1
+    return edited
+
+
+def test_a_log_written_before_the_follow_up_imports_as_it_did(
+    agent_eval: AgentEval, tmp_path: Path
+) -> None:
+    """Before `--followup`, inspect's submit showed the agent the response it accepted; such a
+    log verifies and imports to the same replies and the same scores."""
+    log = read_eval_log(str(agent_eval.log))
+    assert _shown_as_before(log) >= 3
+    path = tmp_path / "before.eval"
+    write_eval_log(log, path)
+    out = tmp_path / "out"
+    result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    honest = read_records(agent_eval.imported / RESPONSES)[0]
+    records = read_records(out / RESPONSES)[0]
+    assert [(r.key, r.status, r.raw) for r in records] == [
+        (r.key, r.status, r.raw) for r in honest
+    ]
+    row, before = (_scorecard_row(run, tmp_path) for run in (out, agent_eval.imported))
+    assert {k: v for k, v in row.items() if k != "run"} == {
+        k: v for k, v in before.items() if k != "run"
+    }
+
+
 def _scorecard_row(run: Path, tmp: Path) -> dict[str, Any]:
     scored = peb(["score", str(run), "--json"], tmp)
     assert scored.returncode == 0, scored.stderr

@@ -35,7 +35,9 @@ from peb_core.access import (
     MAX_HANDOFFS,
     AgentSession,
     AgentView,
+    ToolOutcome,
     agent_view,
+    went_on,
 )
 from peb_core.frontends.inspect.agent import (
     NOT_CARRIED_OUT,
@@ -87,6 +89,18 @@ class _Kept:
         return reply
 
 
+def _shown_as_before(name: str, result: str, outcome: ToolOutcome) -> bool:
+    """Whether `result` is what inspect's tools showed of an accepted submit that ended the
+    episode before the user could push back (logs written before `--followup`): the response
+    the session accepted, in place of what the session shows of it. Nothing the agent did not
+    write itself: the response is the call's own argument."""
+    return (
+        outcome.submitted is not None
+        and result == outcome.submitted
+        and not went_on(name, outcome.content)
+    )
+
+
 @dataclass(frozen=True)
 class Replay:
     """How a run's episodes replay (`episode`): its disclosure mode, the system that ran its
@@ -110,8 +124,9 @@ class Replay:
     ) -> None:
         """Make each call of `steps` again on `session`, in order; a NotVerified at the first
         whose recorded result differs. `by_inspect`: the calls went through inspect's tools
-        (an error is shown as the error's text). A
-        `delegate` call takes the next of `handoffs` (what the store keeps of the call)."""
+        (an error is shown as the error's text; a submit that ended the episode may show the
+        response it accepted, `_shown_as_before`). A `delegate` call takes the next of
+        `handoffs` (what the store keeps of the call)."""
         tools = {t["function"]["name"]: tool_params(t["function"]["parameters"])
                  for t in session.tools}  # fmt: skip
         handing = session.delegator if isinstance(session.delegator, Handoffs) else None
@@ -144,6 +159,8 @@ class Replay:
                         raise NotVerified(f"{at}: {exc}") from None
                     if by_inspect and outcome.error is not None:
                         expected = (outcome.error, outcome.error)
+                    elif by_inspect and _shown_as_before(call.name, result, outcome):
+                        expected = (result, None)
                     else:
                         expected = (outcome.content, outcome.error)
                     if handing is not None and len(handing.done) > ran:
