@@ -97,6 +97,7 @@ from ._stream import (
     score_replies,
     score_run,
     score_runs,
+    with_record_columns,
 )
 from ._tables import (
     CLAIMED,
@@ -241,6 +242,7 @@ __all__ = [
     "with_grant_states",
     "with_handoffs",
     "with_pooled",
+    "with_record_columns",
     "with_repeats",
     "with_verdict",
 ]

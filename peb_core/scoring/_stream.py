@@ -233,8 +233,23 @@ def score_replies(
     ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
     responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
     responses = with_grant_states(responses, replayed, frames.unanswered)
+    scores = score_frames(frames.tasks, frames.expected, responses, answers)
+    return with_record_columns(scores, frames, replies, answers, replayed)
+
+
+def with_record_columns(
+    scores: pl.DataFrame,
+    frames: TaskFrames,
+    replies: Replies,
+    answers: pl.DataFrame,
+    replayed: pl.DataFrame | None,
+) -> pl.DataFrame:
+    """`scores` (`score_frames` of the replies `answers` belong to) with what `replies` kept of
+    their records besides the replies: the trace columns for an agent's run
+    (`_trace.EPISODE_COLUMNS`, else null), the handoff columns, the follow-up columns
+    (`_followup.FOLLOWUP_COLUMNS`) and the repeat columns (`with_repeats`)."""
     scores = with_episodes(
-        score_frames(frames.tasks, frames.expected, responses, answers),
+        scores,
         frames.episodes if replies.episodes else None,
         pl.DataFrame(replies.traces, schema=TRACE_SCHEMA, orient="row"),
         answers,
