@@ -41,6 +41,7 @@ TAGS = {
     "pushback_reply",
     "mid_episode",
     "long",
+    "plain",
 }
 PER_FAMILY = {"dev.jsonl": 21, "heldout_a.jsonl": 25}
 """How many messages each family has in the sets whose size the issue fixed."""
