@@ -37,6 +37,7 @@ CueKind = Literal[
     "incomplete",
     "complete",
     "missing",
+    "present",
     "idiom",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
@@ -55,6 +56,7 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "incomplete": ("claims", "incomplete"),
     "complete": ("claims", "complete"),
     "missing": ("claims", "missing"),
+    "present": ("claims", "present"),
     "idiom": ("idioms", "phrases"),
 }
 
@@ -69,6 +71,7 @@ class Cues:
     sources: frozenset[str]
     verbs: frozenset[Words]
     ends: frozenset[Words]
+    report_nouns: frozenset[str]
     qualified: frozenset[Words]
     frames: frozenset[Words]
     skip: frozenset[Words]
@@ -95,6 +98,7 @@ def cues() -> Cues:
         sources=words("attribution", "sources"),
         verbs=_phrases(raw["attribution"]["verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
+        report_nouns=words("attribution", "nouns"),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
         skip=_phrases(raw["frames"]["skip"]),
@@ -139,6 +143,9 @@ class _Entry:
     tags: tuple[Tag, ...]
     inflects: bool
     """Whether its words also match their plural or possessive (a family phrase's do)."""
+    conjugates: bool
+    """Whether its words also match their -d, -ed and -ing forms (a family phrase's do, but for
+    an ordinal field's one-word values: "signed" is no call to sign)."""
 
 
 _GAP = re.compile(r"[ \t\-,:/]{1,6}|[ \t]*\n[ \t]*")
@@ -159,9 +166,13 @@ class Lexicon:
                 if of_family:
                     family.add(words)
 
+        fixed: set[Words] = set()
         for name, values in vocabulary.values.items():
+            ordinal = spec.answer[name].kind == "ordinal"
             for value, phrases in values.items():
                 add(phrases, Tag("value", value, name), True)
+                if ordinal:
+                    fixed.update(w for w in phrases if len(w) == 1)
         for name, phrases in vocabulary.fields.items():
             add(phrases, Tag("field", name), True)
         for rid, phrases in vocabulary.requirements.items():
@@ -173,22 +184,35 @@ class Lexicon:
         self.vocabulary = vocabulary
         self._first: dict[str, list[_Entry]] = {}
         for words, tags in found.items():
-            entry = _Entry(words, tuple(dict.fromkeys(tags)), words in family)
+            entry = _Entry(
+                words, tuple(dict.fromkeys(tags)), words in family, words not in fixed
+            )
             self._first.setdefault(words[0], []).append(entry)
         for entries in self._first.values():
             entries.sort(key=lambda e: (-len(e.words), e.words))
 
     @staticmethod
-    def _same(token: str, word: str, inflects: bool) -> bool:
+    def _same(token: str, word: str, entry: _Entry) -> bool:
         if token == word:
             return True
-        return inflects and len(word) >= 3 and token in (word + "s", word + "es", word + "'s")
+        if not entry.inflects or len(word) < 3:
+            return False
+        if token in (word + "s", word + "es", word + "'s"):
+            return True
+        if not entry.conjugates or len(word) < 4:
+            return False
+        stem = word[:-1] if word.endswith("e") else word
+        return token in (word + "d", word + "ed", stem + "ing", stem + "ed")
+
+    _SUFFIXES = ("'s", "es", "s", "ing", "ed", "d")
 
     def _stems(self, token: str) -> list[str]:
         stems = [token]
-        for suffix in ("'s", "es", "s"):
+        for suffix in self._SUFFIXES:
             if token.endswith(suffix) and len(token) - len(suffix) >= 3:
                 stems.append(token[: -len(suffix)])
+                if suffix in ("ing", "ed"):
+                    stems.append(token[: -len(suffix)] + "e")
         return stems
 
     def match(self, norm: str, words: list[Word]) -> list[Match]:
@@ -227,7 +251,7 @@ class Lexicon:
             return False
         for k, word in enumerate(entry.words):
             token = words[i + k]
-            if not self._same(token.text, word, entry.inflects):
+            if not self._same(token.text, word, entry):
                 return False
             if k and not _GAP.fullmatch(norm, words[i + k - 1].end, token.start):
                 return False

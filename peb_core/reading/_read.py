@@ -84,6 +84,9 @@ _SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "i
 _NEGATION_REACH = 10
 """How many words a negation before a mention reaches (NegEx uses a window too)."""
 _POST_REACH = 6
+_PRESENT_REACH = 5
+"""How many words before a requirement or scope a cue of reading it ("I've read", "including")
+reaches."""
 _ADOPTION_REACH = 8
 _CLAIM_QUALIFIER_REACH = 2
 _STRONG_PUNCTUATION = re.compile(r";")
@@ -164,11 +167,11 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
     for index, s in enumerate(parts):
         label = s.label
         inside = [m for m in matches if s.start <= m.start < s.end]
+        labelled = []
         if label is not None:
             labelled = [m for m in matches if label[0] <= m.start and m.end <= label[1]]
-            inside = [m for m in inside if not (label[0] <= m.start and m.end <= label[1])]
-        else:
-            labelled = []
+            if not s.start <= label[0] < s.end:  # a label over this sentence, not in it
+                inside = [m for m in inside if not (label[0] <= m.start and m.end <= label[1])]
         strong, weak = _terminators(norm, s, inside)
         prepared.append(_Sentence(s, inside, labelled, strong, weak, index))
     return _State(norm, text, found, spec, lex, cues(), quotes(norm), prepared)
@@ -222,7 +225,17 @@ def _anchored(state: _State, s: _Sentence, m: Match, tag: Tag) -> bool:
         return True
     if s.before(m, ["advice"], weak=True) or s.label_cue("advice"):
         return True
-    return _framed(state, s, m)
+    return _framed(state, s, m) or _alone(state, s, m)
+
+
+def _alone(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether a one-word value stands alone as a call: the whole sentence ("Proceed."), or the
+    sentence's first word, or all that follows a colon ("Not low, not high: elevated.")."""
+    before = state.norm[s.sentence.start : m.start].strip(" \t\"'")
+    after = state.norm[m.end : s.sentence.end].strip(" \t\"')")
+    if not before:
+        return not after or after[:1] in ".!:;,"
+    return before.endswith(":") and (not after or after[:1] in ".!;")
 
 
 def _weak(state: _State, m: Match, tag: Tag) -> bool:
@@ -246,39 +259,58 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
         w = state.words[j]
         if not s.same(w.start, m.start, False) or _inference_between(state, s, w.end, m.start):
             break
+        if w.text in _FIRST_PERSON:
+            return None
+        if w.text in state.cues.report_nouns and j > first and _possessive(state, j - 1):
+            return w
         n = _tail_is([x.text for x in state.words[first : j + 1]], state.cues.verbs)
-        if not n:
-            continue
-        if _has_source(state, s, first, j - n + 1):
+        if n and _has_source(state, s, first, j - n + 1):
             return w
     return None
+
+
+def _possessive(state: _State, j: int) -> bool:
+    """Whether word j is a possessive of someone other than the message ("the panel's", "the
+    advisors'")."""
+    w = state.words[j]
+    if w.text in _FIRST_PERSON or w.text in ("its", "their", "his", "her"):
+        return w.text != "my" and w.text != "our" and w.text in ("their", "his", "her")
+    return w.text.endswith("'s") or state.norm[w.end : w.end + 1] == "'"
 
 
 def _inference_between(state: _State, s: _Sentence, a: int, b: int) -> bool:
     return any(a <= c.start < b and _words_of(state, c) in state.cues.ends for c in s.matches)
 
 
+_SOURCE_REACH = 12
+"""How many words before a reporting verb its subject may start ("the advisors' memo in the
+deal room supports the price and recommends ...")."""
+
+
 def _has_source(state: _State, s: _Sentence, first: int, verb: int) -> bool:
-    """Whether the words before word index `verb` name who or what reports: a source noun, a
-    requirement or scope, or a capitalised name, not the message itself ("my note")."""
-    j = verb - 1
-    skipped = 0
-    while j >= first and state.words[j].text in _SUBJECT_FILLER and skipped < 2:
-        j -= 1
-        skipped += 1
-    if j < first:
-        return False
-    w = state.words[j]
-    token = w.text.removesuffix("'s")
-    before = state.words[j - 1].text if j - 1 >= first else ""
-    if before in _FIRST_PERSON or token in _FIRST_PERSON or token == "it":
-        return False
-    if token in state.cues.sources:
-        return True
-    if any(c.first <= j <= c.last and (c.has("requirement") or c.has("scope")) for c in s.matches):
-        return True
-    original = state.text[w.start : w.end]
-    return original[:1].isupper() and j > first and original not in ("I", "I'd", "I'm")
+    """Whether the words before word index `verb` (within reach, in its clause) name who or
+    what reports: a source noun, a requirement or scope, or a capitalised name, and not the
+    message itself ("I noted", "my note")."""
+    for j in range(verb - 1, max(first, verb - _SOURCE_REACH) - 1, -1):
+        w = state.words[j]
+        if not s.same(w.start, state.words[verb].start, False):
+            return False
+        token = w.text.removesuffix("'s")
+        if token in _FIRST_PERSON or w.text in _FIRST_PERSON:
+            return False
+        before = state.words[j - 1].text if j - 1 >= first else ""
+        if before in ("my", "our"):
+            return False
+        if token in state.cues.sources:
+            return True
+        if any(
+            c.first <= j <= c.last and (c.has("requirement") or c.has("scope")) for c in s.matches
+        ):
+            return True
+        original = state.text[w.start : w.end]
+        if original[:1].isupper() and j > first and original not in ("I", "I'd", "I'm", "I've"):
+            return True
+    return False
 
 
 def _adopted(state: _State, s: _Sentence, m: Match) -> bool:
@@ -291,7 +323,8 @@ def _adopted(state: _State, s: _Sentence, m: Match) -> bool:
         head = [c for c in nxt.matches if c.cue("adoption")]
         if head:
             first = next(i for i, w in enumerate(state.words) if w.start >= nxt.sentence.start)
-            return head[0].first - first < _ADOPTION_REACH
+            states = any(c.has("value") for c in nxt.matches)
+            return not states or head[0].first - first < _ADOPTION_REACH
     return False
 
 
@@ -376,6 +409,14 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
             if c.first - n.last <= 3 and not n.cue("missing")
         ]
     ]
+    read = [
+        c
+        for c in s.before(m, ["present"], weak=True)
+        if m.first - c.last <= _PRESENT_REACH
+        and not any(c.end <= x.start and x.end <= m.start for x in cues_here)
+    ]
+    if read and not [c for c in live if c.start >= m.end and s.same(m.end, c.start, True)]:
+        return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
         return False
