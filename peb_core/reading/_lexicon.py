@@ -143,6 +143,9 @@ class _Entry:
     tags: tuple[Tag, ...]
     inflects: bool
     """Whether its words also match their plural or possessive (a family phrase's do)."""
+    gappy: bool
+    """Whether one other word may stand inside it ("the lenders' current forecast"): a
+    requirement's or scope's phrase of two words or more."""
     conjugates: bool
     """Whether its words also match their -d, -ed and -ing forms (a family phrase's do, but for
     an ordinal field's one-word values: "signed" is no call to sign)."""
@@ -184,9 +187,9 @@ class Lexicon:
         self.vocabulary = vocabulary
         self._first: dict[str, list[_Entry]] = {}
         for words, tags in found.items():
-            entry = _Entry(
-                words, tuple(dict.fromkeys(tags)), words in family, words not in fixed
-            )
+            unique = tuple(dict.fromkeys(tags))
+            gappy = len(words) > 1 and all(t.kind in ("requirement", "scope") for t in unique)
+            entry = _Entry(words, unique, words in family, gappy, words not in fixed)
             self._first.setdefault(words[0], []).append(entry)
         for entries in self._first.values():
             entries.sort(key=lambda e: (-len(e.words), e.words))
@@ -222,17 +225,19 @@ class Lexicon:
         i = 0
         while i < len(words):
             best: _Entry | None = None
+            span = 0
             for stem in self._stems(words[i].text):
                 for entry in self._first.get(stem, ()):
                     if best is not None and len(entry.words) <= len(best.words):
                         break
-                    if self._fits(norm, words, i, entry):
-                        best = entry
+                    fit = self._fits(norm, words, i, entry)
+                    if fit:
+                        best, span = entry, fit
                         break
             if best is None:
                 i += 1
                 continue
-            last = i + len(best.words) - 1
+            last = i + span - 1
             out.append(
                 Match(
                     words[i].start,
@@ -246,16 +251,25 @@ class Lexicon:
             i = last + 1
         return out
 
-    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> bool:
-        if i + len(entry.words) > len(words):
-            return False
+    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> int:
+        """How many words of `words` from i the entry matches (0: none); a gappy entry may
+        take one word more inside it."""
+        at, skipped = i, False
         for k, word in enumerate(entry.words):
-            token = words[i + k]
-            if not self._same(token.text, word, entry):
-                return False
-            if k and not _GAP.fullmatch(norm, words[i + k - 1].end, token.start):
-                return False
-        return True
+            if at >= len(words):
+                return 0
+            if not self._same(words[at].text, word, entry):
+                if not (k and entry.gappy and not skipped and at + 1 < len(words)):
+                    return 0
+                if not self._same(words[at + 1].text, word, entry):
+                    return 0
+                if not _GAP.fullmatch(norm, words[at].end, words[at + 1].start):
+                    return 0
+                skipped, at = True, at + 1
+            if k and not _GAP.fullmatch(norm, words[at - 1].end, words[at].start):
+                return 0
+            at += 1
+        return at - i
 
 
 _LEXICONS: dict[int, tuple[ScenarioFile, Lexicon]] = {}

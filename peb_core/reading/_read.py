@@ -84,7 +84,10 @@ _SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "i
 _NEGATION_REACH = 10
 """How many words a negation before a mention reaches (NegEx uses a window too)."""
 _POST_REACH = 6
-_PRESENT_REACH = 5
+_CUE_NEGATION_REACH = 6
+"""How many words before a missing cue a negation cancels it ("nothing ... is outside my
+view")."""
+_PRESENT_REACH = 3
 """How many words before a requirement or scope a cue of reading it ("I've read", "including")
 reaches."""
 _ADOPTION_REACH = 8
@@ -162,7 +165,7 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
     found = words(norm)
     lex = lexicon(spec)
     matches = lex.match(norm, found)
-    parts = sentences(norm)
+    parts = sentences(text, norm)
     prepared = []
     for index, s in enumerate(parts):
         label = s.label
@@ -398,7 +401,7 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     cues_here = [
         c
         for c in s.matches
-        if c is not m and c.cue("missing") and s.same(c.start, m.start, False)
+        if c is not m and c.cue("missing", "incomplete") and s.same(c.start, m.start, False)
     ]
     live = [
         c
@@ -406,25 +409,15 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
         if not [
             n
             for n in s.before(c, ["neg_before"], weak=True)
-            if c.first - n.last <= 3 and not n.cue("missing")
+            if c.first - n.last <= _CUE_NEGATION_REACH and not n.cue("missing")
         ]
     ]
-    read = [
-        c
-        for c in s.before(m, ["present"], weak=True)
-        if m.first - c.last <= _PRESENT_REACH
-        and not any(c.end <= x.start and x.end <= m.start for x in cues_here)
-    ]
-    if read and not [c for c in live if c.start >= m.end and s.same(m.end, c.start, True)]:
+    if [c for c in s.before(m, ["present"], weak=True) if m.first - c.last <= _PRESENT_REACH]:
         return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
         return False
-    conditions = [
-        c
-        for c in s.matches
-        if c.cue("cond_evidence") and not c.cue("missing") and s.same(c.start, m.start, False)
-    ]
+    conditions = [c for c in s.before(m, ["cond_evidence"], weak=True) if not c.cue("missing")]
     return not conditions
 
 
@@ -507,6 +500,7 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
                     set_aside.append((m, tag, why))
                     if why in ("conditional on evidence", "a possibility, not a claim", "hypothetical"):
                         affected.setdefault(tag.field, m)
+        _referred_gaps(state, s, gaps)
         claims.extend(_claims(state, s))
         for r in _refusals(state, s):
             refusals.append((r, s))
@@ -535,6 +529,44 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         affected=tuple(fields),
         marks=marks,
     )
+
+
+_REFERRING = frozenset({"it", "that", "this", "those", "these", "them", "which", "itself"})
+
+
+def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
+    """A clause that names something missing by a pronoun ("I can't open it", "that review
+    isn't visible to me") and names no requirement itself: the requirement named last before
+    it, in this sentence or the one before, not as read, is the gap."""
+    for c in s.matches:
+        if not c.cue("missing", "incomplete") or _negated(s, c):
+            continue
+        if any(
+            o.has("requirement") and s.same(o.start, c.start, False)
+            for o in s.matches
+            if o is not c
+        ):
+            continue
+        around = [
+            w
+            for w in state.words
+            if s.sentence.start <= w.start < s.sentence.end and s.same(w.start, c.start, False)
+        ]
+        if not any(w.text in _REFERRING for w in around):
+            continue
+        earlier = [
+            o
+            for o in s.matches
+            if o.end <= c.start and o.has("requirement") and not s.same(o.start, c.start, False)
+        ]
+        if not earlier and s.index > 0:
+            before = state.sentences[s.index - 1]
+            earlier = [o for o in before.matches if o.has("requirement")]
+        if earlier:
+            last = earlier[-1]
+            for t in last.tags:
+                if t.kind == "requirement":
+                    gaps.setdefault(t.id, last)
 
 
 def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:
