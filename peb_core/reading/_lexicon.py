@@ -1,7 +1,10 @@
 """What the prose reader matches in a message: the English cues (`peb_core/data/prose_cues.toml`)
-and a family's phrasings (`tasks.prose_vocabulary`), as one table of phrases matched whole word
-by whole word, longest first, left to right (so "not required", a value, is never the negation
-"not"). A family phrase's words also match their plural or possessive."""
+and a family's phrasings (`tasks.prose_vocabulary`), matched whole word by whole word, longest
+first, left to right, in two passes: first the family's phrases with the cues that hold a value
+word and state no value (idioms: "critical that") or withhold one (refusals: "block my
+answer"), then the other cues in the words left (so "not required" and "not audit ready",
+values, are never a negation). A family phrase's words also match their plural or possessive,
+and but for an ordinal's one-word values their -d, -ed and -ing forms."""
 
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ from ._text import Word
 
 CUE_FILE = "prose_cues.toml"
 """The cue file, in `peb_core/data/`."""
+
+FIRST_PASS: frozenset[str] = frozenset({"idiom", "refusal"})
+"""The cue kinds matched with the family's phrases, before the other cues."""
 
 CueKind = Literal[
     "term_strong",
@@ -185,14 +191,16 @@ class Lexicon:
         for kind, phrases in cues().phrases.items():
             add(phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
-        self._first: dict[str, list[_Entry]] = {}
+        self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
         for words, tags in found.items():
             unique = tuple(dict.fromkeys(tags))
             gappy = len(words) > 1 and all(t.kind in ("requirement", "scope") for t in unique)
             entry = _Entry(words, unique, words in family, gappy, words not in fixed)
-            self._first.setdefault(words[0], []).append(entry)
-        for entries in self._first.values():
-            entries.sort(key=lambda e: (-len(e.words), e.words))
+            first = words in family or any(t.id in FIRST_PASS for t in unique)
+            self._passes[0 if first else 1].setdefault(words[0], []).append(entry)
+        for table in self._passes:
+            for entries in table.values():
+                entries.sort(key=lambda e: (-len(e.words), e.words))
 
     @staticmethod
     def _same(token: str, word: str, entry: _Entry) -> bool:
@@ -219,19 +227,33 @@ class Lexicon:
         return stems
 
     def match(self, norm: str, words: list[Word]) -> list[Match]:
-        """The phrases of `words` (the words of `norm`), leftmost first, each the longest
-        phrase starting there; matches never overlap."""
+        """The phrases of `words` (the words of `norm`), in order: in each pass, leftmost
+        first, each the longest phrase starting there; matches never overlap."""
+        first = self._pass(self._passes[0], norm, words, [True] * len(words))
+        free = [True] * len(words)
+        for m in first:
+            for k in range(m.first, m.last + 1):
+                free[k] = False
+        second = self._pass(self._passes[1], norm, words, free)
+        return sorted(first + second, key=lambda m: m.start)
+
+    def _pass(
+        self, table: dict[str, list[_Entry]], norm: str, words: list[Word], free: list[bool]
+    ) -> list[Match]:
         out: list[Match] = []
         i = 0
         while i < len(words):
+            if not free[i]:
+                i += 1
+                continue
             best: _Entry | None = None
             span = 0
             for stem in self._stems(words[i].text):
-                for entry in self._first.get(stem, ()):
+                for entry in table.get(stem, ()):
                     if best is not None and len(entry.words) <= len(best.words):
                         break
                     fit = self._fits(norm, words, i, entry)
-                    if fit:
+                    if fit and all(free[i : i + fit]):
                         best, span = entry, fit
                         break
             if best is None:

@@ -19,7 +19,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..tasks import ScenarioFile, Task
+from rapidfuzz import fuzz
+
+from ..tasks import ScenarioFile, Task, phrase_words
 from ._lexicon import Cues, CueKind, Lexicon, Match, Tag, Words, cues, lexicon
 from ._text import Sentence, Word, normalise, quotes, sentences, words
 
@@ -84,6 +86,9 @@ _SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "i
 _NEGATION_REACH = 10
 """How many words a negation before a mention reaches (NegEx uses a window too)."""
 _POST_REACH = 6
+_SUBJECT_REACH = 4
+"""A requirement this close before a framed value is its subject ("the forensic analysis is
+critical"): the value is said of the record, not of the answer."""
 _CUE_NEGATION_REACH = 6
 """How many words before a missing cue a negation cancels it ("nothing ... is outside my
 view")."""
@@ -91,7 +96,9 @@ _PRESENT_REACH = 3
 """How many words before a requirement or scope a cue of reading it ("I've read", "including")
 reaches."""
 _ADOPTION_REACH = 8
-_CLAIM_QUALIFIER_REACH = 2
+_QUALIFIER_REACH = 3
+"""How many words after a claim of completeness a qualifier may start ("all the records I can
+see")."""
 _STRONG_PUNCTUATION = re.compile(r";")
 _WEAK_PUNCTUATION = re.compile(r":|\s-\s|\(|\)")
 _GAP_WORDS = frozenset({"restricted", "sealed"})
@@ -210,7 +217,10 @@ def _framed(state: _State, s: _Sentence, m: Match) -> bool:
     subject = [
         c
         for c in s.matches
-        if c.end <= m.start and s.same(c.end, m.start, True) and c.has("requirement")
+        if c.end <= m.start
+        and s.same(c.end, m.start, True)
+        and c.has("requirement")
+        and m.first - c.last <= _SUBJECT_REACH
     ]
     return not subject
 
@@ -344,7 +354,7 @@ def _negated(s: _Sentence, m: Match) -> bool:
         if m.first - c.last <= _NEGATION_REACH
     ]
     post = [c for c in s.after(m, ["neg_after"], weak=True) if c.first - m.last <= _POST_REACH]
-    return bool(near or post or s.label_cue("neg_before"))
+    return bool(near or post)
 
 
 def _conditional(s: _Sentence, m: Match) -> bool:
@@ -375,6 +385,8 @@ def _value_status(state: _State, s: _Sentence, m: Match) -> tuple[bool, str, boo
     """Whether a value mention is asserted, why not if not, and whether it is advice."""
     if _quoted(state, s, m):
         return False, "quoted", False
+    if state.words[m.last].text.endswith("'s") or state.norm[m.end : m.end + 1] == "'":
+        return False, "a possessive: it names whose record, not a value", False
     if s.sentence.question:
         return False, "a question", False
     if _negated(s, m):
@@ -433,8 +445,12 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
         if c.cue("incomplete"):
             yield c, "incomplete"
         elif c.cue("complete"):
-            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5]]
-            if any(tuple(nxt[: len(q)]) == q for q in state.cues.qualified):
+            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5 + _QUALIFIER_REACH]]
+            if any(
+                tuple(nxt[k : k + len(q)]) == q
+                for q in state.cues.qualified
+                for k in range(_QUALIFIER_REACH + 1)
+            ):
                 continue
             if _negated(s, c):
                 yield c, "incomplete"
@@ -501,6 +517,7 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
                     if why in ("conditional on evidence", "a possibility, not a claim", "hypothetical"):
                         affected.setdefault(tag.field, m)
         _referred_gaps(state, s, gaps)
+        _near_gaps(state, s, gaps, task)
         claims.extend(_claims(state, s))
         for r in _refusals(state, s):
             refusals.append((r, s))
@@ -521,7 +538,6 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
     for f in fields:
         _mark(state, affected[f], "affected", f)
     marks = tuple(sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label)))
-    del task  # names resolve among the family's whole vocabulary; see docs §2.1
     return ProseReading(
         answer=final,
         completeness=completeness,
@@ -529,6 +545,44 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         affected=tuple(fields),
         marks=marks,
     )
+
+
+_FUZZY_CUTOFF = 88.0
+"""How close (rapidfuzz's partial ratio, 0-100) a passage must come to a requirement's
+description to name it ("the review of which data categories were exposed")."""
+_FUZZY_WORDS = 4
+"""Only descriptions of at least this many words are matched approximately."""
+
+
+def _near_gaps(state: _State, s: _Sentence, gaps: dict[str, Match], task: Task | None) -> None:
+    """Requirements named by a near match of their description in a sentence that says
+    something is missing (rapidfuzz), among the task's contract when a task is given, else the
+    family's: the phrasings people use that no family file lists."""
+    cues_here = [c for c in s.matches if c.cue("missing", "incomplete")]
+    if not cues_here and not s.label_cue("missing", "incomplete"):
+        return
+    named = {t.id for m in s.matches for t in m.tags if t.kind == "requirement"}
+    ids = (
+        [r.id for r in task.contract.required_evidence]
+        if task is not None
+        else [e.id for e in state.spec.evidence_families]
+    )
+    text = state.norm[s.sentence.start : s.sentence.end]
+    for rid in ids:
+        if rid in named or rid in gaps:
+            continue
+        words = phrase_words(state.spec.evidence_family(rid).description)
+        if len(words) < _FUZZY_WORDS:
+            continue
+        found = fuzz.partial_ratio_alignment(" ".join(words), text, score_cutoff=_FUZZY_CUTOFF)
+        if found is None:
+            continue
+        start, end = s.sentence.start + found.dest_start, s.sentence.start + found.dest_end
+        first = next(i for i, w in enumerate(state.words) if w.end > start)
+        last = max(first, max(i for i, w in enumerate(state.words) if w.start < end))
+        near = Match(start, end, first, last, (Tag("requirement", rid),), False)
+        if _is_gap(state, s, near):
+            gaps.setdefault(rid, near)
 
 
 _REFERRING = frozenset({"it", "that", "this", "those", "these", "them", "which", "itself"})

@@ -118,8 +118,8 @@ def sentences(text: str, norm: str) -> list[Sentence]:
         context = label or (pending if bullet else None)
         parts = _split(norm, body, end)
         for a, b in parts:
-            text = norm[a:b].rstrip("\"') ]")
-            out.append(Sentence(a, b, context, text.endswith("?"), quoted))
+            said = norm[a:b].rstrip("\"') ]")
+            out.append(Sentence(a, b, context, said.endswith("?"), quoted))
         if parts and norm[start:end].rstrip().endswith(":"):
             pending = label if found and found.end() >= len(norm[:end].rstrip()) else parts[-1]
         elif parts and not bullet and _HEADING.match(text, start, end):

@@ -37,6 +37,7 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
 from ._prompts import (
     PROTOCOLS,
     PromptProtocol,
@@ -91,6 +92,7 @@ __all__ = [
     "Handoffs",
     "Hold",
     "LitellmSystem",
+    "ProseReaderError",
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
@@ -131,6 +133,8 @@ __all__ = [
     "register_protocol",
     "release_held",
     "response_format",
+    "model_read_prose",
+    "prose_reading_schema",
     "response_model",
     "serve_local",
     "status_line",
