@@ -283,8 +283,10 @@ probe(
 @probe("read_unknown_family")
 def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
     _reply(tmp)
-    return [*[a.replace("{tmp}", str(tmp)) for a in READ[:2]], "--family", "x"], {}, (
-        "unknown family 'x'"
+    return (
+        [*[a.replace("{tmp}", str(tmp)) for a in READ[:2]], "--family", "x"],
+        {},
+        "unknown family 'x'",
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from rapidfuzz import fuzz
 
 from ..tasks import ScenarioFile, Task, phrase_words
-from ._lexicon import Cues, CueKind, Lexicon, Match, Tag, Words, cues, lexicon
+from ._lexicon import CueKind, Cues, Lexicon, Match, Tag, Words, cues, lexicon
 from ._text import Sentence, Word, normalise, quotes, sentences, words
 
 Completeness = Literal["complete", "incomplete"]
@@ -481,7 +481,9 @@ def _refusals(state: _State, s: _Sentence) -> Iterator[Match]:
             yield c
 
 
-def _mark(state: _State, m: Match | tuple[int, int], kind: MarkKind, label: str, note: str = "") -> None:
+def _mark(
+    state: _State, m: Match | tuple[int, int], kind: MarkKind, label: str, note: str = ""
+) -> None:
     start, end = (m.start, m.end) if isinstance(m, Match) else m
     state.marks.append(Mark(start, end, kind, label, note))
 
@@ -514,7 +516,11 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
                     asserted.setdefault(tag.field, []).append((tag.id, advice, m))
                 else:
                     set_aside.append((m, tag, why))
-                    if why in ("conditional on evidence", "a possibility, not a claim", "hypothetical"):
+                    if why in (
+                        "conditional on evidence",
+                        "a possibility, not a claim",
+                        "hypothetical",
+                    ):
                         affected.setdefault(tag.field, m)
         _referred_gaps(state, s, gaps)
         _near_gaps(state, s, gaps, task)
@@ -537,7 +543,9 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
     fields = [f for f in spec.answer if f in affected]
     for f in fields:
         _mark(state, affected[f], "affected", f)
-    marks = tuple(sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label)))
+    marks = tuple(
+        sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label))
+    )
     return ProseReading(
         answer=final,
         completeness=completeness,
@@ -626,7 +634,13 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
 def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:
     """Fields named in a clause that refuses, negates, hedges, conditions or names something
     missing: fields the message says it cannot state or that what is missing bears on."""
-    kinds: tuple[CueKind, ...] = ("refusal", "neg_before", "possibility", "cond_evidence", "missing")
+    kinds: tuple[CueKind, ...] = (
+        "refusal",
+        "neg_before",
+        "possibility",
+        "cond_evidence",
+        "missing",
+    )
     for m in s.matches:
         for t in m.tags:
             if t.kind != "field":

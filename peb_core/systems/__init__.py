@@ -37,7 +37,6 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
-from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
 from ._prompts import (
     PROTOCOLS,
     PromptProtocol,
@@ -46,6 +45,7 @@ from ._prompts import (
     register_protocol,
     tool_sentence,
 )
+from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -92,11 +92,11 @@ __all__ = [
     "Handoffs",
     "Hold",
     "LitellmSystem",
-    "ProseReaderError",
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
+    "ProseReaderError",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -127,14 +127,14 @@ __all__ = [
     "kept",
     "local_servers",
     "local_status",
+    "model_read_prose",
+    "prose_reading_schema",
     "reader_for",
     "redact_url",
     "register_baseline",
     "register_protocol",
     "release_held",
     "response_format",
-    "model_read_prose",
-    "prose_reading_schema",
     "response_model",
     "serve_local",
     "status_line",

@@ -48,8 +48,14 @@ def prose_reading_schema(spec: ScenarioFile) -> dict[str, Any]:
                     {"type": "null"},
                 ]
             },
-            "completeness": {"anyOf": [{"type": "string", "enum": list(COMPLETENESS)}, {"type": "null"}]},
-            "gaps": {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": len(ids)},
+            "completeness": {
+                "anyOf": [{"type": "string", "enum": list(COMPLETENESS)}, {"type": "null"}]
+            },
+            "gaps": {
+                "type": "array",
+                "items": {"type": "string", "enum": ids},
+                "maxItems": len(ids),
+            },
             "affected": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(spec.answer)},
@@ -108,7 +114,9 @@ def _reading(data: Any, spec: ScenarioFile) -> ProseReading:
                 raise ProseReaderError(f"answer.{name}: {value!r} is not in the vocabulary"[:200])
     completeness = data["completeness"]
     if completeness not in (None, *COMPLETENESS):
-        raise ProseReaderError(f"completeness: {completeness!r} is not complete, incomplete or null")
+        raise ProseReaderError(
+            f"completeness: {completeness!r} is not complete, incomplete or null"
+        )
     gaps = data.get("gaps") or []
     ids = [e.id for e in spec.evidence_families] + list(spec.scopes)
     if not isinstance(gaps, list) or not set(gaps) <= set(ids):
@@ -173,5 +181,6 @@ async def model_read_prose(
     try:
         return _reading(data, spec)
     except ProseReaderError as exc:
-        raise ProseReaderError(f"the prose reader model {model!r} answered no reading: {exc}") from None
-
+        raise ProseReaderError(
+            f"the prose reader model {model!r} answered no reading: {exc}"
+        ) from None

@@ -36,9 +36,7 @@ def server() -> Iterator[ScriptedServer]:
     running.stop()
 
 
-def _read(
-    tmp_path: Path, server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
-) -> list[str]:
+def _read(tmp_path: Path, server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
     reply = tmp_path / "reply.txt"
     reply.write_text(MESSAGE)

@@ -159,18 +159,30 @@ FAMILY_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("due_diligence_v1", "I would not proceed.", {"recommendation": "block"}),
     ("compliance_audit_v1", "It is not audit ready.", {"readiness": "not_audit_ready"}),
     ("legal_review_v1", "Do not sign this agreement.", {"signing_position": "do_not_sign"}),
-    ("procurement_v1", "Award subject to a price cap.", {
-        "award_decision": "award_with_conditions",
-        "conditions": ["price_cap_clause"],
-    }),
-    ("insider_risk_v1", "The risk is elevated; brief the manager.", {
-        "risk_level": "elevated",
-        "actions": ["manager_briefing"],
-    }),
-    ("hr_investigation_v1", "Not low-level: formal action, with a written warning.", {
-        "outcome": "formal_action",
-        "next_steps": ["written_warning"],
-    }),
+    (
+        "procurement_v1",
+        "Award subject to a price cap.",
+        {
+            "award_decision": "award_with_conditions",
+            "conditions": ["price_cap_clause"],
+        },
+    ),
+    (
+        "insider_risk_v1",
+        "The risk is elevated; brief the manager.",
+        {
+            "risk_level": "elevated",
+            "actions": ["manager_briefing"],
+        },
+    ),
+    (
+        "hr_investigation_v1",
+        "Not low-level: formal action, with a written warning.",
+        {
+            "outcome": "formal_action",
+            "next_steps": ["written_warning"],
+        },
+    ),
 ]
 
 
