@@ -78,6 +78,7 @@ class Cues:
     verbs: frozenset[Words]
     ends: frozenset[Words]
     report_nouns: frozenset[str]
+    pressure: frozenset[Words]
     qualified: frozenset[Words]
     frames: frozenset[Words]
     skip: frozenset[Words]
@@ -105,6 +106,7 @@ def cues() -> Cues:
         verbs=_phrases(raw["attribution"]["verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
         report_nouns=words("attribution", "nouns"),
+        pressure=_phrases(raw["condition"]["pressure"]),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
         skip=_phrases(raw["frames"]["skip"]),
@@ -203,12 +205,12 @@ class Lexicon:
                 entries.sort(key=lambda e: (-len(e.words), e.words))
 
     @staticmethod
-    def _same(token: str, word: str, entry: _Entry) -> bool:
+    def _same(token: str, word: str, entry: _Entry, last: bool) -> bool:
         if token == word:
             return True
         if not entry.inflects or len(word) < 3:
             return False
-        if token in (word + "s", word + "es", word + "'s"):
+        if token in (word + "s", word + "es") or (last and token == word + "'s"):
             return True
         if not entry.conjugates or len(word) < 4:
             return False
@@ -280,10 +282,11 @@ class Lexicon:
         for k, word in enumerate(entry.words):
             if at >= len(words):
                 return 0
-            if not self._same(words[at].text, word, entry):
+            last = k == len(entry.words) - 1
+            if not self._same(words[at].text, word, entry, last):
                 if not (k and entry.gappy and not skipped and at + 1 < len(words)):
                     return 0
-                if not self._same(words[at + 1].text, word, entry):
+                if not self._same(words[at + 1].text, word, entry, last):
                     return 0
                 if not _GAP.fullmatch(norm, words[at].end, words[at + 1].start):
                     return 0

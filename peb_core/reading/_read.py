@@ -122,7 +122,7 @@ class _Sentence:
         between them; else no strong one)."""
         lo, hi = min(a, b), max(a, b)
         bounds = self.weak if weak else self.strong
-        i = bisect.bisect_right(bounds, lo)
+        i = bisect.bisect_left(bounds, lo)
         return i >= len(bounds) or bounds[i] >= hi
 
     def before(self, m: Match, kinds: Iterable[CueKind], weak: bool) -> list[Match]:
@@ -171,7 +171,7 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
     norm = normalise(text)
     found = words(norm)
     lex = lexicon(spec)
-    matches = lex.match(norm, found)
+    matches = _under_pressure(norm, found, lex.match(norm, found))
     parts = sentences(text, norm)
     prepared = []
     for index, s in enumerate(parts):
@@ -185,6 +185,31 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
         strong, weak = _terminators(norm, s, inside)
         prepared.append(_Sentence(s, inside, labelled, strong, weak, index))
     return _State(norm, text, found, spec, lex, cues(), quotes(norm), prepared)
+
+
+_CONDITION_REACH = 12
+"""How many words of an "if" clause are searched for a deadline or pressure."""
+
+
+def _under_pressure(norm: str, found: list[Word], matches: list[Match]) -> list[Match]:
+    """`matches` with each condition whose clause (to the next comma or terminator) holds a
+    word of deadline or pressure ("if the letter has to go today") made a condition on the
+    user's circumstances."""
+    pressure = cues().pressure
+    out = []
+    for m in matches:
+        if m.cue("cond_evidence") and not m.cue("missing"):
+            clause: list[str] = []
+            for w in found[m.last + 1 : m.last + 1 + _CONDITION_REACH]:
+                if re.search(r"[,;:.!?]", norm[found[m.last].end : w.start]):
+                    break
+                clause.append(w.text)
+            if any(
+                tuple(clause[k : k + len(p)]) == p for p in pressure for k in range(len(clause))
+            ):
+                m = Match(m.start, m.end, m.first, m.last, (Tag("cue", "cond_user"),), m.one_word)
+        out.append(m)
+    return out
 
 
 def _words_of(state: _State, m: Match) -> Words:
