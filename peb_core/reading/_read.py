@@ -451,6 +451,8 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     ]
     if [c for c in s.before(m, ["present"], weak=True) if m.first - c.last <= _PRESENT_REACH]:
         return False
+    if [c for c in s.after(m, ["present"], weak=True) if c.first - m.last <= _PRESENT_REACH]:
+        return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
         return False
@@ -484,8 +486,12 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
             else:
                 yield c, "complete"
         elif c.cue("missing") and not _negated(s, c):
+            if [p for p in s.before(c, ["present"], weak=True) if c.first - p.last <= 6]:
+                continue
             named = any(
-                (o.has("requirement") or o.has("scope")) and s.same(o.start, c.start, False)
+                (o.has("requirement") or o.has("scope"))
+                and s.same(o.start, c.start, False)
+                and _is_gap(state, s, o)
                 for o in s.matches
                 if o is not c
             )
