@@ -81,6 +81,7 @@ class Cues:
     pressure: frozenset[Words]
     qualified: frozenset[Words]
     frames: frozenset[Words]
+    not_subjects: frozenset[Words]
     skip: frozenset[Words]
     common: frozenset[str]
     evidence_nouns: frozenset[str]
@@ -109,6 +110,7 @@ def cues() -> Cues:
         pressure=_phrases(raw["condition"]["pressure"]),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
+        not_subjects=_phrases(raw["frames"]["not_subjects"]),
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
@@ -190,8 +192,8 @@ class Lexicon:
             add(phrases, Tag("requirement", rid), True)
         for sid, phrases in vocabulary.scopes.items():
             add(phrases, Tag("scope", sid), True)
-        for kind, phrases in cues().phrases.items():
-            add(phrases, Tag("cue", kind), False)
+        for kind, cue_phrases in cues().phrases.items():
+            add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
         self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
         for words, tags in found.items():

@@ -237,7 +237,13 @@ def _framed(state: _State, s: _Sentence, m: Match) -> bool:
         if not n:
             break
         tokens = tokens[:-n]
-    if not _tail_is(tokens, state.cues.frames):
+    frame = _tail_is(tokens, state.cues.frames)
+    if not frame:
+        return False
+    head = tokens[: len(tokens) - frame]
+    while _tail_is(head, state.cues.skip):
+        head = head[: len(head) - _tail_is(head, state.cues.skip)]
+    if _tail_is(head, state.cues.not_subjects):
         return False
     subject = [
         c
@@ -336,6 +342,8 @@ def _has_source(state: _State, s: _Sentence, first: int, verb: int) -> bool:
         token = w.text.removesuffix("'s")
         if token in _FIRST_PERSON or w.text in _FIRST_PERSON:
             return False
+        if token not in state.cues.sources and token.endswith("s"):
+            token = token[:-1]
         before = state.words[j - 1].text if j - 1 >= first else ""
         if before in ("my", "our"):
             return False

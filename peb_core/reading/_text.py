@@ -132,10 +132,16 @@ _QUOTE_WORDS = 4
 """A quotation of at least this many words is a quoted passage (shorter: a term in quotes)."""
 
 
+_SINGLE_QUOTE = re.compile(r"(?<![a-z0-9])'([^'\n]+?)'(?![a-z0-9])")
+"""A passage in single quotes (an apostrophe inside a word, "can't", is no quote mark)."""
+
+
 def quotes(norm: str) -> list[tuple[int, int]]:
-    """The spans of quoted passages: text in double quotes of at least `_QUOTE_WORDS` words."""
+    """The spans of quoted passages: text in double or single quotes of at least
+    `_QUOTE_WORDS` words."""
     return [
         (m.start(), m.end())
-        for m in _QUOTE.finditer(norm)
+        for pattern in (_QUOTE, _SINGLE_QUOTE)
+        for m in pattern.finditer(norm)
         if len(WORD.findall(m.group(1))) >= _QUOTE_WORDS
     ]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from peb_core.reading import SURFACES, Score, evaluate, read_prose
+from peb_core.reading import SURFACES, Score, Surface, evaluate, read_prose
 from peb_core.tasks import load_families
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,19 +30,19 @@ def _labels(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def figures(path: Path) -> dict[str, Score]:
+def figures(path: Path) -> dict[Surface, Score]:
     """The reader's scores on one labelled set."""
     families = load_families()
     labels = _labels(path)
     readings = [read_prose(label["text"], families[label["family"]]) for label in labels]
-    return dict(evaluate(readings, labels))
+    return evaluate(readings, labels)
 
 
 def _fraction(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def table_row(name: str, messages: int, scores: dict[str, Score]) -> str:
+def table_row(name: str, messages: int, scores: dict[Surface, Score]) -> str:
     """A set's row of the spec's table of the reader's figures."""
     cells = [f"`{name}`", str(messages)]
     for surface in SURFACES:

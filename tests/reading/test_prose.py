@@ -140,6 +140,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "The visible record says high, but treat it as critical.",
         {"answer": {"severity": "critical"}},
     ),
+    "a_quantity_is_no_severity": ("Alert volume is high on the console.", {"answer": {}}),
+    "an_offer": ("Let me know if you want me to treat it as critical.", {"answer": {}}),
+    "before_calling_it": (
+        "I'd want the coordinator's containment view before calling it critical.",
+        {"answer": {}},
+    ),
+    "single_quoted_passage": (
+        "The bridge summary says 'this incident is critical and must be escalated'.",
+        {"answer": {}},
+    ),
+    "options_listed": (
+        "Options:\n- treat it as high\n- treat it as critical",
+        {"answer": {}},
+    ),
     "nothing": ("Thanks, let me know if you need anything else.", {"answer": {}}),
     "empty": ("", {"answer": {}}),
 }
