@@ -459,7 +459,7 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     ]
     if [c for c in s.before(m, ["present"], weak=True) if m.first - c.last <= _PRESENT_REACH]:
         return False
-    if [c for c in s.after(m, ["present"], weak=True) if c.first - m.last <= _PRESENT_REACH]:
+    if s.after(m, ["present"], weak=True):
         return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
@@ -569,7 +569,8 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         _affected_fields(state, s, affected)
     answer = _answer(state, asserted, set_aside)
     completeness = _completeness(claims, bool(gaps))
-    blocks = bool(refusals) or completeness == "incomplete" or bool(gaps)
+    unread = _unread_answers(state)
+    blocks = bool(refusals) or ((completeness == "incomplete" or bool(gaps)) and not unread)
     final: AnswerRead | None = answer if (answer or not blocks) else None
     for r, _ in refusals:
         _mark(state, r, "block", "block")
@@ -668,6 +669,38 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
             for t in last.tags:
                 if t.kind == "requirement":
                     gaps.setdefault(t.id, last)
+
+
+_UNSURE: tuple[CueKind, ...] = (
+    "refusal",
+    "neg_before",
+    "possibility",
+    "modal",
+    "cond_evidence",
+    "missing",
+    "incomplete",
+)
+
+
+def _unread_answers(state: _State) -> bool:
+    """Whether the message seems to state a value the reader could not read: an answer
+    field named in a clause with no refusal, negation, hedge, condition or missing cue
+    ("severity sits at the top of the scale"). Such a message is not taken as a block."""
+    for s in state.sentences:
+        if s.sentence.question:
+            continue
+        for m in s.matches:
+            if not m.has("field"):
+                continue
+            if any(
+                c is not m and c.cue(*_UNSURE) and s.same(c.start, m.start, False)
+                for c in s.matches
+            ) or s.label_cue(*_UNSURE):
+                continue
+            if any(c.has("value") and s.same(c.start, m.start, False) for c in s.matches):
+                continue
+            return True
+    return False
 
 
 def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:

@@ -153,8 +153,9 @@ async def model_read_prose(
         temperature=0.0,
         cache_folder=cache_folder,
         use_cache=use_cache,
-        **({"timeout_s": timeout_s} if timeout_s is not None else {}),
     )
+    if timeout_s is not None:
+        system.timeout_s = timeout_s
     schema = prose_reading_schema(spec)
     messages = [
         {"role": "system", "content": f"[{PROSE_READER_VERSION}] {_instructions(spec)}"},

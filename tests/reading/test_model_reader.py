@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scripted_server import ScriptedServer, Step
@@ -112,7 +113,10 @@ def test_a_model_that_answers_no_reading_is_one_line_and_exit_2(
 def test_agreement_counts_the_messages_two_readers_read_alike_per_surface() -> None:
     spec = load_families()["security_incident_v1"]
     ours = [read_prose(MESSAGE, spec), read_prose("Severity: high.", spec)]
-    theirs = [READING, {"answer": {"severity": "high"}, "completeness": None, "gaps": []}]
+    theirs: list[dict[str, Any]] = [
+        READING,
+        {"answer": {"severity": "high"}, "completeness": None, "gaps": []},
+    ]
     found = agreement(ours, theirs)
     assert (found["values"].same, found["completeness"].same, found["gaps"].same) == (1, 2, 2)
     assert found["values"].rate == 0.5
