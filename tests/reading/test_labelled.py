@@ -1,10 +1,10 @@
 """The prose reader against messages labelled by careful human reading (docs/benchmark.md §2.1):
-on every labelled set present (`tests/reading/prose/*.jsonl`, or the folder
-`$PEB_PROSE_LABELS` names), its precision and recall per surface (asserted values with a block
-as its own item, completeness claims, gaps named) are computed, must be the figures the spec
-reports for that set, and on the dev set (the one the reader was tuned on) precision on values
-and on completeness claims must reach 0.9. The held-out sets were written by others, apart from
-the reader: their figures are its honest measure."""
+on every labelled set present (the JSON-lines files of the `prose` folder beside this file, or
+of the folder `$PEB_PROSE_LABELS` names), its precision and recall per surface (asserted values
+with a block as its own item, completeness claims, gaps named) are computed, must be the figures
+the spec reports for that set, and on the dev set (the one the reader was tuned on) precision on
+values and on completeness claims must reach 0.9. The held-out sets were written by others, apart
+from the reader: their figures are its honest measure."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from peb_core.tasks import load_families
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = Path(os.environ.get("PEB_PROSE_LABELS") or ROOT / "tests" / "reading" / "prose")
 SETS = sorted(LABELS.glob("*.jsonl")) if LABELS.is_dir() else []
-FLOORS = {"dev": {"values": 0.9, "completeness": 0.9}}
+FLOORS: dict[str, dict[Surface, float]] = {"dev": {"values": 0.9, "completeness": 0.9}}
 """Precision each set must reach per surface (the held-out sets' floors are set from their
 first measured figures by the lead)."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from peb_core.reading import ProseReading, read_prose
-from peb_core.tasks import ScenarioFile, generate_task, load_families
+from peb_core.tasks import ProseSpec, ScenarioFile, generate_task, load_families, scenario_hash
 
 FAMILIES = load_families()
 SECURITY = FAMILIES["security_incident_v1"]
@@ -241,3 +241,15 @@ def test_reading_is_deterministic_and_the_same_for_any_family_object() -> None:
     again = load_families()["security_incident_v1"]
     assert read_prose(text, SECURITY) == read_prose(text, again)
     assert isinstance(again, ScenarioFile)
+
+
+def test_the_prose_section_changes_no_task_and_is_left_out_of_the_scenario_hash() -> None:
+    """Editing how prose is read rescores runs as a change to the reading rules does; it
+    changes no task, so a run's scenario hash (and the checked-in runs') stays as it was."""
+    bare = SECURITY.model_copy(update={"prose": ProseSpec()})
+    assert bare.prose != SECURITY.prose
+    assert scenario_hash([bare]) == scenario_hash([SECURITY])
+    assert scenario_hash([bare], "agent") == scenario_hash([SECURITY], "agent")
+    assert generate_task(bare, "scope_expansion", 11) == generate_task(
+        SECURITY, "scope_expansion", 11
+    )
