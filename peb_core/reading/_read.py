@@ -82,6 +82,9 @@ class ProseReading:
 
 
 _FIRST_PERSON = {"i", "we", "my", "our", "i've", "i'd", "we've", "we'd"}
+_SPEAKER = {"i", "my", "i've", "i'd", "i'm"}
+"""The message's own voice: a report's scope ends at it ("the note says X, and I say Y"); a
+"we" may be the report's object ("counsel suggested we sign")."""
 _SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "itself", "both"}
 _NEGATION_REACH = 10
 """How many words a negation before a mention reaches (NegEx uses a window too)."""
@@ -303,7 +306,7 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
         w = state.words[j]
         if not s.same(w.start, m.start, False) or _inference_between(state, s, w.end, m.start):
             break
-        if w.text in _FIRST_PERSON:
+        if w.text in _SPEAKER:
             return None
         if w.text in state.cues.report_nouns and j > first and _possessive(state, j - 1):
             return w

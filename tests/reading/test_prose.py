@@ -154,6 +154,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "Options:\n- treat it as high\n- treat it as critical",
         {"answer": {}},
     ),
+    "a_rule_not_a_call": (
+        "Under the runbook, a critical incident requires the executive bridge.",
+        {"answer": {}},
+    ),
+    "reported_with_we_as_its_object": (
+        "Counsel suggested we convene the executive bridge; I can't see the legal hold notice.",
+        {"answer": None, "gaps": ["legal_hold_notice"]},
+    ),
     "nothing": ("Thanks, let me know if you need anything else.", {"answer": {}}),
     "empty": ("", {"answer": {}}),
 }
