@@ -45,6 +45,7 @@ from ._prompts import (
     register_protocol,
     tool_sentence,
 )
+from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -95,6 +96,7 @@ __all__ = [
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
+    "ProseReaderError",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -125,6 +127,8 @@ __all__ = [
     "kept",
     "local_servers",
     "local_status",
+    "model_read_prose",
+    "prose_reading_schema",
     "reader_for",
     "redact_url",
     "register_baseline",
