@@ -5,11 +5,11 @@ Markdown and LaTeX show a table as a paper prints it: each column under its prin
 (`headers`), floats at `paper.DECIMALS` decimals, a value with its 95% interval in one cell
 where the frame holds the interval beside it (columns `<c>_ci_low` and `<c>_ci_high`), and `—`
 where there is no number; the CSV keeps every column at full precision (a null is empty). A
-LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is shrunk to
-the text width only if it is wider; one taller than a page is a `longtable`, broken across
-pages. Figures are rendered by vl-convert with no base URL allowed,
-so rendering never touches the network (the data is inline anyway), at the width in inches they
-were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
+LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is laid out
+to fit the text width (wrapped, in a smaller size, or on a landscape page); one taller than a
+page is a `longtable`, broken across pages. Figures are rendered by vl-convert with no base URL
+allowed, so rendering never touches the network (the data is inline anyway), at the width in
+inches they were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 """
 
 from __future__ import annotations
@@ -162,14 +162,22 @@ def _latex_header(header: str) -> str:
 
 TEXT_WIDTH = 470.0
 """A paper's text width in points (6.5 inches), which a LaTeX table is laid out to fit."""
+TEXT_HEIGHT = 650.0
+"""A paper's text height in points (9 inches): the width of a landscape page's text, where a
+table too wide for the text width is set."""
 PAGE_LINES = 40
-"""The most lines of `\\small` text a LaTeX table may take and still be one float: a page of
-9 inches holds about 55, less the caption and the headings. A taller one is a `longtable`,
-which breaks across pages (its headings repeated)."""
-MIN_WRAPPED = 0.3
-"""The least share of the text width a LaTeX table's wrapped text columns share."""
-_POINTS_PER_CHARACTER = 4.6  # a character of \small Computer Modern, on average
+"""The most lines of `\\small` text a LaTeX table may take and still be one float on an upright
+page (9 inches hold about 59 at 11 points a line; the caption and the headings take the rest);
+a landscape page (6.5 inches) holds `LANDSCAPE_LINES`. A taller one is a `longtable`, which
+breaks across pages (its headings repeated)."""
+LANDSCAPE_LINES = 23
+"""The most lines of `\\small` text a LaTeX table may take and still be one landscape float."""
+SIZES = (("small", 9.0), ("footnotesize", 8.0), ("scriptsize", 7.0))
+"""The font sizes a LaTeX table is set in (name, points), the largest that fits first."""
+_INTERVAL_SIZE = 7.0  # the interval under a value is \scriptsize whatever the table's size
+_POINTS_PER_CHARACTER = 4.6 / 9.0  # of an average character of Computer Modern, per point
 _COLUMN_SEPARATION = 12.0  # points between two columns (twice \tabcolsep)
+_LONG_CELL = 60  # a text column with a longer cell is wrapped whether or not it would fit
 
 
 def _short_interval(c: _Cell) -> str:
@@ -180,34 +188,99 @@ def _short_interval(c: _Cell) -> str:
     return f"[{low}, {high}]"
 
 
-def _latex_width(printed: _Printed, i: int) -> float:
-    """About how wide, in points, column `i` of a LaTeX table is: its widest cell (an interval
-    set small counts at 0.7) or heading line, and the space between columns."""
-    widest = max(len(line) for line in printed.headers[i].split(" ("))
+def _chars(text: str, size: float) -> float:
+    """About how wide, in points, `text` is set at `size` points."""
+    return len(text) * _POINTS_PER_CHARACTER * size
+
+
+def _natural_width(printed: _Printed, i: int, size: float) -> float:
+    """About how wide, in points, column `i` of a LaTeX table set at `size` is unwrapped: its
+    widest cell (an interval at `_INTERVAL_SIZE`) or heading line."""
+    widest = max(_chars(line, size) for line in printed.headers[i].split(" ("))
     for row in printed.rows:
         c = row[i]
-        widest = max(widest, len(c.text or "---"))
+        widest = max(widest, _chars(c.text or "---", size))
         if c.interval is not None:
-            widest = max(widest, round(0.7 * len(_short_interval(c))))
-    return widest * _POINTS_PER_CHARACTER + _COLUMN_SEPARATION
+            widest = max(widest, _chars(_short_interval(c), _INTERVAL_SIZE))
+    return widest
 
 
-LATEX_PACKAGES = ("booktabs", "graphicx", "longtable")
-"""What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
-
-
-def _latex_lines(printed: _Printed, wrapped: list[bool], share: float) -> int:
-    """About how many lines of text a LaTeX table's rows take: a row with an interval two, a
-    wrapped cell as many as its text fills in its column."""
-    per_line = share * TEXT_WIDTH / _POINTS_PER_CHARACTER
-    total = 0
+def _least_width(printed: _Printed, i: int, size: float) -> float:
+    """About how narrow, in points, text column `i` may be wrapped: its longest word (a word
+    breaks after an underscore) or heading word."""
+    words = [w for line in printed.headers[i].split(" (") for w in line.split()]
     for row in printed.rows:
-        lines = 2 if any(c.interval is not None for c in row) else 1
-        for c, w in zip(row, wrapped, strict=True):
-            if w:
-                lines = max(lines, math.ceil(len(c.text or "") / per_line))
-        total += lines
+        words += re.split(r"[\s_]+", row[i].text or "---")
+    return max((_chars(w + "_", size) for w in words if w), default=0.0)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a LaTeX table is set: its font size, each column's width in points where it wraps
+    (None: set at its natural width), whether it is set on a landscape page, and whether it fits
+    (the last layout tried is taken even if it does not)."""
+
+    size: str
+    widths: list[float | None]
+    landscape: bool
+    fits: bool
+
+
+def _widths(printed: _Printed, size: float, room: float) -> tuple[list[float | None], bool]:
+    """Each column's wrapped width (None: not wrapped) so the table is at most `room` points
+    wide at `size`, and whether it can be: text columns with a long cell always wrap, and the
+    others only when the table is too wide; wrapped columns share what the others leave, the
+    narrowest first, none below its longest word."""
+    n = len(printed.headers)
+    natural = [_natural_width(printed, i, size) for i in range(n)]
+    text = [not printed.numeric[i] for i in range(n)]
+    long = [
+        text[i] and any(len(row[i].text or "") > _LONG_CELL for row in printed.rows)
+        for i in range(n)
+    ]
+    left = room - n * _COLUMN_SEPARATION
+    if sum(natural) <= left and not any(long):
+        return [None] * n, True
+    wrapping = [i for i in range(n) if long[i] or (text[i] and sum(natural) > left)]
+    fixed = sum(natural[i] for i in range(n) if i not in wrapping)
+    share = left - fixed
+    widths: list[float | None] = [None] * n
+    least = {i: _least_width(printed, i, size) for i in wrapping}
+    for k, i in enumerate(sorted(wrapping, key=lambda i: natural[i])):
+        fair = share / (len(wrapping) - k)
+        widths[i] = max(least[i], min(natural[i], fair))
+        share -= widths[i]
+    return widths, share >= -0.5
+
+
+def _layout(printed: _Printed) -> _Layout:
+    """The first layout in which the table fits: upright, then on a landscape page, each in the
+    largest of `SIZES` that fits; else the last (the smallest size, landscape)."""
+    for landscape, room in ((False, TEXT_WIDTH), (True, TEXT_HEIGHT)):
+        for name, points in SIZES:
+            widths, fits = _widths(printed, points, room)
+            if fits:
+                return _Layout(name, widths, landscape, True)
+    return _Layout(name, widths, True, False)
+
+
+def _latex_lines(printed: _Printed, layout: _Layout) -> float:
+    """About how many lines of `\\small` text a LaTeX table's rows take: a row with an interval
+    1.7 (a line and a `\\scriptsize` one), a wrapped cell as many as its text fills in its
+    column."""
+    points = dict(SIZES)[layout.size]
+    total = 0.0
+    for row in printed.rows:
+        lines = 1.7 if any(c.interval is not None for c in row) else 1.0
+        for c, width in zip(row, layout.widths, strict=True):
+            if width is not None:
+                lines = max(lines, math.ceil(_chars(c.text or "", points) / width))
+        total += lines * points / 9.0
     return total
+
+
+LATEX_PACKAGES = ("array", "booktabs", "graphicx", "longtable", "pdflscape")
+"""What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
 
 
 def to_latex(
@@ -218,25 +291,25 @@ def to_latex(
     decimals: int = DECIMALS,
     headers: Mapping[str, str] | None = None,
 ) -> str:
-    """A booktabs `table` (needs `LATEX_PACKAGES`) in `\\small`: columns under `headers` (a
-    heading's parenthesis on a second line), numbers right-aligned with an interval set small
-    under its value, text columns left-aligned and those with long cells (over 60 characters)
-    wrapped, sharing at least `MIN_WRAPPED` of the text width; shrunk to the text width only
-    when wider. A table taller than `PAGE_LINES` is a `longtable` instead, which breaks across
-    pages with its headings repeated on each (and is never shrunk: its wrapped columns take
-    what the others leave). `caption` is the caption's text: LaTeX gives it its number."""
+    """A booktabs `table` (needs `LATEX_PACKAGES`): columns under `headers` (a heading's
+    parenthesis on a second line), numbers right-aligned with an interval set small under its
+    value and each value level with its row's label, text columns left-aligned; laid out to fit
+    the text width (`_layout`): text columns with long cells (over 60 characters) wrapped, and
+    the others too if the table is wider, in `\\small`, else a smaller size, else on a landscape
+    page (pdflscape), in the largest size that fits. A float is also shrunk to the text width
+    if it is wider after all (the layout is an estimate of Computer Modern's widths). A table
+    taller than a page (`PAGE_LINES`, `LANDSCAPE_LINES`) is a `longtable` instead, which breaks
+    across pages with its headings repeated on each (and needs three passes of pdflatex to
+    settle its column widths). `caption` is the caption's text: LaTeX gives it its number."""
     printed = _printed(frame, headers, decimals)
-
-    long = [
-        not numeric and any(len(row[i].text or "") > 60 for row in printed.rows)
-        for i, numeric in enumerate(printed.numeric)
-    ]
-    rest = sum(_latex_width(printed, i) for i, wrapped in enumerate(long) if not wrapped)
-    room = TEXT_WIDTH - rest - sum(long) * _COLUMN_SEPARATION  # a wrapped column's sides too
-    share = math.floor(100 * max(MIN_WRAPPED, room / TEXT_WIDTH) / max(sum(long), 1)) / 100
+    layout = _layout(printed)
     specs = [
-        "r" if numeric else rf"p{{{share}\linewidth}}" if wrapped else "l"
-        for numeric, wrapped in zip(printed.numeric, long, strict=True)
+        "r"
+        if numeric
+        else "l"
+        if width is None
+        else rf">{{\raggedright\arraybackslash}}p{{{width:.0f}pt}}"
+        for numeric, width in zip(printed.numeric, layout.widths, strict=True)
     ]
 
     def cell(c: _Cell, wrapped: bool) -> str:
@@ -245,18 +318,25 @@ def to_latex(
         if c.interval is None:  # a long identifier may break after an underscore
             text = latex_escape(c.text)
             return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
-        return rf"\shortstack[r]{{{c.text}\\\scriptsize{_short_interval(c)}}}"
+        # A one-column tabular aligned on its first line: the value level with the row's label.
+        return (
+            rf"\begin{{tabular}}[t]{{@{{}}r@{{}}}}{c.text}\\"
+            rf"\scriptsize{_short_interval(c)}\end{{tabular}}"
+        )
 
+    wrapped = [w is not None for w in layout.widths]
     heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
     rows = [
-        " & ".join(cell(c, w) for c, w in zip(row, long, strict=True)) + r" \\"
+        " & ".join(cell(c, w) for c, w in zip(row, wrapped, strict=True)) + r" \\"
         for row in printed.rows
     ]
     said = [rf"\caption{{{latex_escape(caption)}}}"] if caption else []
     said += [rf"\label{{{label}}}"] if label else []
-    if _latex_lines(printed, long, share) > PAGE_LINES:
-        lines = [
-            r"\begingroup\small",
+    lines = [r"\begin{landscape}"] if layout.landscape else []
+    page = LANDSCAPE_LINES if layout.landscape else PAGE_LINES
+    if _latex_lines(printed, layout) > page:
+        lines += [
+            rf"\begingroup\{layout.size}",
             rf"\begin{{longtable}}{{{''.join(specs)}}}",
             *([" ".join(said) + r" \\"] if said else []),
             r"\toprule",
@@ -273,19 +353,21 @@ def to_latex(
             r"\end{longtable}",
             r"\endgroup",
         ]
-        return "\n".join(lines) + "\n"
-    lines = [r"\begin{table}[ht]", r"\centering", r"\small", *said]
-    lines += [
-        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-        rf"\begin{{tabular}}{{{''.join(specs)}}}",
-        r"\toprule",
-        heading,
-        r"\midrule",
-        *rows,
-        r"\bottomrule",
-        r"\end{tabular}}",
-        r"\end{table}",
-    ]
+    else:
+        lines += [r"\begin{table}[ht]", r"\centering", rf"\{layout.size}", *said]
+        lines += [
+            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+            rf"\begin{{tabular}}{{{''.join(specs)}}}",
+            r"\toprule",
+            heading,
+            r"\midrule",
+            *rows,
+            r"\bottomrule",
+            r"\end{tabular}}",
+            r"\end{table}",
+        ]
+    if layout.landscape:
+        lines.append(r"\end{landscape}")
     return "\n".join(lines) + "\n"
 
 

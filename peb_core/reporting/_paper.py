@@ -333,20 +333,16 @@ def baseline_results(
 ) -> pl.DataFrame:
     """Every baseline run of `runs` on `tier`, per baseline and family: `metrics` (default: the
     four surfaces) each with its 95% interval (`results_columns`;
-    cue_reader included: it shows how far surface cues go on the tier)."""
+    cue_reader included: it shows how far surface cues go on the tier). A `run_label` column (what
+    sets a run apart from the others, `results.score_run_dirs`) leads where two runs share a
+    baseline."""
     keys = ["baseline", "family"]
-    dirs = _runs(runs, baselines=True)
-    if not dirs:
-        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
-    scores, _ = score_run_dirs(dirs)
-    card = scorecard(scores.filter(pl.col("tier") == tier))
-    frame = _results(card, {"baseline": pl.col("system"), "family": pl.col("family")}, metrics)
-    return frame.sort(keys)
+    return _named_results(_runs(runs, baselines=True), tier, "baseline", keys, metrics)
 
 
 def _schema(columns: Sequence[str]) -> dict[str, Any]:
     text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
-    text |= {"disclosure", "contract", "followup"}
+    text |= {"run_label", "disclosure", "contract", "followup"}
     counts = {"n_tasks", "max_steps"}
     return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
@@ -396,8 +392,9 @@ def model_results(
     """Paper Tables 5 and 6, for every model run of `runs` (a run whose system is not a
     baseline), on `tier` (None: every tier, with a `tier` column): per model, protocol and
     family, `metrics` (default: the four surfaces) each with its 95% interval
-    (`results_columns`). A `run` column leads where two runs share a model, protocol and tier.
-    No model runs: an empty frame with the columns."""
+    (`results_columns`). A `run_label` column (what sets a run apart from the others) leads where
+    two runs share a model, protocol and tier. No model runs: an empty frame with the
+    columns."""
     keys = ["model", "protocol", *(["tier"] if tier is None else []), "family"]
     return _named_results(_runs(runs, baselines=False), tier, "model", keys, metrics)
 
@@ -409,10 +406,12 @@ def agent_results(
     a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system (named
     as every table names it: `results.system_label`), disclosure mode, contract source (given,
     or found in the corpus), follow-up mode (none, or a user who pushes back), step budget and
-    family, `metrics` (default: the trace metrics)
-    each with its 95% interval (`results_columns`). A `run` column leads where two runs share
-    the rest. No agent runs: an empty frame with the columns."""
+    family, `metrics` (default: the trace metrics) each with its 95% interval
+    (`results_columns`), each run named first by its `run_label` (what sets it apart from the other
+    agent runs: `agent_cave contract=corpus followup=pressure`). No agent runs: an empty frame
+    with the columns."""
     keys = [
+        "run_label",
         "system",
         "disclosure",
         "contract",
@@ -430,8 +429,8 @@ def _named_results(
 ) -> pl.DataFrame:
     """The results table (`_results`) of the runs `dirs` on `tier` (None: every tier), each
     run's system in column `named` as every table names it (`results.system_label`), by `keys`;
-    a `run` column leads where two runs share the keys. No runs: an empty frame with the
-    columns."""
+    a `run_label` column (what sets a run apart from the others of `dirs`) leads where two runs
+    share the keys. No runs: an empty frame with the columns."""
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
@@ -441,7 +440,8 @@ def _named_results(
     card = scorecard(scores).with_columns(
         pl.col("run").replace_strict(names, default=pl.col("system")).alias(named)
     )
-    keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
+    if "run_label" not in keys and card.select(keys).is_duplicated().any():
+        keys = ["run_label", *keys]
     return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
 
 
@@ -546,6 +546,7 @@ HEADERS: dict[str, str] = {
     "model": "Model",
     "protocol": "Protocol",
     "run": "Run",
+    "run_label": "Run",
     "system": "System",
     "disclosure": "Disclosure",
     "contract": "Contract",

@@ -47,15 +47,17 @@ SHAPES: tuple[str, ...] = (
 
 def series_column(frame: pl.DataFrame, by: str | None = None) -> str:
     """The column that names a line of results: `by`, else `system` when each system has one
-    run, else `run` (two runs of one system must not share a colour)."""
+    run, else `run_label` (what sets each run apart, `results.score_run_dirs`) where the frame has
+    one, else `run` (two runs of one system must not share a colour)."""
     if by is not None:
         if by not in frame.columns:
             raise ValueError(f"no column {by!r}; have {', '.join(frame.columns)}")
         return by
+    runs = "run_label" if "run_label" in frame.columns else "run"
     if "system" not in frame.columns:
-        return "run"
+        return runs
     per_system = frame.group_by("system").agg(pl.col("run").n_unique().alias("n"))
-    return "system" if per_system["n"].max() in (None, 1) else "run"
+    return "system" if per_system["n"].max() in (None, 1) else runs
 
 
 def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
