@@ -160,8 +160,9 @@ def _latex_header(header: str) -> str:
     return rf"\shortstack{{{latex_escape(head)}\\({latex_escape(rest)}}}"
 
 
-TEXT_WIDTH = 470.0
-"""A paper's text width in points (6.5 inches), which a LaTeX table is laid out to fit."""
+TEXT_WIDTH = 469.0
+"""A paper's text width in points (6.5 inches, 469.75 points, less a little), which a LaTeX
+table is laid out to fit."""
 TEXT_HEIGHT = 650.0
 """A paper's text height in points (9 inches): the width of a landscape page's text, where a
 table too wide for the text width is set."""
@@ -172,10 +173,25 @@ a landscape page (6.5 inches) holds `LANDSCAPE_LINES`. A taller one is a `longta
 breaks across pages (its headings repeated)."""
 LANDSCAPE_LINES = 23
 """The most lines of `\\small` text a LaTeX table may take and still be one landscape float."""
-SIZES = (("small", 9.0), ("footnotesize", 8.0), ("scriptsize", 7.0))
-"""The font sizes a LaTeX table is set in (name, points), the largest that fits first."""
-_INTERVAL_SIZE = 7.0  # the interval under a value is \scriptsize whatever the table's size
-_POINTS_PER_CHARACTER = 4.6 / 9.0  # of an average character of Computer Modern, per point
+SIZES = (("small", 1.0), ("footnotesize", 0.919), ("scriptsize", 0.862))
+"""The font sizes a LaTeX table is set in, the largest that fits first, each with the width of
+its characters against `\\small`'s (Computer Modern's optical sizes: `\\scriptsize` is 7 points
+but its digits are 86% as wide as 9-point ones)."""
+_INTERVAL_SIZE = 0.862  # the interval under a value is \scriptsize whatever the table's size
+_WIDTHS = {
+    **dict.fromkeys("0123456789", 4.63),
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyz", 4.8),
+    **dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 6.9),
+    **dict.fromkeys(".,:;[]!'|", 2.6),
+    **dict.fromkeys("-()/", 3.6),
+    " ": 3.1,
+    "_": 3.35,
+    "=": 7.2,
+    "—": 9.25,
+}
+"""About how wide, in points, a character of 9-point Computer Modern is (measured with
+pdflatex: its digits 4.63, its lower-case letters 4.54 on average, taken at their wider ones);
+any other 5.0."""
 _COLUMN_SEPARATION = 12.0  # points between two columns (twice \tabcolsep)
 _LONG_CELL = 60  # a text column with a longer cell is wrapped whether or not it would fit
 
@@ -188,37 +204,36 @@ def _short_interval(c: _Cell) -> str:
     return f"[{low}, {high}]"
 
 
-def _chars(text: str, size: float) -> float:
-    """About how wide, in points, `text` is set at `size` points."""
-    return len(text) * _POINTS_PER_CHARACTER * size
+def _chars(text: str, scale: float) -> float:
+    """About how wide, in points, `text` is set in a size of `scale` (`SIZES`)."""
+    return sum(_WIDTHS.get(ch, 5.0) for ch in text) * scale
 
 
-def _natural_width(printed: _Printed, i: int, size: float) -> float:
-    """About how wide, in points, column `i` of a LaTeX table set at `size` is unwrapped: its
-    widest cell (an interval at `_INTERVAL_SIZE`) or heading line."""
-    widest = max(_chars(line, size) for line in printed.headers[i].split(" ("))
+def _natural_width(printed: _Printed, i: int, scale: float) -> float:
+    """About how wide, in points, column `i` of a LaTeX table is unwrapped: its widest cell (an
+    interval at `_INTERVAL_SIZE`) or heading line."""
+    widest = max(_chars(line, scale) for line in printed.headers[i].split(" ("))
     for row in printed.rows:
         c = row[i]
-        widest = max(widest, _chars(c.text or "---", size))
+        widest = max(widest, _chars(c.text or "—", scale))
         if c.interval is not None:
             widest = max(widest, _chars(_short_interval(c), _INTERVAL_SIZE))
     return widest
 
 
-def _least_width(printed: _Printed, i: int, size: float) -> float:
+def _least_width(printed: _Printed, i: int, scale: float) -> float:
     """About how narrow, in points, text column `i` may be wrapped: its longest word (a word
     breaks after an underscore) or heading word."""
     words = [w for line in printed.headers[i].split(" (") for w in line.split()]
     for row in printed.rows:
-        words += re.split(r"[\s_]+", row[i].text or "---")
-    return max((_chars(w + "_", size) for w in words if w), default=0.0)
+        words += re.findall(r"[^\s_]+_?", row[i].text or "—")
+    return max((_chars(w, scale) for w in words), default=0.0)
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """How a LaTeX table is set: its font size, each column's width in points where it wraps
-    (None: set at its natural width), whether it is set on a landscape page, and whether it fits
-    (the last layout tried is taken even if it does not)."""
+    """How a LaTeX table's columns are set: its font size, each column's width in points where
+    it wraps (None: at its natural width), on a landscape page or not, and whether it fits."""
 
     size: str
     widths: list[float | None]
@@ -226,61 +241,145 @@ class _Layout:
     fits: bool
 
 
-def _widths(printed: _Printed, size: float, room: float) -> tuple[list[float | None], bool]:
-    """Each column's wrapped width (None: not wrapped) so the table is at most `room` points
-    wide at `size`, and whether it can be: text columns with a long cell always wrap, and the
-    others only when the table is too wide; wrapped columns share what the others leave, the
-    narrowest first, none below its longest word."""
+def _fitted(printed: _Printed, size: str, landscape: bool) -> _Layout:
+    """The table in `size`, its text columns wrapped so it is at most the width of the page's
+    text (upright or landscape) if it can be: text columns with a long cell always wrap, and
+    the others only when the table is too wide; wrapped columns share what the others leave,
+    the narrowest first, none below its longest word."""
+    scale = dict(SIZES)[size]
+    room = TEXT_HEIGHT if landscape else TEXT_WIDTH
     n = len(printed.headers)
-    natural = [_natural_width(printed, i, size) for i in range(n)]
-    text = [not printed.numeric[i] for i in range(n)]
+    natural = [_natural_width(printed, i, scale) for i in range(n)]
+    text = [not numeric for numeric in printed.numeric]
     long = [
         text[i] and any(len(row[i].text or "") > _LONG_CELL for row in printed.rows)
         for i in range(n)
     ]
     left = room - n * _COLUMN_SEPARATION
     if sum(natural) <= left and not any(long):
-        return [None] * n, True
+        return _Layout(size, [None] * n, landscape, True)
     wrapping = [i for i in range(n) if long[i] or (text[i] and sum(natural) > left)]
-    fixed = sum(natural[i] for i in range(n) if i not in wrapping)
-    share = left - fixed
+    share = left - sum(natural[i] for i in range(n) if i not in wrapping)
     widths: list[float | None] = [None] * n
-    least = {i: _least_width(printed, i, size) for i in wrapping}
     for k, i in enumerate(sorted(wrapping, key=lambda i: natural[i])):
-        fair = share / (len(wrapping) - k)
-        widths[i] = max(least[i], min(natural[i], fair))
-        share -= widths[i]
-    return widths, share >= -0.5
+        width = max(_least_width(printed, i, scale), min(natural[i], share / (len(wrapping) - k)))
+        widths[i] = width
+        share -= width
+    return _Layout(size, widths, landscape, share >= 0)
 
 
 def _layout(printed: _Printed) -> _Layout:
     """The first layout in which the table fits: upright, then on a landscape page, each in the
-    largest of `SIZES` that fits; else the last (the smallest size, landscape)."""
-    for landscape, room in ((False, TEXT_WIDTH), (True, TEXT_HEIGHT)):
-        for name, points in SIZES:
-            widths, fits = _widths(printed, points, room)
-            if fits:
-                return _Layout(name, widths, landscape, True)
-    return _Layout(name, widths, True, False)
+    largest of `SIZES` that fits; else the smallest size on a landscape page, which does not."""
+    for landscape in (False, True):
+        for size, _ in SIZES:
+            layout = _fitted(printed, size, landscape)
+            if layout.fits:
+                return layout
+    return layout
+
+
+def _columns(printed: _Printed, columns: list[int]) -> _Printed:
+    """The table of `columns` of `printed` only."""
+    return _Printed(
+        headers=[printed.headers[i] for i in columns],
+        numeric=[printed.numeric[i] for i in columns],
+        rows=[[row[i] for i in columns] for row in printed.rows],
+    )
+
+
+def _naming(printed: _Printed, keys: list[int]) -> list[int]:
+    """The fewest of the `keys` columns, in order, that still tell every row apart: each taken
+    only if it tells more rows apart than those before it."""
+    kept: list[int] = []
+    seen = 1
+    for i in keys:
+        told = len({tuple(row[j].text for j in (*kept, i)) for row in printed.rows})
+        if not kept or told > seen:
+            kept.append(i)
+            seen = told
+    return kept
+
+
+def _parts(printed: _Printed) -> list[tuple[_Printed, _Layout]]:
+    """The table as one part (`_layout`) if it fits a page's text width, upright or landscape;
+    else split by columns into parts set one below the other on landscape pages: the first
+    with every column that names a row (those up to the last text column), the next with only
+    those that tell its rows apart (`_naming`), each with as many of the other columns, in
+    order, as fit, in the largest size that makes fewest parts."""
+    whole = _layout(printed)
+    if whole.fits:
+        return [(printed, whole)]
+    n = len(printed.headers)
+    keys = list(range(max((i for i in range(n) if not printed.numeric[i]), default=-1) + 1))
+    leads = [keys, _naming(printed, keys)]
+    best: list[tuple[_Printed, _Layout]] = []
+    for size, _ in SIZES:
+        parts: list[list[int]] = []
+        for i in range(len(keys), n):
+            lead = leads[len(parts) > 1]
+            if parts and _fitted(_columns(printed, [*lead, *parts[-1], i]), size, True).fits:
+                parts[-1].append(i)
+            else:
+                parts.append([i])
+        found = [_columns(printed, [*leads[k > 0], *p]) for k, p in enumerate(parts)]
+        laid = [(p, _fitted(p, size, True)) for p in found]
+        if not best or len(laid) < len(best):
+            best = laid
+    return best
 
 
 def _latex_lines(printed: _Printed, layout: _Layout) -> float:
     """About how many lines of `\\small` text a LaTeX table's rows take: a row with an interval
     1.7 (a line and a `\\scriptsize` one), a wrapped cell as many as its text fills in its
     column."""
-    points = dict(SIZES)[layout.size]
+    scale = dict(SIZES)[layout.size]
     total = 0.0
     for row in printed.rows:
         lines = 1.7 if any(c.interval is not None for c in row) else 1.0
         for c, width in zip(row, layout.widths, strict=True):
             if width is not None:
-                lines = max(lines, math.ceil(_chars(c.text or "", points) / width))
-        total += lines * points / 9.0
+                lines = max(lines, math.ceil(_chars(c.text or "", scale) / width))
+        total += lines * scale
     return total
 
 
 LATEX_PACKAGES = ("array", "booktabs", "graphicx", "longtable", "pdflscape")
 """What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
+
+
+def _cell(c: _Cell, wrapped: bool) -> str:
+    """A body cell: `---` for no number; a value with its interval set small below it, in a
+    one-column tabular aligned on its first line, so the value sits level with the row's
+    label; text escaped, a long identifier free to break after an underscore where wrapped."""
+    if c.text is None:
+        return "---"
+    if c.interval is None:
+        text = latex_escape(c.text)
+        return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
+    return (
+        rf"\begin{{tabular}}[t]{{@{{}}r@{{}}}}{c.text}\\"
+        rf"\scriptsize{_short_interval(c)}\end{{tabular}}"
+    )
+
+
+def _body(printed: _Printed, layout: _Layout) -> tuple[str, str, list[str]]:
+    """A part's column specification, heading line and row lines."""
+    specs = "".join(
+        "r"
+        if numeric
+        else "l"
+        if width is None
+        else rf">{{\raggedright\arraybackslash}}p{{{width:.0f}pt}}"
+        for numeric, width in zip(printed.numeric, layout.widths, strict=True)
+    )
+    heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
+    rows = [
+        " & ".join(_cell(c, w is not None) for c, w in zip(row, layout.widths, strict=True))
+        + r" \\"
+        for row in printed.rows
+    ]
+    return specs, heading, rows
 
 
 def to_latex(
@@ -294,79 +393,62 @@ def to_latex(
     """A booktabs `table` (needs `LATEX_PACKAGES`): columns under `headers` (a heading's
     parenthesis on a second line), numbers right-aligned with an interval set small under its
     value and each value level with its row's label, text columns left-aligned; laid out to fit
-    the text width (`_layout`): text columns with long cells (over 60 characters) wrapped, and
-    the others too if the table is wider, in `\\small`, else a smaller size, else on a landscape
-    page (pdflscape), in the largest size that fits. A float is also shrunk to the text width
-    if it is wider after all (the layout is an estimate of Computer Modern's widths). A table
-    taller than a page (`PAGE_LINES`, `LANDSCAPE_LINES`) is a `longtable` instead, which breaks
-    across pages with its headings repeated on each (and needs three passes of pdflatex to
-    settle its column widths). `caption` is the caption's text: LaTeX gives it its number."""
-    printed = _printed(frame, headers, decimals)
-    layout = _layout(printed)
-    specs = [
-        "r"
-        if numeric
-        else "l"
-        if width is None
-        else rf">{{\raggedright\arraybackslash}}p{{{width:.0f}pt}}"
-        for numeric, width in zip(printed.numeric, layout.widths, strict=True)
-    ]
-
-    def cell(c: _Cell, wrapped: bool) -> str:
-        if c.text is None:
-            return "---"
-        if c.interval is None:  # a long identifier may break after an underscore
-            text = latex_escape(c.text)
-            return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
-        # A one-column tabular aligned on its first line: the value level with the row's label.
-        return (
-            rf"\begin{{tabular}}[t]{{@{{}}r@{{}}}}{c.text}\\"
-            rf"\scriptsize{_short_interval(c)}\end{{tabular}}"
-        )
-
-    wrapped = [w is not None for w in layout.widths]
-    heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
-    rows = [
-        " & ".join(cell(c, w) for c, w in zip(row, wrapped, strict=True)) + r" \\"
-        for row in printed.rows
-    ]
+    the page's text width (`_layout`): text columns with long cells (over 60 characters)
+    wrapped, and the others too if the table is wider, in `\\small` or, if that is too wide, a
+    smaller size, upright or else on a landscape page (pdflscape); a table too wide for either
+    is split by columns into parts set one below the other, each repeating the columns that name
+    a row (`_parts`). A float is also shrunk to the text width if it is wider after all (in a
+    document whose text is narrower than 6.5 inches). A table taller than a page (`PAGE_LINES`,
+    `LANDSCAPE_LINES`) is a `longtable` instead, which breaks across pages with its headings
+    repeated on each; pdflatex settles its column widths over two or three passes. `caption` is
+    the caption's text: LaTeX gives it its number."""
+    parts = _parts(_printed(frame, headers, decimals))
+    whole, first = parts[0]
     said = [rf"\caption{{{latex_escape(caption)}}}"] if caption else []
     said += [rf"\label{{{label}}}"] if label else []
-    lines = [r"\begin{landscape}"] if layout.landscape else []
-    page = LANDSCAPE_LINES if layout.landscape else PAGE_LINES
-    if _latex_lines(printed, layout) > page:
-        lines += [
-            rf"\begingroup\{layout.size}",
-            rf"\begin{{longtable}}{{{''.join(specs)}}}",
-            *([" ".join(said) + r" \\"] if said else []),
-            r"\toprule",
-            heading,
-            r"\midrule",
-            r"\endfirsthead",
-            r"\toprule",
-            heading,
-            r"\midrule",
-            r"\endhead",
-            r"\bottomrule",
-            r"\endfoot",
-            *rows,
-            r"\end{longtable}",
-            r"\endgroup",
-        ]
+    more = rf"Continued: more columns of Table~\ref{{{label}}}." if label else "Continued."
+    landscape = first.landscape
+    lines = [r"\begin{landscape}"] if landscape else []
+    page = LANDSCAPE_LINES if landscape else PAGE_LINES
+    if _latex_lines(whole, first) > page:
+        for k, (part, layout) in enumerate(parts):
+            specs, heading, rows = _body(part, layout)
+            named = said if k == 0 else [rf"\caption*{{{more}}}"]
+            lines += [
+                rf"\begingroup\{layout.size}",
+                rf"\begin{{longtable}}{{{specs}}}",
+                *([" ".join(named) + r" \\"] if named else []),
+                r"\toprule",
+                heading,
+                r"\midrule",
+                r"\endfirsthead",
+                r"\toprule",
+                heading,
+                r"\midrule",
+                r"\endhead",
+                r"\bottomrule",
+                r"\endfoot",
+                *rows,
+                r"\end{longtable}",
+                r"\endgroup",
+            ]
     else:
-        lines += [r"\begin{table}[ht]", r"\centering", rf"\{layout.size}", *said]
-        lines += [
-            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-            rf"\begin{{tabular}}{{{''.join(specs)}}}",
-            r"\toprule",
-            heading,
-            r"\midrule",
-            *rows,
-            r"\bottomrule",
-            r"\end{tabular}}",
-            r"\end{table}",
-        ]
-    if layout.landscape:
+        lines += [r"\begin{table}[ht]", r"\centering", rf"\{first.size}", *said]
+        for k, (part, layout) in enumerate(parts):
+            specs, heading, rows = _body(part, layout)
+            lines += [
+                *([r"\par\medskip"] if k else []),
+                r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+                rf"\begin{{tabular}}{{{specs}}}",
+                r"\toprule",
+                heading,
+                r"\midrule",
+                *rows,
+                r"\bottomrule",
+                r"\end{tabular}}",
+            ]
+        lines.append(r"\end{table}")
+    if landscape:
         lines.append(r"\end{landscape}")
     return "\n".join(lines) + "\n"
 

@@ -429,14 +429,14 @@ def _named_results(
 ) -> pl.DataFrame:
     """The results table (`_results`) of the runs `dirs` on `tier` (None: every tier), each
     run's system in column `named` as every table names it (`results.system_label`), by `keys`;
-    a `run_label` column (what sets a run apart from the others of `dirs`) leads where two runs
+    a `run_label` column (what sets a run apart from the others shown) leads where two runs
     share the keys. No runs: an empty frame with the columns."""
+    if tier is not None:  # each run labelled by what sets it apart from the runs shown
+        dirs = [d for d in dirs if read_manifest(d).tier == tier]
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
     scores, _ = score_run_dirs(dirs)
-    if tier is not None:
-        scores = scores.filter(pl.col("tier") == tier)
     card = scorecard(scores).with_columns(
         pl.col("run").replace_strict(names, default=pl.col("system")).alias(named)
     )

@@ -219,7 +219,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     discordant pairs against 1/2, twice the smaller tail, at most 1 (1 with none)."""
     discordant = only_a + only_b
     tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
-    return min(1.0, 2 * tail / 2**discordant)
+    return min(1.0, 2 * tail / (1 << discordant))
 
 
 def paired_rates(
