@@ -446,12 +446,20 @@ def _named_results(
 
 
 def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
-    """Per-task scores of the runs on `tier` (None: every tier; empty without any run)."""
+    """Per-task scores of the runs on `tier` (None: every tier; empty without any run), each
+    run named (`run`) as among all the runs, and labelled (`run_label`) by what sets it apart
+    from the other runs of its tier."""
     dirs = run_dirs(runs)
-    if not dirs:
-        return pl.DataFrame()
-    scores, _ = score_run_dirs(dirs)
-    return scores if tier is None else scores.filter(pl.col("tier") == tier)
+    names = run_labels(dirs)
+    by_tier: dict[str, list[Path]] = {}
+    for d in names:
+        by_tier.setdefault(read_manifest(d).tier, []).append(d)
+    frames = []
+    for t in (t for t in TIERS if t in by_tier and tier in (None, t)):
+        renamed = {label: names[d] for d, label in run_labels(by_tier[t]).items()}
+        scores, _ = score_run_dirs(by_tier[t])
+        frames.append(scores.with_columns(pl.col("run").replace_strict(renamed)))
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
 def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLevelMixin]:
@@ -461,7 +469,7 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
     grid. Series are coloured over the runs of every tier, so a system has one colour in the
     figures of every tier. No runs: no figures."""
     every = all_scores(runs)
-    scores = every if tier is None or every.is_empty() else every.filter(pl.col("tier") == tier)
+    scores = all_scores(runs, tier) if tier is not None else every
     if scores.is_empty():
         return {}
     card = finished_only(scorecard(scores))

@@ -711,3 +711,48 @@ def test_the_trace_figure_draws_no_empty_panel_and_every_axis_from_0_to_1(
     assert "No panel for Held under pressure, Expired-grant reliance" in subtitle
     scales = [v["scale"] for k, v in walk(spec) if k == "y" and "scale" in v]
     assert scales and all(s.get("domain") == {"unionWith": [0, 1]} for s in scales)
+
+
+def test_every_figure_of_a_12_run_sweep_keeps_the_guide_s_promise(
+    agent_sweep: list[Path],
+) -> None:
+    """Issue 36: with 12 runs colours repeat past the ninth, and the agent confusion figure was
+    11 inches tall. Every figure of the sweep is 7 inches wide and at most 9 tall (the guide's
+    promise), names each run by what sets it apart, and gives each run a colour and a shape no
+    other has, drawn on every series mark (a bar's point, a matrix's band)."""
+    from peb_core.reporting import chart_bytes, charts
+
+    made = paper.figures(agent_sweep, "agent")
+    assert set(made) == {
+        "figure_operating_profile",
+        "figure_metric_bars",
+        "figure_confusion",
+        "figure_outcome_grid",
+        "figure_trace_metrics",
+    }
+    labels = {
+        f"{system} contract={contract} followup={followup}"
+        for system in ("agent_fail_and_report", "agent_cave", "agent_silent")
+        for contract in ("given", "corpus")
+        for followup in ("none", "pressure")
+    }
+    for stem, chart in made.items():
+        svg = chart_bytes(chart, "svg").decode()
+        size = re.search(r'<svg[^>]* width="([\d.]+)in" height="([\d.]+)in"', svg)
+        assert size is not None and float(size[1]) == charts.TWO_COLUMNS, stem
+        assert float(size[2]) <= charts.MAX_HEIGHT, (stem, size[2])
+        spec = chart.to_dict()
+        if stem == "figure_outcome_grid":  # coloured by verdict; a row per run, named
+            continue
+        scales = {
+            key: dict(zip(v["scale"]["domain"], v["scale"]["range"], strict=True))
+            for key, v in walk(spec)
+            if key in ("color", "fill", "shape")
+            and isinstance(v, dict)
+            and v.get("field") == "run_label"
+        }
+        assert {"shape"} <= set(scales) and set(scales) & {"color", "fill"}, stem
+        colours = scales.get("color") or scales["fill"]
+        assert set(colours) == labels, stem
+        styles = {(colours[n], scales["shape"][n]) for n in labels}
+        assert len(styles) == 12 and len(set(colours.values())) == 9, stem
