@@ -528,7 +528,7 @@ def test_every_latex_table_compiles_within_the_text_width(
     document of the text width the layout assumes: no line wider than the page's text (an
     overfull box by more than a point; a landscape page's text is 9 in), no float shrunk to fit
     (its table measured before `\resizebox`) and none taller than a page, within three passes.
-    Before, the sweep's `table_agents` ran 378 pt past the text (the issue's, 552)."""
+    Before, the sweep's `table_agents` ran far past the text (the issue's, 552 pt)."""
     from peb_core.reporting import HEADERS, captions, tables, write_table
 
     dirs = [*sorted(p.parent for p in RUNS.rglob("manifest.json")), *agent_runs, *agent_sweep]
