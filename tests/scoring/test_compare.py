@@ -84,7 +84,7 @@ def test_a_run_against_itself_differs_by_nothing(capsys: pytest.CaptureFixture[s
     for row in rows:
         assert row["difference"] == 0.0 and row["p_value"] == 1.0, row
         assert row["significant"] is False
-        if row["test"] == "mcnemar_score":
+        if row["test"] != "sign_flip":  # McNemar (exact: no discordant pair)
             assert row["only_a"] == row["only_b"] == 0
 
 
