@@ -85,6 +85,9 @@ class Cues:
     skip: frozenset[Words]
     common: frozenset[str]
     evidence_nouns: frozenset[str]
+    empty_rest: frozenset[Words]
+    empty_before: frozenset[Words]
+    empty_skip: frozenset[Words]
     digest: str
 
 
@@ -114,6 +117,9 @@ def cues() -> Cues:
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
+        empty_rest=_phrases(raw["empty"]["rest"]),
+        empty_before=_phrases(raw["empty"]["before"]),
+        empty_skip=_phrases(raw["empty"]["skip"]),
         digest=hashlib.sha256(data).hexdigest(),
     )
 
@@ -195,6 +201,18 @@ class Lexicon:
         for kind, cue_phrases in cues().phrases.items():
             add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
+        ids: dict[str, list[Tag]] = {}
+        for name, values in vocabulary.values.items():
+            ids.setdefault(name, []).append(Tag("field", name))
+            for value in values:
+                ids.setdefault(value, []).append(Tag("value", value, name))
+        for rid in vocabulary.requirements:
+            ids.setdefault(rid, []).append(Tag("requirement", rid))
+        for sid in vocabulary.scopes:
+            ids.setdefault(sid, []).append(Tag("scope", sid))
+        self._ids = {k: tuple(dict.fromkeys(v)) for k, v in ids.items() if "_" in k}
+        """The family's ids of more than one word, as written (`forensics_restricted`): matched
+        as written before any phrase, so one id is never read as the end of another's words."""
         self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
         for words, tags in found.items():
             unique = tuple(dict.fromkeys(tags))
@@ -230,16 +248,32 @@ class Lexicon:
                     stems.append(token[: -len(suffix)] + "e")
         return stems
 
-    def match(self, norm: str, words: list[Word]) -> list[Match]:
-        """The phrases of `words` (the words of `norm`), in order: in each pass, leftmost
-        first, each the longest phrase starting there; matches never overlap."""
-        first = self._pass(self._passes[0], norm, words, [True] * len(words))
+    def match(self, text: str, norm: str, words: list[Word]) -> list[Match]:
+        """The phrases of `words` (the words of `norm`, the normalised `text`), in order: the
+        family's ids written with underscores in `text` first, then in each pass, leftmost
+        first, each the longest phrase starting there (of two as long, the one its words match
+        as written); matches never overlap."""
         free = [True] * len(words)
-        for m in first:
-            for k in range(m.first, m.last + 1):
-                free[k] = False
-        second = self._pass(self._passes[1], norm, words, free)
-        return sorted(first + second, key=lambda m: m.start)
+        found = self._id_matches(text, words)
+        for table in self._passes:
+            for m in found:
+                for k in range(m.first, m.last + 1):
+                    free[k] = False
+            found = found + self._pass(table, norm, words, free)
+        return sorted(found, key=lambda m: m.start)
+
+    _ID = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+
+    def _id_matches(self, text: str, words: list[Word]) -> list[Match]:
+        out = []
+        starts = {w.start: i for i, w in enumerate(words)}
+        ends = {w.end: i for i, w in enumerate(words)}
+        for m in self._ID.finditer(text):
+            tags = self._ids.get(m.group().lower())
+            if tags and m.start() in starts and m.end() in ends:
+                first, last = starts[m.start()], ends[m.end()]
+                out.append(Match(m.start(), m.end(), first, last, tags, first == last))
+        return out
 
     def _pass(
         self, table: dict[str, list[_Entry]], norm: str, words: list[Word], free: list[bool]
@@ -251,15 +285,16 @@ class Lexicon:
                 i += 1
                 continue
             best: _Entry | None = None
-            span = 0
+            span = exact = 0
             for stem in self._stems(words[i].text):
                 for entry in table.get(stem, ()):
-                    if best is not None and len(entry.words) <= len(best.words):
+                    if best is not None and len(entry.words) < len(best.words):
                         break
-                    fit = self._fits(norm, words, i, entry)
-                    if fit and all(free[i : i + fit]):
-                        best, span = entry, fit
-                        break
+                    fit, same = self._fits(norm, words, i, entry)
+                    if not fit or not all(free[i : i + fit]):
+                        continue
+                    if best is None or len(entry.words) > len(best.words) or same > exact:
+                        best, span, exact = entry, fit, same
             if best is None:
                 i += 1
                 continue
@@ -277,26 +312,27 @@ class Lexicon:
             i = last + 1
         return out
 
-    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> int:
-        """How many words of `words` from i the entry matches (0: none); a gappy entry may
-        take one word more inside it."""
-        at, skipped = i, False
+    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> tuple[int, int]:
+        """How many words of `words` from i the entry matches (0: none), and how many of its
+        words match as written; a gappy entry may take one word more inside it."""
+        at, skipped, exact = i, False, 0
         for k, word in enumerate(entry.words):
             if at >= len(words):
-                return 0
+                return 0, 0
             last = k == len(entry.words) - 1
             if not self._same(words[at].text, word, entry, last):
                 if not (k and entry.gappy and not skipped and at + 1 < len(words)):
-                    return 0
+                    return 0, 0
                 if not self._same(words[at + 1].text, word, entry, last):
-                    return 0
+                    return 0, 0
                 if not _GAP.fullmatch(norm, words[at].end, words[at + 1].start):
-                    return 0
+                    return 0, 0
                 skipped, at = True, at + 1
             if k and not _GAP.fullmatch(norm, words[at - 1].end, words[at].start):
-                return 0
+                return 0, 0
+            exact += words[at].text == word
             at += 1
-        return at - i
+        return at - i, exact
 
 
 _LEXICONS: dict[int, tuple[ScenarioFile, Lexicon]] = {}

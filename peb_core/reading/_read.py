@@ -174,7 +174,7 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
     norm = normalise(text)
     found = words(norm)
     lex = lexicon(spec)
-    matches = _under_pressure(norm, found, lex.match(norm, found))
+    matches = _under_pressure(norm, found, lex.match(text, norm, found))
     parts = sentences(text, norm)
     prepared = []
     for index, s in enumerate(parts):
@@ -381,16 +381,19 @@ def _quoted(state: _State, s: _Sentence, m: Match) -> bool:
     return s.sentence.quoted or any(a <= m.start < b for a, b in state.quotes)
 
 
-def _negated(s: _Sentence, m: Match) -> bool:
+def _negated(s: _Sentence, m: Match, *, after: bool = True) -> bool:
     """A negation (or a refusal: "I can't say it is critical") before the mention in its
-    clause, within reach, or one after it, or in its label."""
+    clause, within reach, or (with `after`) one after it."""
     near = [
         c
         for c in s.before(m, ["neg_before", "refusal"], weak=True)
         if m.first - c.last <= _NEGATION_REACH
     ]
-    post = [c for c in s.after(m, ["neg_after"], weak=True) if c.first - m.last <= _POST_REACH]
-    return bool(near or post)
+    return bool(near) or (after and _negated_after(s, m))
+
+
+def _negated_after(s: _Sentence, m: Match) -> bool:
+    return any(c.first - m.last <= _POST_REACH for c in s.after(m, ["neg_after"], weak=True))
 
 
 def _conditional(s: _Sentence, m: Match) -> bool:
@@ -417,15 +420,18 @@ def _user_condition(s: _Sentence, m: Match) -> bool:
     return any(c.cue("cond_user") and c.end <= m.start for c in s.matches)
 
 
-def _value_status(state: _State, s: _Sentence, m: Match) -> tuple[bool, str, bool]:
-    """Whether a value mention is asserted, why not if not, and whether it is advice."""
+def _value_status(
+    state: _State, s: _Sentence, m: Match, *, negation: bool = True
+) -> tuple[bool, str, bool]:
+    """Whether a value mention is asserted, why not if not, and whether it is advice (without
+    `negation`, a negation after it is part of what it says: "escalations are not needed")."""
     if _quoted(state, s, m):
         return False, "quoted", False
     if state.words[m.last].text.endswith("'s") or state.norm[m.end : m.end + 1] == "'":
         return False, "a possessive: it names whose record, not a value", False
     if s.sentence.question:
         return False, "a question", False
-    if _negated(s, m):
+    if _negated(s, m, after=negation):
         return False, "negated", False
     if _conditional(s, m):
         return False, "conditional on evidence", False
@@ -439,13 +445,73 @@ def _value_status(state: _State, s: _Sentence, m: Match) -> tuple[bool, str, boo
     return True, "", stance == "advice"
 
 
+_EMPTY_REACH = 3
+"""How many words after a set field's name a negation may start to state it empty
+("escalations are not needed")."""
+
+
+def _set_field(state: _State, m: Match) -> str | None:
+    """The set field `m` names, if it names one."""
+    for t in m.tags:
+        if t.kind == "field" and state.spec.answer[t.id].kind == "set":
+            return t.id
+    return None
+
+
+def _first_word(state: _State, offset: int) -> int:
+    return next((i for i, w in enumerate(state.words) if w.start >= offset), len(state.words))
+
+
+def _span(state: _State, first: int, last: int) -> Match:
+    return Match(state.words[first].start, state.words[last].end, first, last, (), False)
+
+
+def _empty_sets(state: _State, s: _Sentence) -> Iterator[tuple[str, Match, Match]]:
+    """The set fields a sentence states empty, each with the words that say so and the
+    mention of the field: a label naming it whose rest says none ("Escalations: none"), its
+    name right after a word of none ("no escalations are needed", "there are no material
+    flags") or right before a negation ("escalations are not needed"); asserted as a value is
+    (not quoted, asked, negated, conditional, reported or a mere possibility)."""
+    end = _first_word(state, s.sentence.end)
+    label = s.sentence.label
+    if label is not None:
+        named = [(f, c) for c in s.label if (f := _set_field(state, c)) is not None]
+        first = _first_word(state, max(s.sentence.start, label[1]))
+        rest = [w.text for w in state.words[first:end]]
+        n = max((len(p) for p in state.cues.empty_rest if tuple(rest[: len(p)]) == p), default=0)
+        if named and n:
+            said = _span(state, first, first + n - 1)
+            if _value_status(state, s, said)[0]:
+                for f, c in named:
+                    yield f, said, c
+    start = _first_word(state, s.sentence.start)
+    for m in s.matches:
+        f = _set_field(state, m)
+        if f is None or m in s.label:
+            continue
+        tokens = [w.text for w in state.words[start : m.first]]
+        while n := _tail_is(tokens, state.cues.empty_skip):
+            tokens = tokens[:-n]
+        n = _tail_is(tokens, state.cues.empty_before)
+        if n:
+            said = _span(state, start + len(tokens) - n, m.last)
+            if _value_status(state, s, said)[0]:
+                yield f, said, m
+        elif (
+            any(c.first - m.last <= _EMPTY_REACH for c in s.after(m, ["neg_after"], weak=True))
+            and _value_status(state, s, m, negation=False)[0]
+        ):
+            yield f, m, m
+
+
 def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     """Whether a requirement or scope mention is named as missing: a missing cue in its clause
     or label (not itself negated), a scope whose own phrase says it is restricted, and no
     condition on evidence (a mention that reports, "the summary says", is a source)."""
-    nxt = state.words[m.last + 1].text if m.last + 1 < len(state.words) else ""
-    if (nxt,) in state.cues.verbs and s.same(m.end, state.words[m.last + 1].start, True):
-        return False
+    if m.last + 1 < len(state.words):
+        nxt = state.words[m.last + 1]
+        if (nxt.text,) in state.cues.verbs and not state.norm[m.end : nxt.start].strip():
+            return False
     cues_here = [
         c
         for c in s.matches
@@ -540,7 +606,12 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
     affected: dict[str, Match] = {}
     claims: list[tuple[Match, Completeness]] = []
     refusals: list[tuple[Match, _Sentence]] = []
+    empty: dict[str, Match] = {}
     for s in state.sentences:
+        said_empty = set()
+        for f, said, mention in _empty_sets(state, s):
+            empty.setdefault(f, said)
+            said_empty.add((mention.start, mention.end))
         for m in s.matches:
             named_missing = (m.has("requirement") or m.has("scope")) and _is_gap(state, s, m)
             if named_missing:
@@ -569,8 +640,8 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         claims.extend(_claims(state, s))
         for r in _refusals(state, s):
             refusals.append((r, s))
-        _affected_fields(state, s, affected)
-    answer = _answer(state, asserted, set_aside)
+        _affected_fields(state, s, affected, said_empty)
+    answer = _answer(state, asserted, set_aside, empty)
     completeness = _completeness(claims, bool(gaps))
     unread = _unread_answers(state)
     blocks = bool(refusals) or ((completeness == "incomplete" or bool(gaps)) and not unread)
@@ -706,9 +777,12 @@ def _unread_answers(state: _State) -> bool:
     return False
 
 
-def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:
+def _affected_fields(
+    state: _State, s: _Sentence, affected: dict[str, Match], said_empty: set[tuple[int, int]]
+) -> None:
     """Fields named in a clause that refuses, negates, hedges, conditions or names something
-    missing: fields the message says it cannot state or that what is missing bears on."""
+    missing: fields the message says it cannot state or that what is missing bears on (not a
+    set field where it is stated empty, `said_empty`)."""
     kinds: tuple[CueKind, ...] = (
         "refusal",
         "neg_before",
@@ -717,6 +791,8 @@ def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) ->
         "missing",
     )
     for m in s.matches:
+        if (m.start, m.end) in said_empty:
+            continue
         for t in m.tags:
             if t.kind != "field":
                 continue
@@ -730,13 +806,18 @@ def _answer(
     state: _State,
     asserted: dict[str, list[tuple[str, bool, Match]]],
     set_aside: list[tuple[Match, Tag, str]],
+    empty: dict[str, Match],
 ) -> AnswerRead:
     """The values asserted, per field in family order; an ordinal field stated with two values
-    keeps the one given as advice, else neither (the reader does not guess)."""
+    keeps the one given as advice, else neither (the reader does not guess); a set field stated
+    empty (`empty`) and given no value is `[]`."""
     out: AnswerRead = {}
     for name, fspec in state.spec.answer.items():
         found = asserted.get(name)
         if not found:
+            if name in empty:
+                out[name] = []
+                _mark(state, empty[name], "value", f"{name}=[]")
             continue
         if fspec.kind == "set":
             chosen = {v for v, _, _ in found}

@@ -75,3 +75,12 @@ def test_the_scores_count_each_surfaces_items() -> None:
     assert (scores["values"].tp, scores["values"].fp, scores["values"].fn) == (0, 1, 2)
     assert (scores["completeness"].precision, scores["gaps"].precision) == (1.0, 0.0)
     assert scores["gaps"].recall is None
+
+
+def test_a_set_field_stated_empty_is_an_item() -> None:
+    """`escalations: []` is a value the message states: read where the label has it, a hit; left
+    unread, a miss; read where the label has none, a false one."""
+    label = {"answer": {"severity": "low", "escalations": []}, "completeness": None, "gaps": []}
+    unread = {"answer": {"severity": "low"}, "completeness": None, "gaps": []}
+    values = evaluate([label, unread, label], [label, label, unread])["values"]
+    assert (values.tp, values.fp, values.fn) == (4, 1, 1)

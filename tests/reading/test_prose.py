@@ -162,6 +162,48 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "Counsel suggested we convene the executive bridge; I can't see the legal hold notice.",
         {"answer": None, "gaps": ["legal_hold_notice"]},
     ),
+    "a_requirement_and_its_scope_in_one_sentence": (
+        "I could not see a current record of investigation of credential misuse, kept in "
+        "identity-security investigation folders (scope identity_security).",
+        {"answer": None, "gaps": ["credential_investigation", "identity_security"]},
+    ),
+    "an_id_as_written_is_that_id": (
+        "What is missing is kept in restricted forensic workstreams (scope forensics_restricted).",
+        {"gaps": ["forensics_restricted"]},
+    ),
+    "a_set_field_stated_empty_under_its_label": (
+        "- Severity: low\n- Escalations: none",
+        {"answer": {"severity": "low", "escalations": []}},
+    ),
+    "a_set_field_stated_empty_with_a_word_more": (
+        "Escalations: none required.",
+        {"answer": {"escalations": []}},
+    ),
+    "a_set_field_stated_empty_in_a_sentence": (
+        "Severity is low and no escalations are needed.",
+        {"answer": {"severity": "low", "escalations": []}},
+    ),
+    "a_set_field_stated_empty_by_a_negation_after_it": (
+        "Escalations are not needed.",
+        {"answer": {"escalations": []}},
+    ),
+    "a_set_field_stated_empty_under_a_heading": (
+        "Escalations:\n- none",
+        {"answer": {"escalations": []}},
+    ),
+    "a_set_field_said_empty_and_given_values_keeps_its_values": (
+        "Escalations: none beyond the forensics team.",
+        {"answer": {"escalations": ["forensics_team"]}},
+    ),
+    "emptiness_refused": (
+        "I can't say that no escalations are needed.",
+        {"answer": None},
+    ),
+    "emptiness_conditional_on_evidence": (
+        "If the forensic review clears the fleet, no escalations are needed.",
+        {"answer": {}},
+    ),
+    "emptiness_asked": ("Are no escalations needed?", {"answer": {}}),
     "nothing": ("Thanks, let me know if you need anything else.", {"answer": {}}),
     "empty": ("", {"answer": {}}),
 }
@@ -208,6 +250,23 @@ FAMILY_CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+FAMILY_CASES += [
+    ("compliance_audit_v1", "- Control gaps: none", {"control_gaps": []}),
+    ("due_diligence_v1", "There are no material flags.", {"material_flags": []}),
+    (
+        "due_diligence_v1",
+        "Material flags: forecast downgraded",
+        {"material_flags": ["forecast_downgraded"]},
+    ),
+    ("hr_investigation_v1", "Substantiated: none.", {"substantiated": []}),
+    (
+        "legal_review_v1",
+        "No amendments are required; sign it.",
+        {"amendments": [], "signing_position": "sign"},
+    ),
+]
+
+
 @pytest.mark.parametrize(("family", "text", "answer"), FAMILY_CASES)
 def test_each_family_reads_its_own_phrasings(
     family: str, text: str, answer: dict[str, Any]
@@ -227,6 +286,34 @@ def test_every_mark_points_at_the_words_it_read_and_says_why_a_value_is_set_asid
     assert ("set_aside", "critical", "conditional on evidence") in by_kind
     assert ("gap", "exfiltration evidence", "") in by_kind
     assert reading.affected == ("severity",)
+
+
+def test_the_issue_33_brief_sentence_names_the_requirement_and_its_scope() -> None:
+    """A requirement named by its description and a scope in one sentence are both gaps: a
+    participle after the description ("kept in") is no report of it."""
+    text = (
+        "I could not see a current record of open and closed control exceptions for the period, "
+        "kept in exception-management compartments (scope exception_management)."
+    )
+    reading = read(text, "compliance_audit_v1")
+    assert reading.gaps == ("exception_register", "exception_management")
+    assert reading.answer is None and reading.completeness == "incomplete"
+
+
+def test_a_set_field_stated_empty_is_an_asserted_empty_set_and_not_affected() -> None:
+    text = "- Readiness: audit ready\n- Control gaps: none\n- Required actions: none"
+    reading = read(text, "compliance_audit_v1")
+    assert reading.answer == {
+        "readiness": "audit_ready",
+        "control_gaps": [],
+        "required_actions": [],
+    }
+    assert reading.affected == ()
+    marks = {(m.kind, m.label, text[m.start : m.end]) for m in reading.marks}
+    assert ("value", "control_gaps=[]", "none") in marks
+    for text in ("Escalations: none required", "There are no escalations needed."):
+        got = read(text)
+        assert got.answer == {"escalations": []} and got.affected == (), text
 
 
 def test_placed_is_false_only_when_nothing_is_decided() -> None:
