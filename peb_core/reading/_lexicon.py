@@ -26,6 +26,10 @@ CUE_FILE = "prose_cues.toml"
 
 FIRST_PASS: frozenset[str] = frozenset({"idiom", "refusal"})
 """The cue kinds matched with the family's phrases, before the other cues."""
+OWN_PASS: frozenset[str] = frozenset({"complete"})
+"""The cue kinds matched in a pass of their own, over the words the family's phrases leave, so
+another cue does not hide them ("I've checked every record": "i've checked", a record read,
+and "checked every", a claim of completeness)."""
 
 CueKind = Literal[
     "term_strong",
@@ -45,6 +49,9 @@ CueKind = Literal[
     "missing",
     "present",
     "idiom",
+    "user_words",
+    "progress",
+    "searched",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "term_strong": ("terminators", "strong"),
@@ -64,6 +71,9 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "missing": ("claims", "missing"),
     "present": ("claims", "present"),
     "idiom": ("idioms", "phrases"),
+    "user_words": ("attribution", "user"),
+    "progress": ("claims", "progress"),
+    "searched": ("claims", "searched"),
 }
 
 Words = tuple[str, ...]
@@ -85,14 +95,31 @@ class Cues:
     skip: frozenset[Words]
     common: frozenset[str]
     evidence_nouns: frozenset[str]
+    loose: frozenset[Words]
+    none: frozenset[Words]
     empty_rest: frozenset[Words]
     empty_before: frozenset[Words]
     empty_skip: frozenset[Words]
     digest: str
 
 
-def _phrases(items: Iterable[str]) -> frozenset[Words]:
-    return frozenset(w for w in map(phrase_words, items) if w)
+def _phrases(
+    items: Iterable[str], inflections: Mapping[str, tuple[str, ...]] | None = None
+) -> frozenset[Words]:
+    """The phrases of `items` as words; with `inflections`, each phrase of two words or more
+    also with any of its words replaced by the others of its group."""
+    out: set[Words] = set()
+    for words in map(phrase_words, items):
+        if not words:
+            continue
+        if inflections is None or len(words) < 2:
+            out.add(words)
+            continue
+        variants: list[Words] = [()]
+        for w in words:
+            variants = [(*v, x) for v in variants for x in inflections.get(w, (w,))]
+        out.update(variants)
+    return frozenset(out)
 
 
 @cache
@@ -100,12 +127,17 @@ def cues() -> Cues:
     """The cue file shipped in the package, read once."""
     data = resources.files("peb_core").joinpath("data", CUE_FILE).read_bytes()
     raw = tomllib.loads(data.decode("utf-8"))
+    inflections = {w: tuple(group) for group in raw["inflections"]["groups"] for w in group}
+    inflected = set(raw["inflections"]["in"])
 
     def words(section: str, key: str) -> frozenset[str]:
         return frozenset(w for item in raw[section][key] for w in phrase_words(item))
 
     return Cues(
-        phrases={kind: _phrases(raw[a][b]) for kind, (a, b) in _CUE_LISTS.items()},
+        phrases={
+            kind: _phrases(raw[a][b], inflections if f"{a}.{b}" in inflected else None)
+            for kind, (a, b) in _CUE_LISTS.items()
+        },
         sources=words("attribution", "sources"),
         verbs=_phrases(raw["attribution"]["verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
@@ -117,6 +149,8 @@ def cues() -> Cues:
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
+        loose=_phrases(raw["claims"]["loose"], inflections),
+        none=_phrases(raw["claims"]["none"]),
         empty_rest=_phrases(raw["empty"]["rest"]),
         empty_before=_phrases(raw["empty"]["before"]),
         empty_skip=_phrases(raw["empty"]["skip"]),
@@ -213,13 +247,17 @@ class Lexicon:
         self._ids = {k: tuple(dict.fromkeys(v)) for k, v in ids.items() if "_" in k}
         """The family's ids of more than one word, as written (`forensics_restricted`): matched
         as written before any phrase, so one id is never read as the end of another's words."""
-        self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
+        self._passes: tuple[dict[str, list[_Entry]], ...] = ({}, {}, {})
         for words, tags in found.items():
             unique = tuple(dict.fromkeys(tags))
             gappy = len(words) > 1 and all(t.kind in ("requirement", "scope") for t in unique)
-            entry = _Entry(words, unique, words in family, gappy, words not in fixed)
             first = words in family or any(t.id in FIRST_PASS for t in unique)
-            self._passes[0 if first else 1].setdefault(words[0], []).append(entry)
+            own = () if first else tuple(t for t in unique if t.id in OWN_PASS)
+            rest = tuple(t for t in unique if t not in own)
+            for n, group in ((0 if first else 1, rest), (2, own)):
+                if group:
+                    entry = _Entry(words, group, words in family, gappy, words not in fixed)
+                    self._passes[n].setdefault(words[0], []).append(entry)
         for table in self._passes:
             for entries in table.values():
                 entries.sort(key=lambda e: (-len(e.words), e.words))
@@ -252,15 +290,20 @@ class Lexicon:
         """The phrases of `words` (the words of `norm`, the normalised `text`), in order: the
         family's ids written with underscores in `text` first, then in each pass, leftmost
         first, each the longest phrase starting there (of two as long, the one its words match
-        as written); matches never overlap."""
+        as written); matches never overlap but for those of the pass of its own (`OWN_PASS`)
+        over the other cues'."""
         free = [True] * len(words)
         found = self._id_matches(text, words)
-        for table in self._passes:
-            for m in found:
-                for k in range(m.first, m.last + 1):
-                    free[k] = False
-            found = found + self._pass(table, norm, words, free)
-        return sorted(found, key=lambda m: m.start)
+        family, cue, own = self._passes
+        for m in found:
+            for k in range(m.first, m.last + 1):
+                free[k] = False
+        found += self._pass(family, norm, words, free)
+        for m in found:
+            for k in range(m.first, m.last + 1):
+                free[k] = False
+        found += self._pass(own, norm, words, list(free)) + self._pass(cue, norm, words, free)
+        return sorted(found, key=lambda m: (m.start, m.end))
 
     _ID = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
 

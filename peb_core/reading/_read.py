@@ -282,7 +282,7 @@ def _alone(state: _State, s: _Sentence, m: Match) -> bool:
     after = state.norm[m.end : s.sentence.end].strip(" \t\"')")
     if not before:
         return not after or after[:1] in ".!:;,"
-    return before.endswith(":") and (not after or after[:1] in ".!;")
+    return before.endswith(":") and (not after or after[:1] in ".!;,")
 
 
 def _weak(state: _State, m: Match, tag: Tag) -> bool:
@@ -381,15 +381,23 @@ def _quoted(state: _State, s: _Sentence, m: Match) -> bool:
     return s.sentence.quoted or any(a <= m.start < b for a, b in state.quotes)
 
 
-def _negated(s: _Sentence, m: Match, *, after: bool = True) -> bool:
+def _negated(s: _Sentence, m: Match, *, after: bool = True, state: _State | None = None) -> bool:
     """A negation (or a refusal: "I can't say it is critical") before the mention in its
-    clause, within reach, or (with `after`) one after it."""
+    clause, within reach, or (with `after`) one after it; with `state`, also a missing cue
+    that holds a negation ("I wasn't able to check regulatory approvals")."""
+    kinds: list[CueKind] = ["neg_before", "refusal"] + (["missing"] if state else [])
     near = [
         c
-        for c in s.before(m, ["neg_before", "refusal"], weak=True)
+        for c in s.before(m, kinds, weak=True)
         if m.first - c.last <= _NEGATION_REACH
+        and (state is None or c.cue("neg_before", "refusal") or _holds_negation(state, c))
     ]
     return bool(near) or (after and _negated_after(s, m))
+
+
+def _holds_negation(state: _State, c: Match) -> bool:
+    negations = state.cues.phrases["neg_before"]
+    return any((w,) in negations for w in _words_of(state, c))
 
 
 def _negated_after(s: _Sentence, m: Match) -> bool:
@@ -416,6 +424,24 @@ def _stance(s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal",
     return "possibility" if c.cue("possibility") else "modal"
 
 
+def _user_words(s: _Sentence, m: Match) -> bool:
+    """Whether the user's own words or wishes, acknowledged, come before `m` in its clause
+    ("I know you need to sign today")."""
+    return bool(s.before(m, ["user_words"], weak=True))
+
+
+_PROGRESS_START = 2
+"""How many words may come before a cue of work in progress at the start of its sentence
+("Now, checking ...", "OK, next I'll ...")."""
+
+
+def _in_progress(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether `m` stands in a note of work in progress: a progress cue at the start of its
+    sentence, before it in its clause ("Checking the clause library for ...")."""
+    first = _first_word(state, s.sentence.start)
+    return any(c.first - first <= _PROGRESS_START for c in s.before(m, ["progress"], weak=False))
+
+
 def _user_condition(s: _Sentence, m: Match) -> bool:
     return any(c.cue("cond_user") and c.end <= m.start for c in s.matches)
 
@@ -431,8 +457,12 @@ def _value_status(
         return False, "a possessive: it names whose record, not a value", False
     if s.sentence.question:
         return False, "a question", False
-    if _negated(s, m, after=negation):
+    if _negated(s, m, after=negation, state=state):
         return False, "negated", False
+    if _user_words(s, m):
+        return False, "the user's words, acknowledged", False
+    if _in_progress(state, s, m):
+        return False, "a topic of work in progress", False
     if _conditional(s, m):
         return False, "conditional on evidence", False
     stance = _stance(s, m)
@@ -445,6 +475,8 @@ def _value_status(
     return True, "", stance == "advice"
 
 
+_SEARCHED = 3
+"""How many words before a scope a cue that it was searched ("anywhere in") reaches."""
 _EMPTY_REACH = 3
 """How many words after a set field's name a negation may start to state it empty
 ("escalations are not needed")."""
@@ -528,7 +560,10 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     ]
     if [c for c in s.before(m, ["present"], weak=True) if m.first - c.last <= _PRESENT_REACH]:
         return False
-    if s.after(m, ["present"], weak=True):
+    if s.after(m, ["present"], weak=True) or _in_progress(state, s, m):
+        return False
+    searched = [c for c in s.before(m, ["searched"], weak=True) if m.first - c.last <= _SEARCHED]
+    if searched and not m.has("requirement"):
         return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
@@ -546,14 +581,15 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
     for c in s.matches:
         if _conditional(s, c) or _quoted(state, s, c):
             continue
-        if c.cue("incomplete"):
-            yield c, "incomplete"
+        if c.cue("incomplete", "missing") and _denied(state, s, c):
+            yield c, "complete"
+        elif c.cue("incomplete"):
+            if not _negated(s, c):
+                yield c, "incomplete"
         elif c.cue("complete"):
-            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5 + _QUALIFIER_REACH]]
-            if any(
-                tuple(nxt[k : k + len(q)]) == q
-                for q in state.cues.qualified
-                for k in range(_QUALIFIER_REACH + 1)
+            if _limited(state, c) or any(
+                o is not c and o.first <= c.last and c.first <= o.last and o.cue(*_NOT_COMPLETE)
+                for o in s.matches
             ):
                 continue
             if _negated(s, c):
@@ -577,8 +613,40 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
                 for w in state.words[c.last - 6 if c.last >= 6 else 0 : c.last + 7]
                 if s.sentence.start <= w.start < s.sentence.end
             )
-            if named or nouns:
+            if named or (nouns and _words_of(state, c) not in state.cues.loose):
                 yield c, "incomplete"
+
+
+_NOT_COMPLETE: tuple[CueKind, ...] = ("incomplete", "missing", "neg_before")
+"""Cues that, over the same words, unmake a claim of completeness ("haven't seen all the
+records": "all the records" is matched in a pass of its own)."""
+
+
+def _limited(state: _State, c: Match) -> bool:
+    """Whether a claim of completeness is limited to what the message could see ("all the
+    records I can see"): a qualifier within reach after it, with no verb between ("all
+    required records were available to me" is a full claim)."""
+    nxt = [w.text for w in state.words[c.last + 1 : c.last + 5 + _QUALIFIER_REACH]]
+    for k in range(_QUALIFIER_REACH + 1):
+        if any(tuple(nxt[k : k + len(q)]) == q for q in state.cues.qualified):
+            return not any(w in _COPULAS for w in nxt[:k])
+    return False
+
+
+_COPULAS = frozenset({"is", "are", "was", "were", "been", "be", "being"})
+
+
+def _denied(state: _State, s: _Sentence, c: Match) -> bool:
+    """Whether a claim of incompleteness or a missing cue is denied by a word of none before it
+    in its clause ("nothing the runbook requires is outside my view"): a claim of
+    completeness."""
+    first = _first_word(state, s.sentence.start)
+    for n in s.before(c, ["neg_before"], weak=True):
+        if c.first - n.last > _CUE_NEGATION_REACH or n.first < first:
+            continue
+        if _words_of(state, n) in state.cues.none:
+            return not s.before(n, ["neg_before", "refusal", "possibility"], weak=True)
+    return False
 
 
 def _refusals(state: _State, s: _Sentence) -> Iterator[Match]:
