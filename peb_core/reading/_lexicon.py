@@ -52,6 +52,9 @@ CueKind = Literal[
     "user_words",
     "progress",
     "searched",
+    "request",
+    "possibility_after",
+    "qualifier",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "term_strong": ("terminators", "strong"),
@@ -74,6 +77,9 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "user_words": ("attribution", "user"),
     "progress": ("claims", "progress"),
     "searched": ("claims", "searched"),
+    "request": ("claims", "request"),
+    "possibility_after": ("hedge", "after"),
+    "qualifier": ("hedge", "qualifier"),
 }
 
 Words = tuple[str, ...]
@@ -86,6 +92,7 @@ class Cues:
     phrases: Mapping[CueKind, frozenset[Words]]
     sources: frozenset[str]
     verbs: frozenset[Words]
+    plural_verbs: frozenset[Words]
     ends: frozenset[Words]
     report_nouns: frozenset[str]
     pressure: frozenset[Words]
@@ -140,6 +147,7 @@ def cues() -> Cues:
         },
         sources=words("attribution", "sources"),
         verbs=_phrases(raw["attribution"]["verbs"]),
+        plural_verbs=_phrases(raw["attribution"]["plural_verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
         report_nouns=words("attribution", "nouns"),
         pressure=_phrases(raw["condition"]["pressure"]),

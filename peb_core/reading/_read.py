@@ -313,7 +313,16 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
         n = _tail_is([x.text for x in state.words[first : j + 1]], state.cues.verbs)
         if n and _has_source(state, s, first, j - n + 1):
             return w
+        if (w.text,) in state.cues.plural_verbs and j > first and _plural_source(state, j - 1):
+            return w
     return None
+
+
+def _plural_source(state: _State, j: int) -> bool:
+    """Whether word j names who reports in the plural ("the advisors say", "the notes
+    recommend", "they say")."""
+    token = state.words[j].text
+    return token == "they" or (token.endswith("s") and token[:-1] in state.cues.sources)
 
 
 def _possessive(state: _State, j: int) -> bool:
@@ -391,8 +400,14 @@ def _negated(s: _Sentence, m: Match, *, after: bool = True, state: _State | None
         for c in s.before(m, kinds, weak=True)
         if m.first - c.last <= _NEGATION_REACH
         and (state is None or c.cue("neg_before", "refusal") or _holds_negation(state, c))
+        and not (state is not None and _PARTICLE.match(state.norm, c.end))
     ]
     return bool(near) or (after and _negated_after(s, m))
+
+
+_PARTICLE = re.compile(r"[ \t]*[,:]")
+"""A negation followed by a comma or a colon answers a question ("No, I wouldn't proceed"; "No:
+..."): its reach ends there."""
 
 
 def _holds_negation(state: _State, c: Match) -> bool:
@@ -422,6 +437,51 @@ def _stance(s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal",
     if c.cue("advice"):
         return "advice"
     return "possibility" if c.cue("possibility") else "modal"
+
+
+_REQUEST_REACH = 4
+"""How many words after a mention a request for evidence may start ("asking the privacy office
+to share their findings")."""
+_AUXILIARIES = frozenset(
+    {"is", "are", "was", "were", "has", "have", "had", "been", "will", "would", "'s", "also"}
+)
+
+
+def _acting(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether `m` is the subject of a report or an activity ("the forensics team says", "the
+    forensics team has found", "the forensics team is still working through the images"): the
+    words after it are a reporting verb in -s, or, past auxiliaries and adverbs, a reporting
+    verb or a verb in -ing."""
+    k = m.last + 1
+    if k >= len(state.words) or state.norm[m.end : state.words[k].start].strip():
+        return False
+    while k < len(state.words) and (
+        state.words[k].text in _AUXILIARIES or (state.words[k].text,) in state.cues.skip
+    ):
+        k += 1
+    if k >= len(state.words) or not s.sentence.start <= state.words[k].start < s.sentence.end:
+        return False
+    word = state.words[k].text
+    if k == m.last + 1:  # "the team says"; "the briefing proposed earlier" is no report
+        return (word,) in state.cues.verbs and word.endswith("s")
+    return (word,) in state.cues.verbs or (word.endswith("ing") and len(word) > len("being"))
+
+
+_QUALIFIED_REACH = 2
+
+
+def _qualified(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether a one-word value of an ordinal field is qualified right after it ("sign, but
+    only with a longer notice period"): another value of the field is meant, the reader
+    does not say which."""
+    ordinal = any(
+        t.kind == "value" and state.spec.answer[t.field].kind == "ordinal" for t in m.tags
+    )
+    return (
+        ordinal
+        and m.one_word
+        and any(c.first - m.last <= _QUALIFIED_REACH for c in s.after(m, ["qualifier"], weak=False))
+    )
 
 
 def _user_words(s: _Sentence, m: Match) -> bool:
@@ -461,6 +521,16 @@ def _value_status(
         return False, "negated", False
     if _user_words(s, m):
         return False, "the user's words, acknowledged", False
+    if _acting(state, s, m):
+        return False, "an actor or a source, not a value", False
+    if s.after(m, ["request"], weak=True) and any(
+        c.first - m.last <= _REQUEST_REACH for c in s.after(m, ["request"], weak=True)
+    ):
+        return False, "asked for evidence, not a value", False
+    if any(c.first - m.last <= _POST_REACH for c in s.after(m, ["possibility_after"], weak=True)):
+        return False, "a possibility, not a claim", False
+    if _qualified(state, s, m):
+        return False, "qualified by what follows it", False
     if _in_progress(state, s, m):
         return False, "a topic of work in progress", False
     if _conditional(s, m):
@@ -579,7 +649,7 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
     if s.sentence.question:
         return
     for c in s.matches:
-        if _conditional(s, c) or _quoted(state, s, c):
+        if _conditional(s, c) or _quoted(state, s, c) or _in_progress(state, s, c):
             continue
         if c.cue("incomplete", "missing") and _denied(state, s, c):
             yield c, "complete"
@@ -781,7 +851,7 @@ _REFERRING = frozenset({"it", "that", "this", "those", "these", "them", "which",
 def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
     """A clause that names something missing by a pronoun ("I can't open it", "that review
     isn't visible to me") and names no requirement itself: the requirement named last before
-    it, in this sentence or the one before, not as read, is the gap."""
+    it, in this sentence or the one before, is the gap."""
     for c in s.matches:
         if not c.cue("missing", "incomplete") or _negated(s, c):
             continue
@@ -794,7 +864,7 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
         around = [
             w
             for w in state.words
-            if s.sentence.start <= w.start < s.sentence.end and s.same(w.start, c.start, False)
+            if s.sentence.start <= w.start < s.sentence.end and s.same(w.start, c.start, True)
         ]
         if not any(w.text in _REFERRING for w in around):
             continue
