@@ -55,6 +55,7 @@ CueKind = Literal[
     "request",
     "possibility_after",
     "qualifier",
+    "limited",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "term_strong": ("terminators", "strong"),
@@ -80,6 +81,7 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "request": ("claims", "request"),
     "possibility_after": ("hedge", "after"),
     "qualifier": ("hedge", "qualifier"),
+    "limited": ("claims", "limited"),
 }
 
 Words = tuple[str, ...]

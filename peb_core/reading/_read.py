@@ -318,6 +318,13 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
     return None
 
 
+def _advice_reported(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether the advice nearest before `m` is someone else's: its cue follows a plural source
+    right before it ("the notes recommend signing")."""
+    near = s.before(m, ["advice"], weak=True)
+    return bool(near) and near[0].first > 0 and _plural_source(state, near[0].first - 1)
+
+
 def _plural_source(state: _State, j: int) -> bool:
     """Whether word j names who reports in the plural ("the advisors say", "the notes
     recommend", "they say")."""
@@ -536,6 +543,8 @@ def _value_status(
     if _conditional(s, m):
         return False, "conditional on evidence", False
     stance = _stance(s, m)
+    if stance == "advice" and _advice_reported(state, s, m):
+        stance = ""
     if stance != "advice" and _source_before(state, s, m) is not None and not _adopted(state, s, m):
         return False, "attributed to a document or person", False
     if stance == "possibility":
@@ -632,6 +641,10 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
         return False
     if s.after(m, ["present"], weak=True) or _in_progress(state, s, m):
         return False
+    negations = s.before(m, ["neg_before"], weak=True)
+    for c in s.before(m, ["limited"], weak=False):
+        if not any(c.end <= n.start for n in negations):
+            return False
     searched = [c for c in s.before(m, ["searched"], weak=True) if m.first - c.last <= _SEARCHED]
     if searched and not m.has("requirement"):
         return False
@@ -653,7 +666,7 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
             continue
         if c.cue("incomplete", "missing") and _denied(state, s, c):
             yield c, "complete"
-        elif c.cue("incomplete"):
+        elif c.cue("incomplete", "limited"):
             if not _negated(s, c):
                 yield c, "incomplete"
         elif c.cue("complete"):
@@ -854,6 +867,8 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
     it, in this sentence or the one before, is the gap."""
     for c in s.matches:
         if not c.cue("missing", "incomplete") or _negated(s, c):
+            continue
+        if _words_of(state, c) in state.cues.loose:
             continue
         if any(
             o.has("requirement") and s.same(o.start, c.start, False)

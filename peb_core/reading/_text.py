@@ -5,6 +5,7 @@ whether it is quoted."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -88,18 +89,78 @@ def _split(norm: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
+_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
+_RULE_CELL = re.compile(r"[ \t]*:?-{2,}:?[ \t]*$")
+
+
+def _cells(norm: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The cells of a table row `norm[start:end]` ("| a | b |"), as spans without their
+    surrounding spaces (an empty cell an empty span)."""
+    bars = [i for i in range(start, end) if norm[i] == "|"]
+    out = []
+    for a, b in itertools.pairwise(bars):
+        a += 1
+        while a < b and norm[a].isspace():
+            a += 1
+        while b > a and norm[b - 1].isspace():
+            b -= 1
+        out.append((a, b))
+    return out
+
+
+def _is_rule(norm: str, cells: list[tuple[int, int]]) -> bool:
+    return bool(cells) and all(_RULE_CELL.match(norm[a:b]) for a, b in cells)
+
+
+def _table(norm: str, rows: list[tuple[int, int]]) -> list[Sentence]:
+    """The sentences of a markdown table's rows: under a header rule, each cell of a table of
+    two columns under the row's first cell ("| Severity | Critical |" reads "Severity:
+    Critical"), of more columns under its column's header; the header row itself states
+    nothing."""
+    grid = [_cells(norm, a, b) for a, b in rows]
+    header: list[tuple[int, int]] = []
+    if len(grid) > 1 and _is_rule(norm, grid[1]):
+        header, grid = grid[0], grid[2:]
+    out = []
+    for cells in grid:
+        if _is_rule(norm, cells):
+            continue
+        for j, (a, b) in enumerate(cells):
+            if a == b:
+                continue
+            if len(cells) == 2:
+                if j == 0:
+                    continue
+                label = cells[0] if cells[0][0] < cells[0][1] else None
+            else:
+                label = header[j] if j < len(header) and header[j][0] < header[j][1] else None
+            for x, y in _split(norm, a, b):
+                said = norm[x:y].rstrip("\"') ]")
+                out.append(Sentence(x, y, label, said.endswith("?"), False))
+    return out
+
+
 def sentences(text: str, norm: str) -> list[Sentence]:
     """The message's sentences, in order (`norm` is `normalise(text)`). A line `Label: rest`
     puts its rest under the label; a line that is only a label, only a heading or bold, or ends
     with a colon, puts the list items after it under it (until a paragraph or a blank line
-    after the items)."""
+    after the items); a markdown table's cells stand under their row's or column's label
+    (`_table`)."""
     out: list[Sentence] = []
     pending: tuple[int, int] | None = None
     in_list = False
     offset = 0
-    for line in norm.split("\n"):
+    table: list[tuple[int, int]] = []
+    for line in [*norm.split("\n"), ""]:
         start, end = offset, offset + len(line)
         offset = end + 1
+        if _ROW.match(line):
+            table.append((start, end))
+            pending, in_list = None, False
+            continue
+        if table:
+            out.extend(_table(norm, table))
+            table = []
         if not line.strip():
             if in_list:
                 pending, in_list = None, False
