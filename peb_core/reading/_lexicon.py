@@ -56,6 +56,7 @@ CueKind = Literal[
     "possibility_after",
     "qualifier",
     "limited",
+    "done",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "term_strong": ("terminators", "strong"),
@@ -82,6 +83,7 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "possibility_after": ("hedge", "after"),
     "qualifier": ("hedge", "qualifier"),
     "limited": ("claims", "limited"),
+    "done": ("attribution", "done"),
 }
 
 Words = tuple[str, ...]
@@ -105,6 +107,7 @@ class Cues:
     common: frozenset[str]
     evidence_nouns: frozenset[str]
     loose: frozenset[Words]
+    common_openers: frozenset[str]
     none: frozenset[Words]
     empty_rest: frozenset[Words]
     empty_before: frozenset[Words]
@@ -160,6 +163,7 @@ def cues() -> Cues:
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
         loose=_phrases(raw["claims"]["loose"], inflections),
+        common_openers=words("words", "openers"),
         none=_phrases(raw["claims"]["none"]),
         empty_rest=_phrases(raw["empty"]["rest"]),
         empty_before=_phrases(raw["empty"]["before"]),
@@ -245,6 +249,16 @@ class Lexicon:
         for kind, cue_phrases in cues().phrases.items():
             add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
+        self.openers = frozenset(
+            words[0]
+            for values in vocabulary.values.values()
+            for phrases in values.values()
+            for words in phrases
+            if len(words) > 1 and words[0] not in cues().common_openers
+        )
+        """The first words of the family's value phrases of two words or more ("reset", "notify",
+        "narrow"): a sentence that opens with one and reads as nothing likely states a value
+        in words no family lists."""
         ids: dict[str, list[Tag]] = {}
         for name, values in vocabulary.values.items():
             ids.setdefault(name, []).append(Tag("field", name))

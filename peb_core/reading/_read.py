@@ -319,10 +319,20 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
 
 
 def _advice_reported(state: _State, s: _Sentence, m: Match) -> bool:
-    """Whether the advice nearest before `m` is someone else's: its cue follows a plural source
-    right before it ("the notes recommend signing")."""
+    """Whether the advice nearest before `m` is someone else's: a bare verb ("recommend") whose
+    subject, the nearest before it, is a plural source, not the message ("the notes recommend
+    signing", "the advisors flag a risk and recommend proceeding")."""
     near = s.before(m, ["advice"], weak=True)
-    return bool(near) and near[0].first > 0 and _plural_source(state, near[0].first - 1)
+    if not near or _words_of(state, near[0]) not in state.cues.plural_verbs:
+        return False
+    first = _first_word(state, s.sentence.start)
+    for j in range(near[0].first - 1, first - 1, -1):
+        w = state.words[j].text
+        if w in _FIRST_PERSON or w in ("you", "i'll", "we'll", "let's"):
+            return False
+        if _plural_source(state, j):
+            return True
+    return False
 
 
 def _plural_source(state: _State, j: int) -> bool:
@@ -478,17 +488,47 @@ _QUALIFIED_REACH = 2
 
 
 def _qualified(state: _State, s: _Sentence, m: Match) -> bool:
-    """Whether a one-word value of an ordinal field is qualified right after it ("sign, but
-    only with a longer notice period"): another value of the field is meant, the reader
-    does not say which."""
-    ordinal = any(
-        t.kind == "value" and state.spec.answer[t.field].kind == "ordinal" for t in m.tags
+    """Whether a value of an ordinal field, one word or one that another value of the field
+    extends (`proceed`, `proceed_with_caution`), is qualified right after it ("sign, but only
+    with a longer notice period", "go ahead, but carefully"): another value is meant, the
+    reader does not say which."""
+    weak = any(
+        t.kind == "value"
+        and state.spec.answer[t.field].kind == "ordinal"
+        and (m.one_word or any(v.startswith(f"{t.id}_") for v in state.spec.answer[t.field].values))
+        for t in m.tags
     )
-    return (
-        ordinal
-        and m.one_word
-        and any(c.first - m.last <= _QUALIFIED_REACH for c in s.after(m, ["qualifier"], weak=False))
+    return weak and any(
+        c.first - m.last <= _QUALIFIED_REACH for c in s.after(m, ["qualifier"], weak=False)
     )
+
+
+_ANSWERS = frozenset({"yes", "no", "not", "pending", "unclear", "undecided", "tbd"})
+
+
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "its", "their", "his", "her", "our", "your", "this", "that", "these"}
+)
+
+
+def _object_of_reading(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether `m` is what a cue of reading names ("based on the quality audit results", "I've
+    read the override review"): only determiners between."""
+    return any(
+        all(w.text in _DETERMINERS for w in state.words[c.last + 1 : m.first])
+        for c in s.before(m, ["present"], weak=True)
+    )
+
+
+def _in_label(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether `m` is a one-word value that is the whole of its sentence's own label and the
+    rest answers it ("**Award:** yes, with conditions"): a heading for what follows, it states
+    nothing ("Bullying: three witnesses describe ..." states its label)."""
+    label = s.sentence.label
+    if not (m.one_word and label is not None and (m.start, m.end) == label):
+        return False
+    rest = [w.text for w in state.words[m.last + 1 :] if w.start < s.sentence.end]
+    return bool(rest) and rest[0] in _ANSWERS
 
 
 def _user_words(s: _Sentence, m: Match) -> bool:
@@ -526,6 +566,12 @@ def _value_status(
         return False, "a question", False
     if _negated(s, m, after=negation, state=state):
         return False, "negated", False
+    if _in_label(state, s, m):
+        return False, "a label, not a statement", False
+    if _object_of_reading(state, s, m):
+        return False, "a record read, not a value", False
+    if any(c.first - m.last <= _POST_REACH for c in s.after(m, ["done"], weak=True)):
+        return False, "reported as done, not advised", False
     if _user_words(s, m):
         return False, "the user's words, acknowledged", False
     if _acting(state, s, m):
@@ -648,11 +694,25 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     searched = [c for c in s.before(m, ["searched"], weak=True) if m.first - c.last <= _SEARCHED]
     if searched and not m.has("requirement"):
         return False
+    if _finding(state, s, live):
+        return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
         return False
     conditions = [c for c in s.before(m, ["cond_evidence"], weak=True) if not c.cue("missing")]
     return not conditions
+
+
+def _finding(state: _State, s: _Sentence, cues_here: list[Match]) -> bool:
+    """Whether a sentence under a set field's label ("Control gaps: override approvals are
+    missing") reports a finding, not what the message could not see: no missing cue in the
+    label, none in the message's own voice ("I can't see", "outside my view")."""
+    if not any(_set_field(state, c) for c in s.label) or s.label_cue("missing", "incomplete"):
+        return False
+    return not any(set(_words_of(state, c)) & _OWN_VOICE for c in cues_here)
+
+
+_OWN_VOICE = frozenset({"i", "me", "my", "i'm", "i've", "i'd", "we", "us", "our", "i'll"})
 
 
 def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]:
@@ -910,24 +970,53 @@ _UNSURE: tuple[CueKind, ...] = (
 
 
 def _unread_answers(state: _State) -> bool:
-    """Whether the message seems to state a value the reader could not read: an answer
-    field named in a clause with no refusal, negation, hedge, condition or missing cue
-    ("severity sits at the top of the scale"). Such a message is not taken as a block."""
+    """Whether the message seems to state a value the reader could not read, in a clause with
+    no refusal, negation, hedge, condition or missing cue and no value read: an answer field
+    named ("severity sits at the top of the scale"), advice that names no record ("I'd
+    recommend a change of line manager"), or a sentence that opens with the first word of a
+    value's phrase, as a call does ("Reset the compromised admin credentials"). Such a message
+    is not taken as a block."""
+    openers = state.lexicon.openers
     for s in state.sentences:
-        if s.sentence.question:
+        if s.sentence.question or s.label_cue(*_UNSURE):
             continue
         for m in s.matches:
-            if not m.has("field"):
+            if not (m.has("field") or m.cue("advice")) or _unsure(s, m):
                 continue
-            if any(
-                c is not m and c.cue(*_UNSURE) and s.same(c.start, m.start, False)
-                for c in s.matches
-            ) or s.label_cue(*_UNSURE):
-                continue
-            if any(c.has("value") and s.same(c.start, m.start, False) for c in s.matches):
+            if (
+                m.cue("advice")
+                and not m.has("field")
+                and (
+                    _advice_reported(state, s, m)
+                    or any(
+                        c.has("requirement") or c.has("scope") or c.cue("request")
+                        for c in s.matches
+                        if s.same(c.start, m.start, False)
+                    )
+                )
+            ):
                 continue
             return True
+        first = _first_word(state, s.sentence.start)
+        if (
+            first < len(state.words)
+            and state.words[first].start < s.sentence.end
+            and state.words[first].text in openers
+            and not s.matches
+        ):
+            return True
     return False
+
+
+def _unsure(s: _Sentence, m: Match) -> bool:
+    """Whether `m`'s clause holds a cue of refusal, negation, hedge, condition or of something
+    missing, or a value read."""
+    return any(
+        c is not m
+        and s.same(c.start, m.start, False)
+        and (c.cue(*_UNSURE) or c.has("value") or c.has("requirement"))
+        for c in s.matches
+    )
 
 
 def _affected_fields(
