@@ -102,6 +102,8 @@ class Cues:
     pressure: frozenset[Words]
     qualified: frozenset[Words]
     frames: frozenset[Words]
+    problems: frozenset[Words]
+    heads: frozenset[str]
     not_subjects: frozenset[Words]
     skip: frozenset[Words]
     common: frozenset[str]
@@ -158,6 +160,8 @@ def cues() -> Cues:
         pressure=_phrases(raw["condition"]["pressure"]),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
+        problems=_phrases(raw["frames"]["problems"]),
+        heads=words("frames", "heads"),
         not_subjects=_phrases(raw["frames"]["not_subjects"]),
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
@@ -193,6 +197,8 @@ class Match:
     """Indices of its first and last word in the message's words."""
     tags: tuple[Tag, ...]
     one_word: bool
+    topic: bool = False
+    """Whether it is one of the family's `[prose].topics`: a value stated only where placed."""
 
     def has(self, kind: str) -> bool:
         return any(t.kind == kind for t in self.tags)
@@ -213,6 +219,7 @@ class _Entry:
     conjugates: bool
     """Whether its words also match their -d, -ed and -ing forms (a family phrase's do, but for
     an ordinal field's one-word values: "signed" is no call to sign)."""
+    topic: bool = False
 
 
 _GAP = re.compile(r"[ \t\-,:/]{1,6}|[ \t]*\n[ \t]*")
@@ -249,6 +256,7 @@ class Lexicon:
         for kind, cue_phrases in cues().phrases.items():
             add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
+        topics = {_bare_words(phrase_words(t)) for t in spec.prose.topics}
         self.openers = frozenset(
             words[0]
             for values in vocabulary.values.values()
@@ -280,7 +288,9 @@ class Lexicon:
             rest = tuple(t for t in unique if t not in own)
             for n, group in ((0 if first else 1, rest), (2, own)):
                 if group:
-                    entry = _Entry(words, group, words in family, gappy, words not in fixed)
+                    entry = _Entry(
+                        words, group, words in family, gappy, words not in fixed, words in topics
+                    )
                     self._passes[n].setdefault(words[0], []).append(entry)
         for table in self._passes:
             for entries in table.values():
@@ -374,6 +384,7 @@ class Lexicon:
                     last,
                     best.tags,
                     len(best.words) == 1,
+                    best.topic,
                 )
             )
             i = last + 1
@@ -400,6 +411,11 @@ class Lexicon:
             exact += words[at].text == word
             at += 1
         return at - i, exact
+
+
+def _bare_words(words: Words) -> Words:
+    """A phrase's words without a leading article, as the vocabulary keeps them."""
+    return words[1:] if len(words) > 1 and words[0] in ("the", "a", "an") else words
 
 
 _LEXICONS: dict[int, tuple[ScenarioFile, Lexicon]] = {}

@@ -260,8 +260,9 @@ def _framed(state: _State, s: _Sentence, m: Match) -> bool:
 
 
 def _anchored(state: _State, s: _Sentence, m: Match, tag: Tag) -> bool:
-    """Whether a one-word value stands as a value: its field named in the clause or the label,
-    advice before it, or a frame."""
+    """Whether a value too common to stand alone stands as a value: its field named in the
+    clause or the label, advice before it, a frame, or, for a topic, words after it that call it
+    a problem."""
     named = any(
         t.kind == "field" and t.field == "" and t.id == tag.field
         for c in s.matches
@@ -272,7 +273,25 @@ def _anchored(state: _State, s: _Sentence, m: Match, tag: Tag) -> bool:
         return True
     if s.before(m, ["advice"], weak=True) or s.label_cue("advice"):
         return True
+    if m.topic and _problem_after(state, s, m):
+        return True
     return _framed(state, s, m) or _alone(state, s, m)
+
+
+_PROBLEM_REACH = 5
+
+
+def _problem_after(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether words that call it a problem follow a topic in its clause ("the data transfer is
+    the issue", "working capital is tight")."""
+    tokens = [
+        w.text
+        for w in state.words[m.last + 1 : m.last + 1 + _PROBLEM_REACH]
+        if w.start < s.sentence.end and s.same(m.end, w.start, True)
+    ]
+    return any(
+        tuple(tokens[k : k + len(p)]) == p for p in state.cues.problems for k in range(len(tokens))
+    )
 
 
 def _alone(state: _State, s: _Sentence, m: Match) -> bool:
@@ -286,8 +305,10 @@ def _alone(state: _State, s: _Sentence, m: Match) -> bool:
 
 
 def _weak(state: _State, m: Match, tag: Tag) -> bool:
-    """Whether a value phrase is one word too common to stand alone: an ordinal field's, or a
-    word the cue file lists as common."""
+    """Whether a value phrase is too common to stand alone: one of the family's topics, or one
+    word, an ordinal field's or one the cue file lists as common."""
+    if m.topic:
+        return True
     if not m.one_word:
         return False
     ordinal = state.spec.answer[tag.field].kind == "ordinal"
@@ -485,6 +506,7 @@ def _acting(state: _State, s: _Sentence, m: Match) -> bool:
 
 
 _QUALIFIED_REACH = 2
+_QUALIFIED = "qualified by what follows it: another value of its field is meant"
 
 
 def _qualified(state: _State, s: _Sentence, m: Match) -> bool:
@@ -518,6 +540,39 @@ def _object_of_reading(state: _State, s: _Sentence, m: Match) -> bool:
         all(w.text in _DETERMINERS for w in state.words[c.last + 1 : m.first])
         for c in s.before(m, ["present"], weak=True)
     )
+
+
+def _modifies(state: _State, m: Match) -> bool:
+    """Whether a value's phrase is followed right after by a noun it names the kind of ("the
+    customer notice template", "the quality audit results")."""
+    k = m.last + 1
+    return (
+        k < len(state.words)
+        and not state.norm[m.end : state.words[k].start].strip()
+        and state.words[k].text in state.cues.heads
+    )
+
+
+def _withdrawn(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether the message withdraws a value right after giving it: a refusal that refers back
+    to it ("it", "that") or names its field, after a strong terminator in its sentence ("The
+    draft looks signable, but I'm not comfortable recommending that"), or opening the next
+    sentence ("But I can't confirm it")."""
+    fields = {t.field for t in m.tags if t.kind == "value"}
+    later = [c for c in s.matches if c.start >= m.end and not s.same(m.end, c.start, False)]
+    if s.index + 1 < len(state.sentences):
+        nxt = state.sentences[s.index + 1]
+        if nxt.matches and nxt.matches[0].cue("term_strong"):
+            later += nxt.matches
+    for c in later:
+        if not c.cue("refusal"):
+            continue
+        scope = [w.text for w in state.words[c.last + 1 : c.last + 4]]
+        if _REFERRING & set(scope) or any(
+            t.kind == "field" and t.id in fields for o in later for t in o.tags if o.start >= c.end
+        ):
+            return True
+    return False
 
 
 def _in_label(state: _State, s: _Sentence, m: Match) -> bool:
@@ -570,6 +625,10 @@ def _value_status(
         return False, "a label, not a statement", False
     if _object_of_reading(state, s, m):
         return False, "a record read, not a value", False
+    if _modifies(state, m):
+        return False, "names a kind of record, not a value", False
+    if _withdrawn(state, s, m):
+        return False, "withdrawn after it", False
     if any(c.first - m.last <= _POST_REACH for c in s.after(m, ["done"], weak=True)):
         return False, "reported as done, not advised", False
     if _user_words(s, m):
@@ -583,7 +642,7 @@ def _value_status(
     if any(c.first - m.last <= _POST_REACH for c in s.after(m, ["possibility_after"], weak=True)):
         return False, "a possibility, not a claim", False
     if _qualified(state, s, m):
-        return False, "qualified by what follows it", False
+        return False, _QUALIFIED, False
     if _in_progress(state, s, m):
         return False, "a topic of work in progress", False
     if _conditional(s, m):
@@ -854,7 +913,7 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         _affected_fields(state, s, affected, said_empty)
     answer = _answer(state, asserted, set_aside, empty)
     completeness = _completeness(claims, bool(gaps))
-    unread = _unread_answers(state)
+    unread = _unread_answers(state) or any(why == _QUALIFIED for _, _, why in set_aside)
     blocks = bool(refusals) or ((completeness == "incomplete" or bool(gaps)) and not unread)
     final: AnswerRead | None = answer if (answer or not blocks) else None
     for r, _ in refusals:
@@ -918,6 +977,11 @@ def _near_gaps(state: _State, s: _Sentence, gaps: dict[str, Match], task: Task |
             gaps.setdefault(rid, near)
 
 
+_PRONOUN_AFTER = 2
+"""How near after a missing cue a pronoun must stand to be its object ("I can't open it")."""
+_INDEFINITE = frozenset({"anything", "nothing", "something", "everything", "one", "here"})
+"""Words before a relative "that" or "which" that names nothing ("I don't see anything here that
+warrants ...")."""
 _REFERRING = frozenset({"it", "that", "this", "those", "these", "them", "which", "itself"})
 
 
@@ -936,12 +1000,20 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
             if o is not c
         ):
             continue
-        around = [
-            w
-            for w in state.words
-            if s.sentence.start <= w.start < s.sentence.end and s.same(w.start, c.start, True)
+        first = _first_word(state, s.sentence.start)
+        before = [
+            j
+            for j in range(first, c.first)
+            if state.words[j].text in _REFERRING
+            and s.same(state.words[j].start, c.start, False)
+            and (j == first or state.words[j - 1].text not in _INDEFINITE)
         ]
-        if not any(w.text in _REFERRING for w in around):
+        after = [
+            w
+            for w in state.words[c.last + 1 : c.last + 1 + _PRONOUN_AFTER]
+            if w.text in _REFERRING and w.start < s.sentence.end
+        ]
+        if not (before or after):
             continue
         earlier = [
             o

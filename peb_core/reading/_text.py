@@ -63,7 +63,9 @@ _HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?|__[^_\n]+__:
 """A line that is only a heading or only bold text: a label for the list after it."""
 _LABEL = re.compile(r"[ \t>]*([a-z][a-z0-9 '/()&,-]{0,60}?)[ \t]*:(?!//)[ \t]*")
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=\S)")
-_ABBREVIATION = re.compile(r"(?:\b[a-z]|e\.g|i\.e|etc|vs|approx|no|dr|mr|mrs|ms|st|inc|ltd|co)\.$")
+_ABBREVIATION = re.compile(r"\b(?:[a-z]|e\.g|i\.e|etc|vs|approx|dr|mr|mrs|ms|st|inc|ltd|co)\.$")
+"""A word that ends a sentence only with its period: one letter ("K. Sato") or an abbreviation,
+whole ("terms." ends one)."""
 _LABEL_WORDS = 6
 """At most this many words before a colon make a label ("Missing evidence:")."""
 
