@@ -659,6 +659,11 @@ def _value_status(
     return True, "", stance == "advice"
 
 
+_SCOPED = frozenset(
+    {"on", "about", "regarding", "around", "concerning", "beyond", "besides", "except", "other"}
+)
+"""Words after a set field's name that limit a statement of none to part of it ("no issues on
+governing law"): the set is not said to be empty."""
 _SEARCHED = 3
 """How many words before a scope a cue that it was searched ("anywhere in") reaches."""
 _EMPTY_REACH = 3
@@ -709,7 +714,8 @@ def _empty_sets(state: _State, s: _Sentence) -> Iterator[tuple[str, Match, Match
         while n := _tail_is(tokens, state.cues.empty_skip):
             tokens = tokens[:-n]
         n = _tail_is(tokens, state.cues.empty_before)
-        if n:
+        nxt = state.words[m.last + 1].text if m.last + 1 < len(state.words) else ""
+        if n and nxt not in _SCOPED:
             said = _span(state, start + len(tokens) - n, m.last)
             if _value_status(state, s, said)[0]:
                 yield f, said, m
@@ -1038,6 +1044,7 @@ _UNSURE: tuple[CueKind, ...] = (
     "cond_evidence",
     "missing",
     "incomplete",
+    "neg_after",
 )
 
 
@@ -1060,6 +1067,7 @@ def _unread_answers(state: _State) -> bool:
                 and not m.has("field")
                 and (
                     _advice_reported(state, s, m)
+                    or not set(_words_of(state, m)) & _CALLS
                     or any(
                         c.has("requirement") or c.has("scope") or c.cue("request")
                         for c in s.matches
@@ -1078,6 +1086,31 @@ def _unread_answers(state: _State) -> bool:
         ):
             return True
     return False
+
+
+_CALLS = frozenset(
+    {
+        "recommend",
+        "recommendation",
+        "advise",
+        "advice",
+        "suggest",
+        "should",
+        "call",
+        "rate",
+        "treat",
+        "classify",
+        "lean",
+        "go",
+        "put",
+        "settle",
+        "land",
+        "default",
+        "err",
+    }
+)
+"""Words of advice that make a call ("I'd recommend", "treat it as", "go with"), not a wish
+("I'd like to give you a clean answer", "I'd treat any recommendation as premature")."""
 
 
 def _unsure(s: _Sentence, m: Match) -> bool:
