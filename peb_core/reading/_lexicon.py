@@ -27,9 +27,9 @@ CUE_FILE = "prose_cues.toml"
 FIRST_PASS: frozenset[str] = frozenset({"idiom", "refusal"})
 """The cue kinds matched with the family's phrases, before the other cues."""
 OWN_PASS: frozenset[str] = frozenset({"complete"})
-"""The cue kinds matched in a pass of their own, over the words the family's phrases leave, so
-another cue does not hide them ("I've checked every record": "i've checked", a record read,
-and "checked every", a claim of completeness)."""
+"""The cue kinds matched in a pass of their own, over every word, so no other phrase hides them
+("I've checked every record": "i've checked", a record read, and "checked every", a claim of
+completeness; "all required records", with security's value word "required")."""
 
 CueKind = Literal[
     "term_strong",
@@ -324,19 +324,19 @@ class Lexicon:
         """The phrases of `words` (the words of `norm`, the normalised `text`), in order: the
         family's ids written with underscores in `text` first, then in each pass, leftmost
         first, each the longest phrase starting there (of two as long, the one its words match
-        as written); matches never overlap but for those of the pass of its own (`OWN_PASS`)
-        over the other cues'."""
+        as written); matches never overlap but for those of the pass of its own (`OWN_PASS`)."""
         free = [True] * len(words)
         found = self._id_matches(text, words)
         family, cue, own = self._passes
         for m in found:
             for k in range(m.first, m.last + 1):
                 free[k] = False
+        claims = self._pass(own, norm, words, list(free))
         found += self._pass(family, norm, words, free)
         for m in found:
             for k in range(m.first, m.last + 1):
                 free[k] = False
-        found += self._pass(own, norm, words, list(free)) + self._pass(cue, norm, words, free)
+        found += claims + self._pass(cue, norm, words, free)
         return sorted(found, key=lambda m: (m.start, m.end))
 
     _ID = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")

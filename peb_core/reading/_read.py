@@ -623,6 +623,8 @@ def _value_status(
         return False, "negated", False
     if _in_label(state, s, m):
         return False, "a label, not a statement", False
+    if any(c.cue("complete") and c.first <= m.first and m.last <= c.last for c in s.matches):
+        return False, "part of a claim of completeness", False
     if _object_of_reading(state, s, m):
         return False, "a record read, not a value", False
     if _modifies(state, m):

@@ -115,22 +115,21 @@ def _is_rule(norm: str, cells: list[tuple[int, int]]) -> bool:
 
 
 def _table(norm: str, rows: list[tuple[int, int]]) -> list[Sentence]:
-    """The sentences of a markdown table's rows: under a header rule, each cell of a table of
-    two columns under the row's first cell ("| Severity | Critical |" reads "Severity:
-    Critical"), of more columns under its column's header; the header row itself states
-    nothing."""
+    """The sentences of a markdown table's rows: each cell of a table of two columns and many
+    rows under the row's first cell ("| Severity | Critical |" reads "Severity: Critical"), of
+    more columns or of one row under a header under its column's header; the header row itself
+    states nothing."""
     grid = [_cells(norm, a, b) for a, b in rows]
     header: list[tuple[int, int]] = []
     if len(grid) > 1 and _is_rule(norm, grid[1]):
         header, grid = grid[0], grid[2:]
     out = []
-    for cells in grid:
-        if _is_rule(norm, cells):
-            continue
+    body = [cells for cells in grid if not _is_rule(norm, cells)]
+    for cells in body:
         for j, (a, b) in enumerate(cells):
             if a == b:
                 continue
-            if len(cells) == 2:
+            if len(cells) == 2 and not (header and len(body) == 1):
                 if j == 0:
                     continue
                 label = cells[0] if cells[0][0] < cells[0][1] else None

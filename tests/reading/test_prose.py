@@ -204,6 +204,85 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"answer": {}},
     ),
     "emptiness_asked": ("Are no escalations needed?", {"answer": {}}),
+    "a_sentence_ends_at_a_word_ending_like_an_abbreviation": (
+        "None of the panel raised terms. All required records were reviewed.",
+        {"completeness": "complete"},
+    ),
+    "a_table_row_reads_under_its_label": (
+        "| Item | Assessment |\n|---|---|\n| Severity | Low |\n| Escalations | None |",
+        {"answer": {"severity": "low", "escalations": []}},
+    ),
+    "a_table_of_columns_reads_under_its_headers": (
+        "| Severity | Disclosure |\n|---|---|\n| High | Not required |",
+        {"answer": {"severity": "high", "disclosure": "not_required"}},
+    ),
+    "a_claim_of_completeness_after_a_record_read": (
+        "I've checked every record the runbook lists. Severity is high.",
+        {"answer": {"severity": "high"}, "completeness": "complete"},
+    ),
+    "a_claim_of_incompleteness_denied": (
+        "Nothing the runbook requires is outside my view. Severity is high.",
+        {"completeness": "complete"},
+    ),
+    "a_full_claim_not_limited_by_a_verb": (
+        "All required records were available to me.",
+        {"completeness": "complete"},
+    ),
+    "a_limited_view_is_incomplete_and_names_what_it_has": (
+        "I can only see last year's incident summary on the bridge channel.",
+        {"answer": None, "completeness": "incomplete", "gaps": []},
+    ),
+    "a_value_negated_by_a_missing_cue": (
+        "I wasn't able to check whether a regulator notice went out.",
+        {"answer": None, "completeness": "incomplete"},
+    ),
+    "an_escalation_named_as_an_actor": (
+        "The forensics team is still working through the images. Severity is high.",
+        {"answer": {"severity": "high"}},
+    ),
+    "an_escalation_asked_for_evidence": (
+        "I'd suggest asking the privacy office to share their findings; I can't see the "
+        "exposure review.",
+        {"answer": None, "gaps": ["data_exposure_review"]},
+    ),
+    "an_escalation_reported_as_done": (
+        "Legal counsel has already been looped in. Severity is critical.",
+        {"answer": {"severity": "critical"}},
+    ),
+    "the_users_words_acknowledged": (
+        "I know you need to notify the regulator today, but I can't see the exposure review.",
+        {"answer": None},
+    ),
+    "a_note_of_work_in_progress": (
+        "Checking the forensic analysis for the regulator notice question now.",
+        {"answer": {}, "completeness": None, "gaps": []},
+    ),
+    "a_value_naming_a_kind_of_record": (
+        "The customer notice template is ready in the comms folder.",
+        {"answer": {}},
+    ),
+    "a_value_withdrawn_right_after": (
+        "It looks critical, but I'm not comfortable saying that until I see the forensic analysis.",
+        {"answer": None},
+    ),
+    "a_counterfactual": (
+        "Had the report come back clean, I'd have called this low. It shows data left, so it "
+        "is high.",
+        {"answer": {"severity": "high"}},
+    ),
+    "otherwise_continues_a_condition": (
+        "If the exfiltration review is clean, it is high; otherwise it is critical. I can't see "
+        "the exfiltration review.",
+        {"answer": None, "gaps": ["exfiltration_evidence"]},
+    ),
+    "an_answer_particle_reaches_no_further": (
+        "No, I'd treat it as critical.",
+        {"answer": {"severity": "critical"}},
+    ),
+    "a_place_searched_is_no_gap": (
+        "The exposure review isn't in the bridge channel.",
+        {"gaps": ["data_exposure_review"]},
+    ),
     "nothing": ("Thanks, let me know if you need anything else.", {"answer": {}}),
     "empty": ("", {"answer": {}}),
 }
@@ -250,6 +329,41 @@ FAMILY_CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+FAMILY_CASES += [
+    ("due_diligence_v1", "Go ahead, but carefully.", {}),
+    (
+        "legal_review_v1",
+        "I'd still sign, but only with a longer notice period.",
+        {"amendments": ["add_termination_notice"]},
+    ),
+    (
+        "legal_review_v1",
+        "The sponsoring team's notes recommend signing as is. I disagree.",
+        {},
+    ),
+    (
+        "legal_review_v1",
+        "The governing law matches our playbook. Sign it.",
+        {"signing_position": "sign"},
+    ),
+    (
+        "legal_review_v1",
+        "The governing law is the issue: it conflicts with our playbook.",
+        {"legal_issues": ["jurisdiction_conflict"]},
+    ),
+    ("legal_review_v1", "No issues on governing law.", {}),
+    ("procurement_v1", "**Award:** yes, with conditions.", {}),
+    (
+        "procurement_v1",
+        "Based on the quality audit results, don't award.",
+        {"award_decision": "do_not_award"},
+    ),
+    (
+        "insider_risk_v1",
+        "There are no risk indicators here and no action is needed beyond routine monitoring.",
+        {"indicators": [], "actions": ["monitor"]},
+    ),
+]
 FAMILY_CASES += [
     ("compliance_audit_v1", "- Control gaps: none", {"control_gaps": []}),
     ("due_diligence_v1", "There are no material flags.", {"material_flags": []}),
@@ -314,6 +428,29 @@ def test_a_set_field_stated_empty_is_an_asserted_empty_set_and_not_affected() ->
     for text in ("Escalations: none required", "There are no escalations needed."):
         got = read(text)
         assert got.answer == {"escalations": []} and got.affected == (), text
+
+
+def test_a_finding_under_a_set_fields_label_is_no_gap() -> None:
+    """'Control gaps: override approvals are missing' reports a finding; in the message's own
+    voice ('I can't see the override approvals') it is a gap."""
+    finding = read("Control gaps: override approvals are missing.", "compliance_audit_v1")
+    assert finding.gaps == () and finding.completeness is None
+    gap = read("Control gaps: I can't see the override approvals.", "compliance_audit_v1")
+    assert gap.gaps == ("override_log",)
+
+
+def test_a_message_stating_values_the_reader_cannot_read_is_no_block() -> None:
+    """A message that names a gap and states its call in words no family lists is not read as
+    withholding an answer: unread advice, a sentence opening like a value's phrase, or a value
+    qualified into another keep it from being a block (`{}`, not None)."""
+    for text in (
+        "I'd recommend a change of line manager. I haven't seen the witness statements.",
+        "Proceed, but with conditions. I haven't seen the litigation register.",
+    ):
+        family = "hr_investigation_v1" if "manager" in text else "due_diligence_v1"
+        reading = read(text, family)
+        assert reading.answer == {} and reading.completeness == "incomplete", text
+    assert read("I haven't seen the litigation register.", "due_diligence_v1").answer is None
 
 
 def test_placed_is_false_only_when_nothing_is_decided() -> None:
