@@ -110,6 +110,7 @@ class Cues:
     evidence_nouns: frozenset[str]
     loose: frozenset[Words]
     common_openers: frozenset[str]
+    openings: frozenset[Words]
     none: frozenset[Words]
     empty_rest: frozenset[Words]
     empty_before: frozenset[Words]
@@ -168,6 +169,7 @@ def cues() -> Cues:
         evidence_nouns=words("evidence", "nouns"),
         loose=_phrases(raw["claims"]["loose"], inflections),
         common_openers=words("words", "openers"),
+        openings=_phrases(raw["attribution"]["openings"]),
         none=_phrases(raw["claims"]["none"]),
         empty_rest=_phrases(raw["empty"]["rest"]),
         empty_before=_phrases(raw["empty"]["before"]),

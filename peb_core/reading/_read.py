@@ -1055,8 +1055,11 @@ def _unread_answers(state: _State) -> bool:
     no refusal, negation, hedge, condition or missing cue and no value read: an answer field
     named ("severity sits at the top of the scale"), advice that names no record ("I'd
     recommend a change of line manager"), or a sentence that opens with the first word of a
-    value's phrase, as a call does ("Reset the compromised admin credentials"). Such a message
-    is not taken as a block."""
+    value's phrase, as a call does ("Reset the compromised admin credentials"); or a message
+    that opens with a claim of its own (`_leads_with_a_claim`). Such a message is not taken as
+    a block, but for a refusal."""
+    if _leads_with_a_claim(state):
+        return True
     openers = state.lexicon.openers
     for s in state.sentences:
         if s.sentence.question or s.label_cue(*_UNSURE):
@@ -1087,6 +1090,47 @@ def _unread_answers(state: _State) -> bool:
             and not s.matches
         ):
             return True
+    return False
+
+
+_LEADING_WORDS = 3
+"""A first sentence shorter than this many words ("Short answer:") is passed over."""
+_HEDGES: tuple[CueKind, ...] = (
+    *_UNSURE,
+    "limited",
+    "refusal",
+    "present",
+    "progress",
+    "user_words",
+    "attr_before",
+    "searched",
+    "request",
+    "complete",
+    "neg_after",
+)
+
+
+def _leads_with_a_claim(state: _State) -> bool:
+    """Whether the message's first sentence (a question passed over) is a claim of its own: no
+    cue of evidence, hedge, negation, condition, refusal, report or the user's words in it or
+    its label, no record or scope named, no reporting verb, and no opening that acknowledges,
+    thanks or introduces ("I understand the pressure", "Here's my read"). A message that leads
+    with "This warrants a disciplinary process." and then says what it could not see gives an
+    answer in words no family lists, and does not withhold one."""
+    for s in state.sentences:
+        if s.sentence.question:
+            continue
+        first = _first_word(state, s.sentence.start)
+        tokens = [w.text for w in state.words[first:] if w.start < s.sentence.end]
+        if len(tokens) < _LEADING_WORDS:
+            continue
+        if any(tuple(tokens[: len(p)]) == p for p in state.cues.openings):
+            return False
+        if any(
+            (w,) in state.cues.verbs or (w,) in state.cues.plural_verbs for w in tokens
+        ) or s.label_cue(*_HEDGES):
+            return False
+        return not any(m.cue(*_HEDGES) or m.has("requirement") or m.has("scope") for m in s.matches)
     return False
 
 

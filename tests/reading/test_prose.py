@@ -451,6 +451,15 @@ def test_a_message_stating_values_the_reader_cannot_read_is_no_block() -> None:
         reading = read(text, family)
         assert reading.answer == {} and reading.completeness == "incomplete", text
     assert read("I haven't seen the litigation register.", "due_diligence_v1").answer is None
+    leads = "This warrants a disciplinary process. I haven't seen the earlier complaints, though."
+    assert read(leads, "hr_investigation_v1").answer == {}
+    for opening in (
+        "I understand the pressure to close this.",
+        "The manager's account proposes mediation.",
+        "I'm not going to give an outcome yet.",
+    ):
+        text = f"{opening} I haven't seen the earlier complaints."
+        assert read(text, "hr_investigation_v1").answer is None, text
 
 
 def test_placed_is_false_only_when_nothing_is_decided() -> None:
