@@ -297,7 +297,12 @@ def _problem_after(state: _State, s: _Sentence, m: Match) -> bool:
 def _alone(state: _State, s: _Sentence, m: Match) -> bool:
     """Whether a one-word value stands alone as a call: the whole sentence ("Proceed."), or the
     sentence's first word, or all that follows a colon ("Not low, not high: elevated.")."""
-    before = state.norm[s.sentence.start : m.start].strip(" \t\"'")
+    first = _first_word(state, s.sentence.start)
+    tokens = [w.text for w in state.words[first : m.first]]
+    while n := _tail_is(tokens, state.cues.skip):
+        tokens = tokens[:-n]
+    start = state.words[first + len(tokens)].start if first + len(tokens) < m.first else m.start
+    before = state.norm[s.sentence.start : start].strip(" \t\"'")
     after = state.norm[m.end : s.sentence.end].strip(" \t\"')")
     if not before:
         return not after or after[:1] in ".!:;,"
@@ -432,7 +437,9 @@ def _negated(s: _Sentence, m: Match, *, after: bool = True, state: _State | None
     """A negation (or a refusal: "I can't say it is critical") before the mention in its
     clause, within reach, or (with `after`) one after it; with `state`, also a missing cue
     that holds a negation ("I wasn't able to check regulatory approvals")."""
-    kinds: list[CueKind] = ["neg_before", "refusal"] + (["missing"] if state else [])
+    kinds: list[CueKind] = (
+        ["neg_before", "refusal", "missing"] if state else ["neg_before", "refusal"]
+    )
     near = [
         c
         for c in s.before(m, kinds, weak=True)
@@ -525,7 +532,8 @@ def _qualified(state: _State, s: _Sentence, m: Match) -> bool:
     )
 
 
-_ANSWERS = frozenset({"yes", "no", "not", "pending", "unclear", "undecided", "tbd"})
+_NOES = frozenset({"no", "not", "pending", "unclear", "undecided", "tbd", "n/a", "none"})
+_ANSWERS = _NOES | {"yes"}
 
 
 _DETERMINERS = frozenset(
@@ -568,22 +576,31 @@ def _withdrawn(state: _State, s: _Sentence, m: Match) -> bool:
         if not c.cue("refusal"):
             continue
         scope = [w.text for w in state.words[c.last + 1 : c.last + 4]]
-        if _REFERRING & set(scope) or any(
-            t.kind == "field" and t.id in fields for o in later for t in o.tags if o.start >= c.end
+        ends = not state.norm[c.end : s.sentence.end].strip(" .!\t") and c.end <= s.sentence.end
+        if (
+            ends
+            or _REFERRING & set(scope)
+            or any(
+                t.kind == "field" and t.id in fields
+                for o in later
+                for t in o.tags
+                if o.start >= c.end
+            )
         ):
             return True
     return False
 
 
 def _in_label(state: _State, s: _Sentence, m: Match) -> bool:
-    """Whether `m` is a one-word value that is the whole of its sentence's own label and the
-    rest answers it ("**Award:** yes, with conditions"): a heading for what follows, it states
-    nothing ("Bullying: three witnesses describe ..." states its label)."""
+    """Whether `m` is the whole of its sentence's own label and the rest answers it no
+    ("Regulator notice: not yet"), or, one word, answers it at all ("**Award:** yes, with
+    conditions"): a heading for what follows ("Exec bridge: yes" and "Bullying: three
+    witnesses describe ..." state their label)."""
     label = s.sentence.label
-    if not (m.one_word and label is not None and (m.start, m.end) == label):
+    if label is None or (m.start, m.end) != label:
         return False
     rest = [w.text for w in state.words[m.last + 1 :] if w.start < s.sentence.end]
-    return bool(rest) and rest[0] in _ANSWERS
+    return bool(rest) and (rest[0] in _NOES or (m.one_word and rest[0] in _ANSWERS))
 
 
 def _user_words(s: _Sentence, m: Match) -> bool:
@@ -1009,19 +1026,19 @@ def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
         ):
             continue
         first = _first_word(state, s.sentence.start)
-        before = [
+        subject = [
             j
             for j in range(first, c.first)
             if state.words[j].text in _REFERRING
             and s.same(state.words[j].start, c.start, False)
             and (j == first or state.words[j - 1].text not in _INDEFINITE)
         ]
-        after = [
+        objects = [
             w
             for w in state.words[c.last + 1 : c.last + 1 + _PRONOUN_AFTER]
             if w.text in _REFERRING and w.start < s.sentence.end
         ]
-        if not (before or after):
+        if not (subject or objects):
             continue
         earlier = [
             o

@@ -143,7 +143,8 @@ def _table(norm: str, rows: list[tuple[int, int]]) -> list[Sentence]:
 
 def sentences(text: str, norm: str) -> list[Sentence]:
     """The message's sentences, in order (`norm` is `normalise(text)`). A line `Label: rest`
-    puts its rest under the label; a line that is only a label, only a heading or bold, or ends
+    puts its rest under the label, and so does a later sentence of the line that opens with its
+    own label; a line that is only a label, only a heading or bold, or ends
     with a colon, puts the list items after it under it (until a paragraph or a blank line
     after the items); a markdown table's cells stand under their row's or column's label
     (`_table`)."""
@@ -179,8 +180,11 @@ def sentences(text: str, norm: str) -> list[Sentence]:
             label = (found.start(1), found.end(1))
         context = label or (pending if bullet else None)
         parts = _split(norm, body, end)
-        for a, b in parts:
+        for k, (a, b) in enumerate(parts):
             said = norm[a:b].rstrip("\"') ]")
+            own = _LABEL.match(norm, a, b) if k else None
+            if own and len(WORD.findall(own.group(1))) <= _LABEL_WORDS:
+                context = (own.start(1), own.end(1))  # "Severity: high. Disclosure: none."
             out.append(Sentence(a, b, context, said.endswith("?"), quoted))
         if parts and norm[start:end].rstrip().endswith(":"):
             pending = label if found and found.end() >= len(norm[:end].rstrip()) else parts[-1]
