@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -470,10 +470,14 @@ def _conditional(s: _Sentence, m: Match) -> bool:
     return bool(both) or s.label_cue("cond_evidence")
 
 
-def _stance(s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal", ""]:
+def _stance(state: _State, s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal", ""]:
     """The nearest of advice, a possibility or a hypothetical before the mention, in its
-    clause."""
+    clause (a possibility or a hypothetical also across an "and" joining a second verb)."""
     near = s.before(m, ["advice", "possibility", "modal"], weak=True)
+    if not near:
+        near = [
+            c for c in s.before(m, ["possibility", "modal"], weak=False) if _shared(state, s, c, m)
+        ]
     if not near:
         if s.label_cue("possibility"):
             return "possibility"
@@ -482,6 +486,52 @@ def _stance(s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal",
     if c.cue("advice"):
         return "advice"
     return "possibility" if c.cue("possibility") else "modal"
+
+
+_SUBJECTS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "i",
+        "we",
+        "you",
+        "it",
+        "this",
+        "that",
+        "they",
+        "he",
+        "she",
+        "there",
+        "our",
+        "your",
+        "my",
+        "its",
+        "their",
+        "his",
+        "her",
+        "these",
+        "those",
+        "i'd",
+        "i'm",
+        "it's",
+    }
+)
+
+
+def _shared(state: _State, s: _Sentence, c: Match, m: Match) -> bool:
+    """Whether a hedge `c` reaches `m` across the weak terminators between them: each an "and"
+    or "or" that joins a second verb to the same subject ("would push this to critical and
+    trigger a customer notice"), not a new clause ("..., and the regulator must be told")."""
+    between = [t for t in s.matches if c.end <= t.start and t.end <= m.start and t.cue("term_weak")]
+    starts = {t.start for t in between}
+    if not between or any(c.end <= p < m.start and p not in starts for p in s.weak):
+        return False
+    for t in between:
+        nxt = state.words[t.last + 1].text if t.last + 1 < len(state.words) else ""
+        if _words_of(state, t) not in (("and",), ("or",)) or nxt in _SUBJECTS:
+            return False
+    return True
 
 
 _REQUEST_REACH = 4
@@ -666,7 +716,7 @@ def _value_status(
         return False, "a topic of work in progress", False
     if _conditional(s, m):
         return False, "conditional on evidence", False
-    stance = _stance(s, m)
+    stance = _stance(state, s, m)
     if stance == "advice" and _advice_reported(state, s, m):
         stance = ""
     if stance != "advice" and _source_before(state, s, m) is not None and not _adopted(state, s, m):
@@ -821,7 +871,7 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
                 continue
             if _negated(s, c):
                 yield c, "incomplete"
-            elif _stance(s, c) == "possibility" or _source_before(state, s, c) is not None:
+            elif _stance(state, s, c) == "possibility" or _source_before(state, s, c) is not None:
                 continue
             else:
                 yield c, "complete"
@@ -935,6 +985,9 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
         claims.extend(_claims(state, s))
         for r in _refusals(state, s):
             refusals.append((r, s))
+        withheld = _withholds(state, s, said_empty)
+        if withheld is not None and not s.sentence.question:
+            refusals.append((withheld, s))
         _affected_fields(state, s, affected, said_empty)
     answer = _answer(state, asserted, set_aside, empty)
     completeness = _completeness(claims, bool(gaps))
@@ -1072,10 +1125,10 @@ def _unread_answers(state: _State) -> bool:
     no refusal, negation, hedge, condition or missing cue and no value read: an answer field
     named ("severity sits at the top of the scale"), advice that names no record ("I'd
     recommend a change of line manager"), or a sentence that opens with the first word of a
-    value's phrase, as a call does ("Reset the compromised admin credentials"); or a message
-    that opens with a claim of its own (`_leads_with_a_claim`). Such a message is not taken as
+    value's phrase, as a call does ("Reset the compromised admin credentials"); or a sentence
+    that is a claim of its own (`_says_more`). Such a message is not taken as
     a block, but for a refusal."""
-    if _leads_with_a_claim(state):
+    if _says_more(state):
         return True
     openers = state.lexicon.openers
     for s in state.sentences:
@@ -1110,45 +1163,78 @@ def _unread_answers(state: _State) -> bool:
     return False
 
 
-_LEADING_WORDS = 3
-"""A first sentence shorter than this many words ("Short answer:") is passed over."""
-_HEDGES: tuple[CueKind, ...] = (
-    *_UNSURE,
+_CLAIM_WORDS = 3
+"""A sentence shorter than this many words ("Short answer:") is no claim of its own."""
+_ABOUT_EVIDENCE: tuple[CueKind, ...] = (
+    "missing",
+    "incomplete",
     "limited",
     "refusal",
     "present",
     "progress",
-    "user_words",
-    "attr_before",
     "searched",
     "request",
     "complete",
-    "neg_after",
+    "user_words",
+    "attr_before",
+    "cond_evidence",
 )
 
 
-def _leads_with_a_claim(state: _State) -> bool:
-    """Whether the message's first sentence (a question passed over) is a claim of its own: no
-    cue of evidence, hedge, negation, condition, refusal, report or the user's words in it or
-    its label, no record or scope named, no reporting verb, and no opening that acknowledges,
-    thanks or introduces ("I understand the pressure", "Here's my read"). A message that leads
-    with "This warrants a disciplinary process." and then says what it could not see gives an
-    answer in words no family lists, and does not withhold one."""
+def _says_more(state: _State) -> bool:
+    """Whether some sentence of the message (not a question, not quoted) is a claim of its own
+    about the case: it says nothing of evidence (no cue that something is missing, read,
+    searched, asked for or being read, no claim of completeness, no condition on evidence, no
+    refusal, report or the user's words, in it or its label, no record or scope named, no
+    reporting verb), withholds no field, and opens with no words that acknowledge, thank or
+    introduce ("I understand the pressure", "Here's my read"). A message that says "This
+    warrants a disciplinary process." and what it could not see gives an answer in words no
+    family lists, and does not withhold one."""
     for s in state.sentences:
-        if s.sentence.question:
+        if s.sentence.question or s.sentence.quoted or _withholds(state, s) is not None:
             continue
         first = _first_word(state, s.sentence.start)
         tokens = [w.text for w in state.words[first:] if w.start < s.sentence.end]
-        if len(tokens) < _LEADING_WORDS:
+        if len(tokens) < _CLAIM_WORDS:
             continue
         if any(tuple(tokens[: len(p)]) == p for p in state.cues.openings):
-            return False
+            continue
+        if any((w,) in state.cues.verbs or (w,) in state.cues.plural_verbs for w in tokens):
+            continue
         if any(
-            (w,) in state.cues.verbs or (w,) in state.cues.plural_verbs for w in tokens
-        ) or s.label_cue(*_HEDGES):
-            return False
-        return not any(m.cue(*_HEDGES) or m.has("requirement") or m.has("scope") for m in s.matches)
+            state.words[j].text in state.cues.report_nouns and _possessive(state, j - 1)
+            for j in range(first + 1, min(first + _CLAIM_WORDS + 2, len(state.words)))
+        ):
+            continue  # "The advisors' memo proceeds on the basis that ..." reports
+        if s.label_cue(*_ABOUT_EVIDENCE) or any(
+            m.cue(*_ABOUT_EVIDENCE) or m.has("requirement") or m.has("scope") for m in s.matches
+        ):
+            continue
+        return True
     return False
+
+
+def _withholds(
+    state: _State, s: _Sentence, said_empty: Collection[tuple[int, int]] = ()
+) -> Match | None:
+    """A negation or refusal before an answer field's name in its clause, or under a field's
+    label ("I can't assign a risk level yet", "Severity: unable to determine"): the message
+    withholds that field ("no escalations are needed" says the set is empty, `said_empty`)."""
+    labelled = any(c.has("field") for c in s.label)
+    for c in s.matches:
+        if not c.cue("neg_before", "refusal") or _quoted(state, s, c):
+            continue
+        quantifier = _words_of(state, c) in state.cues.none
+        if labelled or any(
+            m.has("field")
+            and m.start >= c.end
+            and s.same(m.start, c.start, False)
+            and (m.start, m.end) not in said_empty
+            and not (quantifier and _set_field(state, m))  # "no escalations ...": how many
+            for m in s.matches
+        ):
+            return c
+    return None
 
 
 _CALLS = frozenset(

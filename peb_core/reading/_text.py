@@ -114,22 +114,30 @@ def _is_rule(norm: str, cells: list[tuple[int, int]]) -> bool:
     return bool(cells) and all(_RULE_CELL.match(norm[a:b]) for a, b in cells)
 
 
+_OPTION_HEADERS = frozenset({"option", "options", "scenario", "scenarios", "alternative", "choice"})
+"""A table whose first header says its rows are options: each cell stands under it (a
+possibility, in the cue file), none is a call."""
+
+
 def _table(norm: str, rows: list[tuple[int, int]]) -> list[Sentence]:
     """The sentences of a markdown table's rows: each cell of a table of two columns and many
     rows under the row's first cell ("| Severity | Critical |" reads "Severity: Critical"), of
-    more columns or of one row under a header under its column's header; the header row itself
-    states nothing."""
+    more columns or of one row under a header under its column's header, of a table of options
+    under its first header; the header row itself states nothing."""
     grid = [_cells(norm, a, b) for a, b in rows]
     header: list[tuple[int, int]] = []
     if len(grid) > 1 and _is_rule(norm, grid[1]):
         header, grid = grid[0], grid[2:]
     out = []
     body = [cells for cells in grid if not _is_rule(norm, cells)]
+    options = bool(header) and norm[header[0][0] : header[0][1]] in _OPTION_HEADERS
     for cells in body:
         for j, (a, b) in enumerate(cells):
             if a == b:
                 continue
-            if len(cells) == 2 and not (header and len(body) == 1):
+            if options:
+                label: tuple[int, int] | None = header[0]  # every row is a possibility
+            elif len(cells) == 2 and not (header and len(body) == 1):
                 if j == 0:
                     continue
                 label = cells[0] if cells[0][0] < cells[0][1] else None

@@ -283,6 +283,35 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "The exposure review isn't in the bridge channel.",
         {"gaps": ["data_exposure_review"]},
     ),
+    "a_table_of_options": (
+        "| Option | Severity | Escalations |\n|---|---|---|\n"
+        "| Contain | High | Forensics team |\n| Full response | Critical | Executive bridge |",
+        {"answer": {}},
+    ),
+    "examples_are_no_values": (
+        "'Escalations' means notices such as a regulator notice or a customer notice.",
+        {"answer": {}},
+    ),
+    "a_hypothetical_across_and": (
+        "An exfiltration finding would push this to critical and trigger a customer notice.",
+        {"answer": {}},
+    ),
+    "a_hypothetical_ends_at_a_new_clause": (
+        "It would be critical, and the regulator must be notified.",
+        {"answer": {"escalations": ["regulator_notice"]}},
+    ),
+    "a_general_rule": (
+        "In cases like this, a customer notice is the usual step.",
+        {"answer": {}},
+    ),
+    "a_sentence_opens_its_own_label": (
+        "Exec bridge: yes. Regulator notice: not yet.",
+        {"answer": {"escalations": ["executive_bridge"]}},
+    ),
+    "a_field_withheld": (
+        "I can't assign a severity yet. The forensic analysis is still outstanding.",
+        {"answer": None, "gaps": ["scope_forensics"]},
+    ),
     "nothing": ("Thanks, let me know if you need anything else.", {"answer": {}}),
     "empty": ("", {"answer": {}}),
 }
