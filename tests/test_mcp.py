@@ -623,7 +623,7 @@ def test_calls_outside_an_episode_are_kept_bounded(tmp_path: Path) -> None:
                 assert (await call(s, "open", {"doc_id": "doc-x"})).is_error
             assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
             refused = await call(s, "search", {"query": big})
-            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert refused.is_error and "longer than 16,000 characters" in shown(refused)
             assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
 
     with http_server(out) as (url, process):
@@ -657,7 +657,7 @@ def test_an_oversized_refused_argument_is_kept_as_its_start(tmp_path: Path) -> N
             await s.initialize()
             assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
             refused = await call(s, "search", {"query": "y" * 117_000_000})
-            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert refused.is_error and "longer than 16,000 characters" in shown(refused)
             assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
 
     anyio.run(client)

@@ -36,8 +36,10 @@ class Usage(BaseModel):
 
 
 MAX_KEPT_ARGUMENTS = 20_000
-"""The most characters of a tool call's arguments a record keeps (a valid call of a shipped
-tool takes a few thousand at most: a `submit`'s response, a `delegate`'s request of 2,000)."""
+"""The most characters of a tool call's arguments a record keeps: more than a session reads
+(`access.MAX_CALL_ARGUMENTS`, 16,000; a valid call of a shipped tool takes a few thousand at
+most), so every call a session acted on is kept whole, and one cut here is refused again by a
+replay as it was live."""
 MAX_KEPT_RESULT = 100_000
 """The most characters of what one tool call returned (and of its error) a record keeps (the
 access layer's largest result, a search of 50 hits, is under 15,000)."""
