@@ -48,8 +48,10 @@ from ._prompts import (
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
+    MAX_KEPT_MESSAGE,
     MAX_KEPT_NAME,
     MAX_KEPT_RESULT,
+    MAX_REPLY_CHARS,
     RECORD_FORMAT,
     Delegation,
     Reply,
@@ -75,9 +77,11 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
     "MAX_KEPT_ARGUMENTS",
+    "MAX_KEPT_MESSAGE",
     "MAX_KEPT_NAME",
     "MAX_KEPT_RESULT",
     "MAX_REPEATS",
+    "MAX_REPLY_CHARS",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",

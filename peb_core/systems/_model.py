@@ -40,15 +40,13 @@ from ._defaults import (
 from ._local import file_sha256
 from ._prompts import PromptProtocol, get_protocol
 from ._repeat import current_repeat
-from ._reply import Reply, ToolCall, Usage
+from ._reply import MAX_REPLY_CHARS, Reply, ToolCall, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
 """The longest Retry-After honoured (and never longer than the request timeout): a server asking
 for more gets an error record at once, which a resumed run retries."""
-MAX_REPLY_CHARS = 1_000_000
-"""Reply text beyond this is cut (the record says `truncated`)."""
 
 # litellm's own HTTP handler for the openai provider, instead of a detour through the openai SDK
 # (which re-walks every message against its typed request model): 0.6-1.2 ms less client CPU per
