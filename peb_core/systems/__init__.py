@@ -45,6 +45,7 @@ from ._prompts import (
     register_protocol,
     tool_sentence,
 )
+from ._reach import MAX_UNREACHABLE, Reach, watching_reach
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -82,6 +83,7 @@ __all__ = [
     "MAX_KEPT_RESULT",
     "MAX_REPEATS",
     "MAX_REPLY_CHARS",
+    "MAX_UNREACHABLE",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
@@ -99,6 +101,7 @@ __all__ = [
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
+    "Reach",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -143,6 +146,7 @@ __all__ = [
     "sub_agent",
     "system_name",
     "tool_sentence",
+    "watching_reach",
     "watching_steps",
     "with_tools",
 ]
