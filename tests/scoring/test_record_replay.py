@@ -115,11 +115,12 @@ def _invalid(name: str, task: Task) -> list[str]:
     """Calls of tool `name` just past its own bounds, and with a junk key that takes it past
     the record's cap (a `submit` reads its response and leaves other keys)."""
     master = _master(task)
-    beyond = {
+    past: dict[str, list[dict[str, Any]]] = {
         "search": [{"query": "r" * (MAX_QUERY_CHARS + 1)}, {"query": "r", "k": MAX_HITS + 1}],
         "open": [{"doc_id": "d" * (MAX_ID_CHARS + 1)}],
         "delegate": [{"request": "q" * (MAX_REQUEST_CHARS + 1), "to": "x"}],
-    }.get(name, [])
+    }
+    beyond = past.get(name, [])
     junk = {**_valid(name, task)[0], "junk": "j" * MAX_KEPT_ARGUMENTS}
     return [json.dumps(a) for a in (*beyond, junk)] + [json.dumps({"doc_id": master})[:-1]]
 

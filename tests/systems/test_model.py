@@ -535,7 +535,7 @@ def test_a_retry_after_given_as_an_http_date_is_honoured(
 
 
 def test_a_huge_reply_is_cut_and_flagged(server: ScriptedServer, tmp_path: Path) -> None:
-    from peb_core.systems._model import MAX_REPLY_CHARS
+    from peb_core.systems import MAX_REPLY_CHARS
 
     server.script.default = Step(text="x" * (MAX_REPLY_CHARS + 5000))
     reply = _respond(_system(server, tmp_path))
