@@ -42,6 +42,7 @@ from ._results import (
 )
 from ._session import SNIPPET_CHARS, AgentSession, Corpus
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
     TOOLS,
     CallContext,
@@ -49,6 +50,7 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    arguments_text,
     ends_episode,
     failed,
     hands_off,
@@ -95,6 +97,7 @@ __all__ = [
     "DELEGATE_TOOL",
     "DISCLOSURES",
     "FOLLOWUPS",
+    "MAX_CALL_ARGUMENTS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
@@ -137,6 +140,7 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "arguments_text",
     "check_followup",
     "claims_gap",
     "corpus_frame",
