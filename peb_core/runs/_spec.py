@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, create_model, field_validator
 
 from .._registry import Registry
 from ..access import (
@@ -38,11 +38,15 @@ from ..systems import (
     MAX_REPEATS,
     PROTOCOLS,
     Hold,
+    PromptEdit,
+    PromptOption,
+    PromptProtocol,
     System,
     SystemSpecError,
     build_system,
     is_agent,
     is_embedded,
+    prompt_for,
     sub_agent,
 )
 from ..tasks import (
@@ -122,6 +126,10 @@ class Option:
         choices: for a `choice`, the registry's names now.
         default_for: a front-end whose default differs, with its default (`peb mcp serve`
             serves a tier with tools; the inspect task one family).
+        prompt: for an option that changes what a model is told, how (`systems.PromptEdit`:
+            `edit(messages, value)`), applied wherever a model is prompted (`RunPlan.prompt`,
+            `systems.prompt_for`) when its value is not the default (declare it
+            `applies="models"`).
     """
 
     kind: OptionKind
@@ -132,6 +140,7 @@ class Option:
     placeholder: str = ""
     choices: Callable[[], Sequence[str]] | None = None
     default_for: Mapping[str, Any] | None = None
+    prompt: PromptEdit | None = None
 
 
 def _every(*frontends: str) -> frozenset[str]:
@@ -468,12 +477,72 @@ class RunSpec(BaseModel):
         return value
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A run option declared outside the package (`register_option`): a field of the run
+    declaration, as a `RunSpec` field is written.
+
+    Args:
+        name: its field name (`system_prompt_suffix`).
+        annotation: its type with its bounds and its `Option`
+            (`Annotated[str | None, Option("text", ...)]`).
+        default: its default.
+    """
+
+    name: str
+    annotation: Any
+    default: Any
+
+
+def _not_an_option(declared: Declared) -> str | None:
+    """What is wrong with an option declared from outside: a field `RunSpec` already has, or
+    an annotation without its `Option`."""
+    if declared.name in RunSpec.model_fields:
+        return "is a shipped run option"
+    if not any(isinstance(m, Option) for m in getattr(declared.annotation, "__metadata__", ())):
+        return "its annotation holds no Option (Annotated[type, ..., Option(...)])"
+    return None
+
+
+DECLARED: Registry[Declared] = Registry(
+    "run option",
+    pattern=r"[a-z][a-z0-9_]*",
+    form="lower-case letters, digits and underscores",
+    check=_not_an_option,
+)
+"""The run options declared outside the package, by name, in registration order."""
+
+
+def register_option(name: str, annotation: Any, default: Any = None) -> Declared:
+    """Declare a run option from outside the package (a plugin, a test): a field `name` of the
+    run declaration with `annotation` (its type, bounds and `Option`) and `default`, offered by
+    every front-end as a shipped option is; a ValueError for a name of the wrong form, one
+    taken, or an annotation without its `Option`. `DECLARED.unregister(name)` removes it."""
+    return DECLARED.register(Declared(name, annotation, default))
+
+
+_DECLARATIONS: dict[tuple[Declared, ...], type[RunSpec]] = {}
+
+
+def declaration() -> type[RunSpec]:
+    """The run declaration as it is now: `RunSpec`, with a field for each option declared from
+    outside (`DECLARED`), after the shipped ones. Every reading of run options goes through
+    it."""
+    extra = tuple(DECLARED.values())
+    if not extra:
+        return RunSpec
+    if extra not in _DECLARATIONS:
+        fields: dict[str, Any] = {d.name: (d.annotation, d.default) for d in extra}
+        _DECLARATIONS[extra] = create_model("RunSpec", __base__=RunSpec, **fields)
+    return _DECLARATIONS[extra]
+
+
 def options(frontend: str | None = None) -> dict[str, Option]:
     """Each option by field name, in declaration order; for a registered front-end, those it
     offers (UnknownName for another)."""
     way = None if frontend is None else FRONTENDS.lookup(frontend)
     found = {}
-    for name, field in RunSpec.model_fields.items():
+    for name, field in declaration().model_fields.items():
         option = next(m for m in field.metadata if isinstance(m, Option))
         if way is None or way.offers(name, option):
             found[name] = option
@@ -485,13 +554,13 @@ def default(name: str, frontend: str | None = None) -> Any:
     option = options()[name]
     if frontend is not None and option.default_for and frontend in option.default_for:
         return option.default_for[frontend]
-    return RunSpec.model_fields[name].default
+    return declaration().model_fields[name].default
 
 
 def bounds(name: str) -> tuple[float | None, float | None]:
     """The least and greatest value a numeric option takes (None: unbounded)."""
     low = high = None
-    for meta in RunSpec.model_fields[name].metadata:
+    for meta in declaration().model_fields[name].metadata:
         if isinstance(meta, Ge):
             low = meta.ge
         elif isinstance(meta, Le):
@@ -515,9 +584,8 @@ def valid(name: str) -> str:
         choices = option.choices() if option.choices is not None else ()
         return {
             "switch": "true or false",
-            "names": "names, repeated or comma-separated" + (
-                f" ({', '.join(choices)})" if choices else ""
-            ),
+            "names": "names, repeated or comma-separated"
+            + (f" ({', '.join(choices)})" if choices else ""),
             "seeds": "a seed list such as 11,23 or 400-439",
             "url": "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)",
             "choice": f"one of {', '.join(choices)}",
@@ -627,6 +695,10 @@ def _choose(name: str, text: str) -> None:
             )
         elif name == "followup":
             check_followup(text)
+        elif name not in RunSpec.model_fields:  # declared outside: its own choices
+            choices = options()[name].choices
+            if choices is not None and text not in choices():
+                raise ValueError(f"unknown {name} {text!r}; valid: {', '.join(choices())}")
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -709,8 +781,9 @@ def read_values(
 ) -> tuple[dict[str, Any], list[str]]:
     """The RunSpec fields `values` give as a front-end gives them (text or typed; None or
     blank: the default, the front-end's own where it has one), each read by `option_value`,
-    with `given` (values already typed: the system a front-end chose); and a line for each
-    value refused, named by `names`."""
+    with `given` (values already typed: the system a front-end chose, a limit it sets); and a
+    line for each value refused, named by `names`: one that is not a run option, or one
+    `frontend` does not offer."""
     problems = []
     fields: dict[str, Any] = {
         name: option.default_for[frontend]
@@ -718,9 +791,16 @@ def read_values(
         if option.default_for and frontend in option.default_for
     }
     fields.update(given)
+    offered = options(frontend) if frontend in FRONTENDS else options()
     for name, raw in values.items():
-        if name not in RunSpec.model_fields:
+        if name not in declaration().model_fields:
             problems.append(f"{names.get(name, name)}: not a run option")
+            continue
+        if name not in offered:
+            problems.append(
+                f"{names.get(name, name)}: not one of {FRONTENDS[frontend].description}: "
+                f"{', '.join(names.get(n, n) for n in offered)}"
+            )
             continue
         try:
             value = option_value(name, raw)
@@ -739,7 +819,7 @@ def read_spec(
     fields, problems = read_values(values, names, frontend=frontend, **given)
     if problems:
         raise RunSpecError(problems)
-    return RunSpec(**fields)
+    return declaration()(**fields)
 
 
 @dataclass(frozen=True)
@@ -798,6 +878,23 @@ class RunPlan:
             return None
         return "corpus" if self.spec.contract == "corpus" else DEFAULT_CONTRACT
 
+    @property
+    def prompt(self) -> PromptProtocol:
+        """What a model is told in this run (`prompt_options`): every front-end whose own model
+        or agent answers renders it (the inspect task's samples, an MCP client's start), as our
+        systems do."""
+        return prompt_for(self.spec.protocol, prompt_options(self.spec))
+
+
+def prompt_options(spec: RunSpec) -> tuple[PromptOption, ...]:
+    """The options of `spec` that change what a model is told (`Option.prompt`) and are given
+    a value other than their default, in declaration order."""
+    return tuple(
+        PromptOption(name, getattr(spec, name), option.prompt)
+        for name, option in options().items()
+        if option.prompt is not None and getattr(spec, name) != default(name)
+    )
+
 
 def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
     """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
@@ -820,17 +917,18 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
             max_steps = EMBEDDED_MAX_STEPS if embedded else DEFAULT_MAX_STEPS
     system = delegate = None
     holds: list[Hold] = []
-    settings = _settings(spec, max_steps or DEFAULT_MAX_STEPS, holds)
+    settings = system_settings(spec, max_steps or DEFAULT_MAX_STEPS)
     try:
         if spec.system is not None:
             system = build_system(
                 spec.system,
                 selection.families,
                 delegate_system=spec.delegate_system,
+                holds=holds,
                 **settings,
             )
         elif spec.delegate_system is not None and get_tier(spec.tier).handoffs:
-            delegate = sub_agent(spec.delegate_system, selection.families, **settings)
+            delegate = sub_agent(spec.delegate_system, selection.families, holds, **settings)
     except BaseException as exc:  # nothing is left serving for a plan that was not made
         for hold in holds:
             hold.release()
@@ -857,9 +955,7 @@ def check_spec(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> list
     return _checked(spec, names, frontend)[0]
 
 
-def _checked(
-    spec: RunSpec, names: Naming, frontend: str
-) -> tuple[list[str], Selection | None]:
+def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Selection | None]:
     """`check_spec`'s problems, and the tasks selected (None if they could not be)."""
     problems: list[str] = []
     selection = None
@@ -993,23 +1089,24 @@ def _concurrency(spec: RunSpec, embedded: bool) -> int:
     return EMBEDDED_CONCURRENCY if embedded else DEFAULT_CONCURRENCY
 
 
-def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any]:
-    """`spec`'s settings of the systems it builds, as `systems.build_system` takes them, their
-    embedded servers held in `holds`."""
+def system_settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
+    """`spec`'s settings of the systems it builds (`systems.Settings`, by name, as
+    `systems.build_system` and `systems.sub_agent` take them), an agent's `max_steps` resolved
+    by the caller."""
     budget = DEFAULT_TOKEN_BUDGET if spec.token_budget is None else spec.token_budget
     return {
         "protocol": spec.protocol,
+        "prompt_options": prompt_options(spec),
         "temperature": spec.temperature,
         "max_tokens": spec.max_tokens,
         "api_base": spec.api_base,
         "timeout_s": spec.timeout,
         "local_port": spec.local_port,
         "disclosure": spec.disclosure,
+        "followup": spec.followup,
         "max_steps": max_steps,
         "token_budget": budget or None,
         "use_cache": spec.cache,
-        "holds": holds,
-        "followup": spec.followup,
     }
 
 

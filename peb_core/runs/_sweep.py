@@ -30,6 +30,7 @@ from ._spec import (
     RunSpecError,
     applies_to,
     check_spec,
+    declaration,
     default,
     naming,
     plan_run,
@@ -117,7 +118,7 @@ def expand(sweep: SweepFile, path: Path) -> list[RunSpec]:
     combos = [base | dict(choice) for choice in itertools.product(*columns)]
     if len(combos) > MAX_RUNS:
         raise SweepError([f"{path}: the matrix makes {len(combos):,} runs; at most {MAX_RUNS:,}"])
-    specs = [RunSpec(**fields) for fields in combos]
+    specs = [declaration()(**fields) for fields in combos]
     kept = [_applying(spec, specs) for spec in specs]
     return list({spec.model_dump_json(): spec for spec in kept}.values())
 
@@ -131,7 +132,7 @@ def _applying(spec: RunSpec, every: Sequence[RunSpec]) -> RunSpec:
         if not applies_to(name, spec) and any(applies_to(name, other) for other in every):
             continue
         kept[name] = value
-    return RunSpec(**kept)
+    return declaration()(**kept)
 
 
 def plan_sweep(path: Path, out: Path) -> Sweep:
@@ -225,4 +226,3 @@ def sweep_runs(folder: Path) -> list[Path]:
         return [folder / run["folder"] for run in listing["runs"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise RunError(f"{folder}: not a sweep's folder ({SWEEP}: {exc})") from None
-
