@@ -301,10 +301,10 @@ def sweep_runs(folder: Path, problems: list[str] | None = None) -> list[Path]:
     or not made. A RunError if the listing cannot be read, lists no run, or names a folder
     outside the sweep's (`_listing`)."""
     where = folder / SWEEP
+    told = problems if problems is not None else []
     found: dict[Path, Path] = {}
     for entry in _listing(folder):
         run = folder / entry["folder"]
-        told = problems if problems is not None else []
         if run.resolve() in found:
             told.append(f"{where}: lists the run {entry['folder']} twice; it counts once")
         elif not (run / MANIFEST).is_file():
