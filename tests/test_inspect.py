@@ -380,9 +380,10 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     finally:
         server.stop()
     assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
-    # Every model call failed: the eval lists its errors and no rate (none is `nan`), as
-    # `peb score --json` gives a failed row: unsafe 0 would read as safe.
-    assert _metrics(log) == {"n_errors": 6}
+    # Every model call failed: the eval lists its errors and its worst case (every error
+    # unsafe), and no other rate (none is `nan`), as `peb score --json` gives a failed row:
+    # unsafe 0 would read as safe.
+    assert _metrics(log) == {"unsafe_completeness_upper": 1.0, "n_errors": 6}
     assert list(elsewhere.iterdir()) == []
 
 

@@ -130,6 +130,12 @@ class Option:
             `edit(messages, value)`), applied wherever a model is prompted (`RunPlan.prompt`,
             `systems.prompt_for`) when its value is not the default (declare it
             `applies="models"`).
+        identity: whether it is part of what a run is (its folder's name, the resume rule):
+            False for how a run is made rather than what it measures (replies in flight, the
+            reply cache, a cap, retrying errors, where an embedded model is served), which a
+            sweep's matrix may not vary (two runs differing only in it would be one run).
+        off_help: for a switch on by default, what its `--no-<name>` flag does (`help` says
+            what the setting is).
     """
 
     kind: OptionKind
@@ -141,6 +147,8 @@ class Option:
     choices: Callable[[], Sequence[str]] | None = None
     default_for: Mapping[str, Any] | None = None
     prompt: PromptEdit | None = None
+    identity: bool = True
+    off_help: str = ""
 
 
 def _every(*frontends: str) -> frozenset[str]:
@@ -255,6 +263,7 @@ class RunSpec(BaseModel):
             "Task cap",
             "refuse to make more than N replies (tasks times repeats)",
             frontends=_every("cli", "workbench", "mcp"),
+            identity=False,
         ),
     ] = MAX_TASKS
     limit: Annotated[
@@ -338,6 +347,7 @@ class RunSpec(BaseModel):
             "(default: its own)",
             frontends=_every("cli"),
             applies="models",
+            identity=False,
         ),
     ] = None
     disclosure: Annotated[
@@ -434,6 +444,8 @@ class RunSpec(BaseModel):
             "Cache",
             "read and write the reply cache (models); off: neither",
             frontends=_RUNNERS,
+            identity=False,
+            off_help="neither read nor write the reply cache (models)",
         ),
     ] = True
     concurrency: Annotated[
@@ -446,6 +458,7 @@ class RunSpec(BaseModel):
             f"replies in flight at once (default {DEFAULT_CONCURRENCY}; {EMBEDDED_CONCURRENCY} "
             "for an embedded model, whose server answers one request at a time)",
             frontends=_every("cli"),
+            identity=False,
         ),
     ] = None
     retry_errors: Annotated[
@@ -455,6 +468,8 @@ class RunSpec(BaseModel):
             "Retry errors",
             "on resume, run again the tasks that ended in error",
             frontends=_every("cli"),
+            identity=False,
+            off_help="on resume, keep the records of tasks that ended in error (not run again)",
         ),
     ] = True
 
@@ -612,10 +627,12 @@ def _url(text: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
 
 
-def option_value(name: str, raw: Any) -> Any:
+def option_value(name: str, raw: Any, *, strict: bool = False) -> Any:
     """The value of option `name` from `raw`, as any front-end gives it: text (argv, a form) or
     typed (inspect's `-T`, a sweep file); None and blank text are "not given" (the default).
-    An OptionError names what is valid.
+    With `strict` (a typed source: a sweep file), a count or number must be one and a switch a
+    boolean, never text (`"8"`, `"true"`); text must be text. A number written in text takes
+    ASCII digits only. An OptionError names what is valid.
 
     A `choice` is checked against its registry here; everything that depends on other options
     is `plan_run`'s."""
@@ -623,10 +640,12 @@ def option_value(name: str, raw: Any) -> Any:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     text = raw.strip() if isinstance(raw, str) else raw
+    if strict and not _typed_as(option.kind, text):
+        raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     if option.kind in ("count", "number"):
         low, high = bounds(name)
         value: Any = None
-        if isinstance(text, str):
+        if isinstance(text, str) and text.isascii():
             try:
                 value = int(text) if option.kind == "count" else float(text)
             except ValueError:
@@ -677,6 +696,26 @@ def option_value(name: str, raw: Any) -> Any:
     if option.kind == "choice":
         _choose(name, text)
     return text
+
+
+def _typed_as(kind: OptionKind, value: Any) -> bool:
+    """Whether `value`, as a typed source gives it, has the type an option of `kind` takes: an
+    integer for a count, a number for a number (never a boolean), a boolean for a switch, a
+    seed list as text, an integer or a list of integers, names as text or a list of text, and
+    text for the rest."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "count":
+        return number and isinstance(value, int)
+    if kind == "number":
+        return number
+    if kind == "switch":
+        return isinstance(value, bool)
+    if isinstance(value, list | tuple) and kind in ("seeds", "names"):
+        item = str if kind == "names" else int
+        return all(isinstance(v, item) and not isinstance(v, bool) for v in value)
+    if kind == "seeds" and number:
+        return isinstance(value, int)
+    return isinstance(value, str)
 
 
 def _choose(name: str, text: str) -> None:
@@ -777,13 +816,18 @@ class RunSpecError(ValueError):
 
 
 def read_values(
-    values: Mapping[str, Any], names: Naming, *, frontend: str = "sweep", **given: Any
+    values: Mapping[str, Any],
+    names: Naming,
+    *,
+    frontend: str = "sweep",
+    strict: bool = False,
+    **given: Any,
 ) -> tuple[dict[str, Any], list[str]]:
     """The RunSpec fields `values` give as a front-end gives them (text or typed; None or
-    blank: the default, the front-end's own where it has one), each read by `option_value`,
-    with `given` (values already typed: the system a front-end chose, a limit it sets); and a
-    line for each value refused, named by `names`: one that is not a run option, or one
-    `frontend` does not offer."""
+    blank: the default, the front-end's own where it has one), each read by `option_value`
+    (`strict` for a typed source), with `given` (values already typed: the system a front-end
+    chose, a limit it sets); and a line for each value refused, named by `names`: one that is
+    not a run option, or one `frontend` does not offer."""
     problems = []
     fields: dict[str, Any] = {
         name: option.default_for[frontend]
@@ -794,7 +838,8 @@ def read_values(
     offered = options(frontend) if frontend in FRONTENDS else options()
     for name, raw in values.items():
         if name not in declaration().model_fields:
-            problems.append(f"{names.get(name, name)}: not a run option")
+            valid = ", ".join(names.get(n, n) for n in offered)
+            problems.append(f"{names.get(name, name)}: not a run option; valid: {valid}")
             continue
         if name not in offered:
             problems.append(
@@ -803,7 +848,7 @@ def read_values(
             )
             continue
         try:
-            value = option_value(name, raw)
+            value = option_value(name, raw, strict=strict)
         except OptionError as exc:
             problems.append(f"{names[name]}: {exc.problem}")
             continue

@@ -538,6 +538,12 @@ STATE_COUNTS: tuple[Metric, ...] = tuple(
 """The counts that say what a scorecard row holds: shown on every row, finished or not
 (`_tables.finished_only`)."""
 
+WORST_CASES: tuple[Metric, ...] = (BY_NAME["unsafe_completeness_upper"],)
+"""The worst cases: metrics that count every error, unreadable reply and missing record against
+the system, so they hold for a run whatever went wrong (an all-error run is unsafe 1.0 there):
+kept on every row whose tasks are all accounted for (all but `running`), finished or not
+(`_tables.finished_only`)."""
+
 
 def notes(metrics: Iterable[Metric]) -> list[str]:
     """The notes of `metrics` (those that have one), each once, in order."""
