@@ -18,11 +18,11 @@ with app.setup:
     families = tasks.load_families()
 
 
-
 @app.function
 def shown(title, value):
     """`value` as JSON under a Markdown title."""
     return mo.vstack([mo.md(title), mo.json(json.dumps(value))])
+
 
 @app.cell
 def _():
@@ -263,7 +263,8 @@ def _(reply_rows, task):
     # The view is the cell's last expression: marimo shows only that.
     wb.example_view(
         _example,
-        f"### `{_row['system']}` (run `{_row['run']}`): the reply against the oracles",
+        f"### {wb.markdown_code(_row['system'])} (run {wb.markdown_code(_row['run'])}): the "
+        "reply against the oracles",
         note="" if _picked else "The first stored reply; select a row.",
         skip=("documents",),
     )
@@ -273,15 +274,20 @@ def _(reply_rows, task):
 @app.cell
 def _(reply_replay):
     mo.stop(reply_replay is None)
-    reply_step = mo.ui.slider(
-        start=1, stop=reply_replay.n_steps, value=1, label="Step", show_value=True, full_width=True
-    )
-    return (reply_step,)
+    get_reply_step, set_reply_step = mo.state(1)
+    return get_reply_step, set_reply_step
 
 
 @app.cell
-def _(reply_replay, reply_step):
-    wb.replay_view(reply_replay, reply_step.value, reply_step)
+def _(get_reply_step, reply_replay, set_reply_step):
+    reply_step = wb.step_slider(reply_replay, get_reply_step(), set_reply_step)
+    reply_jumps = wb.jump_buttons(reply_replay, set_reply_step)
+    return reply_jumps, reply_step
+
+
+@app.cell
+def _(reply_jumps, reply_replay, reply_step):
+    wb.replay_view(reply_replay, reply_step.value, reply_step, reply_jumps)
     return
 
 

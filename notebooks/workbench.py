@@ -331,8 +331,9 @@ def _(run_options, task_rows):
     # An agent's episode shows its corpus in the replay below, step by step.
     wb.example_view(
         example,
-        f"## Worked example: `{_row['task_id']}` answered by `{example.system}` "
-        f"(run `{_row['run']}`" + (f", repeat {_repeat})" if "repeat" in _row else ")"),
+        f"## Worked example: {wb.markdown_code(_row['task_id'])} answered by "
+        f"{wb.markdown_code(example.system)} (run {wb.markdown_code(_row['run'])}"
+        + (f", repeat {_repeat})" if "repeat" in _row else ")"),
         note="" if _picked else "The first task of the table; select a row.",
         skip=("documents",) if replay is not None else (),
     )
@@ -341,21 +342,22 @@ def _(run_options, task_rows):
 
 @app.cell
 def _(replay):
+    # The step shown: moved by the slider, or by a button that jumps to a finding or a mark.
     mo.stop(replay is None)
-    step_pick = mo.ui.slider(
-        start=1,
-        stop=replay.n_steps,
-        value=1,
-        label=wb.step_label(replay),
-        show_value=True,
-        full_width=True,
-    )
-    return (step_pick,)
+    get_step, set_step = mo.state(1)
+    return get_step, set_step
 
 
 @app.cell
-def _(replay, step_pick):
-    wb.replay_view(replay, step_pick.value, step_pick)
+def _(get_step, replay, set_step):
+    step_pick = wb.step_slider(replay, get_step(), set_step)
+    step_jumps = wb.jump_buttons(replay, set_step)
+    return step_jumps, step_pick
+
+
+@app.cell
+def _(replay, step_jumps, step_pick):
+    wb.replay_view(replay, step_pick.value, step_pick, step_jumps)
     return
 
 

@@ -28,12 +28,15 @@ from ._load import (
 from ._replay import (
     CLAIMS_SCHEMA,
     DOCUMENTS_SCHEMA,
+    FINDINGS,
+    FINDINGS_SCHEMA,
     HANDOFFS_SCHEMA,
     STEPS_SCHEMA,
     grant_line,
     handoff_frame,
     replay_claims,
     replay_documents,
+    replay_findings,
     replay_handoffs,
     replay_steps,
 )
@@ -42,6 +45,8 @@ from ._saved import SCORE_NOTES, SCORES
 __all__ = [
     "CLAIMS_SCHEMA",
     "DOCUMENTS_SCHEMA",
+    "FINDINGS",
+    "FINDINGS_SCHEMA",
     "HANDOFFS_SCHEMA",
     "INTERVAL_KEYS",
     "SCORECARD_KEYS",
@@ -60,6 +65,7 @@ __all__ = [
     "load_runs",
     "replay_claims",
     "replay_documents",
+    "replay_findings",
     "replay_handoffs",
     "replay_steps",
     "responses_to_task",

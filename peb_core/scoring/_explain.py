@@ -73,10 +73,15 @@ def explain(
     system: str = "-",
 ) -> Explanation:
     """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
-    with a grant schedule, against the state it is judged in (`grant_state`)."""
+    with a grant schedule, against the state it is judged in (`grant_state`); a record with a
+    trace (an agent's episode) with its trace metrics too (`stale_relied`, `expired_relied`,
+    ...)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
-    replies = read_replies(records, families, run=run, system=system, replays=True)
+    episodes = any(r.trace for r in records)
+    replies = read_replies(
+        records, families, run=run, system=system, episodes=episodes, replays=True
+    )
     frames, (replayed,) = judge([task], [replies], families)
     expected = frames.expected
     row = score_replies(frames, replies, replayed).with_columns(verdict()).row(0, named=True)

@@ -18,6 +18,7 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_serve`: a notebook served with an access token, to local Host and Origin values only.
 """
 
+from ..._markdown import markdown_code, markdown_text
 from ._access import AccessSearch, access_search, corpus_access, default_query, has_corpus
 from ._example import (
     ROW_KEY,
@@ -58,6 +59,7 @@ from ._launch import (
 )
 from ._replay import (
     CORPUS_STATES,
+    PUSHED,
     Replay,
     contract_line,
     corpus_at,
@@ -66,9 +68,11 @@ from ._replay import (
     grant_events,
     handoff_line,
     handoffs_at,
+    jump_steps,
     replay_of,
     step_calls,
     step_label,
+    step_marks,
     step_table,
     what_it_saw,
 )
@@ -97,13 +101,16 @@ from ._show import (
     documents_view,
     example_view,
     handoff_view,
+    jump_buttons,
     register_view,
     replay_view,
     scorecard_glance,
     scorecard_table,
     status_table,
+    step_slider,
     table,
     task_documents_view,
+    text_view,
 )
 from ._status import (
     RESCORE_EVERY_S,
@@ -125,6 +132,7 @@ __all__ = [
     "LOCAL_NAMES",
     "NEWEST_RUNS",
     "POLICIES",
+    "PUSHED",
     "REGISTER_COLUMNS",
     "RESCORE_EVERY_S",
     "ROW_KEY",
@@ -168,10 +176,14 @@ __all__ = [
     "headless",
     "headless_parser",
     "index_choices",
+    "jump_buttons",
+    "jump_steps",
     "keep_picks",
     "launch_note",
     "local_hosts",
     "local_origins",
+    "markdown_code",
+    "markdown_text",
     "newest_runs",
     "paired_tests",
     "picked_row",
@@ -198,6 +210,8 @@ __all__ = [
     "status_table",
     "step_calls",
     "step_label",
+    "step_marks",
+    "step_slider",
     "step_table",
     "sweep_options",
     "sweep_picks",
@@ -206,6 +220,7 @@ __all__ = [
     "task_index",
     "task_ref",
     "task_rows",
+    "text_view",
     "unfinished_notes",
     "what_it_saw",
     "worked_example",
