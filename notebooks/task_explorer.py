@@ -10,7 +10,7 @@ with app.setup:
 
     import marimo as mo
 
-    from peb_core import results, scoring, tasks
+    from peb_core import results, tasks
     from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
     from peb_core.frontends import workbench as wb
 
@@ -84,6 +84,7 @@ def _(
     index_rows = mo.ui.table(
         _found,
         selection="single",
+        format_mapping=wb.cell_formats(_found),
         page_size=8,
         show_column_summaries=False,
         show_data_types=False,
@@ -237,7 +238,7 @@ def _(task):
         selection="single",
         show_column_summaries=False,
         show_data_types=False,
-        format_mapping=scoring.float_formats(_responses),
+        format_mapping=wb.cell_formats(_responses),
         hidden_columns=["path"],
         label="Select a reply to read it against the oracles",
     )
@@ -279,10 +280,16 @@ def _(reply_replay):
 
 
 @app.cell
+def _(reply_replay, set_reply_step):
+    # In a cell of their own: a press re-runs the slider's cell, which reads the step.
+    reply_jumps = wb.jump_buttons(reply_replay, set_reply_step)
+    return (reply_jumps,)
+
+
+@app.cell
 def _(get_reply_step, reply_replay, set_reply_step):
     reply_step = wb.step_slider(reply_replay, get_reply_step(), set_reply_step)
-    reply_jumps = wb.jump_buttons(reply_replay, set_reply_step)
-    return reply_jumps, reply_step
+    return (reply_step,)
 
 
 @app.cell

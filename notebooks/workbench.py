@@ -304,7 +304,7 @@ def _(get_task_key, set_task_key, view):
     _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
-        format_mapping=scoring.float_formats(_tasks),
+        format_mapping=wb.cell_formats(_tasks),
         selection="single",
         initial_selection=wb.row_position(_tasks, get_task_key()),
         on_change=lambda picked: set_task_key(wb.row_key(picked)),
@@ -349,10 +349,16 @@ def _(replay):
 
 
 @app.cell
+def _(replay, set_step):
+    # In a cell of their own: a press re-runs the slider's cell, which reads the step.
+    step_jumps = wb.jump_buttons(replay, set_step)
+    return (step_jumps,)
+
+
+@app.cell
 def _(get_step, replay, set_step):
     step_pick = wb.step_slider(replay, get_step(), set_step)
-    step_jumps = wb.jump_buttons(replay, set_step)
-    return step_jumps, step_pick
+    return (step_pick,)
 
 
 @app.cell

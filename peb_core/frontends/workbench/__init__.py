@@ -94,10 +94,12 @@ from ._runs import (
 )
 from ._serve import LOCAL_NAMES, TOKEN_ENV, LocalOnly, local_hosts, local_origins, serve
 from ._show import (
+    AGENT_KEYS,
     EXAMPLE_SECTIONS,
     SEVERITY_COLOURS,
     Section,
     access_view,
+    cell_formats,
     documents_view,
     example_view,
     handoff_view,
@@ -106,6 +108,7 @@ from ._show import (
     replay_view,
     scorecard_glance,
     scorecard_table,
+    shown_value,
     status_table,
     step_slider,
     table,
@@ -124,6 +127,7 @@ from ._status import (
 )
 
 __all__ = [
+    "AGENT_KEYS",
     "CORPUS_STATES",
     "EXAMPLE_SECTIONS",
     "HEADLESS_FLAGS",
@@ -151,6 +155,7 @@ __all__ = [
     "WorkedExample",
     "access_search",
     "access_view",
+    "cell_formats",
     "check_run",
     "contract_frame",
     "contract_line",
@@ -206,6 +211,7 @@ __all__ = [
     "scorecard_table",
     "serve",
     "severity",
+    "shown_value",
     "start_launch",
     "status_table",
     "step_calls",

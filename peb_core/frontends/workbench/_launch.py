@@ -36,6 +36,8 @@ def form_options() -> tuple[str, ...]:
     """The run options the form and the headless flags offer besides the systems (read from
     the declaration when asked)."""
     return tuple(name for name in options("workbench") if name != "system")
+
+
 LABELS: dict[str, str] = {**naming("workbench"), "system": "Systems", "name": "Run name"}
 """How the Run button's form names each input in a message."""
 HEADLESS_FLAGS: dict[str, str] = {**naming("cli"), "system": "--run", "name": "--name"}

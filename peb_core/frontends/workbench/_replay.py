@@ -271,7 +271,8 @@ def contract_line(replay: Replay, step: int) -> str | None:
     )
     return (
         "The contract was not in the agent's start: its source is the procedure "
-        f"`{row['doc_id']}` ({row['title']}, marked `contract_source`); by step {step} {opened}."
+        f"`{row['doc_id']}` ({row['title']}, marked `source` in the corpus); by step {step} "
+        f"{opened}."
     )
 
 
@@ -303,10 +304,11 @@ def step_label(replay: Replay) -> str:
     return f"Step (marked: {marks})" if marks else "Step"
 
 
-def jump_steps(replay: Replay) -> list[int]:
-    """The steps a person can jump to, one a button: each finding's, then each mark's."""
-    found = [s for s in replay.findings["step"] if s is not None]
-    return [*found, *(s for s, _ in step_marks(replay))]
+def jump_steps(replay: Replay) -> list[tuple[int, str]]:
+    """The steps a person can jump to, one a button, each with the button's label: each
+    finding's (`Step N`), then each step marked on the slider (`Step N: what happened`)."""
+    found = [(s, f"Step {s}") for s in replay.findings["step"] if s is not None]
+    return [*found, *((s, f"Step {s}: {line}") for s, line in step_marks(replay))]
 
 
 def corpus_counts(corpus: pl.DataFrame) -> str:

@@ -53,16 +53,36 @@ if TYPE_CHECKING:
     from marimo import Html
 
 
+def shown_value(value: Any) -> str:
+    """A table cell's text as a person reads it: `yes` or `no` for a flag, a list's items
+    comma-separated, nothing for a missing value (never `None`, `True` or `False`)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(shown_value(v) for v in value)
+    return str(value)
+
+
+def cell_formats(frame: pl.DataFrame) -> dict[str, Callable[[Any], str]]:
+    """How a table shows each column of `frame`: every float to three decimals
+    (`scoring.float_formats`), every other column through `shown_value`."""
+    floats = float_formats(frame)
+    return {name: floats.get(name, shown_value) for name in frame.columns}
+
+
 def table(frame: pl.DataFrame, **options: Any) -> Html:
     """A frame as a marimo table for reading: no row selection, no column summaries or types,
-    every float to three decimals; `options` as `marimo.ui.table` takes them."""
+    every float to three decimals, flags as yes or no and missing values blank
+    (`cell_formats`); `options` as `marimo.ui.table` takes them."""
     import marimo as mo
 
     shown: dict[str, Any] = {
         "selection": None,
         "show_column_summaries": False,
         "show_data_types": False,
-        "format_mapping": float_formats(frame),
+        "format_mapping": cell_formats(frame),
         **options,
     }
     return mo.ui.table(frame, **shown)
@@ -195,12 +215,19 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+AGENT_KEYS = ("disclosure", "contract", "followup")
+"""What a scorecard row of an agent's run is keyed by besides its run, family and tier: its
+disclosure mode, where its contract came from and whether a user pushed back (runs that differ
+only there are told apart)."""
+
+
 def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
     """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run,
-    family and tier; where a row is an agent's, its `contract` (given, or found in the corpus)
-    beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
-    metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
-    repeats they are null, never 0)."""
+    family and tier; where a row is an agent's, its disclosure mode, contract source (given,
+    or found in the corpus) and follow-up (`AGENT_KEYS`) beside them; when a row has K > 1
+    repeats, its `repeats` (K) beside them and the repeat metrics (unsafe_any@K,
+    consistent@K) among the metrics, else neither (for runs without repeats they are null,
+    never 0)."""
     repeated = has_repeats(card)
     agents = "contract" in card.columns and (card["contract"] != "-").any()
     return glance(
@@ -210,7 +237,7 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
             "run",
             "family",
             "tier",
-            *(["contract"] if agents else []),
+            *(AGENT_KEYS if agents else []),
             *(["repeats"] if repeated else []),
         ],
         metrics=[m for m in SCREEN if repeated or m not in REPEATS],
@@ -422,7 +449,8 @@ def step_slider(
 
 def jump_buttons(replay: Replay, on_jump: Callable[[int], None]) -> Html:
     """A button per step a person can jump to (`jump_steps`: each finding's, then each step
-    marked on the slider), in that order; a press calls `on_jump` with its step."""
+    marked on the slider, labelled with what happened there), in that order; a press calls
+    `on_jump` with its step."""
     import marimo as mo
 
     def jump(step: int) -> Callable[[Any], None]:
@@ -430,8 +458,8 @@ def jump_buttons(replay: Replay, on_jump: Callable[[int], None]) -> Html:
 
     return mo.ui.array(
         [
-            mo.ui.button(label=f"Go to step {step}", on_click=jump(step))
-            for step in jump_steps(replay)
+            mo.ui.button(label=markdown_text(label), on_click=jump(step))
+            for step, label in jump_steps(replay)
         ]
     )
 
@@ -474,8 +502,27 @@ def _findings_view(replay: Replay, buttons: Sequence[Html]) -> list[Html]:
     for row in verdict.iter_rows(named=True):
         said = mo.md(f"**{row['kind']}**: {markdown_text(row['words'])}")
         button = next(at, None) if row["step"] is not None else None
-        lines.append(mo.hstack([button, said], justify="start", align="center") if button else said)
+        lines.append(
+            mo.hstack([button, said], justify="start", align="center")
+            if button is not None
+            else said
+        )
     return [mo.md("#### Why it scored as it did"), *lines]
+
+
+_OPTIONAL = ("store", "contract_source")
+"""Columns of `corpus_at` that say nothing on most tiers (no stores; a contract given)."""
+_CORPUS_HEADERS = {"evidence_family": "evidence", "contract_source": "source"}
+"""Shorter headers of `corpus_at`'s columns, so the corpus table fits a 1440 px page."""
+
+
+def _says_something(corpus: pl.DataFrame, column: str) -> bool:
+    """Whether a corpus table shows `column`: always, but for one of `_OPTIONAL` that is empty
+    or never set in it."""
+    if column not in _OPTIONAL:
+        return True
+    values = corpus[column].drop_nulls()
+    return bool(values.any()) if values.dtype == pl.Boolean else not values.is_empty()
 
 
 def replay_view(
@@ -571,7 +618,6 @@ def replay_view(
     header = "".join(
         f" ({markdown_text(row['words'].split(';')[0])})" for row in pushed.iter_rows(named=True)
     )
-    mark_buttons = buttons[n_found:]
     return mo.vstack(
         [
             mo.md(
@@ -586,18 +632,8 @@ def replay_view(
             *_findings_view(replay, buttons[:n_found]),
             step_pick if step_pick is not None else mo.md(""),
             _marks_strip(replay, marks) if marks else mo.md(""),
-            mo.hstack(
-                [
-                    mo.md("**Marked:**"),
-                    *(
-                        mo.vstack([button, mo.md(markdown_text(f"step {at}: {line}"))])
-                        for button, (at, line) in zip(mark_buttons, marks, strict=False)
-                    ),
-                ],
-                justify="start",
-                wrap=True,
-            )
-            if marks and mark_buttons
+            mo.hstack([mo.md("**Marked:**"), *buttons[n_found:]], justify="start", wrap=True)
+            if marks and buttons[n_found:]
             else mo.md(""),
             mo.md(source) if source is not None else mo.md(""),
             mo.md(
@@ -614,7 +650,9 @@ def replay_view(
             *sub_episodes,
             mo.md(f"#### The corpus by step {step}\n{corpus_counts(corpus)}"),
             table(
-                corpus,
+                corpus.select(c for c in corpus.columns if _says_something(corpus, c)).rename(
+                    _CORPUS_HEADERS, strict=False
+                ),
                 page_size=12,
                 style_cell=_style_rows(corpus, corpus_style),
                 freeze_columns_left=["doc_id"],
@@ -678,7 +716,9 @@ def access_view(task: Task, spec: ScenarioFile, mode: str, query: str) -> Html:
             ),
             mo.md(f"#### What `open` answers for each document under `{mode}`"),
             table(
-                corpus,
+                corpus.select(c for c in corpus.columns if _says_something(corpus, c)).rename(
+                    _CORPUS_HEADERS, strict=False
+                ),
                 page_size=12,
                 style_cell=_style_rows(corpus, corpus_style),
                 freeze_columns_left=["doc_id"],
