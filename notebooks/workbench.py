@@ -163,11 +163,19 @@ def _(get_picks, get_runs_version, set_picks, view_families):
     _known, _picked, _tiers = get_picks()
     _new = [o for o in _options if o not in _known]
     _shown = {*_tiers, *wb.run_tiers(run_options, _new)}
+    _now = wb.keep_picks(_options, _known, _picked)
     run_pick = mo.ui.multiselect(
         options=_options,
-        value=wb.keep_picks(_options, _known, _picked),
+        value=_now,
         label="Runs",
-        on_change=lambda picked: set_picks((_options, list(picked), view_tiers.value)),
+        # A run picked of a tier not shown brings its tier into view.
+        on_change=lambda picked: set_picks(
+            (
+                _options,
+                list(picked),
+                wb.tiers_on_pick(run_options, _now, list(picked), view_tiers.value),
+            )
+        ),
     )
     view_tiers = mo.ui.multiselect(
         options=list(tasks.TIERS),
@@ -193,8 +201,13 @@ def _(get_picks, get_runs_version, set_picks, view_families):
 @app.cell
 def _(run_options, run_pick):
     # Scored once per choice of runs (each run's scores are saved beside it); the families and
-    # tiers shown only filter these rows.
-    scores, warnings = wb.score_runs(run_options, run_pick.value)
+    # tiers shown only filter these rows. A run that cannot be read is left out, saying why.
+    picked_scores = wb.score_runs(run_options, run_pick.value)
+    scores, warnings = picked_scores.scores, picked_scores.warnings
+    _left_out = picked_scores.left_out
+    mo.callout(
+        mo.md("Left out of the tables below:  \n" + "  \n".join(_left_out)), kind="danger"
+    ) if _left_out else mo.md("")
     return scores, warnings
 
 
@@ -202,6 +215,8 @@ def _(run_options, run_pick):
 def _(run_options, scores, view_families, view_tiers, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
+    _hidden = wb.hidden_note(scores, view_families.value, view_tiers.value)
+    mo.stop(_hidden is not None, mo.callout(mo.md(_hidden or ""), kind="warn"))
     card = scoring.scorecard(view)
     _shown = scoring.with_pooled(card, view)
     _notes = wb.unfinished_notes(card, run_options)

@@ -6,8 +6,8 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
   checks it, started in the background; the headless form's exit statuses.
 - `_status`: one current status per run started here, its severity and time; when to rescore.
 - `_runs`: one label per run folder on a page, the newest runs and tier a page opens on, picks
-  kept when runs appear, the picked runs' scores, what is said of rows that are not finished
-  numbers.
+  kept when runs appear and tiers shown when runs are picked, the picked runs' scores and those
+  left out, what is said of rows that are not finished numbers or hidden by what is shown.
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
@@ -78,9 +78,11 @@ from ._replay import (
 )
 from ._runs import (
     NEWEST_RUNS,
+    PickedScores,
     differences,
     finished,
     has_repeats,
+    hidden_note,
     keep_picks,
     newest_runs,
     paired_tests,
@@ -90,6 +92,7 @@ from ._runs import (
     score_runs,
     sweep_options,
     sweep_picks,
+    tiers_on_pick,
     unfinished_notes,
 )
 from ._serve import LOCAL_NAMES, TOKEN_ENV, LocalOnly, local_hosts, local_origins, serve
@@ -146,6 +149,7 @@ __all__ = [
     "Launch",
     "LaunchError",
     "LocalOnly",
+    "PickedScores",
     "Replay",
     "RunForm",
     "RunLine",
@@ -180,6 +184,7 @@ __all__ = [
     "has_repeats",
     "headless",
     "headless_parser",
+    "hidden_note",
     "index_choices",
     "jump_buttons",
     "jump_steps",
@@ -227,6 +232,7 @@ __all__ = [
     "task_ref",
     "task_rows",
     "text_view",
+    "tiers_on_pick",
     "unfinished_notes",
     "what_it_saw",
     "worked_example",
