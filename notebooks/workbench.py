@@ -155,47 +155,50 @@ def _():
 
 
 @app.cell
-def _(get_picks, get_runs_version, set_picks, view_families):
+def _(get_picks, get_runs_version, set_picks):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
-    # What was picked, every run new since picked too, and its tier shown.
+    # What was picked, and every run new since picked too.
     _known, _picked, _tiers = get_picks()
-    _new = [o for o in _options if o not in _known]
-    _shown = {*_tiers, *wb.run_tiers(run_options, _new)}
     _now = wb.keep_picks(_options, _known, _picked)
+    _shown = wb.shown_tiers(run_options, _known, _tiers)
     run_pick = mo.ui.multiselect(
         options=_options,
         value=_now,
         label="Runs",
         # A run picked of a tier not shown brings its tier into view.
         on_change=lambda picked: set_picks(
-            (
-                _options,
-                list(picked),
-                wb.tiers_on_pick(run_options, _now, list(picked), view_tiers.value),
-            )
+            (_options, list(picked), wb.tiers_on_pick(run_options, _now, list(picked), _shown))
         ),
     )
+    return run_options, run_pick
+
+
+@app.cell
+def _(get_picks, run_options, run_pick, set_picks, view_families):
+    # In a cell of its own, so that picking runs (which sets the picks) shows their tiers here.
+    _known, _, _tiers = get_picks()
     view_tiers = mo.ui.multiselect(
         options=list(tasks.TIERS),
-        value=[t for t in tasks.TIERS if t in _shown],
+        value=wb.shown_tiers(run_options, _known, _tiers),
         label="Tiers shown",
-        on_change=lambda tiers: set_picks((_options, run_pick.value, list(tiers))),
+        on_change=lambda tiers: set_picks((list(run_options), run_pick.value, list(tiers))),
     )
     mo.vstack(
         [
             mo.md(
                 f"## Results\nThe runs under `{RUNS}`: a run written here, by `peb run` or by "
-                "`peb import` appears as soon as it is on disk, picked, its tier shown. The page "
-                f"opens on the newest runs (up to {wb.NEWEST_RUNS}) of the newest run's tier. "
-                "The families and tiers shown filter the tables below, not what Run runs."
+                "`peb import` appears as soon as it is on disk, picked, its tier shown; a run "
+                "picked brings its tier into view. The page opens on the newest runs (up to "
+                f"{wb.NEWEST_RUNS}) of the newest run's tier. The families and tiers shown "
+                "filter the tables below, not what Run runs."
             ),
             run_pick,
             mo.hstack([view_families, view_tiers], justify="start", wrap=True),
         ]
     )
-    return run_options, run_pick, view_tiers
+    return (view_tiers,)
 
 
 @app.cell

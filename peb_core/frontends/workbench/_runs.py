@@ -129,6 +129,17 @@ def score_runs(options: Mapping[str, Path], picked: Sequence[str]) -> PickedScor
     return PickedScores(scores, read.warnings, left_out)
 
 
+def shown_tiers(
+    options: Mapping[str, Path], known: Sequence[str], tiers: Sequence[str]
+) -> list[str]:
+    """The tiers a page shows: those picked to show (`tiers`), and the tier of every run
+    among `options` that is new since the runs `known` (new runs are picked, their tier shown);
+    in registry order."""
+    new = [label for label in options if label not in known]
+    shown = {*tiers, *run_tiers(options, new)}
+    return [t for t in TIERS if t in shown]
+
+
 def tiers_on_pick(
     options: Mapping[str, Path], before: Sequence[str], picked: Sequence[str], tiers: Sequence[str]
 ) -> list[str]:
