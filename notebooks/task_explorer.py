@@ -28,7 +28,13 @@ def shown(title, value):
 def _():
     # The task shown: picked below, or by selecting a row of the index.
     get_ref, set_ref = mo.state(
-        {"family": next(iter(families)), "template": None, "seed": "11", "tier": tasks.DEFAULT_TIER}
+        {
+            "family": next(iter(families)),
+            "template": None,
+            "seed": "11",
+            "tier": tasks.DEFAULT_TIER,
+            "contract": tasks.DEFAULT_CONTRACT,
+        }
     )
     return get_ref, set_ref
 
@@ -88,7 +94,9 @@ def _(
         page_size=8,
         show_column_summaries=False,
         show_data_types=False,
-        on_change=lambda picked: set_ref(wb.task_ref(picked)) if not picked.is_empty() else None,
+        on_change=lambda picked: (
+            set_ref(lambda r: {**r, **wb.task_ref(picked)}) if not picked.is_empty() else None
+        ),
         label=f"{_found.height} of {index.height} tasks; select one to open it below",
     )
     mo.vstack(
@@ -124,7 +132,14 @@ def _(get_ref, set_ref):
         label="Tier",
         on_change=lambda t: set_ref(lambda r: {**r, "tier": t}),
     )
-    return family_pick, seed_text, tier_pick
+    # Where an agent's contract comes from (`--contract`; tiers with corpora only).
+    contract_pick = mo.ui.dropdown(
+        options=list(tasks.CONTRACT_SOURCES),
+        value=_ref["contract"],
+        label="Contract",
+        on_change=lambda c: set_ref(lambda r: {**r, "contract": c}),
+    )
+    return contract_pick, family_pick, seed_text, tier_pick
 
 
 @app.cell
@@ -142,14 +157,18 @@ def _(family_pick, get_ref, set_ref):
 
 
 @app.cell
-def _(family_pick, seed_text, template_pick, tier_pick):
-    _header = mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start")
+def _(contract_pick, family_pick, seed_text, template_pick, tier_pick):
+    _corpus = tasks.TIERS[tier_pick.value].corpus
+    _header = mo.hstack(
+        [family_pick, template_pick, seed_text, tier_pick, *([contract_pick] if _corpus else [])],
+        justify="start",
+    )
     try:
         _seed = tasks.parse_seed(seed_text.value)
     except ValueError as _exc:
         mo.stop(True, mo.vstack([_header, mo.callout(str(_exc), kind="danger")]))
     spec = families[family_pick.value]
-    task = tasks.generate_task(spec, template_pick.value, _seed, tier=tier_pick.value)
+    task = wb.explored_task(spec, template_pick.value, _seed, tier_pick.value, contract_pick.value)
     mo.vstack([mo.md("## The task"), _header])
     return spec, task
 
@@ -164,7 +183,7 @@ def _(spec, task):
                 f"`{wb.POLICIES[task.contract.partial_response_permitted]}`, user scopes "
                 f"`{', '.join(task.user_scopes)}`, evidence topologies "
                 f"`{', '.join(task.topologies) or '-'}`; the tracker's boundary sentence is "
-                "marked with what it is worth (signal, decoy, or none)."
+                "marked with what it is worth (signal, decoy, or none). " + wb.contract_note(task)
             ),
             wb.task_documents_view(
                 task, spec, titles=("Visible (authorized)", "Hidden (outside the view)")

@@ -736,3 +736,43 @@ def test_a_run_of_another_tier_shows_its_tier_and_an_unreadable_run_says_why(
         expect(card.get_by_text("paper-run", exact=True)).to_have_count(1, timeout=60_000)
         expect(page.get_by_text("edited: left out, it cannot be read:").first).to_be_visible()
         screenshot_of(page, "Left out of the tables", ARTIFACTS / "workbench-left-out.png")
+
+
+def test_the_task_explorer_shows_a_contract_found_in_the_corpus_and_its_register(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: the task explorer had no contract selector (a `--contract corpus` run's
+    procedure never appeared in the task view) and the agent tier had no register table. Pick
+    the agent tier and a contract found in the corpus: the procedure is named and among the
+    documents, and the register is a table, a row per record with its reference."""
+    spec = load_families()["due_diligence_v1"]
+    template = spec.templates[0].id
+    task = generate_task(spec, template, 11, tier="agent", contract="corpus")
+    (procedure,) = [d for d in task.documents if d.role == "procedure"]
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(tmp_path / "runs"))
+    with (
+        serve(ROOT / "notebooks" / "task_explorer.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        # The shortcut audit keeps the kernel busy for tens of seconds after a change.
+        for name, value in (
+            ("Family", spec.id),
+            ("Tier", "agent"),
+            ("Template", template),
+            ("Contract", "corpus"),
+        ):
+            page.get_by_role("combobox", name=name, exact=True).select_option(
+                value, timeout=240_000
+            )
+        note = page.get_by_text("it must find it in the corpus, where the procedure")
+        expect(note.first).to_contain_text(procedure.doc_id, timeout=240_000)
+        expect(page.get_by_text(procedure.doc_id).first).to_be_attached()
+        register = page.locator("marimo-table").filter(has_text="register_version").first
+        references = register.locator('td[data-cell-id$="_reference"]')
+        expect(references.first).to_be_visible(timeout=30_000)
+        records = register.locator('td[data-cell-id$="_record"]').all_inner_texts()
+        assert "procedure" in [r.strip() for r in records]
+        assert all(re.fullmatch(r"[A-Z]{2}\d{5}", r.strip()) for r in references.all_inner_texts())
+        screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-agent-register.png")

@@ -398,6 +398,7 @@ _RESPONSES_TO_TASK = pl.Schema(
         "path": pl.String(),
         "system": pl.String(),
         "protocol": pl.String(),
+        "contract": pl.String(),
         "status": pl.String(),
         "verdict": pl.String(),
         "answer_score": pl.Float64(),
@@ -411,8 +412,9 @@ _RESPONSES_TO_TASK = pl.Schema(
 def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
     """Every stored run's reply to one task (runs below `runs_root` that cover it; a run that
     cannot be read is passed over), with its verdict and scores: run, path (for `run_record`),
-    system, protocol, status, verdict, answer_score, gap_score, the completeness it claimed and
-    its schema violations."""
+    system, protocol, contract (where an agent's came from, `-` for one-shot runs: a task of
+    the agent tiers is answered with its contract given and found), status, verdict,
+    answer_score, gap_score, the completeness it claimed and its schema violations."""
     rows = []
     found = discover_runs(runs_root)
     loaded, _ = _load_runs(found, skip_unreadable=True)  # one unreadable run hides no other
@@ -431,6 +433,7 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
                     "path": str(run_dir),
                     "system": row["system"],
                     "protocol": row["protocol"],
+                    "contract": row["contract"],
                     "status": row["status"],
                     "verdict": row["verdict"],
                     "answer_score": row["answer_score"],

@@ -11,7 +11,8 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
-- `_explore`: the task explorer's index of tasks, its filters, a task's contract and register.
+- `_explore`: the task explorer's index of tasks, its filters, the task picked, a task's
+  contract (and where it comes from) and register.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
   access layer's view.
@@ -35,6 +36,8 @@ from ._explore import (
     POLICIES,
     REGISTER_COLUMNS,
     contract_frame,
+    contract_note,
+    explored_task,
     filter_index,
     index_choices,
     register_rows,
@@ -164,6 +167,7 @@ __all__ = [
     "check_run",
     "contract_frame",
     "contract_line",
+    "contract_note",
     "corpus_access",
     "corpus_at",
     "corpus_counts",
@@ -172,6 +176,7 @@ __all__ = [
     "documents_view",
     "episode_replay",
     "example_view",
+    "explored_task",
     "filter_index",
     "finished",
     "form_help",
