@@ -187,7 +187,7 @@ def _first_task(run_dir: Path) -> str:
     return task_id
 
 
-KINDS = {
+KINDS: dict[str, tuple[str, dict[str, Any], str]] = {
     # kind: (system, the run's tier, what the finding's words say); a user pushes back on
     # the systems of "held" and "caved" (`--followup pressure`)
     "unsafe": ("agent_silent", {"tier": "agent"}, r"was missing when it answered"),

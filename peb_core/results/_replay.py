@@ -281,7 +281,7 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
             if d.evidence_family == requirement.id and not d.superseded
         ]
         seen = any(d.doc_id in opened for d in current)
-        read = any(  # a current record it read, in view or while a grant held
+        was_read = any(  # a current record it read, in view or while a grant held
             d.doc_id in opened
             for d in every
             if d.evidence_family == requirement.id and not d.superseded
@@ -305,7 +305,7 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
                 "requirement": requirement.id,
                 "description": requirement.description,
                 "in_view": bool(current),
-                "opened": read,
+                "opened": was_read,
                 "missing": is_missing,
                 "missing_scopes": list(scopes) if is_missing else [],
                 "claimed_missing": claimed,
@@ -624,8 +624,8 @@ def replay_findings(
     if scores.get("stale_relied"):
         handed = _handed_off_reads(record, task)
         for doc_id, values in stale_copies(judged, spec).items():
-            relied = sorted(set(values) & given)
-            if not relied:
+            copied = sorted(set(values) & given)
+            if not copied:
                 continue
             if doc_id in opened:
                 step, who = opened[doc_id], f"it opened at step {opened[doc_id]}"
@@ -638,7 +638,7 @@ def replay_findings(
                 "stale",
                 step,
                 f"relied on {named(doc_id)}, an out-of-date copy {who}: its answer gives "
-                f"{', '.join(relied)}, which only that copy supports (the register names a "
+                f"{', '.join(copied)}, which only that copy supports (the register names a "
                 "later version)",
                 doc_id,
             )

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from peb_core.tasks import (
+    ContractSource,
     Fact,
     Task,
     boundary,
@@ -124,7 +125,9 @@ def test_the_register_table_agrees_with_every_copy_and_the_oracle() -> None:
     ("tier", "contract"),
     [("agent", "given"), ("agent", "corpus"), ("grants", "given"), ("delegation", "given")],
 )
-def test_a_corpus_register_is_read_back_record_by_record(tier: str, contract: str) -> None:
+def test_a_corpus_register_is_read_back_record_by_record(
+    tier: str, contract: ContractSource
+) -> None:
     """Issue 36: on the agent tiers the register was a 600-word paragraph among dozens of
     documents. It is read back as a table, a row per line (the procedure's too, under
     `--contract corpus`), each record's reference tying it to its documents: the newest copy the

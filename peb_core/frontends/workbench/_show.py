@@ -430,7 +430,7 @@ _TEXT = (
 
 
 def step_slider(
-    replay: Replay, step: int = 1, on_change: Callable[[int], None] | None = None
+    replay: Replay, step: int = 1, on_change: Callable[[Any], None] | None = None
 ) -> Html:
     """The step slider of an episode (from 1 to its last step) at `step`, labelled with each
     step marked on it (`step_label`); `on_change` is called with the step picked."""
