@@ -132,7 +132,9 @@ def _(card, reference_pick):
     _diff = wb.differences(card, reference_pick.value)
     mo.vstack(
         [
-            mo.md(f"## Differences per metric (run minus `{reference_pick.value}`)"),
+            mo.md(
+                f"## Differences per metric (run minus {wb.markdown_code(reference_pick.value)})"
+            ),
             wb.table(_diff),
         ]
     )
@@ -144,9 +146,10 @@ def _(reference_pick, scores):
     mo.vstack(
         [
             mo.md(
-                f"## Paired tests against `{reference_pick.value}`, per family and pooled (`all`)\n"
-                f"Over the tasks both ran: A = `{reference_pick.value}`, B = each other run. "
-                + scoring.COMPARE_NOTE
+                f"## Paired tests against {wb.markdown_code(reference_pick.value)}, per family "
+                "and pooled (`all`)\n"
+                f"Over the tasks both ran: A = {wb.markdown_code(reference_pick.value)}, B = "
+                "each other run. " + scoring.COMPARE_NOTE
             ),
             wb.table(wb.paired_tests(scores, reference_pick.value), page_size=20),
         ]

@@ -304,8 +304,8 @@ def _(compare_button, compare_reference, view):
     mo.vstack(
         [
             mo.md(
-                f"Paired tests against `{compare_reference.value}` (A), each other run B. "
-                + scoring.COMPARE_NOTE
+                f"Paired tests against {wb.markdown_code(compare_reference.value)} (A), each "
+                "other run B. " + scoring.COMPARE_NOTE
             ),
             wb.table(
                 wb.paired_tests(view, compare_reference.value),
