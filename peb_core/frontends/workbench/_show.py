@@ -525,6 +525,21 @@ def _says_something(corpus: pl.DataFrame, column: str) -> bool:
     return bool(values.any()) if values.dtype == pl.Boolean else not values.is_empty()
 
 
+def _corpus_table(corpus: pl.DataFrame, style: RowStyle, *, wrapped: str, label: str) -> Html:
+    """A corpus as a table (a row per document, styled by `style`, its `wrapped` column
+    wrapped), its doc id pinned, the columns that say nothing on its tier left out and two
+    headers shortened, so that it fits a 1440 px page."""
+    shown = corpus.select(c for c in corpus.columns if _says_something(corpus, c))
+    return table(
+        shown.rename(_CORPUS_HEADERS, strict=False),
+        page_size=12,
+        style_cell=_style_rows(corpus, style),
+        freeze_columns_left=["doc_id"],
+        wrapped_columns=[wrapped],
+        label=label,
+    )
+
+
 def replay_view(
     replay: Replay,
     step: int,
@@ -649,16 +664,7 @@ def replay_view(
             *said,
             *sub_episodes,
             mo.md(f"#### The corpus by step {step}\n{corpus_counts(corpus)}"),
-            table(
-                corpus.select(c for c in corpus.columns if _says_something(corpus, c)).rename(
-                    _CORPUS_HEADERS, strict=False
-                ),
-                page_size=12,
-                style_cell=_style_rows(corpus, corpus_style),
-                freeze_columns_left=["doc_id"],
-                wrapped_columns=["title"],
-                label="Corpus by this step",
-            ),
+            _corpus_table(corpus, corpus_style, wrapped="title", label="Corpus by this step"),
             mo.md(
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
@@ -715,15 +721,8 @@ def access_view(task: Task, spec: ScenarioFile, mode: str, query: str) -> Html:
                 align="start",
             ),
             mo.md(f"#### What `open` answers for each document under `{mode}`"),
-            table(
-                corpus.select(c for c in corpus.columns if _says_something(corpus, c)).rename(
-                    _CORPUS_HEADERS, strict=False
-                ),
-                page_size=12,
-                style_cell=_style_rows(corpus, corpus_style),
-                freeze_columns_left=["doc_id"],
-                wrapped_columns=["open"],
-                label="Corpus through the access layer",
+            _corpus_table(
+                corpus, corpus_style, wrapped="open", label="Corpus through the access layer"
             ),
         ]
     )
