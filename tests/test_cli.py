@@ -434,6 +434,34 @@ def test_an_all_error_run_is_unsafe_in_the_worst_case_everywhere(tmp_path: Path)
     assert detail["status"].to_list() == ["failed"] * 3
 
 
+def test_a_run_that_cannot_be_read_is_left_out_of_report_saying_why(tmp_path: Path) -> None:
+    """Issue 36: one run whose manifest cannot be read (or whose family is gone) made `peb
+    report` fail for every run. It is left out, saying why, and the rest are reported; with
+    nothing left, one line and exit 2."""
+    good = tmp_path / "runs" / "good"
+    made = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--out", str(good))
+    assert made.returncode == 0, made.stderr
+    edited = tmp_path / "runs" / "edited"
+    shutil.copytree(good, edited)
+    (edited / "manifest.json").write_text("{")
+    gone = tmp_path / "runs" / "gone"
+    shutil.copytree(good, gone)
+    manifest = json.loads((gone / "manifest.json").read_text())
+    (gone / "manifest.json").write_text(json.dumps({**manifest, "families": ["no_such_family"]}))
+    out = tmp_path / "paper"
+    for flags in ([], ["--include-failed"]):
+        report = peb("report", "--out", str(out), "--runs", str(tmp_path / "runs" / "*"), *flags)
+        assert report.returncode == 0, report.stderr
+        assert f"{edited.resolve()}: left out, cannot be read: " in report.stderr
+        assert f"{gone.resolve()}: left out, cannot be read: " in report.stderr
+        assert "no_such_family" in report.stderr and "Traceback" not in report.stderr
+        assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 1
+    nothing = peb("report", "--out", str(out), "--runs", str(edited), "--include-failed")
+    assert nothing.returncode == 2 and nothing.stderr.endswith(
+        "no finished run to report; every run was left out, as said above\n"
+    )
+
+
 def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:
     """A run whose writer is at work and has recorded nothing: score names its state and
     pending tasks instead of printing an empty table, and compare refuses it by its path."""

@@ -155,7 +155,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     from ...reporting import FIGURE_DPI, export_report
-    from ...results import select_runs
+    from ...results import score_readable, select_runs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -164,10 +164,18 @@ def cmd_report(args: argparse.Namespace) -> None:
         dirs, left_out = select_runs(args.runs, include_unclean=args.include_failed)
     except RunError as exc:
         raise UsageError(f"--runs: {exc}") from None
+    # A run that cannot be read or scored is left out, saying why; the rest are reported
+    # (their scores are saved beside them, so the tables read them again at once).
+    unreadable = score_readable(dirs).left_out if dirs else {}
+    left_out += [f"{d}: left out, cannot be read: {why}" for d, why in unreadable.items()]
+    dirs = [d for d in dirs if d not in unreadable]
     for line in left_out:
-        print(f"peb: {line} (--include-failed)", file=sys.stderr)
+        flag = "" if "cannot be read" in line else " (--include-failed)"
+        print(f"peb: {line}{flag}", file=sys.stderr)
     if not dirs:
-        raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
+        why = "every run was left out, as said above" if unreadable else "run one"
+        flag = "" if args.include_failed else ", or pass --include-failed"
+        raise UsageError(f"--runs: no finished run to report; {why}{flag}")
     try:
         paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..._markdown import markdown_code, markdown_text
 from ...runs import (
     RunJob,
     RunPlan,
@@ -211,13 +212,15 @@ def start_launch(launch: Launch) -> RunJob:
 
 def launch_note(launch: Launch, job: RunJob, root: Path) -> str:
     """One line (Markdown) saying what was started where, and which earlier error records it
-    retries."""
-    retrying = [f"{n} of {d.name}" for d, n in job.retrying.items() if n]
-    started = ", ".join(f"`{plan.system.name if plan.system else '-'}`" for plan, _ in launch.plan)
+    retries (each name as text: a model string or run name makes no markup)."""
+    retrying = [f"{n} of {markdown_text(d.name)}" for d, n in job.retrying.items() if n]
+    started = ", ".join(
+        markdown_code(plan.system.name if plan.system else "-") for plan, _ in launch.plan
+    )
     repeats = launch.spec.repeats
     if repeats > 1:
         started += f" ({repeats} repeats of each task)"
-    into = ", ".join(f"`{_shown(d, root)}`" for _, d in launch.plan)
+    into = ", ".join(markdown_code(_shown(d, root)) for _, d in launch.plan)
     again = (
         f"; retrying the error records of an earlier attempt ({', '.join(retrying)})"
         if retrying
