@@ -142,7 +142,7 @@ def test_a_sweep_s_runs_are_labelled_by_what_differs_among_them(tmp_path: Path) 
     sweep = plan_sweep(path, root / "s")
     asyncio.run(run_sweep_async(sweep, root / "s"))
     options = run_options(root)
-    scores, _ = score_runs(options, sweep_picks(options, sweep_options(root)["s"]))
+    scores = score_runs(options, sweep_picks(options, sweep_options(root)["s"])).scores
     assert scores is not None
     labels = dict(scores.select("run", "run_label").unique().iter_rows())
     assert sorted(labels.values()) == [
