@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from cli import peb
 
+from peb_core.access import offered
 from peb_core.frontends.cli._run import ProgressLine
 from peb_core.runs import EpisodeStep, run_lock
 from peb_core.systems import BASELINES, Reply, ResponseRecord, Usage
@@ -131,8 +132,8 @@ def test_schema_comes_from_the_models() -> None:
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
     tools = schemas["Tools[due_diligence_v1]"]
-    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
-    submit = tools[2]["function"]["parameters"]
+    assert [t["function"]["name"] for t in tools] == offered()
+    submit = next(t for t in tools if t["function"]["name"] == "submit")["function"]["parameters"]
     assert submit["properties"]["response"]["properties"] == dd["properties"]
     assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
 

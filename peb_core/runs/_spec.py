@@ -661,6 +661,8 @@ def option_value(name: str, raw: Any) -> Any:
             text = ",".join(str(s).strip() for s in text)
     elif option.kind == "seeds" and isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
+    elif option.kind == "text" and isinstance(text, list) and all(isinstance(t, str) for t in text):
+        text = ",".join(text)  # inspect's -T splits a text at its commas: joined as it was
     if not isinstance(text, str):
         raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     try:
