@@ -30,7 +30,6 @@ from ._spec import (
     RunSpecError,
     applies_to,
     check_spec,
-    declaration,
     default,
     naming,
     plan_run,
@@ -118,7 +117,7 @@ def expand(sweep: SweepFile, path: Path) -> list[RunSpec]:
     combos = [base | dict(choice) for choice in itertools.product(*columns)]
     if len(combos) > MAX_RUNS:
         raise SweepError([f"{path}: the matrix makes {len(combos):,} runs; at most {MAX_RUNS:,}"])
-    specs = [declaration()(**fields) for fields in combos]
+    specs = [RunSpec.of(**fields) for fields in combos]
     kept = [_applying(spec, specs) for spec in specs]
     return list({spec.model_dump_json(): spec for spec in kept}.values())
 
@@ -132,7 +131,7 @@ def _applying(spec: RunSpec, every: Sequence[RunSpec]) -> RunSpec:
         if not applies_to(name, spec) and any(applies_to(name, other) for other in every):
             continue
         kept[name] = value
-    return declaration()(**kept)
+    return RunSpec.of(**kept)
 
 
 def plan_sweep(path: Path, out: Path) -> Sweep:

@@ -29,6 +29,7 @@ from peb_core import ScenarioFile, Task, generate_task, load_families
 from peb_core.access import (
     DISCLOSURES,
     TOOLS,
+    AgentView,
     CallContext,
     Tool,
     ToolArguments,
@@ -225,6 +226,7 @@ def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
     view = agent_view(task, spec)
     sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
     problems: list[str] = []
+    unscheduled: dict[int, AgentView] = {}  # the task in each state, without its schedule
     for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
         replayed = replay_grants(task, sent, followup=followup)
         session = view.session(mode, followup=followup)
@@ -240,7 +242,9 @@ def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
             tool = TOOLS.get(name)
             quiet = tool is not None and not (tool.ends or tool.hands_off)
             if silent and task.grants and going and quiet:
-                alone = agent_view(now, spec).session(mode).call(name, arguments)
+                if state not in unscheduled:
+                    unscheduled[state] = agent_view(now, spec)
+                alone = unscheduled[state].session(mode).call(name, arguments)
                 if alone.content != outcome.content:
                     problems.append(
                         f"{where}: answered otherwise than in the state in force without its "
