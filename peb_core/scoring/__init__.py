@@ -28,6 +28,7 @@ from ._explain import (
 )
 from ._frames import (
     GAP_PARTS,
+    LIST,
     REPEAT_COLUMNS,
     RESPONSE_SCHEMA,
     ROW_KEYS,
@@ -168,6 +169,7 @@ __all__ = [
     "HANDOFF_COLUMNS",
     "HEADLINE",
     "INVALID",
+    "LIST",
     "MEASURES",
     "METRICS",
     "NONE",
