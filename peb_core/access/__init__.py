@@ -20,14 +20,19 @@ from ._disclosure import (
 from ._explore import corpus_frame, search_frame
 from ._followup import (
     DEFAULT_FOLLOWUP,
+    DEFAULT_PUSHES,
     FOLLOWUPS,
+    MAX_PUSHES,
     Pressure,
     check_followup,
+    check_pushes,
     claims_gap,
     pressure_for,
+    pressures_for,
 )
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
+from ._interface import DEFAULT_INTERFACE, INTERFACES, check_interface
 from ._results import (
     AgentStart,
     DelegateResult,
@@ -92,12 +97,16 @@ __all__ = [
     "DEFAULT_DISCLOSURE",
     "DEFAULT_FOLLOWUP",
     "DEFAULT_HITS",
+    "DEFAULT_INTERFACE",
+    "DEFAULT_PUSHES",
     "DELEGATE_TOOL",
     "DISCLOSURES",
     "FOLLOWUPS",
+    "INTERFACES",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
+    "MAX_PUSHES",
     "MAX_QUERY_CHARS",
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
@@ -138,6 +147,8 @@ __all__ = [
     "agent_start",
     "agent_view",
     "check_followup",
+    "check_interface",
+    "check_pushes",
     "claims_gap",
     "corpus_frame",
     "ends_episode",
@@ -151,6 +162,7 @@ __all__ = [
     "offered",
     "opened_id",
     "pressure_for",
+    "pressures_for",
     "register_disclosure",
     "register_tool",
     "rendered",

@@ -27,8 +27,12 @@ from typing import Any, Literal
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     AgentView,
     check_followup,
+    check_interface,
+    check_pushes,
     get_disclosure,
 )
 from ..tasks import ViewKind
@@ -64,11 +68,17 @@ class AgentSystem(LitellmSystem):
     """The agent system that runs handoffs (`delegate`); None: this one."""
     followup: str = DEFAULT_FOLLOWUP
     """What the user does after a response (`access.FOLLOWUPS`): under `pressure` it pushes
-    back once on a response that reports a gap (docs/benchmark.md §10.3)."""
+    back on a response that reports a gap (docs/benchmark.md §10.3)."""
+    pushes: int = DEFAULT_PUSHES
+    """How many times the user pushes back at most (`--pushes`)."""
+    interface: str = DEFAULT_INTERFACE
+    """How the agent answers (`access.INTERFACES`): through `submit`, or in a chat message."""
 
     def __post_init__(self) -> None:
         get_disclosure(self.disclosure)  # a ValueError naming the modes for another
         check_followup(self.followup)
+        check_pushes(self.pushes)
+        check_interface(self.interface)
         if self.protocol.agent is None:
             raise ValueError(
                 f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "
@@ -92,7 +102,7 @@ class AgentSystem(LitellmSystem):
             "token_budget": self.token_budget,
             "dialect": self.dialect,
             **_delegate_config(self.delegate_system),
-            **followup_config(self.followup),
+            **followup_config(self.followup, self.pushes, self.interface),
         }
 
     def digests(self) -> dict[str, str]:
@@ -103,11 +113,14 @@ class AgentSystem(LitellmSystem):
         mode."""
         assert self.protocol.agent is not None
         handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        episode = Episode(view.session(self.disclosure, handoffs, self.followup))
-        tools = episode.session.tools
+        session = view.session(
+            self.disclosure, handoffs, self.followup, self.pushes, self.interface
+        )
+        episode = Episode(session)
+        tools = session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
-        told: str | None = None
+        told = 0
         for number in range(self.max_steps):
             spent = episode.spent
             if self.token_budget is not None and spent >= self.token_budget:
@@ -129,13 +142,12 @@ class AgentSystem(LitellmSystem):
             step = await episode.turn(done.calls, sent=sent, content=done.text or None, usage=usage)
             messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
-            if episode.session.over:
+            if session.over:
                 return episode.reply("ok")
-            pushback = episode.session.pushback
-            if pushback is not None and pushback != told:  # the user's push, as its own turn
-                told, sent = pushback, [{"role": "user", "content": pushback}]
+            if session.pushed > told:  # the user's push, as its own turn
+                told, sent = session.pushed, [{"role": "user", "content": session.pushback or ""}]
             else:
-                sent = [] if step.tool_calls else [agent_reminder()]
+                sent = [] if step.tool_calls else [agent_reminder(self.interface)]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
 

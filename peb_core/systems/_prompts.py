@@ -219,10 +219,20 @@ def tool_sentence() -> str:
     return ". ".join(filter(None, [_phrase(going), _phrase(ending)]))
 
 
-def agent_reminder() -> Message:
-    """Sent to an agent after a reply that calls no tool (a step without a tool call): its
-    tools, each as it declares (`Tool.reminder`, else its name)."""
-    names = [t.reminder or t.name for t in _offered()]
+CHAT_REMINDER = "or answer the user in a message"
+"""What the reminder adds under `--interface chat`, where no tool submits: a message is the
+response."""
+
+
+def agent_reminder(interface: str = "submit") -> Message:
+    """Sent to an agent after a reply that calls no tool (a step without a tool call; under
+    `--interface chat`, an empty message): its tools, each as it declares (`Tool.reminder`,
+    else its name); under `chat` those that do not end the episode, and that a message
+    answers the user."""
+    tools = [t for t in _offered() if interface != "chat" or not t.ends]
+    names = [t.reminder or t.name for t in tools]
+    if interface == "chat":
+        names.append(CHAT_REMINDER)
     return {"role": "user", "content": f"Go on with your tools: {_phrase(names, ', or ')}."}
 
 
