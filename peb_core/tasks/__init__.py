@@ -55,6 +55,7 @@ from ._overlap import (
     task_shingles,
     template_overlap,
 )
+from ._prose import WORD, ProseVocabulary, phrase_words, prose_vocabulary, spelled
 from ._response import fold, response_model, response_schema
 from ._scenario import (
     PRESSURE_KINDS,
@@ -62,6 +63,7 @@ from ._scenario import (
     AnswerField,
     FollowupSpec,
     PressureKind,
+    ProseSpec,
     Role,
     ScenarioFile,
     TemplateSpec,
@@ -142,6 +144,7 @@ __all__ = [
     "STORES",
     "TIERS",
     "VIEWS",
+    "WORD",
     "WORKSPACE",
     "Answer",
     "AnswerField",
@@ -165,6 +168,8 @@ __all__ = [
     "ModelView",
     "Oracles",
     "PressureKind",
+    "ProseSpec",
+    "ProseVocabulary",
     "RequiredEvidence",
     "Role",
     "ScenarioError",
@@ -210,7 +215,9 @@ __all__ = [
     "parse_seed",
     "parse_seeds",
     "parse_task_id",
+    "phrase_words",
     "pooled_overlap",
+    "prose_vocabulary",
     "reached",
     "record_ref",
     "register_frame",
@@ -224,6 +231,7 @@ __all__ = [
     "select_families",
     "select_tasks",
     "shingles",
+    "spelled",
     "stale_facts",
     "system_view",
     "task_id",

@@ -120,7 +120,10 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | N
     that can change a task or its scoring, whatever the file's comments or layout. For a run on
     `tier`, the sections that tier does not read (those other tiers declare in
     `TierSpec.sections` and it does not) are left out, so editing a tier's text changes no run
-    of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out)."""
+    of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out).
+    `[prose]` is always left out: it changes no task, only how a message in prose is read, and
+    like the rules for reading a reply (docs/benchmark.md §2) it applies to every run scored
+    after it changes."""
     specs = load_families().values() if families is None else families
     left_out = frozenset(
         section
@@ -128,6 +131,7 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | N
         if tier is not None and other.name != tier
         for section in other.sections
     ) - frozenset(TIERS[tier].sections if tier is not None and tier in TIERS else ())
+    left_out |= {"prose"}
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
         digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")

@@ -231,6 +231,30 @@ class ProcedureSpec(_Spec):
     items: Phrasings
 
 
+Phrase = Annotated[str, Field(pattern=r"[A-Za-z0-9]")]
+
+
+class ProseSpec(_Spec):
+    """How a person writes, in prose, about the family's decisions: what the prose reader
+    (`peb_core.reading`, docs/benchmark.md §2.1) reads a message with, beyond the vocabulary
+    itself (each value id spelled out, its `signals`, each requirement's id and description,
+    each scope's id and description), which it reads too. Phrases match case-insensitively,
+    as whole words, a plural or possessive allowed; no phrase may stand for two values of one
+    field, two requirements or two scopes (checked when the family loads).
+
+    `fields`: phrasings that name an answer field ("severity", "how severe"). `values`: per
+    field, per value, further phrasings that state it ("no disclosure needed"). `evidence`:
+    per evidence family (requirement) id, phrasings that name it ("the forensic analysis").
+    `scopes`: per scope id, phrasings that name it. `unread`: signals that state no value in
+    a message (phrases the family's documents use as a value but prose uses otherwise)."""
+
+    fields: dict[Identifier, list[Phrase]] = {}
+    values: dict[Identifier, dict[Identifier, list[Phrase]]] = {}
+    evidence: dict[Identifier, list[Phrase]] = {}
+    scopes: dict[Identifier, list[Phrase]] = {}
+    unread: list[Phrase] = []
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -250,6 +274,7 @@ class ScenarioFile(_Spec):
     agent: AgentSpec | None = None
     followup: FollowupSpec | None = None
     procedure: ProcedureSpec | None = None
+    prose: ProseSpec = ProseSpec()
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]

@@ -1,0 +1,562 @@
+"""What a message in prose decides (docs/benchmark.md §2.1): the answer values it states as its
+own, its claim that the evidence is complete or incomplete, the requirements and scopes it
+names as missing, the answer fields it says it cannot state, and the words it read for each.
+
+A mention of a value is taken as asserted unless its context sets it aside, judged within its
+sentence as NegEx and ConText do (a cue's scope runs to a terminator): quoted, a question,
+negated, conditional on evidence ("if the review confirms spread, it would be critical"),
+reported from a document or person and not adopted, or a mere possibility. Advice is the
+message's own claim ("treat it as critical"), also under a condition on the user's own
+circumstances ("if you have to act now"). A one-word value too common to stand alone (an
+ordinal's `high`, `critical`) counts only in a frame ("it is critical"), beside its field's
+name, under a label ("Severity: high") or after advice."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..tasks import ScenarioFile, Task
+from ._lexicon import Cues, CueKind, Lexicon, Match, Tag, Words, cues, lexicon
+from ._text import Sentence, Word, normalise, quotes, sentences, words
+
+Completeness = Literal["complete", "incomplete"]
+MarkKind = Literal["value", "completeness", "gap", "block", "affected", "set_aside"]
+MARK_KINDS: tuple[MarkKind, ...] = (
+    "value",
+    "completeness",
+    "gap",
+    "block",
+    "affected",
+    "set_aside",
+)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Words the reader read, as a span of the message: an asserted value (`label`
+    `field=value`), a claim of completeness (`complete` | `incomplete`), a gap (the id), a
+    refusal (`block`), an affected field (the field), or a value mention set aside (`note`
+    says why)."""
+
+    start: int
+    end: int
+    kind: MarkKind
+    label: str
+    note: str = ""
+
+
+AnswerRead = dict[str, str | list[str]]
+
+
+@dataclass(frozen=True)
+class ProseReading:
+    """What a message decides. `answer`: None where it blocks (it states no value, and it
+    refuses, claims incompleteness or names a gap); `{}` where it states nothing; else the
+    fields it states (an ordinal field's value, a set field's distinct values in family order).
+    `gaps`: requirement ids, then scope ids, each in family order, named as missing.
+    `affected`: the fields it says it cannot state, or that what is missing bears on."""
+
+    answer: AnswerRead | None
+    completeness: Completeness | None
+    gaps: tuple[str, ...]
+    affected: tuple[str, ...]
+    marks: tuple[Mark, ...]
+
+    @property
+    def placed(self) -> bool:
+        """Whether the message decides anything; False is "unreadable"."""
+        return not (self.answer == {} and self.completeness is None and not self.gaps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "completeness": self.completeness,
+            "gaps": list(self.gaps),
+        }
+
+
+_FIRST_PERSON = {"i", "we", "my", "our", "i've", "i'd", "we've", "we'd"}
+_SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "itself", "both"}
+_NEGATION_REACH = 10
+"""How many words a negation before a mention reaches (NegEx uses a window too)."""
+_POST_REACH = 6
+_ADOPTION_REACH = 8
+_CLAIM_QUALIFIER_REACH = 2
+_STRONG_PUNCTUATION = re.compile(r";")
+_WEAK_PUNCTUATION = re.compile(r":|\s-\s|\(|\)")
+_GAP_WORDS = frozenset({"restricted", "sealed"})
+"""Words that, in a scope's own phrase, say it is outside the view ("restricted forensic
+workstreams"): naming such a scope names it as missing."""
+
+
+@dataclass
+class _Sentence:
+    """One sentence's matches and the clause boundaries within it."""
+
+    sentence: Sentence
+    matches: list[Match]
+    label: list[Match]
+    strong: list[int]
+    weak: list[int]
+    index: int
+
+    def same(self, a: int, b: int, weak: bool) -> bool:
+        """Whether character offsets a and b are in one clause (weak: no terminator at all
+        between them; else no strong one)."""
+        lo, hi = min(a, b), max(a, b)
+        bounds = self.weak if weak else self.strong
+        i = bisect.bisect_right(bounds, lo)
+        return i >= len(bounds) or bounds[i] >= hi
+
+    def before(self, m: Match, kinds: Iterable[CueKind], weak: bool) -> list[Match]:
+        """Cues of `kinds` before `m` in its clause, nearest first."""
+        ks = tuple(kinds)
+        return [
+            c
+            for c in reversed(self.matches)
+            if c.end <= m.start and c.cue(*ks) and self.same(c.end, m.start, weak)
+        ]
+
+    def after(self, m: Match, kinds: Iterable[CueKind], weak: bool) -> list[Match]:
+        ks = tuple(kinds)
+        return [
+            c
+            for c in self.matches
+            if c.start >= m.end and c.cue(*ks) and self.same(m.end, c.start, weak)
+        ]
+
+    def label_cue(self, *kinds: CueKind) -> bool:
+        return any(c.cue(*kinds) for c in self.label)
+
+
+@dataclass
+class _State:
+    norm: str
+    text: str
+    words: list[Word]
+    spec: ScenarioFile
+    lexicon: Lexicon
+    cues: Cues
+    quotes: list[tuple[int, int]]
+    sentences: list[_Sentence]
+    marks: list[Mark] = field(default_factory=list)
+
+
+def _terminators(norm: str, s: Sentence, matches: list[Match]) -> tuple[list[int], list[int]]:
+    strong = [m.start for m in matches if m.cue("term_strong")]
+    strong += [s.start + p.start() for p in _STRONG_PUNCTUATION.finditer(norm[s.start : s.end])]
+    weak = [m.start for m in matches if m.cue("term_weak")]
+    weak += [s.start + p.start() for p in _WEAK_PUNCTUATION.finditer(norm[s.start : s.end])]
+    return sorted(strong), sorted(strong + weak)
+
+
+def _prepare(text: str, spec: ScenarioFile) -> _State:
+    norm = normalise(text)
+    found = words(norm)
+    lex = lexicon(spec)
+    matches = lex.match(norm, found)
+    parts = sentences(norm)
+    prepared = []
+    for index, s in enumerate(parts):
+        label = s.label
+        inside = [m for m in matches if s.start <= m.start < s.end]
+        if label is not None:
+            labelled = [m for m in matches if label[0] <= m.start and m.end <= label[1]]
+            inside = [m for m in inside if not (label[0] <= m.start and m.end <= label[1])]
+        else:
+            labelled = []
+        strong, weak = _terminators(norm, s, inside)
+        prepared.append(_Sentence(s, inside, labelled, strong, weak, index))
+    return _State(norm, text, found, spec, lex, cues(), quotes(norm), prepared)
+
+
+def _words_of(state: _State, m: Match) -> Words:
+    return tuple(w.text for w in state.words[m.first : m.last + 1])
+
+
+def _tail_is(tokens: list[str], phrases: Iterable[Words]) -> int:
+    """The length of the longest phrase of `phrases` that `tokens` ends with (0: none)."""
+    best = 0
+    for phrase in phrases:
+        n = len(phrase)
+        if n > best and n <= len(tokens) and tuple(tokens[-n:]) == phrase:
+            best = n
+    return best
+
+
+def _framed(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether words right before `m` (skipping adverbs) frame it as a stated value ("it is
+    critical", "treat it as high") and the clause does not make a requirement or scope its
+    subject ("the forensic analysis is critical")."""
+    first = next(i for i, w in enumerate(state.words) if w.start >= s.sentence.start)
+    tokens = [w.text for w in state.words[first : m.first]]
+    while True:
+        n = _tail_is(tokens, state.cues.skip)
+        if not n:
+            break
+        tokens = tokens[:-n]
+    if not _tail_is(tokens, state.cues.frames):
+        return False
+    subject = [
+        c
+        for c in s.matches
+        if c.end <= m.start and s.same(c.end, m.start, True) and c.has("requirement")
+    ]
+    return not subject
+
+
+def _anchored(state: _State, s: _Sentence, m: Match, tag: Tag) -> bool:
+    """Whether a one-word value stands as a value: its field named in the clause or the label,
+    advice before it, or a frame."""
+    named = any(
+        t.kind == "field" and t.field == "" and t.id == tag.field
+        for c in s.matches
+        if s.same(c.start, m.start, False) and c is not m
+        for t in c.tags
+    ) or any(t.kind == "field" and t.id == tag.field for c in s.label for t in c.tags)
+    if named:
+        return True
+    if s.before(m, ["advice"], weak=True) or s.label_cue("advice"):
+        return True
+    return _framed(state, s, m)
+
+
+def _weak(state: _State, m: Match, tag: Tag) -> bool:
+    """Whether a value phrase is one word too common to stand alone: an ordinal field's, or a
+    word the cue file lists as common."""
+    if not m.one_word:
+        return False
+    ordinal = state.spec.answer[tag.field].kind == "ordinal"
+    return ordinal or _words_of(state, m)[0].removesuffix("'s") in state.cues.common
+
+
+def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None:
+    """A report before `m` in its clause: "according to ..." or a source and a reporting verb
+    ("the coordinator's note rates it"), with no word of the message's own inference between
+    ("so", "therefore")."""
+    for c in s.before(m, ["attr_before"], weak=False):
+        if not _inference_between(state, s, c.end, m.start):
+            return c
+    first = next(i for i, w in enumerate(state.words) if w.start >= s.sentence.start)
+    for j in range(m.first - 1, first - 1, -1):
+        w = state.words[j]
+        if not s.same(w.start, m.start, False) or _inference_between(state, s, w.end, m.start):
+            break
+        n = _tail_is([x.text for x in state.words[first : j + 1]], state.cues.verbs)
+        if not n:
+            continue
+        if _has_source(state, s, first, j - n + 1):
+            return w
+    return None
+
+
+def _inference_between(state: _State, s: _Sentence, a: int, b: int) -> bool:
+    return any(a <= c.start < b and _words_of(state, c) in state.cues.ends for c in s.matches)
+
+
+def _has_source(state: _State, s: _Sentence, first: int, verb: int) -> bool:
+    """Whether the words before word index `verb` name who or what reports: a source noun, a
+    requirement or scope, or a capitalised name, not the message itself ("my note")."""
+    j = verb - 1
+    skipped = 0
+    while j >= first and state.words[j].text in _SUBJECT_FILLER and skipped < 2:
+        j -= 1
+        skipped += 1
+    if j < first:
+        return False
+    w = state.words[j]
+    token = w.text.removesuffix("'s")
+    before = state.words[j - 1].text if j - 1 >= first else ""
+    if before in _FIRST_PERSON or token in _FIRST_PERSON or token == "it":
+        return False
+    if token in state.cues.sources:
+        return True
+    if any(c.first <= j <= c.last and (c.has("requirement") or c.has("scope")) for c in s.matches):
+        return True
+    original = state.text[w.start : w.end]
+    return original[:1].isupper() and j > first and original not in ("I", "I'd", "I'm")
+
+
+def _adopted(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether the message makes a reported value its own: an adoption cue after it in the
+    sentence, or at the start of the next one."""
+    if any(c.start >= m.end and c.cue("adoption") for c in s.matches):
+        return True
+    if s.index + 1 < len(state.sentences):
+        nxt = state.sentences[s.index + 1]
+        head = [c for c in nxt.matches if c.cue("adoption")]
+        if head:
+            first = next(i for i, w in enumerate(state.words) if w.start >= nxt.sentence.start)
+            return head[0].first - first < _ADOPTION_REACH
+    return False
+
+
+def _quoted(state: _State, s: _Sentence, m: Match) -> bool:
+    return s.sentence.quoted or any(a <= m.start < b for a, b in state.quotes)
+
+
+def _negated(s: _Sentence, m: Match) -> bool:
+    """A negation (or a refusal: "I can't say it is critical") before the mention in its
+    clause, within reach, or one after it, or in its label."""
+    near = [
+        c
+        for c in s.before(m, ["neg_before", "refusal"], weak=True)
+        if m.first - c.last <= _NEGATION_REACH
+    ]
+    post = [c for c in s.after(m, ["neg_after"], weak=True) if c.first - m.last <= _POST_REACH]
+    return bool(near or post or s.label_cue("neg_before"))
+
+
+def _conditional(s: _Sentence, m: Match) -> bool:
+    """A condition on evidence in the clause, before or after the mention (or in its label)."""
+    both = s.before(m, ["cond_evidence"], weak=False) + s.after(m, ["cond_evidence"], weak=False)
+    return bool(both) or s.label_cue("cond_evidence")
+
+
+def _stance(s: _Sentence, m: Match) -> Literal["advice", "possibility", "modal", ""]:
+    """The nearest of advice, a possibility or a hypothetical before the mention, in its
+    clause."""
+    near = s.before(m, ["advice", "possibility", "modal"], weak=True)
+    if not near:
+        if s.label_cue("possibility"):
+            return "possibility"
+        return "advice" if s.label_cue("advice") else ""
+    c = near[0]
+    if c.cue("advice"):
+        return "advice"
+    return "possibility" if c.cue("possibility") else "modal"
+
+
+def _user_condition(s: _Sentence, m: Match) -> bool:
+    return any(c.cue("cond_user") and c.end <= m.start for c in s.matches)
+
+
+def _value_status(state: _State, s: _Sentence, m: Match) -> tuple[bool, str, bool]:
+    """Whether a value mention is asserted, why not if not, and whether it is advice."""
+    if _quoted(state, s, m):
+        return False, "quoted", False
+    if s.sentence.question:
+        return False, "a question", False
+    if _negated(s, m):
+        return False, "negated", False
+    if _conditional(s, m):
+        return False, "conditional on evidence", False
+    stance = _stance(s, m)
+    if stance != "advice" and _source_before(state, s, m) is not None and not _adopted(state, s, m):
+        return False, "attributed to a document or person", False
+    if stance == "possibility":
+        return False, "a possibility, not a claim", False
+    if stance == "modal" and not _user_condition(s, m):
+        return False, "hypothetical", False
+    return True, "", stance == "advice"
+
+
+def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether a requirement or scope mention is named as missing: a missing cue in its clause
+    or label (not itself negated), a scope whose own phrase says it is restricted, and no
+    condition on evidence (a mention that reports, "the summary says", is a source)."""
+    nxt = state.words[m.last + 1].text if m.last + 1 < len(state.words) else ""
+    if (nxt,) in state.cues.verbs and s.same(m.end, state.words[m.last + 1].start, True):
+        return False
+    cues_here = [
+        c
+        for c in s.matches
+        if c is not m and c.cue("missing") and s.same(c.start, m.start, False)
+    ]
+    live = [
+        c
+        for c in cues_here
+        if not [
+            n
+            for n in s.before(c, ["neg_before"], weak=True)
+            if c.first - n.last <= 3 and not n.cue("missing")
+        ]
+    ]
+    own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
+    if not (live or own or s.label_cue("missing", "incomplete")):
+        return False
+    conditions = [
+        c
+        for c in s.matches
+        if c.cue("cond_evidence") and not c.cue("missing") and s.same(c.start, m.start, False)
+    ]
+    return not conditions
+
+
+def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]:
+    """The claims of completeness in a sentence (a question or a condition claims nothing; a
+    negated claim of completeness is one of incompleteness; a claim limited to what the message
+    could see claims nothing)."""
+    if s.sentence.question:
+        return
+    for c in s.matches:
+        if _conditional(s, c) or _quoted(state, s, c):
+            continue
+        if c.cue("incomplete"):
+            yield c, "incomplete"
+        elif c.cue("complete"):
+            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5]]
+            if any(tuple(nxt[: len(q)]) == q for q in state.cues.qualified):
+                continue
+            if _negated(s, c):
+                yield c, "incomplete"
+            elif _stance(s, c) == "possibility" or _source_before(state, s, c) is not None:
+                continue
+            else:
+                yield c, "complete"
+        elif c.cue("missing") and not _negated(s, c):
+            named = any(
+                (o.has("requirement") or o.has("scope")) and s.same(o.start, c.start, False)
+                for o in s.matches
+                if o is not c
+            )
+            nouns = any(
+                w.text in state.cues.evidence_nouns and s.same(w.start, c.start, False)
+                for w in state.words[c.last - 6 if c.last >= 6 else 0 : c.last + 7]
+                if s.sentence.start <= w.start < s.sentence.end
+            )
+            if named or nouns:
+                yield c, "incomplete"
+
+
+def _refusals(state: _State, s: _Sentence) -> Iterator[Match]:
+    if s.sentence.question:
+        return
+    for c in s.matches:
+        if c.cue("refusal") and not _quoted(state, s, c) and not _conditional(s, c):
+            yield c
+
+
+def _mark(state: _State, m: Match | tuple[int, int], kind: MarkKind, label: str, note: str = "") -> None:
+    start, end = (m.start, m.end) if isinstance(m, Match) else m
+    state.marks.append(Mark(start, end, kind, label, note))
+
+
+def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> ProseReading:
+    """What `text`, a message in prose, decides, read against the family `spec` (with `task`,
+    names are resolved among its contract's requirements first); see the module docstring."""
+    state = _prepare(text, spec)
+    asserted: dict[str, list[tuple[str, bool, Match]]] = {}
+    set_aside: list[tuple[Match, Tag, str]] = []
+    gaps: dict[str, Match] = {}
+    affected: dict[str, Match] = {}
+    claims: list[tuple[Match, Completeness]] = []
+    refusals: list[tuple[Match, _Sentence]] = []
+    for s in state.sentences:
+        for m in s.matches:
+            named_missing = (m.has("requirement") or m.has("scope")) and _is_gap(state, s, m)
+            if named_missing:
+                for t in m.tags:
+                    if t.kind in ("requirement", "scope"):
+                        gaps.setdefault(t.id, m)
+            values = [t for t in m.tags if t.kind == "value"]
+            if not values or named_missing:
+                continue
+            for tag in values:
+                if _weak(state, m, tag) and not _anchored(state, s, m, tag):
+                    continue
+                ok, why, advice = _value_status(state, s, m)
+                if ok:
+                    asserted.setdefault(tag.field, []).append((tag.id, advice, m))
+                else:
+                    set_aside.append((m, tag, why))
+                    if why in ("conditional on evidence", "a possibility, not a claim", "hypothetical"):
+                        affected.setdefault(tag.field, m)
+        claims.extend(_claims(state, s))
+        for r in _refusals(state, s):
+            refusals.append((r, s))
+        _affected_fields(state, s, affected)
+    answer = _answer(state, asserted, set_aside)
+    completeness = _completeness(claims, bool(gaps))
+    blocks = bool(refusals) or completeness == "incomplete" or bool(gaps)
+    final: AnswerRead | None = answer if (answer or not blocks) else None
+    for r, _ in refusals:
+        _mark(state, r, "block", "block")
+    for m, c in claims:
+        if completeness == c:
+            _mark(state, m, "completeness", c)
+    ordered_gaps = _order_gaps(spec, gaps)
+    for gid in ordered_gaps:
+        _mark(state, gaps[gid], "gap", gid)
+    fields = [f for f in spec.answer if f in affected]
+    for f in fields:
+        _mark(state, affected[f], "affected", f)
+    marks = tuple(sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label)))
+    del task  # names resolve among the family's whole vocabulary; see docs §2.1
+    return ProseReading(
+        answer=final,
+        completeness=completeness,
+        gaps=ordered_gaps,
+        affected=tuple(fields),
+        marks=marks,
+    )
+
+
+def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:
+    """Fields named in a clause that refuses, negates, hedges, conditions or names something
+    missing: fields the message says it cannot state or that what is missing bears on."""
+    kinds: tuple[CueKind, ...] = ("refusal", "neg_before", "possibility", "cond_evidence", "missing")
+    for m in s.matches:
+        for t in m.tags:
+            if t.kind != "field":
+                continue
+            if any(
+                c is not m and c.cue(*kinds) and s.same(c.start, m.start, False) for c in s.matches
+            ):
+                affected.setdefault(t.id, m)
+
+
+def _answer(
+    state: _State,
+    asserted: dict[str, list[tuple[str, bool, Match]]],
+    set_aside: list[tuple[Match, Tag, str]],
+) -> AnswerRead:
+    """The values asserted, per field in family order; an ordinal field stated with two values
+    keeps the one given as advice, else neither (the reader does not guess)."""
+    out: AnswerRead = {}
+    for name, fspec in state.spec.answer.items():
+        found = asserted.get(name)
+        if not found:
+            continue
+        if fspec.kind == "set":
+            chosen = {v for v, _, _ in found}
+            out[name] = [v for v in fspec.values if v in chosen]
+            for v, _, m in found:
+                _mark(state, m, "value", f"{name}={v}")
+            continue
+        distinct = {v for v, _, _ in found}
+        if len(distinct) > 1:
+            advised = {v for v, advice, _ in found if advice}
+            distinct = advised if len(advised) == 1 else set()
+        if len(distinct) != 1:
+            for v, _, m in found:
+                _mark(state, m, "set_aside", f"{name}={v}", "conflicting values for one field")
+            continue
+        (value,) = distinct
+        out[name] = value
+        for v, _, m in found:
+            if v == value:
+                _mark(state, m, "value", f"{name}={v}")
+            else:
+                _mark(state, m, "set_aside", f"{name}={v}", "another value is given as advice")
+    for m, tag, why in set_aside:
+        _mark(state, m, "set_aside", f"{tag.field}={tag.id}", why)
+    return out
+
+
+def _completeness(claims: list[tuple[Match, Completeness]], gaps: bool) -> Completeness | None:
+    """Incomplete when it claims so or names a gap; complete when it claims only that."""
+    said = {c for _, c in claims}
+    if "incomplete" in said or gaps:
+        return "incomplete"
+    return "complete" if "complete" in said else None
+
+
+def _order_gaps(spec: ScenarioFile, gaps: dict[str, Match]) -> tuple[str, ...]:
+    requirements = [e.id for e in spec.evidence_families if e.id in gaps]
+    scopes = [s for s in spec.scopes if s in gaps]
+    return (*requirements, *scopes)

@@ -1,0 +1,136 @@
+"""A message as the prose reader walks it: a normalised copy of the same length (so every span
+found in it is a span of the message), its words, and its sentences with the label each stands
+under ("Severity: high", a bullet under "Missing evidence:"), whether it asks a question and
+whether it is quoted."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..tasks import WORD
+
+_FOLD = str.maketrans(
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u00a0": " ",
+        "_": " ",
+        "*": " ",
+        "`": " ",
+        "#": " ",
+    }
+)
+
+
+def normalise(text: str) -> str:
+    """`text` lower-cased, with curly quotes straight, dashes as hyphens and markdown's emphasis
+    and underscores as spaces: the same length as `text`, character for character."""
+    folded = text.translate(_FOLD)
+    return "".join(c if len(low := c.lower()) != 1 else low for c in folded)
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    start: int
+    end: int
+
+
+def words(norm: str) -> list[Word]:
+    return [Word(m.group(), m.start(), m.end()) for m in WORD.finditer(norm)]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence (or list item) of a message: its span, the span of the label it stands under
+    (None when none), whether it is a question, and whether it is quoted (a `>` line)."""
+
+    start: int
+    end: int
+    label: tuple[int, int] | None
+    question: bool
+    quoted: bool
+
+
+_BULLET = re.compile(r"[ \t]*(?:[-+\u2022]|\d{1,2}[.)]|[a-z][.)])[ \t]+")
+_LABEL = re.compile(r"[ \t>]*([a-z][a-z0-9 '/()&,-]{0,60}?)[ \t]*:(?!//)[ \t]*")
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=\S)")
+_ABBREVIATION = re.compile(r"(?:\b[a-z]|e\.g|i\.e|etc|vs|approx|no|dr|mr|mrs|ms|st|inc|ltd|co)\.$")
+_LABEL_WORDS = 6
+"""At most this many words before a colon make a label ("Missing evidence:")."""
+
+
+def _split(norm: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences of `norm[start:end]`, as spans without their surrounding spaces."""
+    spans = []
+    at = start
+    for m in _BOUNDARY.finditer(norm, start, end):
+        if _ABBREVIATION.search(norm, max(start, m.start() - 8), m.start()):
+            continue
+        spans.append((at, m.start()))
+        at = m.end()
+    spans.append((at, end))
+    out = []
+    for a, b in spans:
+        while a < b and norm[a].isspace():
+            a += 1
+        while b > a and norm[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def sentences(norm: str) -> list[Sentence]:
+    """The message's sentences, in order. A line `Label: rest` puts its rest under the label;
+    a line that is only a label, or ends with a colon, puts the list items after it under it
+    (until a paragraph or a blank line after the items)."""
+    out: list[Sentence] = []
+    pending: tuple[int, int] | None = None
+    in_list = False
+    offset = 0
+    for line in norm.split("\n"):
+        start, end = offset, offset + len(line)
+        offset = end + 1
+        if not line.strip():
+            if in_list:
+                pending, in_list = None, False
+            continue
+        quoted = line.lstrip().startswith(">")
+        bullet = _BULLET.match(norm, start, end)
+        body = bullet.end() if bullet else start
+        if bullet:
+            in_list = True
+        elif pending is not None:
+            pending, in_list = None, False
+        label: tuple[int, int] | None = None
+        found = _LABEL.match(norm, body, end)
+        if found and len(WORD.findall(found.group(1))) <= _LABEL_WORDS:
+            label = (found.start(1), found.end(1))
+        context = label or (pending if bullet else None)
+        parts = _split(norm, body, end)
+        for a, b in parts:
+            text = norm[a:b].rstrip("\"') ]")
+            out.append(Sentence(a, b, context, text.endswith("?"), quoted))
+        if parts and norm[start:end].rstrip().endswith(":"):
+            pending = label if found and found.end() >= len(norm[:end].rstrip()) else parts[-1]
+    return out
+
+
+_QUOTE = re.compile(r'"([^"\n]+)"')
+_QUOTE_WORDS = 4
+"""A quotation of at least this many words is a quoted passage (shorter: a term in quotes)."""
+
+
+def quotes(norm: str) -> list[tuple[int, int]]:
+    """The spans of quoted passages: text in double quotes of at least `_QUOTE_WORDS` words."""
+    return [
+        (m.start(), m.end())
+        for m in _QUOTE.finditer(norm)
+        if len(WORD.findall(m.group(1))) >= _QUOTE_WORDS
+    ]
