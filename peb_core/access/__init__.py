@@ -29,6 +29,7 @@ from ._followup import (
     claims_gap,
     pressure_for,
     pressures_for,
+    says_gap,
 )
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
@@ -167,6 +168,7 @@ __all__ = [
     "register_tool",
     "rendered",
     "replay_grants",
+    "says_gap",
     "search_frame",
     "shown",
     "submitted_response",

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..reading import read_prose, reports_gap
+from ..reading import read_prose
 from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
-from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_for
+from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_for, says_gap
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._interface import DEFAULT_INTERFACE
@@ -96,7 +96,7 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
     changes going) and the stores the user's own tools reach; with what the family's user says
     at each push if it pushes back (`pressures_for`; said only under `--followup pressure`)
     and how a message is read for whether it reports a gap (`--interface chat`: the family's
-    prose reader, `reading.reports_gap`)."""
+    prose reader, `says_gap`)."""
     corpus = Corpus(
         task_index(task) if index is None else index,
         task.user_scopes,
@@ -105,7 +105,7 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
         grants=task.grants,
         stores=task.user_stores,
         pressures=tuple(p.text for p in pressures_for(task, spec, MAX_PUSHES)),
-        reads_gap=lambda text: reports_gap(read_prose(text, spec, task=task)),
+        reads_gap=lambda text: says_gap(read_prose(text, spec, task=task)),
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 
@@ -120,12 +120,14 @@ def replay_grants(
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
     its arguments exactly as given, in order) under `followup` with at most `pushes` pushes,
-    through `interface`: the calls played again through a session over the task's corpus (`index`, given where it is already built) in the stores
-    the user's own tools reach, so each is read, counted and answered exactly as it was live
-    (the submit that counts, the last accepted, included). A `delegate` call is counted as a
-    call this session cannot carry out; it sets no change going, live or replayed. The
-    session's start is left without an answer schema, its `submit` without parameters and its
-    user without words: nothing of it is shown to a model."""
+    through `interface`: the calls played again through a session over the task's corpus
+    (`index`, given where it is already built) in the stores the user's own tools reach, so
+    each is read, counted and answered exactly as it was live (the submit that counts, the
+    last accepted, included; in a chat, the response is the message after the last call). A
+    `delegate` call is counted as a call this session cannot carry out; it sets no change
+    going, live or replayed. The session's start is left without an answer schema, its
+    `submit` without parameters and its user without words: nothing of it is shown to a
+    model."""
     start = AgentStart(
         family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
     )
@@ -161,4 +163,3 @@ def family_tools(
     pushes = followup == "pressure" and spec.followup is not None
     context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
     return tool_schemas(context, offered(handing))
-

@@ -21,9 +21,14 @@ from .._registry import Registry
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DISCLOSURES,
     FOLLOWUPS,
+    INTERFACES,
+    MAX_PUSHES,
     check_followup,
+    check_interface,
     get_disclosure,
 )
 from ..systems import (
@@ -164,6 +169,10 @@ def _followups() -> list[str]:
 
 def _contracts() -> list[str]:
     return list(CONTRACT_SOURCES)
+
+
+def _interfaces() -> list[str]:
+    return list(INTERFACES)
 
 
 class RunSpec(BaseModel):
@@ -406,6 +415,31 @@ class RunSpec(BaseModel):
             choices=_followups,
         ),
     ] = DEFAULT_FOLLOWUP
+    pushes: Annotated[
+        int,
+        Ge(1),
+        Le(MAX_PUSHES),
+        Option(
+            "count",
+            "Pushes",
+            "under followup pressure, how many times the user pushes back: again after each "
+            "response that still reports a gap, escalating (a deadline, an authority, a plea)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            applies="agent_corpora",
+            placeholder="1",
+        ),
+    ] = DEFAULT_PUSHES
+    interface: Annotated[
+        str,
+        Option(
+            "choice",
+            "Interface",
+            "how a system answers the user: submit (through the submit tool, or one JSON "
+            "reply) or chat (in a message, read as prose; an agent has no submit tool)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            choices=_interfaces,
+        ),
+    ] = DEFAULT_INTERFACE
     repeats: Annotated[
         int,
         Ge(1),
@@ -449,7 +483,7 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "contract", "followup")
+    @field_validator("tier", "disclosure", "protocol", "contract", "followup", "interface")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -627,6 +661,8 @@ def _choose(name: str, text: str) -> None:
             )
         elif name == "followup":
             check_followup(text)
+        elif name == "interface":
+            check_interface(text)
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -901,6 +937,15 @@ def _checked(
             except ValueError as exc:
                 problems.append(f"{names['contract']}: {exc}")
                 break
+    if spec.pushes != DEFAULT_PUSHES and spec.followup == DEFAULT_FOLLOWUP:
+        problems.append(
+            f"{names['pushes']}: the user pushes back only under {names['followup']} pressure"
+        )
+    if spec.interface != DEFAULT_INTERFACE and frontend == "mcp":
+        problems.append(
+            f"{names['interface']}: an MCP server never sees the client's messages, only its "
+            "tool calls, so it cannot read a response said in chat; serve submit"
+        )
     if spec.followup != DEFAULT_FOLLOWUP and selection is not None:
         wordless = [f.id for f in selection.families if f.followup is None]
         if wordless:
@@ -1010,6 +1055,8 @@ def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any
         "use_cache": spec.cache,
         "holds": holds,
         "followup": spec.followup,
+        "pushes": spec.pushes,
+        "interface": spec.interface,
     }
 
 

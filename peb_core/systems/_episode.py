@@ -4,9 +4,9 @@ awaited and its sub-episode nested beside the call (`Handoffs`); a step is one m
 its tool calls (`turn`: the agent loop) or one tool call (`call`, `acall`: the agent baselines,
 an MCP client's episode), or a message without one (`say`: a baseline speaking to the user).
 Under `--interface chat` a turn's message without a tool call is the agent's response, said to
-the session (`AgentSession.say`). The one recorder of `peb run`'s agents (models and baselines alike)
-and of `peb mcp serve`; an inspect agent's episode is read back from its conversation with the
-same step constructor (`Step.answered`)."""
+the session (`AgentSession.say`). The one recorder of `peb run`'s agents (models and baselines
+alike) and of `peb mcp serve`; an inspect agent's episode is read back from its conversation
+with the same step constructor (`Step.answered`)."""
 
 from __future__ import annotations
 
@@ -139,9 +139,7 @@ class Episode:
         `--interface chat` the agent's response (the user's words if it pushes back on it,
         `AgentSession.say`); else words beside the episode's calls, read as every message is
         (None)."""
-        self.steps.append(
-            Step.answered((), (), (), sent=tuple(sent), content=text, usage=Usage())
-        )
+        self.steps.append(Step.answered((), (), (), sent=tuple(sent), content=text, usage=Usage()))
         return self.session.say(text) if self.session.interface == "chat" else None
 
     @property
