@@ -15,6 +15,7 @@ from ._evaluate import (
 )
 from ._lexicon import CUE_FILE, cues
 from ._read import MARK_KINDS, Mark, MarkKind, ProseReading, read_prose
+from ._say import say_response
 
 __all__ = [
     "CUE_FILE",
@@ -33,4 +34,5 @@ __all__ = [
     "label_items",
     "read_prose",
     "reading_items",
+    "say_response",
 ]

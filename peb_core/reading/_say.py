@@ -47,7 +47,9 @@ def _missing(gap: GapReport, spec: ScenarioFile) -> str:
     """What the user's view lacks: each missing requirement by its description, and where its
     evidence is kept."""
     kinds = spec.requirements
-    records = _phrase([_clause(kinds[r].description) for r in gap.missing_requirements if r in kinds])
+    records = _phrase(
+        [_clause(kinds[r].description) for r in gap.missing_requirements if r in kinds]
+    )
     places = _phrase(
         [f"{spec.scopes[s]} (scope {s})" for s in gap.missing_scopes if s in spec.scopes]
     )
@@ -56,17 +58,21 @@ def _missing(gap: GapReport, spec: ScenarioFile) -> str:
 
 
 def say_response(
-    answer: Answer | None, gap: GapReport | None, spec: ScenarioFile
+    answer: Answer | None, completeness: str, gap: GapReport | None, spec: ScenarioFile
 ) -> str:
-    """The response of `answer` (None: a block) and `gap` (None: the evidence is complete) said
-    in prose: a complete answer with its fields listed; an incomplete one saying what is
-    missing and where, which fields it bears on, and either the answer the visible evidence
-    supports (a partial answer) or that none is given (a block)."""
-    if gap is None:
+    """The response of `answer` (None: a block), `completeness` and `gap` said in prose: a
+    complete answer with its fields listed; an incomplete one saying what is missing and where
+    (its gap report, if any), which fields it bears on, and either the answer the visible
+    evidence supports (a partial answer) or that none is given (a block)."""
+    if completeness == "complete":
         return (
             "I checked each record the request requires against the register, and the "
             f"evidence is complete.\n\n{_lines(answer or {}, spec)}"
         )
+    if gap is None:
+        said = "I can't give an answer: " if answer is None else ""
+        lines = "" if answer is None else f"\n\nOn what I could see:\n{_lines(answer, spec)}"
+        return f"{said}The evidence is incomplete.{lines}"
     affected = _phrase([_words(c) for c in gap.affected_claims])
     bears = f" What is missing bears on the {affected}." if affected else ""
     if answer is None:

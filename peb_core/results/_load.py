@@ -17,9 +17,10 @@ import polars as pl
 
 from .._gc import gc_paused
 from .._registry import Live
-from ..access import DEFAULT_FOLLOWUP
+from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
 from ..runs import (
     MANIFEST,
+    MCP_PREFIX,
     RESPONSES,
     RunError,
     RunManifest,
@@ -131,6 +132,22 @@ def system_label(manifest: RunManifest) -> str:
     return f"agent:{model}" if is_agent_run(manifest) else str(model)
 
 
+def run_interface(manifest: RunManifest) -> str:
+    """How a run's system answered (`--interface`): its config's, `submit` for runs without
+    one."""
+    return str(manifest.config.get("interface", DEFAULT_INTERFACE))
+
+
+def followup_key(manifest: RunManifest) -> str:
+    """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
+    with `@N` when the user pushes back up to N times (`pressure@3`)."""
+    if not is_agent_run(manifest):
+        return "-"
+    followup = str(manifest.config.get("followup", DEFAULT_FOLLOWUP))
+    pushes = manifest.config.get("pushes", DEFAULT_PUSHES)
+    return followup if pushes == DEFAULT_PUSHES else f"{followup}@{pushes}"
+
+
 def is_agent_run(manifest: RunManifest) -> bool:
     """Whether a run is an agent's: each reply an episode (the kind its manifest records)."""
     return manifest.kind == "episodes"
@@ -153,6 +170,8 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
+        interface=run_interface(manifest),
+        seen=not manifest.system.startswith(MCP_PREFIX),
     )
     return replies, warnings
 
@@ -166,13 +185,13 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
     contract = (manifest.contract or DEFAULT_CONTRACT) if is_agent_run(manifest) else "-"
-    followup = str(config.get("followup", DEFAULT_FOLLOWUP)) if is_agent_run(manifest) else "-"
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
+        interface=pl.lit(run_interface(manifest)),
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
         contract=pl.lit(contract),
-        followup=pl.lit(followup),
+        followup=pl.lit(followup_key(manifest)),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
     )

@@ -46,6 +46,7 @@ from ..systems import (
     System,
     SystemSpecError,
     build_system,
+    chat_baseline,
     is_agent,
     is_embedded,
     sub_agent,
@@ -973,7 +974,8 @@ def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
             frontend == "inspect" and get_tier(spec.tier).corpus is not None
         )
         return agent, True, agent
-    baseline = BASELINES.get(spec.system)
+    corpus = get_tier(spec.tier).corpus is not None
+    baseline = chat_baseline(spec.system, corpus) or BASELINES.get(spec.system)
     agent = spec.system.startswith(AGENT_PREFIX) or (baseline is not None and is_agent(baseline))
     return agent, baseline is None, agent and baseline is None
 
@@ -1057,6 +1059,7 @@ def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any
         "followup": spec.followup,
         "pushes": spec.pushes,
         "interface": spec.interface,
+        "corpus": get_tier(spec.tier).corpus is not None,
     }
 
 

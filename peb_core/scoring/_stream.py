@@ -30,7 +30,7 @@ from itertools import islice
 import polars as pl
 
 from .._gc import gc_paused
-from ..access import task_index
+from ..access import DEFAULT_INTERFACE, task_index
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._followup import FollowupRow, followup_row, with_followup
@@ -54,6 +54,7 @@ from ._grants import (
     with_grant_states,
 )
 from ._handoffs import HandoffReading, handoff_reading, with_handoffs
+from ._prose import ProseRow, prose_row, with_prose
 from ._trace import TRACE_SCHEMA, TraceRow, episode_frame, trace_row, with_episodes
 
 TASK_CHUNK = 64
@@ -82,6 +83,11 @@ class Replies:
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
+        interface: how the run's system answered (`--interface`): under `chat` a reply in
+            prose is read as prose.
+        seen: whether the run's records hold what its agent said to the user (an MCP
+            client's do not: the server sees only tool calls), so its messages are scored
+            (`_prose`).
     """
 
     def __init__(
@@ -93,14 +99,20 @@ class Replies:
         episodes: bool = False,
         replays: bool = False,
         repeats: int = 1,
+        interface: str = DEFAULT_INTERFACE,
+        seen: bool = True,
     ) -> None:
         self.vocab = vocabularies(families)
+        self.families = families
+        self.interface = interface
+        self.seen = seen
         self.run = run
         self.system = system
         self.episodes = episodes
         self.replays = replays
         self.repeats = repeats
-        self.rows = ResponseRows(self.vocab)
+        self.rows = ResponseRows(self.vocab, prose=interface == "chat")
+        self.prose: list[ProseRow] = []
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
@@ -112,13 +124,18 @@ class Replies:
         """Read `record` and keep what scoring needs of it."""
         if record.family not in self.vocab:
             return
-        readable = self.rows.add(record)
+        read = self.rows.add(record)
+        readable = read is not None
         if self.episodes:
             self.traces.append(trace_row(record))
+        spec = self.families[record.family]
+        said = prose_row(record, spec, read, interface=self.interface, seen=self.seen)
+        if said is not None:
+            self.prose.append(said)
         if record.trace:
             reading = handoff_reading(record, self.vocab[record.family])
             self.handoffs.append((record.family, record.task_id, record.repeat, reading))
-            self.followups.append(followup_row(record, self.vocab[record.family]))
+            self.followups.append(followup_row(record, self.vocab[record.family], self.interface))
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
@@ -135,11 +152,20 @@ def read_replies(
     episodes: bool = False,
     replays: bool = False,
     repeats: int = 1,
+    interface: str = DEFAULT_INTERFACE,
+    seen: bool = True,
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
     into `Replies` (see there for the arguments); each record is let go once read."""
     replies = Replies(
-        families, run=run, system=system, episodes=episodes, replays=replays, repeats=repeats
+        families,
+        run=run,
+        system=system,
+        episodes=episodes,
+        replays=replays,
+        repeats=repeats,
+        interface=interface,
+        seen=seen,
     )
     with gc_paused():
         for record in records:
@@ -256,6 +282,7 @@ def with_record_columns(
         replayed if replayed is not None else pl.DataFrame(schema=REPLAYED_SCHEMA),
     )
     scores = with_handoffs(scores, replies.handoffs, frames.tasks)
+    scores = with_prose(scores, replies.prose)
     return with_repeats(with_followup(scores, replies.followups))
 
 

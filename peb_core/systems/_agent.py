@@ -27,11 +27,9 @@ from typing import Any, Literal
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
-    DEFAULT_INTERFACE,
     DEFAULT_PUSHES,
     AgentView,
     check_followup,
-    check_interface,
     check_pushes,
     get_disclosure,
 )
@@ -71,14 +69,11 @@ class AgentSystem(LitellmSystem):
     back on a response that reports a gap (docs/benchmark.md §10.3)."""
     pushes: int = DEFAULT_PUSHES
     """How many times the user pushes back at most (`--pushes`)."""
-    interface: str = DEFAULT_INTERFACE
-    """How the agent answers (`access.INTERFACES`): through `submit`, or in a chat message."""
 
     def __post_init__(self) -> None:
         get_disclosure(self.disclosure)  # a ValueError naming the modes for another
         check_followup(self.followup)
         check_pushes(self.pushes)
-        check_interface(self.interface)
         if self.protocol.agent is None:
             raise ValueError(
                 f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "

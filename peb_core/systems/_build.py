@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from .._registry import UnknownName
-from ..access import DEFAULT_DISCLOSURE, DEFAULT_FOLLOWUP, check_followup, get_disclosure
+from ..access import (
+    DEFAULT_DISCLOSURE,
+    DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
+    check_followup,
+    check_interface,
+    check_pushes,
+    get_disclosure,
+)
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AgentBaseline
-from ._baselines import BASELINES, System
+from ._baselines import BASELINES, Baseline, System
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_PROTOCOL,
@@ -74,6 +83,9 @@ def build_system(
     holds: list[Hold] | None = None,
     as_sub_agent: bool = False,
     followup: str = DEFAULT_FOLLOWUP,
+    pushes: int = DEFAULT_PUSHES,
+    interface: str = DEFAULT_INTERFACE,
+    corpus: bool = False,
 ) -> System:
     """The system called `name`.
 
@@ -95,6 +107,14 @@ def build_system(
             `pressure` it pushes back once on a reported gap); recorded in its config when not
             `none`, and refused for a system that reads no agent view. A sub-agent meets no
             user, whatever it is given.
+        pushes: how many times that user pushes back at most (`--pushes`).
+        interface: how the system answers (`access.INTERFACES`): `submit`, or under `chat` in
+            a message read as prose (a model's protocol renders its chat version, a baseline
+            says its response, an agent has no submit tool). A sub-agent always submits: its
+            response goes back to its requester through `delegate`.
+        corpus: whether the tier's tasks are corpora; names a chat baseline by its tier
+            (`CHAT_BASELINES`: `chat_fail_and_report` is `agent_fail_and_report` on a tier of
+            corpora, `fail_and_report` elsewhere).
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
         delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
             tasks that list sub-agents), built with the same settings; None: the agent itself.
@@ -121,6 +141,9 @@ def build_system(
         "use_cache": use_cache,
         "holds": holds,
         "followup": followup,
+        "pushes": pushes,
+        "interface": interface,
+        "corpus": corpus,
     }
     if as_sub_agent:
         return _sub_agent(name, families, settings)
@@ -135,9 +158,7 @@ def build_system(
     raise SystemSpecError(
         f"{name} does not hand off; a delegate system applies to systems that do "
         f"({AGENT_PREFIX}<model>, "
-        + ", ".join(
-            n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester
-        )
+        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester)
         + ")",
         "delegate_system",
     )
@@ -158,8 +179,9 @@ def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, 
             f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>",
             "delegate_system",
         )
-    try:  # a sub-agent meets no user: its requester does
-        return _build(name, families, {**settings, "followup": DEFAULT_FOLLOWUP})
+    try:  # a sub-agent meets no user (its requester does) and submits to its requester
+        alone = {"followup": DEFAULT_FOLLOWUP, "pushes": DEFAULT_PUSHES, "interface": "submit"}
+        return _build(name, families, {**settings, **alone})
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
@@ -172,9 +194,12 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     local_port, max_steps = settings["local_port"], settings["max_steps"]
     token_budget, use_cache = settings["token_budget"], settings["use_cache"]
     holds, followup = settings["holds"], settings["followup"]
+    pushes, interface = settings.get("pushes", DEFAULT_PUSHES), settings.get("interface", "submit")
     try:
         get_disclosure(disclosure)
         check_followup(followup)
+        check_pushes(pushes)
+        check_interface(interface)
     except ValueError as exc:
         raise SystemSpecError(str(exc)) from None
     agent_only = [
@@ -182,19 +207,22 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
         for option, value, default in (
             ("disclosure", disclosure, DEFAULT_DISCLOSURE),
             ("followup", followup, DEFAULT_FOLLOWUP),
+            ("pushes", pushes, DEFAULT_PUSHES),
         )
         if value != default
     ]
-    if name in BASELINES:
-        baseline = BASELINES[name]
-        if not agent_only:
-            return baseline
+    if name in CHAT_BASELINES and interface != "chat":
+        raise SystemSpecError(f"{name} answers the user in a message: run it with --interface chat")
+    baseline = chat_baseline(name, bool(settings.get("corpus"))) or BASELINES.get(name)
+    if baseline is not None:
         if isinstance(baseline, AgentBaseline):
-            return baseline.under(disclosure, followup)
-        raise SystemSpecError(
-            f"{agent_only[0]}: {name} reads no agent view ({agent_only[0].split()[0][2:]} "
-            "applies to agent systems)"
-        )
+            return baseline.under(disclosure, followup, pushes, interface)
+        if agent_only:
+            raise SystemSpecError(
+                f"{agent_only[0]}: {name} reads no agent view ({agent_only[0].split()[0][2:]} "
+                "applies to agent systems)"
+            )
+        return baseline if interface == DEFAULT_INTERFACE else baseline.speaking(interface)
     agent = name.startswith(AGENT_PREFIX)
     model = name.removeprefix(AGENT_PREFIX)
     if not model.strip() or any(c.isspace() for c in model):
@@ -223,6 +251,11 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             f"protocol {prompt.id} has no agent rendering (for agents the access layer's "
             f"--disclosure says what is withheld); valid for agents: {valid}"
         )
+    if interface == "chat" and (prompt.chat is None or (agent and prompt.agent_chat is None)):
+        valid = ", ".join(p.id for p in PROTOCOLS.values() if p.chat is not None)
+        raise SystemSpecError(
+            f"--interface chat: protocol {prompt.id} has no chat rendering; valid: {valid}"
+        )
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
@@ -230,6 +263,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
         "max_tokens": max_tokens,
         "timeout_s": timeout_s,
         "use_cache": use_cache,
+        "interface": interface,
     }
     if not model.startswith("local/"):
         problem = model_problem(model)
@@ -241,6 +275,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             "max_steps": max_steps,
             "token_budget": token_budget,
             "followup": followup,
+            "pushes": pushes,
         }
         if not model.startswith("local/"):
             return AgentSystem(model=model, api_base=api_base, **common, **budgets)
@@ -282,6 +317,25 @@ def _served(
         return local, served, gguf_path(local)
     except LocalModelError as exc:
         raise SystemSpecError(str(exc)) from None
+
+
+CHAT_BASELINES: dict[str, tuple[str, str]] = {
+    "chat_fail_and_report": ("fail_and_report", "agent_fail_and_report"),
+    "chat_silent": ("silent_filter", "agent_silent"),
+}
+"""The careful and the silent baseline as they answer in a chat (`--interface chat`), by name:
+the one-shot baseline on a tier without corpora, the agent baseline on a tier of corpora."""
+
+
+def chat_baseline(name: str, corpus: bool) -> Baseline | AgentBaseline | None:
+    """The baseline a chat baseline's name stands for on a tier with (`corpus`) or without
+    corpora, under its own name and `--interface chat`; None for another name."""
+    if name not in CHAT_BASELINES:
+        return None
+    base = BASELINES[CHAT_BASELINES[name][1 if corpus else 0]]
+    if isinstance(base, AgentBaseline):
+        return replace(base.under(base.disclosure, interface="chat"), name=name)
+    return replace(base.speaking("chat"), name=name)
 
 
 def _agent_protocols() -> list[PromptProtocol]:

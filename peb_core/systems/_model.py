@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._gc import gc_paused
+from ..access import DEFAULT_INTERFACE, check_interface
 from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
@@ -38,7 +39,7 @@ from ._defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ._local import file_sha256
-from ._prompts import PromptProtocol, get_protocol
+from ._prompts import PromptProtocol, get_protocol, in_chat
 from ._repeat import current_repeat
 from ._reply import Reply, ToolCall, Usage
 from ._schema import response_format
@@ -232,8 +233,14 @@ class LitellmSystem:
     embedded model is recorded as `local/<name>` whatever port serves it."""
     model_file: Path | None = None
     """An embedded model's GGUF file, whose sha256 is among `digests()`."""
+    interface: str = DEFAULT_INTERFACE
+    """How it answers (`access.INTERFACES`): under `chat` its protocol's chat rendering
+    (`in_chat`), a reply in prose."""
 
     def __post_init__(self) -> None:
+        check_interface(self.interface)
+        if self.interface == "chat" and self.protocol.interface != "chat":
+            self.protocol = in_chat(self.protocol)  # a ValueError for a protocol without one
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
@@ -335,13 +342,17 @@ class LitellmSystem:
 @dataclass
 class ModelSystem(LitellmSystem):
     """A litellm model under a prompt protocol, one request per task, its reply constrained by
-    the family's response schema; see `config()` for what is recorded."""
+    the family's response schema; under `--interface chat` (its protocol's chat rendering,
+    `in_chat`) a reply in prose, unconstrained; see `config()` for what is recorded."""
 
     format_style: str = "json_schema"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
+        chat = self.interface == "chat"
+        self._formats = {
+            s.id: None if chat else response_format(s, self.format_style) for s in self.families
+        }
 
     @property
     def name(self) -> str:
@@ -352,13 +363,15 @@ class ModelSystem(LitellmSystem):
         return self.protocol.view
 
     def config(self) -> dict[str, Any]:
+        if self.interface == "chat":  # a reply in prose: no response format
+            return {**super().config(), "interface": "chat"}
         return {**super().config(), "response_format": self.format_style}
 
     async def respond(self, view: ModelView | BoundaryView) -> Reply:
         model_view = view.model if isinstance(view, BoundaryView) else view
+        form = self._formats[self._specs[model_view.family].id]
         request = self._request(
-            self.protocol.render(view),
-            response_format=self._formats[self._specs[model_view.family].id],
+            self.protocol.render(view), **({} if form is None else {"response_format": form})
         )
         started = time.monotonic()
         result = await self._send(request)
