@@ -50,7 +50,7 @@ from ._grants import (
     episode_calls,
     judged_state,
     replayed_row,
-    user_pushed,
+    user_pushes,
     with_grant_states,
 )
 from ._handoffs import HandoffReading, handoff_reading, with_handoffs
@@ -116,9 +116,9 @@ class Replies:
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
-        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, bool]]] = {}
+        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, int]]] = {}
         """Per task, each of its replies' repeat, whether it is readable, its packed calls and
-        whether its user pushed back (with `replays`)."""
+        how often its user pushed back on a submit (with `replays`)."""
 
     def add(self, record: ResponseRecord) -> None:
         """Read `record` and keep what scoring needs of it."""
@@ -139,7 +139,7 @@ class Replies:
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
-                (record.repeat, readable, calls, user_pushed(record.trace))
+                (record.repeat, readable, calls, user_pushes(record.trace))
             )
 
 
@@ -220,7 +220,11 @@ def judge(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
-                    rows.append(replayed_row(task, repeat, calls, readable, index, pushed))
+                    rows.append(
+                        replayed_row(
+                            task, repeat, calls, readable, index, pushed, run.interface
+                        )
+                    )
         del chunk  # the tasks go before the next are made
     frames, expected, judged = zip(*parts, strict=True)
     return TaskFrames(
@@ -304,12 +308,14 @@ def score_run(
     families: Mapping[str, ScenarioFile],
     episodes: bool = False,
     repeats: int = 1,
+    interface: str = DEFAULT_INTERFACE,
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
-    force at its submit; else they are null. Both may be streams: the records are read first,
+    force at its submit; else they are null. `interface`: how the system answered (a reply
+    in prose is read as prose under `chat`). Both may be streams: the records are read first,
     then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,
@@ -319,5 +325,6 @@ def score_run(
         episodes=episodes,
         replays=episodes,
         repeats=repeats,
+        interface=interface,
     )
     return score_runs(tasks, [replies], families)[0]
