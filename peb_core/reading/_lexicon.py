@@ -1,7 +1,10 @@
 """What the prose reader matches in a message: the English cues (`peb_core/data/prose_cues.toml`)
-and a family's phrasings (`tasks.prose_vocabulary`), as one table of phrases matched whole word
-by whole word, longest first, left to right (so "not required", a value, is never the negation
-"not"). A family phrase's words also match their plural or possessive."""
+and a family's phrasings (`tasks.prose_vocabulary`), matched whole word by whole word, longest
+first, left to right, in two passes: first the family's phrases with the cues that hold a value
+word and state no value (idioms: "critical that") or withhold one (refusals: "block my
+answer"), then the other cues in the words left (so "not required" and "not audit ready",
+values, are never a negation). A family phrase's words also match their plural or possessive,
+and but for an ordinal's one-word values their -d, -ed and -ing forms."""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ from ._text import Word
 CUE_FILE = "prose_cues.toml"
 """The cue file, in `peb_core/data/`."""
 
+FIRST_PASS: frozenset[str] = frozenset({"idiom", "refusal"})
+"""The cue kinds matched with the family's phrases, before the other cues."""
+
 CueKind = Literal[
     "term_strong",
     "term_weak",
@@ -37,6 +43,7 @@ CueKind = Literal[
     "incomplete",
     "complete",
     "missing",
+    "present",
     "idiom",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
@@ -55,6 +62,7 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "incomplete": ("claims", "incomplete"),
     "complete": ("claims", "complete"),
     "missing": ("claims", "missing"),
+    "present": ("claims", "present"),
     "idiom": ("idioms", "phrases"),
 }
 
@@ -69,8 +77,11 @@ class Cues:
     sources: frozenset[str]
     verbs: frozenset[Words]
     ends: frozenset[Words]
+    report_nouns: frozenset[str]
+    pressure: frozenset[Words]
     qualified: frozenset[Words]
     frames: frozenset[Words]
+    not_subjects: frozenset[Words]
     skip: frozenset[Words]
     common: frozenset[str]
     evidence_nouns: frozenset[str]
@@ -95,8 +106,11 @@ def cues() -> Cues:
         sources=words("attribution", "sources"),
         verbs=_phrases(raw["attribution"]["verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
+        report_nouns=words("attribution", "nouns"),
+        pressure=_phrases(raw["condition"]["pressure"]),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
+        not_subjects=_phrases(raw["frames"]["not_subjects"]),
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
@@ -139,6 +153,12 @@ class _Entry:
     tags: tuple[Tag, ...]
     inflects: bool
     """Whether its words also match their plural or possessive (a family phrase's do)."""
+    gappy: bool
+    """Whether one other word may stand inside it ("the lenders' current forecast"): a
+    requirement's or scope's phrase of two words or more."""
+    conjugates: bool
+    """Whether its words also match their -d, -ed and -ing forms (a family phrase's do, but for
+    an ordinal field's one-word values: "signed" is no call to sign)."""
 
 
 _GAP = re.compile(r"[ \t\-,:/]{1,6}|[ \t]*\n[ \t]*")
@@ -159,56 +179,91 @@ class Lexicon:
                 if of_family:
                     family.add(words)
 
+        fixed: set[Words] = set()
         for name, values in vocabulary.values.items():
+            ordinal = spec.answer[name].kind == "ordinal"
             for value, phrases in values.items():
                 add(phrases, Tag("value", value, name), True)
+                if ordinal:
+                    fixed.update(w for w in phrases if len(w) == 1)
         for name, phrases in vocabulary.fields.items():
             add(phrases, Tag("field", name), True)
         for rid, phrases in vocabulary.requirements.items():
             add(phrases, Tag("requirement", rid), True)
         for sid, phrases in vocabulary.scopes.items():
             add(phrases, Tag("scope", sid), True)
-        for kind, phrases in cues().phrases.items():
-            add(phrases, Tag("cue", kind), False)
+        for kind, cue_phrases in cues().phrases.items():
+            add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
-        self._first: dict[str, list[_Entry]] = {}
+        self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
         for words, tags in found.items():
-            entry = _Entry(words, tuple(dict.fromkeys(tags)), words in family)
-            self._first.setdefault(words[0], []).append(entry)
-        for entries in self._first.values():
-            entries.sort(key=lambda e: (-len(e.words), e.words))
+            unique = tuple(dict.fromkeys(tags))
+            gappy = len(words) > 1 and all(t.kind in ("requirement", "scope") for t in unique)
+            entry = _Entry(words, unique, words in family, gappy, words not in fixed)
+            first = words in family or any(t.id in FIRST_PASS for t in unique)
+            self._passes[0 if first else 1].setdefault(words[0], []).append(entry)
+        for table in self._passes:
+            for entries in table.values():
+                entries.sort(key=lambda e: (-len(e.words), e.words))
 
     @staticmethod
-    def _same(token: str, word: str, inflects: bool) -> bool:
+    def _same(token: str, word: str, entry: _Entry, last: bool) -> bool:
         if token == word:
             return True
-        return inflects and len(word) >= 3 and token in (word + "s", word + "es", word + "'s")
+        if not entry.inflects or len(word) < 3:
+            return False
+        if token in (word + "s", word + "es") or (last and token == word + "'s"):
+            return True
+        if not entry.conjugates or len(word) < 4:
+            return False
+        stem = word[:-1] if word.endswith("e") else word
+        return token in (word + "d", word + "ed", stem + "ing", stem + "ed")
+
+    _SUFFIXES = ("'s", "es", "s", "ing", "ed", "d")
 
     def _stems(self, token: str) -> list[str]:
         stems = [token]
-        for suffix in ("'s", "es", "s"):
+        for suffix in self._SUFFIXES:
             if token.endswith(suffix) and len(token) - len(suffix) >= 3:
                 stems.append(token[: -len(suffix)])
+                if suffix in ("ing", "ed"):
+                    stems.append(token[: -len(suffix)] + "e")
         return stems
 
     def match(self, norm: str, words: list[Word]) -> list[Match]:
-        """The phrases of `words` (the words of `norm`), leftmost first, each the longest
-        phrase starting there; matches never overlap."""
+        """The phrases of `words` (the words of `norm`), in order: in each pass, leftmost
+        first, each the longest phrase starting there; matches never overlap."""
+        first = self._pass(self._passes[0], norm, words, [True] * len(words))
+        free = [True] * len(words)
+        for m in first:
+            for k in range(m.first, m.last + 1):
+                free[k] = False
+        second = self._pass(self._passes[1], norm, words, free)
+        return sorted(first + second, key=lambda m: m.start)
+
+    def _pass(
+        self, table: dict[str, list[_Entry]], norm: str, words: list[Word], free: list[bool]
+    ) -> list[Match]:
         out: list[Match] = []
         i = 0
         while i < len(words):
+            if not free[i]:
+                i += 1
+                continue
             best: _Entry | None = None
+            span = 0
             for stem in self._stems(words[i].text):
-                for entry in self._first.get(stem, ()):
+                for entry in table.get(stem, ()):
                     if best is not None and len(entry.words) <= len(best.words):
                         break
-                    if self._fits(norm, words, i, entry):
-                        best = entry
+                    fit = self._fits(norm, words, i, entry)
+                    if fit and all(free[i : i + fit]):
+                        best, span = entry, fit
                         break
             if best is None:
                 i += 1
                 continue
-            last = i + len(best.words) - 1
+            last = i + span - 1
             out.append(
                 Match(
                     words[i].start,
@@ -222,16 +277,26 @@ class Lexicon:
             i = last + 1
         return out
 
-    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> bool:
-        if i + len(entry.words) > len(words):
-            return False
+    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> int:
+        """How many words of `words` from i the entry matches (0: none); a gappy entry may
+        take one word more inside it."""
+        at, skipped = i, False
         for k, word in enumerate(entry.words):
-            token = words[i + k]
-            if not self._same(token.text, word, entry.inflects):
-                return False
-            if k and not _GAP.fullmatch(norm, words[i + k - 1].end, token.start):
-                return False
-        return True
+            if at >= len(words):
+                return 0
+            last = k == len(entry.words) - 1
+            if not self._same(words[at].text, word, entry, last):
+                if not (k and entry.gappy and not skipped and at + 1 < len(words)):
+                    return 0
+                if not self._same(words[at + 1].text, word, entry, last):
+                    return 0
+                if not _GAP.fullmatch(norm, words[at].end, words[at + 1].start):
+                    return 0
+                skipped, at = True, at + 1
+            if k and not _GAP.fullmatch(norm, words[at - 1].end, words[at].start):
+                return 0
+            at += 1
+        return at - i
 
 
 _LEXICONS: dict[int, tuple[ScenarioFile, Lexicon]] = {}

@@ -19,8 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..tasks import ScenarioFile, Task
-from ._lexicon import Cues, CueKind, Lexicon, Match, Tag, Words, cues, lexicon
+from rapidfuzz import fuzz
+
+from ..tasks import ScenarioFile, Task, phrase_words
+from ._lexicon import CueKind, Cues, Lexicon, Match, Tag, Words, cues, lexicon
 from ._text import Sentence, Word, normalise, quotes, sentences, words
 
 Completeness = Literal["complete", "incomplete"]
@@ -80,12 +82,26 @@ class ProseReading:
 
 
 _FIRST_PERSON = {"i", "we", "my", "our", "i've", "i'd", "we've", "we'd"}
+_SPEAKER = {"i", "my", "i've", "i'd", "i'm"}
+"""The message's own voice: a report's scope ends at it ("the note says X, and I say Y"); a
+"we" may be the report's object ("counsel suggested we sign")."""
 _SUBJECT_FILLER = {"has", "have", "had", "also", "now", "already", "clearly", "itself", "both"}
 _NEGATION_REACH = 10
 """How many words a negation before a mention reaches (NegEx uses a window too)."""
 _POST_REACH = 6
+_SUBJECT_REACH = 4
+"""A requirement this close before a framed value is its subject ("the forensic analysis is
+critical"): the value is said of the record, not of the answer."""
+_CUE_NEGATION_REACH = 6
+"""How many words before a missing cue a negation cancels it ("nothing ... is outside my
+view")."""
+_PRESENT_REACH = 3
+"""How many words before a requirement or scope a cue of reading it ("I've read", "including")
+reaches."""
 _ADOPTION_REACH = 8
-_CLAIM_QUALIFIER_REACH = 2
+_QUALIFIER_REACH = 3
+"""How many words after a claim of completeness a qualifier may start ("all the records I can
+see")."""
 _STRONG_PUNCTUATION = re.compile(r";")
 _WEAK_PUNCTUATION = re.compile(r":|\s-\s|\(|\)")
 _GAP_WORDS = frozenset({"restricted", "sealed"})
@@ -109,7 +125,7 @@ class _Sentence:
         between them; else no strong one)."""
         lo, hi = min(a, b), max(a, b)
         bounds = self.weak if weak else self.strong
-        i = bisect.bisect_right(bounds, lo)
+        i = bisect.bisect_left(bounds, lo)
         return i >= len(bounds) or bounds[i] >= hi
 
     def before(self, m: Match, kinds: Iterable[CueKind], weak: bool) -> list[Match]:
@@ -158,20 +174,45 @@ def _prepare(text: str, spec: ScenarioFile) -> _State:
     norm = normalise(text)
     found = words(norm)
     lex = lexicon(spec)
-    matches = lex.match(norm, found)
-    parts = sentences(norm)
+    matches = _under_pressure(norm, found, lex.match(norm, found))
+    parts = sentences(text, norm)
     prepared = []
     for index, s in enumerate(parts):
         label = s.label
         inside = [m for m in matches if s.start <= m.start < s.end]
+        labelled = []
         if label is not None:
             labelled = [m for m in matches if label[0] <= m.start and m.end <= label[1]]
-            inside = [m for m in inside if not (label[0] <= m.start and m.end <= label[1])]
-        else:
-            labelled = []
+            if not s.start <= label[0] < s.end:  # a label over this sentence, not in it
+                inside = [m for m in inside if not (label[0] <= m.start and m.end <= label[1])]
         strong, weak = _terminators(norm, s, inside)
         prepared.append(_Sentence(s, inside, labelled, strong, weak, index))
     return _State(norm, text, found, spec, lex, cues(), quotes(norm), prepared)
+
+
+_CONDITION_REACH = 12
+"""How many words of an "if" clause are searched for a deadline or pressure."""
+
+
+def _under_pressure(norm: str, found: list[Word], matches: list[Match]) -> list[Match]:
+    """`matches` with each condition whose clause (to the next comma or terminator) holds a
+    word of deadline or pressure ("if the letter has to go today") made a condition on the
+    user's circumstances."""
+    pressure = cues().pressure
+    out = []
+    for m in matches:
+        if m.cue("cond_evidence") and not m.cue("missing"):
+            clause: list[str] = []
+            for w in found[m.last + 1 : m.last + 1 + _CONDITION_REACH]:
+                if re.search(r"[,;:.!?]", norm[found[m.last].end : w.start]):
+                    break
+                clause.append(w.text)
+            if any(
+                tuple(clause[k : k + len(p)]) == p for p in pressure for k in range(len(clause))
+            ):
+                m = Match(m.start, m.end, m.first, m.last, (Tag("cue", "cond_user"),), m.one_word)
+        out.append(m)
+    return out
 
 
 def _words_of(state: _State, m: Match) -> Words:
@@ -199,12 +240,21 @@ def _framed(state: _State, s: _Sentence, m: Match) -> bool:
         if not n:
             break
         tokens = tokens[:-n]
-    if not _tail_is(tokens, state.cues.frames):
+    frame = _tail_is(tokens, state.cues.frames)
+    if not frame:
+        return False
+    head = tokens[: len(tokens) - frame]
+    while _tail_is(head, state.cues.skip):
+        head = head[: len(head) - _tail_is(head, state.cues.skip)]
+    if _tail_is(head, state.cues.not_subjects):
         return False
     subject = [
         c
         for c in s.matches
-        if c.end <= m.start and s.same(c.end, m.start, True) and c.has("requirement")
+        if c.end <= m.start
+        and s.same(c.end, m.start, True)
+        and c.has("requirement")
+        and m.first - c.last <= _SUBJECT_REACH
     ]
     return not subject
 
@@ -222,7 +272,17 @@ def _anchored(state: _State, s: _Sentence, m: Match, tag: Tag) -> bool:
         return True
     if s.before(m, ["advice"], weak=True) or s.label_cue("advice"):
         return True
-    return _framed(state, s, m)
+    return _framed(state, s, m) or _alone(state, s, m)
+
+
+def _alone(state: _State, s: _Sentence, m: Match) -> bool:
+    """Whether a one-word value stands alone as a call: the whole sentence ("Proceed."), or the
+    sentence's first word, or all that follows a colon ("Not low, not high: elevated.")."""
+    before = state.norm[s.sentence.start : m.start].strip(" \t\"'")
+    after = state.norm[m.end : s.sentence.end].strip(" \t\"')")
+    if not before:
+        return not after or after[:1] in ".!:;,"
+    return before.endswith(":") and (not after or after[:1] in ".!;")
 
 
 def _weak(state: _State, m: Match, tag: Tag) -> bool:
@@ -246,39 +306,60 @@ def _source_before(state: _State, s: _Sentence, m: Match) -> Match | Word | None
         w = state.words[j]
         if not s.same(w.start, m.start, False) or _inference_between(state, s, w.end, m.start):
             break
+        if w.text in _SPEAKER:
+            return None
+        if w.text in state.cues.report_nouns and j > first and _possessive(state, j - 1):
+            return w
         n = _tail_is([x.text for x in state.words[first : j + 1]], state.cues.verbs)
-        if not n:
-            continue
-        if _has_source(state, s, first, j - n + 1):
+        if n and _has_source(state, s, first, j - n + 1):
             return w
     return None
+
+
+def _possessive(state: _State, j: int) -> bool:
+    """Whether word j is a possessive of someone other than the message ("the panel's", "the
+    advisors'")."""
+    w = state.words[j]
+    if w.text in _FIRST_PERSON or w.text in ("its", "their", "his", "her"):
+        return w.text != "my" and w.text != "our" and w.text in ("their", "his", "her")
+    return w.text.endswith("'s") or state.norm[w.end : w.end + 1] == "'"
 
 
 def _inference_between(state: _State, s: _Sentence, a: int, b: int) -> bool:
     return any(a <= c.start < b and _words_of(state, c) in state.cues.ends for c in s.matches)
 
 
+_SOURCE_REACH = 12
+"""How many words before a reporting verb its subject may start ("the advisors' memo in the
+deal room supports the price and recommends ...")."""
+
+
 def _has_source(state: _State, s: _Sentence, first: int, verb: int) -> bool:
-    """Whether the words before word index `verb` name who or what reports: a source noun, a
-    requirement or scope, or a capitalised name, not the message itself ("my note")."""
-    j = verb - 1
-    skipped = 0
-    while j >= first and state.words[j].text in _SUBJECT_FILLER and skipped < 2:
-        j -= 1
-        skipped += 1
-    if j < first:
-        return False
-    w = state.words[j]
-    token = w.text.removesuffix("'s")
-    before = state.words[j - 1].text if j - 1 >= first else ""
-    if before in _FIRST_PERSON or token in _FIRST_PERSON or token == "it":
-        return False
-    if token in state.cues.sources:
-        return True
-    if any(c.first <= j <= c.last and (c.has("requirement") or c.has("scope")) for c in s.matches):
-        return True
-    original = state.text[w.start : w.end]
-    return original[:1].isupper() and j > first and original not in ("I", "I'd", "I'm")
+    """Whether the words before word index `verb` (within reach, in its clause) name who or
+    what reports: a source noun, a requirement or scope, or a capitalised name, and not the
+    message itself ("I noted", "my note")."""
+    for j in range(verb - 1, max(first, verb - _SOURCE_REACH) - 1, -1):
+        w = state.words[j]
+        if not s.same(w.start, state.words[verb].start, False):
+            return False
+        token = w.text.removesuffix("'s")
+        if token in _FIRST_PERSON or w.text in _FIRST_PERSON:
+            return False
+        if token not in state.cues.sources and token.endswith("s"):
+            token = token[:-1]
+        before = state.words[j - 1].text if j - 1 >= first else ""
+        if before in ("my", "our"):
+            return False
+        if token in state.cues.sources:
+            return True
+        if any(
+            c.first <= j <= c.last and (c.has("requirement") or c.has("scope")) for c in s.matches
+        ):
+            return True
+        original = state.text[w.start : w.end]
+        if original[:1].isupper() and j > first and original not in ("I", "I'd", "I'm", "I've"):
+            return True
+    return False
 
 
 def _adopted(state: _State, s: _Sentence, m: Match) -> bool:
@@ -291,7 +372,8 @@ def _adopted(state: _State, s: _Sentence, m: Match) -> bool:
         head = [c for c in nxt.matches if c.cue("adoption")]
         if head:
             first = next(i for i, w in enumerate(state.words) if w.start >= nxt.sentence.start)
-            return head[0].first - first < _ADOPTION_REACH
+            states = any(c.has("value") for c in nxt.matches)
+            return not states or head[0].first - first < _ADOPTION_REACH
     return False
 
 
@@ -308,7 +390,7 @@ def _negated(s: _Sentence, m: Match) -> bool:
         if m.first - c.last <= _NEGATION_REACH
     ]
     post = [c for c in s.after(m, ["neg_after"], weak=True) if c.first - m.last <= _POST_REACH]
-    return bool(near or post or s.label_cue("neg_before"))
+    return bool(near or post)
 
 
 def _conditional(s: _Sentence, m: Match) -> bool:
@@ -339,6 +421,8 @@ def _value_status(state: _State, s: _Sentence, m: Match) -> tuple[bool, str, boo
     """Whether a value mention is asserted, why not if not, and whether it is advice."""
     if _quoted(state, s, m):
         return False, "quoted", False
+    if state.words[m.last].text.endswith("'s") or state.norm[m.end : m.end + 1] == "'":
+        return False, "a possessive: it names whose record, not a value", False
     if s.sentence.question:
         return False, "a question", False
     if _negated(s, m):
@@ -365,7 +449,7 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
     cues_here = [
         c
         for c in s.matches
-        if c is not m and c.cue("missing") and s.same(c.start, m.start, False)
+        if c is not m and c.cue("missing", "incomplete") and s.same(c.start, m.start, False)
     ]
     live = [
         c
@@ -373,17 +457,17 @@ def _is_gap(state: _State, s: _Sentence, m: Match) -> bool:
         if not [
             n
             for n in s.before(c, ["neg_before"], weak=True)
-            if c.first - n.last <= 3 and not n.cue("missing")
+            if c.first - n.last <= _CUE_NEGATION_REACH and not n.cue("missing")
         ]
     ]
+    if [c for c in s.before(m, ["present"], weak=True) if m.first - c.last <= _PRESENT_REACH]:
+        return False
+    if s.after(m, ["present"], weak=True):
+        return False
     own = m.has("scope") and bool(_GAP_WORDS & set(_words_of(state, m)))
     if not (live or own or s.label_cue("missing", "incomplete")):
         return False
-    conditions = [
-        c
-        for c in s.matches
-        if c.cue("cond_evidence") and not c.cue("missing") and s.same(c.start, m.start, False)
-    ]
+    conditions = [c for c in s.before(m, ["cond_evidence"], weak=True) if not c.cue("missing")]
     return not conditions
 
 
@@ -399,8 +483,12 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
         if c.cue("incomplete"):
             yield c, "incomplete"
         elif c.cue("complete"):
-            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5]]
-            if any(tuple(nxt[: len(q)]) == q for q in state.cues.qualified):
+            nxt = [w.text for w in state.words[c.last + 1 : c.last + 5 + _QUALIFIER_REACH]]
+            if any(
+                tuple(nxt[k : k + len(q)]) == q
+                for q in state.cues.qualified
+                for k in range(_QUALIFIER_REACH + 1)
+            ):
                 continue
             if _negated(s, c):
                 yield c, "incomplete"
@@ -409,8 +497,12 @@ def _claims(state: _State, s: _Sentence) -> Iterator[tuple[Match, Completeness]]
             else:
                 yield c, "complete"
         elif c.cue("missing") and not _negated(s, c):
+            if [p for p in s.before(c, ["present"], weak=True) if c.first - p.last <= 6]:
+                continue
             named = any(
-                (o.has("requirement") or o.has("scope")) and s.same(o.start, c.start, False)
+                (o.has("requirement") or o.has("scope"))
+                and s.same(o.start, c.start, False)
+                and _is_gap(state, s, o)
                 for o in s.matches
                 if o is not c
             )
@@ -431,7 +523,9 @@ def _refusals(state: _State, s: _Sentence) -> Iterator[Match]:
             yield c
 
 
-def _mark(state: _State, m: Match | tuple[int, int], kind: MarkKind, label: str, note: str = "") -> None:
+def _mark(
+    state: _State, m: Match | tuple[int, int], kind: MarkKind, label: str, note: str = ""
+) -> None:
     start, end = (m.start, m.end) if isinstance(m, Match) else m
     state.marks.append(Mark(start, end, kind, label, note))
 
@@ -464,15 +558,22 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
                     asserted.setdefault(tag.field, []).append((tag.id, advice, m))
                 else:
                     set_aside.append((m, tag, why))
-                    if why in ("conditional on evidence", "a possibility, not a claim", "hypothetical"):
+                    if why in (
+                        "conditional on evidence",
+                        "a possibility, not a claim",
+                        "hypothetical",
+                    ):
                         affected.setdefault(tag.field, m)
+        _referred_gaps(state, s, gaps)
+        _near_gaps(state, s, gaps, task)
         claims.extend(_claims(state, s))
         for r in _refusals(state, s):
             refusals.append((r, s))
         _affected_fields(state, s, affected)
     answer = _answer(state, asserted, set_aside)
     completeness = _completeness(claims, bool(gaps))
-    blocks = bool(refusals) or completeness == "incomplete" or bool(gaps)
+    unread = _unread_answers(state)
+    blocks = bool(refusals) or ((completeness == "incomplete" or bool(gaps)) and not unread)
     final: AnswerRead | None = answer if (answer or not blocks) else None
     for r, _ in refusals:
         _mark(state, r, "block", "block")
@@ -485,8 +586,9 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
     fields = [f for f in spec.answer if f in affected]
     for f in fields:
         _mark(state, affected[f], "affected", f)
-    marks = tuple(sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label)))
-    del task  # names resolve among the family's whole vocabulary; see docs §2.1
+    marks = tuple(
+        sorted(state.marks, key=lambda k: (k.start, k.end, MARK_KINDS.index(k.kind), k.label))
+    )
     return ProseReading(
         answer=final,
         completeness=completeness,
@@ -496,10 +598,124 @@ def read_prose(text: str, spec: ScenarioFile, *, task: Task | None = None) -> Pr
     )
 
 
+_FUZZY_CUTOFF = 88.0
+"""How close (rapidfuzz's partial ratio, 0-100) a passage must come to a requirement's
+description to name it ("the review of which data categories were exposed")."""
+_FUZZY_WORDS = 4
+"""Only descriptions of at least this many words are matched approximately."""
+
+
+def _near_gaps(state: _State, s: _Sentence, gaps: dict[str, Match], task: Task | None) -> None:
+    """Requirements named by a near match of their description in a sentence that says
+    something is missing (rapidfuzz), among the task's contract when a task is given, else the
+    family's: the phrasings people use that no family file lists."""
+    cues_here = [c for c in s.matches if c.cue("missing", "incomplete")]
+    if not cues_here and not s.label_cue("missing", "incomplete"):
+        return
+    named = {t.id for m in s.matches for t in m.tags if t.kind == "requirement"}
+    ids = (
+        [r.id for r in task.contract.required_evidence]
+        if task is not None
+        else [e.id for e in state.spec.evidence_families]
+    )
+    text = state.norm[s.sentence.start : s.sentence.end]
+    for rid in ids:
+        if rid in named or rid in gaps:
+            continue
+        words = phrase_words(state.spec.evidence_family(rid).description)
+        if len(words) < _FUZZY_WORDS:
+            continue
+        found = fuzz.partial_ratio_alignment(" ".join(words), text, score_cutoff=_FUZZY_CUTOFF)
+        if found is None:
+            continue
+        start, end = s.sentence.start + found.dest_start, s.sentence.start + found.dest_end
+        first = next(i for i, w in enumerate(state.words) if w.end > start)
+        last = max(first, max(i for i, w in enumerate(state.words) if w.start < end))
+        near = Match(start, end, first, last, (Tag("requirement", rid),), False)
+        if _is_gap(state, s, near):
+            gaps.setdefault(rid, near)
+
+
+_REFERRING = frozenset({"it", "that", "this", "those", "these", "them", "which", "itself"})
+
+
+def _referred_gaps(state: _State, s: _Sentence, gaps: dict[str, Match]) -> None:
+    """A clause that names something missing by a pronoun ("I can't open it", "that review
+    isn't visible to me") and names no requirement itself: the requirement named last before
+    it, in this sentence or the one before, not as read, is the gap."""
+    for c in s.matches:
+        if not c.cue("missing", "incomplete") or _negated(s, c):
+            continue
+        if any(
+            o.has("requirement") and s.same(o.start, c.start, False)
+            for o in s.matches
+            if o is not c
+        ):
+            continue
+        around = [
+            w
+            for w in state.words
+            if s.sentence.start <= w.start < s.sentence.end and s.same(w.start, c.start, False)
+        ]
+        if not any(w.text in _REFERRING for w in around):
+            continue
+        earlier = [
+            o
+            for o in s.matches
+            if o.end <= c.start and o.has("requirement") and not s.same(o.start, c.start, False)
+        ]
+        if not earlier and s.index > 0:
+            before = state.sentences[s.index - 1]
+            earlier = [o for o in before.matches if o.has("requirement")]
+        if earlier:
+            last = earlier[-1]
+            for t in last.tags:
+                if t.kind == "requirement":
+                    gaps.setdefault(t.id, last)
+
+
+_UNSURE: tuple[CueKind, ...] = (
+    "refusal",
+    "neg_before",
+    "possibility",
+    "modal",
+    "cond_evidence",
+    "missing",
+    "incomplete",
+)
+
+
+def _unread_answers(state: _State) -> bool:
+    """Whether the message seems to state a value the reader could not read: an answer
+    field named in a clause with no refusal, negation, hedge, condition or missing cue
+    ("severity sits at the top of the scale"). Such a message is not taken as a block."""
+    for s in state.sentences:
+        if s.sentence.question:
+            continue
+        for m in s.matches:
+            if not m.has("field"):
+                continue
+            if any(
+                c is not m and c.cue(*_UNSURE) and s.same(c.start, m.start, False)
+                for c in s.matches
+            ) or s.label_cue(*_UNSURE):
+                continue
+            if any(c.has("value") and s.same(c.start, m.start, False) for c in s.matches):
+                continue
+            return True
+    return False
+
+
 def _affected_fields(state: _State, s: _Sentence, affected: dict[str, Match]) -> None:
     """Fields named in a clause that refuses, negates, hedges, conditions or names something
     missing: fields the message says it cannot state or that what is missing bears on."""
-    kinds: tuple[CueKind, ...] = ("refusal", "neg_before", "possibility", "cond_evidence", "missing")
+    kinds: tuple[CueKind, ...] = (
+        "refusal",
+        "neg_before",
+        "possibility",
+        "cond_evidence",
+        "missing",
+    )
     for m in s.matches:
         for t in m.tags:
             if t.kind != "field":

@@ -57,7 +57,9 @@ class Sentence:
     quoted: bool
 
 
-_BULLET = re.compile(r"[ \t]*(?:[-+\u2022]|\d{1,2}[.)]|[a-z][.)])[ \t]+")
+_BULLET = re.compile(r"[ \t]*(?:[-+*\u2022]|\d{1,2}[.)]|[a-zA-Z][.)])[ \t]+")
+_HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?|__[^_\n]+__:?)[ \t]*$")
+"""A line that is only a heading or only bold text: a label for the list after it."""
 _LABEL = re.compile(r"[ \t>]*([a-z][a-z0-9 '/()&,-]{0,60}?)[ \t]*:(?!//)[ \t]*")
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*[ \t]+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:\b[a-z]|e\.g|i\.e|etc|vs|approx|no|dr|mr|mrs|ms|st|inc|ltd|co)\.$")
@@ -86,10 +88,11 @@ def _split(norm: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def sentences(norm: str) -> list[Sentence]:
-    """The message's sentences, in order. A line `Label: rest` puts its rest under the label;
-    a line that is only a label, or ends with a colon, puts the list items after it under it
-    (until a paragraph or a blank line after the items)."""
+def sentences(text: str, norm: str) -> list[Sentence]:
+    """The message's sentences, in order (`norm` is `normalise(text)`). A line `Label: rest`
+    puts its rest under the label; a line that is only a label, only a heading or bold, or ends
+    with a colon, puts the list items after it under it (until a paragraph or a blank line
+    after the items)."""
     out: list[Sentence] = []
     pending: tuple[int, int] | None = None
     in_list = False
@@ -102,7 +105,7 @@ def sentences(norm: str) -> list[Sentence]:
                 pending, in_list = None, False
             continue
         quoted = line.lstrip().startswith(">")
-        bullet = _BULLET.match(norm, start, end)
+        bullet = _BULLET.match(text, start, end)
         body = bullet.end() if bullet else start
         if bullet:
             in_list = True
@@ -115,10 +118,12 @@ def sentences(norm: str) -> list[Sentence]:
         context = label or (pending if bullet else None)
         parts = _split(norm, body, end)
         for a, b in parts:
-            text = norm[a:b].rstrip("\"') ]")
-            out.append(Sentence(a, b, context, text.endswith("?"), quoted))
+            said = norm[a:b].rstrip("\"') ]")
+            out.append(Sentence(a, b, context, said.endswith("?"), quoted))
         if parts and norm[start:end].rstrip().endswith(":"):
             pending = label if found and found.end() >= len(norm[:end].rstrip()) else parts[-1]
+        elif parts and not bullet and _HEADING.match(text, start, end):
+            pending = (parts[0][0], parts[-1][1])
     return out
 
 
@@ -127,10 +132,16 @@ _QUOTE_WORDS = 4
 """A quotation of at least this many words is a quoted passage (shorter: a term in quotes)."""
 
 
+_SINGLE_QUOTE = re.compile(r"(?<![a-z0-9])'([^'\n]+?)'(?![a-z0-9])")
+"""A passage in single quotes (an apostrophe inside a word, "can't", is no quote mark)."""
+
+
 def quotes(norm: str) -> list[tuple[int, int]]:
-    """The spans of quoted passages: text in double quotes of at least `_QUOTE_WORDS` words."""
+    """The spans of quoted passages: text in double or single quotes of at least
+    `_QUOTE_WORDS` words."""
     return [
         (m.start(), m.end())
-        for m in _QUOTE.finditer(norm)
+        for pattern in (_QUOTE, _SINGLE_QUOTE)
+        for m in pattern.finditer(norm)
         if len(WORD.findall(m.group(1))) >= _QUOTE_WORDS
     ]

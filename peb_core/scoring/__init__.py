@@ -76,7 +76,14 @@ from ._metrics import (
     notes,
     register_metric,
 )
-from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
+from ._reading import (
+    VIOLATION_KINDS,
+    ReadGap,
+    ReadReply,
+    Vocabulary,
+    find_object,
+    read_reply,
+)
 from ._stats import (
     ALPHA,
     PairedTest,
@@ -199,6 +206,7 @@ __all__ = [
     "explain",
     "field_scores",
     "filter_scores",
+    "find_object",
     "finished_only",
     "finished_scores",
     "float_formats",

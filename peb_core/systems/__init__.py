@@ -53,6 +53,7 @@ from ._prompts import (
     register_protocol,
     tool_sentence,
 )
+from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
@@ -104,6 +105,7 @@ __all__ = [
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
+    "ProseReaderError",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -135,6 +137,8 @@ __all__ = [
     "kept",
     "local_servers",
     "local_status",
+    "model_read_prose",
+    "prose_reading_schema",
     "reader_for",
     "redact_url",
     "register_baseline",

@@ -148,8 +148,8 @@ def prose_problems(spec: ScenarioFile) -> Iterator[str]:
         if phrase_words(phrase) not in signals:
             yield f"prose.unread[{j}]: {phrase!r} is not a signal of any answer value"
     vocabulary = prose_vocabulary(spec)
-    for name, values in vocabulary.values.items():
-        yield from _collisions(f"prose.values.{name}", values, "states")
+    for name, phrasings in vocabulary.values.items():
+        yield from _collisions(f"prose.values.{name}", phrasings, "states")
     yield from _collisions("prose.fields", vocabulary.fields, "names")
     yield from _collisions("prose.evidence", vocabulary.requirements, "names")
     yield from _collisions("prose.scopes", vocabulary.scopes, "names")
