@@ -44,17 +44,20 @@ def _lines(answer: Answer, spec: ScenarioFile) -> str:
 
 
 def _missing(gap: GapReport, spec: ScenarioFile) -> str:
-    """What the user's view lacks: each missing requirement by its description, and where its
-    evidence is kept."""
+    """What the user's view lacks: a sentence for each missing requirement, by its description,
+    then one saying where the missing records are kept."""
     kinds = spec.requirements
-    records = _phrase(
-        [_clause(kinds[r].description) for r in gap.missing_requirements if r in kinds]
-    )
+    said = [
+        f"I could not see a current record of {_clause(kinds[r].description)}."
+        for r in gap.missing_requirements
+        if r in kinds
+    ]
     places = _phrase(
         [f"{spec.scopes[s]} (scope {s})" for s in gap.missing_scopes if s in spec.scopes]
     )
-    kept = f", kept in {places}" if places else ""
-    return f"I could not see a current record of {records}{kept}."
+    if places:
+        said.append(f"What is missing is kept in {places}.")
+    return " ".join(said)
 
 
 def say_response(
