@@ -242,6 +242,11 @@ SCENARIO_DEFECTS = {
         "[prose.values.recommendation]\nproceed_now = [",
         "prose.values.recommendation.proceed_now: not a value of recommendation",
     ),
+    "prose_topic_of_no_value": (
+        'topics = ["termination rights"]',
+        'topics = ["termination rights", "deal fatigue"]',
+        "prose.topics[1]: 'deal fatigue' is not a phrasing of any answer value",
+    ),
     "negative_canonical_seed": (
         "canonical_seeds = [11, 23, 37, 53]",
         "canonical_seeds = [-1, 23, 37, 53]",
