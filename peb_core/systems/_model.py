@@ -235,12 +235,14 @@ class LitellmSystem:
     """An embedded model's GGUF file, whose sha256 is among `digests()`."""
     interface: str = DEFAULT_INTERFACE
     """How it answers (`access.INTERFACES`): under `chat` its protocol's chat rendering
-    (`in_chat`), a reply in prose."""
+    (`prompt`), a reply in prose."""
+    prompt: PromptProtocol = field(init=False, repr=False)
+    """What it is told: its protocol, or under `chat` the protocol's chat rendering."""
 
     def __post_init__(self) -> None:
         check_interface(self.interface)
-        if self.interface == "chat" and self.protocol.interface != "chat":
-            self.protocol = in_chat(self.protocol)  # a ValueError for a protocol without one
+        # under chat, a ValueError for a protocol without a chat rendering
+        self.prompt = in_chat(self.protocol) if self.interface == "chat" else self.protocol
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
@@ -257,7 +259,7 @@ class LitellmSystem:
         }
 
     def digests(self) -> dict[str, str]:
-        found = {"protocol_text": self.protocol.digest}
+        found = {"protocol_text": self.prompt.digest}
         if self.model_file is not None:
             found["model_file"] = file_sha256(self.model_file)
         return found
@@ -371,7 +373,7 @@ class ModelSystem(LitellmSystem):
         model_view = view.model if isinstance(view, BoundaryView) else view
         form = self._formats[self._specs[model_view.family].id]
         request = self._request(
-            self.protocol.render(view), **({} if form is None else {"response_format": form})
+            self.prompt.render(view), **({} if form is None else {"response_format": form})
         )
         started = time.monotonic()
         result = await self._send(request)
