@@ -561,6 +561,15 @@ if importlib.util.find_spec("inspect_ai"):  # the `inspect` extra; tests/test_in
         "missing.eval: no such file",
     )
 
+    @probe("import_inspect_log_a_fifo")
+    def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+        os.mkfifo(tmp / "pipe.eval")  # never opened: a FIFO would be waited on
+        return (
+            ["import", "inspect", str(tmp / "pipe.eval"), "--out", str(tmp / "never")],
+            {},
+            "pipe.eval: is a FIFO, not a regular file; give an inspect eval log (.eval or .json)",
+        )
+
 
 AUDIT = ["audit", "shortcuts", "--family", "due_diligence_v1", "--tier", "paper"]
 probe("audit_no_subcommand", ["audit"], "required: audit_command")

@@ -48,6 +48,7 @@ from ._results import (
 )
 from ._session import SNIPPET_CHARS, AgentSession, Corpus
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
     TOOLS,
     CallContext,
@@ -55,6 +56,7 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    arguments_text,
     ends_episode,
     failed,
     hands_off,
@@ -104,6 +106,7 @@ __all__ = [
     "DISCLOSURES",
     "FOLLOWUPS",
     "INTERFACES",
+    "MAX_CALL_ARGUMENTS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
@@ -147,6 +150,7 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "arguments_text",
     "check_followup",
     "check_interface",
     "check_pushes",
