@@ -10,6 +10,7 @@ from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader
 from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import (
     CHAT_BASELINES,
+    Settings,
     SystemSpecError,
     build_system,
     chat_baseline,
@@ -45,6 +46,7 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prompting import PromptEdit, PromptOption, prompt_for
 from ._prompts import (
     PROTOCOLS,
     PromptProtocol,
@@ -110,6 +112,8 @@ __all__ = [
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
+    "PromptEdit",
+    "PromptOption",
     "PromptProtocol",
     "ProseReaderError",
     "Reach",
@@ -119,6 +123,7 @@ __all__ = [
     "ResponseCache",
     "ResponseRecord",
     "Serving",
+    "Settings",
     "Step",
     "StepHook",
     "System",
@@ -145,6 +150,7 @@ __all__ = [
     "local_servers",
     "local_status",
     "model_read_prose",
+    "prompt_for",
     "prose_reading_schema",
     "reader_for",
     "redact_url",

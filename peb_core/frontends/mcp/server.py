@@ -50,7 +50,6 @@ from ..._provenance import package_version
 from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
 from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
-    DEFAULT_PROTOCOL,
     Episode,
     Handoffs,
     PromptProtocol,
@@ -60,7 +59,6 @@ from ...systems import (
     Usage,
     answering_repeat,
     followup_config,
-    get_protocol,
     system_name,
 )
 from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
@@ -183,14 +181,16 @@ class McpBench:
             it has that many episodes, each recorded with its repeat index), and the system
             that plays the episode a `delegate` call hands off (`plan.delegate`, on tasks that
             list sub-agents), recorded in the run's config.
-        protocol: the prompt protocol whose agent rendering is the start of an episode.
+
+    The start of an episode is the run's prompt (`plan.prompt`: its protocol's agent rendering
+    with the run's prompt options), as our own agents are given it.
     """
 
-    def __init__(self, out: Path, plan: RunPlan, *, protocol: str = DEFAULT_PROTOCOL) -> None:
+    def __init__(self, out: Path, plan: RunPlan) -> None:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
-        self.protocol: PromptProtocol = get_protocol(protocol)
+        self.protocol: PromptProtocol = plan.prompt
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
@@ -226,7 +226,7 @@ class McpBench:
             config={
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
-                "protocol": self.protocol.id,
+                **self.protocol.config(),
                 **followup_config(self.followup),
                 **(
                     {}
