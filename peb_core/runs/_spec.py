@@ -50,6 +50,7 @@ from ..systems import (
     SystemSpecError,
     build_system,
     chat_baseline,
+    in_chat,
     is_agent,
     is_embedded,
     prompt_for,
@@ -962,10 +963,11 @@ class RunPlan:
 
     @property
     def prompt(self) -> PromptProtocol:
-        """What a model is told in this run (`prompt_options`): every front-end whose own model
-        or agent answers renders it (the inspect task's samples, an MCP client's start), as our
-        systems do."""
-        return prompt_for(self.spec.protocol, prompt_options(self.spec))
+        """What a model is told in this run (`prompt_options`; under `--interface chat` its chat
+        rendering, `systems.in_chat`): every front-end whose own model or agent answers renders
+        it (the inspect task's samples, an MCP client's start), as our systems do."""
+        prompt = prompt_for(self.spec.protocol, prompt_options(self.spec))
+        return in_chat(prompt) if self.spec.interface == "chat" else prompt
 
 
 def prompt_options(spec: RunSpec) -> tuple[PromptOption, ...]:
@@ -1096,6 +1098,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
                 "says when it pushes back); choose families that have one"
             )
     protocol = PROTOCOLS.get(spec.protocol)
+    chat_rendering = protocol is not None and (protocol.agent_chat if agent else protocol.chat)
+    if spec.interface == "chat" and protocol is not None and not chat_rendering:
+        valid = ", ".join(
+            p.id for p in PROTOCOLS.values() if (p.agent_chat if agent else p.chat) is not None
+        )
+        problems.append(
+            f"{names['protocol']}: protocol {protocol.id} has no chat rendering"
+            f"{' for agents' if agent else ''} (--interface chat); valid: {valid}"
+        )
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
         problems.append(

@@ -52,6 +52,7 @@ from ._prompts import (
     PromptProtocol,
     agent_reminder,
     get_protocol,
+    in_chat,
     register_protocol,
     tool_sentence,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "get_protocol",
     "get_server",
     "hold_local",
+    "in_chat",
     "is_agent",
     "is_embedded",
     "kept",
