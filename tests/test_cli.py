@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from cli import peb
 
+from peb_core.access import offered
 from peb_core.frontends.cli._run import ProgressLine
 from peb_core.frontends.workbench import scorecard_glance
 from peb_core.results import scorecard_of
@@ -134,8 +135,8 @@ def test_schema_comes_from_the_models() -> None:
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
     tools = schemas["Tools[due_diligence_v1]"]
-    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
-    submit = tools[2]["function"]["parameters"]
+    assert [t["function"]["name"] for t in tools] == offered()
+    submit = next(t for t in tools if t["function"]["name"] == "submit")["function"]["parameters"]
     assert submit["properties"]["response"]["properties"] == dd["properties"]
     assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
 

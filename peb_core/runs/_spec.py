@@ -517,6 +517,12 @@ class RunSpec(BaseModel):
         _choose(info.field_name, value)
         return value
 
+    @classmethod
+    def of(cls, **fields: Any) -> RunSpec:
+        """The run `fields` declare, under the declaration as it is now (`declaration()`: with
+        the options registered from outside the package)."""
+        return declaration()(**fields)
+
     @field_validator("family", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
@@ -555,12 +561,7 @@ def _not_an_option(declared: Declared) -> str | None:
     return None
 
 
-DECLARED: Registry[Declared] = Registry(
-    "run option",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_not_an_option,
-)
+DECLARED: Registry[Declared] = Registry.of_names("run option", check=_not_an_option)
 """The run options declared outside the package, by name, in registration order."""
 
 
@@ -716,6 +717,8 @@ def option_value(name: str, raw: Any, *, strict: bool = False) -> Any:
             text = ",".join(str(s).strip() for s in text)
     elif option.kind == "seeds" and isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
+    elif option.kind == "text" and isinstance(text, list) and all(isinstance(t, str) for t in text):
+        text = ",".join(text)  # inspect's -T splits a text at its commas: joined as it was
     if not isinstance(text, str):
         raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     try:
@@ -821,9 +824,7 @@ def _declared(frontend: str) -> Callable[[str, Option], bool]:
     return lambda name, option: option.frontends is None or frontend in option.frontends
 
 
-FRONTENDS: Registry[Frontend] = Registry(
-    "front-end", pattern=r"[a-z][a-z0-9_]*", form="lower-case letters, digits and underscores"
-)
+FRONTENDS: Registry[Frontend] = Registry.of_names("front-end")
 """Every way in that takes run options, by name, in registration order."""
 register_frontend = FRONTENDS.register
 """Add a front-end to `FRONTENDS` and return it; a ValueError for a malformed or taken name."""
@@ -902,7 +903,7 @@ def read_spec(
     fields, problems = read_values(values, names, frontend=frontend, **given)
     if problems:
         raise RunSpecError(problems)
-    return declaration()(**fields)
+    return RunSpec.of(**fields)
 
 
 @dataclass(frozen=True)

@@ -142,12 +142,7 @@ def _problem(m: Metric) -> str | None:
     return None
 
 
-BY_NAME: Registry[Metric] = Registry(
-    "metric",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_problem,
-)
+BY_NAME: Registry[Metric] = Registry.of_names("metric", check=_problem)
 """Every registered metric by column name, in scorecard order (the shipped ones first)."""
 
 

@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 import polars as pl
 
@@ -144,29 +145,12 @@ class Replies:
 
 
 def read_replies(
-    records: Iterable[ResponseRecord],
-    families: Mapping[str, ScenarioFile],
-    *,
-    run: str,
-    system: str,
-    episodes: bool = False,
-    replays: bool = False,
-    repeats: int = 1,
-    interface: str = DEFAULT_INTERFACE,
-    seen: bool = True,
+    records: Iterable[ResponseRecord], families: Mapping[str, ScenarioFile], **options: Any
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
-    into `Replies` (see there for the arguments); each record is let go once read."""
-    replies = Replies(
-        families,
-        run=run,
-        system=system,
-        episodes=episodes,
-        replays=replays,
-        repeats=repeats,
-        interface=interface,
-        seen=seen,
-    )
+    into `Replies(families, **options)` (see there for the options: `run`, `system`, ...); each
+    record is let go once read."""
+    replies = Replies(families, **options)
     with gc_paused():
         for record in records:
             replies.add(record)

@@ -278,32 +278,24 @@ def _build(
         if problem:
             raise SystemSpecError(problem)
     if agent:
-        budgets: dict[str, Any] = {
+        common |= {
             "disclosure": disclosure,
             "max_steps": settings.max_steps,
             "token_budget": settings.token_budget,
             "followup": followup,
             "pushes": pushes,
         }
-        if not model.startswith("local/"):
-            return AgentSystem(model=model, api_base=settings.api_base, **common, **budgets)
-        local, port, weights = _served(model, settings.local_port, holds, tools=True)
-        return AgentSystem(
-            model=f"local/{local.name}",
-            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
-            model_file=weights,
-            dialect="llama.cpp",
-            **common,
-            **budgets,
-        )
+    kind: type[AgentSystem] | type[ModelSystem] = AgentSystem if agent else ModelSystem
     if not model.startswith("local/"):
-        return ModelSystem(model=model, api_base=settings.api_base, **common)
-    local, port, weights = _served(model, settings.local_port, holds, tools=False)
-    return ModelSystem(
+        return kind(model=model, api_base=settings.api_base, **common)
+    local, port, weights = _served(model, settings.local_port, holds, tools=agent)
+    # llama.cpp's server: its tool-calling chat format for agents, JSON mode for one-shot models
+    served: dict[str, Any] = {"dialect": "llama.cpp"} if agent else {"format_style": "json_object"}
+    return kind(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
         model_file=weights,
-        format_style="json_object",
+        **served,
         **common,
     )
 

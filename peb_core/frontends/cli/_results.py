@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
 from .._argv import COUNT, Parser, UsageError, checked, one_line, path_arg
-from ._common import families_arg, print_frame
+from ._common import command_group, families_arg, needs_extra, print_frame
 
 if TYPE_CHECKING:  # polars is imported by the commands that read runs
     import polars as pl
@@ -185,14 +185,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 
 def cmd_import_inspect(args: argparse.Namespace) -> None:
-    try:
+    with needs_extra(
+        "inspect_ai", "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
+    ):
         from ..inspect.task import InspectLogError, import_log
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("inspect_ai"):
-            raise
-        raise UsageError(
-            "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
-        ) from None
     out = Path(args.out)
     try:
         imported = import_log(Path(args.log), out, args.max_tasks)
@@ -267,8 +263,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("import", help="another harness's log as a run folder")
-    isub = p.add_subparsers(dest="import_command", required=True, parser_class=Parser)
+    isub = command_group(sub, "import", "another harness's log as a run folder")
     p = isub.add_parser(
         "inspect", help="an inspect_ai eval log (.eval or .json) of the partial_evidence task"
     )

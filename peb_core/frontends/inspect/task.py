@@ -61,6 +61,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError
 
+from peb_core._extensions import load_extensions
 from peb_core._provenance import package_version
 from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
@@ -544,6 +545,7 @@ def _arguments(task_args: Mapping[str, Any]) -> dict[str, Any]:
     return {**arguments, **(more if isinstance(more, Mapping) else {})}
 
 
+load_extensions()  # the installed extensions' options, tools and metrics, before any is read
 partial_evidence.__signature__ = task_signature()  # type: ignore[attr-defined]
 partial_evidence = task(partial_evidence)
 

@@ -17,8 +17,12 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
   access layer's view.
 - `_serve`: a notebook served with an access token, to local Host and Origin values only.
+
+Importing it loads the installed extensions (`peb_core._extensions`), so the form and the
+pages offer their entries as every other front-end does.
 """
 
+from ..._extensions import load_extensions
 from ..._markdown import markdown_code, markdown_text
 from ._access import AccessSearch, access_search, corpus_access, default_query, has_corpus
 from ._example import (
@@ -132,6 +136,8 @@ from ._status import (
     runs_stamp,
     severity,
 )
+
+load_extensions()  # before any name is read: the form derives from the registries
 
 __all__ = [
     "AGENT_KEYS",

@@ -21,7 +21,6 @@ from ...runs import (
     RunSpecError,
     applies_to,
     check_spec,
-    declaration,
     is_run_name,
     launch_folder,
     naming,
@@ -94,14 +93,14 @@ def _for_system(base: RunSpec, system: str | None, others: Sequence[str]) -> Run
     kept = {}
     for name in base.model_fields_set:
         value = getattr(base, name)
-        alone = declaration()(**{name: value, "system": system, "tier": base.tier})
+        alone = RunSpec.of(**{name: value, "system": system, "tier": base.tier})
         if not applies_to(name, alone, "workbench") and any(
-            applies_to(name, declaration()(**{name: value, "system": o, "tier": base.tier}))
+            applies_to(name, RunSpec.of(**{name: value, "system": o, "tier": base.tier}))
             for o in others
         ):
             continue
         kept[name] = value
-    return declaration()(**{**kept, "system": system})
+    return RunSpec.of(**{**kept, "system": system})
 
 
 def run_form() -> Any:
@@ -180,7 +179,7 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str] = LABELS) -
         )
     fields, refused = read_values(form.values, names, frontend="workbench")
     problems += refused
-    base = declaration()(**fields)
+    base = RunSpec.of(**fields)
     named: list[str | None] = [*systems] or [None]  # none named: the other inputs still checked
     specs = [_for_system(base, system, systems) for system in named]
     for spec in specs:
