@@ -117,6 +117,16 @@ def withheld_fields(read: ReadReply | None, spec: ScenarioFile) -> tuple[list[st
     return [f for f in affected if f not in read.answer], [f for f in affected if f in read.answer]
 
 
+def record_messages(record: ResponseRecord, interface: str) -> list[str]:
+    """The text of each message of `record` read as prose, in order: its episode's messages
+    with text (`messages`), or under `chat` a one-shot reply; none otherwise."""
+    if record.trace:
+        return [text for *_, text in messages(record.trace, interface)]
+    if interface == "chat" and record.status == "ok" and (record.raw or "").strip():
+        return [record.raw or ""]
+    return []
+
+
 def prose_row(
     record: ResponseRecord,
     spec: ScenarioFile,
