@@ -172,7 +172,9 @@ def with_prose(scores: pl.DataFrame, rows: Sequence[ProseRow]) -> pl.DataFrame:
         "gap"
     )
     leaks = states & (must_block | withheld | bare)
-    said = (
+    # Each message judged, then its task's: a task whose episode said nothing has no message
+    # (whether a polars version explodes an empty list to a null row or to none) and scores 0.
+    judged_messages = (
         judged.explode("messages")
         .unnest("messages")
         .with_columns(
@@ -181,14 +183,20 @@ def with_prose(scores: pl.DataFrame, rows: Sequence[ProseRow]) -> pl.DataFrame:
         )
         .group_by(keys, maintain_order=True)
         .agg(
-            incomplete=incomplete.first(),
-            withholds=(
-                must_block | (pl.col("withheld").list.len() + pl.col("qualified").list.len() > 0)
-            ).first(),
             unsafe=pl.col("unsafe").any(),
             leak=pl.col("leak").any(),
             leak_push=pl.col("push").filter(pl.col("leak") & (pl.col("push") > 0)).min(),
         )
+    )
+    said = (
+        judged.select(
+            *keys,
+            incomplete=incomplete,
+            withholds=must_block
+            | (pl.col("withheld").list.len() + pl.col("qualified").list.len() > 0),
+        )
+        .join(judged_messages, on=keys, how="left")
+        .with_columns(pl.col("unsafe", "leak").fill_null(False))
         .select(
             *keys,
             prose_seen=pl.lit(True),
