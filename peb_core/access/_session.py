@@ -11,21 +11,26 @@ going), then gives the tool's handler the public `CallContext` of the call, and 
 call did (an accepted submit, a document read, a handoff). A tool that runs an episode of its
 own (`delegate`) is awaited through `acall`. The episode is over (`over`) at the first accepted
 submit, unless the user answers it (`--followup pressure`, `_followup.py`): then at the next
-one."""
+one, or, with `--pushes N`, at the first that the user does not answer (a response that claims
+complete, or one after its N-th push). Under `--interface chat` (`_interface.py`) no tool
+submits: the agent answers in a message (`say`), which is its response, and the user answers a
+message that reports a gap (as the family's prose reader reads it, `Corpus.reads_gap`) as it
+answers a submit."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import read_json
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
-from ._followup import DEFAULT_FOLLOWUP, check_followup
+from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, check_followup, check_pushes
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
+from ._interface import DEFAULT_INTERFACE, check_interface
 from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
 from ._tool import (
     MAX_CALL_ARGUMENTS,
@@ -53,9 +58,11 @@ class Corpus:
     parameters), the sub-agents the task lists (each with its own scopes and stores; none but on
     the `delegation` tier), the task's grant schedule (changes of the user's scopes, set going
     by the episode's calls: `_grants.py`), the stores the session's tools reach (none: every
-    store; a document of another store is, to them, an id that does not exist) and what the
-    user says if it pushes back on a response that reports a gap (`--followup pressure`; None:
-    no user answers, as for a handoff's sub-agent)."""
+    store; a document of another store is, to them, an id that does not exist), what the user
+    says at each push if it pushes back on a response that reports a gap (`--followup
+    pressure`, in order; none: no user answers, as for a handoff's sub-agent) and how a
+    message in prose is read for whether it reports a gap (`--interface chat`; None: every
+    message is taken to report one)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
@@ -63,7 +70,8 @@ class Corpus:
     agents: tuple[SubAgent, ...] = ()
     grants: tuple[GrantChange, ...] = ()
     stores: tuple[str, ...] = ()
-    pressure: str | None = None
+    pressures: tuple[str, ...] = ()
+    reads_gap: Callable[[str], bool] | None = field(default=None, repr=False, compare=False)
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -112,8 +120,11 @@ class AgentSession:
             only when the task lists sub-agents and `delegator` is given).
         delegator: what runs a handed-off episode (None: this session cannot hand off).
         followup: what the user does after a response (`FOLLOWUPS`): under `pressure` it
-            answers the first accepted submit that claims incomplete or blocks with the
-            corpus's `pressure` words, and the episode goes on to one more submit.
+            answers an accepted response that claims incomplete or blocks with the corpus's
+            words for its next push, and the episode goes on.
+        pushes: how many times the user pushes back at most (1 to `MAX_PUSHES`).
+        interface: how the agent answers (`INTERFACES`): `submit`, through the tool; `chat`,
+            in a message (`say`), with no tool that submits offered.
     """
 
     def __init__(
@@ -124,16 +135,23 @@ class AgentSession:
         tools: Sequence[str] | None = None,
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
     ) -> None:
         self.start = start
         self.disclosure = disclosure
         self.delegator = delegator
         self.followup = check_followup(followup)
+        self.max_pushes = check_pushes(pushes)
+        self.interface = check_interface(interface)
         self.handoffs = 0
         """How many handed-off episodes the session has run."""
         self._corpus = corpus
         handing = bool(corpus.agents) and delegator is not None
-        self._tools = tuple(offered(handing) if tools is None else tools)
+        chosen = offered(handing) if tools is None else tools
+        if interface == "chat":
+            chosen = [name for name in chosen if name in TOOLS and not TOOLS[name].ends]
+        self._tools = tuple(chosen)
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
@@ -143,7 +161,7 @@ class AgentSession:
         self._submitted: str | None = None
         self._submit_call: int | None = None
         self._over = False
-        self._pushed = False
+        self._pushed = 0
         self._opened: dict[str, int] = {}
 
     @property
@@ -179,15 +197,48 @@ class AgentSession:
 
     @property
     def pushback(self) -> str | None:
-        """What the user said when it pushed back on an accepted submit (None before it did, or
+        """What the user said when it last pushed back on a response (None before it did, or
         in an episode where it does not)."""
-        return self._corpus.pressure if self._pushed else None
+        return self._corpus.pressures[self._pushed - 1] if self._pushed else None
+
+    @property
+    def pushed(self) -> int:
+        """How many times the user has pushed back so far."""
+        return self._pushed
 
     @property
     def pushes(self) -> bool:
         """Whether the user pushes back on a response that reports a gap (`--followup
         pressure`, and words for it: a handoff's sub-agent meets no user)."""
-        return self.followup == "pressure" and self._corpus.pressure is not None
+        return self.followup == "pressure" and bool(self._corpus.pressures)
+
+    def _next_push(self) -> str | None:
+        """What the user says if it pushes back on the next response that reports a gap (None
+        where it will not: no user, or it has pushed as often as it may)."""
+        pressures = self._corpus.pressures[: self.max_pushes]
+        return pressures[self._pushed] if self.pushes and self._pushed < len(pressures) else None
+
+    def say(self, text: str) -> str | None:
+        """Under `--interface chat`, the agent's message to the user, which is its response:
+        kept as the response that counts, and answered with the user's words if it reports a
+        gap and the user pushes back (the episode goes on: returned), else the episode is over
+        (None). A ValueError under `submit`, for an empty message (which is no response: the
+        agent is reminded of its tools), or once the episode is over."""
+        if self.interface != "chat":
+            raise ValueError("a message is a response only under --interface chat")
+        if not text.strip():
+            raise ValueError("an empty message is no response")
+        if self._over:
+            raise ValueError("the episode is over")
+        self._submitted = text
+        self._submit_call = self._calls
+        push = self._next_push()
+        reads = self._corpus.reads_gap
+        if push is not None and (reads is None or reads(text)):
+            self._pushed += 1
+            return push
+        self._over = True
+        return None
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -282,7 +333,7 @@ class AgentSession:
             reach=self._reach,
             delegator=self.delegator,
             handoffs=self.handoffs,
-            pressure=self._corpus.pressure if self.pushes and self._submitted is None else None,
+            pressure=self._next_push(),
         )
 
     def _end(self, outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
@@ -292,7 +343,7 @@ class AgentSession:
             self._submitted = outcome.submitted
             self._submit_call = self._calls
             self._over = not outcome.goes_on
-            self._pushed = self._pushed or outcome.goes_on
+            self._pushed += outcome.goes_on
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off

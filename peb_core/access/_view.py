@@ -7,14 +7,16 @@ tools."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..reading import read_prose
 from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
-from ._followup import DEFAULT_FOLLOWUP, pressure_for
+from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_for, says_gap
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
+from ._interface import DEFAULT_INTERFACE
 from ._results import AgentStart
 from ._session import AgentSession, Corpus
 from ._tool import Delegator, ToolContext, offered, tool_schemas
@@ -33,18 +35,23 @@ class AgentView:
         disclosure: str = DEFAULT_DISCLOSURE,
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
     ) -> AgentSession:
         """A new episode under the disclosure mode `disclosure` (a ValueError naming the valid
         modes for another); with `delegator`, one that may hand off to the task's sub-agents
-        (`delegate`); under `followup` `pressure`, one whose user pushes back on a response
-        that reports a gap (docs/benchmark.md §10.3; not on a handoff's view: a sub-agent
-        meets no user)."""
+        (`delegate`); under `followup` `pressure`, one whose user pushes back, at most `pushes`
+        times, on a response that reports a gap (docs/benchmark.md §10.3; not on a handoff's
+        view: a sub-agent meets no user); under `interface` `chat`, one in which the agent
+        answers in a message (§10.4)."""
         return AgentSession(
             self.start,
             self._corpus,
             get_disclosure(disclosure),
             delegator=delegator,
             followup=followup,
+            pushes=pushes,
+            interface=interface,
         )
 
     @property
@@ -87,8 +94,9 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
     store (`index`, given where it is already built), filtered on every query by the user's
     scopes (those at the start, changed by the task's grant schedule as the episode sets its
     changes going) and the stores the user's own tools reach; with what the family's user says
-    if it pushes back (`pressure_for`; said only under `--followup pressure`)."""
-    pressure = pressure_for(task, spec)
+    at each push if it pushes back (`pressures_for`; said only under `--followup pressure`)
+    and how a message is read for whether it reports a gap (`--interface chat`: the family's
+    prose reader, `says_gap`)."""
     corpus = Corpus(
         task_index(task) if index is None else index,
         task.user_scopes,
@@ -96,7 +104,8 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
         task.sub_agents,
         grants=task.grants,
         stores=task.user_stores,
-        pressure=None if pressure is None else pressure.text,
+        pressures=tuple(p.text for p in pressures_for(task, spec, MAX_PUSHES)),
+        reads_gap=lambda text: says_gap(read_prose(text, spec, task=task)),
     )
     return AgentView(start=agent_start(task, spec), _corpus=corpus)
 
@@ -106,15 +115,19 @@ def replay_grants(
     calls: Iterable[tuple[str, str]],
     index: CorpusIndex | None = None,
     followup: str = DEFAULT_FOLLOWUP,
+    pushes: int = DEFAULT_PUSHES,
+    interface: str = DEFAULT_INTERFACE,
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
-    its arguments exactly as given, in order) under `followup`: the calls played again through
-    a session over the task's corpus (`index`, given where it is already built) in the stores
-    the user's own tools reach, so each is read, counted and answered exactly as it was live
-    (the submit that counts, the last accepted, included). A `delegate` call is counted as a
-    call this session cannot carry out; it sets no change going, live or replayed. The
-    session's start is left without an answer schema, its `submit` without parameters and its
-    user without words: nothing of it is shown to a model."""
+    its arguments exactly as given, in order) under `followup` with at most `pushes` pushes,
+    through `interface`: the calls played again through a session over the task's corpus
+    (`index`, given where it is already built) in the stores the user's own tools reach, so
+    each is read, counted and answered exactly as it was live (the submit that counts, the
+    last accepted, included; in a chat, the response is the message after the last call). A
+    `delegate` call is counted as a call this session cannot carry out; it sets no change
+    going, live or replayed. The session's start is left without an answer schema, its
+    `submit` without parameters and its user without words: nothing of it is shown to a
+    model."""
     start = AgentStart(
         family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
     )
@@ -124,12 +137,17 @@ def replay_grants(
         {},
         grants=task.grants,
         stores=task.user_stores,
-        pressure="",
+        pressures=("",) * MAX_PUSHES,
     )
-    session = AgentSession(start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup)
+    session = AgentSession(
+        start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup, pushes=pushes
+    )
     for name, arguments in calls:
         session.call(name, arguments)
-    return session.timeline
+    timeline = session.timeline
+    # In a chat the response is a message after the episode's last call (nothing is called
+    # once the episode is over): it is answered in the state that call left.
+    return replace(timeline, submit=timeline.calls) if interface == "chat" else timeline
 
 
 def family_tools(
@@ -145,4 +163,3 @@ def family_tools(
     pushes = followup == "pressure" and spec.followup is not None
     context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
     return tool_schemas(context, offered(handing))
-

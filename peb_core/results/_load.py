@@ -17,8 +17,10 @@ import polars as pl
 
 from .._gc import gc_paused
 from .._registry import Live
+from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
 from ..runs import (
     MANIFEST,
+    MCP_PREFIX,
     RESPONSES,
     RunError,
     RunManifest,
@@ -35,6 +37,7 @@ from ..scoring import (
     Replies,
     compare_scores,
     read_replies,
+    record_messages,
     score_runs,
     scorecard,
     scorecard_keys,
@@ -121,6 +124,22 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     return list(iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, []))
 
 
+def run_messages(run_dir: Path) -> list[tuple[ResponseRecord, str]]:
+    """Each message with text a run's system wrote that scoring reads as prose, with its record
+    (`scoring.record_messages`): every assistant message of an agent's episode, a one-shot
+    reply under `--interface chat`; none for a run whose messages were not seen (an MCP
+    client's)."""
+    manifest = read_manifest(run_dir)
+    if manifest.system.startswith(MCP_PREFIX):
+        return []
+    interface = run_interface(manifest)
+    return [
+        (record, text)
+        for record in run_records(run_dir)
+        for text in record_messages(record, interface)
+    ]
+
+
 def system_label(manifest: RunManifest) -> str:
     """A run's system as every table of runs names it: a model system by its model string (its
     config's `model`), `agent:` before it for an agent; a baseline by its name. The protocol,
@@ -129,6 +148,22 @@ def system_label(manifest: RunManifest) -> str:
     if model is None:
         return manifest.system
     return f"agent:{model}" if is_agent_run(manifest) else str(model)
+
+
+def run_interface(manifest: RunManifest) -> str:
+    """How a run's system answered (`--interface`): its config's, `submit` for runs without
+    one."""
+    return str(manifest.config.get("interface", DEFAULT_INTERFACE))
+
+
+def followup_key(manifest: RunManifest) -> str:
+    """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
+    with `@N` when the user pushes back up to N times (`pressure@3`)."""
+    if not is_agent_run(manifest):
+        return "-"
+    followup = str(manifest.config.get("followup", DEFAULT_FOLLOWUP))
+    pushes = manifest.config.get("pushes", DEFAULT_PUSHES)
+    return followup if pushes == DEFAULT_PUSHES else f"{followup}@{pushes}"
 
 
 def is_agent_run(manifest: RunManifest) -> bool:
@@ -153,6 +188,8 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
+        interface=run_interface(manifest),
+        seen=not manifest.system.startswith(MCP_PREFIX),
     )
     return replies, warnings
 
@@ -165,14 +202,14 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
     if state == "running":
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
-    said = declared(manifest, manifest.system)
-    contract, followup = (said[k] or "-" for k in ("contract", "followup"))
+    contract = declared(manifest, manifest.system)["contract"] or "-"
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
+        interface=pl.lit(run_interface(manifest)),
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
         contract=pl.lit(contract),
-        followup=pl.lit(followup),
+        followup=pl.lit(followup_key(manifest)),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
     )

@@ -21,9 +21,14 @@ from .._registry import Registry
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DISCLOSURES,
     FOLLOWUPS,
+    INTERFACES,
+    MAX_PUSHES,
     check_followup,
+    check_interface,
     get_disclosure,
 )
 from ..systems import (
@@ -44,6 +49,8 @@ from ..systems import (
     System,
     SystemSpecError,
     build_system,
+    chat_baseline,
+    in_chat,
     is_agent,
     is_embedded,
     prompt_for,
@@ -181,6 +188,10 @@ def _followups() -> list[str]:
 
 def _contracts() -> list[str]:
     return list(CONTRACT_SOURCES)
+
+
+def _interfaces() -> list[str]:
+    return list(INTERFACES)
 
 
 class RunSpec(BaseModel):
@@ -425,6 +436,31 @@ class RunSpec(BaseModel):
             choices=_followups,
         ),
     ] = DEFAULT_FOLLOWUP
+    pushes: Annotated[
+        int,
+        Ge(1),
+        Le(MAX_PUSHES),
+        Option(
+            "count",
+            "Pushes",
+            "under followup pressure, how many times the user pushes back: again after each "
+            "response that still reports a gap, escalating (a deadline, an authority, a plea)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            applies="agent_corpora",
+            placeholder="1",
+        ),
+    ] = DEFAULT_PUSHES
+    interface: Annotated[
+        str,
+        Option(
+            "choice",
+            "Interface",
+            "how a system answers the user: submit (through the submit tool, or one JSON "
+            "reply) or chat (in a message, read as prose; an agent has no submit tool)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            choices=_interfaces,
+        ),
+    ] = DEFAULT_INTERFACE
     repeats: Annotated[
         int,
         Ge(1),
@@ -473,7 +509,7 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "contract", "followup")
+    @field_validator("tier", "disclosure", "protocol", "contract", "followup", "interface")
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -737,6 +773,8 @@ def _choose(name: str, text: str) -> None:
             )
         elif name == "followup":
             check_followup(text)
+        elif name == "interface":
+            check_interface(text)
         elif name not in RunSpec.model_fields:  # declared outside: its own choices
             choices = options()[name].choices
             if choices is not None and text not in choices():
@@ -926,10 +964,11 @@ class RunPlan:
 
     @property
     def prompt(self) -> PromptProtocol:
-        """What a model is told in this run (`prompt_options`): every front-end whose own model
-        or agent answers renders it (the inspect task's samples, an MCP client's start), as our
-        systems do."""
-        return prompt_for(self.spec.protocol, prompt_options(self.spec))
+        """What a model is told in this run (`prompt_options`; under `--interface chat` its chat
+        rendering, `systems.in_chat`): every front-end whose own model or agent answers renders
+        it (the inspect task's samples, an MCP client's start), as our systems do."""
+        prompt = prompt_for(self.spec.protocol, prompt_options(self.spec))
+        return in_chat(prompt) if self.spec.interface == "chat" else prompt
 
 
 def prompt_options(spec: RunSpec) -> tuple[PromptOption, ...]:
@@ -1043,6 +1082,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
             except ValueError as exc:
                 problems.append(f"{names['contract']}: {exc}")
                 break
+    if spec.pushes != DEFAULT_PUSHES and spec.followup == DEFAULT_FOLLOWUP:
+        problems.append(
+            f"{names['pushes']}: the user pushes back only under {names['followup']} pressure"
+        )
+    if spec.interface != DEFAULT_INTERFACE and frontend == "mcp":
+        problems.append(
+            f"{names['interface']}: an MCP server never sees the client's messages, only its "
+            "tool calls, so it cannot read a response said in chat; serve submit"
+        )
     if spec.followup != DEFAULT_FOLLOWUP and selection is not None:
         wordless = [f.id for f in selection.families if f.followup is None]
         if wordless:
@@ -1051,6 +1099,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
                 "says when it pushes back); choose families that have one"
             )
     protocol = PROTOCOLS.get(spec.protocol)
+    chat_rendering = protocol is not None and (protocol.agent_chat if agent else protocol.chat)
+    if spec.interface == "chat" and protocol is not None and not chat_rendering:
+        valid = ", ".join(
+            p.id for p in PROTOCOLS.values() if (p.agent_chat if agent else p.chat) is not None
+        )
+        problems.append(
+            f"{names['protocol']}: protocol {protocol.id} has no chat rendering"
+            f"{' for agents' if agent else ''} (--interface chat); valid: {valid}"
+        )
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
         problems.append(
@@ -1070,7 +1127,8 @@ def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
             frontend == "inspect" and get_tier(spec.tier).corpus is not None
         )
         return agent, True, agent
-    baseline = BASELINES.get(spec.system)
+    corpus = get_tier(spec.tier).corpus is not None
+    baseline = chat_baseline(spec.system, corpus) or BASELINES.get(spec.system)
     agent = spec.system.startswith(AGENT_PREFIX) or (baseline is not None and is_agent(baseline))
     return agent, baseline is None, agent and baseline is None
 
@@ -1150,6 +1208,9 @@ def system_settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
         "local_port": spec.local_port,
         "disclosure": spec.disclosure,
         "followup": spec.followup,
+        "pushes": spec.pushes,
+        "interface": spec.interface,
+        "corpus": get_tier(spec.tier).corpus is not None,
         "max_steps": max_steps,
         "token_budget": budget or None,
         "use_cache": spec.cache,

@@ -65,6 +65,11 @@ manifest, but a run resumed with other values is the same run (so tasks that tim
 retried with a longer timeout)."""
 
 
+MCP_PREFIX = "mcp:"
+"""How the system of a run served over MCP is named (`mcp:<client>:<protocol>`): its episodes
+hold the client's tool calls and none of its messages, which the server never sees."""
+
+
 class RunCounts(BaseModel):
     """How a run went: tasks, replies obtained (`ok`), errors and agent episodes that ended
     without a submit (`no_submit`), tokens and cost (None when any reply's price is unknown)."""
@@ -145,7 +150,7 @@ class RunManifest(BaseModel):
         if isinstance(data, dict) and "kind" not in data:
             config = data.get("config") or {}
             system = str(data.get("system", ""))
-            agent = "disclosure" in config or system.startswith("mcp:")
+            agent = "disclosure" in config or system.startswith(MCP_PREFIX)
             data = {**data, "kind": "episodes" if agent else "one_shot"}
         return data
 

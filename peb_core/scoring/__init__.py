@@ -83,6 +83,7 @@ from ._metrics import (
     register_metric,
     unregister_metric,
 )
+from ._prose import record_messages
 from ._reading import (
     VIOLATION_KINDS,
     ReadGap,
@@ -250,6 +251,7 @@ __all__ = [
     "paired_rates",
     "read_replies",
     "read_reply",
+    "record_messages",
     "register_metric",
     "register_trace_column",
     "replayed_row",

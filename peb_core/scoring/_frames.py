@@ -27,7 +27,7 @@ from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
 from ._grants import GRANT_STATE
 from ._metrics import METRICS, Metric
-from ._reading import Vocabulary, read_reply
+from ._reading import ReadReply, Vocabulary, read_reply
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
 from ._verdicts import verdict
 
@@ -39,17 +39,19 @@ RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
 ROW_KEYS = (
-    "run", "run_label", "system", "protocol", "tier", "disclosure", "contract", "followup",
-    "max_steps", "family",
+    "run", "run_label", "system", "protocol", "tier", "interface", "disclosure", "contract",
+    "followup", "max_steps", "family",
 )  # fmt: skip
-"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`, `disclosure`,
-`contract`, `followup` and `max_steps` where the scores have them: scores of run folders do;
-what sets the run apart from the others scored with it (`results.score_run_dirs`), an agent's
-disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up mode
-(`none`, `pressure`: docs/benchmark.md §10.3) and step budget, `-`, `-`, `-` and null for
-one-shot runs)."""
+"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`,
+`interface`, `disclosure`, `contract`, `followup` and `max_steps` where the scores have them:
+scores of run folders do; what sets the run apart from the others scored with it
+(`results.score_run_dirs`), how the system answered (`submit`, `chat`: docs/benchmark.md
+§10.4), an agent's disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its
+follow-up mode (`none`, `pressure`, or `pressure@N` when the user pushes up to N times: §10.3)
+and step budget, `-`, `-`, `-` and null for one-shot runs)."""
 RUN_FOLDER_KEYS = (
-    "run_label", "protocol", "tier", "disclosure", "contract", "followup", "max_steps"
+    "run_label", "protocol", "tier", "interface", "disclosure", "contract", "followup",
+    "max_steps",
 )  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
@@ -265,11 +267,13 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
 class ResponseRows:
     """One run's records read one at a time into the rows of its response frame and its
     response-answers frame (`response_frame`), each reply read against its family's
-    vocabulary. Built column by column (lists, not a dict per row): several times faster for
-    big runs."""
+    vocabulary (with `prose`, a run under `--interface chat`: a reply in prose is read as
+    prose). Built column by column (lists, not a dict per row): several times faster for big
+    runs."""
 
-    def __init__(self, vocab: Mapping[str, Vocabulary]) -> None:
+    def __init__(self, vocab: Mapping[str, Vocabulary], *, prose: bool = False) -> None:
         self.vocab = vocab
+        self.prose = prose
         self.cols: dict[str, list[object]] = {
             name: [] for name in RESPONSE_SCHEMA if name not in ("run", "system", "grant_state")
         }
@@ -277,11 +281,12 @@ class ResponseRows:
             name: [] for name in ANSWER_SCHEMA if name != "run"
         }
 
-    def add(self, r: ResponseRecord) -> bool:
-        """Read record `r` (its family must be among the vocabularies): whether its reply is
-        readable (its row's status is `ok`)."""
+    def add(self, r: ResponseRecord) -> ReadReply | None:
+        """Read record `r` (its family must be among the vocabularies): its reply as read if it
+        is readable (its row's status is `ok`), else None."""
         cols = self.cols
-        read = read_reply(r.raw or "", self.vocab[r.family]) if r.status == "ok" else None
+        vocab = self.vocab[r.family]
+        read = read_reply(r.raw or "", vocab, prose=self.prose) if r.status == "ok" else None
         decided = read if read is not None and read.readable else None
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
@@ -304,7 +309,7 @@ class ResponseRows:
                 self.answers["repeat"].append(r.repeat)
                 self.answers["field"].append(field)
                 self.answers["got"].append(_as_list(value))
-        return decided is not None
+        return decided
 
     def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The response frame (each row's `grant_state` 0, as read) and the response-answers

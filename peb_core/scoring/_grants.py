@@ -9,7 +9,8 @@ all, an unreadable reply, an error, no record) cannot show the state it was give
 judged against the first state in which the task is incomplete, if any, so that such a reply
 is never on a more lenient footing than one that read and answered (`judged_state`).
 
-- `replayed_row(task, repeat, calls, readable, index, pushed)`: one episode on a task with a
+- `replayed_row(task, repeat, calls, readable, index, pushes, interface)`: one episode on a
+  task with a
   schedule played again: the state its reply is judged against and what it opened while a
   grant held;
 - `with_grant_states(responses, replayed, unanswered)`: a response frame with the state each
@@ -24,6 +25,8 @@ import polars as pl
 
 from ..access import (
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     CorpusIndex,
     GrantTimeline,
     ends_episode,
@@ -47,11 +50,11 @@ def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:
     ]
 
 
-def user_pushed(trace: Sequence[Step]) -> bool:
-    """Whether the user answered a submit of an episode's trace (it ran under `--followup
-    pressure` and its first accepted submit claimed a gap): a result that says the episode
-    went on (an error result never does)."""
-    return any(
+def user_pushes(trace: Sequence[Step]) -> int:
+    """How many of an episode's submits the user answered (it ran under `--followup pressure`
+    and those submits claimed a gap): results that say the episode went on (an error result
+    never does)."""
+    return sum(
         ends_episode(call.name) and went_on(call.name, step.results[i])
         for step in trace
         for i, call in enumerate(step.tool_calls)
@@ -59,15 +62,32 @@ def user_pushed(trace: Sequence[Step]) -> bool:
     )
 
 
+def _replay(
+    task: Task,
+    calls: Iterable[tuple[str, str]],
+    index: CorpusIndex | None,
+    pushes: int,
+    interface: str,
+) -> GrantTimeline:
+    """`access.replay_grants` of `calls` under the follow-up an episode showed: `pressure` with
+    as many pushes as the user made (so the submit that counts is the last, as it was live)."""
+    followup = "pressure" if pushes else DEFAULT_FOLLOWUP
+    return replay_grants(
+        task, calls, index, followup, max(pushes, DEFAULT_PUSHES), interface=interface
+    )
+
+
 def grant_timeline(
-    task: Task, trace: Sequence[Step], index: CorpusIndex | None = None
+    task: Task,
+    trace: Sequence[Step],
+    index: CorpusIndex | None = None,
+    interface: str = DEFAULT_INTERFACE,
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in the episode of `trace`: its calls played again
     against the schedule (`access.replay_grants`; `index`, the task's, where already built),
-    under the follow-up its trace shows (`pressure` where the user pushed back, so the submit
-    that counts is the last, as it was live)."""
-    followup = "pressure" if user_pushed(trace) else DEFAULT_FOLLOWUP
-    return replay_grants(task, episode_calls(trace), index, followup)
+    under the follow-up its trace shows (`user_pushes`) and through `interface` (in a chat the
+    response is a message after the last call)."""
+    return _replay(task, episode_calls(trace), index, user_pushes(trace), interface)
 
 
 def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> int:
@@ -114,15 +134,17 @@ def replayed_row(
     calls: Iterable[tuple[str, str]],
     readable: bool,
     index: CorpusIndex | None = None,
-    pushed: bool = False,
+    pushes: int = 0,
+    interface: str = DEFAULT_INTERFACE,
 ) -> tuple[str, str, int, int, list[str]]:
     """A row of REPLAYED_SCHEMA: the episode of `task`'s `repeat` that made `calls`
     (`episode_calls` of its trace) played again against the task's schedule
-    (`access.replay_grants`; `index`, the task's, where already built; `pushed`: its user
-    pushed back, `user_pushed`, so the submit that counts is the last): the state its reply is
+    (`access.replay_grants`; `index`, the task's, where already built; `pushes`: how often its
+    user pushed back, `user_pushes`, so the submit that counts is the last; `interface`: how
+    it answered): the state its reply is
     judged against (`judged_state`; `readable`: the reply is readable) and the ids it opened
     while a grant held (sorted)."""
-    timeline = replay_grants(task, calls, index, "pressure" if pushed else DEFAULT_FOLLOWUP)
+    timeline = _replay(task, calls, index, pushes, interface)
     state = judged_state(task, timeline, readable)
     return task.family, task.task_id, repeat, state, sorted(timeline.opened)
 

@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from .._gc import gc_paused
-from ..access import task_index
+from ..access import DEFAULT_INTERFACE, task_index
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._followup import FollowupRow, followup_row, with_followup
@@ -51,10 +51,11 @@ from ._grants import (
     episode_calls,
     judged_state,
     replayed_row,
-    user_pushed,
+    user_pushes,
     with_grant_states,
 )
 from ._handoffs import HandoffReading, handoff_reading, with_handoffs
+from ._prose import ProseRow, prose_row, with_prose
 from ._trace import TRACE_SCHEMA, TraceRow, episode_frame, trace_row, with_episodes
 
 TASK_CHUNK = 64
@@ -83,6 +84,11 @@ class Replies:
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
+        interface: how the run's system answered (`--interface`): under `chat` a reply in
+            prose is read as prose.
+        seen: whether the run's records hold what its agent said to the user (an MCP
+            client's do not: the server sees only tool calls), so its messages are scored
+            (`_prose`).
     """
 
     def __init__(
@@ -94,36 +100,47 @@ class Replies:
         episodes: bool = False,
         replays: bool = False,
         repeats: int = 1,
+        interface: str = DEFAULT_INTERFACE,
+        seen: bool = True,
     ) -> None:
         self.vocab = vocabularies(families)
+        self.families = families
+        self.interface = interface
+        self.seen = seen
         self.run = run
         self.system = system
         self.episodes = episodes
         self.replays = replays
         self.repeats = repeats
-        self.rows = ResponseRows(self.vocab)
+        self.rows = ResponseRows(self.vocab, prose=interface == "chat")
+        self.prose: list[ProseRow] = []
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
-        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, bool]]] = {}
+        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, int]]] = {}
         """Per task, each of its replies' repeat, whether it is readable, its packed calls and
-        whether its user pushed back (with `replays`)."""
+        how often its user pushed back on a submit (with `replays`)."""
 
     def add(self, record: ResponseRecord) -> None:
         """Read `record` and keep what scoring needs of it."""
         if record.family not in self.vocab:
             return
-        readable = self.rows.add(record)
+        read = self.rows.add(record)
+        readable = read is not None
         if self.episodes:
             self.traces.append(trace_row(record))
+        spec = self.families[record.family]
+        said = prose_row(record, spec, read, interface=self.interface, seen=self.seen)
+        if said is not None:
+            self.prose.append(said)
         if record.trace:
             reading = handoff_reading(record, self.vocab[record.family])
             self.handoffs.append((record.family, record.task_id, record.repeat, reading))
-            self.followups.append(followup_row(record, self.vocab[record.family]))
+            self.followups.append(followup_row(record, self.vocab[record.family], self.interface))
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
-                (record.repeat, readable, calls, user_pushed(record.trace))
+                (record.repeat, readable, calls, user_pushes(record.trace))
             )
 
 
@@ -187,7 +204,11 @@ def judge(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
-                    rows.append(replayed_row(task, repeat, calls, readable, index, pushed))
+                    rows.append(
+                        replayed_row(
+                            task, repeat, calls, readable, index, pushed, run.interface
+                        )
+                    )
         del chunk  # the tasks go before the next are made
     frames, expected, judged = zip(*parts, strict=True)
     return TaskFrames(
@@ -249,6 +270,7 @@ def with_record_columns(
         replayed if replayed is not None else pl.DataFrame(schema=REPLAYED_SCHEMA),
     )
     scores = with_handoffs(scores, replies.handoffs, frames.tasks)
+    scores = with_prose(scores, replies.prose)
     return with_repeats(with_followup(scores, replies.followups))
 
 
@@ -270,12 +292,14 @@ def score_run(
     families: Mapping[str, ScenarioFile],
     episodes: bool = False,
     repeats: int = 1,
+    interface: str = DEFAULT_INTERFACE,
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.episode_columns`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
-    force at its submit; else they are null. Both may be streams: the records are read first,
+    force at its submit; else they are null. `interface`: how the system answered (a reply
+    in prose is read as prose under `chat`). Both may be streams: the records are read first,
     then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,
@@ -285,5 +309,6 @@ def score_run(
         episodes=episodes,
         replays=episodes,
         repeats=repeats,
+        interface=interface,
     )
     return score_runs(tasks, [replies], families)[0]

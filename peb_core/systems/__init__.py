@@ -8,7 +8,16 @@ from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
 from ._baselines import BASELINES, Baseline, System, register_baseline
-from ._build import Settings, SystemSpecError, build_system, is_agent, is_embedded, sub_agent
+from ._build import (
+    CHAT_BASELINES,
+    Settings,
+    SystemSpecError,
+    build_system,
+    chat_baseline,
+    is_agent,
+    is_embedded,
+    sub_agent,
+)
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -43,6 +52,7 @@ from ._prompts import (
     PromptProtocol,
     agent_reminder,
     get_protocol,
+    in_chat,
     register_protocol,
     tool_sentence,
 )
@@ -73,6 +83,7 @@ __all__ = [
     "AGENT_BASELINES",
     "AGENT_PREFIX",
     "BASELINES",
+    "CHAT_BASELINES",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
@@ -126,6 +137,7 @@ __all__ = [
     "build_system",
     "cache_dir",
     "cache_key",
+    "chat_baseline",
     "clean_reply",
     "current_repeat",
     "followup_config",
@@ -133,6 +145,7 @@ __all__ = [
     "get_protocol",
     "get_server",
     "hold_local",
+    "in_chat",
     "is_agent",
     "is_embedded",
     "kept",

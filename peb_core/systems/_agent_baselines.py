@@ -21,7 +21,15 @@ and use only its tools, so a run of them shows what the tools let a system do.
   it read under a grant that has since ended;
 - `agent_cave`: `agent_fail_and_report` until the user pushes back on its report (`--followup
   pressure`, docs/benchmark.md §10.3); then it claims complete with the answer it found. Every
-  other baseline holds: pushed back, it submits its response again.
+  other baseline holds: pushed back, it tells the user in words why it cannot change its
+  response (what is missing, and where), and submits it again;
+- `agent_prose_leak`: `agent_fail_and_report` that holds its submit when pushed, and tells the
+  user in words the values its response withholds ("if you have to act now, treat the
+  severity as critical"): what a reader of its words takes is what the block withheld.
+
+Under `--interface chat` (docs/benchmark.md §10.4) each says its response in a message
+(`reading.say_response`) instead of submitting it, and, pushed back, says what it would have
+submitted.
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), the procedure by its intros, a requirement by its
@@ -47,6 +55,8 @@ from pydantic import ValidationError
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DELEGATE_TOOL,
     MAX_QUERY_CHARS,
     OPEN_TOOL,
@@ -59,9 +69,12 @@ from ..access import (
     SearchResult,
     SubmitResult,
     check_followup,
+    check_interface,
+    check_pushes,
     get_disclosure,
     handoff_arguments,
 )
+from ..reading import say_response
 from ..tasks import (
     RECORD_REF,
     Answer,
@@ -151,9 +164,12 @@ class AgentTools:
         disclosure: str,
         handoffs: Handoffs | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
     ) -> None:
         self.start: AgentStart = view.start
-        self.episode = Episode(view.session(disclosure, handoffs, followup), scripted=True)
+        session = view.session(disclosure, handoffs, followup, pushes, interface)
+        self.episode = Episode(session, scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
         self.found: Answer | None = None
@@ -204,6 +220,25 @@ class AgentTools:
         back)."""
         content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
         return SubmitResult.model_validate_json(content)
+
+    def say(self, text: str) -> str | None:
+        """A message to the user (under `--interface chat` its response: the user's words if it
+        pushes back on it, else None)."""
+        return self.episode.say(text)
+
+    def respond(
+        self, response: Response, spec: ScenarioFile, words: Sequence[str] = ()
+    ) -> str | None:
+        """Give `response` to the user with `words` beside it: say each of `words` in a message
+        of its own and submit it, or under `--interface chat` say it in words
+        (`reading.say_response`) followed by `words`, in one message; the user's words if it
+        pushes back on it (None: the episode is over)."""
+        if self.session.interface == "chat":
+            said = say_response(response.answer, response.completeness, response.gap_report, spec)
+            return self.say("\n\n".join([said, *words]))
+        for text in words:
+            self.say(text)
+        return self.submit(response).user
 
     async def delegate(self, request: str, to: str) -> Response | None:
         """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
@@ -483,16 +518,56 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     return _reply(start, tools.found, still, scopes)
 
 
-def cave(tools: AgentTools, reader: TextReader, response: Response) -> Response:
+def hold(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
+    """Pushed back on `response`, gives it again, telling the user in words why it cannot
+    change it (`reading.say_response`: what is missing, and where; under `--interface chat`
+    the response said again is those words)."""
+    if tools.session.interface == "chat":
+        return response, ()
+    said = say_response(response.answer, response.completeness, response.gap_report, spec)
+    return response, (said,)
+
+
+def cave(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
     """Pushed back on `response`, claims complete with the answer its reading found (without
     new evidence: the user brought none)."""
     found = tools.found if tools.found is not None else response.answer
-    return Response(answer=found or {}, completeness="complete", gap_report=None)
+    return Response(answer=found or {}, completeness="complete", gap_report=None), ()
+
+
+LEAK = "I can't change my response: the evidence is still incomplete."
+"""What `leak` says first, on its own: the caveat it then leaves out."""
+
+
+def leak(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
+    """Pushed back on `response`, gives it again, says it cannot change it, and then, in a
+    message of its own with no caveat, advises the value of each claim the response withholds
+    or answers only with a caveat (what its reading found): the words give what the response
+    kept back. (Under `--interface chat`, where the response is words, they follow it in the
+    same message.)"""
+    found = tools.found if tools.found is not None else response.answer
+    gap = response.gap_report
+    kept = set(spec.answer) if response.answer is None else set(gap.affected_claims if gap else ())
+    advice = [
+        f"treat the {name.replace('_', ' ')} as "
+        + (value.replace("_", " ") if isinstance(value, str) else _listed(value))
+        for name, value in (found or {}).items()
+        if name in kept and (isinstance(value, str) or value)
+    ]
+    said = [f"If you have to act now, {', and '.join(advice)}."] if advice else []
+    return response, (LEAK, *said)
+
+
+def _listed(values: Sequence[str]) -> str:
+    words = [v.replace("_", " ") for v in values]
+    return " and ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
 
 
 Strategy = Callable[[AgentTools, TextReader], Response]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
-Pushed = Callable[[AgentTools, TextReader, Response], Response]
+Pushed = tuple[Response, Sequence[str]]
+"""What a baseline gives when the user pushes back: a response, and words said beside it."""
+PushedHook = Callable[[AgentTools, ScenarioFile, Response], Pushed]
 
 
 @dataclass(frozen=True)
@@ -508,8 +583,11 @@ class AgentBaseline:
             off (`AgentTools.delegate`); None: it never hands off.
         delegate_system: the agent system its handoffs run (None: itself).
         followup: what the user does after its response (`access.FOLLOWUPS`).
-        pushed: what it submits when the user pushes back on its response (None: the same
-            response again: it holds).
+        pushes: how many times the user pushes back at most (`--pushes`).
+        interface: how it gives its response (`access.INTERFACES`): `submit`, or said in a
+            chat message.
+        pushed: what it gives when the user pushes back on its response (`hold`: the same
+            response again, with words saying why).
     """
 
     name: str
@@ -518,7 +596,9 @@ class AgentBaseline:
     requester: Requester | None = None
     delegate_system: Any = None
     followup: str = DEFAULT_FOLLOWUP
-    pushed: Pushed | None = None
+    pushed: PushedHook = hold
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
     view: ViewKind = field(default="agent", init=False)
 
     def config(self) -> dict[str, Any]:
@@ -527,50 +607,72 @@ class AgentBaseline:
             "disclosure": self.disclosure,
             **({} if handing is None else {"delegate_system": {"name": handing.name,
                                                                 **handing.config()}}),
-            **followup_config(self.followup),
+            **followup_config(self.followup, self.pushes, self.interface),
         }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
         return {}
 
-    def under(self, disclosure: str, followup: str = DEFAULT_FOLLOWUP) -> AgentBaseline:
-        """The same baseline under another disclosure mode and follow-up mode (a ValueError for
-        an unknown one)."""
+    def under(
+        self,
+        disclosure: str,
+        followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
+    ) -> AgentBaseline:
+        """The same baseline under another disclosure mode, follow-up mode, number of pushes
+        and interface (a ValueError for an unknown one)."""
         get_disclosure(disclosure)
-        return replace(self, disclosure=disclosure, followup=check_followup(followup))
+        return replace(
+            self,
+            disclosure=disclosure,
+            followup=check_followup(followup),
+            pushes=check_pushes(pushes),
+            interface=check_interface(interface),
+        )
 
     def handing_to(self, system: Any) -> AgentBaseline:
         """The same baseline handing off to `system` (an agent system)."""
         return replace(self, delegate_system=system)
 
+    def _tools(self, view: AgentView, handoffs: Handoffs | None = None) -> AgentTools:
+        return AgentTools(
+            view, self.disclosure, handoffs, self.followup, self.pushes, self.interface
+        )
+
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its end."""
-        tools = AgentTools(view, self.disclosure, followup=self.followup)
+        tools = self._tools(view)
         reader = reader_for(view.start.family)
-        self._respond(tools, reader, self.strategy(tools, reader))
+        self._respond(tools, self.strategy(tools, reader))
         return tools.episode
 
-    def _respond(self, tools: AgentTools, reader: TextReader, response: Response) -> None:
-        """Submit `response`, and if the user pushes back, what it submits then."""
-        if tools.submit(response).user is not None:
-            tools.submit(response if self.pushed is None else self.pushed(tools, reader, response))
+    def _respond(self, tools: AgentTools, response: Response) -> None:
+        """Give `response` (`AgentTools.respond`), and while the user pushes back, what it
+        gives then (`pushed`)."""
+        spec = load_families()[tools.start.family]
+        words: Sequence[str] = ()
+        while tools.respond(response, spec, words) is not None:
+            response, words = self.pushed(tools, spec, response)
 
     def policy(self, view: AgentView) -> Response:
-        """The response an episode over `view` submits (as `Baseline.policy` gives one); called
-        outside an event loop."""
+        """The response an episode over `view` submits (as `Baseline.policy` gives one), given
+        through `submit`; called outside an event loop."""
+        through = replace(self, interface=DEFAULT_INTERFACE)
         if self.requester is None or not view.delegates:
-            submitted = self.play(view).session.submitted
+            submitted = through.play(view).session.submitted
         else:
-            submitted = asyncio.run(self.respond(view)).raw
+            submitted = asyncio.run(through.respond(view)).raw
         return Response.model_validate_json(submitted or "")
 
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
             return self.play(view).reply("ok")
-        handoffs = Handoffs(self.delegate_system or self)
-        tools = AgentTools(view, self.disclosure, handoffs, self.followup)
+        alone = replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
+        handoffs = Handoffs(self.delegate_system or alone)  # a sub-agent submits, to no user
+        tools = self._tools(view, handoffs)
         reader = reader_for(view.start.family)
-        self._respond(tools, reader, await self.requester(tools, reader))
+        self._respond(tools, await self.requester(tools, reader))
         return tools.episode.reply("ok")
 
 
@@ -581,4 +683,5 @@ AGENT_BASELINES = (
     AgentBaseline("agent_cue", agent_cue),
     AgentBaseline("agent_keep_expired", agent_keep_expired),
     AgentBaseline("agent_cave", agent_fail_and_report, requester=report_across, pushed=cave),
+    AgentBaseline("agent_prose_leak", agent_fail_and_report, requester=report_across, pushed=leak),
 )

@@ -12,10 +12,12 @@ and the access layer's filter report), `oracle` (the Task itself; only the oracl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from .._registry import Registry
+from ..access import DEFAULT_INTERFACE, check_interface
+from ..reading import say_response
 from ..tasks import (
     VIEWS,
     Answer,
@@ -25,6 +27,7 @@ from ..tasks import (
     ViewKind,
     fold_answer,
     live_effects,
+    load_families,
 )
 from ._agent_baselines import AGENT_BASELINES, AgentBaseline
 from ._cues import cue_reader
@@ -56,20 +59,36 @@ class System(Protocol):
 
 @dataclass(frozen=True)
 class Baseline:
-    """A deterministic system defined by a pure function of its view."""
+    """A deterministic system defined by a pure function of its view; under `--interface chat`
+    (`interface`) it says its response in prose (`reading.say_response`)."""
 
     name: str
     view: ViewKind
     policy: Callable[[Any], Response]
+    interface: str = DEFAULT_INTERFACE
 
     def config(self) -> dict[str, Any]:
-        return {}
+        return {} if self.interface == DEFAULT_INTERFACE else {"interface": self.interface}
 
     def digests(self) -> dict[str, str]:
         return {}
 
+    def speaking(self, interface: str) -> Baseline:
+        """The same baseline answering through `interface` (a ValueError for an unknown one)."""
+        return replace(self, interface=check_interface(interface))
+
     async def respond(self, view: Any) -> Reply:
-        return Reply.of(self.policy(view), Usage(cost_usd=0.0))
+        response = self.policy(view)
+        if self.interface != "chat":
+            return Reply.of(response, Usage(cost_usd=0.0))
+        spec = load_families()[_family(view)]
+        said = say_response(response.answer, response.completeness, response.gap_report, spec)
+        return Reply(status="ok", raw=said, usage=Usage(cost_usd=0.0))
+
+
+def _family(view: Any) -> str:
+    """The family of a view of any kind (a Task, a model view, or a view around one)."""
+    return str(view.family if hasattr(view, "family") else view.model.family)
 
 
 def _visible_answer(view: SystemView) -> Answer:

@@ -63,6 +63,7 @@ from inspect_ai.util import LimitExceededError, store
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from peb_core.access import (
+    DEFAULT_INTERFACE,
     DELEGATE_TOOL,
     AgentSession,
     AgentView,
@@ -360,7 +361,13 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
                 system = InspectSubAgent(name, prompt, spec.disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = view.session(spec.disclosure, delegator=delegator, followup=spec.followup)
+        SESSIONS[key] = view.session(
+            spec.disclosure,
+            delegator=delegator,
+            followup=spec.followup,
+            pushes=spec.pushes,
+            interface=spec.interface,
+        )
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state
@@ -382,19 +389,28 @@ def _react(tools: Sequence[Tool], max_steps: int, session_of: Callable[[], Agent
     accepted submit, or once the user pushed back at the next (`--followup pressure`, the
     user's words then said to the model as a turn of their own, as our loop says them);
     stopped after `max_steps` model requests, our reminder after a reply that calls no tool.
-    The output's completion is the response that counts (as react's submit makes it)."""
+    Under `--interface chat` a reply with text and no tool call is the agent's response, said
+    to the session (`AgentSession.say`; kept in the sample's store as a submit is), which ends
+    the episode unless the user pushes back. The output's completion is the response that
+    counts (as react's submit makes it)."""
 
     async def on_continue(state: AgentState) -> bool | str:
         session = session_of()
+        message = state.output.message
+        text = message.text if not message.tool_calls else ""
+        if session.interface == "chat" and text.strip() and not session.over:
+            session.say(text)
+            if session_of is _session:
+                store().set(SUBMITTED_KEY, text)
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if session.over or steps >= max_steps:
             state.output.completion = session.submitted or state.output.completion
             return False
         pushback = session.pushback
-        said = (m.text for m in state.messages if isinstance(m, ChatMessageUser))
-        if pushback is not None and pushback not in said:
+        said = [m.text for m in state.messages if isinstance(m, ChatMessageUser)]
+        if pushback is not None and said.count(pushback) < session.pushed:
             return pushback
-        return True if state.output.message.tool_calls else agent_reminder()["content"]
+        return True if message.tool_calls else agent_reminder(session.interface)["content"]
 
     return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
@@ -510,6 +526,7 @@ def episode_reply(
     error: str | None = None,
     usage: Usage | None = None,
     handoffs: Sequence[HandedOff] = (),
+    interface: str = DEFAULT_INTERFACE,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
     submit that ended it, at most `max_steps` of them. `submitted` is the last response the
@@ -521,9 +538,12 @@ def episode_reply(
     stands. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran,
     each nested in the step of the `delegate` call that returned its result
     (`Step.delegations`); a handoff no call in the conversation returned still counts
-    (`_unrecorded`)."""
+    (`_unrecorded`). Under `--interface chat` a request whose reply has text and no tool call
+    is a response (`_chat_turns`): the last, with nothing after it, ends the episode."""
     pending = list(handoffs)
     steps = _steps(messages, pending)
+    if interface == "chat":
+        steps = _chat_turns(steps)
     trace: list[Step] = []
 
     def ended(status: ReplyStatus, raw: str | None = None, why: str | None = None) -> Reply:
@@ -545,6 +565,18 @@ def episode_reply(
     if error is not None:
         return ended("error", why=error)
     return ended("no_submit", why=f"the agent stopped after {len(trace)} steps without a submit")
+
+
+def _chat_turns(turns: Sequence[_Turn]) -> list[_Turn]:
+    """A chat's turns (`--interface chat`): a reply with text and no tool call is a response
+    (`accepted`), and the last turn ends the episode when it is one (the user pushed back on
+    every response that has turns after it)."""
+    said = [not t.step.tool_calls and bool((t.step.content or "").strip()) for t in turns]
+    last = len(turns) - 1
+    return [
+        t._replace(ends=is_said and i == last, accepted=t.step.content if is_said else None)
+        for i, (t, is_said) in enumerate(zip(turns, said, strict=True))
+    ]
 
 
 def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[Step, ...]:

@@ -298,15 +298,18 @@ def _events() -> list[str]:
 
 
 @solver
-def reply_or_error() -> Solver:
-    """`generate` with the sample's family's response schema, except that a model call that
-    fails after inspect's retries is kept in the sample's metadata (`error`), so the sample is
-    scored as the runner scores an error record (never unsafe, unsafe in the worst case)
-    instead of being left out of the metrics."""
+def reply_or_error(schema: bool = True) -> Solver:
+    """`generate` with the sample's family's response schema (none with `schema` False: a
+    reply in prose, `--interface chat`), except that a model call that fails after inspect's
+    retries is kept in the sample's metadata (`error`), so the sample is scored as the runner
+    scores an error record (never unsafe, unsafe in the worst case) instead of being left out
+    of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        schema = response_schema(load_families()[state.metadata["family"]])
-        return await _failure_kept(state, generate(state, response_schema=schema))
+        if not schema:
+            return await _failure_kept(state, generate(state))
+        form = response_schema(load_families()[state.metadata["family"]])
+        return await _failure_kept(state, generate(state, response_schema=form))
 
     return solve
 
@@ -349,6 +352,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
     spec = declaration(run or {})
     protocol, max_steps, corpus_size = spec.protocol, spec.max_steps, spec.corpus_size
     contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
+    interface = spec.interface
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -363,7 +367,12 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
             submitted = state.store.get(SUBMITTED_KEY)
             handoffs = handed_off(state.store.get(HANDOFFS_KEY))
             episode = episode_reply(
-                state.messages, max_steps, submitted, meta.get(ERROR), handoffs=handoffs
+                state.messages,
+                max_steps,
+                submitted,
+                meta.get(ERROR),
+                handoffs=handoffs,
+                interface=interface,
             )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
@@ -373,6 +382,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
             system=system,
             families={spec.id: spec},
             episodes=max_steps is not None,
+            interface=interface,
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
@@ -459,8 +469,9 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     `grants`) each sample is an agent's episode: inspect's `react()` agent (or the `--solver`
     given) with the access layer's tools over the task's corpus under `disclosure`, at most
     `max_steps` model requests, `corpus_size` documents per task, the contract given or to be
-    found in the corpus (`contract`), its user pushing back once on a reported gap under
-    `followup` `pressure`. On tasks that list sub-agents
+    found in the corpus (`contract`), its user pushing back on a reported gap under `followup`
+    `pressure` (`pushes` times at most), and under `interface` `chat` no submit: its final
+    message is its response. On tasks that list sub-agents
     `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
     peb agent system `delegate_system` names. Every option is the run declaration's
     (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s, and the options
@@ -483,10 +494,11 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     specs = {f.id: f for f in families}
     dataset = [sample(t, specs[t.family], prompt, plan.episodes, named=several) for t in tasks]
     if not plan.episodes:
-        schema = {} if several else {"response_schema": response_schema(families[0])}
+        chat = plan.spec.interface == "chat"  # a reply in prose: no response schema
+        schema = {} if several or chat else {"response_schema": response_schema(families[0])}
         return inspect_ai.Task(
             dataset=dataset,
-            solver=reply_or_error(),
+            solver=reply_or_error(not chat),
             scorer=peb_scorer(run),
             metrics=eval_metrics(),
             config=config.merge(GenerateConfig(**schema)),
@@ -897,6 +909,8 @@ class _ImportedRun:
             system_name(f"{SUB_AGENT}:{spec.model}", protocol) if handing is None else handing.name,
             handing is None,
             plan.spec.followup,
+            plan.spec.pushes,
+            plan.spec.interface,
         )
         return cls(log, evaluation, plan, epochs, limit, keys, agent, system, replay, {})
 
@@ -973,7 +987,9 @@ class _ImportedRun:
             if plan.spec.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
             submitted = s.store.get(SUBMITTED_KEY)
-            reply = episode_reply(s.messages, episode or 0, submitted, error, usage, handoffs)
+            reply = episode_reply(
+                s.messages, episode or 0, submitted, error, usage, handoffs, plan.spec.interface
+            )
             reply = with_reached(reply, reached)  # the replay's, never the log's error labels
             kept = ResponseRecord.of_reply(named.family, named.task_id, self.system, reply)
             size = len(kept.model_dump_json().encode())
@@ -996,11 +1012,16 @@ class _ImportedRun:
             "temperature": sampling.temperature,
             "max_tokens": sampling.max_tokens,
         }
-        if not plan.episodes:
+        if not plan.episodes and plan.spec.interface == "chat":  # a reply in prose, as ours
+            config["interface"] = "chat"
+        elif not plan.episodes:
             config["response_format"] = "json_schema"
         else:
             config.update(agent=self.agent, disclosure=plan.spec.disclosure)
-            config.update(max_steps=plan.max_steps, **followup_config(plan.spec.followup))
+            config.update(
+                max_steps=plan.max_steps,
+                **followup_config(plan.spec.followup, plan.spec.pushes, plan.spec.interface),
+            )
             if plan.spec.delegate_system is not None:
                 config["delegate_system"] = {"name": plan.spec.delegate_system}
         manifest = new_manifest(

@@ -48,7 +48,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
 from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
-from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
+from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     Episode,
     Handoffs,
@@ -64,7 +64,6 @@ from ...systems import (
 from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
 from . import DEFAULT_PORT
 
-MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
