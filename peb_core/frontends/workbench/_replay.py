@@ -17,18 +17,10 @@ from typing import Any
 
 import polars as pl
 
+from ... import results
 from ..._json import read_json
 from ..._markdown import markdown_code, markdown_text
 from ...access import listed, rendered
-from ...results import (
-    FINDINGS_SCHEMA,
-    handoff_frame,
-    replay_claims,
-    replay_documents,
-    replay_findings,
-    replay_handoffs,
-    replay_steps,
-)
 from ...systems import ResponseRecord
 from ...tasks import ScenarioFile, Task
 from ._example import WorkedExample
@@ -84,14 +76,16 @@ def replay_of(
         record=record,
         task=task,
         spec=spec,
-        steps=replay_steps(record, task),
-        claims=replay_claims(record, task, spec),
-        handoffs=handoff_frame(record, task, spec),
-        subs=tuple(replay_of(sub, seen, spec) for _, sub, seen in replay_handoffs(record, task)),
+        steps=results.replay_steps(record, task),
+        claims=results.replay_claims(record, task, spec),
+        handoffs=results.handoff_frame(record, task, spec),
+        subs=tuple(
+            replay_of(sub, seen, spec) for _, sub, seen in results.replay_handoffs(record, task)
+        ),
         findings=(
-            replay_findings(record, task, spec, scores)
+            results.replay_findings(record, task, spec, scores)
             if scores is not None
-            else pl.DataFrame(schema=FINDINGS_SCHEMA)
+            else pl.DataFrame(schema=results.FINDINGS_SCHEMA)
         ),
     )
 
@@ -216,7 +210,7 @@ def corpus_at(replay: Replay, step: int) -> pl.DataFrame:
     the contract requires its kind, whether it is an out-of-date copy and whether it is the
     contract's source (the procedure, where the contract is found in the corpus); visible
     documents first, then by state."""
-    documents = replay_documents(replay.record, replay.task, upto=step)
+    documents = results.replay_documents(replay.record, replay.task, upto=step)
     reached = [
         pl.when(pl.col(column).is_not_null()).then(
             pl.lit(state)
@@ -259,7 +253,7 @@ def contract_line(replay: Replay, step: int) -> str | None:
     None for a contract given."""
     if replay.task.contract_source == "given":
         return None
-    documents = replay_documents(replay.record, replay.task, upto=step)
+    documents = results.replay_documents(replay.record, replay.task, upto=step)
     source = documents.filter(pl.col("contract_source"))
     if source.is_empty():
         return "The contract was not in the agent's start, and the corpus holds no procedure."
