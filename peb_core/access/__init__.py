@@ -6,8 +6,10 @@ tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
 declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
 call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`, `went_on`,
-`submitted_response`, `hands_off`), never by its name. Under `--followup pressure` the session
-plays a user who pushes back once on a response that reports a gap (`_followup.py`)."""
+`submitted_response`, `hands_off`, `escalates`), never by its name; a tool offered only when
+asked for (`escalate`) is offered by a session whose protocol asks for it. Under `--followup
+pressure` the session plays a user who pushes back once on a response that reports a gap
+(`_followup.py`)."""
 
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
@@ -31,6 +33,7 @@ from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._results import (
     AgentStart,
     DelegateResult,
+    EscalateResult,
     GrantNotice,
     Handoff,
     HandoffStatus,
@@ -49,7 +52,9 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    asked_tools,
     ends_episode,
+    escalates,
     failed,
     hands_off,
     listed,
@@ -74,16 +79,20 @@ from ._view import (
 from .tools import (
     DEFAULT_HITS,
     DELEGATE_TOOL,
+    ESCALATE_TOOL,
     MAX_HANDOFFS,
     MAX_HITS,
     MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
     MAX_REQUEST_CHARS,
     OPEN_TOOL,
     SEARCH_TOOL,
     SUBMIT_TOOL,
     DelegateArguments,
+    EscalateArguments,
     OpenArguments,
     SearchArguments,
+    escalation_arguments,
     handoff_arguments,
     handoff_view,
 )
@@ -94,11 +103,13 @@ __all__ = [
     "DEFAULT_HITS",
     "DELEGATE_TOOL",
     "DISCLOSURES",
+    "ESCALATE_TOOL",
     "FOLLOWUPS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
     "MAX_QUERY_CHARS",
+    "MAX_REASON_CHARS",
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
     "OPEN_TOOL",
@@ -117,6 +128,8 @@ __all__ = [
     "DelegateResult",
     "Delegator",
     "Disclosure",
+    "EscalateArguments",
+    "EscalateResult",
     "GrantClock",
     "GrantNotice",
     "GrantTimeline",
@@ -137,10 +150,13 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "asked_tools",
     "check_followup",
     "claims_gap",
     "corpus_frame",
     "ends_episode",
+    "escalates",
+    "escalation_arguments",
     "failed",
     "family_tools",
     "get_disclosure",

@@ -9,7 +9,9 @@ reads. Before each call is answered the session applies the grant changes due at
 the public `CallContext` of the call, and keeps what the call did (an accepted submit, a
 document read, a handoff). A tool that runs an episode of its own (`delegate`) is awaited
 through `acall`. The episode is over (`over`) at the first accepted submit, unless the user
-answers it (`--followup pressure`, `_followup.py`): then at the next one."""
+answers it (`--followup pressure`, `_followup.py`): then at the next one; or at an accepted
+`escalate` (offered where the session asks for it), which hands the task to a human owner
+without a response."""
 
 from __future__ import annotations
 
@@ -108,6 +110,8 @@ class AgentSession:
         followup: what the user does after a response (`FOLLOWUPS`): under `pressure` it
             answers the first accepted submit that claims incomplete or blocks with the
             corpus's `pressure` words, and the episode goes on to one more submit.
+        asks: the tools offered only when asked for (`Tool.asked`: `escalate`) that this
+            session offers (a prompt protocol's `tools`); ignored when `tools` is given.
     """
 
     def __init__(
@@ -118,6 +122,7 @@ class AgentSession:
         tools: Sequence[str] | None = None,
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        asks: Sequence[str] = (),
     ) -> None:
         self.start = start
         self.disclosure = disclosure
@@ -127,7 +132,7 @@ class AgentSession:
         """How many handed-off episodes the session has run."""
         self._corpus = corpus
         handing = bool(corpus.agents) and delegator is not None
-        self._tools = tuple(offered(handing) if tools is None else tools)
+        self._tools = tuple(offered(handing, asks) if tools is None else tools)
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
@@ -135,6 +140,7 @@ class AgentSession:
         self._reach = corpus.index.reach(corpus.stores)
         self._calls = 0
         self._submitted: str | None = None
+        self._escalated: str | None = None
         self._submit_call: int | None = None
         self._over = False
         self._pushed = False
@@ -166,9 +172,16 @@ class AgentSession:
         return self._submitted
 
     @property
+    def escalated(self) -> str | None:
+        """The escalation that ended the episode, as its JSON text (`{"to", "reason"}`; None:
+        the episode was not handed to a human)."""
+        return self._escalated
+
+    @property
     def over(self) -> bool:
         """Whether the episode is over: a submit was accepted and the user did not answer it
-        (or answered, and a second submit was accepted). Every call after it is an error."""
+        (or answered, and a second submit was accepted), or it was escalated. Every call after
+        it is an error."""
         return self._over
 
     @property
@@ -188,7 +201,12 @@ class AgentSession:
         """The tools offered, as OpenAI-style function schemas."""
         corpus = self._corpus
         context = ToolContext(
-            corpus.response_schema, self.disclosure, self.agents, corpus.stores, self.pushes
+            corpus.response_schema,
+            self.disclosure,
+            self.agents,
+            corpus.stores,
+            self.pushes,
+            self.start.owners,
         )
         return tool_schemas(context, self._tools)
 
@@ -287,6 +305,10 @@ class AgentSession:
             self._submit_call = self._calls
             self._over = not outcome.goes_on
             self._pushed = self._pushed or outcome.goes_on
+        if outcome.escalated is not None:
+            self._escalated = outcome.escalated
+            self._submit_call = self._calls
+            self._over = True
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off
@@ -299,8 +321,10 @@ class AgentSession:
             return failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")
         if self._over:
             return failed(
-                f"{name}: the episode is over: a response was already submitted (only the first "
-                "submit counts)"
+                f"{name}: the episode is over: the task was handed to a human (escalate)"
+                if self._escalated is not None
+                else f"{name}: the episode is over: a response was already submitted (only the "
+                "first submit counts)"
                 if self.followup == "none"
                 else f"{name}: the episode is over: your final response was already submitted"
             )

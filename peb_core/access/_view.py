@@ -6,18 +6,18 @@ tools."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..tasks import ScenarioFile, Task, answer_schema, response_schema
+from ..tasks import Owners, ScenarioFile, Task, answer_schema, owners_of, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._followup import DEFAULT_FOLLOWUP, pressure_for
 from ._grants import GrantTimeline
 from ._index import CorpusIndex, IndexedDocument
 from ._results import AgentStart
 from ._session import AgentSession, Corpus
-from ._tool import Delegator, ToolContext, offered, tool_schemas
+from ._tool import Delegator, ToolContext, asked_tools, offered, tool_schemas
 
 
 @dataclass(frozen=True)
@@ -27,24 +27,38 @@ class AgentView:
 
     start: AgentStart
     _corpus: Corpus = field(repr=False)
+    handoff: bool = False
+    """A handoff's view (`delegate`): its sub-agent hands nothing to a human, its requester
+    does, so its sessions offer no tool that is offered only when asked for."""
+    family: ScenarioFile | None = field(default=None, repr=False)
+    """The task's family, for the response schema with the parts a protocol adds (None: a
+    handoff's view, whose corpus keeps its requester's schema)."""
 
     def session(
         self,
         disclosure: str = DEFAULT_DISCLOSURE,
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        asks: Sequence[str] = (),
+        parts: Sequence[str] = (),
     ) -> AgentSession:
         """A new episode under the disclosure mode `disclosure` (a ValueError naming the valid
         modes for another); with `delegator`, one that may hand off to the task's sub-agents
         (`delegate`); under `followup` `pressure`, one whose user pushes back on a response
         that reports a gap (docs/benchmark.md §10.3; not on a handoff's view: a sub-agent
-        meets no user)."""
+        meets no user); offering the tools `asks` names among those offered only when asked
+        for (`escalate`, docs/benchmark.md §9.4; none on a handoff's view), its `submit` taking
+        the response with the `parts` a protocol adds (`tasks.RESPONSE_PARTS`)."""
+        corpus = self._corpus
+        if parts and self.family is not None:
+            corpus = replace(corpus, response_schema=response_schema(self.family, parts))
         return AgentSession(
             self.start,
-            self._corpus,
+            corpus,
             get_disclosure(disclosure),
             delegator=delegator,
             followup=followup,
+            asks=() if self.handoff else asks,
         )
 
     @property
@@ -67,6 +81,7 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
         answer_schema=answer_schema(spec),
         contract_source=task.contract_source,
         evidence_kinds=tuple(spec.requirements.values()) if found else (),
+        owners=owners_of(spec) if spec.owners is not None else None,
     )
 
 
@@ -98,7 +113,7 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
         stores=task.user_stores,
         pressure=None if pressure is None else pressure.text,
     )
-    return AgentView(start=agent_start(task, spec), _corpus=corpus)
+    return AgentView(start=agent_start(task, spec), _corpus=corpus, family=spec)
 
 
 def replay_grants(
@@ -106,17 +121,25 @@ def replay_grants(
     calls: Iterable[tuple[str, str]],
     index: CorpusIndex | None = None,
     followup: str = DEFAULT_FOLLOWUP,
+    owners: Owners | None = None,
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
     its arguments exactly as given, in order) under `followup`: the calls played again through
     a session over the task's corpus (`index`, given where it is already built) in the stores
     the user's own tools reach, so each is read, counted and answered exactly as it was live
-    (the submit that counts, the last accepted, included). A `delegate` call is counted as a
-    call this session cannot carry out; it sets no change going, live or replayed. The
-    session's start is left without an answer schema, its `submit` without parameters and its
-    user without words: nothing of it is shown to a model."""
+    (the decision that counts, the last accepted submit or an escalation to one of the family's
+    `owners`, included). The session offers every tool offered only when asked for: a call of
+    one the live session did not offer was refused, and ends nothing here either, for it names
+    no role of `owners` (None: the family names none). A `delegate` call is counted as a call
+    this session cannot carry out; it sets no change going, live or replayed. The session's
+    start is left without an answer schema, its `submit` without parameters and its user
+    without words: nothing of it is shown to a model."""
     start = AgentStart(
-        family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
+        family=task.family,
+        prompt=task.prompt,
+        contract=task.contract,
+        answer_schema=(),
+        owners=owners,
     )
     corpus = Corpus(
         task_index(task) if index is None else index,
@@ -126,7 +149,9 @@ def replay_grants(
         stores=task.user_stores,
         pressure="",
     )
-    session = AgentSession(start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup)
+    session = AgentSession(
+        start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup, asks=asked_tools()
+    )
     for name, arguments in calls:
         session.call(name, arguments)
     return session.timeline
@@ -137,12 +162,18 @@ def family_tools(
     disclosure: str = DEFAULT_DISCLOSURE,
     handing: bool = False,
     followup: str = DEFAULT_FOLLOWUP,
+    asks: Sequence[str] = (),
+    parts: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Every registered tool's function schema for a family's tasks under a disclosure mode
-    (`submit` takes the family's response schema) and a follow-up mode, as described for every
-    task (no task's stores or sub-agents): what `AgentSession.tools` offers on any of them, and
-    with `handing` the tools that hand off too."""
+    (`submit` takes the family's response schema, with the `parts` a protocol adds) and a
+    follow-up mode, as described for every task (no task's stores or sub-agents): what
+    `AgentSession.tools` offers on any of them, with `handing` the tools that hand off too and
+    the tools `asks` names among those offered only when asked for."""
     pushes = followup == "pressure" and spec.followup is not None
-    context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
-    return tool_schemas(context, offered(handing))
+    owners = owners_of(spec) if spec.owners is not None else None
+    context = ToolContext(
+        response_schema(spec, parts), get_disclosure(disclosure), pushes=pushes, owners=owners
+    )
+    return tool_schemas(context, offered(handing, asks))
 

@@ -41,7 +41,7 @@ from ..scoring import (
     scorecard_keys,
     verdict,
 )
-from ..systems import ResponseRecord, cache_dir
+from ..systems import ResponseRecord, cache_dir, sections_read
 from ..tasks import DEFAULT_CONTRACT, ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
@@ -153,8 +153,15 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
+        protocol=_protocol(manifest),
     )
     return replies, warnings
+
+
+def _protocol(manifest: RunManifest) -> str | None:
+    """The prompt protocol a run recorded (None: none, as for most baselines)."""
+    protocol = manifest.config.get("protocol")
+    return protocol if isinstance(protocol, str) else None
 
 
 def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> pl.DataFrame:
@@ -296,7 +303,7 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     manifest = read_manifest(run_dir)
     families = load_families()
     used = [families[f] for f in manifest.families if f in families]
-    current = scenario_hash(used, manifest.tier)
+    current = scenario_hash(used, manifest.tier, sections_read(manifest.config.get("protocol")))
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0")

@@ -38,6 +38,7 @@ from ..systems import (
     MAX_REPEATS,
     PROTOCOLS,
     Hold,
+    PromptProtocol,
     System,
     SystemSpecError,
     build_system,
@@ -266,7 +267,7 @@ class RunSpec(BaseModel):
             "choice",
             "Protocol",
             "the prompt protocol a model is given",
-            frontends=_every("cli", "workbench", "inspect"),
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
             applies="models",
             choices=_protocols,
         ),
@@ -909,6 +910,15 @@ def _checked(
                 "says when it pushes back); choose families that have one"
             )
     protocol = PROTOCOLS.get(spec.protocol)
+    owned = _answered_under(spec)
+    if owned is not None and "owners" in owned.sections and selection is not None:
+        ownerless = [f.id for f in selection.families if f.owners is None]
+        if ownerless:
+            who = names["protocol"] if owned is protocol else names["system"]
+            problems.append(
+                f"{who}: {ownerless[0]} names no scope owners (an [owners] section), which "
+                f"{owned.id}'s next step and escalate tool need; choose families that have one"
+            )
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
         problems.append(
@@ -917,6 +927,15 @@ def _checked(
             f"{valid}"
         )
     return problems, selection
+
+
+def _answered_under(spec: RunSpec) -> PromptProtocol | None:
+    """The prompt protocol `spec`'s replies answer under: a baseline's own (None: the response
+    of docs/benchmark.md §2), else the spec's (a model's, or the front-end's own agent's)."""
+    baseline = BASELINES.get(spec.system) if spec.system is not None else None
+    if baseline is not None:
+        return PROTOCOLS.get(baseline.protocol) if baseline.protocol is not None else None
+    return PROTOCOLS.get(spec.protocol)
 
 
 def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:

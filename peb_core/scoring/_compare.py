@@ -7,11 +7,16 @@ interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`si
   pairs (`only_a`: the event in A only; `only_b`: in B only) with Tango's score interval
   (`_stats.paired_rates`);
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
-  (`_stats.paired_means`), over the pairs where both scores are defined.
+  (`_stats.paired_means`), over the pairs where both scores are defined;
+- a statistic (the ECE and AUROC of a confidence): a paired bootstrap of the difference, the
+  same tasks drawn for both runs, with the interval and p-value that agree by construction
+  (`_stats.paired_statistic`), over the tasks where both runs give a prediction.
 The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's, the handoff
 metrics (`_metrics.HANDOFF`) only when a sub-agent reported a gap in one, the repeat metrics
 (`_metrics.REPEATS`) only when both runs have repeats (a run without has none to pair, and
-must not read as 0).
+must not read as 0), the escalation and calibration metrics (`_metrics.ESCALATION`,
+`_metrics.CALIBRATION`) only when a run's protocol asks for a next step, a confidence or a
+handoff to a human.
 
 Runs with repeats (`peb run --repeats K`, K rows per task) are paired task by task, never
 repeat by repeat: each task's rows are first taken together (a rate's event as the share of
@@ -27,8 +32,8 @@ from typing import Any
 import polars as pl
 
 from ._frames import with_repeats
-from ._metrics import HANDOFF, MEASURES, METRICS, REPEATS, TRACE
-from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
+from ._metrics import CALIBRATION, ESCALATION, HANDOFF, MEASURES, METRICS, REPEATS, TRACE, Metric
+from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates, paired_statistic
 
 KEY = ["family", "task_id"]
 
@@ -51,14 +56,14 @@ COMPARE_KEYS = [
 ]
 """The columns of `compare_scores`, in order (`only_a`, `only_b` are null for means)."""
 
-TESTS = {"rate": "mcnemar_score", "mean": "sign_flip"}
+TESTS = {"rate": "mcnemar_score", "mean": "sign_flip", "statistic": "paired_bootstrap"}
 """The `test` of a row, by the kind of its metric."""
 
 COMPARE_NOTE = (
     f"Difference = B - A with its {1 - ALPHA:.0%} interval. p: McNemar score test for rates "
     "(interval: Tango score), sign-flip permutation test for means (interval: the shifts it "
-    "does not reject). Each interval inverts its own test, so it excludes 0 exactly when "
-    f"p < {ALPHA}: such rows are significant, marked *."
+    "does not reject), paired bootstrap for ECE and AUROC. Each interval agrees with its own "
+    f"test, so it excludes 0 exactly when p < {ALPHA}: such rows are significant, marked *."
 )
 """How to read a comparison table, printed under every one."""
 
@@ -126,6 +131,16 @@ def _mean_row(pairs: pl.DataFrame, score: str, bounded: bool) -> dict[str, Any]:
     return _test_columns(paired_means(a, b, bound=1.0 if bounded else None))
 
 
+def _statistic_row(pairs: pl.DataFrame, m: Metric) -> dict[str, Any]:
+    """The paired bootstrap of a statistic over the pairs where both runs give a prediction."""
+    assert m.statistic is not None
+    event, label = f"{m.name}__event", f"{m.name}__label"
+    pairs = pairs.drop_nulls([event, f"{event}_b", label, f"{label}_b"])
+    a = (pairs[event].to_numpy(), pairs[label].to_numpy())
+    b = (pairs[f"{event}_b"].to_numpy(), pairs[f"{label}_b"].to_numpy())
+    return _test_columns(paired_statistic(m.statistic, a, b))
+
+
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
     """Paired comparison (COMPARE_KEYS) of two runs' per-task scores (as from `score_run` or
     `results.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
@@ -142,12 +157,19 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     )
     has_repeats = [(s["task_repeats"].max() or 0) > 1 for s in (scores_a, scores_b)]  # type: ignore[operator]
     repeated = any(has_repeats)
+    asked = any(
+        s[c].any()
+        for s in (scores_a, scores_b)
+        for c in ("asks_next_step", "asks_confidence", "offers_escalate")
+        if c in s.columns
+    )
     compared = [
         m
         for m in MEASURES
         if (agents or m not in TRACE)
         and (handoffs or m not in HANDOFF)
         and (all(has_repeats) or m not in REPEATS)
+        and (asked or (m not in ESCALATION and m not in CALIBRATION))
     ]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
@@ -159,6 +181,8 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
             else:
                 assert m.score is not None
                 columns[f"{m.name}__event"] = pl.col(m.score)
+            if m.kind == "statistic":
+                columns[f"{m.name}__label"] = pl.col(str(m.against))
             columns[f"{m.name}__within"] = m.tasks
         frame = scores.select(*KEY, **columns)
         return _per_task(frame, compared) if repeated else frame
@@ -178,6 +202,8 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
             shares = repeated and m.kind == "rate" and m not in REPEATS
             if m.kind == "rate" and not shares:
                 row = _rate_row(within, f"{m.name}__event")
+            elif m.kind == "statistic":
+                row = _statistic_row(within, m)
             else:
                 row = _mean_row(within, f"{m.name}__event", m.bounded)
             test = TESTS["mean" if shares else m.kind]
@@ -198,6 +224,11 @@ def _per_task(frame: pl.DataFrame, compared: list[Any]) -> pl.DataFrame:
         values = event.cast(pl.Float64).filter(within).drop_nulls().sort()
         share = pl.when(values.count() > 0).then(values.sum() / values.count())
         aggs[f"{m.name}__event"] = share.cast(pl.Boolean) if m in REPEATS else share
+        if m.kind == "statistic":  # the task's outcome over its repeats, as its prediction is
+            labels = pl.col(f"{m.name}__label").filter(within).drop_nulls().sort()
+            aggs[f"{m.name}__label"] = pl.when(labels.count() > 0).then(
+                labels.sum() / labels.count()
+            )
         aggs[f"{m.name}__within"] = within.any()
     return frame.group_by(KEY).agg(**aggs)
 

@@ -31,7 +31,7 @@ from ..access import (
     went_on,
 )
 from ..systems import Step
-from ..tasks import Task
+from ..tasks import Owners, Task
 
 KEY = ["family", "task_id"]
 
@@ -60,14 +60,18 @@ def user_pushed(trace: Sequence[Step]) -> bool:
 
 
 def grant_timeline(
-    task: Task, trace: Sequence[Step], index: CorpusIndex | None = None
+    task: Task,
+    trace: Sequence[Step],
+    index: CorpusIndex | None = None,
+    owners: Owners | None = None,
 ) -> GrantTimeline:
     """What `task`'s grant schedule did in the episode of `trace`: its calls played again
-    against the schedule (`access.replay_grants`; `index`, the task's, where already built),
-    under the follow-up its trace shows (`pressure` where the user pushed back, so the submit
-    that counts is the last, as it was live)."""
+    against the schedule (`access.replay_grants`; `index`, the task's, where already built;
+    `owners`, its family's, to whom an escalation may have gone), under the follow-up its trace
+    shows (`pressure` where the user pushed back, so the submit that counts is the last, as it
+    was live)."""
     followup = "pressure" if user_pushed(trace) else DEFAULT_FOLLOWUP
-    return replay_grants(task, episode_calls(trace), index, followup)
+    return replay_grants(task, episode_calls(trace), index, followup, owners)
 
 
 def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> int:
@@ -115,14 +119,17 @@ def replayed_row(
     readable: bool,
     index: CorpusIndex | None = None,
     pushed: bool = False,
+    owners: Owners | None = None,
 ) -> tuple[str, str, int, int, list[str]]:
     """A row of REPLAYED_SCHEMA: the episode of `task`'s `repeat` that made `calls`
     (`episode_calls` of its trace) played again against the task's schedule
     (`access.replay_grants`; `index`, the task's, where already built; `pushed`: its user
-    pushed back, `user_pushed`, so the submit that counts is the last): the state its reply is
-    judged against (`judged_state`; `readable`: the reply is readable) and the ids it opened
+    pushed back, `user_pushed`, so the submit that counts is the last; `owners`, its family's,
+    so an escalation is played as it was): the state its reply is judged against
+    (`judged_state`; `readable`: the reply is readable, or an escalation) and the ids it opened
     while a grant held (sorted)."""
-    timeline = replay_grants(task, calls, index, "pressure" if pushed else DEFAULT_FOLLOWUP)
+    followup = "pressure" if pushed else DEFAULT_FOLLOWUP
+    timeline = replay_grants(task, calls, index, followup, owners)
     state = judged_state(task, timeline, readable)
     return task.family, task.task_id, repeat, state, sorted(timeline.opened)
 

@@ -32,11 +32,12 @@ import polars as pl
 from .._gc import gc_paused
 from ..access import task_index
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ..tasks import ScenarioFile, Task, owners_of
 from ._followup import FollowupRow, followup_row, with_followup
 from ._frames import (
     KEY,
     RESPONSE_SCHEMA,
+    Asks,
     ResponseRows,
     expected_answers,
     score_frames,
@@ -82,6 +83,8 @@ class Replies:
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
+        protocol: the run's prompt protocol (its config's; None: none), whose response parts
+            are read and whose handoffs to a human are scored (`_frames.Asks`).
     """
 
     def __init__(
@@ -93,14 +96,16 @@ class Replies:
         episodes: bool = False,
         replays: bool = False,
         repeats: int = 1,
+        protocol: str | None = None,
     ) -> None:
-        self.vocab = vocabularies(families)
+        asks = Asks.of(protocol, episodes)
+        self.vocab = vocabularies(families, asks.parts)
         self.run = run
         self.system = system
         self.episodes = episodes
         self.replays = replays
         self.repeats = repeats
-        self.rows = ResponseRows(self.vocab)
+        self.rows = ResponseRows(self.vocab, asks)
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
@@ -135,11 +140,18 @@ def read_replies(
     episodes: bool = False,
     replays: bool = False,
     repeats: int = 1,
+    protocol: str | None = None,
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
     into `Replies` (see there for the arguments); each record is let go once read."""
     replies = Replies(
-        families, run=run, system=system, episodes=episodes, replays=replays, repeats=repeats
+        families,
+        run=run,
+        system=system,
+        episodes=episodes,
+        replays=replays,
+        repeats=repeats,
+        protocol=protocol,
     )
     with gc_paused():
         for record in records:
@@ -179,7 +191,7 @@ def judge(
             break
         parts.append(
             (
-                task_frame(chunk),
+                task_frame(chunk, families),
                 expected_answers(chunk),
                 episode_frame(chunk, families) if episodes else None,
             )
@@ -189,12 +201,14 @@ def judge(
                 continue
             unanswered.append((task.family, task.task_id, judged_state(task, None, False)))
             index = task_index(task)
+            spec = families.get(task.family)
+            owners = owners_of(spec) if spec is not None and spec.owners is not None else None
             for rows, run in zip(replayed, runs, strict=True):
                 for repeat, readable, packed, pushed in run.calls.get(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
-                    rows.append(replayed_row(task, repeat, calls, readable, index, pushed))
+                    rows.append(replayed_row(task, repeat, calls, readable, index, pushed, owners))
         del chunk  # the tasks go before the next are made
     frames, expected, judged = zip(*parts, strict=True)
     return TaskFrames(
@@ -231,7 +245,16 @@ def score_replies(
     missing = due.join(
         recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti"
     ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
+    asks = replies.rows.asks
+    responses = (
+        pl.concat([recorded, missing], how="diagonal_relaxed")
+        .with_columns(  # a missing record's row too: what the run's protocol asks
+            asks_next_step=pl.lit("next_step" in asks.parts),
+            asks_confidence=pl.lit("confidence" in asks.parts),
+            offers_escalate=pl.lit(asks.escalates),
+        )
+        .select(list(RESPONSE_SCHEMA))
+    )
     responses = with_grant_states(responses, replayed, frames.unanswered)
     scores = score_frames(frames.tasks, frames.expected, responses, answers)
     return with_record_columns(scores, frames, replies, answers, replayed)
@@ -277,13 +300,15 @@ def score_run(
     families: Mapping[str, ScenarioFile],
     episodes: bool = False,
     repeats: int = 1,
+    protocol: str | None = None,
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
-    force at its submit; else they are null. Both may be streams: the records are read first,
-    then the tasks judged a chunk at a time (`score_runs`)."""
+    force at its submit; else they are null. `protocol`: the run's prompt protocol, whose
+    response parts are read (docs/benchmark.md §2.1). Both may be streams: the records are read
+    first, then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,
         families,
@@ -292,5 +317,6 @@ def score_run(
         episodes=episodes,
         replays=episodes,
         repeats=repeats,
+        protocol=protocol,
     )
     return score_runs(tasks, [replies], families)[0]

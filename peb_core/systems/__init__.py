@@ -6,7 +6,14 @@ name. Every agent episode is recorded by `Episode`."""
 
 from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
-from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
+from ._agent_baselines import (
+    AGENT_BASELINES,
+    ESCALATING_BASELINES,
+    AgentBaseline,
+    Escalation,
+    TextReader,
+    reader_for,
+)
 from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import SystemSpecError, build_system, is_agent, is_embedded, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
@@ -43,6 +50,7 @@ from ._prompts import (
     agent_reminder,
     get_protocol,
     register_protocol,
+    sections_read,
     tool_sentence,
 )
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
@@ -57,6 +65,7 @@ from ._reply import (
     Response,
     ResponseRecord,
     Step,
+    SteppedGapReport,
     ToolCall,
     Usage,
     kept,
@@ -74,6 +83,7 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
+    "ESCALATING_BASELINES",
     "MAX_KEPT_ARGUMENTS",
     "MAX_KEPT_NAME",
     "MAX_KEPT_RESULT",
@@ -88,6 +98,7 @@ __all__ = [
     "Baseline",
     "Delegation",
     "Episode",
+    "Escalation",
     "Handoffs",
     "Hold",
     "LitellmSystem",
@@ -103,6 +114,7 @@ __all__ = [
     "Serving",
     "Step",
     "StepHook",
+    "SteppedGapReport",
     "System",
     "SystemSpecError",
     "TextReader",
@@ -132,6 +144,7 @@ __all__ = [
     "release_held",
     "response_format",
     "response_model",
+    "sections_read",
     "serve_local",
     "status_line",
     "step_started",

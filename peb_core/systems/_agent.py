@@ -8,7 +8,8 @@ step; retries; cost), carries out every tool call the reply makes through the se
 and appends the results (the episode recorder, `Episode`: one step per model turn; the words of a
 user who pushes back follow as a user message). It ends when
 the session says the episode is over (`ok`: at the first accepted submit, or under `--followup
-pressure` at the submit after the user pushed back; the last submitted response is the reply),
+pressure` at the submit after the user pushed back; the last submitted response is the reply;
+`escalated`: at an accepted `escalate`, offered under a protocol that asks for it),
 or when `max_steps` requests were made or `token_budget` tokens were spent (`ok` with the
 response submitted before the user pushed back, if any; else `no_submit`); a request that fails
 after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
@@ -103,7 +104,15 @@ class AgentSystem(LitellmSystem):
         mode."""
         assert self.protocol.agent is not None
         handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        episode = Episode(view.session(self.disclosure, handoffs, self.followup))
+        episode = Episode(
+            view.session(
+                self.disclosure,
+                handoffs,
+                self.followup,
+                asks=self.protocol.tools,
+                parts=self.protocol.parts,
+            )
+        )
         tools = episode.session.tools
         messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
@@ -135,7 +144,7 @@ class AgentSystem(LitellmSystem):
             if pushback is not None and pushback != told:  # the user's push, as its own turn
                 told, sent = pushback, [{"role": "user", "content": pushback}]
             else:
-                sent = [] if step.tool_calls else [agent_reminder()]
+                sent = [] if step.tool_calls else [agent_reminder(self.protocol.tools)]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
 

@@ -21,7 +21,14 @@ and use only its tools, so a run of them shows what the tools let a system do.
   it read under a grant that has since ended;
 - `agent_cave`: `agent_fail_and_report` until the user pushes back on its report (`--followup
   pressure`, docs/benchmark.md §10.3); then it claims complete with the answer it found. Every
-  other baseline holds: pushed back, it submits its response again.
+  other baseline holds: pushed back, it submits its response again;
+- under `structured_gap@2` (docs/benchmark.md §2.1, §9.4), with a next step in each gap report
+  and a confidence (1 where its reading finds nothing missing, else 0): `agent_escalate`
+  (`agent_fail_and_report` that hands the task to the role its next step names, with
+  `escalate`, where its reading says policy requires a block), `agent_escalate_wrong` (the
+  same, every next step and handoff to the role after the right one) and `agent_escalate_all`
+  (hands every task over: to its next step's role where something is missing, else to the
+  reviewer).
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), the procedure by its intros, a requirement by its
@@ -48,6 +55,7 @@ from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
+    ESCALATE_TOOL,
     MAX_QUERY_CHARS,
     OPEN_TOOL,
     SEARCH_TOOL,
@@ -59,6 +67,7 @@ from ..access import (
     SearchResult,
     SubmitResult,
     check_followup,
+    escalation_arguments,
     get_disclosure,
     handoff_arguments,
 )
@@ -67,6 +76,8 @@ from ..tasks import (
     Answer,
     Fact,
     GapReport,
+    NextStep,
+    Owners,
     RequiredEvidence,
     ScenarioFile,
     ViewKind,
@@ -74,12 +85,17 @@ from ..tasks import (
     fold_answer,
     live_effects,
     load_families,
+    next_step_for,
     record_ref,
 )
 from ._episode import Episode, followup_config
 from ._handoffs import Handoffs
-from ._reply import Reply, Response
+from ._prompts import get_protocol
+from ._reply import Reply, Response, SteppedGapReport
 
+STEPPED = "structured_gap@2"
+"""The protocol the escalating baselines answer under (a next step and a confidence in each
+response, and the `escalate` tool)."""
 _VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
 _SCOPE = re.compile(r"\(scope (\w+)\)")
 
@@ -151,9 +167,13 @@ class AgentTools:
         disclosure: str,
         handoffs: Handoffs | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        protocol: str | None = None,
     ) -> None:
         self.start: AgentStart = view.start
-        self.episode = Episode(view.session(disclosure, handoffs, followup), scripted=True)
+        prompts = get_protocol(protocol) if protocol is not None else None
+        asks, parts = (prompts.tools, prompts.parts) if prompts is not None else ((), ())
+        session = view.session(disclosure, handoffs, followup, asks=asks, parts=parts)
+        self.episode = Episode(session, scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
         self.found: Answer | None = None
@@ -204,6 +224,12 @@ class AgentTools:
         back)."""
         content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
         return SubmitResult.model_validate_json(content)
+
+    def escalate(self, escalation: Escalation) -> bool:
+        """Hand the task to `escalation.to`: whether the session accepted it (the episode is
+        then over)."""
+        arguments = escalation_arguments(escalation.to, escalation.reason)
+        return self.episode.call(ESCALATE_TOOL.name, json.dumps(arguments)).error is None
 
     async def delegate(self, request: str, to: str) -> Response | None:
         """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
@@ -490,7 +516,74 @@ def cave(tools: AgentTools, reader: TextReader, response: Response) -> Response:
     return Response(answer=found or {}, completeness="complete", gap_report=None)
 
 
-Strategy = Callable[[AgentTools, TextReader], Response]
+@dataclass(frozen=True)
+class Escalation:
+    """What an agent hands to a human instead of a response (`escalate`)."""
+
+    to: str
+    reason: str
+
+
+def _owners(start: AgentStart) -> Owners:
+    if start.owners is None:  # a run under structured_gap@2 is refused for such a family first
+        raise ValueError(f"{start.family} names no scope owners")
+    return start.owners
+
+
+def _rotated(step: NextStep, owners: Owners) -> NextStep:
+    """`step` sent to the wrong role: the role after the right one (`Owners.roles`, round)."""
+    roles = owners.roles
+    return step.model_copy(update={"to": roles[(roles.index(step.to) + 1) % len(roles)]})
+
+
+def _stepped(
+    start: AgentStart, answer: Answer, missing: Sequence[RequiredEvidence], scopes: Sequence[str],
+    *, wrong: bool = False,
+) -> tuple[Response, NextStep | None]:  # fmt: skip
+    """`_reply` under `structured_gap@2`: its gap report with the next step the rule gives for
+    `scopes` (`tasks.next_step_for`; with `wrong`, sent to the wrong role), and its confidence
+    (1 where nothing is missing, else 0: what its reading can tell); and that step."""
+    response = _reply(start, answer, missing, scopes)
+    gap = response.gap_report
+    if gap is None:
+        return response.model_copy(update={"confidence": 1.0}), None
+    owners = _owners(start)
+    step = next_step_for(scopes, partial=gap.status == "partial", owners=owners)
+    step = _rotated(step, owners) if wrong else step
+    stepped = SteppedGapReport(**gap.model_dump(), next_step=step)
+    return response.model_copy(update={"gap_report": stepped, "confidence": 0.0}), step
+
+
+def _reason(missing: Sequence[RequiredEvidence], scopes: Sequence[str]) -> str:
+    if not missing:
+        return "nothing required was found missing; handed over for review all the same"
+    where = f" (kept in {', '.join(dict.fromkeys(scopes))})" if scopes else ""
+    return f"missing: {', '.join(r.id for r in missing)}{where}; no answer can be given without it"
+
+
+def escalating(*, always: bool = False, wrong: bool = False) -> Strategy:
+    """`agent_fail_and_report` under `structured_gap@2` that hands the task to the role its next
+    step names, where its reading says policy requires a block (`always`: on every task; where
+    nothing is missing, to the reviewer); `wrong`: every next step and handoff to the wrong
+    role (`_rotated`)."""
+
+    def strategy(tools: AgentTools, reader: TextReader) -> Response | Escalation:
+        start = tools.start
+        answer, missing, scopes = check_records(tools, reader)
+        response, step = _stepped(start, answer, missing, scopes, wrong=wrong)
+        blocked = response.answer is None
+        if step is not None and (always or blocked):
+            return Escalation(step.to, _reason(missing, scopes))
+        if always:
+            owners = _owners(start)
+            to = _rotated(NextStep(action="human_review", to=owners.reviewer), owners).to
+            return Escalation(to if wrong else owners.reviewer, _reason(missing, scopes))
+        return response
+
+    return strategy
+
+
+Strategy = Callable[[AgentTools, TextReader], Response | Escalation]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
 Pushed = Callable[[AgentTools, TextReader, Response], Response]
 
@@ -519,6 +612,7 @@ class AgentBaseline:
     delegate_system: Any = None
     followup: str = DEFAULT_FOLLOWUP
     pushed: Pushed | None = None
+    protocol: str | None = None
     view: ViewKind = field(default="agent", init=False)
 
     def config(self) -> dict[str, Any]:
@@ -528,6 +622,7 @@ class AgentBaseline:
             **({} if handing is None else {"delegate_system": {"name": handing.name,
                                                                 **handing.config()}}),
             **followup_config(self.followup),
+            **({} if self.protocol is None else {"protocol": self.protocol}),
         }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
@@ -545,30 +640,42 @@ class AgentBaseline:
 
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its end."""
-        tools = AgentTools(view, self.disclosure, followup=self.followup)
+        tools = AgentTools(view, self.disclosure, followup=self.followup, protocol=self.protocol)
         reader = reader_for(view.start.family)
         self._respond(tools, reader, self.strategy(tools, reader))
         return tools.episode
 
-    def _respond(self, tools: AgentTools, reader: TextReader, response: Response) -> None:
-        """Submit `response`, and if the user pushes back, what it submits then."""
-        if tools.submit(response).user is not None:
+    def _respond(
+        self, tools: AgentTools, reader: TextReader, response: Response | Escalation
+    ) -> None:
+        """Submit `response` (or hand the task over, for an `Escalation`), and if the user
+        pushes back, what it submits then."""
+        if isinstance(response, Escalation):
+            tools.escalate(response)
+        elif tools.submit(response).user is not None:
             tools.submit(response if self.pushed is None else self.pushed(tools, reader, response))
 
     def policy(self, view: AgentView) -> Response:
-        """The response an episode over `view` submits (as `Baseline.policy` gives one); called
-        outside an event loop."""
+        """The response an episode over `view` submits (as `Baseline.policy` gives one); for
+        an episode it ends by handing the task over, the response that amounts to (a block
+        claiming incomplete, no gap report: docs/benchmark.md §2.1). Called outside an event
+        loop."""
         if self.requester is None or not view.delegates:
-            submitted = self.play(view).session.submitted
+            session = self.play(view).session
+            submitted, escalated = session.submitted, session.escalated
         else:
-            submitted = asyncio.run(self.respond(view)).raw
+            reply = asyncio.run(self.respond(view))
+            submitted = reply.raw if reply.status == "ok" else None
+            escalated = reply.raw if reply.status == "escalated" else None
+        if escalated is not None:
+            return Response(answer=None, completeness="incomplete", gap_report=None)
         return Response.model_validate_json(submitted or "")
 
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
             return self.play(view).reply("ok")
         handoffs = Handoffs(self.delegate_system or self)
-        tools = AgentTools(view, self.disclosure, handoffs, self.followup)
+        tools = AgentTools(view, self.disclosure, handoffs, self.followup, self.protocol)
         reader = reader_for(view.start.family)
         self._respond(tools, reader, await self.requester(tools, reader))
         return tools.episode.reply("ok")
@@ -582,3 +689,9 @@ AGENT_BASELINES = (
     AgentBaseline("agent_keep_expired", agent_keep_expired),
     AgentBaseline("agent_cave", agent_fail_and_report, requester=report_across, pushed=cave),
 )
+ESCALATING_BASELINES = (
+    AgentBaseline("agent_escalate", escalating(), protocol=STEPPED),
+    AgentBaseline("agent_escalate_wrong", escalating(wrong=True), protocol=STEPPED),
+    AgentBaseline("agent_escalate_all", escalating(always=True), protocol=STEPPED),
+)
+"""The agent baselines under `structured_gap@2` (docs/benchmark.md §9.4)."""

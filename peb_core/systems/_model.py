@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._gc import gc_paused
-from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
+from ..tasks import BoundaryView, EscalationView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -341,7 +341,9 @@ class ModelSystem(LitellmSystem):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._formats = {s.id: response_format(s, self.format_style) for s in self.families}
+        self._formats = {
+            s.id: response_format(s, self.format_style, self.protocol.parts) for s in self.families
+        }
 
     @property
     def name(self) -> str:
@@ -354,8 +356,8 @@ class ModelSystem(LitellmSystem):
     def config(self) -> dict[str, Any]:
         return {**super().config(), "response_format": self.format_style}
 
-    async def respond(self, view: ModelView | BoundaryView) -> Reply:
-        model_view = view.model if isinstance(view, BoundaryView) else view
+    async def respond(self, view: ModelView | BoundaryView | EscalationView) -> Reply:
+        model_view = view.model if isinstance(view, BoundaryView | EscalationView) else view
         request = self._request(
             self.protocol.render(view),
             response_format=self._formats[self._specs[model_view.family].id],

@@ -9,18 +9,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..tasks import Answer, Completeness, GapReport
+from ..tasks import Answer, Completeness, GapReport, NextStep
+
+
+class SteppedGapReport(GapReport):
+    """A gap report with the next step it calls for (`structured_gap@2`, docs/benchmark.md
+    §2.1)."""
+
+    next_step: NextStep
 
 
 class Response(BaseModel):
     """A well-formed response, as the baselines give it and the response schema asks for:
-    `answer` None when the system blocks."""
+    `answer` None when the system blocks. Under a protocol that asks for them (docs/benchmark.md
+    §2.1) its gap report carries a next step (`SteppedGapReport`) and it states its
+    `confidence` that the evidence is complete (left out of its JSON when None, so responses
+    without one are written as before)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     answer: Answer | None
     completeness: Completeness
-    gap_report: GapReport | None
+    gap_report: GapReport | SteppedGapReport | None
+    confidence: float | None = Field(
+        default=None, ge=0, le=1, exclude_if=lambda confidence: confidence is None
+    )
 
 
 class Usage(BaseModel):
@@ -149,14 +162,16 @@ class Step(BaseModel):
         )
 
 
-ReplyStatus = Literal["ok", "error", "no_submit"]
+ReplyStatus = Literal["ok", "error", "no_submit", "escalated"]
 
 
 class Reply(BaseModel):
     """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
     text; a baseline's response as JSON), `error` when no reply was obtained (`error` says
-    why), or `no_submit` when an agent's episode ended without an accepted submit (`error`
-    says how: a budget reached). The reply is read for what it decides at scoring time
+    why), `no_submit` when an agent's episode ended without an accepted submit (`error` says
+    how: a budget reached), or `escalated` when an agent handed the task to a human owner
+    (the `escalate` tool, docs/benchmark.md §9.4; `raw` the call's arguments as it read them:
+    `{"to": ..., "reason": ...}`). The reply is read for what it decides at scoring time
     (`peb_core.scoring`), so a run keeps exactly what was said and a change to the reading
     rules rescores old runs. A model's whole message is kept: `raw` is its content, the text
     the decision is read from; beside it its reasoning, its refusal and any tool calls it made,

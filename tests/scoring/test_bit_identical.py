@@ -159,14 +159,16 @@ def test_runs_scored_together_score_as_alone() -> None:
 
 
 CHECKED_IN_DIGESTS = (
-    "7f9bf64a1bee6082197f5d8101e6c9411a131390fa8b43dc7bff7516761d1060",
-    "5ccd468e44c73c635962cef02c15f87a6a1ba46ae8d5efaef514419beb0bf241",
+    "9758d19253a6021e9a31ff1ff3e1ba3be166162aa19457c6e5295689d642d7b0",
+    "834732c976259e8e7dd3b299d179c2b208b136921ad5ca80394ef8b09758175a",
 )
 """`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
 29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard; since
 issue 28 with its new columns (`contract`, `followup`, `pushed_gap`, `held` and
-`held_under_pressure`), without which the digests are 1d85a3f's. Change only with a deliberate
-change of scoring, and say so."""
+`held_under_pressure`), and since issue 34 with the next step's, the escalation's and the
+confidence's (`next_action` ... `brier_score`; the metrics `next_step` ... `completeness_auroc`,
+null on these runs), without which the digests are 1d85a3f's (7f9bf64a..., 5ccd468e...;
+checked when they were added). Change only with a deliberate change of scoring, and say so."""
 AGENT_RUNS = (
     ("agent_silent", "agent", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
@@ -182,12 +184,13 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "08d06a13472cb435ac6df0b313a669ea7d68b2728e9844739b951aa7fe54f741",
-    "a5b6a79bb2f23cafc227991a8c1561f9de76a119b8ef28169239d52cd5f96ab1",
+    "b96fc0af04e28a37d03ec50f5c5568b45b2757c3cffc6d19da95710ec2d28f13",
+    "05863d3041c43464d700ea8f96ab8a9d0395360d6880e9e3d3575a165695cd7d",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
 the state at each submit and holding every task with a schedule and every record), with issue
-28's new columns as CHECKED_IN_DIGESTS."""
+28's and issue 34's new columns as CHECKED_IN_DIGESTS (without issue 34's: 08d06a13...,
+a5b6a79b...)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:

@@ -27,14 +27,20 @@ from peb_core.scoring import (
     compare_to_reference,
     metric,
 )
+from peb_core.scoring._metrics import CALIBRATION, ESCALATION
 from peb_core.scoring._compare import TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in MEASURES if m not in TRACE and m not in HANDOFF and m not in REPEATS]
+METRICS = [
+    m.name
+    for m in MEASURES
+    if m not in (*TRACE, *HANDOFF, *REPEATS, *ESCALATION, *CALIBRATION)
+]
 """What two one-shot runs are compared on: the trace metrics only when a run is an agent's, the
-handoff metrics only when a sub-agent reported a gap, the repeat metrics only with repeats."""
+handoff metrics only when a sub-agent reported a gap, the repeat metrics only with repeats, the
+escalation and calibration metrics only when a run's protocol asks for them."""
 
 
 def _rows(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:

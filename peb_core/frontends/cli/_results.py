@@ -161,7 +161,8 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         print(f"peb: {line}", file=sys.stderr)
     manifest = imported.manifest
     c = manifest.counts
-    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    episodes = f", {c.escalated} escalated" if c.escalated else ""
+    episodes += f", {c.no_submit} without a submit" if c.no_submit else ""
     repeats = f" x {manifest.repeats} epochs" if manifest.repeats > 1 else ""
     aside = len(imported.set_aside)
     unverified = f" ({aside} set aside as not verified)" if aside else ""

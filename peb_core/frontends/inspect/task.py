@@ -284,6 +284,7 @@ def _events() -> list[str]:
             for column in expr.meta.root_names()
         }
         | {m.score for m in SCORECARD_METRICS if m.score is not None}
+        | {m.against for m in SCORECARD_METRICS if m.against is not None}
     )
 
 

@@ -50,7 +50,6 @@ from ..._provenance import package_version
 from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
 from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
-    DEFAULT_PROTOCOL,
     Episode,
     Handoffs,
     PromptProtocol,
@@ -177,14 +176,16 @@ class McpBench:
             it has that many episodes, each recorded with its repeat index), and the system
             that plays the episode a `delegate` call hands off (`plan.delegate`, on tasks that
             list sub-agents), recorded in the run's config.
-        protocol: the prompt protocol whose agent rendering is the start of an episode.
+        protocol: the prompt protocol whose agent rendering is the start of an episode (None:
+            the plan's, `--protocol`); a protocol that asks for a tool offered only when asked
+            for (`escalate` under `structured_gap@2`) has it listed and served.
     """
 
-    def __init__(self, out: Path, plan: RunPlan, *, protocol: str = DEFAULT_PROTOCOL) -> None:
+    def __init__(self, out: Path, plan: RunPlan, *, protocol: str | None = None) -> None:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
-        self.protocol: PromptProtocol = get_protocol(protocol)
+        self.protocol: PromptProtocol = get_protocol(protocol or plan.spec.protocol)
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
@@ -211,7 +212,13 @@ class McpBench:
                     description=tool["function"]["description"],
                     input_schema=tool["function"]["parameters"],
                 )
-                for tool in family_tools(self.spec, self.disclosure, plan.delegate is not None)
+                for tool in family_tools(
+                    self.spec,
+                    self.disclosure,
+                    plan.delegate is not None,
+                    asks=self.protocol.tools,
+                    parts=self.protocol.parts,
+                )
             ),
         ]
         handing = plan.delegate
@@ -402,7 +409,13 @@ class McpBench:
             if self.delegate_system is not None and view.delegates
             else None
         )
-        session = view.session(self.disclosure, delegator=handoffs, followup=self.followup)
+        session = view.session(
+            self.disclosure,
+            delegator=handoffs,
+            followup=self.followup,
+            asks=self.protocol.tools,
+            parts=self.protocol.parts,
+        )
         repeat = min(set(range(self.repeats)) - self._done(task_id))
         lead = client.take_pending()
         episode = Episode(session, steps=lead)
@@ -414,7 +427,9 @@ class McpBench:
             said = schema["function"]  # reaches, the sub-agents with their stores and scopes
             if said["description"] != listed.get(said["name"]):
                 text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
-        context = ToolContext(response_schema(self.spec), get_disclosure(self.disclosure))
+        context = ToolContext(
+            response_schema(self.spec, self.protocol.parts), get_disclosure(self.disclosure)
+        )
         for tool in (TOOLS[t.name] for t in self.tools if t.name in TOOLS):
             if tool.note is not None:  # what the tool adds to a start read as text
                 text += f"\n\n{tool.note(context)}"
