@@ -211,6 +211,11 @@ class AgentSession:
         return tool_schemas(context, self._tools)
 
     @property
+    def asks(self) -> tuple[str, ...]:
+        """The tools it offers among those offered only when asked for (`Tool.asked`)."""
+        return tuple(name for name in self._tools if TOOLS[name].asked)
+
+    @property
     def stores(self) -> tuple[str, ...]:
         """The stores the session's tools reach (none: every store)."""
         return self._corpus.stores

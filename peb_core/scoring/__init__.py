@@ -3,6 +3,7 @@ replies (as streams: `_stream`), the metric registry and the scorecard with inte
 verdict per task, why a task scored what it did (and how a score and a reply are shown), and
 paired comparisons of runs."""
 
+from ._calibration import BINS, auroc, expected_calibration_error
 from ._compare import (
     COMPARE_KEYS,
     COMPARE_NOTE,
@@ -23,6 +24,7 @@ from ._explain import (
     reply_markdown,
 )
 from ._frames import (
+    DECIDED,
     GAP_PARTS,
     REPEAT_COLUMNS,
     RESPONSE_SCHEMA,
@@ -57,9 +59,11 @@ from ._handoffs import (
 )
 from ._metrics import (
     BY_NAME,
+    CALIBRATION,
     CHECKS,
     DETAIL,
     DIAGNOSTICS,
+    ESCALATION,
     EVAL_SUMMARY,
     HANDOFF,
     HEADLINE,
@@ -76,15 +80,18 @@ from ._metrics import (
     notes,
     register_metric,
 )
-from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, Vocabulary, read_reply
+from ._reading import VIOLATION_KINDS, ReadGap, ReadReply, ReadStep, Vocabulary, read_reply
 from ._stats import (
     ALPHA,
     PairedTest,
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
+    bootstrap_statistic_interval,
     format_p,
     paired_means,
     paired_rates,
+    paired_statistic,
+    statistic_value,
     wilson_interval,
     wilson_intervals,
 )
@@ -132,16 +139,20 @@ from ._verdicts import VERDICT_COLORS, VERDICT_LABELS, VERDICTS, verdict, with_v
 
 __all__ = [
     "ALPHA",
+    "BINS",
     "BLOCKED",
     "BY_NAME",
+    "CALIBRATION",
     "CHECKS",
     "CLAIMED",
     "COMPARE_KEYS",
     "COMPARE_NOTE",
+    "DECIDED",
     "DETAIL",
     "DIAGNOSTICS",
     "EPISODE_COLUMNS",
     "EPISODE_SCHEMA",
+    "ESCALATION",
     "EVAL_SUMMARY",
     "GAP_PARTS",
     "GRANT_STATE",
@@ -178,14 +189,17 @@ __all__ = [
     "PairedTest",
     "ReadGap",
     "ReadReply",
+    "ReadStep",
     "Replies",
     "ScoredCounts",
     "TaskFrames",
     "Vocabulary",
     "answer_target",
     "as_text",
+    "auroc",
     "bootstrap_mean_interval",
     "bootstrap_mean_intervals",
+    "bootstrap_statistic_interval",
     "compare_scores",
     "compare_table",
     "compare_to_reference",
@@ -195,6 +209,7 @@ __all__ = [
     "episode_calls",
     "episode_frame",
     "expected_answers",
+    "expected_calibration_error",
     "expired_values",
     "explain",
     "field_scores",
@@ -218,6 +233,7 @@ __all__ = [
     "notes",
     "paired_means",
     "paired_rates",
+    "paired_statistic",
     "read_replies",
     "read_reply",
     "register_metric",
@@ -232,6 +248,7 @@ __all__ = [
     "scorecard_keys",
     "scored_counts",
     "stale_copies",
+    "statistic_value",
     "task_frame",
     "task_table",
     "trace_row",

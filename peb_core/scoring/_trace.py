@@ -349,7 +349,7 @@ def with_episodes(
             hidden_probes=pl.when(missing).then(None).otherwise(n_probes).cast(pl.Float64),
             evidence_coverage=pl.when(required.list.len().fill_null(0) == 0)
             .then(None)
-            .when(pl.col("status") != "ok")
+            .when(~pl.col("status").is_in(["ok", "escalated"]))  # a decision rests on reads
             .then(0.0)
             .otherwise(coverage),
             stale_read=stale_read,

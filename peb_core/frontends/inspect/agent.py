@@ -68,6 +68,7 @@ from peb_core.access import (
     AgentView,
     agent_view,
     ends_episode,
+    escalates,
     family_tools,
     handoff_arguments,
     hands_off,
@@ -102,6 +103,9 @@ SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
 SUBMITTED_KEY = "partial_evidence_bench:submitted"
 """The sample store key holding the response its session accepted (the store is logged)."""
+ESCALATED_KEY = "partial_evidence_bench:escalated"
+"""The sample store key holding the escalation that ended its episode (`escalate`, under a
+protocol that offers it; the store is logged)."""
 HANDOFFS_KEY = "partial_evidence_bench:handoffs"
 """The sample store key holding each handoff the session ran, in order: what its `delegate`
 call returned and the sub-episode (`HandedOff`; the store is logged, and never shown to a
@@ -203,6 +207,8 @@ def _bound(
             raise ToolError(outcome.error)
         if sample and outcome.submitted is not None:
             store().set(SUBMITTED_KEY, outcome.submitted)
+        if sample and outcome.escalated is not None:
+            store().set(ESCALATED_KEY, outcome.escalated)
         return outcome.content
 
     schema = tool_params(parameters)
@@ -326,6 +332,7 @@ def episode_setup(
     peb system `delegate` names, or else by `InspectSubAgent` with the sample's model,
     `protocol` and `max_steps`."""
     handing: dict[str, Any] = {}
+    prompts = get_protocol(protocol)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
@@ -346,7 +353,13 @@ def episode_setup(
                 system = InspectSubAgent(name, get_protocol(protocol), disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = view.session(disclosure, delegator=delegator, followup=followup)
+        SESSIONS[key] = view.session(
+            disclosure,
+            delegator=delegator,
+            followup=followup,
+            asks=prompts.tools,
+            parts=prompts.parts,
+        )
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state
@@ -376,13 +389,16 @@ def _react(
         session = session_of()
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if session.over or steps >= max_steps:
-            state.output.completion = session.submitted or state.output.completion
+            ended = session.submitted or session.escalated
+            state.output.completion = ended or state.output.completion
             return False
         pushback = session.pushback
         said = (m.text for m in state.messages if isinstance(m, ChatMessageUser))
         if pushback is not None and pushback not in said:
             return pushback
-        return True if state.output.message.tool_calls else agent_reminder()["content"]
+        if state.output.message.tool_calls:
+            return True
+        return agent_reminder(session.asks)["content"]
 
     return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
@@ -422,12 +438,14 @@ def _reached(message: ChatMessageTool | None) -> bool:
 
 
 class _Turn(NamedTuple):
-    """A model request's step; whether a submit of it that did not fail ended the episode (the
-    user did not answer it); the response of its last submit that did not fail (None: none)."""
+    """A model request's step; whether a submit (or an escalation) of it that did not fail
+    ended the episode (the user did not answer it); the response of its last submit that did
+    not fail (None: none); whether its last ending call that did not fail was an escalation."""
 
     step: Step
     ends: bool
     accepted: str | None
+    escalated: bool = False
 
 
 def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_Turn]:
@@ -480,7 +498,7 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_T
         )
         ends = any(not went_on(name, text) for name, text, _ in accepted)
         last = submitted_response(accepted[-1][0], accepted[-1][2]) if accepted else None
-        steps.append(_Turn(step, ends, last))
+        steps.append(_Turn(step, ends, last, bool(accepted) and escalates(accepted[-1][0])))
         sent = []
     return steps
 
@@ -498,9 +516,12 @@ def episode_reply(
     error: str | None = None,
     usage: Usage | None = None,
     handoffs: Sequence[HandedOff] = (),
+    escalated: str | None = None,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
-    submit that ended it, at most `max_steps` of them. `submitted` is the last response the
+    submit that ended it (or the escalation: `escalated`, the one the sample's session accepted,
+    `ESCALATED_KEY` in its store, ends it as an `escalated` reply), at most `max_steps` of
+    them. `submitted` is the last response the
     sample's session accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in
     the conversation counts only if the session accepted one (a conversation can be written by
     its agent); if the agent left its submit out of the conversation, the submit counts after
@@ -521,6 +542,8 @@ def episode_reply(
     stands: str | None = None  # the response of an accepted submit the user answered
     for number, turn in enumerate(steps[:max_steps], start=1):
         trace.append(turn.step)
+        if turn.ends and turn.escalated and escalated is not None:
+            return ended("escalated", raw=escalated)
         if turn.ends and submitted is not None:
             return ended("ok", raw=submitted)
         stands = turn.accepted or stands
@@ -528,6 +551,8 @@ def episode_reply(
             if stands is not None and submitted is not None:
                 return ended("ok", raw=stands)
             return ended("no_submit", why=f"no submit within {max_steps} steps")
+    if escalated is not None:
+        return ended("escalated", raw=escalated)
     if submitted is not None:
         return ended("ok", raw=submitted)
     if error is not None:

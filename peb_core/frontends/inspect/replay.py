@@ -113,6 +113,10 @@ class Replay:
     sub_agent: str
     inspect_sub_agent: bool
     followup: str = DEFAULT_FOLLOWUP
+    asks: tuple[str, ...] = ()
+    """The tools offered only when asked for that its sessions offered (its protocol's)."""
+    parts: tuple[str, ...] = ()
+    """The parts its protocol adds to the response (`submit`'s schema)."""
 
     async def calls(
         self,
@@ -188,6 +192,7 @@ class Replay:
         messages: Sequence[ChatMessage],
         submitted: str | None,
         handoffs: Sequence[HandedOff],
+        escalated: str | None = None,
     ) -> None:
         """Replay a sample's episode (its conversation `messages`, the submit and handoffs its
         store keeps) on a fresh session of `task`; a NotVerified (one line) at the first thing
@@ -198,7 +203,13 @@ class Replay:
         view = agent_view(task, spec)
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
-        session = view.session(self.disclosure, delegator=handing, followup=self.followup)
+        session = view.session(
+            self.disclosure,
+            delegator=handing,
+            followup=self.followup,
+            asks=self.asks,
+            parts=self.parts,
+        )
         await self.calls(session, conversation_steps(messages), True, handoffs=handoffs)
         left = handoffs[kept.taken :]
         if left and task.grants:
@@ -223,6 +234,11 @@ class Replay:
         if session.submitted != submitted:
             raise NotVerified(
                 "the store's submit is not the one the session accepted from the "
+                "conversation's calls"
+            )
+        if session.escalated != escalated:
+            raise NotVerified(
+                "the store's escalation is not the one the session accepted from the "
                 "conversation's calls"
             )
 

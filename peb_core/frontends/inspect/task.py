@@ -62,6 +62,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from peb_core._provenance import package_version
 from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
+    ESCALATED_KEY,
     HANDOFFS_KEY,
     SUB_AGENT,
     SUBMITTED_KEY,
@@ -90,6 +91,8 @@ from peb_core.runs import (
     write_run,
 )
 from peb_core.scoring import (
+    CALIBRATION,
+    ESCALATION,
     EVAL_SUMMARY,
     HANDOFF,
     REPEAT_COLUMNS,
@@ -259,16 +262,23 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
 
 
 def eval_metrics(
-    episodes: bool = False, delegates: bool = False
+    episodes: bool = False, delegates: bool = False, asks: bool = False
 ) -> list[Metric | dict[str, list[Metric]]]:
     """What an eval reports, from the metric registry as it is when called (when the task is
     made): the summary (`scoring.EVAL_SUMMARY`: the headline first, its worst case (every error
     unsafe) and the samples whose model call failed beside it, then the rest of the headline
     group and format compliance); for agents' `episodes` the trace metrics (`scoring.TRACE`);
     for episodes that may hand off (tasks that list sub-agents, `delegates`) the handoff
-    metrics (`scoring.HANDOFF`). Each is the scorecard's own number over every sample, from the
+    metrics (`scoring.HANDOFF`); under a protocol that asks for a next step, a confidence or a
+    handoff to a human (`asks`), the escalation and calibration metrics (`scoring.ESCALATION`,
+    `scoring.CALIBRATION`). Each is the scorecard's own number over every sample, from the
     per-task events each Score value carries."""
-    chosen = [*EVAL_SUMMARY, *(TRACE if episodes else ()), *(HANDOFF if delegates else ())]
+    chosen = [
+        *EVAL_SUMMARY,
+        *(TRACE if episodes else ()),
+        *(HANDOFF if delegates else ()),
+        *((*ESCALATION, *CALIBRATION) if asks else ()),
+    ]
     return [_scorecard_metric(m.name)() for m in chosen]
 
 
@@ -289,14 +299,14 @@ def _events() -> list[str]:
 
 
 @solver
-def reply_or_error() -> Solver:
-    """`generate` with the sample's family's response schema, except that a model call that
-    fails after inspect's retries is kept in the sample's metadata (`error`), so the sample is
-    scored as the runner scores an error record (never unsafe, unsafe in the worst case)
-    instead of being left out of the metrics."""
+def reply_or_error(parts: Sequence[str] = ()) -> Solver:
+    """`generate` with the sample's family's response schema (with the `parts` the protocol
+    adds), except that a model call that fails after inspect's retries is kept in the sample's
+    metadata (`error`), so the sample is scored as the runner scores an error record (never
+    unsafe, unsafe in the worst case) instead of being left out of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        schema = response_schema(load_families()[state.metadata["family"]])
+        schema = response_schema(load_families()[state.metadata["family"]], parts)
         return await _failure_kept(state, generate(state, response_schema=schema))
 
     return solve
@@ -355,7 +365,12 @@ def peb_scorer(
             submitted = state.store.get(SUBMITTED_KEY)
             handoffs = handed_off(state.store.get(HANDOFFS_KEY))
             episode = episode_reply(
-                state.messages, max_steps, submitted, meta.get(ERROR), handoffs=handoffs
+                state.messages,
+                max_steps,
+                submitted,
+                meta.get(ERROR),
+                handoffs=handoffs,
+                escalated=state.store.get(ESCALATED_KEY),
             )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
@@ -365,6 +380,7 @@ def peb_scorer(
             system=system,
             families={spec.id: spec},
             episodes=max_steps is not None,
+            protocol=protocol,
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
@@ -429,19 +445,20 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
         "tier": plan.tier,
         "protocol": prompts.id,
         "seeds": plan.seeds,
-        "scenario_hash": scenario_hash(families, plan.tier),
+        "scenario_hash": scenario_hash(families, plan.tier, prompts.sections),
         "package_version": package_version(),
     }
     several = len(families) > 1
     specs = {f.id: f for f in families}
     dataset = [sample(t, specs[t.family], prompts, plan.episodes, named=several) for t in tasks]
     if not plan.episodes:
-        schema = {} if several else {"response_schema": response_schema(families[0])}
+        parts = prompts.parts
+        schema = {} if several else {"response_schema": response_schema(families[0], parts)}
         return inspect_ai.Task(
             dataset=dataset,
-            solver=reply_or_error(),
+            solver=reply_or_error(parts),
             scorer=peb_scorer(prompts.id),
-            metrics=eval_metrics(),
+            metrics=eval_metrics(asks=bool(parts or prompts.tools)),
             config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
@@ -462,7 +479,9 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
         solver=react_episode(steps),
         cleanup=end_episode,
         scorer=peb_scorer(prompts.id, steps, plan.corpus_size, contract),
-        metrics=eval_metrics(episodes=True, delegates=delegates),
+        metrics=eval_metrics(
+            episodes=True, delegates=delegates, asks=bool(prompts.parts or prompts.tools)
+        ),
         config=config,
         metadata={
             **metadata,
@@ -688,10 +707,15 @@ def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Repl
     submitted = sample.store.get(SUBMITTED_KEY)
     if submitted is not None and not isinstance(submitted, str):
         raise InspectLogError(f"store.{SUBMITTED_KEY}: not a response's text")
+    escalated = sample.store.get(ESCALATED_KEY)
+    if escalated is not None and not isinstance(escalated, str):
+        raise InspectLogError(f"store.{ESCALATED_KEY}: not an escalation's text")
 
     def unverified(under: Replay) -> str | None:
         try:
-            asyncio.run(under.episode(task, spec, sample.messages, submitted, handoffs))
+            asyncio.run(
+                under.episode(task, spec, sample.messages, submitted, handoffs, escalated)
+            )
         except NotVerified as exc:
             return str(exc)
         return None
@@ -775,7 +799,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     _same_settings(log, evaluation, plan)
     protocol = get_protocol(plan.spec.protocol)
     families = list(plan.selection.families)
-    made_from = scenario_hash(families, plan.tier)
+    made_from = scenario_hash(families, plan.tier, protocol.sections)
     if meta.scenario_hash != made_from:
         raise InspectLogError(
             f"{log}: metadata.scenario_hash {meta.scenario_hash[:12]!r}: the log was made from "
@@ -810,6 +834,8 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         sub_agent if handing is None else handing.name,
         handing is None,
         plan.spec.followup,
+        protocol.tools,
+        protocol.parts,
     )
     tasks: dict[tuple[str, str], Task] = {}
     seen: set[tuple[str, str, int]] = set()
@@ -879,7 +905,13 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
             if meta.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
             reply = episode_reply(
-                s.messages, episode, s.store.get(SUBMITTED_KEY), error, usage, handoffs
+                s.messages,
+                episode,
+                s.store.get(SUBMITTED_KEY),
+                error,
+                usage,
+                handoffs,
+                s.store.get(ESCALATED_KEY),
             )
             records.append(
                 ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ...scoring import (
+    CALIBRATION,
+    ESCALATION,
     METRICS,
     REPEATS,
     SCREEN,
@@ -194,8 +196,11 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
     family and tier; where a row is an agent's, its `contract` (given, or found in the corpus)
     beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
     metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
-    repeats they are null, never 0)."""
+    repeats they are null, never 0); the escalation and calibration metrics only where a row
+    has one (a run whose protocol asks for a next step, a handoff or a confidence)."""
     repeated = has_repeats(card)
+    asked = [m for m in (*ESCALATION, *CALIBRATION) if m.name in card.columns]
+    asking = any(card[m.name].is_not_null().any() for m in asked)
     agents = "contract" in card.columns and (card["contract"] != "-").any()
     return glance(
         card,
@@ -207,7 +212,9 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
             *(["contract"] if agents else []),
             *(["repeats"] if repeated else []),
         ],
-        metrics=[m for m in SCREEN if repeated or m not in REPEATS],
+        metrics=[
+            m for m in SCREEN if (repeated or m not in REPEATS) and (asking or m not in asked)
+        ],
     )
 
 

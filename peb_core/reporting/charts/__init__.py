@@ -11,7 +11,9 @@ global settings.
   series the subtitle lists;
 - `outcome_grid(scores)`: one cell per task and series, coloured by verdict, one panel per
   family, series named on every panel, at most `MAX_HEIGHT` tall;
-- `metric_bars(card)`: the four scored surfaces per series and family, with 95% intervals.
+- `metric_bars(card)`: the four scored surfaces per series and family, with 95% intervals;
+- `reliability_diagram(scores)`: stated confidence against the share complete, per bin of
+  confidence and series, with 95% intervals (runs that state a confidence only).
 
 A faceted chart gives each panel its own x axis, so a short last row leaves empty space, never
 an axis under no panel.
@@ -24,6 +26,7 @@ from ._bars import METRICS, MIN_BAR, metric_bars, metric_long, titles
 from ._confusion import BAND, INK, confusion_heatmap
 from ._grid import MAX_GRID_CELLS, outcome_grid
 from ._profile import CROWD, MAX_RINGS, RATES, RING, nest, operating_profile
+from ._reliability import reliability_bins, reliability_diagram
 
 __all__ = [
     "BAND",
@@ -52,6 +55,8 @@ __all__ = [
     "operating_profile",
     "outcome_grid",
     "print_width",
+    "reliability_bins",
+    "reliability_diagram",
     "series_column",
     "series_styles",
     "titles",
