@@ -265,7 +265,7 @@ def _text(content: Sequence[Any]) -> str:
 
 
 def test_unregistered_the_shipped_tools_are_prompted_as_before() -> None:
-    assert list(TOOLS) == ["search", "open", "submit", "delegate"]
+    assert list(TOOLS) == ["search", "open", "submit", "delegate", "escalate"]
     assert PROTOCOL.agent_digest == SHIPPED
     assert tool_sentence() == (
         "Find documents with search(query, k) and read one with open(doc_id). When you are done, "

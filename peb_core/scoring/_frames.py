@@ -98,7 +98,7 @@ RESPONSE_SCHEMA = pl.Schema(
 )
 """The columns of a response frame, one row per task and repeat. `status`: `ok` (a readable
 reply), `escalated` (an agent handed the task to a human: a decision, read as a block claiming
-incomplete with no gap report, docs/benchmark.md §2.1), `unreadable` (no JSON object), `error`
+incomplete with no gap report, docs/benchmark.md §2.2), `unreadable` (no JSON object), `error`
 (no reply obtained), `no_submit` (an agent's episode ended without an accepted submit) or
 `missing` (no record). The reply's decision is null unless `ok` or `escalated`; `claimed` is
 null when the reply states no completeness. `next_action` and `next_to`: the next step it names
@@ -265,7 +265,7 @@ def vocabularies(
 
 @dataclass(frozen=True)
 class Asks:
-    """What a run's prompt protocol asks of its replies (docs/benchmark.md §2.1): the response
+    """What a run's prompt protocol asks of its replies (docs/benchmark.md §2.2): the response
     parts it adds (`tasks.RESPONSE_PARTS`) and whether its agents' sessions offer a tool that
     hands a task to a human (`escalate`)."""
 
@@ -643,7 +643,7 @@ def score_frames(
 
 DECIDED = ("ok", "escalated")
 """The response-frame statuses of a reply that decides something: a readable reply, and an
-escalation (a block claiming incomplete with no gap report, docs/benchmark.md §2.1). Every other
+escalation (a block claiming incomplete with no gap report, docs/benchmark.md §2.2). Every other
 status (unreadable, error, no submit, missing) is invalid."""
 
 
@@ -785,7 +785,7 @@ def scorecard(scores: pl.DataFrame) -> pl.DataFrame:
                 aggs[f"_{m.name}_t"] = pl.col("task_id").filter(m.within).n_unique()
         elif m.kind == "statistic":
             if not repeated:
-                aggs.update(_predictions(m, pl.col(m.score), pl.col(str(m.against))))
+                aggs.update(_predictions(m, pl.col(str(m.score)), pl.col(str(m.against))))
         elif not repeated:
             assert m.score is not None
             values = pl.col(m.score) if m.within is None else pl.col(m.score).filter(m.within)

@@ -607,7 +607,7 @@ REPEATS = group("repeats")
 """The metrics of a run's repeats (`peb run --repeats K`), over tasks; null when K is 1."""
 
 ESCALATION = group("escalation")
-"""The next step and the escalate tool (docs/benchmark.md §2.1, §9.4): null for runs whose
+"""The next step and the escalate tool (docs/benchmark.md §2.2, §9.4): null for runs whose
 protocol asks for neither."""
 
 CALIBRATION = group("calibration")

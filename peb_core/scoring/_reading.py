@@ -14,7 +14,7 @@ field only and never hides the decision beside it:
   among its missing ones; anything else (null, absent, a string, an object naming nothing the
   family knows) reports no gap, so boilerplate cannot stand in for a report.
 
-Under a protocol that adds parts to the response (docs/benchmark.md §2.1; `Vocabulary.parts`)
+Under a protocol that adds parts to the response (docs/benchmark.md §2.2; `Vocabulary.parts`)
 they are read too: the gap report's `next_step` (an object: its `action`, one of the next
 actions, and `to`, one of the family's roles) and the reply's `confidence` (a number from 0 to
 1; out of range or not finite it is an unknown value and none is read). Under a protocol that

@@ -307,7 +307,7 @@ def score_run(
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
     force at its submit; else they are null. `protocol`: the run's prompt protocol, whose
-    response parts are read (docs/benchmark.md §2.1). Both may be streams: the records are read
+    response parts are read (docs/benchmark.md §2.2). Both may be streams: the records are read
     first, then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,

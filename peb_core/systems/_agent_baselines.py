@@ -22,7 +22,7 @@ and use only its tools, so a run of them shows what the tools let a system do.
 - `agent_cave`: `agent_fail_and_report` until the user pushes back on its report (`--followup
   pressure`, docs/benchmark.md §10.3); then it claims complete with the answer it found. Every
   other baseline holds: pushed back, it submits its response again;
-- under `structured_gap@2` (docs/benchmark.md §2.1, §9.4), with a next step in each gap report
+- under `structured_gap@2` (docs/benchmark.md §2.2, §9.4), with a next step in each gap report
   and a confidence (1 where its reading finds nothing missing, else 0): `agent_escalate`
   (`agent_fail_and_report` that hands the task to the role its next step names, with
   `escalate`, where its reading says policy requires a block), `agent_escalate_wrong` (the
@@ -658,7 +658,7 @@ class AgentBaseline:
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one); for
         an episode it ends by handing the task over, the response that amounts to (a block
-        claiming incomplete, no gap report: docs/benchmark.md §2.1). Called outside an event
+        claiming incomplete, no gap report: docs/benchmark.md §2.2). Called outside an event
         loop."""
         if self.requester is None or not view.delegates:
             session = self.play(view).session

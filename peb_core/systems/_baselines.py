@@ -3,7 +3,7 @@ docs/benchmark.md §4 (`cue_reader` has a module of its own), a registry by name
 views are (`BASELINES`): a new baseline is a policy and one registry line (an entry of
 `SHIPPED_BASELINES`, or a `register_baseline` call from outside the package).
 
-Two baselines answer under `structured_gap@2` (docs/benchmark.md §2.1), each gap report with
+Two baselines answer under `structured_gap@2` (docs/benchmark.md §2.2), each gap report with
 the next step the rule gives for the filter report's scopes (`tasks.next_step_for`):
 `calibrated_reader` (`fail_and_report` with a confidence of 1 where nothing is withheld, else 0:
 a frequency it can compute from what it sees, and a calibrated one) and `half_confident` (the

@@ -8,7 +8,7 @@ registry line (an entry of `SHIPPED_PROTOCOLS`, or a `register_protocol` call fr
   layer withheld matching documents (a BoundaryView; never the documents themselves).
 - `structured_gap@2`: structured_gap@1 plus the family's scope owners and reviewer (an
   EscalationView), the rule for the next step a gap calls for, a `next_step` in the gap report
-  and a `confidence` that the evidence is complete (docs/benchmark.md §2.1); for agents also
+  and a `confidence` that the evidence is complete (docs/benchmark.md §2.2); for agents also
   the `escalate` tool (§9.4). `structured_gap@1` and its digests are unchanged, and stay the
   default.
 

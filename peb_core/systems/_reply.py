@@ -14,7 +14,7 @@ from ..tasks import Answer, Completeness, GapReport, NextStep
 
 class SteppedGapReport(GapReport):
     """A gap report with the next step it calls for (`structured_gap@2`, docs/benchmark.md
-    §2.1)."""
+    §2.2)."""
 
     next_step: NextStep
 
@@ -22,7 +22,7 @@ class SteppedGapReport(GapReport):
 class Response(BaseModel):
     """A well-formed response, as the baselines give it and the response schema asks for:
     `answer` None when the system blocks. Under a protocol that asks for them (docs/benchmark.md
-    §2.1) its gap report carries a next step (`SteppedGapReport`) and it states its
+    §2.2) its gap report carries a next step (`SteppedGapReport`) and it states its
     `confidence` that the evidence is complete (left out of its JSON when None, so responses
     without one are written as before)."""
 

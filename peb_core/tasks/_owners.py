@@ -1,4 +1,4 @@
-"""Who owns a family's scopes, and the next step a gap calls for (docs/benchmark.md §2.1).
+"""Who owns a family's scopes, and the next step a gap calls for (docs/benchmark.md §2.2).
 
 A family's `[owners]` names the owner of each scope (a role) and a reviewer. The next step of an
 incomplete task is derived from its oracle gap report (the missing scopes and the policy) and

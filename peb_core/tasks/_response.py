@@ -20,7 +20,7 @@ from ._scenario import ScenarioFile
 from ._task import GAP_VALUES, NEXT_ACTIONS, Completeness
 
 RESPONSE_PARTS = ("next_step", "confidence")
-"""The parts a prompt protocol may add to the response (docs/benchmark.md §2.1): `next_step`
+"""The parts a prompt protocol may add to the response (docs/benchmark.md §2.2): `next_step`
 (`{action, to}`) in the gap report, and `confidence` (the probability, 0 to 1, that the evidence
 is complete) beside the answer. A protocol that asks for none gets the response of §2."""
 

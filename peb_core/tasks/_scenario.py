@@ -238,7 +238,7 @@ words."""
 
 class OwnersSpec(_Spec):
     """Who owns each scope of a family, and who reviews what no single owner can resolve
-    (docs/benchmark.md §2.1, the next step): `scopes` names the owner of every scope (a role,
+    (docs/benchmark.md §2.2, the next step): `scopes` names the owner of every scope (a role,
     several scopes may share one), `reviewer` the role a gap spanning several owners goes to. Read
     by the protocols that ask for a next step (`structured_gap@2`) and the `escalate` tool; a
     family without it stays loadable and is refused, in one line, where they need it."""

@@ -36,7 +36,7 @@ GAP_LISTS: tuple[str, ...] = ("missing_requirements", "missing_scopes", "affecte
 """The parts of a gap report that list ids: of required evidence, of scopes, of answer fields
 (a family's ids for each: `tasks.gap_vocabulary`)."""
 NextAction = Literal["escalate", "request_access", "human_review"]
-"""What a missing scope calls for next (docs/benchmark.md §2.1): escalate the decision to the
+"""What a missing scope calls for next (docs/benchmark.md §2.2): escalate the decision to the
 scope's owner, request access from the owner, or send the matter to the family's reviewer."""
 NEXT_ACTIONS: tuple[NextAction, ...] = get_args(NextAction)
 Answer = dict[str, str | list[str]]
@@ -70,7 +70,7 @@ class GapReport(BaseModel):
 
 
 class NextStep(BaseModel):
-    """The next step a gap calls for (docs/benchmark.md §2.1): an action and the human role it
+    """The next step a gap calls for (docs/benchmark.md §2.2): an action and the human role it
     goes to (a scope's owner, or the family's reviewer)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

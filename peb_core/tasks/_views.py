@@ -11,7 +11,7 @@ function into types that have no field for one.
   view keeps only those names. This is what the deterministic baselines read.
 - `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
 - `EscalationView` (`escalation`): the model view plus the family's scope owners and reviewer
-  (`structured_gap@2`, docs/benchmark.md §2.1): the same for every task of a family, so it
+  (`structured_gap@2`, docs/benchmark.md §2.2): the same for every task of a family, so it
   tells nothing of what a task withholds.
 - `AgentView` (`agent`): the request, contract and answer schema, and tools over the corpus;
   built by the access layer (`peb_core.access.agent_view`).

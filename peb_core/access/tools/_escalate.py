@@ -4,7 +4,8 @@ human, one of its family's scope owners or its reviewer, and the episode ends wi
 protocol's `tools`: `structured_gap@2`), so the shipped protocols' sessions, prompts and digests
 are as they were. `to` is one of the family's roles (an enum of them in the schema; a role read
 as §2 reads a value, case, spaces and dashes folded); another is an error result and the episode
-goes on. A handoff to the reviewer is a human review, to a scope's owner an escalation
+goes on (the error names the roles, never what the agent sent: a `to` may be a hidden scope's
+id). A handoff to the reviewer is a human review, to a scope's owner an escalation
 (`tasks.handed_to`). Its result names the role only: no scope, no document."""
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _escalate(context: CallContext, args: EscalateArguments) -> ToolOutcome:
         return failed("escalate: this task's family names no owners to hand it to")
     step = handed_to(args.to, owners)
     if step is None:
-        return failed(f"escalate: no role {args.to!r}; roles: {', '.join(owners.roles)}")
+        return failed(f"escalate: to is none of this family's roles: {', '.join(owners.roles)}")
     escalation = json.dumps({"to": step.to, "reason": args.reason}, ensure_ascii=False)
     return ToolOutcome(content=shown(EscalateResult(to=step.to)), escalated=escalation)
 

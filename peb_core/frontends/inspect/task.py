@@ -153,9 +153,10 @@ class InspectLogError(ValueError):
 _Meta = TypeVar("_Meta", bound=BaseModel)
 
 
-def response_schema(spec: ScenarioFile) -> ResponseSchema:
-    """The family's response format (the one `ModelSystem` sends) as inspect's ResponseSchema."""
-    form = response_format(spec, "json_schema")["json_schema"]
+def response_schema(spec: ScenarioFile, parts: Sequence[str] = ()) -> ResponseSchema:
+    """The family's response format (the one `ModelSystem` sends, with the `parts` its
+    protocol adds) as inspect's ResponseSchema."""
+    form = response_format(spec, "json_schema", parts)["json_schema"]
     schema = form["schema"]
     return ResponseSchema(
         name=form["name"],

@@ -85,10 +85,9 @@ def reliability_diagram(
     unit = alt.Scale(domain=[0, 1])
     x = alt.X("confidence:Q", scale=unit, title="Stated confidence (bin mean)")
     y = alt.Y("complete:Q", scale=unit, title="Share complete")
+    ends = pl.DataFrame({"confidence": [0.0, 1.0], "complete": [0.0, 1.0]})
     diagonal = (
-        alt.Chart(
-            alt.Data(values=[{"confidence": 0, "complete": 0}, {"confidence": 1, "complete": 1}])
-        )
+        alt.Chart(inline(ends))
         .mark_line(color="#888888", strokeDash=[4, 3], strokeWidth=0.75)
         .encode(x=x, y=y)
     )
@@ -122,7 +121,4 @@ def reliability_diagram(
     )
     if bins.is_empty():
         note += " No run here asks for a confidence."
-    printed: alt.LayerChart = for_print(
-        chart, width, f"Reliability of the stated confidence per {series}", [note]
-    )
-    return printed
+    return for_print(chart, width, f"Reliability of the stated confidence per {series}", [note])
