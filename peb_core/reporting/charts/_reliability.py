@@ -112,7 +112,7 @@ def reliability_diagram(
             alt.Tooltip("ci_high:Q", title="to", format=".3f"),
         ],
     )
-    chart = alt.layer(diagonal, lines, errors, points).properties(width=side, height=side)
+    chart = alt.LayerChart(layer=[diagonal, lines, errors, points], width=side, height=side)
     note = (
         f"Confidences in {BINS} equal-width bins; a point per bin at its mean confidence and "
         "share complete, sized by its tasks, a bar over the share's 95% interval. On the dashed "
