@@ -22,7 +22,16 @@ def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
     from ...results import expand_runs, run_labels, scorecard_of
-    from ...scoring import METRICS, ROW_KEYS, glance, measured_only, metric, notes
+    from ...scoring import (
+        CALIBRATION,
+        ESCALATION,
+        METRICS,
+        ROW_KEYS,
+        glance,
+        measured_only,
+        metric,
+        notes,
+    )
 
     dirs = expand_runs([Path(d) for d in args.dirs])
     card, warnings = scorecard_of(dirs)
@@ -68,8 +77,12 @@ def cmd_score(args: argparse.Namespace) -> None:
         if twice:
             raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(wanted)
-    elif not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
-        table = table.drop("repeats")
+    else:
+        if not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
+            table = table.drop("repeats")
+        asked = [m for m in (*ESCALATION, *CALIBRATION) if m.name in card.columns]
+        if not any(card[m.name].is_not_null().any() for m in asked):  # no run asks for them
+            table = table.drop(m.label for m in asked)
     print_frame(table)
     for note in notes(m for m in METRICS if m.label in table.columns):
         print(f"Note: {note}")
