@@ -221,6 +221,32 @@ SCENARIO_DEFECTS = {
         '"Advisor memo: {findings:d}"',
         "slots[3].bodies[0]: placeholder {findings} takes no conversion or format spec",
     ),
+    "prose_phrase_for_two_values": (
+        'block = ["do not proceed",',
+        'block = ["go ahead", "do not proceed",',
+        "prose.values.recommendation: the phrase 'go ahead' states both proceed and block",
+    ),
+    "prose_phrase_for_two_requirements": (
+        'deal_overview = ["transaction overview",',
+        'deal_overview = ["financials", "transaction overview",',
+        "prose.evidence: the phrase 'financials' names both deal_overview and "
+        "financial_performance",
+    ),
+    "prose_phrase_for_two_scopes": (
+        'public = ["public sources"]',
+        'public = ["public sources", "data room"]',
+        "prose.scopes: the phrase 'data room' names both deal_room and public",
+    ),
+    "prose_unknown_value": (
+        "[prose.values.recommendation]\nproceed = [",
+        "[prose.values.recommendation]\nproceed_now = [",
+        "prose.values.recommendation.proceed_now: not a value of recommendation",
+    ),
+    "prose_topic_of_no_value": (
+        'topics = ["termination rights"]',
+        'topics = ["termination rights", "deal fatigue"]',
+        "prose.topics[1]: 'deal fatigue' is not a phrasing of any answer value",
+    ),
     "negative_canonical_seed": (
         "canonical_seeds = [11, 23, 37, 53]",
         "canonical_seeds = [-1, 23, 37, 53]",
@@ -238,6 +264,55 @@ def _scenario_probe(old: str, new: str, needle: str) -> Probe:
 
 for _name, (_old, _new, _needle) in SCENARIO_DEFECTS.items():
     probe(f"scenario_{_name}")(_scenario_probe(_old, _new, _needle))
+
+
+READ = ["read", "{tmp}/reply.txt", "--family", "security_incident_v1"]
+
+
+def _reply(tmp: Path, text: bytes = b"Severity: high.") -> None:
+    (tmp / "reply.txt").write_bytes(text)
+
+
+probe(
+    "read_missing_file",
+    ["read", "{tmp}/no-such-reply.txt", "--family", "security_incident_v1"],
+    "no-such-reply.txt: cannot read the reply (No such file or directory)",
+)
+probe(
+    "read_a_folder",
+    ["read", "{tmp}", "--family", "security_incident_v1"],
+    "is a folder; expected a file path",
+)
+
+
+@probe("read_unknown_family")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _reply(tmp)
+    return (
+        [*[a.replace("{tmp}", str(tmp)) for a in READ[:2]], "--family", "x"],
+        {},
+        "unknown family 'x'",
+    )
+
+
+@probe("read_unknown_task")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _reply(tmp)
+    args = [a.replace("{tmp}", str(tmp)) for a in READ]
+    return [*args, "--task", "nope__s1"], {}, "unknown template 'nope'"
+
+
+@probe("read_not_utf8")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _reply(tmp, b"Severity: \xff high")
+    return [a.replace("{tmp}", str(tmp)) for a in READ], {}, "the reply is not UTF-8 text"
+
+
+@probe("read_prose_reader_unknown_provider")
+def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+    _reply(tmp)
+    args = [a.replace("{tmp}", str(tmp)) for a in READ]
+    return [*args, "--prose-reader", "nonsense"], {}, "--prose-reader: no provider in model"
 
 
 @probe("hard_tier_of_a_family_without_one")
@@ -485,6 +560,15 @@ if importlib.util.find_spec("inspect_ai"):  # the `inspect` extra; tests/test_in
         ["import", "inspect", "{tmp}/missing.eval", "--out", "{tmp}/never"],
         "missing.eval: no such file",
     )
+
+    @probe("import_inspect_log_a_fifo")
+    def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+        os.mkfifo(tmp / "pipe.eval")  # never opened: a FIFO would be waited on
+        return (
+            ["import", "inspect", str(tmp / "pipe.eval"), "--out", str(tmp / "never")],
+            {},
+            "pipe.eval: is a FIFO, not a regular file; give an inspect eval log (.eval or .json)",
+        )
 
 
 AUDIT = ["audit", "shortcuts", "--family", "due_diligence_v1", "--tier", "paper"]

@@ -106,6 +106,9 @@ def test_the_wheel_ships_the_repositorys_scenarios_and_entry_points(wheel: Path)
         entries = archive.read(entry_points).decode()
     repository = {p.name: p.read_bytes() for p in (ROOT / "scenarios").glob("*.toml")}
     assert len(repository) >= 7 and shipped == repository
+    data = {p.name for p in (ROOT / "peb_core" / "data").iterdir() if p.is_file()}
+    assert {n.removeprefix("peb_core/data/") for n in names if "/data/" in n} >= data
+    assert "prose_cues.toml" in data  # the prose reader's cues ship in the package
     assert {n.split("/")[0] for n in names if not n.startswith("partial_evidence_bench-")} == {
         "peb_core",
         "partial_evidence_bench.py",

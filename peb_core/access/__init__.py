@@ -45,6 +45,7 @@ from ._results import (
 )
 from ._session import SNIPPET_CHARS, AgentSession, Corpus
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
     TOOLS,
     CallContext,
@@ -52,6 +53,7 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    arguments_text,
     asked_tools,
     ends_episode,
     escalates,
@@ -105,6 +107,7 @@ __all__ = [
     "DISCLOSURES",
     "ESCALATE_TOOL",
     "FOLLOWUPS",
+    "MAX_CALL_ARGUMENTS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
@@ -150,6 +153,7 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "arguments_text",
     "asked_tools",
     "check_followup",
     "claims_gap",

@@ -2,16 +2,17 @@
 `search`, `open`, `submit` and `delegate` in `tools/`), each answered by its handler from the
 corpus index, the user's scopes and the stores the session reaches, under a disclosure mode
 (docs/benchmark.md §9, §9.1). A session never reads a Task, and `call` never raises for anything
-a model can send: an unknown tool, arguments that are not JSON or of the wrong shape, an unknown
-or hidden document id, a call once the episode is over each give an error result the model
-reads. Before each call is answered the session applies the grant changes due at it
-(`GrantClock`; the call's own search or open may set one going), then gives the tool's handler
-the public `CallContext` of the call, and keeps what the call did (an accepted submit, a
-document read, a handoff). A tool that runs an episode of its own (`delegate`) is awaited
-through `acall`. The episode is over (`over`) at the first accepted submit, unless the user
-answers it (`--followup pressure`, `_followup.py`): then at the next one; or at an accepted
-`escalate` (offered where the session asks for it), which hands the task to a human owner
-without a response."""
+a model can send: an unknown tool, arguments longer than `MAX_CALL_ARGUMENTS` (never read,
+so that a record, which keeps every call within that bound whole, replays as the session ran),
+not JSON or of the wrong shape, an unknown or hidden document id, a call once the episode is
+over each give an error result the model reads. Before each call is answered the session
+applies the grant changes due at it (`GrantClock`; the call's own search or open may set one
+going), then gives the tool's handler the public `CallContext` of the call, and keeps what the
+call did (an accepted submit, a document read, a handoff). A tool that runs an episode of its
+own (`delegate`) is awaited through `acall`. The episode is over (`over`) at the first accepted
+submit, unless the user answers it (`--followup pressure`, `_followup.py`): then at the next
+one; or at an accepted `escalate` (offered where the session asks for it), which hands the task
+to a human owner without a response."""
 
 from __future__ import annotations
 
@@ -28,13 +29,17 @@ from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
 from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
+    MAX_ID_CHARS,
     TOOLS,
     CallContext,
     Delegator,
     Tool,
     ToolContext,
+    arguments_text,
     failed,
     offered,
+    too_long,
     tool_schemas,
 )
 
@@ -320,10 +325,13 @@ class AgentSession:
         return _announced(outcome, notices) if notices else outcome
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
-        """A call's arguments as a JSON object, or the error a bad call gets."""
+        """A call's arguments as a JSON object, or the error a bad call gets (arguments longer
+        than `MAX_CALL_ARGUMENTS` are not read: `too_long`)."""
         if not isinstance(name, str) or name not in self._tools:
-            shown = name if isinstance(name, str) else type(name).__name__
-            return failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")
+            # at most a tool name's length quoted: a record keeps a longer name's start
+            shown = name[:MAX_ID_CHARS] if isinstance(name, str) else type(name).__name__
+            more = "..." if isinstance(name, str) and len(name) > MAX_ID_CHARS else ""
+            return failed(f"unknown tool {shown!r}{more}; tools: {', '.join(self._tools)}")
         if self._over:
             return failed(
                 f"{name}: the episode is over: the task was handed to a human (escalate)"
@@ -333,6 +341,8 @@ class AgentSession:
                 if self.followup == "none"
                 else f"{name}: the episode is over: your final response was already submitted"
             )
+        if len(arguments_text(arguments)) > MAX_CALL_ARGUMENTS:
+            return too_long(name)
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:

@@ -58,14 +58,18 @@ RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
 ROW_KEYS = (
-    "run", "system", "protocol", "tier", "disclosure", "contract", "followup", "max_steps", "family"
+    "run", "run_label", "system", "protocol", "tier", "disclosure", "contract", "followup",
+    "max_steps", "family",
 )  # fmt: skip
-"""The columns that name a scorecard row, in order (`protocol`, `tier`, `disclosure`,
-`contract`, `followup` and `max_steps` where the scores have them: scores of run folders do; an
-agent's disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up
-mode (`none`, `pressure`: docs/benchmark.md §10.3) and step budget, `-`, `-`, `-` and null for
+"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`, `disclosure`,
+`contract`, `followup` and `max_steps` where the scores have them: scores of run folders do;
+what sets the run apart from the others scored with it (`results.score_run_dirs`), an agent's
+disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up mode
+(`none`, `pressure`: docs/benchmark.md §10.3) and step budget, `-`, `-`, `-` and null for
 one-shot runs)."""
-RUN_FOLDER_KEYS = ("protocol", "tier", "disclosure", "contract", "followup", "max_steps")
+RUN_FOLDER_KEYS = (
+    "run_label", "protocol", "tier", "disclosure", "contract", "followup", "max_steps"
+)  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
 

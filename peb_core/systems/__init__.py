@@ -53,11 +53,15 @@ from ._prompts import (
     sections_read,
     tool_sentence,
 )
+from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
+from ._reach import MAX_UNREACHABLE, Reach, watching_reach
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
+    MAX_KEPT_MESSAGE,
     MAX_KEPT_NAME,
     MAX_KEPT_RESULT,
+    MAX_REPLY_CHARS,
     RECORD_FORMAT,
     Delegation,
     Reply,
@@ -85,9 +89,12 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "ESCALATING_BASELINES",
     "MAX_KEPT_ARGUMENTS",
+    "MAX_KEPT_MESSAGE",
     "MAX_KEPT_NAME",
     "MAX_KEPT_RESULT",
     "MAX_REPEATS",
+    "MAX_REPLY_CHARS",
+    "MAX_UNREACHABLE",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
@@ -106,6 +113,8 @@ __all__ = [
     "LocalModelError",
     "ModelSystem",
     "PromptProtocol",
+    "ProseReaderError",
+    "Reach",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -137,6 +146,8 @@ __all__ = [
     "kept",
     "local_servers",
     "local_status",
+    "model_read_prose",
+    "prose_reading_schema",
     "reader_for",
     "redact_url",
     "register_baseline",
@@ -152,6 +163,7 @@ __all__ = [
     "sub_agent",
     "system_name",
     "tool_sentence",
+    "watching_reach",
     "watching_steps",
     "with_tools",
 ]

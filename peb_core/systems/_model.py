@@ -39,16 +39,15 @@ from ._defaults import (
 )
 from ._local import file_sha256
 from ._prompts import PromptProtocol, get_protocol
+from ._reach import not_reached, reached
 from ._repeat import current_repeat
-from ._reply import Reply, ToolCall, Usage
+from ._reply import MAX_REPLY_CHARS, Reply, ToolCall, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
 """The longest Retry-After honoured (and never longer than the request timeout): a server asking
 for more gets an error record at once, which a resumed run retries."""
-MAX_REPLY_CHARS = 1_000_000
-"""Reply text beyond this is cut (the record says `truncated`)."""
 
 # litellm's own HTTP handler for the openai provider, instead of a detour through the openai SDK
 # (which re-walks every message against its typed request model): 0.6-1.2 ms less client CPU per
@@ -305,7 +304,7 @@ class LitellmSystem:
             extra.update(auth)
             if not auth and not os.environ.get("OPENAI_API_KEY"):
                 extra["api_key"] = "unused"
-        error = ""
+        error, connected = "", True
         cap = min(MAX_RETRY_AFTER_S, self.timeout_s)
         for attempt in range(self.retries + 1):
             try:
@@ -315,9 +314,10 @@ class LitellmSystem:
                     ),
                     timeout=self.timeout_s + 5,
                 )
+                reached()
                 return _completion(reply)
             except Exception as exc:
-                error = _failure(exc)
+                error, connected = _failure(exc)
                 if not _retryable(exc) or attempt == self.retries:
                     break
                 wait = _retry_after(exc)
@@ -329,6 +329,10 @@ class LitellmSystem:
                 await asyncio.sleep(wait + random.uniform(0, self.backoff_s / 2))
         for secret in secrets:
             error = error.replace(secret, "***")
+        if connected:
+            reached()
+        else:  # in a run: MAX_UNREACHABLE in a row stop it
+            not_reached(error)
         return f"after {attempt + 1} attempt(s): {error}"[:500]
 
 
@@ -387,10 +391,10 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _failure(exc: BaseException) -> str:
-    """One line for a failed request: "could not connect to HOST (why)" when it never reached a
-    server (litellm labels that HTTP 500), else the exception's type, HTTP status and first
-    line."""
+def _failure(exc: BaseException) -> tuple[str, bool]:
+    """One line for a failed request, and whether it reached a server: "could not connect to
+    HOST (why)" when it did not (litellm labels that HTTP 500), else the exception's type, HTTP
+    status and first line."""
     import httpx
 
     chain = list(_causes(exc))
@@ -410,10 +414,10 @@ def _failure(exc: BaseException) -> str:
             why = "host name not found"
         else:
             why = str(connect).splitlines()[0] if str(connect) else type(connect).__name__
-        return f"could not connect to {host} ({why})"
+        return f"could not connect to {host} ({why})", False
     status = getattr(exc, "status_code", None)
     first = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}", True
 
 
 def _import_litellm() -> None:

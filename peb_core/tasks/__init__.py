@@ -57,6 +57,7 @@ from ._overlap import (
     template_overlap,
 )
 from ._owners import NoOwners, Owners, handed_to, next_step, next_step_for, owners_of
+from ._prose import WORD, ProseVocabulary, phrase_words, prose_vocabulary, spelled
 from ._response import RESPONSE_PARTS, fold, response_model, response_schema
 from ._scenario import (
     PRESSURE_KINDS,
@@ -65,6 +66,7 @@ from ._scenario import (
     FollowupSpec,
     OwnersSpec,
     PressureKind,
+    ProseSpec,
     Role,
     ScenarioFile,
     TemplateSpec,
@@ -153,6 +155,7 @@ __all__ = [
     "STORES",
     "TIERS",
     "VIEWS",
+    "WORD",
     "WORKSPACE",
     "Answer",
     "AnswerField",
@@ -182,6 +185,8 @@ __all__ = [
     "Owners",
     "OwnersSpec",
     "PressureKind",
+    "ProseSpec",
+    "ProseVocabulary",
     "RequiredEvidence",
     "Role",
     "ScenarioError",
@@ -232,7 +237,9 @@ __all__ = [
     "parse_seed",
     "parse_seeds",
     "parse_task_id",
+    "phrase_words",
     "pooled_overlap",
+    "prose_vocabulary",
     "reached",
     "record_ref",
     "register_frame",
@@ -246,6 +253,7 @@ __all__ = [
     "select_families",
     "select_tasks",
     "shingles",
+    "spelled",
     "stale_facts",
     "system_view",
     "task_id",

@@ -1,7 +1,8 @@
 """The checks a family file must pass beyond its field types: every text fills with the
 placeholders it may use, every name it refers to is declared, every finding states each value it
-contributes (its `signals`), and each tier the family supports gets what it needs (a tier's own
-`problems`). One `field: problem` line each."""
+contributes (its `signals`), each tier the family supports gets what it needs (a tier's own
+`problems`), and no prose phrase stands for two values, requirements or scopes (`[prose]`). One
+`field: problem` line each."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import string
 from collections.abc import Iterable, Iterator
 
 from ._draw import placeholders
+from ._prose import prose_problems
 from ._scenario import MIN_PHRASINGS, PRESSURE_KINDS, ROLES, ScenarioFile
 from ._tiers import TIERS
 
@@ -230,6 +232,7 @@ def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
         if tier.unsupported(spec) is None:
             yield from tier.problems(spec)
     yield from _followup_problems(spec)
+    yield from prose_problems(spec)
     yield from _owners_problems(spec)
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):

@@ -133,7 +133,9 @@ def scenario_hash(
     `TierSpec.sections` and it does not) are left out, so editing a tier's text changes no run
     of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out); so
     are the `RUN_SECTIONS` a run does not read (`reads`: those it does). Without a tier, every
-    section counts."""
+    section counts but `[prose]`, which is always left out: it changes no task, only how a
+    message in prose is read, and like the rules for reading a reply (docs/benchmark.md §2) it
+    applies to every run scored after it changes."""
     specs = load_families().values() if families is None else families
     left_out = frozenset(
         section
@@ -141,6 +143,7 @@ def scenario_hash(
         if tier is not None and other.name != tier
         for section in other.sections
     ) - frozenset(TIERS[tier].sections if tier is not None and tier in TIERS else ())
+    left_out |= {"prose"}
     if tier is not None:
         left_out |= RUN_SECTIONS - frozenset(reads)
     digest = hashlib.sha256()

@@ -247,6 +247,34 @@ class OwnersSpec(_Spec):
     scopes: dict[Identifier, OwnerRole]
 
 
+Phrase = Annotated[str, Field(pattern=r"[A-Za-z0-9]")]
+
+
+class ProseSpec(_Spec):
+    """How a person writes, in prose, about the family's decisions: what the prose reader
+    (`peb_core.reading`, docs/benchmark.md §2.1) reads a message with, beyond the vocabulary
+    itself (each value id spelled out, its `signals`, each requirement's id and description,
+    each scope's id and description), which it reads too. Phrases match case-insensitively,
+    as whole words, a plural or possessive allowed; no phrase may stand for two values of one
+    field, two requirements or two scopes (checked when the family loads).
+
+    `fields`: phrasings that name an answer field ("severity", "how severe"). `values`: per
+    field, per value, further phrasings that state it ("no disclosure needed"). `evidence`:
+    per evidence family (requirement) id, phrasings that name it ("the forensic analysis").
+    `scopes`: per scope id, phrasings that name it. `unread`: signals that state no value in
+    a message (phrases the family's documents use as a value but prose uses otherwise).
+    `topics`: phrasings of a value that name its topic ("governing law", "working capital") and
+    state it only where the message places them as a value (under the field's label, with the
+    field named, in a frame or as advice), as a one-word value always needs."""
+
+    fields: dict[Identifier, list[Phrase]] = {}
+    values: dict[Identifier, dict[Identifier, list[Phrase]]] = {}
+    evidence: dict[Identifier, list[Phrase]] = {}
+    scopes: dict[Identifier, list[Phrase]] = {}
+    unread: list[Phrase] = []
+    topics: list[Phrase] = []
+
+
 class ScenarioFile(_Spec):
     """The whole of one `scenarios/<family>.toml` file."""
 
@@ -267,6 +295,7 @@ class ScenarioFile(_Spec):
     agent: AgentSpec | None = None
     followup: FollowupSpec | None = None
     procedure: ProcedureSpec | None = None
+    prose: ProseSpec = ProseSpec()
     pools: dict[Identifier, Annotated[list[str], Field(min_length=1)]] = {}
     numbers: dict[Identifier, tuple[int, int]] = {}
     templates: Annotated[list[TemplateSpec], Field(min_length=1)]

@@ -231,7 +231,7 @@ def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
 
     dirs = list(agent_runs.values())
     table = agent_results(dirs, "agent")
-    keys = ["system", "disclosure", "contract", "followup", "max_steps", "family"]
+    keys = ["run_label", "system", "disclosure", "contract", "followup", "max_steps", "family"]
     assert table.columns == results_columns(keys, TRACE) and table.height == 2 * len(SPECS)
     assert (table["contract"] == "given").all() and (table["followup"] == "none").all()
     assert tables(dirs, "agent")["table_agents"].equals(table)

@@ -1,7 +1,7 @@
 """The `peb` command line. Each command group is a module (`_tasks`, `_run`, `_results`,
-`_audit`, `_mcp`) that adds its subcommands to the parser; the run options are derived from the
-run declaration (`runs.RunSpec`, through `frontends._argv`); bad input gets one line on stderr
-and exit status 2."""
+`_read`, `_audit`, `_mcp`) that adds its subcommands to the parser; the run options are derived
+from the run declaration (`runs.RunSpec`, through `frontends._argv`); bad input gets one line on
+stderr and exit status 2."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from ...runs import RunError, RunSpecError
 from ...systems import LocalModelError, SystemSpecError, release_held
 from ...tasks import ScenarioError
 from .._argv import Parser, UsageError
-from . import _audit, _mcp, _results, _run, _tasks
+from . import _audit, _mcp, _read, _results, _run, _tasks
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = (_tasks, _run, _results, _audit, _mcp)
+COMMANDS = (_tasks, _run, _results, _read, _audit, _mcp)
 """The modules of command groups, in the order `peb --help` lists them."""
 
 
