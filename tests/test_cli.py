@@ -8,10 +8,13 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 from cli import peb
 
 from peb_core.frontends.cli._run import ProgressLine
+from peb_core.frontends.workbench import scorecard_glance
+from peb_core.results import scorecard_of
 from peb_core.runs import EpisodeStep, run_lock
 from peb_core.systems import BASELINES, Reply, ResponseRecord, Usage
 
@@ -371,7 +374,7 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert as_json.stderr == scored.stderr
     (row,) = json.loads(as_json.stdout)
     assert (row["status"], row["n_tasks"], row["n_errors"]) == ("failed", 6, 6)
-    assert row["unsafe_completeness_rate"] is None and row["unsafe_completeness_upper"] is None
+    assert row["unsafe_completeness_rate"] is None and row["unsafe_completeness_upper"] == 1.0
     assert row["answer_correctness"] is None and row["invalid_rate"] is None
 
     out = tmp_path / "paper"
@@ -388,6 +391,47 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert nothing.returncode == 2 and nothing.stderr.endswith(
         "no finished run to report; run one, or pass --include-failed\n"
     )
+
+
+THREE = ("compliance_audit_v1", "due_diligence_v1", "security_incident_v1")
+
+
+def test_an_all_error_run_is_unsafe_in_the_worst_case_everywhere(tmp_path: Path) -> None:
+    """Every error counts as unsafe in unsafe_max: an all-error run over three families is 1.0
+    there on every family, with its interval, in --json, the table, the workbench's scorecard
+    and the paper's detail table (with --include-failed), while its headline and every other
+    rate stay without a number (issue 35: unsafe_max was null there since d6f7080)."""
+    good = tmp_path / "runs" / "good"
+    made = peb(
+        "run", "--system", "fail_and_report", "--family", ",".join(THREE), "--seeds", "11",
+        "--out", str(good),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    bad = _failed_copy(good, tmp_path / "runs" / "bad")
+
+    rows = json.loads(peb("score", str(bad), "--json").stdout)
+    assert [r["family"] for r in rows] == list(THREE)
+    assert [r["unsafe_completeness_upper"] for r in rows] == [1.0, 1.0, 1.0]
+    assert all(0 < r["unsafe_completeness_upper_ci_low"] < 1 for r in rows)
+    assert all(r["unsafe_completeness_upper_ci_high"] == 1.0 for r in rows)
+    assert {r["unsafe_completeness_rate"] for r in rows} == {None}
+    assert {r["answer_correctness"] for r in rows} == {None}
+
+    table = peb("score", str(bad), "--columns", "family,status,unsafe,unsafe_max,answer").stdout
+    for line in table.splitlines()[2:]:
+        assert [c.strip() for c in line.split("|")[2:-1]] == ["failed", "—", "1.000", "—"], line
+
+    card, _ = scorecard_of([bad])
+    shown = scorecard_glance(card)
+    assert shown["unsafe_max"].str.starts_with("1.000 [").all(), shown["unsafe_max"]
+    assert (shown["unsafe"] == "—").all() and (shown["answer"] == "—").all()
+
+    out = tmp_path / "paper"
+    report = peb("report", "--out", str(out), "--runs", str(bad), "--include-failed")
+    assert report.returncode == 0, report.stderr
+    detail = pl.read_csv(out / "table_baselines_detail.csv")
+    assert detail["unsafe_max"].to_list() == [1.0, 1.0, 1.0]
+    assert detail["status"].to_list() == ["failed"] * 3
 
 
 def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ from peb_core.frontends.inspect.agent import (
 from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, run_records, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
-from peb_core.scoring import CALIBRATION, ESCALATION, grant_timeline, score_run, with_verdict
+from peb_core.scoring import CALIBRATION, ESCALATION, TRACE, grant_timeline, score_run, with_verdict
 from peb_core.systems import (
     MAX_KEPT_MESSAGE,
     ModelSystem,
@@ -381,9 +381,10 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     finally:
         server.stop()
     assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
-    # Every model call failed: the eval lists its errors and no rate (none is `nan`), as
-    # `peb score --json` gives a failed row: unsafe 0 would read as safe.
-    assert _metrics(log) == {"n_errors": 6}
+    # Every model call failed: the eval lists its errors and its worst case (every error
+    # unsafe), and no other rate (none is `nan`), as `peb score --json` gives a failed row:
+    # unsafe 0 would read as safe.
+    assert _metrics(log) == {"unsafe_completeness_upper": 1.0, "n_errors": 6}
     assert list(elsewhere.iterdir()) == []
 
 
@@ -661,11 +662,11 @@ EDITS: dict[str, tuple[Callable[[EvalLog], None], str | tuple[str, ...]]] = {
     ),
     "seeds_negative": (
         _edit_metadata(seeds=[-1]),
-        "metadata.seeds.0: Input should be greater than or equal to 0 (got -1)",
+        "metadata: seeds: '-1': seeds are integers >= 0 (at most 2^63-1)",
     ),
     "seed_2_to_the_63": (
         _edit_metadata(seeds=[2**63]),
-        "metadata.seeds.0: Input should be less than or equal to 9223372036854775807",
+        "metadata: seeds: '9223372036854775808': seeds are integers >= 0 (at most 2^63-1)",
     ),
     "scenario_hash_null": (
         _edit_metadata(scenario_hash=None),
@@ -966,9 +967,9 @@ step, then submits the oracle's decision), `prober` (opens a hidden id and an un
 overclaims), `stops` (replies in prose, never calling a tool), `bad_submit` (a submit whose
 response is not an object, then the oracle's decision), `error` (a search, then HTTP 400)."""
 AGENT_STEPS = 3
-EPISODE_METRICS = (*HEADLINE, "evidence_coverage", "hidden_probes", "steps", "tool_errors",
-                   "no_submit_rate", "stale_reliance", "held_under_pressure",
-                   "expired_reliance")  # fmt: skip
+EPISODE_METRICS = (*HEADLINE, *(m.name for m in TRACE))
+"""What an eval of agents' episodes reports (`eval_metrics`): the summary, then the trace
+metrics registered (`scoring.TRACE`)."""
 
 
 def _required_visible(task: Task) -> list[Document]:
@@ -1594,7 +1595,7 @@ AGENT_EDITS: dict[str, tuple[Callable[[EvalLog], None], str]] = {
     ),
     "max_steps_zero": (
         _edit_metadata(max_steps=0),
-        "metadata.max_steps: Input should be greater than or equal to 1 (got 0)",
+        "metadata: max_steps: expected an integer from 1 to 1,000, got 0",
     ),
     "max_steps_missing": (
         _edit_metadata(del_max_steps=None),
@@ -1633,6 +1634,34 @@ def test_agent_options_on_another_tier_are_refused() -> None:
         partial_evidence(tier="agent", disclosure="loud")
     with pytest.raises(ValueError, match="max_steps: expected an integer from 1 to 1,000"):
         partial_evidence(tier="agent", max_steps=0)
+
+
+BAD_TASK_OPTIONS = {
+    "repeats=2": "Error: repeats: not one of the inspect task's -T options: family, seeds, ",
+    "bogus=1": "Error: bogus: not a run option",
+    "max_steps=0": "Error: max_steps: expected an integer from 1 to 1,000, got 0",
+    "corpus_size=40": "Error: corpus_size: the paper tier has no corpus; choose tier agent or ",
+}
+"""A `-T` option the task refuses (one inspect does not pass on: `repeats`, whose place is
+inspect's `--epochs`; a key that is no option; a bad value; one that does not apply), and the
+start of the one line `inspect eval` prints."""
+
+
+@pytest.mark.parametrize("given", BAD_TASK_OPTIONS)
+def test_a_bad_task_option_is_one_line_and_exit_2(given: str, tmp_path: Path) -> None:
+    """As `peb` refuses bad input: one line on stderr, exit status 2, no log written (issue
+    35.7: a 60-130 line traceback, or the option dropped with a warning, before)."""
+    logs = tmp_path / "logs"
+    result = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "eval", "peb_core/frontends/inspect/task.py@"
+         "partial_evidence", "-T", given, "-T", "seeds=11", "--model", "mockllm/model",
+         "--log-dir", str(logs), "--display", "none"],
+        cwd=ROOT, env=isolated(tmp_path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(BAD_TASK_OPTIONS[given]), line
+    assert not list(logs.glob("*.eval"))
 
 
 def test_a_contract_to_be_found_reaches_react_and_the_import(tmp_path: Path) -> None:
@@ -1942,12 +1971,13 @@ def _everywhere(**changes: Any) -> Callable[[EvalLog], None]:
         assert log.eval.metadata is not None
         for key, value in changes.items():
             log.eval.metadata[key] = log.eval.task_args[key] = value
-            for scorer in log.eval.scorers or []:
-                if scorer.options and key in scorer.options:
-                    scorer.options[key] = value
-            for step in log.plan.steps:
-                if key in step.params:
-                    step.params[key] = value
+            given = [s.options or {} for s in log.eval.scorers or []]
+            for params in [*given, *(step.params for step in log.plan.steps)]:
+                run = params.get("run", params)  # the scorer's and setup solver's run
+                if key in run:
+                    run[key] = value
+                if key in params:
+                    params[key] = value
 
     return edit
 
@@ -1955,7 +1985,7 @@ def _everywhere(**changes: Any) -> Callable[[EvalLog], None]:
 def _scorer_steps(log: EvalLog) -> None:
     (scorer,) = log.eval.scorers or []
     assert scorer.options is not None
-    scorer.options["max_steps"] = 24
+    scorer.options["run"]["max_steps"] = 24
 
 
 def _all_forged(log: EvalLog) -> None:

@@ -52,10 +52,11 @@ from peb_core.results import (
     replay_steps,
 )
 from peb_core.runs import RESPONSES, read_manifest
+from peb_core.scoring import HANDOFF
 from peb_core.systems import Delegation, Reply, Usage, build_system
 from peb_core.tasks import Task
 
-HANDOFF_METRICS = (*EPISODE_METRICS, "gap_propagation", "laundered_completeness")
+HANDOFF_METRICS = (*EPISODE_METRICS, *(m.name for m in HANDOFF))
 TASKS = generate_tasks([DD], [11], 0, "delegation", corpus_size=20)[:2]
 """The first two delegation-tier tasks at seed 11 (20 documents each): both incomplete, every
 sub-agent holding a scope the user lacks and owning a store the user's tools do not reach."""

@@ -79,7 +79,7 @@ class Replies:
         families: the families scored; a record of any other is left out.
         run: the run's name, as the per-task scores name it.
         system: the run's system.
-        episodes: an agent's run: each record's trace is scored (`_trace.EPISODE_COLUMNS`).
+        episodes: an agent's run: each record's trace is scored (`_trace.episode_columns`).
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
@@ -227,7 +227,7 @@ def score_replies(
 ) -> pl.DataFrame:
     """One run's per-task scores, one row per task of `frames` and repeat (`replies.repeats` of
     each; a (task, repeat) without a record is scored as `missing`, records of other tasks are
-    left out), with the trace columns for an agent's run (`_trace.EPISODE_COLUMNS`, else null),
+    left out), with the trace columns for an agent's run (`_trace.episode_columns`, else null),
     the handoff columns, the follow-up columns (`_followup.FOLLOWUP_COLUMNS`) and the repeat
     columns (`with_repeats`). `replayed`: the run's frame
     from `judge`."""
@@ -269,7 +269,7 @@ def with_record_columns(
 ) -> pl.DataFrame:
     """`scores` (`score_frames` of the replies `answers` belong to) with what `replies` kept of
     their records besides the replies: the trace columns for an agent's run
-    (`_trace.EPISODE_COLUMNS`, else null), the handoff columns, the follow-up columns
+    (`_trace.episode_columns`, else null), the handoff columns, the follow-up columns
     (`_followup.FOLLOWUP_COLUMNS`) and the repeat columns (`with_repeats`)."""
     scores = with_episodes(
         scores,
@@ -304,7 +304,7 @@ def score_run(
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
-    ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
+    ignored. With `episodes` (an agent's run) the trace columns (`_trace.episode_columns`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
     force at its submit; else they are null. `protocol`: the run's prompt protocol, whose
     response parts are read (docs/benchmark.md §2.2). Both may be streams: the records are read

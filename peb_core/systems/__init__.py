@@ -15,7 +15,7 @@ from ._agent_baselines import (
     reader_for,
 )
 from ._baselines import BASELINES, Baseline, System, register_baseline
-from ._build import SystemSpecError, build_system, is_agent, is_embedded, sub_agent
+from ._build import Settings, SystemSpecError, build_system, is_agent, is_embedded, sub_agent
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -44,6 +44,7 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prompting import PromptEdit, PromptOption, prompt_for
 from ._prompts import (
     PROTOCOLS,
     PromptProtocol,
@@ -112,6 +113,8 @@ __all__ = [
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
+    "PromptEdit",
+    "PromptOption",
     "PromptProtocol",
     "ProseReaderError",
     "Reach",
@@ -121,6 +124,7 @@ __all__ = [
     "ResponseCache",
     "ResponseRecord",
     "Serving",
+    "Settings",
     "Step",
     "StepHook",
     "SteppedGapReport",
@@ -147,6 +151,7 @@ __all__ = [
     "local_servers",
     "local_status",
     "model_read_prose",
+    "prompt_for",
     "prose_reading_schema",
     "reader_for",
     "redact_url",

@@ -5,7 +5,7 @@ workbench both build systems here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ from ._local import (
     with_tools,
 )
 from ._model import ModelSystem, model_problem
-from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
+from ._prompting import PromptOption, prompt_for
+from ._prompts import PROTOCOLS, PromptProtocol
 
 
 class SystemSpecError(ValueError):
@@ -56,33 +57,15 @@ def is_embedded(name: str) -> bool:
     return name.removeprefix(AGENT_PREFIX).startswith("local/")
 
 
-def build_system(
-    name: str,
-    families: Sequence[ScenarioFile],
-    *,
-    protocol: str = DEFAULT_PROTOCOL,
-    temperature: float = DEFAULT_TEMPERATURE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    api_base: str | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    local_port: int | None = None,
-    disclosure: str = DEFAULT_DISCLOSURE,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
-    delegate_system: str | None = None,
-    use_cache: bool = True,
-    holds: list[Hold] | None = None,
-    as_sub_agent: bool = False,
-    followup: str = DEFAULT_FOLLOWUP,
-) -> System:
-    """The system called `name`.
+@dataclass(frozen=True)
+class Settings:
+    """How `build_system` builds a system (a run's settings of the systems it builds; the
+    runner's own, such as concurrency, are not among them).
 
     Args:
-        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
-            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
-            `agent:<model>` for either as a tool-calling agent (the `agent` view).
-        families: the families it will answer (model systems build one response schema each).
         protocol: the prompt protocol of a model system.
+        prompt_options: the run's prompt options (`prompt_for`), applied to what a model
+            system is told, and recorded in its config.
         temperature, max_tokens, timeout_s: sampling and the per-request timeout (an agent's
             max_tokens and timeout are per step).
         api_base: an OpenAI-compatible server for `openai/<name>` models.
@@ -96,38 +79,58 @@ def build_system(
             `none`, and refused for a system that reads no agent view. A sub-agent meets no
             user, whatever it is given.
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
+        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
+            neither reads nor writes it; not part of the run's identity).
+    """
+
+    protocol: str = DEFAULT_PROTOCOL
+    prompt_options: tuple[PromptOption, ...] = ()
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    api_base: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    local_port: int | None = None
+    disclosure: str = DEFAULT_DISCLOSURE
+    followup: str = DEFAULT_FOLLOWUP
+    max_steps: int = DEFAULT_MAX_STEPS
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET
+    use_cache: bool = True
+
+
+def build_system(
+    name: str,
+    families: Sequence[ScenarioFile],
+    *,
+    delegate_system: str | None = None,
+    holds: list[Hold] | None = None,
+    as_sub_agent: bool = False,
+    **settings: Any,
+) -> System:
+    """The system called `name`.
+
+    Args:
+        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
+            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
+            `agent:<model>` for either as a tool-calling agent (the `agent` view).
+        families: the families it will answer (model systems build one response schema each).
         delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
             tasks that list sub-agents), built with the same settings; None: the agent itself.
             Refused for a system that does not hand off.
-        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
-            neither reads nor writes it; not part of the run's identity).
         holds: where the embedded model servers it needs are held for a run (`hold_local`:
             a run plan's, let go of when its run ends; one started for it then stops unless
             another run holds it); None: a server it starts is kept serving, as
             `peb local-model serve` keeps it, until `stop_local`.
         as_sub_agent: build it to run handoffs (`sub_agent`): an agent system, or a
             SystemSpecError whose field is `delegate_system`.
+        settings: its `Settings`, by name (the defaults for those not given).
     """
-    settings: dict[str, Any] = {
-        "protocol": protocol,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "api_base": api_base,
-        "timeout_s": timeout_s,
-        "local_port": local_port,
-        "disclosure": disclosure,
-        "max_steps": max_steps,
-        "token_budget": token_budget,
-        "use_cache": use_cache,
-        "holds": holds,
-        "followup": followup,
-    }
+    chosen = Settings(**settings)
     if as_sub_agent:
-        return _sub_agent(name, families, settings)
-    system = _build(name, families, settings)
+        return _sub_agent(name, families, chosen, holds)
+    system = _build(name, families, chosen, holds)
     if delegate_system is None:
         return system
-    handing = _sub_agent(delegate_system, families, settings)
+    handing = _sub_agent(delegate_system, families, chosen, holds)
     if isinstance(system, AgentSystem):
         return replace(system, delegate_system=handing)
     if isinstance(system, AgentBaseline) and system.requester is not None:
@@ -135,22 +138,23 @@ def build_system(
     raise SystemSpecError(
         f"{name} does not hand off; a delegate system applies to systems that do "
         f"({AGENT_PREFIX}<model>, "
-        + ", ".join(
-            n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester
-        )
+        + ", ".join(n for n, b in BASELINES.items() if isinstance(b, AgentBaseline) and b.requester)
         + ")",
         "delegate_system",
     )
 
 
-def sub_agent(name: str, families: Sequence[ScenarioFile], **settings: Any) -> System:
-    """The agent system `name` built to run handoffs (`delegate`) with `settings` (any of
-    `build_system`'s); a SystemSpecError (field `delegate_system`) for a system that is not an
-    agent."""
-    return build_system(name, families, as_sub_agent=True, **settings)
+def sub_agent(
+    name: str, families: Sequence[ScenarioFile], holds: list[Hold] | None = None, **settings: Any
+) -> System:
+    """The agent system `name` built to run handoffs (`delegate`) with `settings` (`Settings`,
+    by name); a SystemSpecError (field `delegate_system`) for a system that is not an agent."""
+    return build_system(name, families, as_sub_agent=True, holds=holds, **settings)
 
 
-def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
+def _sub_agent(
+    name: str, families: Sequence[ScenarioFile], settings: Settings, holds: list[Hold] | None
+) -> System:
     agents = [n for n, b in BASELINES.items() if is_agent(b)]
     if name not in agents and not name.startswith(AGENT_PREFIX):
         raise SystemSpecError(
@@ -159,19 +163,16 @@ def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, 
             "delegate_system",
         )
     try:  # a sub-agent meets no user: its requester does
-        return _build(name, families, {**settings, "followup": DEFAULT_FOLLOWUP})
+        return _build(name, families, replace(settings, followup=DEFAULT_FOLLOWUP), holds)
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
 
-def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
-    """`build_system` without a delegate system, `settings` its keyword arguments."""
-    protocol, disclosure = settings["protocol"], settings["disclosure"]
-    temperature, max_tokens = settings["temperature"], settings["max_tokens"]
-    api_base, timeout_s = settings["api_base"], settings["timeout_s"]
-    local_port, max_steps = settings["local_port"], settings["max_steps"]
-    token_budget, use_cache = settings["token_budget"], settings["use_cache"]
-    holds, followup = settings["holds"], settings["followup"]
+def _build(
+    name: str, families: Sequence[ScenarioFile], settings: Settings, holds: list[Hold] | None
+) -> System:
+    """`build_system` without a delegate system."""
+    disclosure, followup = settings.disclosure, settings.followup
     try:
         get_disclosure(disclosure)
         check_followup(followup)
@@ -203,7 +204,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             "nor a model string such as openai/gpt-4o, local/smollm2 or agent:openai/gpt-4o"
         )
     try:
-        prompt = get_protocol(protocol)
+        prompt = prompt_for(settings.protocol, settings.prompt_options)
     except UnknownName as exc:
         raise SystemSpecError(str(exc)) from None
     if not agent and agent_only:
@@ -211,9 +212,13 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             f"{agent_only[0]}: {name} is a one-shot model system and reads no agent view "
             f"({agent_only[0].split()[0][2:]} applies to agent systems: {AGENT_PREFIX}{name})"
         )
-    numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
-    if token_budget is not None:
-        numbers.append(("token_budget", token_budget))
+    numbers = [
+        ("timeout", settings.timeout_s),
+        ("max_tokens", settings.max_tokens),
+        ("max_steps", settings.max_steps),
+    ]
+    if settings.token_budget is not None:
+        numbers.append(("token_budget", settings.token_budget))
     for what, value in numbers:
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
@@ -226,10 +231,10 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "timeout_s": timeout_s,
-        "use_cache": use_cache,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "timeout_s": settings.timeout_s,
+        "use_cache": settings.use_cache,
     }
     if not model.startswith("local/"):
         problem = model_problem(model)
@@ -238,13 +243,13 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     if agent:
         budgets: dict[str, Any] = {
             "disclosure": disclosure,
-            "max_steps": max_steps,
-            "token_budget": token_budget,
+            "max_steps": settings.max_steps,
+            "token_budget": settings.token_budget,
             "followup": followup,
         }
         if not model.startswith("local/"):
-            return AgentSystem(model=model, api_base=api_base, **common, **budgets)
-        local, port, weights = _served(model, local_port, holds, tools=True)
+            return AgentSystem(model=model, api_base=settings.api_base, **common, **budgets)
+        local, port, weights = _served(model, settings.local_port, holds, tools=True)
         return AgentSystem(
             model=f"local/{local.name}",
             endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
@@ -254,8 +259,8 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             **budgets,
         )
     if not model.startswith("local/"):
-        return ModelSystem(model=model, api_base=api_base, **common)
-    local, port, weights = _served(model, local_port, holds, tools=False)
+        return ModelSystem(model=model, api_base=settings.api_base, **common)
+    local, port, weights = _served(model, settings.local_port, holds, tools=False)
     return ModelSystem(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),

@@ -61,7 +61,9 @@ _SYSTEM = (
 @dataclass(frozen=True)
 class PromptProtocol:
     """A named, versioned prompt protocol and the view it reads; `agent` renders an agent's
-    start (None: the protocol has no agent rendering).
+    start (None: the protocol has no agent rendering). A run renders through `prompt_for`
+    (`_prompting`), which applies its prompt options: `options` names those applied (none: the
+    protocol as registered).
 
     `parts`: what it adds to the response (`tasks.RESPONSE_PARTS`: a next step in the gap
     report, a confidence), which the response schema asks for and the reply's reading reads;
@@ -77,10 +79,17 @@ class PromptProtocol:
     parts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()
+    """The prompt options applied (`prompt_for`), each its run option's name and value."""
 
     @property
     def id(self) -> str:
         return f"{self.name}@{self.version}"
+
+    def config(self) -> dict[str, Any]:
+        """What a run's config records of it: its id, and the prompt options applied (if any)."""
+        applied = {"prompt_options": dict(self.options)} if self.options else {}
+        return {"protocol": self.id, **applied}
 
     @property
     def digest(self) -> str:

@@ -6,7 +6,7 @@ with its id and tier. The shipped tiers are listed here, in `TIERS`' order (`SHI
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 
 from .._gc import gc_paused
 from ._agent import AGENT
@@ -139,12 +139,15 @@ def iter_tasks(
     tier: Tier = DEFAULT_TIER,
     corpus_size: int | None = None,
     contract: ContractSource = DEFAULT_CONTRACT,
+    only: Container[tuple[str, str]] | None = None,
 ) -> Iterator[Task]:
     """Every template of every family at `seeds` (default: each family's canonical seeds), in
     family, template, seed order, each with `distractors` neutral documents (and, on a tier with
-    corpora, `corpus_size` documents and the contract where `contract` says); one at a time."""
+    corpora, `corpus_size` documents and the contract where `contract` says); one at a time.
+    With `only`, just the tasks whose (family, task id) it holds, no other generated."""
     for spec, template, seed in _slots(families, seeds):
-        yield generate_task(spec, template, seed, distractors, tier, corpus_size, contract)
+        if only is None or (spec.id, task_id(template, seed, tier)) in only:
+            yield generate_task(spec, template, seed, distractors, tier, corpus_size, contract)
 
 
 def task_keys(

@@ -201,8 +201,8 @@ def test_a_launch_with_repeats_writes_each_task_that_many_times(tmp_path: Path) 
     assert system is not None
     specs = [load_families()[ONE[0]]]
     assert launch.spec.repeats == 3
-    assert run_dir == root / run_folder_name(system, specs, [11], repeats=3)
-    assert run_dir != root / run_folder_name(system, specs, [11])
+    assert run_dir == root / run_folder_name(system, specs, [11], repeats=3, limit=4)
+    assert run_dir != root / run_folder_name(system, specs, [11], limit=4)
     job = start_launch(launch)
     job.wait(120)
     assert (job.done, job.total) == (12, 12) and job.ended[0].status.clean

@@ -20,7 +20,7 @@ from ..._warn import PebWarning
 from ...runs import RunError, RunSpecError
 from ...systems import LocalModelError, SystemSpecError, release_held
 from ...tasks import ScenarioError
-from .._argv import Parser, UsageError
+from .._argv import Parser, UsageError, one_line
 from . import _audit, _mcp, _read, _results, _run, _tasks
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
@@ -46,7 +46,7 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     if issubclass(category, PebWarning):
-        print(f"peb: warning: {message}", file=sys.stderr)
+        print(f"peb: warning: {one_line(str(message))}", file=sys.stderr)
     else:
         _SHOW_WARNING(message, category, filename, lineno, file, line)
 
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             LocalModelError,
             SystemSpecError,
         ) as exc:
-            print(f"peb: error: {exc}", file=sys.stderr)
+            print(f"peb: error: {one_line(str(exc))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ...runs import RunSpecError, naming, options, plan_run, read_spec
-from .._argv import PORT, Parser, UsageError, add_options, given, path_arg
+from .._argv import PORT, Parser, UsageError, add_options, given, one_line, path_arg
 from ..mcp import DEFAULT_PORT
 
 MCP_EXTRA = "pip install 'partial-evidence-bench[mcp]'"
@@ -58,7 +58,7 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
 
     def ready(where: str) -> None:
         for line in bench.warnings:
-            print(f"peb: warning: {line}", file=sys.stderr)
+            print(f"peb: warning: {one_line(line)}", file=sys.stderr)
         print(
             f"peb: serving {len(bench.tasks)} tasks of {families[0].id} ({spec.disclosure}) "
             f"over {where} into {args.out}",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
-from .._argv import COUNT, Parser, UsageError, checked, path_arg
+from .._argv import COUNT, Parser, UsageError, checked, one_line, path_arg
 from ._common import families_arg, print_frame
 
 if TYPE_CHECKING:  # polars is imported by the commands that read runs
@@ -35,9 +35,11 @@ def cmd_score(args: argparse.Namespace) -> None:
         with_pooled,
     )
 
-    dirs = expand_runs([Path(d) for d in args.dirs])
+    unlisted: list[str] = []
+    dirs = expand_runs([Path(d) for d in args.dirs], unlisted)
     scores, warnings = score_run_dirs(dirs)
     card = scorecard(scores).select(list(SCORECARD_KEYS))
+    warnings = unlisted + warnings
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
         if label in unclean:
@@ -58,7 +60,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         card = card.filter(pl.col("family").is_in(wanted))
         scores = scores.filter(pl.col("family").is_in(wanted))
     for line in warnings:
-        print(f"peb: warning: {line}", file=sys.stderr)
+        print(f"peb: warning: {one_line(line)}", file=sys.stderr)
     if args.json:  # every number beside its row's status, but none of a failed row
         print(json.dumps(measured_only(card).to_dicts(), indent=2))
         return
@@ -147,7 +149,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
             "the comparison says little"
         )
     for line in warnings:
-        print(f"peb: warning: {line}", file=sys.stderr)
+        print(f"peb: warning: {one_line(line)}", file=sys.stderr)
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2))
         return

@@ -59,7 +59,6 @@ from ...systems import (
     Usage,
     answering_repeat,
     followup_config,
-    get_protocol,
     system_name,
 )
 from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
@@ -183,16 +182,18 @@ class McpBench:
             it has that many episodes, each recorded with its repeat index), and the system
             that plays the episode a `delegate` call hands off (`plan.delegate`, on tasks that
             list sub-agents), recorded in the run's config.
-        protocol: the prompt protocol whose agent rendering is the start of an episode (None:
-            the plan's, `--protocol`); a protocol that asks for a tool offered only when asked
-            for (`escalate` under `structured_gap@2`) has it listed and served.
+
+    The start of an episode is the run's prompt (`plan.prompt`: its protocol's agent rendering
+    with the run's prompt options), as our own agents are given it; a protocol that asks for a
+    tool offered only when asked for (`escalate` under `structured_gap@2`) has it listed and
+    served.
     """
 
-    def __init__(self, out: Path, plan: RunPlan, *, protocol: str | None = None) -> None:
+    def __init__(self, out: Path, plan: RunPlan) -> None:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
-        self.protocol: PromptProtocol = get_protocol(protocol or plan.spec.protocol)
+        self.protocol: PromptProtocol = plan.prompt
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
@@ -234,7 +235,7 @@ class McpBench:
             config={
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
-                "protocol": self.protocol.id,
+                **self.protocol.config(),
                 **followup_config(self.followup),
                 **(
                     {}

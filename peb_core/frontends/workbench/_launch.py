@@ -20,6 +20,7 @@ from ...runs import (
     RunSpecError,
     applies_to,
     check_spec,
+    declaration,
     is_run_name,
     launch_folder,
     naming,
@@ -36,6 +37,8 @@ def form_options() -> tuple[str, ...]:
     """The run options the form and the headless flags offer besides the systems (read from
     the declaration when asked)."""
     return tuple(name for name in options("workbench") if name != "system")
+
+
 LABELS: dict[str, str] = {**naming("workbench"), "system": "Systems", "name": "Run name"}
 """How the Run button's form names each input in a message."""
 HEADLESS_FLAGS: dict[str, str] = {**naming("cli"), "system": "--run", "name": "--name"}
@@ -90,14 +93,14 @@ def _for_system(base: RunSpec, system: str | None, others: Sequence[str]) -> Run
     kept = {}
     for name in base.model_fields_set:
         value = getattr(base, name)
-        alone = RunSpec(**{name: value, "system": system, "tier": base.tier})
+        alone = declaration()(**{name: value, "system": system, "tier": base.tier})
         if not applies_to(name, alone, "workbench") and any(
-            applies_to(name, RunSpec(**{name: value, "system": o, "tier": base.tier}))
+            applies_to(name, declaration()(**{name: value, "system": o, "tier": base.tier}))
             for o in others
         ):
             continue
         kept[name] = value
-    return RunSpec(**{**kept, "system": system})
+    return declaration()(**{**kept, "system": system})
 
 
 def run_form() -> Any:
@@ -176,7 +179,7 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str] = LABELS) -
         )
     fields, refused = read_values(form.values, names, frontend="workbench")
     problems += refused
-    base = RunSpec(**fields)
+    base = declaration()(**fields)
     named: list[str | None] = [*systems] or [None]  # none named: the other inputs still checked
     specs = [_for_system(base, system, systems) for system in named]
     for spec in specs:
