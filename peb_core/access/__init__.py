@@ -6,8 +6,11 @@ tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
 declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
 call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`, `went_on`,
-`submitted_response`, `hands_off`), never by its name. Under `--followup pressure` the session
-plays a user who pushes back once on a response that reports a gap (`_followup.py`)."""
+`submitted_response`, `hands_off`, `checked_by`), never by its name. Under `--followup pressure`
+the session plays a user who pushes back once on a response that reports a gap (`_followup.py`).
+What the platform knows of a task, for the interventions that act in its place, is
+`platform_view` (`_platform.py`: no fact, no oracle); a session may be given the platform's
+checks of each accepted submit (`SubmitCheck`; `_recheck.py` evaluates authorization again)."""
 
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
@@ -46,7 +49,16 @@ from ._results import (
     SubmitResult,
     ToolOutcome,
 )
-from ._session import SNIPPET_CHARS, AgentSession, Corpus
+from ._platform import Answered, PlatformDocument, PlatformView, platform_view, task_index
+from ._recheck import RECHECK, RECHECKED
+from ._session import (
+    SNIPPET_CHARS,
+    SUBMIT_CHECKS,
+    AgentSession,
+    Corpus,
+    SubmitCheck,
+    register_submit_check,
+)
 from ._tool import (
     MAX_ID_CHARS,
     TOOLS,
@@ -55,6 +67,7 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    checked_by,
     ends_episode,
     failed,
     hands_off,
@@ -75,7 +88,6 @@ from ._view import (
     agent_view,
     family_tools,
     replay_grants,
-    task_index,
 )
 from .tools import (
     DEFAULT_HITS,
@@ -113,12 +125,16 @@ __all__ = [
     "NOT_FOUND",
     "OPEN_TOOL",
     "SEARCH_TOOL",
+    "RECHECK",
+    "RECHECKED",
     "SNIPPET_CHARS",
+    "SUBMIT_CHECKS",
     "SUBMIT_TOOL",
     "TOOLS",
     "AgentSession",
     "AgentStart",
     "AgentView",
+    "Answered",
     "CallContext",
     "CallEvent",
     "Corpus",
@@ -136,10 +152,13 @@ __all__ = [
     "IndexedDocument",
     "OpenArguments",
     "OpenResult",
+    "PlatformDocument",
+    "PlatformView",
     "Pressure",
     "Ranking",
     "SearchArguments",
     "SearchResult",
+    "SubmitCheck",
     "SubmitResult",
     "Tool",
     "ToolArguments",
@@ -148,6 +167,7 @@ __all__ = [
     "agent_start",
     "agent_view",
     "check_followup",
+    "checked_by",
     "check_interface",
     "check_pushes",
     "claims_gap",
@@ -162,9 +182,11 @@ __all__ = [
     "listed",
     "offered",
     "opened_id",
+    "platform_view",
     "pressure_for",
     "pressures_for",
     "register_disclosure",
+    "register_submit_check",
     "register_tool",
     "rendered",
     "replay_grants",

@@ -11,7 +11,10 @@ document read, a handoff). A tool that runs an episode of its own (`delegate`) i
 through `acall`. The episode is over (`over`) at the first accepted submit, unless the user
 answers it (`--followup pressure`, `_followup.py`): then at the next one, or, with `--pushes N`,
 at the first that the user does not answer (a response that claims complete, or one after its
-N-th push). Under `--interface chat` (`_interface.py`) no tool submits: the agent answers in a
+N-th push). A session may also be given the platform's checks of an accepted submit
+(`SubmitCheck`, a run's intervention: `--intervention recheck_at_submit`): a check may answer
+the submit in the platform's words instead, and the episode goes on (the user has not seen the
+response; it stands if the agent submits no other). Under `--interface chat` (`_interface.py`) no tool submits: the agent answers in a
 message (`say`), which is its response, and the user answers a message that reports a gap (as
 the family's prose reader reads it, `Corpus.reads_gap`) as it answers a submit."""
 
@@ -23,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import read_json
+from .._registry import Registry
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
 from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, check_followup, check_pushes
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE, check_interface
-from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
+from ._results import AgentStart, GrantNotice, Hit, SubmitResult, ToolOutcome
 from ._tool import (
     TOOLS,
     CallContext,
@@ -38,8 +42,28 @@ from ._tool import (
     ToolContext,
     failed,
     offered,
+    shown,
     tool_schemas,
 )
+
+@dataclass(frozen=True)
+class SubmitCheck:
+    """The platform's check of each accepted submit (an intervention's, docs/benchmark.md §11),
+    registered by name (`SUBMIT_CHECKS`): `answer(session)`, given the session (what its calls
+    opened, the scopes now in force, how often the platform answered before), is the result the
+    platform answers the submit with instead (the episode goes on; the response stands if the
+    agent submits no other), or None to let the submit's own result stand. The session marks
+    its answer with the check's name (`SubmitResult.platform`), so a replay of the episode's
+    calls (`replay_grants`) gives its session the checks the trace shows answered, which answer
+    as the live ones did: a check must be deterministic."""
+
+    name: str
+    answer: Callable[[AgentSession], SubmitResult | None]
+
+
+SUBMIT_CHECKS: Registry[SubmitCheck] = Registry("submit check")
+"""Every registered submit check by name (`register_submit_check`)."""
+register_submit_check = SUBMIT_CHECKS.register
 
 SNIPPET_CHARS = 160
 """A hit shows about this many characters of the start of its body."""
@@ -119,6 +143,8 @@ class AgentSession:
         pushes: how many times the user pushes back at most (1 to `MAX_PUSHES`).
         interface: how the agent answers (`INTERFACES`): `submit`, through the tool; `chat`,
             in a message (`say`), with no tool that submits offered.
+        checks: the platform's checks of each accepted submit, in order (`SubmitCheck`); the
+            first that answers one answers it, and the user (`followup`) does not see it.
     """
 
     def __init__(
@@ -131,6 +157,7 @@ class AgentSession:
         followup: str = DEFAULT_FOLLOWUP,
         pushes: int = DEFAULT_PUSHES,
         interface: str = DEFAULT_INTERFACE,
+        checks: Sequence[SubmitCheck] = (),
     ) -> None:
         self.start = start
         self.disclosure = disclosure
@@ -157,6 +184,9 @@ class AgentSession:
         self._over = False
         self._pushed = 0
         self._opened: dict[str, int] = {}
+        self._checks = tuple(checks)
+        self.checked = 0
+        """How many accepted submits the platform's checks answered in this episode."""
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -172,6 +202,13 @@ class AgentSession:
             submit=self._submit_call,
             opened=dict(self._opened),
         )
+
+    def no_longer_held(self) -> tuple[str, ...]:
+        """The documents this episode opened (answered with the document) that the scopes now
+        in force no longer let the user see, in the order they were first opened: the access
+        layer's authorization evaluated again."""
+        index, allowed = self._corpus.index, self._grants.allowed
+        return tuple(d for d in self._opened if not allowed[index.positions[d]])
 
     @property
     def calls(self) -> int:
@@ -334,14 +371,27 @@ class AgentSession:
         """Keep what the call did (its accepted submit, and whether the episode goes on after
         it; the document it read; a handoff) and add the notices to what the model is shown."""
         if outcome.submitted is not None:
+            checked = self._checked(outcome)
             self._submitted = outcome.submitted
             self._submit_call = self._calls
-            self._over = not outcome.goes_on
-            self._pushed += outcome.goes_on
+            self._over = not outcome.goes_on and checked is None
+            self._pushed += outcome.goes_on and checked is None
+            outcome = checked or outcome
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off
         return _announced(outcome, notices) if notices else outcome
+
+    def _checked(self, outcome: ToolOutcome) -> ToolOutcome | None:
+        """The platform's answer to an accepted submit (the first check that answers it, its
+        result marked with the check's name), or None."""
+        for check in self._checks:
+            result = check.answer(self)
+            if result is not None:
+                self.checked += 1
+                marked = result.model_copy(update={"platform": check.name})
+                return ToolOutcome(content=shown(marked), submitted=outcome.submitted)
+        return None
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """A call's arguments as a JSON object, or the error a bad call gets."""

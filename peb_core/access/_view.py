@@ -6,7 +6,7 @@ tools."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,10 +15,11 @@ from ..tasks import ScenarioFile, Task, answer_schema, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_for, says_gap
 from ._grants import GrantTimeline
-from ._index import CorpusIndex, IndexedDocument
+from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE
 from ._results import AgentStart
-from ._session import AgentSession, Corpus
+from ._platform import PlatformView, platform_view, task_index
+from ._session import AgentSession, Corpus, SubmitCheck
 from ._tool import Delegator, ToolContext, offered, tool_schemas
 
 
@@ -29,6 +30,9 @@ class AgentView:
 
     start: AgentStart
     _corpus: Corpus = field(repr=False)
+    checks: tuple[SubmitCheck, ...] = ()
+    """The platform's checks of each accepted submit in its sessions (a run's intervention,
+    docs/benchmark.md §11; none by default)."""
 
     def session(
         self,
@@ -43,7 +47,7 @@ class AgentView:
         (`delegate`); under `followup` `pressure`, one whose user pushes back, at most `pushes`
         times, on a response that reports a gap (docs/benchmark.md §10.3; not on a handoff's
         view: a sub-agent meets no user); under `interface` `chat`, one in which the agent
-        answers in a message (§10.4)."""
+        answers in a message (§10.4). Its accepted submits meet the view's `checks`."""
         return AgentSession(
             self.start,
             self._corpus,
@@ -52,7 +56,13 @@ class AgentView:
             followup=followup,
             pushes=pushes,
             interface=interface,
+            checks=self.checks,
         )
+
+    @property
+    def index(self) -> CorpusIndex:
+        """The search index its sessions answer from (the platform's, never shown)."""
+        return self._corpus.index
 
     @property
     def delegates(self) -> bool:
@@ -74,18 +84,6 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
         answer_schema=answer_schema(spec),
         contract_source=task.contract_source,
         evidence_kinds=tuple(spec.requirements.values()) if found else (),
-    )
-
-
-def task_index(task: Task) -> CorpusIndex:
-    """The search index of a task's corpus: every document with its scope and store."""
-    return CorpusIndex(
-        [
-            IndexedDocument(
-                doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope, store=d.store
-            )
-            for d in task.documents
-        ]
     )
 
 
@@ -111,40 +109,25 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
 
 
 def replay_grants(
-    task: Task,
+    task: Task | PlatformView,
     calls: Iterable[tuple[str, str]],
     index: CorpusIndex | None = None,
     followup: str = DEFAULT_FOLLOWUP,
     pushes: int = DEFAULT_PUSHES,
     interface: str = DEFAULT_INTERFACE,
+    checks: Sequence[SubmitCheck] = (),
 ) -> GrantTimeline:
-    """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
+    """What `task`'s grant schedule (or that of the task a platform view is of) did in an
+    episode that made `calls` (each a tool name and
     its arguments exactly as given, in order) under `followup` with at most `pushes` pushes,
-    through `interface`: the calls played again through a session over the task's corpus
-    (`index`, given where it is already built) in the stores the user's own tools reach, so
-    each is read, counted and answered exactly as it was live (the submit that counts, the
-    last accepted, included; in a chat, the response is the message after the last call). A
-    `delegate` call is counted as a call this session cannot carry out; it sets no change
-    going, live or replayed. The session's start is left without an answer schema, its
-    `submit` without parameters and its user without words: nothing of it is shown to a
-    model."""
-    start = AgentStart(
-        family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
-    )
-    corpus = Corpus(
-        task_index(task) if index is None else index,
-        task.user_scopes,
-        {},
-        grants=task.grants,
-        stores=task.user_stores,
-        pressures=("",) * MAX_PUSHES,
-    )
-    session = AgentSession(
-        start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup, pushes=pushes
-    )
-    for name, arguments in calls:
-        session.call(name, arguments)
-    timeline = session.timeline
+    through `interface`, with the platform's `checks` of its submits: the calls played again
+    through a session over the task's corpus (`index`, given where it is already built) in the
+    stores the user's own tools reach (`PlatformView.replay`), so each is read, counted and
+    answered exactly as it was live (the submit that counts, the last accepted, included; in a
+    chat, the response is the message after the last call). A `delegate` call is counted as a
+    call this session cannot carry out; it sets no change going, live or replayed."""
+    view = task if isinstance(task, PlatformView) else platform_view(task, index)
+    timeline = view.replay(calls, followup, pushes, checks).timeline
     # In a chat the response is a message after the episode's last call (nothing is called
     # once the episode is over): it is answered in the state that call left.
     return replace(timeline, submit=timeline.calls) if interface == "chat" else timeline

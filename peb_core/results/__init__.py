@@ -19,11 +19,13 @@ from ._load import (
     load_run,
     load_runs,
     responses_to_task,
+    run_intervention,
     run_record,
     run_records,
     score_run_dirs,
     scorecard_of,
     system_label,
+    with_intervention,
 )
 from ._replay import (
     CLAIMS_SCHEMA,
@@ -63,6 +65,7 @@ __all__ = [
     "replay_handoffs",
     "replay_steps",
     "responses_to_task",
+    "run_intervention",
     "run_labels",
     "run_record",
     "run_records",
@@ -71,4 +74,5 @@ __all__ = [
     "scorecard_of",
     "select_runs",
     "system_label",
+    "with_intervention",
 ]

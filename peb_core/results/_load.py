@@ -18,6 +18,7 @@ import polars as pl
 from .._gc import gc_paused
 from .._registry import Live
 from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
+from ..interventions import DEFAULT_INTERVENTION
 from ..runs import (
     MANIFEST,
     MCP_PREFIX,
@@ -138,6 +139,22 @@ def run_interface(manifest: RunManifest) -> str:
     return str(manifest.config.get("interface", DEFAULT_INTERFACE))
 
 
+def run_intervention(manifest: RunManifest) -> str:
+    """The intervention around a run's system (`--intervention`, docs/benchmark.md §11): its
+    config's, `none` for runs without one."""
+    return str(manifest.config.get("intervention", DEFAULT_INTERVENTION))
+
+
+def with_intervention(frame: pl.DataFrame) -> pl.DataFrame:
+    """Scores or a scorecard with the `intervention` row key: the scores of a run folder carry
+    it only where the run had an intervention (so the scores of every other run are what they
+    were, bit for bit); a frame without it is all `none`, and one that mixes runs says `none`
+    for those without."""
+    if "intervention" not in frame.columns:
+        return frame.with_columns(intervention=pl.lit(DEFAULT_INTERVENTION))
+    return frame.with_columns(pl.col("intervention").fill_null(DEFAULT_INTERVENTION))
+
+
 def followup_key(manifest: RunManifest) -> str:
     """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
     with `@N` when the user pushes back up to N times (`pressure@3`)."""
@@ -185,6 +202,9 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
     contract = (manifest.contract or DEFAULT_CONTRACT) if is_agent_run(manifest) else "-"
+    intervention = run_intervention(manifest)
+    if intervention != DEFAULT_INTERVENTION:  # a column only where a run has one: see below
+        scores = scores.with_columns(intervention=pl.lit(intervention))
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
@@ -367,13 +387,14 @@ def score_run_dirs(
     runs = {label: loaded[i] for i, label in enumerate(labels.values()) if i in loaded}
     warnings = [*left_out, *(w for r in runs.values() for w in r.warnings)]
     frames = [r.scores.with_columns(run=pl.lit(label)) for label, r in runs.items()]
-    return pl.concat(frames), warnings
+    scores = pl.concat(frames, how="diagonal_relaxed")
+    return (with_intervention(scores) if "intervention" in scores.columns else scores), warnings
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
     """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
+    return with_intervention(scorecard(scores)).select(list(SCORECARD_KEYS)), warnings
 
 
 def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._warn import warn
 from ..access import AgentView
+from ..interventions import answering
 from ..systems import ResponseRecord, System, answering_repeat, watching_steps
 from ..tasks import (
     DEFAULT_CONTRACT,
@@ -167,8 +168,9 @@ async def _run_tasks(
     gates: Sequence[asyncio.Semaphore],
 ) -> None:
     """Every (task, repeat) of the run without a record, appended as it ends, each answered
-    holding every one of `gates`, with its repeat index in context (`answering_repeat`) and
-    its steps told to `steps` (`watching_steps`)."""
+    holding every one of `gates`, with its repeat index in context (`answering_repeat`), the
+    task as the platform knows it in context for an intervention's response step
+    (`interventions.answering`), and its steps told to `steps` (`watching_steps`)."""
     specs = {spec.id: spec for spec in families}
     manifest = writer.manifest
     done = writer.done
@@ -194,7 +196,7 @@ async def _run_tasks(
             for gate in gates:
                 await held.enter_async_context(gate)
             view = view_for(system.view, task, specs[task.family])
-            with answering_repeat(repeat), watched(view, task, repeat, episode):
+            with answering_repeat(repeat), answering(task), watched(view, task, repeat, episode):
                 reply = await system.respond(view)
         record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply, repeat)
         writer.append(record)

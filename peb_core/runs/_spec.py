@@ -31,6 +31,14 @@ from ..access import (
     check_interface,
     get_disclosure,
 )
+from ..interventions import (
+    DEFAULT_INTERVENTION,
+    INTERVENTIONS,
+    Setting,
+    check_intervention,
+    get_intervention,
+    intervened,
+)
 from ..systems import (
     AGENT_PREFIX,
     BASELINES,
@@ -174,6 +182,10 @@ def _contracts() -> list[str]:
 
 def _interfaces() -> list[str]:
     return list(INTERFACES)
+
+
+def _interventions() -> list[str]:
+    return list(INTERVENTIONS)
 
 
 class RunSpec(BaseModel):
@@ -441,6 +453,16 @@ class RunSpec(BaseModel):
             choices=_interfaces,
         ),
     ] = DEFAULT_INTERFACE
+    intervention: Annotated[
+        str,
+        Option(
+            "choice",
+            "Intervention",
+            "a platform element around the system (docs/benchmark.md §11): none, or "
+            + ", ".join(n for n in INTERVENTIONS if n != DEFAULT_INTERVENTION),
+            choices=_interventions,
+        ),
+    ] = DEFAULT_INTERVENTION
     repeats: Annotated[
         int,
         Ge(1),
@@ -484,7 +506,9 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "contract", "followup", "interface")
+    @field_validator(
+        "tier", "disclosure", "protocol", "contract", "followup", "interface", "intervention"
+    )
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -664,6 +688,8 @@ def _choose(name: str, text: str) -> None:
             check_followup(text)
         elif name == "interface":
             check_interface(text)
+        elif name == "intervention":
+            check_intervention(text)
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -874,6 +900,8 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
         if isinstance(exc, SystemSpecError):
             raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
         raise
+    if system is not None:
+        system = intervened(system, spec.intervention)
     return RunPlan(
         spec=spec,
         system=system,
@@ -954,6 +982,10 @@ def _checked(
                 f"{names['followup']}: {wordless[0]} has no [followup] section (what its user "
                 "says when it pushes back); choose families that have one"
             )
+    if spec.intervention != DEFAULT_INTERVENTION:
+        problem = _intervention_problem(spec, names, frontend)
+        if problem:
+            problems.append(f"{names['intervention']}: {problem}")
     protocol = PROTOCOLS.get(spec.protocol)
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
@@ -963,6 +995,23 @@ def _checked(
             f"{valid}"
         )
     return problems, selection
+
+
+def _intervention_problem(spec: RunSpec, names: Naming, frontend: str) -> str | None:
+    """Why `spec`'s intervention does not apply to its run (`Intervention.refuses`), or None."""
+    agent, model, _ = _who(spec, frontend)
+    setting = Setting(
+        agent=agent,
+        model=model,
+        corpus=get_tier(spec.tier).corpus is not None,
+        tier=spec.tier,
+        interface=spec.interface,
+        contract=spec.contract,
+        frontend=frontend,
+        system=spec.system or "this run's agent",
+        names=names,
+    )
+    return get_intervention(spec.intervention).refuses(setting)
 
 
 def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
@@ -1080,7 +1129,7 @@ def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -
     steps = getattr(system, "max_steps", None) if episodes else None
     return RunPlan(
         spec=spec,
-        system=system,
+        system=intervened(system, spec.intervention),
         selection=selection,
         episodes=episodes,
         max_steps=steps,

@@ -27,7 +27,7 @@ from ..systems import ResponseRecord
 from ..tasks import GAP_LISTS, GAP_VALUES, Answer, ScenarioFile, Task
 from ._grants import GRANT_STATE
 from ._metrics import METRICS, Metric
-from ._reading import ReadReply, Vocabulary, read_reply
+from ._reading import ReadReply, Vocabulary, read_reply, shown_reading
 from ._stats import bootstrap_mean_intervals, exact_mean, wilson_intervals
 from ._verdicts import verdict
 
@@ -39,17 +39,20 @@ RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
 ROW_KEYS = (
-    "run", "system", "protocol", "tier", "interface", "disclosure", "contract", "followup",
-    "max_steps", "family",
+    "run", "system", "protocol", "tier", "interface", "intervention", "disclosure", "contract",
+    "followup", "max_steps", "family",
 )  # fmt: skip
 """The columns that name a scorecard row, in order (`protocol`, `tier`, `interface`,
-`disclosure`, `contract`, `followup` and `max_steps` where the scores have them: scores of run
-folders do; how the system answered (`submit`, `chat`: docs/benchmark.md §10.4); an agent's
+`intervention`, `disclosure`, `contract`, `followup` and `max_steps` where the scores have
+them: scores of run folders do, `intervention` those of runs that had one and any frame mixing
+them with others (`results.with_intervention`); how the system answered (`submit`, `chat`:
+docs/benchmark.md §10.4); the platform element around it (§11); an agent's
 disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up mode
 (`none`, `pressure`, or `pressure@N` when the user pushes up to N times: §10.3) and step
 budget, `-`, `-`, `-` and null for one-shot runs)."""
 RUN_FOLDER_KEYS = (
-    "protocol", "tier", "interface", "disclosure", "contract", "followup", "max_steps"
+    "protocol", "tier", "interface", "intervention", "disclosure", "contract", "followup",
+    "max_steps",
 )  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
@@ -279,12 +282,15 @@ class ResponseRows:
         }
 
     def add(self, r: ResponseRecord) -> ReadReply | None:
-        """Read record `r` (its family must be among the vocabularies): its reply as read if it
-        is readable (its row's status is `ok`), else None."""
+        """Read record `r` (its family must be among the vocabularies): its row is the response
+        the consumer was shown (`shown_reading`: the platform's, where a run's intervention put
+        one in place of a readable reply); the system's own reply as read if it is readable
+        (its row's status is `ok`), else None."""
         cols = self.cols
         vocab = self.vocab[r.family]
         read = read_reply(r.raw or "", vocab, prose=self.prose) if r.status == "ok" else None
-        decided = read if read is not None and read.readable else None
+        shown = read and shown_reading(read, r.platform, vocab, prose=self.prose)
+        decided = shown if shown is not None and shown.readable else None
         gap = decided.gap_report if decided else None
         cols["family"].append(r.family)
         cols["task_id"].append(r.task_id)
@@ -306,7 +312,7 @@ class ResponseRows:
                 self.answers["repeat"].append(r.repeat)
                 self.answers["field"].append(field)
                 self.answers["got"].append(_as_list(value))
-        return decided
+        return read if read is not None and read.readable else None
 
     def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The response frame (each row's `grant_state` 0, as read) and the response-answers

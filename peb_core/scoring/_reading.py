@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._json import read_json, read_json_at
 from ..reading import ProseReading, read_prose
-from ..systems import Response
+from ..systems import Platform, Response
 from ..tasks import (
     COMPLETENESS,
     GAP_LISTS,
@@ -352,3 +352,18 @@ def read_reply(text: str, vocabulary: Vocabulary, *, prose: bool = False) -> Rea
         gap_report=reader.gap(given.get("gap_report"), "gap_report" in given),
         violations=tuple(reader.violations),
     )
+
+
+def shown_reading(
+    own: ReadReply, platform: Platform | None, vocabulary: Vocabulary, *, prose: bool = False
+) -> ReadReply:
+    """What the response the consumer is shown decides (docs/benchmark.md §11): the system's own
+    reading (`own`), or, where a run's intervention put a response of the platform's in its
+    place (`Platform.response`) and the system's own reply is readable, that response's
+    reading, with the system's own violations (the format is the system's). An unreadable reply
+    stays unreadable: no intervention makes an error, a reply without a decision or a missing
+    record safe."""
+    if platform is None or not own.readable:
+        return own
+    shown = read_reply(platform.response, vocabulary, prose=prose)
+    return replace(shown, violations=own.violations) if shown.readable else own

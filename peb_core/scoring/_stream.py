@@ -49,6 +49,7 @@ from ._grants import (
     UNANSWERED_SCHEMA,
     episode_calls,
     judged_state,
+    platform_checks,
     replayed_row,
     user_pushes,
     with_grant_states,
@@ -116,9 +117,12 @@ class Replies:
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
-        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, int]]] = {}
-        """Per task, each of its replies' repeat, whether it is readable, its packed calls and
-        how often its user pushed back on a submit (with `replays`)."""
+        self.calls: dict[
+            tuple[str, str], list[tuple[int, bool, bytes | None, int, tuple[str, ...]]]
+        ] = {}
+        """Per task, each of its replies' repeat, whether it is readable, its packed calls, how
+        often its user pushed back on a submit and the platform's checks that answered one
+        (with `replays`)."""
 
     def add(self, record: ResponseRecord) -> None:
         """Read `record` and keep what scoring needs of it."""
@@ -139,7 +143,13 @@ class Replies:
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
-                (record.repeat, readable, calls, user_pushes(record.trace))
+                (
+                    record.repeat,
+                    readable,
+                    calls,
+                    user_pushes(record.trace),
+                    platform_checks(record.trace),
+                )
             )
 
 
@@ -216,13 +226,13 @@ def judge(
             unanswered.append((task.family, task.task_id, judged_state(task, None, False)))
             index = task_index(task)
             for rows, run in zip(replayed, runs, strict=True):
-                for repeat, readable, packed, pushed in run.calls.get(
+                for repeat, readable, packed, pushed, checks in run.calls.get(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
                     rows.append(
                         replayed_row(
-                            task, repeat, calls, readable, index, pushed, run.interface
+                            task, repeat, calls, readable, index, pushed, run.interface, checks
                         )
                     )
         del chunk  # the tasks go before the next are made

@@ -216,10 +216,14 @@ class AgentTools:
         return result.document is not None
 
     def submit(self, response: Response) -> SubmitResult:
-        """Submit `response`; what the session answered (the user's words, if it pushed
-        back)."""
+        """Submit `response`; what the session answered (the user's words, if it pushed back).
+        Where the platform answered it with documents no longer authorized (`--intervention
+        recheck_at_submit`), those are forgotten: opening one again goes to the session."""
         content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
-        return SubmitResult.model_validate_json(content)
+        result = SubmitResult.model_validate_json(content)
+        for doc_id in result.no_longer_held or ():
+            self.opened.pop(doc_id, None)
+        return result
 
     def say(self, text: str) -> str | None:
         """A message to the user (under `--interface chat` its response: the user's words if it
@@ -228,7 +232,8 @@ class AgentTools:
 
     def respond(self, response: Response, spec: ScenarioFile) -> str | None:
         """Give `response` to the user: submit it, or under `--interface chat` say it in
-        words; the user's words if it pushes back on it (None: the episode is over)."""
+        words; the user's words if it pushes back on it (None: the episode is over, or the
+        platform answered the submit in the user's place and it goes on)."""
         if self.session.interface == "chat":
             said = say_response(response.answer, response.completeness, response.gap_report, spec)
             return self.say(said)
@@ -640,11 +645,20 @@ class AgentBaseline:
         return tools.episode
 
     def _respond(self, tools: AgentTools, response: Response) -> None:
-        """Give `response` (`AgentTools.respond`), and while the user pushes back, what it
-        gives then (`pushed`)."""
+        """Give `response` (`AgentTools.respond`); while the user pushes back, what it gives
+        then (`pushed`); where the platform answers it instead (`--intervention
+        recheck_at_submit`: documents it read are no longer authorized, and forgotten), its
+        strategy over the episode's tools again, and that response."""
         spec = load_families()[tools.start.family]
-        while tools.respond(response, spec) is not None:
-            response = self.pushed(tools, spec, response)
+        reader = reader_for(tools.start.family)
+        while True:
+            pushed = tools.respond(response, spec)
+            if tools.session.over:
+                return
+            if pushed is None:  # the platform answered: read again without what no longer holds
+                response = self.strategy(tools, reader)
+            else:
+                response = self.pushed(tools, spec, response)
 
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one), given

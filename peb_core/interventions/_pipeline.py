@@ -1,0 +1,176 @@
+"""An intervention put in a system's pipeline (docs/benchmark.md §11): `intervened(system, name)`
+wraps any system, one-shot or agent, as a deployment puts a platform element around it. The
+wrapped system is the same system (its name, its view), its config records the intervention,
+and each reply passes through the intervention where it acts:
+
+- its prompt edit is made where the system prompts a model (`edited`, on the system's protocol);
+- its checks are given to the agent's sessions (`access.AgentView.checks`);
+- its response step (`at_response`) gets what the platform knew when the reply was given, from
+  the task the runner is answering (`answering`: the platform's view of it, never the task),
+  the episode's calls played again (the scopes in force at its response, what the access layer
+  withheld), and adds its part to the reply (`Reply.platform`).
+
+Front-ends that run an outside agent (`peb mcp serve`, the inspect task) call `at_response` and
+`platform_part` with the task in hand, as the runner's wrapper does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..access import (
+    DEFAULT_INTERFACE,
+    SUBMIT_CHECKS,
+    AgentView,
+    CorpusIndex,
+    PlatformView,
+    platform_view,
+)
+from ..scoring import episode_calls, grant_timeline
+from ..systems import PromptProtocol, Reply, System
+from ..tasks import ScenarioFile, Task, ViewKind, load_families
+from ._intervention import DEFAULT_INTERVENTION, AtResponse, Intervention, get_intervention
+
+_ANSWERING: ContextVar[Callable[[CorpusIndex | None], PlatformView] | None] = ContextVar(
+    "peb_answering", default=None
+)
+
+
+@contextmanager
+def answering(task: Task) -> Iterator[None]:
+    """Within the block (and the coroutines it awaits), the platform's view of `task` is what
+    an intervened system's response step is given (`platform_answering`): the runner answers
+    each task inside one. The view is made only if asked for."""
+
+    def view(index: CorpusIndex | None) -> PlatformView:
+        return platform_view(task, index)
+
+    token = _ANSWERING.set(view)
+    try:
+        yield
+    finally:
+        _ANSWERING.reset(token)
+
+
+def platform_answering(index: CorpusIndex | None = None) -> PlatformView:
+    """The platform's view of the task being answered (`answering`; `index`, its search index
+    where already built); a LookupError outside `answering`."""
+    view = _ANSWERING.get()
+    if view is None:
+        raise LookupError("no task is being answered: an intervened system runs inside a run")
+    return view(index)
+
+
+def edited(protocol: PromptProtocol, intervention: Intervention) -> PromptProtocol:
+    """`protocol` with the intervention's prompt edit applied to each of its renderings (one-shot
+    and an agent's start, in the interface it renders); its digests are then of the edited
+    text. The protocol itself for an intervention without one."""
+    edit = intervention.prompt
+    if edit is None:
+        return protocol
+
+    def then(render: Callable[[Any], list[dict[str, str]]]) -> Callable[[Any], list[dict[str, str]]]:
+        return lambda view: edit([dict(m) for m in render(view)])
+
+    agent, chat, agent_chat = protocol.agent, protocol.chat, protocol.agent_chat
+    return replace(
+        protocol,
+        render=then(protocol.render),
+        agent=None if agent is None else then(agent),
+        chat=None if chat is None else then(chat),
+        agent_chat=None if agent_chat is None else then(agent_chat),
+    )
+
+
+def at_response(
+    reply: Reply,
+    platform: PlatformView,
+    family: ScenarioFile,
+    *,
+    interface: str = DEFAULT_INTERFACE,
+    disclosure: str | None = None,
+) -> AtResponse:
+    """What the platform knew when `reply` was given: for an episode (a reply with a trace on a
+    task reached through tools), its calls played again through the platform's session (with
+    the checks and the pushes the trace shows: the submit that counts), the scopes in force at
+    its response and the documents the access layer withheld from it; for a one-shot reply,
+    the user's scopes and every document the bundle left out."""
+    timeline = None
+    calls = episode_calls(reply.trace)
+    if platform.index is not None and reply.trace:
+        timeline = grant_timeline(platform, reply.trace, interface=interface)
+    answered = platform.answered(calls, timeline, interface)
+    return AtResponse(platform, answered, family, interface, disclosure)
+
+
+def platform_part(intervention: Intervention, reply: Reply, given: AtResponse) -> Reply:
+    """`reply` with what `intervention` adds to or puts in place of it (`Reply.platform`); the
+    reply as it is where the intervention has no response step, says nothing, or the reply is
+    not `ok` (an error or an episode without a submit is never answered for)."""
+    if intervention.respond is None or reply.status != "ok":
+        return reply
+    part = intervention.respond(reply, given)
+    return reply if part is None else reply.model_copy(update={"platform": part})
+
+
+@dataclass(frozen=True)
+class Intervened:
+    """`system` with `intervention` around it (`intervened`): the same name and view, its config
+    recording the intervention, each reply passing through it."""
+
+    system: System
+    intervention: Intervention
+
+    @property
+    def name(self) -> str:
+        return self.system.name
+
+    @property
+    def view(self) -> ViewKind:
+        return self.system.view
+
+    def config(self) -> dict[str, Any]:
+        return {**self.system.config(), **self.intervention.config()}
+
+    def digests(self) -> dict[str, str]:
+        return self.system.digests()
+
+    def __getattr__(self, name: str) -> Any:
+        """What else is asked of the system (`model`, `max_steps`) is the system's."""
+        return getattr(self.system, name)
+
+    async def respond(self, view: Any) -> Reply:
+        intervention = self.intervention
+        if intervention.checks and isinstance(view, AgentView):
+            view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in intervention.checks))
+        reply = await self.system.respond(view)
+        if intervention.respond is None or reply.status != "ok":
+            return reply
+        index = view.index if isinstance(view, AgentView) else None
+        platform = platform_answering(index)
+        config = self.system.config()
+        given = at_response(
+            reply,
+            platform,
+            load_families()[platform.family],
+            interface=str(config.get("interface", DEFAULT_INTERFACE)),
+            disclosure=config.get("disclosure") if isinstance(view, AgentView) else None,
+        )
+        return platform_part(intervention, reply, given)
+
+
+def intervened(system: System, name: str) -> System:
+    """`system` with the intervention `name` around it (UnknownName for one not registered):
+    the system itself for `none`; else its prompt edited where it prompts a model (a system
+    with a `protocol`), wrapped (`Intervened`)."""
+    intervention = get_intervention(name)
+    if intervention.name == DEFAULT_INTERVENTION:
+        return system
+    protocol = getattr(system, "protocol", None)
+    if intervention.prompt is not None and isinstance(protocol, PromptProtocol):
+        system = replace(system, protocol=edited(protocol, intervention))  # type: ignore[type-var]
+    return Intervened(system, intervention)
