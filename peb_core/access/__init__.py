@@ -37,6 +37,8 @@ from ._followup import (
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._interface import DEFAULT_INTERFACE, INTERFACES, check_interface
+from ._platform import Answered, PlatformDocument, PlatformView, platform_view, task_index
+from ._recheck import RECHECK, RECHECKED
 from ._results import (
     AgentStart,
     DelegateResult,
@@ -49,8 +51,6 @@ from ._results import (
     SubmitResult,
     ToolOutcome,
 )
-from ._platform import Answered, PlatformDocument, PlatformView, platform_view, task_index
-from ._recheck import RECHECK, RECHECKED
 from ._session import (
     SNIPPET_CHARS,
     SUBMIT_CHECKS,
@@ -124,9 +124,9 @@ __all__ = [
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
     "OPEN_TOOL",
-    "SEARCH_TOOL",
     "RECHECK",
     "RECHECKED",
+    "SEARCH_TOOL",
     "SNIPPET_CHARS",
     "SUBMIT_CHECKS",
     "SUBMIT_TOOL",
@@ -167,9 +167,9 @@ __all__ = [
     "agent_start",
     "agent_view",
     "check_followup",
-    "checked_by",
     "check_interface",
     "check_pushes",
+    "checked_by",
     "claims_gap",
     "corpus_frame",
     "ends_episode",

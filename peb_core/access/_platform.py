@@ -104,9 +104,7 @@ class PlatformView:
         ValueError on a one-shot tier (no index)."""
         if self.index is None:
             raise ValueError("a one-shot task is not reached through tools: nothing to replay")
-        start = AgentStart(
-            family=self.family, prompt="", contract=self.contract, answer_schema=()
-        )
+        start = AgentStart(family=self.family, prompt="", contract=self.contract, answer_schema=())
         corpus = Corpus(
             self.index,
             self.user_scopes,

@@ -14,9 +14,10 @@ at the first that the user does not answer (a response that claims complete, or 
 N-th push). A session may also be given the platform's checks of an accepted submit
 (`SubmitCheck`, a run's intervention: `--intervention recheck_at_submit`): a check may answer
 the submit in the platform's words instead, and the episode goes on (the user has not seen the
-response; it stands if the agent submits no other). Under `--interface chat` (`_interface.py`) no tool submits: the agent answers in a
-message (`say`), which is its response, and the user answers a message that reports a gap (as
-the family's prose reader reads it, `Corpus.reads_gap`) as it answers a submit."""
+response; it stands if the agent submits no other). Under `--interface chat` (`_interface.py`)
+no tool submits: the agent answers in a message (`say`), which is its response, and the user
+answers a message that reports a gap (as the family's prose reader reads it,
+`Corpus.reads_gap`) as it answers a submit."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from ._tool import (
     shown,
     tool_schemas,
 )
+
 
 @dataclass(frozen=True)
 class SubmitCheck:

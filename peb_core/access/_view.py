@@ -17,8 +17,8 @@ from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_f
 from ._grants import GrantTimeline
 from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE
-from ._results import AgentStart
 from ._platform import PlatformView, platform_view, task_index
+from ._results import AgentStart
 from ._session import AgentSession, Corpus, SubmitCheck
 from ._tool import Delegator, ToolContext, offered, tool_schemas
 

@@ -5,4 +5,6 @@ from __future__ import annotations
 
 from ._intervention import DEFAULT_INTERVENTION, Intervention
 
-NONE = Intervention(DEFAULT_INTERVENTION, "no intervention: the system's reply is what the consumer sees")
+NONE = Intervention(
+    DEFAULT_INTERVENTION, "no intervention: the system's reply is what the consumer sees"
+)

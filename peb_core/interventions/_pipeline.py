@@ -35,6 +35,8 @@ from ..systems import PromptProtocol, Reply, System
 from ..tasks import ScenarioFile, Task, ViewKind, load_families
 from ._intervention import DEFAULT_INTERVENTION, AtResponse, Intervention, get_intervention
 
+Render = Callable[[Any], list[dict[str, str]]]
+
 _ANSWERING: ContextVar[Callable[[CorpusIndex | None], PlatformView] | None] = ContextVar(
     "peb_answering", default=None
 )
@@ -73,7 +75,7 @@ def edited(protocol: PromptProtocol, intervention: Intervention) -> PromptProtoc
     if edit is None:
         return protocol
 
-    def then(render: Callable[[Any], list[dict[str, str]]]) -> Callable[[Any], list[dict[str, str]]]:
+    def then(render: Render) -> Render:
         return lambda view: edit([dict(m) for m in render(view)])
 
     agent, chat, agent_chat = protocol.agent, protocol.chat, protocol.agent_chat

@@ -167,8 +167,6 @@ class Platform(BaseModel):
     response: str
 
 
-
-
 class Reply(BaseModel):
     """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
     text; a baseline's response as JSON), `error` when no reply was obtained (`error` says
@@ -251,8 +249,8 @@ RECORD_FORMAT = 6
 """The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 keeps a
 model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`); 4 adds the status
 `no_submit` and a step's `sent` and `errors`; 5 adds `repeat`; 6 adds the reply's `platform`
-part (what a run's intervention said, apart from the system's words). Format 1 is every record written
-before (no `format` key); each still loads."""
+part (what a run's intervention said, apart from the system's words). Format 1 is every record
+written before (no `format` key); each still loads."""
 
 
 class ResponseRecord(Reply, _RecordKey):
