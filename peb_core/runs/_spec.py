@@ -982,10 +982,6 @@ def _checked(
                 f"{names['followup']}: {wordless[0]} has no [followup] section (what its user "
                 "says when it pushes back); choose families that have one"
             )
-    if spec.intervention != DEFAULT_INTERVENTION:
-        problem = _intervention_problem(spec, names, frontend)
-        if problem:
-            problems.append(f"{names['intervention']}: {problem}")
     protocol = PROTOCOLS.get(spec.protocol)
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
@@ -1035,7 +1031,11 @@ def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
 
 
 def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
-    """Why option `name` does not apply to `spec` (None when it does)."""
+    """Why option `name` does not apply to `spec` (None when it does); an intervention says
+    itself where it does not (`Intervention.refuses`)."""
+    if name == "intervention" and spec.intervention != DEFAULT_INTERVENTION:
+        problem = _intervention_problem(spec, names, frontend)
+        return None if problem is None else f"{names[name]}: {problem}"
     return _not_applying_to(options()[name].applies, name, spec, names, frontend)
 
 

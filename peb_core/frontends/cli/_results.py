@@ -85,6 +85,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
     from ...results import score_run_dirs
     from ...scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
 
+    if args.interventions:
+        return _compare_interventions(args)
+    if args.run_b is None:
+        raise UsageError("RUN_B: give the run to compare RUN_A with (or --interventions)")
     (scores_a, warn_a), (scores_b, warn_b) = (
         score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
     )
@@ -109,6 +113,43 @@ def cmd_compare(args: argparse.Namespace) -> None:
     print(f"A = {args.run_a}{_contract(scores_a)}, B = {args.run_b}{_contract(scores_b)}")
     print_frame(compare_table(frame))
     print(COMPARE_NOTE)
+
+
+def _compare_interventions(args: argparse.Namespace) -> None:
+    """`peb compare DIR [DIR] --interventions`: each intervention's run against the run of the
+    same system and setting without one (`scoring.compare_interventions`), pooled over the
+    families (`--json`: every family too)."""
+    import polars as pl
+
+    from ...results import expand_runs, score_run_dirs
+    from ...scoring import COMPARE_NOTE, compare_interventions, compare_table
+
+    given = [args.run_a, *([args.run_b] if args.run_b is not None else [])]
+    try:
+        dirs = expand_runs([Path(d) for d in given])
+        scores, warnings = score_run_dirs(dirs)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    frame = compare_interventions(scores)
+    for line in warnings:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if frame.is_empty():
+        raise UsageError(
+            f"{', '.join(given)}: no run with an intervention beside a run of the same system "
+            "and setting without one (--intervention none); nothing to compare"
+        )
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+        return
+    pooled = frame.filter((pl.col("family") == "all") & (pl.col("n_pairs") > 0))
+    setting = [k for k in ("system", "tier", "disclosure") if k in pooled.columns]
+    for keys, rows in pooled.group_by([*setting, "intervention"], maintain_order=True):
+        named = ", ".join(f"{k} {v}" for k, v in zip([*setting, "intervention"], keys, strict=True))
+        print(f"{named} (B) against none (A), over all families:")
+        print_frame(compare_table(rows).drop("family"))
+        print()
+    print(COMPARE_NOTE)
+    return None
 
 
 def _contract(scores: pl.DataFrame) -> str:
@@ -191,8 +232,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
 
     p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
     p.add_argument("run_a", type=path_arg("any"), metavar="RUN_A")
-    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B")
+    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B", nargs="?")
     p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.add_argument(
+        "--interventions",
+        action="store_true",
+        help="RUN_A (and RUN_B) are folders of runs (a sweep): each intervention's run against "
+        "the run of the same system and setting without one (docs/benchmark.md §11)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(

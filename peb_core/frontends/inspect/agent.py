@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from inspect_ai.agent import Agent, AgentState, react, run
@@ -64,9 +64,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from peb_core.access import (
     DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     agent_view,
+    checked_by,
     ends_episode,
     family_tools,
     handoff_arguments,
@@ -74,6 +76,7 @@ from peb_core.access import (
     submitted_response,
     went_on,
 )
+from peb_core.interventions import DEFAULT_INTERVENTION, get_intervention
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
     DEFAULT_PROTOCOL,
@@ -317,6 +320,7 @@ def episode_setup(
     delegate: str | None = None,
     contract: ContractSource = DEFAULT_CONTRACT,
     followup: str = DEFAULT_FOLLOWUP,
+    intervention: str = DEFAULT_INTERVENTION,
 ) -> Solver:
     """Give the sample its own session under `disclosure` over its task (generated again from
     the family, template, seed and tier its metadata names, with `corpus_size` documents and
@@ -324,8 +328,10 @@ def episode_setup(
     response, and the tools in its state (for solvers that take their tools from it). On a
     task that lists sub-agents the session may hand off (`delegate`), each handoff run by the
     peb system `delegate` names, or else by `InspectSubAgent` with the sample's model,
-    `protocol` and `max_steps`."""
+    `protocol` and `max_steps`. The session's submits meet the platform's checks of the
+    `intervention` around the run (docs/benchmark.md §11)."""
     handing: dict[str, Any] = {}
+    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(intervention).checks)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
@@ -333,7 +339,7 @@ def episode_setup(
         task = generate_task(
             spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size, contract
         )
-        view = agent_view(task, spec)
+        view = replace(agent_view(task, spec), checks=checks)
         delegator = None
         if view.delegates:
             if spec.id not in handing:
@@ -478,7 +484,10 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_T
             content=message.text or None,
             reasoning=_reasoning(message),
         )
-        ends = any(not went_on(name, text) for name, text, _ in accepted)
+        ends = any(
+            not went_on(name, text) and checked_by(name, text) is None
+            for name, text, _ in accepted
+        )
         last = submitted_response(accepted[-1][0], accepted[-1][2]) if accepted else None
         steps.append(_Turn(step, ends, last))
         sent = []

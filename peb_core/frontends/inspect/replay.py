@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai.model import ChatMessage
@@ -33,6 +33,7 @@ from peb_core.access import (
     DEFAULT_FOLLOWUP,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     ToolOutcome,
@@ -107,12 +108,15 @@ class Replay:
     handoffs (`sub_agent`, as each `Delegation` names it), whether that system's calls went
     through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
     may be refused before a tool runs; else a peb agent system, each of whose calls reached its
-    session) and what the user did after a response (`followup`; a sub-agent meets none)."""
+    session), what the user did after a response (`followup`; a sub-agent meets none) and the
+    platform's checks of each submit (`checks`, a run's intervention)."""
 
     disclosure: str
     sub_agent: str
     inspect_sub_agent: bool
     followup: str = DEFAULT_FOLLOWUP
+    checks: tuple[str, ...] = ()
+    """The platform's checks of each submit (a run's intervention, `access.SUBMIT_CHECKS`)."""
 
     async def calls(
         self,
@@ -196,6 +200,7 @@ class Replay:
         own, so its gap still counts, except on a task whose grants change (it cannot be
         placed)."""
         view = agent_view(task, spec)
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
         session = view.session(self.disclosure, delegator=handing, followup=self.followup)

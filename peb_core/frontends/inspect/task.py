@@ -77,6 +77,7 @@ from peb_core.frontends.inspect.agent import (
     react_agent,
 )
 from peb_core.frontends.inspect.replay import NotVerified, Replay
+from peb_core.interventions import get_intervention
 from peb_core.runs import (
     RunManifest,
     RunPlan,
@@ -457,6 +458,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             spec.delegate_system,
             contract,
             spec.followup,
+            spec.intervention,
         ),
         solver=react_episode(steps),
         cleanup=end_episode,
@@ -471,6 +473,7 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
             "contract": contract,
             "delegate_system": spec.delegate_system,
             "followup": spec.followup,
+            **get_intervention(spec.intervention).config(),
         },
     )
 
@@ -515,6 +518,8 @@ class _EvalMetadata(BaseModel):
     followup: str | None = None
     """What the user did after a response (None in logs written before it was recorded:
     `none`)."""
+    intervention: str | None = None
+    """The platform element around the run (docs/benchmark.md §11; None: `none`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -611,6 +616,7 @@ def _settings(plan: RunPlan) -> dict[str, Any]:
             "contract": plan.contract,
             "delegate_system": plan.spec.delegate_system,
             "followup": plan.spec.followup,
+            "intervention": plan.spec.intervention,
         }
     return settings
 
@@ -764,6 +770,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         values |= {"corpus_size": meta.corpus_size, "delegate_system": meta.delegate_system}
         values |= {"contract": meta.contract}
         values |= {"followup": meta.followup} if meta.followup is not None else {}
+        values |= {"intervention": meta.intervention} if meta.intervention is not None else {}
     try:
         plan = inspect_plan(values | {"max_tasks": max_tasks})
     except ValueError as exc:
@@ -809,6 +816,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         sub_agent if handing is None else handing.name,
         handing is None,
         plan.spec.followup,
+        get_intervention(plan.spec.intervention).checks,
     )
     tasks: dict[tuple[str, str], Task] = {}
     seen: set[tuple[str, str, int]] = set()
@@ -899,6 +907,7 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     else:
         config.update(agent=agent, disclosure=plan.spec.disclosure, max_steps=episode)
         config.update(followup_config(plan.spec.followup))
+        config.update(get_intervention(plan.spec.intervention).config())
         if meta.delegate_system is not None:
             config["delegate_system"] = {"name": meta.delegate_system}
     manifest = new_manifest(

@@ -31,7 +31,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
-from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
+from ...access import (
+    SUBMIT_CHECKS,
+    TOOLS,
+    AgentView,
+    ToolContext,
+    family_tools,
+    get_disclosure,
+    platform_view,
+)
+from ...interventions import at_response, edited, get_intervention, platform_part
 from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     DEFAULT_PROTOCOL,
@@ -183,7 +192,10 @@ class McpBench:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
-        self.protocol: PromptProtocol = get_protocol(protocol)
+        self.intervention = get_intervention(plan.spec.intervention)
+        """The platform element around the client's episodes (docs/benchmark.md §11): its
+        prompt edit in each start, its checks in each session, its part in each record."""
+        self.protocol: PromptProtocol = edited(get_protocol(protocol), self.intervention)
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
@@ -221,6 +233,7 @@ class McpBench:
                 "max_steps": self.max_steps,
                 "protocol": self.protocol.id,
                 **followup_config(self.followup),
+                **self.intervention.config(),
                 **(
                     {}
                     if handing is None
@@ -395,6 +408,7 @@ class McpBench:
         task = self.tasks[task_id]
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.intervention.checks))
         start = tuple(self.protocol.agent(view.start))
         handoffs = (
             Handoffs(self.delegate_system)
@@ -432,6 +446,9 @@ class McpBench:
         task = open_task.task
         episode = open_task.episode
         reply = episode.reply("ok") if stopped is None else episode.out_of_budget(stopped)
+        if self.intervention.respond is not None and reply.status == "ok":
+            given = at_response(reply, platform_view(task), self.spec, disclosure=self.disclosure)
+            reply = platform_part(self.intervention, reply, given)
         system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(

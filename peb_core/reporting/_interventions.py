@@ -1,0 +1,92 @@
+"""The intervention study in the paper's output (docs/benchmark.md §11): where the selected runs
+hold runs with an intervention, the frontier they trace, as a table (`intervention_results`)
+and a figure (`intervention_figure`), each run pooled over its families.
+
+- `intervention_results(runs, tier)`: per system (as every table names it), whatever else sets
+  the study's runs apart (protocol, interface, disclosure, contract, follow-up, budget: only
+  where they differ) and intervention (`none` among them), unsafe completeness, its worst case,
+  over-blocking, answer correctness, gap-report quality and awareness, each with its 95%
+  interval;
+- `intervention_figure(runs, tier)`: `charts.intervention_frontier` of the same rows.
+Neither exists for a selection without an intervention (every earlier report is unchanged)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+from ..interventions import DEFAULT_INTERVENTION
+from ..results import run_labels, score_run_dirs, system_label, with_intervention
+from ..runs import read_manifest
+from ..scoring import RUN_FOLDER_KEYS, finished_only, metric, scorecard
+from ..tasks import Tier
+from . import charts
+from ._paper import Runs, _results, run_dirs
+
+FRONTIER = tuple(
+    metric(name)
+    for name in (
+        "unsafe_completeness_rate",
+        "unsafe_completeness_upper",
+        "blocked_when_safe_to_answer_rate",
+        "answer_correctness",
+        "gap_report_quality",
+        "completeness_accuracy",
+    )
+)
+"""What the frontier table shows of each run, each with its interval."""
+
+
+def _study(runs: Runs, tier: Tier | None) -> pl.DataFrame:
+    """The scorecard of the selected runs on `tier`, each run pooled over its families and
+    named by its system as every table names it; empty where no run has an intervention."""
+    dirs: list[Path] = run_dirs(runs)
+    if not dirs:
+        return pl.DataFrame()
+    scores, _ = score_run_dirs(dirs)
+    if tier is not None:
+        scores = scores.filter(pl.col("tier") == tier)
+    scores = with_intervention(scores)
+    if scores.is_empty() or (scores["intervention"] == DEFAULT_INTERVENTION).all():
+        return pl.DataFrame()
+    names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
+    pooled = scores.with_columns(
+        task_id=pl.format("{}/{}", "family", "task_id"), family=pl.lit("all")
+    )
+    return scorecard(pooled).with_columns(
+        pl.col("run").replace_strict(names, default=pl.col("system")).alias("system")
+    )
+
+
+def _keys(card: pl.DataFrame) -> list[str]:
+    """The table's keys: the system, what else sets the runs apart, the intervention."""
+    varying = [
+        k
+        for k in RUN_FOLDER_KEYS
+        if k != "intervention" and k in card.columns and card[k].n_unique() > 1
+    ]
+    return ["system", *varying, "intervention"]
+
+
+def intervention_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+    """The frontier as a table (see the module docstring): one row per run, sorted by system,
+    then the intervention (`none` first). Empty (no columns) where no run of the selection has
+    an intervention."""
+    card = _study(runs, tier)
+    if card.is_empty():
+        return pl.DataFrame()
+    keys = _keys(card)
+    frame = _results(card, {k: pl.col(k) for k in keys}, FRONTIER)
+    first = pl.col("intervention") != DEFAULT_INTERVENTION
+    return frame.sort([*keys[:-1], first, "intervention"])
+
+
+def intervention_figure(runs: Runs = None, tier: Tier | None = None) -> alt.FacetChart | None:
+    """The frontier as a figure (`charts.intervention_frontier`), of finished runs only; None
+    where no run of the selection has an intervention."""
+    card = _study(runs, tier)
+    if card.is_empty():
+        return None
+    return charts.intervention_frontier(finished_only(card))
