@@ -2,6 +2,7 @@
 hold runs with an intervention, the frontier they trace, as a table (`intervention_results`)
 and a figure (`intervention_figure`), each run pooled over its families.
 
+- `frontier_card(scores)`, `frontier_table(card)`: the same from scores in hand (a notebook's);
 - `intervention_results(runs, tier)`: per system (as every table names it), whatever else sets
   the study's runs apart (protocol, interface, disclosure, contract, follow-up, budget: only
   where they differ) and intervention (`none` among them), unsafe completeness, its worst case,
@@ -39,23 +40,35 @@ FRONTIER = tuple(
 """What the frontier table shows of each run, each with its interval."""
 
 
+def frontier_card(scores: pl.DataFrame) -> pl.DataFrame:
+    """The scorecard of per-task scores with each run pooled over its families (one row per
+    run, `family` `all`), its `intervention` `none` where it has none; empty where no run of
+    `scores` has an intervention."""
+    if scores.is_empty():
+        return pl.DataFrame()
+    scores = with_intervention(scores)
+    if (scores["intervention"] == DEFAULT_INTERVENTION).all():
+        return pl.DataFrame()
+    pooled = scores.with_columns(
+        task_id=pl.format("{}/{}", "family", "task_id"), family=pl.lit("all")
+    )
+    return scorecard(pooled)
+
+
 def _study(runs: Runs, tier: Tier | None) -> pl.DataFrame:
-    """The scorecard of the selected runs on `tier`, each run pooled over its families and
-    named by its system as every table names it; empty where no run has an intervention."""
+    """`frontier_card` of the selected runs on `tier`, each run's system named as every table
+    names it (`results.system_label`)."""
     dirs: list[Path] = run_dirs(runs)
     if not dirs:
         return pl.DataFrame()
     scores, _ = score_run_dirs(dirs)
     if tier is not None:
         scores = scores.filter(pl.col("tier") == tier)
-    scores = with_intervention(scores)
-    if scores.is_empty() or (scores["intervention"] == DEFAULT_INTERVENTION).all():
-        return pl.DataFrame()
+    card = frontier_card(scores)
+    if card.is_empty():
+        return card
     names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
-    pooled = scores.with_columns(
-        task_id=pl.format("{}/{}", "family", "task_id"), family=pl.lit("all")
-    )
-    return scorecard(pooled).with_columns(
+    return card.with_columns(
         pl.col("run").replace_strict(names, default=pl.col("system")).alias("system")
     )
 
@@ -70,17 +83,22 @@ def _keys(card: pl.DataFrame) -> list[str]:
     return ["system", *varying, "intervention"]
 
 
-def intervention_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
-    """The frontier as a table (see the module docstring): one row per run, sorted by system,
-    then the intervention (`none` first). Empty (no columns) where no run of the selection has
-    an intervention."""
-    card = _study(runs, tier)
+def frontier_table(card: pl.DataFrame) -> pl.DataFrame:
+    """The frontier as a table, from a `frontier_card`: one row per run (see the module
+    docstring), sorted by system and what else sets the runs apart, then the intervention
+    (`none` first)."""
     if card.is_empty():
         return pl.DataFrame()
     keys = _keys(card)
     frame = _results(card, {k: pl.col(k) for k in keys}, FRONTIER)
     first = pl.col("intervention") != DEFAULT_INTERVENTION
     return frame.sort([*keys[:-1], first, "intervention"])
+
+
+def intervention_results(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
+    """The frontier of the selected runs on `tier` as a table (`frontier_table`); empty (no
+    columns) where no run of the selection has an intervention."""
+    return frontier_table(_study(runs, tier))
 
 
 def intervention_figure(runs: Runs = None, tier: Tier | None = None) -> alt.FacetChart | None:
