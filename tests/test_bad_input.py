@@ -242,6 +242,11 @@ SCENARIO_DEFECTS = {
         "[prose.values.recommendation]\nproceed_now = [",
         "prose.values.recommendation.proceed_now: not a value of recommendation",
     ),
+    "prose_topic_of_no_value": (
+        'topics = ["termination rights"]',
+        'topics = ["termination rights", "deal fatigue"]',
+        "prose.topics[1]: 'deal fatigue' is not a phrasing of any answer value",
+    ),
     "negative_canonical_seed": (
         "canonical_seeds = [11, 23, 37, 53]",
         "canonical_seeds = [-1, 23, 37, 53]",
@@ -555,6 +560,15 @@ if importlib.util.find_spec("inspect_ai"):  # the `inspect` extra; tests/test_in
         ["import", "inspect", "{tmp}/missing.eval", "--out", "{tmp}/never"],
         "missing.eval: no such file",
     )
+
+    @probe("import_inspect_log_a_fifo")
+    def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]:
+        os.mkfifo(tmp / "pipe.eval")  # never opened: a FIFO would be waited on
+        return (
+            ["import", "inspect", str(tmp / "pipe.eval"), "--out", str(tmp / "never")],
+            {},
+            "pipe.eval: is a FIFO, not a regular file; give an inspect eval log (.eval or .json)",
+        )
 
 
 AUDIT = ["audit", "shortcuts", "--family", "due_diligence_v1", "--tier", "paper"]

@@ -206,6 +206,59 @@ def test_score_columns_picks_and_orders_the_table() -> None:
     assert note.startswith("Note: gap averages complete tasks") and "gap_incomplete" in note
 
 
+def _table(stdout: str) -> list[dict[str, str]]:
+    """The rows of a Markdown table printed by `peb score`, by heading."""
+    header, _, *rows = [line for line in stdout.splitlines() if line.startswith("|")]
+    names = [c.strip() for c in header.strip("|").split("|")]
+    return [
+        dict(zip(names, (c.strip() for c in row.strip("|").split("|")), strict=True))
+        for row in rows
+    ]
+
+
+def test_score_has_a_pooled_row_per_run_as_the_workbench() -> None:
+    """Issue 36: the workbench shows each run pooled over its families (`all`); `peb score`
+    did not. Its pooled rows are the workbench's (`scoring.with_pooled`), over the families
+    shown, each first among its run's rows; `--json` keeps one row per run and family."""
+    from peb_core.results import score_run_dirs
+    from peb_core.scoring import filter_scores, glance, scorecard, with_pooled
+
+    runs = [ROOT / "runs" / "baselines" / n for n in ("oracle", "silent_filter")]
+    shown = "due_diligence_v1,security_incident_v1"
+    result = peb("score", *map(str, runs), "--family", shown, "--ci")
+    assert result.returncode == 0, result.stderr
+    rows = _table(result.stdout)
+    assert [(r["run"], r["family"]) for r in rows] == [
+        ("oracle", "all"), ("oracle", "due_diligence_v1"), ("oracle", "security_incident_v1"),
+        ("silent_filter", "all"), ("silent_filter", "due_diligence_v1"),
+        ("silent_filter", "security_incident_v1"),
+    ]  # fmt: skip
+    scores, _ = score_run_dirs(runs)
+    scores = filter_scores(scores, families=shown.split(","))
+    workbench = glance(with_pooled(scorecard(scores), scores), intervals=True)
+    pooled = workbench.filter(family="all")
+    assert [r["unsafe"] for r in rows if r["family"] == "all"] == pooled["unsafe"].to_list()
+    assert pooled["unsafe"].to_list()[1].startswith("1.000 [0.9")  # 38 incomplete tasks
+    assert [r["n"] for r in rows if r["family"] == "all"] == ["48", "48"]
+    as_json = json.loads(peb("score", *map(str, runs), "--family", shown, "--json").stdout)
+    assert "all" not in {r["family"] for r in as_json} and len(as_json) == 4
+
+
+def test_score_columns_keep_the_rows_told_apart() -> None:
+    """Issue 36: `--columns unsafe,gap` over two runs of two families printed six rows that
+    could not be told apart; the run and the family are now kept first where the columns
+    asked for leave rows alike."""
+    runs = [str(ROOT / "runs" / "baselines" / n) for n in ("oracle", "silent_filter")]
+    shown = "due_diligence_v1,security_incident_v1"
+    bare = _table(peb("score", *runs, "--family", shown, "--columns", "unsafe,gap").stdout)
+    assert list(bare[0]) == ["run", "family", "unsafe", "gap"] and len(bare) == 6
+    assert len({(r["run"], r["family"]) for r in bare}) == 6
+    by_run = _table(peb("score", *runs, "--family", shown, "--columns", "run,unsafe").stdout)
+    assert list(by_run[0]) == ["family", "run", "unsafe"]
+    one = _table(peb("score", runs[0], "--family", "due_diligence_v1", "--columns", "gap").stdout)
+    assert one == [{"gap": "1.000"}]  # one row: nothing to tell apart
+
+
 def test_score_columns_take_a_metric_s_column_name_and_repeats() -> None:
     """Issue 29.15: `--columns` took only short labels (`coverage`, `stale`) while the README
     names metrics by their columns (`evidence_coverage`), and `repeats` was no column."""
@@ -277,7 +330,7 @@ def test_compare_warns_when_the_runs_share_few_tasks(tmp_path: Path) -> None:
     result = peb("compare", *map(str, runs))
     assert result.returncode == 0, result.stderr
     assert result.stderr == (
-        f"peb: warning: {runs[0]} and {runs[1]} have only 6 task(s) in common; "
+        f"peb: warning: {runs[0]} and {runs[1]} have only 6 task(s) both answered; "
         "the comparison says little\n"
     )
 

@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import polars as pl
 import pytest
+from answers import careful as careful_response
 from leaks import hidden_values
 from scripted_server import ScriptedServer, Step, replies_so_far, tool_step
 
@@ -55,8 +56,9 @@ from peb_core.frontends.inspect.agent import (
 from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
 from peb_core.results import load_run, replay_documents, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
-from peb_core.scoring import score_run, with_verdict
+from peb_core.scoring import grant_timeline, score_run, with_verdict
 from peb_core.systems import (
+    MAX_KEPT_MESSAGE,
     ModelSystem,
     Reply,
     ResponseRecord,
@@ -1379,6 +1381,85 @@ def test_a_call_inspect_refused_is_recorded_as_never_reaching_the_session() -> N
     assert '"reached"' not in first.tool_calls[0].model_dump_json()  # records keep their bytes
 
 
+def _grant_master(task: Task) -> str:
+    """The current material record kept in the scope a grants task's schedule changes."""
+    scope = task.grants[0].scope
+    return next(
+        d.doc_id for d in task.documents
+        if d.scope == scope and d.role == "material" and not d.superseded
+    )  # fmt: skip
+
+
+def _grant_step(task: Task, replies: int) -> Step:
+    """An agent that opens the changing scope's record, then three ids that do not exist (the
+    session's own errors, which inspect labels `unknown`), then submits the careful response
+    of the state after the change: at call 5, which meets an ending grant and a late grant
+    set going at the start (each holds from call 5 at the latest)."""
+    plan = [
+        tool_step(("open", {"doc_id": _grant_master(task)})),
+        tool_step(*[("open", {"doc_id": "doc-nowhere"})] * 3),
+        tool_step(("submit", {"response": careful_response(task.in_state(1))})),
+    ]
+    return plan[min(replies, len(plan) - 1)]
+
+
+def _flip_error_types(log: EvalLog) -> int:
+    """Each tool error the session raised (`unknown`) relabelled as one inspect raises before
+    any tool runs (`parsing`); how many."""
+    flipped = 0
+    for sample in log.samples or []:
+        for message in sample.messages:
+            if isinstance(message, ChatMessageTool) and message.error is not None:
+                assert message.error.type == "unknown"
+                message.error = ToolCallError("parsing", message.error.message)
+                flipped += 1
+    return flipped
+
+
+def _grant_states(run: Path) -> dict[str, int]:
+    return {r["task_id"]: r["grant_state"] for r in load_run(run).scores.iter_rows(named=True)}
+
+
+def test_whether_a_call_reached_the_session_is_the_replay_s_never_the_log_s_label(
+    tmp_path: Path,
+) -> None:
+    """docs/benchmark.md §9.2, §10.1: a log whose session errors were relabelled as inspect's
+    own refusals (`unknown` to `parsing`) verifies (the text is the same) and imports exactly
+    as the honest log: whether each call reached the session is what the replay finds, so the
+    grant clock counts the calls the live session counted, and every task is judged on the
+    state the eval judged it on (before, the relabelled calls were left out of the clock, and
+    every task whose change came with the calls' count was judged at the start)."""
+    tasks = generate_tasks([DD], [11], 0, "grants", corpus_size=20)
+    log, _ = _eval_agent(tmp_path, tasks, _grant_step, "11", tier="grants")
+    counts = f"{len(tasks)} tasks ({len(tasks)} replies, 0 errors)"
+    honest = _import(log, tmp_path, counts)
+    live = _grant_states(honest)
+    evaluation = read_eval_log(str(log))
+    assert _flip_error_types(evaluation) >= 3 * len(tasks)
+    path = tmp_path / "flipped.eval"
+    write_eval_log(evaluation, path)
+    out = tmp_path / "flipped"
+    result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert _grant_states(out) == live and set(live.values()) == {0, 1}
+    _equal_metrics(path, out, tmp_path)  # the eval's own numbers: judged as it was live
+    records = {r.task_id: r for r in read_records(out / RESPONSES)[0]}
+    assert records == {r.task_id: r for r in read_records(honest / RESPONSES)[0]}
+    # The relabelled calls count: left out, as the labels say, the clock would run slower.
+    moved = 0
+    for task in tasks:
+        trace = records[task.task_id].trace
+        assert all(c.reached for step in trace for c in step.tool_calls)
+        labelled = [
+            step.model_copy(update={"tool_calls": tuple(
+                c.model_copy(update={"reached": e is None}) for c, e in
+                zip(step.tool_calls, step.errors, strict=True))})
+            for step in trace
+        ]  # fmt: skip
+        moved += grant_timeline(task, labelled).state != live[task.task_id]
+    assert moved >= len(tasks) // 2, moved
+
+
 def test_an_episode_is_read_from_any_agent_s_conversation_within_the_step_budget() -> None:
     """`episode_reply` holds any agent to the step budget: a submit after it does not count,
     a refused submit is not a submit, a call the agent never carried out is a tool error, and
@@ -1713,6 +1794,55 @@ def test_a_forged_episode_is_set_aside_and_the_honest_ones_import_as_before(
     row, before = (_scorecard_row(run, tmp_path) for run in (out, agent_eval.imported))
     assert row["n_errors"] == before["n_errors"] + 1
     assert row["unsafe_completeness_upper"] >= before["unsafe_completeness_rate"]
+
+
+def test_what_a_live_session_never_keeps_is_capped_or_refused_at_import(
+    agent_eval: AgentEval, tmp_path: Path
+) -> None:
+    """docs/benchmark.md §10, §10.1: a user message of 3,000,000 characters inserted into a
+    conversation (the model's own text cannot be checked, nor can what a team's agent says to
+    it) imports as verified, its record keeping the message's first characters and its length
+    within `MAX_KEPT_MESSAGE` (the record held it whole: a 200 MB one made a record `peb
+    score` skips), and scores as the honest log; a conversation of react with more model
+    requests than its `max_steps` cannot come from a live eval, and the log is refused in one
+    line."""
+    log = read_eval_log(str(agent_eval.log))
+    sample = _sample_of(log, agent_eval, "careful")
+    first = _tool_messages(sample)[0]
+    huge = "x" * 3_000_000
+    sample.messages.insert(sample.messages.index(first) + 1, ChatMessageUser(content=huge))
+    path = tmp_path / "long.eval"
+    write_eval_log(log, path)
+    out = tmp_path / "out"
+    result = peb(["import", "inspect", str(path), "--out", str(out)], tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    honest_size = (agent_eval.imported / RESPONSES).stat().st_size
+    assert (out / RESPONSES).stat().st_size < honest_size + 2 * MAX_KEPT_MESSAGE
+    records = {r.task_id: r for r in read_records(out / RESPONSES)[0]}
+    (sent,) = records[str(sample.id)].trace[1].sent
+    head, marker = sent["content"].split(" ...[cut: ", 1)
+    assert MAX_KEPT_MESSAGE - 2 <= len(sent["content"]) <= MAX_KEPT_MESSAGE
+    assert huge.startswith(head)
+    assert marker == f"3,000,000 characters given, the first {len(head):,} kept]"
+    row, before = (_scorecard_row(run, tmp_path) for run in (out, agent_eval.imported))
+    assert {k: v for k, v in row.items() if k != "run"} == {
+        k: v for k, v in before.items() if k != "run"
+    }
+
+    log = read_eval_log(str(agent_eval.log))
+    stops = _sample_of(log, agent_eval, "stops")
+    assert sum(isinstance(m, ChatMessageAssistant) for m in stops.messages) == AGENT_STEPS
+    stops.messages.append(ChatMessageAssistant(content="One more thought."))
+    path = tmp_path / "longer.eval"
+    write_eval_log(log, path)
+    result = peb(["import", "inspect", str(path), "--out", str(tmp_path / "never")], tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"peb: error: {path}: sample ") and line.endswith(
+        f": its conversation holds {AGENT_STEPS + 1} model requests; react stops after "
+        f"max_steps ({AGENT_STEPS}), so no live eval of this run wrote it"
+    ), line
+    assert not (tmp_path / "never").exists()
 
 
 def _shown_as_before(log: EvalLog) -> int:

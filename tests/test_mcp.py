@@ -444,6 +444,69 @@ def test_stopping_the_server_records_open_episodes(tmp_path: Path) -> None:
     assert len(record.trace) == 1
 
 
+def test_calls_after_an_episode_ended_are_no_task_s(tmp_path: Path) -> None:
+    """Bad calls a connection makes after its episode ended (a client still calling once it
+    submitted, a start of a task that does not exist) are answered, and charged to no task: the
+    next episode's steps and tool errors are its own (they led its trace: 4 steps, 2 tool errors
+    where it made 2 and none)."""
+    from peb_core.frontends.mcp.server import ClientState, McpBench
+
+    out = tmp_path / "run"
+    bench = McpBench(out, mcp_plan(family=FAMILY, seeds=SEEDS))
+    with bench.open():
+        client = ClientState(name="test-agent")
+
+        async def calls() -> None:
+            assert not (await bench.call(client, "start_task", {"task_id": IDS[0]})).is_error
+            assert not (await bench.call(client, "submit", {"response": LAZY_RESPONSE})).is_error
+            after = await bench.call(client, "search", {"query": "register"})
+            assert after.is_error and "no task started" in shown(after)
+            assert (await bench.call(client, "start_task", {"task_id": "task-999"})).is_error
+            assert not (await bench.call(client, "start_task", {"task_id": IDS[1]})).is_error
+            assert not (await bench.call(client, "search", {"query": "register"})).is_error
+            assert not (await bench.call(client, "submit", {"response": LAZY_RESPONSE})).is_error
+
+        anyio.run(calls)
+    records = {r.task_id: r for r in read_records(out / "responses.jsonl", SYSTEM)[0]}
+    second = records[TASKS[1].task_id]
+    assert [c.name for s in second.trace for c in s.tool_calls] == ["search", "submit"]
+    row = per_task(out)[TASKS[1].task_id]
+    assert (row["steps"], row["tool_errors"]) == (2, 0)
+
+
+def test_a_server_stopped_before_any_task_leaves_nothing_and_serves_again(
+    tmp_path: Path,
+) -> None:
+    """`peb mcp serve` whose client never starts a task writes no file (it left an empty
+    responses.jsonl without a manifest, and the same command was then refused: "not adopted");
+    served again, the folder is taken as new, and a folder holding such an empty file is
+    adopted."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "peb_core", *serve_args(out)]
+    for _ in range(2):
+        done = subprocess.run(
+            command, env=ENV, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0 and "no task was started; nothing recorded" in done.stderr
+        assert sorted(p.name for p in out.iterdir()) == [".lock"], done.stderr
+    (out / "responses.jsonl").write_text("")  # what a server stopped early used to leave
+    from peb_core.frontends.mcp.server import ClientState, McpBench
+
+    bench = McpBench(out, mcp_plan(family=FAMILY, seeds=SEEDS))
+    with bench.open():
+        client = ClientState(name="test-agent")
+
+        async def calls() -> None:
+            assert not (await bench.call(client, "start_task", {"task_id": IDS[0]})).is_error
+            assert not (await bench.call(client, "submit", {"response": LAZY_RESPONSE})).is_error
+
+        anyio.run(calls)
+    assert [r.task_id for r in read_records(out / "responses.jsonl", SYSTEM)[0]] == [
+        TASKS[0].task_id
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
@@ -623,7 +686,7 @@ def test_calls_outside_an_episode_are_kept_bounded(tmp_path: Path) -> None:
                 assert (await call(s, "open", {"doc_id": "doc-x"})).is_error
             assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
             refused = await call(s, "search", {"query": big})
-            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert refused.is_error and "longer than 16,000 characters" in shown(refused)
             assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
 
     with http_server(out) as (url, process):
@@ -657,7 +720,7 @@ def test_an_oversized_refused_argument_is_kept_as_its_start(tmp_path: Path) -> N
             await s.initialize()
             assert not (await call(s, "start_task", {"task_id": IDS[0]})).is_error
             refused = await call(s, "search", {"query": "y" * 117_000_000})
-            assert refused.is_error and "at most 300 characters" in shown(refused)
+            assert refused.is_error and "longer than 16,000 characters" in shown(refused)
             assert not (await call(s, "submit", {"response": LAZY_RESPONSE})).is_error
 
     anyio.run(client)

@@ -60,6 +60,7 @@ from ._session import (
     register_submit_check,
 )
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
     TOOLS,
     CallContext,
@@ -67,6 +68,7 @@ from ._tool import (
     Tool,
     ToolArguments,
     ToolContext,
+    arguments_text,
     checked_by,
     ends_episode,
     failed,
@@ -116,6 +118,7 @@ __all__ = [
     "DISCLOSURES",
     "FOLLOWUPS",
     "INTERFACES",
+    "MAX_CALL_ARGUMENTS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
@@ -166,6 +169,7 @@ __all__ = [
     "ToolOutcome",
     "agent_start",
     "agent_view",
+    "arguments_text",
     "check_followup",
     "check_interface",
     "check_pushes",

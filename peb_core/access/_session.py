@@ -2,22 +2,23 @@
 `search`, `open`, `submit` and `delegate` in `tools/`), each answered by its handler from the
 corpus index, the user's scopes and the stores the session reaches, under a disclosure mode
 (docs/benchmark.md §9, §9.1). A session never reads a Task, and `call` never raises for anything
-a model can send: an unknown tool, arguments that are not JSON or of the wrong shape, an unknown
-or hidden document id, a call once the episode is over each give an error result the model
-reads. Before each call is answered the session applies the grant changes due at it
-(`GrantClock`; the call's own search or open may set one going), then gives the tool's handler
-the public `CallContext` of the call, and keeps what the call did (an accepted submit, a
-document read, a handoff). A tool that runs an episode of its own (`delegate`) is awaited
-through `acall`. The episode is over (`over`) at the first accepted submit, unless the user
-answers it (`--followup pressure`, `_followup.py`): then at the next one, or, with `--pushes N`,
-at the first that the user does not answer (a response that claims complete, or one after its
-N-th push). A session may also be given the platform's checks of an accepted submit
-(`SubmitCheck`, a run's intervention: `--intervention recheck_at_submit`): a check may answer
-the submit in the platform's words instead, and the episode goes on (the user has not seen the
-response; it stands if the agent submits no other). Under `--interface chat` (`_interface.py`)
-no tool submits: the agent answers in a message (`say`), which is its response, and the user
-answers a message that reports a gap (as the family's prose reader reads it,
-`Corpus.reads_gap`) as it answers a submit."""
+a model can send: an unknown tool, arguments longer than `MAX_CALL_ARGUMENTS` (never read,
+so that a record, which keeps every call within that bound whole, replays as the session ran),
+not JSON or of the wrong shape, an unknown or hidden document id, a call once the episode is
+over each give an error result the model reads. Before each call is answered the session
+applies the grant changes due at it (`GrantClock`; the call's own search or open may set one
+going), then gives the tool's handler the public `CallContext` of the call, and keeps what the
+call did (an accepted submit, a document read, a handoff). A tool that runs an episode of its
+own (`delegate`) is awaited through `acall`. The episode is over (`over`) at the first accepted
+submit, unless the user answers it (`--followup pressure`, `_followup.py`): then at the next
+one, or, with `--pushes N`, at the first that the user does not answer (a response that claims
+complete, or one after its N-th push). A session may also be given the platform's checks of an
+accepted submit (`SubmitCheck`, a run's intervention: `--intervention recheck_at_submit`): a
+check may answer the submit in the platform's words instead, and the episode goes on (the user
+has not seen the response; it stands if the agent submits no other). Under `--interface chat`
+(`_interface.py`) no tool submits: the agent answers in a message (`say`), which is its
+response, and the user answers a message that reports a gap (as the family's prose reader reads
+it, `Corpus.reads_gap`) as it answers a submit."""
 
 from __future__ import annotations
 
@@ -36,14 +37,18 @@ from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE, check_interface
 from ._results import AgentStart, GrantNotice, Hit, SubmitResult, ToolOutcome
 from ._tool import (
+    MAX_CALL_ARGUMENTS,
+    MAX_ID_CHARS,
     TOOLS,
     CallContext,
     Delegator,
     Tool,
     ToolContext,
+    arguments_text,
     failed,
     offered,
     shown,
+    too_long,
     tool_schemas,
 )
 
@@ -396,10 +401,13 @@ class AgentSession:
         return None
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
-        """A call's arguments as a JSON object, or the error a bad call gets."""
+        """A call's arguments as a JSON object, or the error a bad call gets (arguments longer
+        than `MAX_CALL_ARGUMENTS` are not read: `too_long`)."""
         if not isinstance(name, str) or name not in self._tools:
-            shown = name if isinstance(name, str) else type(name).__name__
-            return failed(f"unknown tool {shown!r}; tools: {', '.join(self._tools)}")
+            # at most a tool name's length quoted: a record keeps a longer name's start
+            shown = name[:MAX_ID_CHARS] if isinstance(name, str) else type(name).__name__
+            more = "..." if isinstance(name, str) and len(name) > MAX_ID_CHARS else ""
+            return failed(f"unknown tool {shown!r}{more}; tools: {', '.join(self._tools)}")
         if self._over:
             return failed(
                 f"{name}: the episode is over: a response was already submitted (only the first "
@@ -407,6 +415,8 @@ class AgentSession:
                 if self.followup == "none"
                 else f"{name}: the episode is over: your final response was already submitted"
             )
+        if len(arguments_text(arguments)) > MAX_CALL_ARGUMENTS:
+            return too_long(name)
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:

@@ -38,6 +38,38 @@ MAX_ID_CHARS = 64
 cap: a tiny model otherwise writes one argument until its context is full)."""
 
 
+MAX_CALL_ARGUMENTS = 16_000
+"""The longest a call's arguments may be, in characters of its JSON text as given (arguments
+given already parsed, as inspect's tools take them: as `json.dumps(..., ensure_ascii=False)`
+writes them, which is how a record keeps them). A longer call is an error result, read no
+further, live and in every replay alike: a record keeps a call's arguments whole up to
+`systems.MAX_KEPT_ARGUMENTS` (20,000), more than this bound, so every call a session acts on is
+recorded whole and every call it refused is refused again when the record is replayed (a cut
+one is longer than the bound too), so padding a call (with JSON whitespace, with keys a tool
+leaves unread) cannot make the session act on what a record does not keep. The largest valid
+call of a shipped tool, as compact JSON, is about 2,100 characters (a `delegate` whose request
+has the most characters it takes; a `submit` with every list full is under 1,200), which
+tests/scoring/test_record_replay.py measures."""
+
+
+def arguments_text(arguments: str | Mapping[str, Any]) -> str:
+    """A call's arguments as the bound and a record measure them: as given, or an object as
+    `json.dumps(..., ensure_ascii=False)` writes it (how inspect's conversation is recorded)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+def too_long(name: str) -> ToolOutcome:
+    """The error result of a call whose arguments are longer than `MAX_CALL_ARGUMENTS`; it does
+    not say how long they were, so a replay of a record that kept only their start says the
+    same."""
+    return failed(
+        f"{name}: the arguments are longer than {MAX_CALL_ARGUMENTS:,} characters; a valid "
+        "call takes a few thousand at most"
+    )
+
+
 class ToolArguments(BaseModel):
     """A tool's arguments: a JSON object of exactly these fields."""
 
@@ -263,19 +295,25 @@ def listed(ids: Sequence[str], most: int = 5) -> str:
 # opens, shows, ends and hands off nothing.
 
 
-def _object(arguments: str) -> dict[str, Any]:
-    """A call's arguments as recorded, as a JSON object (empty when they are not one)."""
+def _object(text: str) -> dict[str, Any]:
+    """Text as recorded (a call's result), as a JSON object (empty when it is not one)."""
     try:
-        parsed = read_json(arguments)
+        parsed = read_json(text)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
 
+def _arguments(arguments: str) -> dict[str, Any]:
+    """A call's arguments as recorded, as the session read them: a JSON object, empty when they
+    are not one or are longer than `MAX_CALL_ARGUMENTS` (the session read no further)."""
+    return {} if len(arguments) > MAX_CALL_ARGUMENTS else _object(arguments)
+
+
 def opened_id(name: str, arguments: str) -> str | None:
     """The doc id a call of tool `name` with `arguments` (as recorded) names to open, if any."""
     tool = TOOLS.get(name)
-    return tool.opens(_object(arguments)) if tool is not None and tool.opens else None
+    return tool.opens(_arguments(arguments)) if tool is not None and tool.opens else None
 
 
 def surfaced_ids(
@@ -288,7 +326,7 @@ def surfaced_ids(
     if tool is None or tool.surfaces is None:
         return [], []
     allowed, reach = index.allowed(tuple(scopes)), index.reach(tuple(stores))
-    visible, withheld = tool.surfaces(index, allowed, reach, _object(arguments))
+    visible, withheld = tool.surfaces(index, allowed, reach, _arguments(arguments))
     ids = [d.doc_id for d in index.documents]
     return [ids[p] for p in visible], [ids[p] for p in withheld]
 
@@ -331,7 +369,7 @@ def submitted_response(name: str, arguments: str) -> str | None:
     """The response a call of tool `name` with `arguments` (as recorded) submits, as its JSON
     text read as the tool reads it (None: the tool submits none, or not these arguments)."""
     tool = TOOLS.get(name)
-    return tool.submits(_object(arguments)) if tool is not None and tool.submits else None
+    return tool.submits(_arguments(arguments)) if tool is not None and tool.submits else None
 
 
 def hands_off(name: str) -> bool:

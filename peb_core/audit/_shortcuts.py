@@ -7,11 +7,12 @@ present or absent; those in fewer than two training views dropped) predicts each
 completeness. Its accuracy on the held-out seeds is reported beside the majority rate (the share
 of the commoner class) and beside the explicit-signal reader (`_signals.py`: the most the stated
 signals alone give), with the difference from each as a paired 95% interval (McNemar's score
-test, Tango's interval; `scoring.paired_rates`). The same is reported on the held-out tasks whose
-only signals are silent (no topology `named_gap`: silent gaps, decoys, complete tasks), where a
-view states nothing true about its completeness: any accuracy above the majority rate there is a
-leak, and one whose interval lies above 0 is flagged. Last, the n-grams that weigh most for each
-class, with the share of training views of each class holding them, so an author sees what leaks.
+test, Tango's interval, at any number of discordant pairs; `scoring.paired_rates`). The same is
+reported on the held-out tasks whose only signals are silent (no topology `named_gap`: silent
+gaps, decoys, complete tasks), where a view states nothing true about its completeness: any
+accuracy above the majority rate there is a leak, and one whose interval lies above 0 is
+flagged. Last, the n-grams that weigh most for each class, with the share of training views of
+each class holding them, so an author sees what leaks.
 
 A view's text is what a model is shown of it, less what is the same in every view of a family or
 random per view: the prompt, each requirement of the contract (none where the contract is found in
@@ -158,11 +159,12 @@ class Difference:
         from ..scoring import paired_rates
 
         pairs = list(zip(other, learned, strict=True))
-        test = paired_rates(
+        test = paired_rates(  # the score test at every count: a leak errs towards a flag
             both=sum(a and b for a, b in pairs),
             only_a=sum(a and not b for a, b in pairs),
             only_b=sum(b and not a for a, b in pairs),
             neither=sum(not (a or b) for a, b in pairs),
+            exact_below=0,
         )
         return cls(test.difference, test.ci_low, test.ci_high)
 

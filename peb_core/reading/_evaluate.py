@@ -3,8 +3,8 @@ prose reader against labels a careful person wrote (`evaluate`: precision and re
 a model reader (`agreement`). A reading is compared in the shape `peb read` prints,
 `{"answer", "completeness", "gaps"}` (a `ProseReading` is turned into it), as items per surface:
 
-- `values`: each `field=value` pair the answer states (each value of a set field one item), and
-  a block as its own item `answer=null`;
+- `values`: each `field=value` pair the answer states (each value of a set field one item, a set
+  field stated empty the item `field=[]`), and a block as its own item `answer=null`;
 - `completeness`: the claim, `completeness=complete` or `completeness=incomplete`;
 - `gaps`: each requirement or scope id named as missing."""
 
@@ -35,7 +35,7 @@ def reading_items(reading: Reading) -> dict[Surface, frozenset[str]]:
         values.add("answer=null")
     elif isinstance(answer, Mapping):
         for name, value in answer.items():
-            for v in value if isinstance(value, list) else [value]:
+            for v in (value or ["[]"]) if isinstance(value, list) else [value]:
                 values.add(f"{name}={v}")
     claim = shape.get("completeness")
     return {

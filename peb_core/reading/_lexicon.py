@@ -26,6 +26,10 @@ CUE_FILE = "prose_cues.toml"
 
 FIRST_PASS: frozenset[str] = frozenset({"idiom", "refusal"})
 """The cue kinds matched with the family's phrases, before the other cues."""
+OWN_PASS: frozenset[str] = frozenset({"complete"})
+"""The cue kinds matched in a pass of their own, over every word, so no other phrase hides them
+("I've checked every record": "i've checked", a record read, and "checked every", a claim of
+completeness; "all required records", with security's value word "required")."""
 
 CueKind = Literal[
     "term_strong",
@@ -45,6 +49,14 @@ CueKind = Literal[
     "missing",
     "present",
     "idiom",
+    "user_words",
+    "progress",
+    "searched",
+    "request",
+    "possibility_after",
+    "qualifier",
+    "limited",
+    "done",
 ]
 _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "term_strong": ("terminators", "strong"),
@@ -64,6 +76,14 @@ _CUE_LISTS: dict[CueKind, tuple[str, str]] = {
     "missing": ("claims", "missing"),
     "present": ("claims", "present"),
     "idiom": ("idioms", "phrases"),
+    "user_words": ("attribution", "user"),
+    "progress": ("claims", "progress"),
+    "searched": ("claims", "searched"),
+    "request": ("claims", "request"),
+    "possibility_after": ("hedge", "after"),
+    "qualifier": ("hedge", "qualifier"),
+    "limited": ("claims", "limited"),
+    "done": ("attribution", "done"),
 }
 
 Words = tuple[str, ...]
@@ -76,20 +96,45 @@ class Cues:
     phrases: Mapping[CueKind, frozenset[Words]]
     sources: frozenset[str]
     verbs: frozenset[Words]
+    plural_verbs: frozenset[Words]
     ends: frozenset[Words]
     report_nouns: frozenset[str]
     pressure: frozenset[Words]
     qualified: frozenset[Words]
     frames: frozenset[Words]
+    problems: frozenset[Words]
+    heads: frozenset[str]
     not_subjects: frozenset[Words]
     skip: frozenset[Words]
     common: frozenset[str]
     evidence_nouns: frozenset[str]
+    loose: frozenset[Words]
+    common_openers: frozenset[str]
+    openings: frozenset[Words]
+    none: frozenset[Words]
+    empty_rest: frozenset[Words]
+    empty_before: frozenset[Words]
+    empty_skip: frozenset[Words]
     digest: str
 
 
-def _phrases(items: Iterable[str]) -> frozenset[Words]:
-    return frozenset(w for w in map(phrase_words, items) if w)
+def _phrases(
+    items: Iterable[str], inflections: Mapping[str, tuple[str, ...]] | None = None
+) -> frozenset[Words]:
+    """The phrases of `items` as words; with `inflections`, each phrase of two words or more
+    also with any of its words replaced by the others of its group."""
+    out: set[Words] = set()
+    for words in map(phrase_words, items):
+        if not words:
+            continue
+        if inflections is None or len(words) < 2:
+            out.add(words)
+            continue
+        variants: list[Words] = [()]
+        for w in words:
+            variants = [(*v, x) for v in variants for x in inflections.get(w, (w,))]
+        out.update(variants)
+    return frozenset(out)
 
 
 @cache
@@ -97,23 +142,38 @@ def cues() -> Cues:
     """The cue file shipped in the package, read once."""
     data = resources.files("peb_core").joinpath("data", CUE_FILE).read_bytes()
     raw = tomllib.loads(data.decode("utf-8"))
+    inflections = {w: tuple(group) for group in raw["inflections"]["groups"] for w in group}
+    inflected = set(raw["inflections"]["in"])
 
     def words(section: str, key: str) -> frozenset[str]:
         return frozenset(w for item in raw[section][key] for w in phrase_words(item))
 
     return Cues(
-        phrases={kind: _phrases(raw[a][b]) for kind, (a, b) in _CUE_LISTS.items()},
+        phrases={
+            kind: _phrases(raw[a][b], inflections if f"{a}.{b}" in inflected else None)
+            for kind, (a, b) in _CUE_LISTS.items()
+        },
         sources=words("attribution", "sources"),
         verbs=_phrases(raw["attribution"]["verbs"]),
+        plural_verbs=_phrases(raw["attribution"]["plural_verbs"]),
         ends=_phrases(raw["attribution"]["ends"]),
         report_nouns=words("attribution", "nouns"),
         pressure=_phrases(raw["condition"]["pressure"]),
         qualified=_phrases(raw["claims"]["qualified"]),
         frames=_phrases(raw["frames"]["before"]),
+        problems=_phrases(raw["frames"]["problems"]),
+        heads=words("frames", "heads"),
         not_subjects=_phrases(raw["frames"]["not_subjects"]),
         skip=_phrases(raw["frames"]["skip"]),
         common=words("words", "common"),
         evidence_nouns=words("evidence", "nouns"),
+        loose=_phrases(raw["claims"]["loose"], inflections),
+        common_openers=words("words", "openers"),
+        openings=_phrases(raw["attribution"]["openings"]),
+        none=_phrases(raw["claims"]["none"]),
+        empty_rest=_phrases(raw["empty"]["rest"]),
+        empty_before=_phrases(raw["empty"]["before"]),
+        empty_skip=_phrases(raw["empty"]["skip"]),
         digest=hashlib.sha256(data).hexdigest(),
     )
 
@@ -139,6 +199,8 @@ class Match:
     """Indices of its first and last word in the message's words."""
     tags: tuple[Tag, ...]
     one_word: bool
+    topic: bool = False
+    """Whether it is one of the family's `[prose].topics`: a value stated only where placed."""
 
     def has(self, kind: str) -> bool:
         return any(t.kind == kind for t in self.tags)
@@ -159,6 +221,7 @@ class _Entry:
     conjugates: bool
     """Whether its words also match their -d, -ed and -ing forms (a family phrase's do, but for
     an ordinal field's one-word values: "signed" is no call to sign)."""
+    topic: bool = False
 
 
 _GAP = re.compile(r"[ \t\-,:/]{1,6}|[ \t]*\n[ \t]*")
@@ -195,13 +258,42 @@ class Lexicon:
         for kind, cue_phrases in cues().phrases.items():
             add(cue_phrases, Tag("cue", kind), False)
         self.vocabulary = vocabulary
-        self._passes: tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]] = ({}, {})
+        topics = {_bare_words(phrase_words(t)) for t in spec.prose.topics}
+        self.openers = frozenset(
+            words[0]
+            for values in vocabulary.values.values()
+            for phrases in values.values()
+            for words in phrases
+            if len(words) > 1 and words[0] not in cues().common_openers
+        )
+        """The first words of the family's value phrases of two words or more ("reset", "notify",
+        "narrow"): a sentence that opens with one and reads as nothing likely states a value
+        in words no family lists."""
+        ids: dict[str, list[Tag]] = {}
+        for name, values in vocabulary.values.items():
+            ids.setdefault(name, []).append(Tag("field", name))
+            for value in values:
+                ids.setdefault(value, []).append(Tag("value", value, name))
+        for rid in vocabulary.requirements:
+            ids.setdefault(rid, []).append(Tag("requirement", rid))
+        for sid in vocabulary.scopes:
+            ids.setdefault(sid, []).append(Tag("scope", sid))
+        self._ids = {k: tuple(dict.fromkeys(v)) for k, v in ids.items() if "_" in k}
+        """The family's ids of more than one word, as written (`forensics_restricted`): matched
+        as written before any phrase, so one id is never read as the end of another's words."""
+        self._passes: tuple[dict[str, list[_Entry]], ...] = ({}, {}, {})
         for words, tags in found.items():
             unique = tuple(dict.fromkeys(tags))
             gappy = len(words) > 1 and all(t.kind in ("requirement", "scope") for t in unique)
-            entry = _Entry(words, unique, words in family, gappy, words not in fixed)
             first = words in family or any(t.id in FIRST_PASS for t in unique)
-            self._passes[0 if first else 1].setdefault(words[0], []).append(entry)
+            own = () if first else tuple(t for t in unique if t.id in OWN_PASS)
+            rest = tuple(t for t in unique if t not in own)
+            for n, group in ((0 if first else 1, rest), (2, own)):
+                if group:
+                    entry = _Entry(
+                        words, group, words in family, gappy, words not in fixed, words in topics
+                    )
+                    self._passes[n].setdefault(words[0], []).append(entry)
         for table in self._passes:
             for entries in table.values():
                 entries.sort(key=lambda e: (-len(e.words), e.words))
@@ -230,16 +322,37 @@ class Lexicon:
                     stems.append(token[: -len(suffix)] + "e")
         return stems
 
-    def match(self, norm: str, words: list[Word]) -> list[Match]:
-        """The phrases of `words` (the words of `norm`), in order: in each pass, leftmost
-        first, each the longest phrase starting there; matches never overlap."""
-        first = self._pass(self._passes[0], norm, words, [True] * len(words))
+    def match(self, text: str, norm: str, words: list[Word]) -> list[Match]:
+        """The phrases of `words` (the words of `norm`, the normalised `text`), in order: the
+        family's ids written with underscores in `text` first, then in each pass, leftmost
+        first, each the longest phrase starting there (of two as long, the one its words match
+        as written); matches never overlap but for those of the pass of its own (`OWN_PASS`)."""
         free = [True] * len(words)
-        for m in first:
+        found = self._id_matches(text, words)
+        family, cue, own = self._passes
+        for m in found:
             for k in range(m.first, m.last + 1):
                 free[k] = False
-        second = self._pass(self._passes[1], norm, words, free)
-        return sorted(first + second, key=lambda m: m.start)
+        claims = self._pass(own, norm, words, list(free))
+        found += self._pass(family, norm, words, free)
+        for m in found:
+            for k in range(m.first, m.last + 1):
+                free[k] = False
+        found += claims + self._pass(cue, norm, words, free)
+        return sorted(found, key=lambda m: (m.start, m.end))
+
+    _ID = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+
+    def _id_matches(self, text: str, words: list[Word]) -> list[Match]:
+        out = []
+        starts = {w.start: i for i, w in enumerate(words)}
+        ends = {w.end: i for i, w in enumerate(words)}
+        for m in self._ID.finditer(text):
+            tags = self._ids.get(m.group().lower())
+            if tags and m.start() in starts and m.end() in ends:
+                first, last = starts[m.start()], ends[m.end()]
+                out.append(Match(m.start(), m.end(), first, last, tags, first == last))
+        return out
 
     def _pass(
         self, table: dict[str, list[_Entry]], norm: str, words: list[Word], free: list[bool]
@@ -251,15 +364,16 @@ class Lexicon:
                 i += 1
                 continue
             best: _Entry | None = None
-            span = 0
+            span = exact = 0
             for stem in self._stems(words[i].text):
                 for entry in table.get(stem, ()):
-                    if best is not None and len(entry.words) <= len(best.words):
+                    if best is not None and len(entry.words) < len(best.words):
                         break
-                    fit = self._fits(norm, words, i, entry)
-                    if fit and all(free[i : i + fit]):
-                        best, span = entry, fit
-                        break
+                    fit, same = self._fits(norm, words, i, entry)
+                    if not fit or not all(free[i : i + fit]):
+                        continue
+                    if best is None or len(entry.words) > len(best.words) or same > exact:
+                        best, span, exact = entry, fit, same
             if best is None:
                 i += 1
                 continue
@@ -272,31 +386,38 @@ class Lexicon:
                     last,
                     best.tags,
                     len(best.words) == 1,
+                    best.topic,
                 )
             )
             i = last + 1
         return out
 
-    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> int:
-        """How many words of `words` from i the entry matches (0: none); a gappy entry may
-        take one word more inside it."""
-        at, skipped = i, False
+    def _fits(self, norm: str, words: list[Word], i: int, entry: _Entry) -> tuple[int, int]:
+        """How many words of `words` from i the entry matches (0: none), and how many of its
+        words match as written; a gappy entry may take one word more inside it."""
+        at, skipped, exact = i, False, 0
         for k, word in enumerate(entry.words):
             if at >= len(words):
-                return 0
+                return 0, 0
             last = k == len(entry.words) - 1
             if not self._same(words[at].text, word, entry, last):
                 if not (k and entry.gappy and not skipped and at + 1 < len(words)):
-                    return 0
+                    return 0, 0
                 if not self._same(words[at + 1].text, word, entry, last):
-                    return 0
+                    return 0, 0
                 if not _GAP.fullmatch(norm, words[at].end, words[at + 1].start):
-                    return 0
+                    return 0, 0
                 skipped, at = True, at + 1
             if k and not _GAP.fullmatch(norm, words[at - 1].end, words[at].start):
-                return 0
+                return 0, 0
+            exact += words[at].text == word
             at += 1
-        return at - i
+        return at - i, exact
+
+
+def _bare_words(words: Words) -> Words:
+    """A phrase's words without a leading article, as the vocabulary keeps them."""
+    return words[1:] if len(words) > 1 and words[0] in ("the", "a", "an") else words
 
 
 _LEXICONS: dict[int, tuple[ScenarioFile, Lexicon]] = {}

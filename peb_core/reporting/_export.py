@@ -5,11 +5,11 @@ Markdown and LaTeX show a table as a paper prints it: each column under its prin
 (`headers`), floats at `paper.DECIMALS` decimals, a value with its 95% interval in one cell
 where the frame holds the interval beside it (columns `<c>_ci_low` and `<c>_ci_high`), and `—`
 where there is no number; the CSV keeps every column at full precision (a null is empty). A
-LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is shrunk to
-the text width only if it is wider; one taller than a page is a `longtable`, broken across
-pages. Figures are rendered by vl-convert with no base URL allowed,
-so rendering never touches the network (the data is inline anyway), at the width in inches they
-were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
+LaTeX table carries its caption without a number of its own (LaTeX numbers it) and is laid out
+to fit the text width (wrapped, in a smaller size, or on a landscape page); one taller than a
+page is a `longtable`, broken across pages. Figures are rendered by vl-convert with no base URL
+allowed, so rendering never touches the network (the data is inline anyway), at the width in
+inches they were laid out for (`charts.print_width`), a PNG at `FIGURE_DPI`.
 """
 
 from __future__ import annotations
@@ -161,16 +161,40 @@ def _latex_header(header: str) -> str:
     return rf"\shortstack{{{latex_escape(head)}\\({latex_escape(rest)}}}"
 
 
-TEXT_WIDTH = 470.0
-"""A paper's text width in points (6.5 inches), which a LaTeX table is laid out to fit."""
+TEXT_WIDTH = 469.0
+"""A paper's text width in points (6.5 inches, 469.75 points, less a little), which a LaTeX
+table is laid out to fit."""
+TEXT_HEIGHT = 650.0
+"""A paper's text height in points (9 inches): the width of a landscape page's text, where a
+table too wide for the text width is set."""
 PAGE_LINES = 40
-"""The most lines of `\\small` text a LaTeX table may take and still be one float: a page of
-9 inches holds about 55, less the caption and the headings. A taller one is a `longtable`,
-which breaks across pages (its headings repeated)."""
-MIN_WRAPPED = 0.3
-"""The least share of the text width a LaTeX table's wrapped text columns share."""
-_POINTS_PER_CHARACTER = 4.6  # a character of \small Computer Modern, on average
+"""The most lines of `\\small` text a LaTeX table may take and still be one float on an upright
+page (9 inches hold about 59 at 11 points a line; the caption and the headings take the rest);
+a landscape page (6.5 inches) holds `LANDSCAPE_LINES`. A taller one is a `longtable`, which
+breaks across pages (its headings repeated)."""
+LANDSCAPE_LINES = 23
+"""The most lines of `\\small` text a LaTeX table may take and still be one landscape float."""
+SIZES = (("small", 1.0), ("footnotesize", 0.919), ("scriptsize", 0.862))
+"""The font sizes a LaTeX table is set in, the largest that fits first, each with the width of
+its characters against `\\small`'s (Computer Modern's optical sizes: `\\scriptsize` is 7 points
+but its digits are 86% as wide as 9-point ones)."""
+_INTERVAL_SIZE = 0.862  # the interval under a value is \scriptsize whatever the table's size
+_WIDTHS = {
+    **dict.fromkeys("0123456789", 4.63),
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyz", 4.8),
+    **dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 6.9),
+    **dict.fromkeys(".,:;[]!'|", 2.6),
+    **dict.fromkeys("-()/", 3.6),
+    " ": 3.1,
+    "_": 3.35,
+    "=": 7.2,
+    "—": 9.25,
+}
+"""About how wide, in points, a character of 9-point Computer Modern is (measured with
+pdflatex: its digits 4.63, its lower-case letters 4.54 on average, taken at their wider ones);
+any other 5.0."""
 _COLUMN_SEPARATION = 12.0  # points between two columns (twice \tabcolsep)
+_LONG_CELL = 60  # a text column with a longer cell is wrapped whether or not it would fit
 
 
 def _short_interval(c: _Cell) -> str:
@@ -181,34 +205,182 @@ def _short_interval(c: _Cell) -> str:
     return f"[{low}, {high}]"
 
 
-def _latex_width(printed: _Printed, i: int) -> float:
-    """About how wide, in points, column `i` of a LaTeX table is: its widest cell (an interval
-    set small counts at 0.7) or heading line, and the space between columns."""
-    widest = max(len(line) for line in printed.headers[i].split(" ("))
+def _chars(text: str, scale: float) -> float:
+    """About how wide, in points, `text` is set in a size of `scale` (`SIZES`)."""
+    return sum(_WIDTHS.get(ch, 5.0) for ch in text) * scale
+
+
+def _natural_width(printed: _Printed, i: int, scale: float) -> float:
+    """About how wide, in points, column `i` of a LaTeX table is unwrapped: its widest cell (an
+    interval at `_INTERVAL_SIZE`) or heading line."""
+    widest = max(_chars(line, scale) for line in printed.headers[i].split(" ("))
     for row in printed.rows:
         c = row[i]
-        widest = max(widest, len(c.text or "---"))
+        widest = max(widest, _chars(c.text or "—", scale))
         if c.interval is not None:
-            widest = max(widest, round(0.7 * len(_short_interval(c))))
-    return widest * _POINTS_PER_CHARACTER + _COLUMN_SEPARATION
+            widest = max(widest, _chars(_short_interval(c), _INTERVAL_SIZE))
+    return widest
 
 
-LATEX_PACKAGES = ("booktabs", "graphicx", "longtable")
+def _least_width(printed: _Printed, i: int, scale: float) -> float:
+    """About how narrow, in points, text column `i` may be wrapped: its longest word (a word
+    breaks after an underscore) or heading word."""
+    words = [w for line in printed.headers[i].split(" (") for w in line.split()]
+    for row in printed.rows:
+        words += re.findall(r"[^\s_]+_?", row[i].text or "—")
+    return max((_chars(w, scale) for w in words), default=0.0)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a LaTeX table's columns are set: its font size, each column's width in points where
+    it wraps (None: at its natural width), on a landscape page or not, and whether it fits."""
+
+    size: str
+    widths: list[float | None]
+    landscape: bool
+    fits: bool
+
+
+def _fitted(printed: _Printed, size: str, landscape: bool) -> _Layout:
+    """The table in `size`, its text columns wrapped so it is at most the width of the page's
+    text (upright or landscape) if it can be: text columns with a long cell always wrap, and
+    the others only when the table is too wide; wrapped columns share what the others leave,
+    the narrowest first, none below its longest word."""
+    scale = dict(SIZES)[size]
+    room = TEXT_HEIGHT if landscape else TEXT_WIDTH
+    n = len(printed.headers)
+    natural = [_natural_width(printed, i, scale) for i in range(n)]
+    text = [not numeric for numeric in printed.numeric]
+    long = [
+        text[i] and any(len(row[i].text or "") > _LONG_CELL for row in printed.rows)
+        for i in range(n)
+    ]
+    left = room - n * _COLUMN_SEPARATION
+    if sum(natural) <= left and not any(long):
+        return _Layout(size, [None] * n, landscape, True)
+    wrapping = [i for i in range(n) if long[i] or (text[i] and sum(natural) > left)]
+    share = left - sum(natural[i] for i in range(n) if i not in wrapping)
+    widths: list[float | None] = [None] * n
+    for k, i in enumerate(sorted(wrapping, key=lambda i: natural[i])):
+        width = max(_least_width(printed, i, scale), min(natural[i], share / (len(wrapping) - k)))
+        widths[i] = width
+        share -= width
+    return _Layout(size, widths, landscape, share >= 0)
+
+
+def _layout(printed: _Printed) -> _Layout:
+    """The first layout in which the table fits: upright, then on a landscape page, each in the
+    largest of `SIZES` that fits; else the smallest size on a landscape page, which does not."""
+    for landscape in (False, True):
+        for size, _ in SIZES:
+            layout = _fitted(printed, size, landscape)
+            if layout.fits:
+                return layout
+    return layout
+
+
+def _columns(printed: _Printed, columns: list[int]) -> _Printed:
+    """The table of `columns` of `printed` only."""
+    return _Printed(
+        headers=[printed.headers[i] for i in columns],
+        numeric=[printed.numeric[i] for i in columns],
+        rows=[[row[i] for i in columns] for row in printed.rows],
+    )
+
+
+def _naming(printed: _Printed, keys: list[int]) -> list[int]:
+    """The fewest of the `keys` columns, in order, that still tell every row apart: each taken
+    only if it tells more rows apart than those before it."""
+    kept: list[int] = []
+    seen = 1
+    for i in keys:
+        told = len({tuple(row[j].text for j in (*kept, i)) for row in printed.rows})
+        if not kept or told > seen:
+            kept.append(i)
+            seen = told
+    return kept
+
+
+def _parts(printed: _Printed) -> list[tuple[_Printed, _Layout]]:
+    """The table as one part (`_layout`) if it fits a page's text width, upright or landscape;
+    else split by columns into parts set one below the other on landscape pages: the first
+    with every column that names a row (those up to the last text column), the next with only
+    those that tell its rows apart (`_naming`), each with as many of the other columns, in
+    order, as fit, in the largest size that makes fewest parts."""
+    whole = _layout(printed)
+    if whole.fits:
+        return [(printed, whole)]
+    n = len(printed.headers)
+    keys = list(range(max((i for i in range(n) if not printed.numeric[i]), default=-1) + 1))
+    leads = [keys, _naming(printed, keys)]
+    best: list[tuple[_Printed, _Layout]] = []
+    for size, _ in SIZES:
+        parts: list[list[int]] = []
+        for i in range(len(keys), n):
+            lead = leads[len(parts) > 1]
+            if parts and _fitted(_columns(printed, [*lead, *parts[-1], i]), size, True).fits:
+                parts[-1].append(i)
+            else:
+                parts.append([i])
+        found = [_columns(printed, [*leads[k > 0], *p]) for k, p in enumerate(parts)]
+        laid = [(p, _fitted(p, size, True)) for p in found]
+        if not best or len(laid) < len(best):
+            best = laid
+    return best
+
+
+def _latex_lines(printed: _Printed, layout: _Layout) -> float:
+    """About how many lines of `\\small` text a LaTeX table's rows take: a row with an interval
+    1.7 (a line and a `\\scriptsize` one), a wrapped cell as many as its text fills in its
+    column."""
+    scale = dict(SIZES)[layout.size]
+    total = 0.0
+    for row in printed.rows:
+        lines = 1.7 if any(c.interval is not None for c in row) else 1.0
+        for c, width in zip(row, layout.widths, strict=True):
+            if width is not None:
+                lines = max(lines, math.ceil(_chars(c.text or "", scale) / width))
+        total += lines * scale
+    return total
+
+
+LATEX_PACKAGES = ("array", "booktabs", "graphicx", "longtable", "pdflscape")
 """What a LaTeX table needs in the preamble (`\\usepackage{...}`)."""
 
 
-def _latex_lines(printed: _Printed, wrapped: list[bool], share: float) -> int:
-    """About how many lines of text a LaTeX table's rows take: a row with an interval two, a
-    wrapped cell as many as its text fills in its column."""
-    per_line = share * TEXT_WIDTH / _POINTS_PER_CHARACTER
-    total = 0
-    for row in printed.rows:
-        lines = 2 if any(c.interval is not None for c in row) else 1
-        for c, w in zip(row, wrapped, strict=True):
-            if w:
-                lines = max(lines, math.ceil(len(c.text or "") / per_line))
-        total += lines
-    return total
+def _cell(c: _Cell, wrapped: bool) -> str:
+    """A body cell: `---` for no number; a value with its interval set small below it, in a
+    one-column tabular aligned on its first line, so the value sits level with the row's
+    label; text escaped, a long identifier free to break after an underscore where wrapped."""
+    if c.text is None:
+        return "---"
+    if c.interval is None:
+        text = latex_escape(c.text)
+        return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
+    return (
+        rf"\begin{{tabular}}[t]{{@{{}}r@{{}}}}{c.text}\\"
+        rf"\scriptsize{_short_interval(c)}\end{{tabular}}"
+    )
+
+
+def _body(printed: _Printed, layout: _Layout) -> tuple[str, str, list[str]]:
+    """A part's column specification, heading line and row lines."""
+    specs = "".join(
+        "r"
+        if numeric
+        else "l"
+        if width is None
+        else rf">{{\raggedright\arraybackslash}}p{{{width:.0f}pt}}"
+        for numeric, width in zip(printed.numeric, layout.widths, strict=True)
+    )
+    heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
+    rows = [
+        " & ".join(_cell(c, w is not None) for c, w in zip(row, layout.widths, strict=True))
+        + r" \\"
+        for row in printed.rows
+    ]
+    return specs, heading, rows
 
 
 def to_latex(
@@ -219,74 +391,66 @@ def to_latex(
     decimals: int = DECIMALS,
     headers: Mapping[str, str] | None = None,
 ) -> str:
-    """A booktabs `table` (needs `LATEX_PACKAGES`) in `\\small`: columns under `headers` (a
-    heading's parenthesis on a second line), numbers right-aligned with an interval set small
-    under its value, text columns left-aligned and those with long cells (over 60 characters)
-    wrapped, sharing at least `MIN_WRAPPED` of the text width; shrunk to the text width only
-    when wider. A table taller than `PAGE_LINES` is a `longtable` instead, which breaks across
-    pages with its headings repeated on each (and is never shrunk: its wrapped columns take
-    what the others leave). `caption` is the caption's text: LaTeX gives it its number."""
-    printed = _printed(frame, headers, decimals)
-
-    long = [
-        not numeric and any(len(row[i].text or "") > 60 for row in printed.rows)
-        for i, numeric in enumerate(printed.numeric)
-    ]
-    rest = sum(_latex_width(printed, i) for i, wrapped in enumerate(long) if not wrapped)
-    room = TEXT_WIDTH - rest - sum(long) * _COLUMN_SEPARATION  # a wrapped column's sides too
-    share = math.floor(100 * max(MIN_WRAPPED, room / TEXT_WIDTH) / max(sum(long), 1)) / 100
-    specs = [
-        "r" if numeric else rf"p{{{share}\linewidth}}" if wrapped else "l"
-        for numeric, wrapped in zip(printed.numeric, long, strict=True)
-    ]
-
-    def cell(c: _Cell, wrapped: bool) -> str:
-        if c.text is None:
-            return "---"
-        if c.interval is None:  # a long identifier may break after an underscore
-            text = latex_escape(c.text)
-            return text.replace(r"\_", r"\_\allowbreak{}") if wrapped else text
-        return rf"\shortstack[r]{{{c.text}\\\scriptsize{_short_interval(c)}}}"
-
-    heading = " & ".join(map(_latex_header, printed.headers)) + r" \\"
-    rows = [
-        " & ".join(cell(c, w) for c, w in zip(row, long, strict=True)) + r" \\"
-        for row in printed.rows
-    ]
+    """A booktabs `table` (needs `LATEX_PACKAGES`): columns under `headers` (a heading's
+    parenthesis on a second line), numbers right-aligned with an interval set small under its
+    value and each value level with its row's label, text columns left-aligned; laid out to fit
+    the page's text width (`_layout`): text columns with long cells (over 60 characters)
+    wrapped, and the others too if the table is wider, in `\\small` or, if that is too wide, a
+    smaller size, upright or else on a landscape page (pdflscape); a table too wide for either
+    is split by columns into parts set one below the other, each repeating the columns that name
+    a row (`_parts`). A float is also shrunk to the text width if it is wider after all (in a
+    document whose text is narrower than 6.5 inches). A table taller than a page (`PAGE_LINES`,
+    `LANDSCAPE_LINES`) is a `longtable` instead, which breaks across pages with its headings
+    repeated on each; pdflatex settles its column widths over two or three passes. `caption` is
+    the caption's text: LaTeX gives it its number."""
+    parts = _parts(_printed(frame, headers, decimals))
+    whole, first = parts[0]
     said = [rf"\caption{{{latex_escape(caption)}}}"] if caption else []
     said += [rf"\label{{{label}}}"] if label else []
-    if _latex_lines(printed, long, share) > PAGE_LINES:
-        lines = [
-            r"\begingroup\small",
-            rf"\begin{{longtable}}{{{''.join(specs)}}}",
-            *([" ".join(said) + r" \\"] if said else []),
-            r"\toprule",
-            heading,
-            r"\midrule",
-            r"\endfirsthead",
-            r"\toprule",
-            heading,
-            r"\midrule",
-            r"\endhead",
-            r"\bottomrule",
-            r"\endfoot",
-            *rows,
-            r"\end{longtable}",
-            r"\endgroup",
-        ]
-        return "\n".join(lines) + "\n"
-    lines = [r"\begin{table}[ht]", r"\centering", r"\small", *said]
-    lines += [
-        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-        rf"\begin{{tabular}}{{{''.join(specs)}}}",
-        r"\toprule",
-        heading,
-        r"\midrule",
-        *rows,
-        r"\bottomrule",
-        r"\end{tabular}}",
-        r"\end{table}",
-    ]
+    more = rf"Continued: more columns of Table~\ref{{{label}}}." if label else "Continued."
+    landscape = first.landscape
+    lines = [r"\begin{landscape}"] if landscape else []
+    page = LANDSCAPE_LINES if landscape else PAGE_LINES
+    if _latex_lines(whole, first) > page:
+        for k, (part, layout) in enumerate(parts):
+            specs, heading, rows = _body(part, layout)
+            named = said if k == 0 else [rf"\caption*{{{more}}}"]
+            lines += [
+                rf"\begingroup\{layout.size}",
+                rf"\begin{{longtable}}{{{specs}}}",
+                *([" ".join(named) + r" \\"] if named else []),
+                r"\toprule",
+                heading,
+                r"\midrule",
+                r"\endfirsthead",
+                r"\toprule",
+                heading,
+                r"\midrule",
+                r"\endhead",
+                r"\bottomrule",
+                r"\endfoot",
+                *rows,
+                r"\end{longtable}",
+                r"\endgroup",
+            ]
+    else:
+        lines += [r"\begin{table}[ht]", r"\centering", rf"\{first.size}", *said]
+        for k, (part, layout) in enumerate(parts):
+            specs, heading, rows = _body(part, layout)
+            lines += [
+                *([r"\par\medskip"] if k else []),
+                r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+                rf"\begin{{tabular}}{{{specs}}}",
+                r"\toprule",
+                heading,
+                r"\midrule",
+                *rows,
+                r"\bottomrule",
+                r"\end{tabular}}",
+            ]
+        lines.append(r"\end{table}")
+    if landscape:
+        lines.append(r"\end{landscape}")
     return "\n".join(lines) + "\n"
 
 

@@ -333,20 +333,16 @@ def baseline_results(
 ) -> pl.DataFrame:
     """Every baseline run of `runs` on `tier`, per baseline and family: `metrics` (default: the
     four surfaces) each with its 95% interval (`results_columns`;
-    cue_reader included: it shows how far surface cues go on the tier)."""
+    cue_reader included: it shows how far surface cues go on the tier). A `run_label` column (what
+    sets a run apart from the others, `results.score_run_dirs`) leads where two runs share a
+    baseline."""
     keys = ["baseline", "family"]
-    dirs = _runs(runs, baselines=True)
-    if not dirs:
-        return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
-    scores, _ = score_run_dirs(dirs)
-    card = scorecard(scores.filter(pl.col("tier") == tier))
-    frame = _results(card, {"baseline": pl.col("system"), "family": pl.col("family")}, metrics)
-    return frame.sort(keys)
+    return _named_results(_runs(runs, baselines=True), tier, "baseline", keys, metrics)
 
 
 def _schema(columns: Sequence[str]) -> dict[str, Any]:
     text = {"baseline", "family", "model", "protocol", "tier", "run", "status", "system"}
-    text |= {"disclosure", "contract", "followup"}
+    text |= {"run_label", "disclosure", "contract", "followup"}
     counts = {"n_tasks", "max_steps"}
     return {c: pl.String if c in text else pl.Int64 if c in counts else pl.Float64 for c in columns}
 
@@ -396,8 +392,9 @@ def model_results(
     """Paper Tables 5 and 6, for every model run of `runs` (a run whose system is not a
     baseline), on `tier` (None: every tier, with a `tier` column): per model, protocol and
     family, `metrics` (default: the four surfaces) each with its 95% interval
-    (`results_columns`). A `run` column leads where two runs share a model, protocol and tier.
-    No model runs: an empty frame with the columns."""
+    (`results_columns`). A `run_label` column (what sets a run apart from the others) leads where
+    two runs share a model, protocol and tier. No model runs: an empty frame with the
+    columns."""
     keys = ["model", "protocol", *(["tier"] if tier is None else []), "family"]
     return _named_results(_runs(runs, baselines=False), tier, "model", keys, metrics)
 
@@ -409,10 +406,12 @@ def agent_results(
     a disclosure mode), on `tier` (None: every tier, with a `tier` column): per system (named
     as every table names it: `results.system_label`), disclosure mode, contract source (given,
     or found in the corpus), follow-up mode (none, or a user who pushes back), step budget and
-    family, `metrics` (default: the trace metrics)
-    each with its 95% interval (`results_columns`). A `run` column leads where two runs share
-    the rest. No agent runs: an empty frame with the columns."""
+    family, `metrics` (default: the trace metrics) each with its 95% interval
+    (`results_columns`), each run named first by its `run_label` (what sets it apart from the other
+    agent runs: `agent_cave contract=corpus followup=pressure`). No agent runs: an empty frame
+    with the columns."""
     keys = [
+        "run_label",
         "system",
         "disclosure",
         "contract",
@@ -430,28 +429,37 @@ def _named_results(
 ) -> pl.DataFrame:
     """The results table (`_results`) of the runs `dirs` on `tier` (None: every tier), each
     run's system in column `named` as every table names it (`results.system_label`), by `keys`;
-    a `run` column leads where two runs share the keys. No runs: an empty frame with the
-    columns."""
+    a `run_label` column (what sets a run apart from the others shown) leads where two runs
+    share the keys. No runs: an empty frame with the columns."""
+    if tier is not None:  # each run labelled by what sets it apart from the runs shown
+        dirs = [d for d in dirs if read_manifest(d).tier == tier]
     if not dirs:
         return pl.DataFrame(schema=_schema(results_columns(keys, metrics)))
     names = {label: system_label(read_manifest(d)) for d, label in run_labels(dirs).items()}
     scores, _ = score_run_dirs(dirs)
-    if tier is not None:
-        scores = scores.filter(pl.col("tier") == tier)
     card = scorecard(scores).with_columns(
         pl.col("run").replace_strict(names, default=pl.col("system")).alias(named)
     )
-    keys = ["run", *keys] if card.select(keys).is_duplicated().any() else keys
+    if "run_label" not in keys and card.select(keys).is_duplicated().any():
+        keys = ["run_label", *keys]
     return _results(card, {k: pl.col(k) for k in keys}, metrics).sort(keys, nulls_last=True)
 
 
 def all_scores(runs: Runs = None, tier: Tier | None = None) -> pl.DataFrame:
-    """Per-task scores of the runs on `tier` (None: every tier; empty without any run)."""
+    """Per-task scores of the runs on `tier` (None: every tier; empty without any run), each
+    run named (`run`) as among all the runs, and labelled (`run_label`) by what sets it apart
+    from the other runs of its tier."""
     dirs = run_dirs(runs)
-    if not dirs:
-        return pl.DataFrame()
-    scores, _ = score_run_dirs(dirs)
-    return scores if tier is None else scores.filter(pl.col("tier") == tier)
+    names = run_labels(dirs)
+    by_tier: dict[str, list[Path]] = {}
+    for d in names:
+        by_tier.setdefault(read_manifest(d).tier, []).append(d)
+    frames = []
+    for t in (t for t in TIERS if t in by_tier and tier in (None, t)):
+        renamed = {label: names[d] for d, label in run_labels(by_tier[t]).items()}
+        scores, _ = score_run_dirs(by_tier[t])
+        frames.append(scores.with_columns(pl.col("run").replace_strict(renamed)))
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
 def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLevelMixin]:
@@ -461,7 +469,7 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
     grid. Series are coloured over the runs of every tier, so a system has one colour in the
     figures of every tier. No runs: no figures."""
     every = all_scores(runs)
-    scores = every if tier is None or every.is_empty() else every.filter(pl.col("tier") == tier)
+    scores = all_scores(runs, tier) if tier is not None else every
     if scores.is_empty():
         return {}
     card = finished_only(scorecard(scores))
@@ -548,6 +556,7 @@ HEADERS: dict[str, str] = {
     "model": "Model",
     "protocol": "Protocol",
     "run": "Run",
+    "run_label": "Run",
     "system": "System",
     "disclosure": "Disclosure",
     "contract": "Contract",

@@ -47,15 +47,28 @@ SHAPES: tuple[str, ...] = (
 
 def series_column(frame: pl.DataFrame, by: str | None = None) -> str:
     """The column that names a line of results: `by`, else `system` when each system has one
-    run, else `run` (two runs of one system must not share a colour)."""
+    run, else `run_label` (what sets each run apart, `results.score_run_dirs`) where the frame
+    has one label per run and run per label, else `run` (two runs of one system must not share
+    a colour)."""
     if by is not None:
         if by not in frame.columns:
             raise ValueError(f"no column {by!r}; have {', '.join(frame.columns)}")
         return by
+    runs = "run"
+    if "run_label" in frame.columns:  # a label per run, each run's own
+        pairs = frame.select("run", "run_label").unique()
+        distinct = pairs.height == pairs["run"].n_unique() == pairs["run_label"].n_unique()
+        runs = "run_label" if distinct else "run"
     if "system" not in frame.columns:
-        return "run"
+        return runs
     per_system = frame.group_by("system").agg(pl.col("run").n_unique().alias("n"))
-    return "system" if per_system["n"].max() in (None, 1) else "run"
+    return "system" if per_system["n"].max() in (None, 1) else runs
+
+
+def series_name(series: str) -> str:
+    """How a figure names the series of column `series`: a run for `run_label` (a run by what
+    sets it apart), else the column's name."""
+    return "run" if series == "run_label" else series
 
 
 def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -98,7 +111,7 @@ def series_channels(
     """Colour and shape channels of `series` with the scales of `series_scales`, sharing
     `legend` (so a legend shows each colour with its shape)."""
     colours, shapes = series_scales(frame, series, names)
-    title = series.capitalize()
+    title = series_name(series).capitalize()
     return (
         alt.Color(f"{series}:N", title=title, scale=colours, legend=legend),
         alt.Shape(f"{series}:N", title=title, scale=shapes, legend=legend),

@@ -10,6 +10,7 @@ from ._discover import (
     runs_root,
     select_runs,
 )
+from ._labels import UNLABELLED, declared, differing_labels, run_descriptions
 from ._load import (
     INTERVAL_KEYS,
     SCORECARD_KEYS,
@@ -51,8 +52,11 @@ __all__ = [
     "SCORE_NOTES",
     "SCRATCH",
     "STEPS_SCHEMA",
+    "UNLABELLED",
     "LoadedRun",
     "compare_runs",
+    "declared",
+    "differing_labels",
     "discover_runs",
     "expand_runs",
     "grant_line",
@@ -65,6 +69,7 @@ __all__ = [
     "replay_handoffs",
     "replay_steps",
     "responses_to_task",
+    "run_descriptions",
     "run_intervention",
     "run_labels",
     "run_record",

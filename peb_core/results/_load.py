@@ -44,8 +44,9 @@ from ..scoring import (
     verdict,
 )
 from ..systems import ResponseRecord, cache_dir
-from ..tasks import DEFAULT_CONTRACT, ScenarioFile, load_families, scenario_hash
+from ..tasks import ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
+from ._labels import declared, run_descriptions
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
 SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
@@ -201,7 +202,7 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
     if state == "running":
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
-    contract = (manifest.contract or DEFAULT_CONTRACT) if is_agent_run(manifest) else "-"
+    contract = declared(manifest, manifest.system)["contract"] or "-"
     intervention = run_intervention(manifest)
     if intervention != DEFAULT_INTERVENTION:  # a column only where a run has one: see below
         scores = scores.with_columns(intervention=pl.lit(intervention))
@@ -374,8 +375,10 @@ def score_run_dirs(
     """Per-task scores of each distinct run folder (recomputed from its responses; a folder
     given twice is scored once), and the warnings met on the way: corrupt, repeated or foreign
     records skipped, runs made on other scenario files, saved scores rescored. The `run` column
-    is the folder's `run_labels` label, so two folders of the same name stay apart; the prompt
-    protocol (from the manifest; `-` for systems without one) is a column. Each run is read
+    is the folder's `run_labels` label, so two folders of the same name stay apart, and the
+    `run_label` column what sets the run apart from the others given (`_labels.differing_labels`:
+    `agent_cave followup=pressure`); the prompt protocol (from the manifest; `-` for systems
+    without one) is a column. Each run is read
     through `load_runs`, so unchanged runs are not rescored. A folder that cannot be read or
     scored is a RunError naming its file, or with `skip_unreadable` (a view over many runs: one
     edited manifest must not hide the rest) a warning, the folder left out; a RunError still
@@ -386,7 +389,11 @@ def score_run_dirs(
         raise RunError(f"no run could be read: {left_out[0]}")
     runs = {label: loaded[i] for i, label in enumerate(labels.values()) if i in loaded}
     warnings = [*left_out, *(w for r in runs.values() for w in r.warnings)]
-    frames = [r.scores.with_columns(run=pl.lit(label)) for label, r in runs.items()]
+    said = run_descriptions([(n, r.manifest, system_label(r.manifest)) for n, r in runs.items()])
+    frames = [
+        r.scores.with_columns(run=pl.lit(name), run_label=pl.lit(said[name]))
+        for name, r in runs.items()
+    ]
     scores = pl.concat(frames, how="diagonal_relaxed")
     return (with_intervention(scores) if "intervention" in scores.columns else scores), warnings
 

@@ -20,7 +20,14 @@ from typing import Any
 from .._warn import warn
 from ..access import AgentView
 from ..interventions import answering
-from ..systems import ResponseRecord, System, answering_repeat, watching_steps
+from ..systems import (
+    Reach,
+    ResponseRecord,
+    System,
+    answering_repeat,
+    watching_reach,
+    watching_steps,
+)
 from ..tasks import (
     DEFAULT_CONTRACT,
     DEFAULT_TIER,
@@ -110,7 +117,9 @@ async def run_async(
     that cannot be read or written, is a RunError). Each (task, repeat) without a record is
     answered, at most the plan's `concurrency` at once (or, given `gates`, holding each of them:
     a sweep's budget shared by its runs, a provider's limit), and its record appended as it
-    ends; `progress` is called after each, and `steps` as an agent's episode starts a step."""
+    ends; `progress` is called after each, and `steps` as an agent's episode starts a step.
+    After `systems.MAX_UNREACHABLE` requests in a row that never reached their server, no more
+    tasks start, and the run ends `interrupted` with a RunError naming the server."""
     try:
         return await _run_plan(plan, run_dir, progress, steps, gates)
     finally:
@@ -153,7 +162,10 @@ async def _run_plan(
             for line in writer.problems:
                 warn(line)
             held = [asyncio.Semaphore(plan.concurrency)] if gates is None else list(gates)
-            await _run_tasks(system, families, writer, progress, steps, held)
+            with watching_reach() as reach:
+                await _run_tasks(system, families, writer, progress, steps, held, reach)
+            if reach.unreachable is not None:  # left interrupted, with what it recorded
+                raise RunError(f"{run_dir}: {reach.unreachable}")
             return writer.close("finished")
     except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
         raise RunError(f"{exc.filename or run_dir}: {exc.strerror or exc}") from None
@@ -166,11 +178,13 @@ async def _run_tasks(
     progress: Progress | None,
     steps: Steps | None,
     gates: Sequence[asyncio.Semaphore],
+    reach: Reach,
 ) -> None:
     """Every (task, repeat) of the run without a record, appended as it ends, each answered
     holding every one of `gates`, with its repeat index in context (`answering_repeat`), the
     task as the platform knows it in context for an intervention's response step
-    (`interventions.answering`), and its steps told to `steps` (`watching_steps`)."""
+    (`interventions.answering`), and its steps told to `steps` (`watching_steps`); none
+    started once `reach` says the server cannot be reached (those in flight end as they do)."""
     specs = {spec.id: spec for spec in families}
     manifest = writer.manifest
     done = writer.done
@@ -195,6 +209,8 @@ async def _run_tasks(
         async with contextlib.AsyncExitStack() as held:
             for gate in gates:
                 await held.enter_async_context(gate)
+            if reach.unreachable is not None:
+                return
             view = view_for(system.view, task, specs[task.family])
             with answering_repeat(repeat), answering(task), watched(view, task, repeat, episode):
                 reply = await system.respond(view)

@@ -190,8 +190,8 @@ _MODES = {
 RunFileMode = Literal["rb", "r+b", "ab", "a", "a+", "wb", "w"]
 
 
-def _kind(mode: int) -> str:
-    """What a file that is not regular is, for a message."""
+def file_kind(mode: int) -> str:
+    """What a file that is not regular is, by its `st_mode`, for a message."""
     for test, name in (
         (stat.S_ISLNK, "a symbolic link"),
         (stat.S_ISDIR, "a folder"),
@@ -206,7 +206,7 @@ def _kind(mode: int) -> str:
 
 
 def _not_regular(path: Path, mode: int) -> RunError:
-    return RunError(f"{path}: is {_kind(mode)}, not a regular file; a run's files must be")
+    return RunError(f"{path}: is {file_kind(mode)}, not a regular file; a run's files must be")
 
 
 @overload

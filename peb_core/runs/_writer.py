@@ -5,6 +5,8 @@ folder's lock, by one resume rule (`RunWriter.resume`)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,7 +98,6 @@ class RunWriter:
         manifest: RunManifest,
         keys: Collection[tuple[str, str]],
         tally: RecordTally,
-        out: TextIO,
         problems: list[str],
     ) -> None:
         self.run_dir = run_dir
@@ -106,7 +107,12 @@ class RunWriter:
         self.problems = problems
         """What resuming met that a user should hear of (a torn line set aside, corrupt or
         foreign records, versions that changed), one line each."""
-        self._out = out
+        self._out: TextIO | None = None
+        """The responses file open for appending; None until the run has a system (a
+        front-end that learns it once a task starts: until then nothing is written, so a
+        server stopped before any task leaves no file)."""
+        if manifest.system:
+            self._out = open_run_file(run_dir / RESPONSES, "a")
 
     @property
     def done(self) -> set[tuple[str, str, int]]:
@@ -153,14 +159,16 @@ class RunWriter:
             if retry_errors and tally.failed:
                 drop_error_records(path, tally.failed)
                 tally = RecordTally(iter_run_records(run_dir, manifest, keys, []))
-            with open_run_file(path, "a") as out:
-                writer = cls(run_dir, manifest, keys, tally, out, problems)
-                try:
-                    yield writer
-                except BaseException:  # stopped early: say so if we can
-                    with contextlib.suppress(OSError, RunError):
-                        writer.close("interrupted")
-                    raise
+            writer = cls(run_dir, manifest, keys, tally, problems)
+            try:
+                yield writer
+            except BaseException:  # stopped early: say so if we can
+                with contextlib.suppress(OSError, RunError):
+                    writer.close("interrupted")
+                raise
+            finally:
+                if writer._out is not None:
+                    writer._out.close()
 
     def claim(self, system: str) -> None:
         """Name the run's system (a front-end that learns it once the run has started: an MCP
@@ -170,9 +178,13 @@ class RunWriter:
         if not self.manifest.system:
             self.manifest = self.manifest.model_copy(update={"system": system})
             write_manifest(self.run_dir, self.manifest)
+            self._out = open_run_file(self.run_dir / RESPONSES, "a")
 
     def append(self, record: ResponseRecord) -> None:
-        """Append `record` to the responses file, flushed at once."""
+        """Append `record` to the responses file, flushed at once (a RunError before the run
+        has a system: `claim`)."""
+        if self._out is None:
+            raise RunError(f"{self.run_dir}: no system has claimed this run; nothing to record")
         self._out.write(record.model_dump_json() + "\n")
         self._out.flush()
         self.tally.add(record)
@@ -206,7 +218,7 @@ def _adopted(
 ) -> tuple[RunManifest, list[str]]:
     """`manifest` as it continues the run already in `run_dir` (or as given, for a new run),
     and a line naming the versions that changed: the resume rule."""
-    if not (run_dir / MANIFEST).exists() and (run_dir / RESPONSES).exists():
+    if not (run_dir / MANIFEST).exists() and not _empty(run_dir / RESPONSES):
         raise RunError(
             f"{run_dir}: holds {RESPONSES} but no {MANIFEST}: replies of an unknown run, not "
             "adopted; choose another --out"
@@ -244,6 +256,16 @@ def _adopted(
         }
     )
     return adopted, problems
+
+
+def _empty(path: Path) -> bool:
+    """Whether `path` is missing or an empty regular file (it holds no replies: a server
+    stopped before any task once left one, without a manifest)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
 
 
 def write_run(

@@ -1,10 +1,16 @@
 """Paired comparison of two runs over the tasks both ran (`peb compare`, notebooks/compare.py).
 
+Only tasks both runs answered are paired: a task that one run lacks, or to which either run has
+no reply (an error, or no record: `NO_REPLY`), is left out of every test and counted
+(`left_out`; `unpaired_tasks` names them), so a run stopped after 4 tasks, or one whose every
+reply is an error, is never compared as if its missing replies were safe ones.
+
 Per family and over all families ("all"), each rate and mean of the metric registry
-(`_metrics.MEASURES`) is compared pair by pair (difference = B - A) by a test and the 95%
-interval that inverts it, so the interval excludes 0 exactly when p < ALPHA (`significant`):
-- a rate (its event, over the tasks it is computed over): McNemar's score test on the discordant
-  pairs (`only_a`: the event in A only; `only_b`: in B only) with Tango's score interval
+(`_metrics.MEASURES`) is compared pair by pair (difference = B - A) by a test and a 95%
+interval that agrees with it, excluding 0 exactly when p < ALPHA (`significant`):
+- a rate (its event, over the tasks it is computed over): McNemar's test on the discordant
+  pairs (`only_a`: the event in A only; `only_b`: in B only), exact with fewer than
+  `_stats.EXACT_BELOW` of them, else the score test, with Tango's score interval
   (`_stats.paired_rates`);
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
   (`_stats.paired_means`), over the pairs where both scores are defined.
@@ -28,17 +34,23 @@ import polars as pl
 
 from ._frames import with_repeats
 from ._metrics import HANDOFF, MEASURES, METRICS, REPEATS, TRACE
-from ._stats import ALPHA, PairedTest, format_p, paired_means, paired_rates
+from ._stats import ALPHA, EXACT_BELOW, PairedTest, format_p, paired_means, paired_rates
 
 KEY = ["family", "task_id"]
+
+NO_REPLY = ("error", "missing")
+"""The statuses of a task without a reply of the system: no paired test counts such a task."""
 
 COMPARE_KEYS = [
     "run_a",
     "run_b",
+    "label_a",
+    "label_b",
     "family",
     "metric",
     "test",
     "n_pairs",
+    "left_out",
     "value_a",
     "value_b",
     "difference",
@@ -49,16 +61,25 @@ COMPARE_KEYS = [
     "only_a",
     "only_b",
 ]
-"""The columns of `compare_scores`, in order (`only_a`, `only_b` are null for means)."""
+"""The columns of `compare_scores`, in order (`only_a`, `only_b` are null for means; `label_a`,
+`label_b`: what sets each run apart, `results.score_run_dirs`, else its name; `left_out`: the
+tasks of the family in either run that no test counts, `unpaired_tasks`)."""
 
-TESTS = {"rate": "mcnemar_score", "mean": "sign_flip"}
-"""The `test` of a row, by the kind of its metric."""
+TESTS = {"exact": "mcnemar_exact", "rate": "mcnemar_score", "mean": "sign_flip"}
+"""The `test` of a row: McNemar's exact test (a rate with fewer than `EXACT_BELOW` discordant
+pairs), McNemar's score test (a rate), the sign-flip test (a mean)."""
+
+_SHORT_TESTS = {"mcnemar_exact": "exact", "mcnemar_score": "score", "sign_flip": "sign-flip"}
+"""How `compare_table` names each test."""
 
 COMPARE_NOTE = (
-    f"Difference = B - A with its {1 - ALPHA:.0%} interval. p: McNemar score test for rates "
-    "(interval: Tango score), sign-flip permutation test for means (interval: the shifts it "
-    "does not reject). Each interval inverts its own test, so it excludes 0 exactly when "
-    f"p < {ALPHA}: such rows are significant, marked *."
+    f"Difference = B - A with its {1 - ALPHA:.0%} interval, over the tasks both runs answered "
+    "(left_out: tasks one run lacks or has no reply to, in neither test). p: McNemar's test "
+    f"for rates, exact with fewer than {EXACT_BELOW} discordant pairs (only_a + only_b), else "
+    "the score test (interval: Tango's score interval, reaching 0 where the exact test keeps "
+    "0); sign-flip permutation test for means (interval: the shifts it does not reject). Each "
+    f"interval agrees with its test, so it excludes 0 exactly when p < {ALPHA}: such rows are "
+    "significant, marked *."
 )
 """How to read a comparison table, printed under every one."""
 
@@ -66,10 +87,13 @@ _SCHEMA = pl.Schema(
     {
         "run_a": pl.String(),
         "run_b": pl.String(),
+        "label_a": pl.String(),
+        "label_b": pl.String(),
         "family": pl.String(),
         "metric": pl.String(),
         "test": pl.String(),
         "n_pairs": pl.Int64(),
+        "left_out": pl.Int64(),
         "value_a": pl.Float64(),
         "value_b": pl.Float64(),
         "difference": pl.Float64(),
@@ -87,11 +111,73 @@ class CompareError(ValueError):
     """Two score frames that cannot be compared; one line."""
 
 
-def _run_name(scores: pl.DataFrame, label: str) -> str:
+def _run_name(scores: pl.DataFrame, label: str) -> tuple[str, str]:
+    """The run's name and its label (what sets it apart; its name without a `run_label`)."""
     runs = scores["run"].unique().to_list() if "run" in scores.columns else [label]
     if len(runs) > 1:
         raise CompareError(f"run {label}: expected the scores of one run, got {len(runs)}")
-    return str(runs[0]) if runs else label
+    name = str(runs[0]) if runs else label
+    said = scores["run_label"].unique().to_list() if "run_label" in scores.columns else []
+    return name, str(said[0]) if len(said) == 1 else name
+
+
+UNPAIRED_SCHEMA = pl.Schema(
+    {"family": pl.String(), "task_id": pl.String(), "a": pl.String(), "b": pl.String()}
+)
+"""The columns of `unpaired_tasks`: a task and what each run holds of it: `answered`, `error`
+(a reply of it in error), `missing` (no record of it), or `absent` (not among the run's
+tasks)."""
+
+
+_HELD = {"error": "in error", "missing": "missing", "absent": "not among its tasks"}
+"""How `unpaired_note` says what a run holds of a task it left out."""
+
+
+def _held(scores: pl.DataFrame) -> pl.DataFrame:
+    """Each task of a run's scores and what the run holds of it (`UNPAIRED_SCHEMA`): `error` if
+    a reply to it (in any repeat) is in error, else `missing` if one has no record, else
+    `answered`."""
+    status = pl.col("status")
+    return scores.group_by(KEY).agg(
+        held=pl.when((status == "error").any())
+        .then(pl.lit("error"))
+        .when((status == "missing").any())
+        .then(pl.lit("missing"))
+        .otherwise(pl.lit("answered"))
+    )
+
+
+def unpaired_tasks(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
+    """The tasks of either run that no paired test counts (`UNPAIRED_SCHEMA`), sorted: those
+    one run lacks and those either has no reply to (`NO_REPLY`, in any of its repeats)."""
+    held = _held(scores_a).join(_held(scores_b), on=KEY, how="full", coalesce=True, suffix="_b")
+    return (
+        held.select(
+            *KEY, a=pl.col("held").fill_null("absent"), b=pl.col("held_b").fill_null("absent")
+        )
+        .filter((pl.col("a") != "answered") | (pl.col("b") != "answered"))
+        .sort(KEY)
+        .cast(dict(UNPAIRED_SCHEMA))  # type: ignore[arg-type]
+    )
+
+
+def unpaired_note(unpaired: pl.DataFrame, run_a: str, run_b: str, shown: int = 3) -> str | None:
+    """One line saying which tasks `unpaired_tasks` left out of every test and why (the first
+    `shown` by id), or None when none was."""
+    if unpaired.is_empty():
+        return None
+    why = []
+    for column, run in (("a", run_a), ("b", run_b)):
+        counts = unpaired.filter(pl.col(column) != "answered")[column].value_counts(sort=True)
+        said = ", ".join(f"{n} {_HELD[kind]}" for kind, n in counts.sort(column).iter_rows())
+        if said:
+            why.append(f"in {run}: {said}")
+    ids = [f"{f}/{t}" for f, t in unpaired.select(KEY).head(shown).iter_rows()]
+    more = f" and {unpaired.height - shown} more" if unpaired.height > shown else ""
+    return (
+        f"{unpaired.height} task(s) left out of every test, without a reply in both runs "
+        f"({'; '.join(why)}): {', '.join(ids)}{more}"
+    )
 
 
 def _test_columns(result: PairedTest) -> dict[str, Any]:
@@ -105,6 +191,7 @@ def _test_columns(result: PairedTest) -> dict[str, Any]:
         "ci_high": result.ci_high,
         "p_value": p,
         "significant": None if p is None else p < ALPHA,
+        "exact": result.exact,
     }
 
 
@@ -128,11 +215,23 @@ def _mean_row(pairs: pl.DataFrame, score: str, bounded: bool) -> dict[str, Any]:
 
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
     """Paired comparison (COMPARE_KEYS) of two runs' per-task scores (as from `score_run` or
-    `results.score_run_dirs`), over the (family, task_id) pairs both hold: one row per family and
-    metric, then the same over all families (`family` = "all"). Raises CompareError when a
-    frame holds several runs or the runs share no task."""
-    run_a, run_b = _run_name(scores_a, "A"), _run_name(scores_b, "B")
+    `results.score_run_dirs`), over the (family, task_id) pairs both answered (the others are
+    counted in `left_out`): one row per family and metric, then the same over all families
+    (`family` = "all"). Raises CompareError when a frame holds several runs, the runs share no
+    task, or no task both answered."""
+    (run_a, label_a), (run_b, label_b) = _run_name(scores_a, "A"), _run_name(scores_b, "B")
     scores_a, scores_b = with_repeats(scores_a), with_repeats(scores_b)
+    unpaired = unpaired_tasks(scores_a, scores_b)
+    held = _held(scores_a).join(_held(scores_b), on=KEY, how="inner", suffix="_b")
+    if held.is_empty():
+        raise CompareError(f"runs {run_a} and {run_b} have no task in common")
+    answered = held.filter((pl.col("held") == "answered") & (pl.col("held_b") == "answered"))
+    if answered.is_empty():
+        raise CompareError(
+            f"runs {run_a} and {run_b} have no task both answered: "
+            + (unpaired_note(unpaired, run_a, run_b) or "")
+        )
+    scores_a, scores_b = (s.join(answered, on=KEY, how="semi") for s in (scores_a, scores_b))
     for label, frame in (("A", scores_a), ("B", scores_b)):
         if frame.select(*KEY, "repeat").is_duplicated().any():
             raise CompareError(f"run {label}: a task is scored more than once")
@@ -167,12 +266,12 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     pairs = values(scores_a).join(
         b.drop(c for c in b.columns if c.endswith("__within")), on=KEY, how="inner", suffix="_b"
     )
-    if pairs.is_empty():
-        raise CompareError(f"runs {run_a} and {run_b} have no task in common")
     rows = []
     families = sorted(pairs["family"].unique().to_list())
+    left = dict(unpaired.group_by("family").len().iter_rows())
     for family in [*families, "all"]:
         subset = pairs if family == "all" else pairs.filter(pl.col("family") == family)
+        out = unpaired.height if family == "all" else left.get(family, 0)
         for m in compared:
             within = subset.filter(pl.col(f"{m.name}__within"))
             shares = repeated and m.kind == "rate" and m not in REPEATS
@@ -180,10 +279,12 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
                 row = _rate_row(within, f"{m.name}__event")
             else:
                 row = _mean_row(within, f"{m.name}__event", m.bounded)
-            test = TESTS["mean" if shares else m.kind]
-            rows.append({"metric": m.name, "family": family, "test": test} | row)
+            test = TESTS["exact" if row.pop("exact") else "mean" if shares else m.kind]
+            rows.append({"metric": m.name, "family": family, "test": test, "left_out": out} | row)
     frame = pl.DataFrame(rows, schema=_SCHEMA)
-    return frame.with_columns(run_a=pl.lit(run_a), run_b=pl.lit(run_b)).select(COMPARE_KEYS)
+    return frame.with_columns(
+        run_a=pl.lit(run_a), run_b=pl.lit(run_b), label_a=pl.lit(label_a), label_b=pl.lit(label_b)
+    ).select(COMPARE_KEYS)
 
 
 def _per_task(frame: pl.DataFrame, compared: list[Any]) -> pl.DataFrame:
@@ -204,7 +305,8 @@ def _per_task(frame: pl.DataFrame, compared: list[Any]) -> pl.DataFrame:
 
 def compare_to_reference(scores: pl.DataFrame, reference: str) -> pl.DataFrame:
     """`compare_scores` of run `reference` (as A) against every other run in `scores` (as B), in
-    order of run name; runs sharing no task with it are left out."""
+    order of run name; runs with no task both answered are left out (`compare_scores` says
+    why)."""
     base = scores.filter(pl.col("run") == reference)
     frames = []
     for run in sorted(scores["run"].unique().to_list()):
@@ -227,15 +329,19 @@ def decimals(column: str) -> pl.Expr:
 
 def compare_table(frame: pl.DataFrame) -> pl.DataFrame:
     """A `compare_scores` frame as text, one row per row, for the CLI and the notebook: run B
-    (only when there are several), family, metric label, pairs, the two values, the difference
-    and its interval to 3 decimals, p (`format_p`), `sig` (`*` when significant) and the
-    discordant counts (`-` for means). Read it with COMPARE_NOTE."""
+    and its label (only when there are several), family, metric label, the test (`exact`,
+    `score`, `sign-flip`), pairs, the tasks left out (only when a row left one out), the two
+    values, the difference and its interval to 3 decimals, p (`format_p`), `sig` (`*` when
+    significant) and the discordant counts (`-` for means). Read it with COMPARE_NOTE."""
     several = frame["run_b"].n_unique() > 1
+    left_out = bool((frame["left_out"] > 0).any())
     return frame.select(
-        *(["run_b"] if several else []),
+        *(["run_b", "label_b"] if several else []),
         "family",
         pl.col("metric").replace({m.name: m.label for m in METRICS}),
+        pl.col("test").replace(_SHORT_TESTS),
         "n_pairs",
+        *(["left_out"] if left_out else []),
         a=decimals("value_a").fill_null("-"),
         b=decimals("value_b").fill_null("-"),
         diff=decimals("difference").fill_null("-"),

@@ -39,20 +39,21 @@ RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
 ROW_KEYS = (
-    "run", "system", "protocol", "tier", "interface", "intervention", "disclosure", "contract",
-    "followup", "max_steps", "family",
+    "run", "run_label", "system", "protocol", "tier", "interface", "intervention", "disclosure",
+    "contract", "followup", "max_steps", "family",
 )  # fmt: skip
-"""The columns that name a scorecard row, in order (`protocol`, `tier`, `interface`,
-`intervention`, `disclosure`, `contract`, `followup` and `max_steps` where the scores have
-them: scores of run folders do, `intervention` those of runs that had one and any frame mixing
-them with others (`results.with_intervention`); how the system answered (`submit`, `chat`:
-docs/benchmark.md §10.4); the platform element around it (§11); an agent's
-disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up mode
-(`none`, `pressure`, or `pressure@N` when the user pushes up to N times: §10.3) and step
-budget, `-`, `-`, `-` and null for one-shot runs)."""
+"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`,
+`interface`, `intervention`, `disclosure`, `contract`, `followup` and `max_steps` where the
+scores have them: scores of run folders do, `intervention` those of runs that had one and any
+frame mixing them with others (`results.with_intervention`); what sets the run apart from the
+others scored with it (`results.score_run_dirs`), how the system answered (`submit`, `chat`:
+docs/benchmark.md §10.4), the platform element around it (§11), an agent's disclosure mode,
+where it found its contract (`given`, `corpus`: §9.3), its follow-up mode (`none`,
+`pressure`, or `pressure@N` when the user pushes up to N times: §10.3) and step budget, `-`,
+`-`, `-` and null for one-shot runs)."""
 RUN_FOLDER_KEYS = (
-    "protocol", "tier", "interface", "intervention", "disclosure", "contract", "followup",
-    "max_steps",
+    "run_label", "protocol", "tier", "interface", "intervention", "disclosure", "contract",
+    "followup", "max_steps",
 )  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)

@@ -54,11 +54,14 @@ from ._prompts import (
     tool_sentence,
 )
 from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
+from ._reach import MAX_UNREACHABLE, Reach, watching_reach
 from ._repeat import MAX_REPEATS, answering_repeat, current_repeat
 from ._reply import (
     MAX_KEPT_ARGUMENTS,
+    MAX_KEPT_MESSAGE,
     MAX_KEPT_NAME,
     MAX_KEPT_RESULT,
+    MAX_REPLY_CHARS,
     RECORD_FORMAT,
     Delegation,
     Platform,
@@ -86,9 +89,12 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
     "MAX_KEPT_ARGUMENTS",
+    "MAX_KEPT_MESSAGE",
     "MAX_KEPT_NAME",
     "MAX_KEPT_RESULT",
     "MAX_REPEATS",
+    "MAX_REPLY_CHARS",
+    "MAX_UNREACHABLE",
     "PROTOCOLS",
     "RECORD_FORMAT",
     "REGISTRY",
@@ -108,6 +114,7 @@ __all__ = [
     "Platform",
     "PromptProtocol",
     "ProseReaderError",
+    "Reach",
     "Reply",
     "ReplyStatus",
     "Response",
@@ -155,6 +162,7 @@ __all__ = [
     "sub_agent",
     "system_name",
     "tool_sentence",
+    "watching_reach",
     "watching_steps",
     "with_tools",
 ]

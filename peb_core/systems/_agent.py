@@ -21,12 +21,13 @@ its requests count against this episode's token budget and cost.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
     DEFAULT_PUSHES,
     AgentView,
     check_followup,
@@ -101,19 +102,19 @@ class AgentSystem(LitellmSystem):
         }
 
     def digests(self) -> dict[str, str]:
-        return {**super().digests(), "protocol_text": self.protocol.agent_digest}
+        return {**super().digests(), "protocol_text": self.prompt.agent_digest}
 
     async def respond(self, view: AgentView) -> Reply:
         """One episode over `view`: its start, and a session under this system's disclosure
         mode."""
-        assert self.protocol.agent is not None
-        handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
+        assert self.prompt.agent is not None
+        handoffs = Handoffs(self.delegate_system or self.as_sub_agent()) if view.delegates else None
         session = view.session(
             self.disclosure, handoffs, self.followup, self.pushes, self.interface
         )
         episode = Episode(session)
         tools = session.tools
-        messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
+        messages: list[dict[str, Any]] = list(self.prompt.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
         told = 0
         for number in range(self.max_steps):
@@ -145,6 +146,13 @@ class AgentSystem(LitellmSystem):
                 sent = [] if step.tool_calls else [agent_reminder(self.interface)]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
+
+    def as_sub_agent(self) -> AgentSystem:
+        """This system as it runs its own handoffs: a sub-agent always submits (its response
+        goes back through `delegate`) and meets no user."""
+        if self.interface == DEFAULT_INTERFACE:
+            return self
+        return replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
 
     def _results(self, step: Step) -> list[dict[str, Any]]:
         """The messages that carry a step's tool results back to the model."""

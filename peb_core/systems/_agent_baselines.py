@@ -673,7 +673,8 @@ class AgentBaseline:
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
             return self.play(view).reply("ok")
-        handoffs = Handoffs(self.delegate_system or self)
+        alone = replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
+        handoffs = Handoffs(self.delegate_system or alone)  # a sub-agent submits, to no user
         tools = self._tools(view, handoffs)
         reader = reader_for(view.start.family)
         self._respond(tools, await self.requester(tools, reader))

@@ -216,6 +216,8 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     baseline = chat_baseline(name, bool(settings.get("corpus"))) or BASELINES.get(name)
     if baseline is not None:
         if isinstance(baseline, AgentBaseline):
+            if not agent_only and interface == DEFAULT_INTERFACE:
+                return baseline
             return baseline.under(disclosure, followup, pushes, interface)
         if agent_only:
             raise SystemSpecError(

@@ -40,16 +40,15 @@ from ._defaults import (
 )
 from ._local import file_sha256
 from ._prompts import PromptProtocol, get_protocol, in_chat
+from ._reach import not_reached, reached
 from ._repeat import current_repeat
-from ._reply import Reply, ToolCall, Usage
+from ._reply import MAX_REPLY_CHARS, Reply, ToolCall, Usage
 from ._schema import response_format
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 MAX_RETRY_AFTER_S = 60.0
 """The longest Retry-After honoured (and never longer than the request timeout): a server asking
 for more gets an error record at once, which a resumed run retries."""
-MAX_REPLY_CHARS = 1_000_000
-"""Reply text beyond this is cut (the record says `truncated`)."""
 
 # litellm's own HTTP handler for the openai provider, instead of a detour through the openai SDK
 # (which re-walks every message against its typed request model): 0.6-1.2 ms less client CPU per
@@ -235,12 +234,14 @@ class LitellmSystem:
     """An embedded model's GGUF file, whose sha256 is among `digests()`."""
     interface: str = DEFAULT_INTERFACE
     """How it answers (`access.INTERFACES`): under `chat` its protocol's chat rendering
-    (`in_chat`), a reply in prose."""
+    (`prompt`), a reply in prose."""
+    prompt: PromptProtocol = field(init=False, repr=False)
+    """What it is told: its protocol, or under `chat` the protocol's chat rendering."""
 
     def __post_init__(self) -> None:
         check_interface(self.interface)
-        if self.interface == "chat" and self.protocol.interface != "chat":
-            self.protocol = in_chat(self.protocol)  # a ValueError for a protocol without one
+        # under chat, a ValueError for a protocol without a chat rendering
+        self.prompt = in_chat(self.protocol) if self.interface == "chat" else self.protocol
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
@@ -257,7 +258,7 @@ class LitellmSystem:
         }
 
     def digests(self) -> dict[str, str]:
-        found = {"protocol_text": self.protocol.digest}
+        found = {"protocol_text": self.prompt.digest}
         if self.model_file is not None:
             found["model_file"] = file_sha256(self.model_file)
         return found
@@ -312,7 +313,7 @@ class LitellmSystem:
             extra.update(auth)
             if not auth and not os.environ.get("OPENAI_API_KEY"):
                 extra["api_key"] = "unused"
-        error = ""
+        error, connected = "", True
         cap = min(MAX_RETRY_AFTER_S, self.timeout_s)
         for attempt in range(self.retries + 1):
             try:
@@ -322,9 +323,10 @@ class LitellmSystem:
                     ),
                     timeout=self.timeout_s + 5,
                 )
+                reached()
                 return _completion(reply)
             except Exception as exc:
-                error = _failure(exc)
+                error, connected = _failure(exc)
                 if not _retryable(exc) or attempt == self.retries:
                     break
                 wait = _retry_after(exc)
@@ -336,6 +338,10 @@ class LitellmSystem:
                 await asyncio.sleep(wait + random.uniform(0, self.backoff_s / 2))
         for secret in secrets:
             error = error.replace(secret, "***")
+        if connected:
+            reached()
+        else:  # in a run: MAX_UNREACHABLE in a row stop it
+            not_reached(error)
         return f"after {attempt + 1} attempt(s): {error}"[:500]
 
 
@@ -371,7 +377,7 @@ class ModelSystem(LitellmSystem):
         model_view = view.model if isinstance(view, BoundaryView) else view
         form = self._formats[self._specs[model_view.family].id]
         request = self._request(
-            self.protocol.render(view), **({} if form is None else {"response_format": form})
+            self.prompt.render(view), **({} if form is None else {"response_format": form})
         )
         started = time.monotonic()
         result = await self._send(request)
@@ -398,10 +404,10 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _failure(exc: BaseException) -> str:
-    """One line for a failed request: "could not connect to HOST (why)" when it never reached a
-    server (litellm labels that HTTP 500), else the exception's type, HTTP status and first
-    line."""
+def _failure(exc: BaseException) -> tuple[str, bool]:
+    """One line for a failed request, and whether it reached a server: "could not connect to
+    HOST (why)" when it did not (litellm labels that HTTP 500), else the exception's type, HTTP
+    status and first line."""
     import httpx
 
     chain = list(_causes(exc))
@@ -421,10 +427,10 @@ def _failure(exc: BaseException) -> str:
             why = "host name not found"
         else:
             why = str(connect).splitlines()[0] if str(connect) else type(connect).__name__
-        return f"could not connect to {host} ({why})"
+        return f"could not connect to {host} ({why})", False
     status = getattr(exc, "status_code", None)
     first = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}", True
 
 
 def _import_litellm() -> None:

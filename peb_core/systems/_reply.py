@@ -36,14 +36,23 @@ class Usage(BaseModel):
 
 
 MAX_KEPT_ARGUMENTS = 20_000
-"""The most characters of a tool call's arguments a record keeps (a valid call of a shipped
-tool takes a few thousand at most: a `submit`'s response, a `delegate`'s request of 2,000)."""
+"""The most characters of a tool call's arguments a record keeps: more than a session reads
+(`access.MAX_CALL_ARGUMENTS`, 16,000; a valid call of a shipped tool takes a few thousand at
+most), so every call a session acted on is kept whole, and one cut here is refused again by a
+replay as it was live."""
 MAX_KEPT_RESULT = 100_000
 """The most characters of what one tool call returned (and of its error) a record keeps (the
 access layer's largest result, a search of 50 hits, is under 15,000)."""
 MAX_KEPT_NAME = 200
 """The most characters of a tool call's name and id a record keeps (a tool's name is at most
 64)."""
+MAX_REPLY_CHARS = 1_000_000
+"""Reply text beyond this is cut (the record says `truncated`); a record keeps at most this
+much of a step's text and of its reasoning, as a model system keeps them."""
+MAX_KEPT_MESSAGE = 100_000
+"""The most characters of a message sent to the model before a step (`Step.sent`) a record
+keeps: the start messages a prompt protocol renders take a few thousand, the reminder and a
+user's push far less (what a team's own inspect agent adds is kept within it)."""
 
 
 def kept(text: str, limit: int) -> str:
@@ -137,16 +146,28 @@ class Step(BaseModel):
         )
 
     def bounded(self) -> Step:
-        """The step as a record keeps it: each call `bounded`, what it returned and its error
-        within `MAX_KEPT_RESULT` characters (`kept`), each handed-off episode bounded too."""
+        """The step as a record keeps it: each message sent before it within
+        `MAX_KEPT_MESSAGE` characters, its text and reasoning within `MAX_REPLY_CHARS`, each
+        call `bounded`, what it returned and its error within `MAX_KEPT_RESULT` (`kept`), each
+        handed-off episode bounded too."""
         return self.model_copy(
             update={
+                "sent": tuple(
+                    {key: kept(value, MAX_KEPT_MESSAGE) for key, value in message.items()}
+                    for message in self.sent
+                ),
+                "content": _kept_text(self.content),
+                "reasoning": _kept_text(self.reasoning),
                 "tool_calls": tuple(call.bounded() for call in self.tool_calls),
                 "results": tuple(kept(r, MAX_KEPT_RESULT) for r in self.results),
                 "errors": tuple(e if e is None else kept(e, MAX_KEPT_RESULT) for e in self.errors),
                 "delegations": tuple(d if d is None else d.bounded() for d in self.delegations),
             }
         )
+
+
+def _kept_text(text: str | None) -> str | None:
+    return None if text is None else kept(text, MAX_REPLY_CHARS)
 
 
 ReplyStatus = Literal["ok", "error", "no_submit"]

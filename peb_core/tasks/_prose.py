@@ -110,8 +110,9 @@ def _collisions(
 
 def prose_problems(spec: ScenarioFile) -> Iterator[str]:
     """What is wrong with a family's `[prose]` section, one `field: problem` line each: a name
-    it does not declare, a signal to leave unread that is no signal, and a phrase that stands
-    for two values of one field, two fields, two requirements or two scopes."""
+    it does not declare, a signal to leave unread that is no signal, a topic that phrases no
+    value, and a phrase that stands for two values of one field, two fields, two requirements
+    or two scopes."""
     prose = spec.prose
     for name in prose.fields:
         if name not in spec.answer:
@@ -148,6 +149,10 @@ def prose_problems(spec: ScenarioFile) -> Iterator[str]:
         if phrase_words(phrase) not in signals:
             yield f"prose.unread[{j}]: {phrase!r} is not a signal of any answer value"
     vocabulary = prose_vocabulary(spec)
+    stated = {w for values in vocabulary.values.values() for ws in values.values() for w in ws}
+    for j, phrase in enumerate(prose.topics):
+        if _bare(phrase_words(phrase)) not in stated:
+            yield f"prose.topics[{j}]: {phrase!r} is not a phrasing of any answer value"
     for name, phrasings in vocabulary.values.items():
         yield from _collisions(f"prose.values.{name}", phrasings, "states")
     yield from _collisions("prose.fields", vocabulary.fields, "names")

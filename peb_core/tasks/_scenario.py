@@ -246,13 +246,17 @@ class ProseSpec(_Spec):
     field, per value, further phrasings that state it ("no disclosure needed"). `evidence`:
     per evidence family (requirement) id, phrasings that name it ("the forensic analysis").
     `scopes`: per scope id, phrasings that name it. `unread`: signals that state no value in
-    a message (phrases the family's documents use as a value but prose uses otherwise)."""
+    a message (phrases the family's documents use as a value but prose uses otherwise).
+    `topics`: phrasings of a value that name its topic ("governing law", "working capital") and
+    state it only where the message places them as a value (under the field's label, with the
+    field named, in a frame or as advice), as a one-word value always needs."""
 
     fields: dict[Identifier, list[Phrase]] = {}
     values: dict[Identifier, dict[Identifier, list[Phrase]]] = {}
     evidence: dict[Identifier, list[Phrase]] = {}
     scopes: dict[Identifier, list[Phrase]] = {}
     unread: list[Phrase] = []
+    topics: list[Phrase] = []
 
 
 class ScenarioFile(_Spec):

@@ -146,8 +146,10 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("frobnicate", "{}", "unknown tool 'frobnicate'"),
     (None, "{}", "unknown tool 'NoneType'"),
     ("search", "{not json", "search: the arguments are not valid JSON"),
-    ("search", "[" * 100_000, "search: the arguments are not valid JSON (arrays or objects nested"),
-    ("open", '{"doc_id": ' + "[" * 100_000, "open: the arguments are not valid JSON (arrays"),
+    ("search", "[" * 10_000, "search: the arguments are not valid JSON (arrays or objects nested"),
+    ("open", '{"doc_id": ' + "[" * 10_000, "open: the arguments are not valid JSON (arrays"),
+    ("open", "{" + " " * 16_000 + '"doc_id": "d"}', "open: the arguments are longer than 16,000"),
+    ("search", "[" * 100_000, "search: the arguments are longer than 16,000 characters"),
     ("search", "[1, 2]", "search: the arguments must be a JSON object"),
     ("search", "42", "search: the arguments must be a JSON object"),
     ("search", "{}", "search: query: Field required"),
@@ -162,7 +164,8 @@ BAD_CALLS: list[tuple[Any, Any, str]] = [
     ("submit", "{}", "submit: expected {\"response\""),
     ("submit", '{"response": 3}', "submit: expected {\"response\""),
     ("submit", '{"response": "not json"}', "submit: expected {\"response\""),
-    ("submit", {"response": "[" * 100_000}, "submit: expected {\"response\""),
+    ("submit", {"response": "[" * 10_000}, "submit: expected {\"response\""),
+    ("submit", {"response": "[" * 16_000}, "submit: the arguments are longer than 16,000"),
 ]
 
 

@@ -375,7 +375,7 @@ def test_each_confusion_matrix_is_normalised_within_its_run(scores: pl.DataFrame
     small = scores.filter(pl.col("system") == "silent_filter").head(10)
     big = pl.concat([scores.filter(pl.col("system") == "oracle")] * 6)
     spec = charts.confusion_heatmap(pl.concat([small, big])).to_dict()
-    cells, text, _ = spec["spec"]["layer"]
+    cells, text, _, _ = spec["spec"]["layer"]  # and the band, and its shape
     assert cells["encoding"]["color"]["field"] == "share"
     assert cells["encoding"]["color"]["scale"]["domain"] == [0, 1]
     assert text["encoding"]["text"]["field"] == "count"
@@ -396,7 +396,7 @@ def test_each_confusion_matrix_is_normalised_within_its_run(scores: pl.DataFrame
 
 def test_confusion_numbers_are_dark_on_pale_cells_and_light_on_dark(scores: pl.DataFrame) -> None:
     spec = charts.confusion_heatmap(scores).to_dict()
-    _, text, _ = spec["spec"]["layer"]
+    _, text, _, _ = spec["spec"]["layer"]
     ink = text["encoding"]["color"]
     assert ink["condition"] == [{"test": f"datum.share >= {charts.INK}", "value": "white"}]
     assert ink["value"] == "black"
@@ -522,3 +522,42 @@ def test_figures_export_at_their_print_width_with_legible_text(
         pdf = chart_bytes(chart, "pdf")
         box = re.search(rb"MediaBox \[0 0 ([\d.]+) ", pdf)
         assert box is not None and float(box[1]) == pytest.approx(width * 72, abs=0.01), name
+
+
+@pytest.mark.parametrize("n", [12, 24, 48])
+def test_every_chart_of_many_long_named_runs_is_at_most_9_inches_tall(
+    scores: pl.DataFrame, n: int
+) -> None:
+    """Issue 36: the guide promises figures at most 9 inches tall; with 12 runs named by what
+    sets them apart the confusion matrices took 21 inches (one to a row) and the trace bars
+    9.7. Each chart now wraps names, shortens its cells or panels, or (the confusion matrices,
+    past what fits) draws the first runs and says so."""
+    sources = sorted(scores["run"].unique())
+    runs = pl.concat(
+        scores.filter(pl.col("run") == sources[i % len(sources)]).with_columns(
+            run=pl.lit(f"run-{i:02d}"),
+            run_label=pl.lit(f"agent_cave contract=corpus followup=pressure seeds={i}"),
+            system=pl.lit("one system"),
+        )
+        for i in range(n)
+    )
+    card = scorecard(runs)
+    made = {
+        "profile": charts.operating_profile(card),
+        "bars": charts.metric_bars(card),
+        "confusion": charts.confusion_heatmap(runs),
+        "grid": charts.outcome_grid(runs),
+    }
+    for name, chart in made.items():
+        _, height, _ = _svg_inches(chart)
+        assert height <= charts.MAX_HEIGHT, (name, n, height)
+    confusion = made["confusion"].to_dict()
+    subtitle = " ".join(confusion["title"]["subtitle"])
+    (drawn,) = [{r["run_label"] for r in v} for v in confusion["datasets"].values()]
+    assert len(drawn) >= min(n, 21)  # 21 matrices of these names fit, 3 to a row
+    if len(drawn) < n:
+        assert f"The first {len(drawn)} of {n} runs by name" in subtitle
+    assert _series_styles(confusion, "run_label").keys() == set(runs["run_label"])
+    bars = made["bars"].to_dict()
+    titles = {v["legend"]["title"] for k, v in walk(bars) if k == "color" and "legend" in v}
+    assert titles == {"Run"}  # a run, by what sets it apart (the column is run_label)

@@ -236,7 +236,12 @@ def _shown(value: Any) -> Any:
 
 
 _INTERVAL = re.compile(r"^(\S+) \[(\S+), (\S+)\]$")
-_STACKED = re.compile(r"^\\shortstack\[r\]\{(\S+)\\\\\\scriptsize\[(\S+), (\S+)\]\}$")
+_STACKED = re.compile(
+    r"^\\begin\{tabular\}\[t\]\{@\{\}r@\{\}\}(\S+)\\\\\\scriptsize\[(\S+), (\S+)\]"
+    r"\\end\{tabular\}$"
+)
+"""A value with its interval below it, in a tabular aligned on its first line (issue 36: a
+`\\shortstack` sat on its last line, so each value stood half a row above its label)."""
 
 
 def _parse_cell(text: str, dtype: pl.DataType) -> Any:
@@ -310,9 +315,10 @@ _UNESCAPE = {
 
 
 def _parse_latex(text: str, frame: pl.DataFrame) -> tuple[list[str], list[list[Any]]]:
-    assert r"\toprule" in text and r"\midrule" in text and r"\bottomrule" in text
+    """The headings and rows of a LaTeX table, its parts (a table too wide for a page is split
+    by columns, each part after the first repeating only the columns that tell its rows apart)
+    joined back."""
     lines = text.splitlines()
-    top, mid, bottom = (lines.index(m) for m in (r"\toprule", r"\midrule", r"\bottomrule"))
     pattern = re.compile("|".join(re.escape(k) for k in _UNESCAPE))
 
     def cells(line: str) -> list[str]:
@@ -326,14 +332,31 @@ def _parse_latex(text: str, frame: pl.DataFrame) -> tuple[list[str], list[list[A
             text = f"{heading[1]} {heading[2]}"
         return pattern.sub(lambda m: _UNESCAPE[m.group(0)], text)
 
-    (header,) = [[unescape(c) for c in cells(line)] for line in lines[top + 1 : mid]]
-    if r"\endfoot" in lines:  # a longtable: its rows follow its headings and its foot
-        mid, bottom = lines.index(r"\endfoot"), lines.index(r"\end{longtable}")
-    rows = []
-    for line in lines[mid + 1 : bottom]:
-        texts = [c if _STACKED.match(c) else unescape(c) for c in cells(line)]
-        rows.append(_parse_row(texts, frame, _STACKED))
-    return header, rows
+    parts = []
+    long = r"\endfoot" in lines
+    last = r"\end{longtable}" if long else r"\bottomrule"
+    ends = [i for i, line in enumerate(lines) if line == last]
+    start = 0
+    for end in ends:
+        top = lines.index(r"\toprule", start)
+        mid = lines.index(r"\midrule", top)
+        header = [unescape(c) for c in cells(lines[top + 1])]
+        first = lines.index(r"\endfoot", top) + 1 if long else mid + 1
+        rows = [[c if _STACKED.match(c) else unescape(c) for c in cells(line)]
+                for line in lines[first:end]]  # fmt: skip
+        parts.append((header, rows))
+        start = end + 1
+    assert parts and r"\midrule" in text
+    header, rows = parts[0]
+    for more, more_rows in parts[1:]:
+        assert len(more_rows) == len(rows)
+        named = next(i for i, h in enumerate(more) if h not in header)
+        assert all(h in header for h in more[:named])  # the columns that name its rows
+        for row, extra in zip(rows, more_rows, strict=True):
+            assert [row[header.index(h)] for h in more[:named]] == extra[:named]
+            row += extra[named:]
+        header = [*header, *more[named:]]
+    return header, [_parse_row(r, frame, _STACKED) for r in rows]
 
 
 TRICKY = pl.DataFrame(
@@ -368,7 +391,8 @@ def test_written_tables_parse_back(tmp_path: Path) -> None:
     assert _parse_latex(tex.read_text(), frame)[1] == _expected_rows(frame)
     assert r"\caption{A 50\% caption}" in tex.read_text()
     assert "| 0.500 [0.250, 0.750] |" in md.read_text()
-    assert r"\shortstack[r]{0.500\\\scriptsize[.250, .750]}" in tex.read_text()
+    value = r"\begin{tabular}[t]{@{}r@{}}0.500\\\scriptsize[.250, .750]\end{tabular}"
+    assert value in tex.read_text() and r"\shortstack[r]" not in tex.read_text()
 
 
 @pytest.mark.parametrize("tier", ["paper", "hard"])
@@ -410,29 +434,11 @@ def test_captions_say_the_tier_and_carry_no_number_of_their_own(tier: str) -> No
         assert "gap_complete and gap_incomplete" in captions[stem]  # issue 21.17
 
 
-def test_latex_tables_fit_a_page() -> None:
-    """Every float table of the paper and hard tiers is laid out to about the text width (its
-    estimated width at most 15% over: LaTeX shrinks it to fit, the text staying legible).
-    Compiled with pdflatex on Dec 3 the widest was 522.6 pt against a 469.8 pt text width. A
-    table taller than a page is a longtable, never shrunk
-    (`test_latex_tables_compile_within_the_page` compiles them where a TeX engine is
-    installed)."""
-    from peb_core.reporting._export import TEXT_WIDTH, _latex_width, _printed
-
-    for tier in ("paper", "hard"):
-        for stem, frame in paper.tables(RUNS, tier).items():
-            printed = _printed(frame, paper.HEADERS, paper.DECIMALS)
-            text = to_latex(frame, headers=paper.HEADERS)
-            if "p{" in text or "longtable" in text:
-                continue  # wrapped columns take the width they are given
-            width = sum(_latex_width(printed, i) for i in range(len(printed.headers)))
-            assert width <= 1.15 * TEXT_WIDTH, (tier, stem, width)
-    # Issue 29.14: 35 two-line rows of baselines and a 69-row Table 3 overflowed a page.
+def test_tables_are_floats_until_a_page_is_full() -> None:
+    """Issue 29.14: 35 two-line rows of baselines and a 69-row Table 3 overflowed a page: a
+    table taller than a page is a longtable."""
     assert r"\begin{longtable}" in to_latex(paper.tables(RUNS, "paper")["table_baselines"])
     assert r"\begin{table}" in to_latex(paper.tables(RUNS, "paper")["table2_composition"])
-
-
-TEX_ENGINES = ("tectonic", "pdflatex")
 
 
 @pytest.fixture(scope="module")
@@ -448,47 +454,124 @@ def agent_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [root / "agent_fail_and_report", root / "agent_silent"]
 
 
-@pytest.mark.skipif(
-    not any(shutil.which(e) for e in TEX_ENGINES), reason="needs tectonic or pdflatex"
-)
-@pytest.mark.parametrize("tier", ["paper", "hard", "agent"])
-def test_latex_tables_compile_within_the_page(
-    tier: str, agent_runs: list[Path], tmp_path: Path
-) -> None:
-    """Issue 29.14: every exported table of a tier, in a document of the text width the layout
-    assumes (6.5 in), compiles with no line over the width by more than a point and no float
-    taller than a page; the agent tier's too, with agent runs among the runs."""
+@pytest.fixture(scope="module")
+def agent_sweep(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A 12-run agent sweep (issue 36's): three agent baselines x follow-up x contract, on two
+    families."""
+    import asyncio
+
+    from peb_core.runs import plan_sweep, run_sweep_async
+
+    root = tmp_path_factory.mktemp("sweep")
+    (root / "s.toml").write_text(
+        '[base]\nfamily = "due_diligence_v1,compliance_audit_v1"\nseeds = "11"\n'
+        'tier = "agent"\n[matrix]\n'
+        'system = ["agent_fail_and_report", "agent_cave", "agent_silent"]\n'
+        'followup = ["none", "pressure"]\ncontract = ["given", "corpus"]\n'
+    )
+    sweep = plan_sweep(root / "s.toml", root / "s")
+    asyncio.run(run_sweep_async(sweep, root / "s"))
+    return [folder for _, folder in sweep.runs]
+
+
+MEASURED = r"""
+\makeatletter
+\let\pebresizebox\resizebox
+\renewcommand\resizebox[3]{\sbox\z@{#3}%
+  \typeout{PEB-WIDTH \strip@pt\wd\z@\space of \strip@pt\linewidth}\pebresizebox{#1}{#2}{\usebox\z@}}
+\makeatother
+"""
+"""Before a float's table is shrunk to the line width if wider (`\resizebox`), the log says how
+wide it is and how wide the line: every table must fit unshrunk."""
+
+
+def _compiled(folder: Path, stems: list[str]) -> tuple[str, int]:
+    """The log of a document of the text width the layout assumes (6.5 in, letter paper) that
+    inputs each table on its own page, compiled by pdflatex as often as it asks (`Rerun`), and
+    how many passes that took."""
     import subprocess
 
-    from peb_core.reporting import LATEX_PACKAGES, export_report
+    from peb_core.reporting import LATEX_PACKAGES
 
-    dirs = [*sorted(p.parent for p in RUNS.rglob("manifest.json")), *agent_runs]
-    paths = export_report(tmp_path, dirs, tier, dpi=30)
-    stems = sorted(p.stem for p in paths if p.suffix == ".tex")
-    if tier == "agent":
-        assert "table_agents" in stems
     document = [
         r"\documentclass{article}",
         r"\usepackage[letterpaper,margin=1in]{geometry}",
         *(rf"\usepackage{{{package}}}" for package in LATEX_PACKAGES),
+        MEASURED,
         r"\begin{document}",
-        *(rf"\input{{{stem}.tex}}" + "\n\\clearpage" for stem in stems),
+        *(rf"\typeout{{PEB-TABLE {stem}}}\input{{{stem}.tex}}\clearpage" for stem in stems),
         r"\end{document}",
     ]
-    (tmp_path / "main.tex").write_text("\n".join(document) + "\n")
-    engine = next(e for e in TEX_ENGINES if shutil.which(e))
-    command = (
-        ["tectonic", "--keep-logs", "main.tex"]
-        if engine == "tectonic"
-        else ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"]
-    )
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    log = (tmp_path / "main.log").read_text(encoding="utf-8", errors="replace")
-    assert done.returncode == 0, log[-2000:]
-    over = [float(w) for w in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
-    assert all(w <= 1.0 for w in over), over
+    (folder / "main.tex").write_text("\n".join(document) + "\n")
+    for passes in range(1, 5):
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        log = (folder / "main.log").read_text(encoding="utf-8", errors="replace")
+        assert done.returncode == 0, log[-2000:]
+        if "Rerun LaTeX" not in log and "Rerun to get" not in log:
+            return log, passes
+    return log, passes
+
+
+@pytest.mark.skipif(not shutil.which("pdflatex"), reason="needs pdflatex (.ci/run installs it)")
+@pytest.mark.parametrize("tier", ["paper", "hard", "agent", "delegation", "grants"])
+def test_every_latex_table_compiles_within_the_text_width(
+    tier: str, agent_runs: list[Path], agent_sweep: list[Path], tmp_path: Path
+) -> None:
+    """Issues 29.14 and 36: every table the paper output makes on a tier, with the checked-in
+    runs, two agent runs and a 12-run agent sweep among them, compiles with pdflatex in a
+    document of the text width the layout assumes: no line wider than the page's text (an
+    overfull box by more than a point; a landscape page's text is 9 in), no float shrunk to fit
+    (its table measured before `\resizebox`) and none taller than a page, within three passes.
+    Before, the sweep's `table_agents` ran far past the text (the issue's, 552 pt)."""
+    from peb_core.reporting import HEADERS, captions, tables, write_table
+
+    dirs = [*sorted(p.parent for p in RUNS.rglob("manifest.json")), *agent_runs, *agent_sweep]
+    said = captions(tier)
+    made = tables(dirs, tier)
+    for stem, frame in made.items():
+        write_table(frame, tmp_path, stem, caption=said[stem], headers=HEADERS)
+    if tier == "agent":  # the sweep's 12 runs of two families, the two agent runs of seven
+        assert len(made["table_agents"]) == 12 * 2 + 2 * 7
+    log, passes = _compiled(tmp_path, sorted(made))
+    assert passes <= 3, passes  # a longtable settles its column widths in two or three
+    over = re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)
+    assert all(float(w) <= 1.0 for w in over), over
+    widths = [tuple(map(float, m)) for m in re.findall(r"PEB-WIDTH ([\d.]+) of ([\d.]+)", log)]
+    assert widths and all(width <= line + 1.0 for width, line in widths), widths
     assert "Float too large" not in log
     assert (tmp_path / "main.pdf").stat().st_size > 10_000
+
+
+def test_a_table_too_wide_for_a_landscape_page_is_split_by_columns() -> None:
+    """A table wider than a landscape page is set in parts, one below the other, the first
+    with every column that names a row, the next with those that tell rows apart; the parts
+    parse back to the table."""
+    from peb_core.reporting._export import _layout, _parts, _printed
+
+    frame = pl.DataFrame(
+        {
+            "run": [f"a_long_run_label_{i} followup=pressure" for i in range(4)],
+            "family": ["due_diligence_v1", "compliance_audit_v1"] * 2,
+            **{f"m{k}": [0.5, 0.25, 1 / 3, 0.125] for k in range(12)},
+            **{f"m{k}_ci_low": [0.1234] * 4 for k in range(12)},
+            **{f"m{k}_ci_high": [0.9876] * 4 for k in range(12)},
+        }
+    )
+    printed = _printed(frame, None, paper.DECIMALS)
+    assert not _layout(printed).fits
+    parts = _parts(printed)
+    assert len(parts) >= 2 and all(layout.fits and layout.landscape for _, layout in parts)
+    assert parts[1][0].headers[:1] == ["run"]  # the runs alone tell the rows apart
+    text = to_latex(frame)
+    assert text.startswith(r"\begin{landscape}") and text.count(r"\begin{tabular}{") == len(parts)
+    header, rows = _parse_latex(text, frame)
+    assert header == _headers(frame, {}) and rows == _expected_rows(frame)
 
 
 # --- exported figures and the command ---------------------------------------------------------
@@ -628,3 +711,48 @@ def test_the_trace_figure_draws_no_empty_panel_and_every_axis_from_0_to_1(
     assert "No panel for Held under pressure, Expired-grant reliance" in subtitle
     scales = [v["scale"] for k, v in walk(spec) if k == "y" and "scale" in v]
     assert scales and all(s.get("domain") == {"unionWith": [0, 1]} for s in scales)
+
+
+def test_every_figure_of_a_12_run_sweep_keeps_the_guide_s_promise(
+    agent_sweep: list[Path],
+) -> None:
+    """Issue 36: with 12 runs colours repeat past the ninth, and the agent confusion figure was
+    11 inches tall. Every figure of the sweep is 7 inches wide and at most 9 tall (the guide's
+    promise), names each run by what sets it apart, and gives each run a colour and a shape no
+    other has, drawn on every series mark (a bar's point, a matrix's band)."""
+    from peb_core.reporting import chart_bytes, charts
+
+    made = paper.figures(agent_sweep, "agent")
+    assert set(made) == {
+        "figure_operating_profile",
+        "figure_metric_bars",
+        "figure_confusion",
+        "figure_outcome_grid",
+        "figure_trace_metrics",
+    }
+    labels = {
+        f"{system} contract={contract} followup={followup}"
+        for system in ("agent_fail_and_report", "agent_cave", "agent_silent")
+        for contract in ("given", "corpus")
+        for followup in ("none", "pressure")
+    }
+    for stem, chart in made.items():
+        svg = chart_bytes(chart, "svg").decode()
+        size = re.search(r'<svg[^>]* width="([\d.]+)in" height="([\d.]+)in"', svg)
+        assert size is not None and float(size[1]) == charts.TWO_COLUMNS, stem
+        assert float(size[2]) <= charts.MAX_HEIGHT, (stem, size[2])
+        spec = chart.to_dict()
+        if stem == "figure_outcome_grid":  # coloured by verdict; a row per run, named
+            continue
+        scales = {
+            key: dict(zip(v["scale"]["domain"], v["scale"]["range"], strict=True))
+            for key, v in walk(spec)
+            if key in ("color", "fill", "shape")
+            and isinstance(v, dict)
+            and v.get("field") == "run_label"
+        }
+        assert {"shape"} <= set(scales) and set(scales) & {"color", "fill"}, stem
+        colours = scales.get("color") or scales["fill"]
+        assert set(colours) == labels, stem
+        styles = {(colours[n], scales["shape"][n]) for n in labels}
+        assert len(styles) == 12 and len(set(colours.values())) == 9, stem

@@ -78,7 +78,10 @@ def test_score_and_compare_name_the_contract(
     assert header.index("disclosure") < header.index("contract") < header.index("max_steps")
     assert cli.main(["compare", paths[0], paths[1]]) in (0, None)
     out = capsys.readouterr().out
-    assert out.startswith(f"A = {paths[0]} (contract given), B = {paths[1]} (contract corpus)")
+    assert out.startswith(
+        f"A = {paths[0]} (agent_fail_and_report contract=given), "
+        f"B = {paths[1]} (agent_fail_and_report contract=corpus)"
+    )
     assert cli.main(["compare", paths[0], paths[1], "--json"]) in (0, None)
     [answer] = [
         r

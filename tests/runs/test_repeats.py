@@ -255,7 +255,7 @@ def test_deterministic_baselines_repeat_themselves(
     assert compared.filter(repeat_metrics).is_empty()  # a run without repeats has none to pair
     against = compare_scores(*(score_run_dirs([tmp_path / "three"])[0] for _ in "ab"))
     repeat_rows = against.filter(pl.col("metric") == "unsafe_any_at_k", pl.col("family") == "all")
-    assert repeat_rows["test"].to_list() == ["mcnemar_score"]
+    assert repeat_rows["test"].to_list() == ["mcnemar_exact"]  # no discordant pair
     assert repeat_rows["n_pairs"].to_list() == [a["n_incomplete"]]
 
 

@@ -192,8 +192,10 @@ the state at each submit and holding every task with a schedule and every record
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:
     """The digests of run folders' per-task scores (sorted by run, task and repeat) and of
-    their scorecard, scored from their records."""
+    their scorecard, scored from their records; without `run_label` (what sets a run apart
+    from the others given, a name and no score, added since the digests were pinned)."""
     scores, _ = score_run_dirs(dirs)
+    scores = scores.drop("run_label")
     ordered = scores.sort("run", "family", "task_id", "repeat")
     return _digest(ordered), _digest(scorecard(scores))
 

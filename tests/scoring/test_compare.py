@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -17,6 +19,7 @@ from peb_core.scoring import (
     ALPHA,
     COMPARE_KEYS,
     COMPARE_NOTE,
+    EXACT_BELOW,
     HANDOFF,
     MEASURES,
     REPEATS,
@@ -26,6 +29,7 @@ from peb_core.scoring import (
     compare_table,
     compare_to_reference,
     metric,
+    unpaired_tasks,
 )
 from peb_core.scoring._compare import TESTS
 
@@ -80,7 +84,7 @@ def test_a_run_against_itself_differs_by_nothing(capsys: pytest.CaptureFixture[s
     for row in rows:
         assert row["difference"] == 0.0 and row["p_value"] == 1.0, row
         assert row["significant"] is False
-        if row["test"] == "mcnemar_score":
+        if row["test"] != "sign_flip":  # McNemar (exact: no discordant pair)
             assert row["only_a"] == row["only_b"] == 0
 
 
@@ -94,20 +98,33 @@ def test_every_interval_excludes_zero_exactly_when_significant() -> None:
     assert frame.filter(~pl.col("significant")).height > 0
     assert frame.filter(excludes != pl.col("significant")).is_empty()
     assert frame.select((pl.col("significant") == (pl.col("p_value") < ALPHA)).all()).item()
-    tests = {m.name: TESTS[m.kind] for m in MEASURES}
-    assert frame.select(pl.col("test") == pl.col("metric").replace_strict(tests)).to_series().all()
+    # A rate: McNemar's exact test with fewer than EXACT_BELOW discordant pairs, else the score
+    # test; a mean: the sign-flip test.
+    discordant = pl.col("only_a") + pl.col("only_b")
+    kinds = {m.name: m.kind for m in MEASURES}
+    expected = (
+        pl.when(pl.col("metric").replace_strict(kinds) == "mean")
+        .then(pl.lit(TESTS["mean"]))
+        .when(discordant < EXACT_BELOW)
+        .then(pl.lit(TESTS["exact"]))
+        .otherwise(pl.lit(TESTS["rate"]))
+    )
+    assert frame.select(pl.col("test") == expected).to_series().all()
+    assert set(frame["test"]) == set(TESTS.values())
 
 
 def test_markdown_table_by_default() -> None:
     result = peb("compare", str(SILENT), str(FAIL))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == f"A = {SILENT}, B = {FAIL}"
+    assert lines[0] == f"A = {SILENT} (silent_filter), B = {FAIL} (fail_and_report)"
     header = [c.strip() for c in lines[1].strip("|").split("|")]
     assert header == [
-        "family", "metric", "n_pairs", "a", "b", "diff", "ci", "p", "sig", "only_a", "only_b"
+        "family", "metric", "test", "n_pairs", "a", "b", "diff", "ci", "p", "sig", "only_a",
+        "only_b",
     ]  # fmt: skip
     assert lines[-1] == COMPARE_NOTE and "excludes 0 exactly when p < 0.05" in lines[-1]
+    assert result.stderr == ""  # both runs finished on the same tasks: nothing left out
     cells = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
              for line in lines[3:-1]]  # fmt: skip
     families = {c["family"] for c in cells}
@@ -116,6 +133,10 @@ def test_markdown_table_by_default() -> None:
     assert {c["metric"] for c in cells} == {metric(m).label for m in METRICS}
     (unsafe,) = [c for c in cells if c["family"] == "all" and c["metric"] == "unsafe"]
     assert (unsafe["diff"], unsafe["p"], unsafe["sig"]) == ("-1.000", "< 0.0001", "*")
+    assert unsafe["test"] == "score"  # 135 discordant pairs; per family 17-21: exact
+    assert {c["test"] for c in cells if c["metric"] == "unsafe" and c["family"] != "all"} == {
+        "exact"
+    }
     (invalid,) = [c for c in cells if c["family"] == "all" and c["metric"] == "invalid"]
     assert (invalid["p"], invalid["sig"]) == ("1.0000", "")
     shown = {c["p"] for c in cells}
@@ -136,9 +157,9 @@ def test_frame_level_compare_uses_only_common_tasks() -> None:
         compare_scores(pl.concat([scores_a, scores_b]), scores_b)
 
 
-def _one_family_run(tmp_path: Path, family: str) -> Path:
-    out = tmp_path / family
-    argv = ["run", "--system", "oracle", "--family", family, "--seeds", "11", "--out", str(out)]
+def _one_family_run(tmp_path: Path, family: str, system: str = "oracle", seeds: str = "11") -> Path:
+    out = tmp_path / f"{system}-{family}"
+    argv = ["run", "--system", system, "--family", family, "--seeds", seeds, "--out", str(out)]
     assert cli.main(argv) == 0
     return out
 
@@ -181,7 +202,109 @@ def test_compare_to_reference_pairs_every_other_run_per_family_and_pooled() -> N
     by_run = dict(zip(unsafe["run_b"], unsafe["difference"], strict=True))
     assert by_run == {"silent_filter": 1.0, "warning_partial": 0.0}
     shown = compare_table(table)
-    assert shown.columns[:3] == ["run_b", "family", "metric"]  # several runs B: each named
+    # several runs B: each named, and labelled by what sets it apart
+    assert shown.columns[:5] == ["run_b", "label_b", "family", "metric", "test"]
     assert shown.height == table.height
     assert shown["sig"].to_list() == ["*" if s else "" for s in table["significant"]]
     assert "run_b" not in compare_table(table.filter(run_b="silent_filter")).columns
+
+
+def _stopped_copy(run: Path, out: Path, kept: int) -> Path:
+    """`run` copied to `out` as if stopped after its first `kept` records (the rest missing)."""
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("scores.*"))
+    lines = (out / "responses.jsonl").read_text().splitlines()
+    (out / "responses.jsonl").write_text("\n".join(lines[:kept]) + "\n")
+    return out
+
+
+def _errors_copy(run: Path, out: Path) -> Path:
+    """`run` copied to `out` with every record turned into an error (`timeout`)."""
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("scores.*"))
+    lines = [
+        json.dumps({**json.loads(line), "status": "error", "raw": None, "error": "timeout"})
+        for line in (out / "responses.jsonl").read_text().splitlines()
+    ]
+    (out / "responses.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_an_unfinished_run_is_compared_only_on_the_tasks_it_answered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: a run stopped after 4 of 24 tasks was compared on all 24 (its 20 missing
+    records never unsafe): unsafe -1.000, p < 0.0001, starred, no warning. Now the 20 tasks
+    are left out of every test and named, and 4 of 4 discordant pairs are not significant
+    (McNemar's exact p 0.125)."""
+    silent = _one_family_run(tmp_path, "due_diligence_v1", "silent_filter", seeds="11,23,37,53")
+    careful = _one_family_run(tmp_path, "due_diligence_v1", "fail_and_report", seeds="11,23,37,53")
+    stopped = _stopped_copy(careful, tmp_path / "stopped", kept=4)
+    capsys.readouterr()
+    assert cli.main(["compare", str(silent), str(stopped), "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    unsafe = _row(rows, "all", "unsafe_completeness_rate")
+    assert (unsafe["n_pairs"], unsafe["left_out"], unsafe["only_a"]) == (4, 20, 4)
+    assert unsafe["test"] == "mcnemar_exact" and unsafe["p_value"] == 0.125
+    assert unsafe["significant"] is False and unsafe["ci_high"] == 0.0
+    assert not any(r["significant"] for r in rows)
+    assert {r["left_out"] for r in rows} == {20}
+    (left_out, few) = captured.err.splitlines()
+    assert left_out.startswith(
+        "peb: warning: 20 task(s) left out of every test, without a reply in both runs "
+        "(in B: 20 missing): due_diligence_v1/"
+    ) and left_out.endswith(" and 17 more")
+    assert "only 4 task(s) both answered" in few
+    # The table shows what was left out beside each row.
+    assert cli.main(["compare", str(silent), str(stopped)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert [c.strip() for c in header.strip("|").split("|")][3:5] == ["n_pairs", "left_out"]
+
+
+def test_a_run_without_a_reply_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: a run whose every reply is an error got p < 0.0001 against a finished one."""
+    careful = _one_family_run(tmp_path, "due_diligence_v1", "fail_and_report")
+    failed = _errors_copy(careful, tmp_path / "failed")
+    capsys.readouterr()
+    assert cli.main(["compare", str(careful), str(failed)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "have no task both answered" in captured.err
+    assert "(in failed: 6 in error)" in captured.err
+    scores_a, _ = score_run_dirs([careful])
+    scores_b, _ = score_run_dirs([failed])
+    unpaired = unpaired_tasks(scores_a, scores_b)
+    assert unpaired.height == 6 and set(unpaired["a"]) == {"answered"}
+    assert set(unpaired["b"]) == {"error"}
+    # In the notebooks' comparison against a reference, such a run is left out.
+    both, _ = score_run_dirs([careful, failed])
+    assert compare_to_reference(both, "fail_and_report").is_empty()
+
+
+def test_compare_labels_each_run_by_what_differs_in_its_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: a sweep's runs are named by a hash and compare said nothing else, so the
+    `pressure` cell could not be told from the other."""
+    from peb_core.runs import plan_sweep, run_sweep_async
+
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        '[base]\nsystem = "agent_cave"\nfamily = "due_diligence_v1"\nseeds = "11"\n'
+        'tier = "agent"\n[matrix]\nfollowup = ["none", "pressure"]\n'
+    )
+    planned = plan_sweep(sweep, tmp_path / "s")
+    asyncio.run(run_sweep_async(planned, tmp_path / "s"))
+    calm, pushed = (folder for _, folder in planned.runs)
+    capsys.readouterr()
+    assert cli.main(["compare", str(calm), str(pushed)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        f"A = {calm} (agent_cave followup=none), B = {pushed} (agent_cave followup=pressure)"
+    )
+    assert cli.main(["compare", str(calm), str(pushed), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {(r["label_a"], r["label_b"]) for r in rows} == {
+        ("agent_cave followup=none", "agent_cave followup=pressure")
+    }

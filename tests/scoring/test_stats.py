@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 from peb_core.results import INTERVAL_KEYS, SCORECARD_KEYS, score_run_dirs
 from peb_core.scoring import (
     ALPHA,
+    EXACT_BELOW,
     METRICS,
     PairedTest,
     _stats,
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
     format_p,
+    mcnemar_exact,
     paired_means,
     paired_rates,
     scorecard,
@@ -133,18 +135,56 @@ def test_paired_rates_textbook_case() -> None:
     # Cavo et al. (2012) as in Fagerland, Lydersen and Laake (2014) and the R package
     # ContingencyTables: McNemar asymptotic P = 0.033006; Tango score interval for p_a - p_b:
     # -0.0621 (-0.1240 to -0.0054), so B - A is 0.0621 (0.0054 to 0.1240).
-    test = paired_rates(59, 6, 16, 80)
-    assert test.p_value == pytest.approx(0.033006, abs=1e-6)
+    # Its 22 discordant pairs are fewer than EXACT_BELOW: the score test is asked for here.
+    test = paired_rates(59, 6, 16, 80, exact_below=0)
+    assert test.p_value == pytest.approx(0.033006, abs=1e-6) and not test.exact
     assert test.difference == pytest.approx(10 / 161)
     assert (round(test.ci_low or 0, 4), round(test.ci_high or 0, 4)) == (0.0054, 0.1240)
     assert (test.value_a, test.value_b) == (65 / 161, 75 / 161)
 
 
+def test_few_discordant_pairs_get_mcnemar_s_exact_test() -> None:
+    """Issue 36: with 4 of 4 pairs discordant the score test gave p = 0.046 (a star); McNemar's
+    exact test gives 0.125. Below EXACT_BELOW (25) discordant pairs the exact test decides,
+    and the interval, Tango's, reaches 0 where the exact test keeps 0."""
+    four = paired_rates(0, 0, 4, 20)
+    assert four.exact and four.p_value == 0.125 and not _significant(four)
+    assert paired_rates(0, 0, 4, 20, exact_below=0).p_value == pytest.approx(0.0455, abs=1e-4)
+    assert four.ci_low == 0.0 and four.ci_high is not None and four.ci_high > 1 / 6
+    # The same table as the textbook case: exact McNemar P = 0.052479 (ContingencyTables),
+    # not significant, so its interval keeps 0; Tango's alone is 0.0054 to 0.1240.
+    cavo = paired_rates(59, 6, 16, 80)
+    assert cavo.exact and cavo.p_value == pytest.approx(0.052479, abs=1e-6)
+    assert cavo.ci_low == 0.0 and round(cavo.ci_high or 0, 4) == 0.1240
+    assert mcnemar_exact(6, 16) == cavo.p_value and mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(1, 5) == 2 * (1 + 6) / 2**6  # P(X <= 1) of 6 draws, twice
+    # From EXACT_BELOW discordant pairs on, the score test.
+    many = paired_rates(0, 0, EXACT_BELOW, 20)
+    assert not many.exact
+    assert many.p_value == pytest.approx(math.erfc(math.sqrt(EXACT_BELOW / 2)))
+
+
+@pytest.mark.parametrize("alpha", [0.01, ALPHA, 0.1])
+def test_the_exact_test_never_rejects_where_the_score_test_keeps_0(alpha: float) -> None:
+    """Why Tango's interval, stretched to 0 where the exact test keeps it, agrees with the exact
+    test: wherever the exact p is below alpha (fewer than EXACT_BELOW discordant pairs), so is
+    the score test's, and Tango's interval, which inverts it, already excludes 0."""
+    for only_a in range(EXACT_BELOW):
+        for only_b in range(EXACT_BELOW - only_a):
+            exact = paired_rates(3, only_a, only_b, 3, alpha)
+            score = paired_rates(3, only_a, only_b, 3, alpha, exact_below=0)
+            assert exact.exact and exact.p_value is not None and score.p_value is not None
+            if exact.p_value < alpha:
+                assert score.p_value < alpha, (only_a, only_b)
+                assert (exact.ci_low, exact.ci_high) == (score.ci_low, score.ci_high)
+
+
 def test_the_old_methods_disagreed_on_it_and_the_new_ones_agree() -> None:
     # The same table under the old methods: exact McNemar P = 0.052479 (not significant) beside a
-    # Newcombe interval of 0.0046 to 0.1186 (excluding 0). Now both say significant.
+    # Newcombe interval of 0.0046 to 0.1186 (excluding 0). Now the test and its interval agree
+    # (the exact test: not significant, the interval reaching 0).
     test = paired_rates(59, 6, 16, 80)
-    assert _significant(test) and _excludes_zero(test)
+    assert not _significant(test) and not _excludes_zero(test)
     # Means: 4 of 24 differences 0.25, the rest 0. The percentile bootstrap excludes 0 (a
     # resample without a nonzero difference has probability (20/24)**24, about 1.3%), while the
     # sign-flip p is 2 / 2**4. The interval that inverts the sign-flip test keeps 0.
@@ -160,7 +200,9 @@ def test_paired_rates_edges() -> None:
     every = paired_rates(0, 20, 0, 0)  # every pair: A only
     assert every.difference == -1.0 and every.ci_low == -1.0
     assert every.ci_high is not None and -1.0 < every.ci_high < -0.5
-    assert every.p_value == pytest.approx(math.erfc(math.sqrt(20) / math.sqrt(2)))
+    assert every.p_value == 2 / 2**20  # exact: 20 discordant pairs
+    many = paired_rates(0, 30, 0, 0)
+    assert many.p_value == pytest.approx(math.erfc(math.sqrt(30) / math.sqrt(2)))
     assert paired_rates(0, 0, 20, 0).ci_high == 1.0
     same = paired_rates(10, 0, 0, 14)  # no discordant pair: p is 1, the interval symmetric
     assert (same.difference, same.p_value) == (0.0, 1.0)

@@ -537,8 +537,9 @@ def test_the_llama_cpp_dialect_sends_results_as_user_messages(
 
 def test_a_trace_keeps_each_call_within_the_caps(server: ScriptedServer, tmp_path: Path) -> None:
     """A model that sends six searches of 1 MB at each of 10 steps (the issue's: a 60 MB
-    record): the session reads each whole and refuses it, the model is sent back what it gave,
-    and the record keeps each call's start with a marker saying how long it was."""
+    record): the session refuses each without reading it (longer than its bound), the model is
+    sent back what it gave, and the record keeps each call's start with a marker saying how long
+    it was."""
     task = TASKS[0]
     query = "q" * 999_000
     plan = [tool_step(*[("search", {"query": query})] * 6) for _ in range(10)]
@@ -556,7 +557,7 @@ def test_a_trace_keeps_each_call_within_the_caps(server: ScriptedServer, tmp_pat
             head, marker = call.arguments.split(" ...[cut: ", 1)
             assert given.startswith(head) and len(call.arguments) == MAX_KEPT_ARGUMENTS
             assert marker == f"{len(given):,} characters given, the first {len(head):,} kept]"
-            assert error is not None and "at most 300 characters" in error
+            assert error is not None and "longer than 16,000 characters" in error
     # what went back to the model is what it gave, whole
     last = server.script.bodies[-1]["messages"]
     sent = [c["function"]["arguments"] for m in last if m["role"] == "assistant"

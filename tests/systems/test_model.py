@@ -35,6 +35,7 @@ from peb_core._warn import PebWarning
 from peb_core.runs import RESPONSES
 from peb_core.scoring import Vocabulary, read_reply, score_run, scorecard
 from peb_core.systems import (
+    MAX_UNREACHABLE,
     PROTOCOLS,
     RECORD_FORMAT,
     ModelSystem,
@@ -534,7 +535,7 @@ def test_a_retry_after_given_as_an_http_date_is_honoured(
 
 
 def test_a_huge_reply_is_cut_and_flagged(server: ScriptedServer, tmp_path: Path) -> None:
-    from peb_core.systems._model import MAX_REPLY_CHARS
+    from peb_core.systems import MAX_REPLY_CHARS
 
     server.script.default = Step(text="x" * (MAX_REPLY_CHARS + 5000))
     reply = _respond(_system(server, tmp_path))
@@ -716,3 +717,38 @@ def test_both_http_paths_agree_and_stay_on_loopback(server: ScriptedServer, hand
     assert replies["refused"]["error"] == refused
     assert server.script.requests == 4
     assert found["hosts"] and set(found["hosts"]) <= {"127.0.0.1"}
+
+
+def test_a_run_stops_on_a_run_of_requests_that_reach_no_server(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """With no network (a port nothing listens on), a run of 36 tasks stops after
+    `MAX_UNREACHABLE` requests in a row never reached their server, each after its retries:
+    one line naming the server (the run spent every task's retries before it said so), the run
+    left interrupted with what it recorded. A server that answers, even with errors, is
+    reached: every task gets its error record and the run ends."""
+    with socket.socket() as spare:
+        spare.bind(("127.0.0.1", 0))
+        port = spare.getsockname()[1]
+    out = tmp_path / "run"
+    system = ModelSystem(
+        model="openai/scripted", families=[DD], api_base=f"http://127.0.0.1:{port}/v1",
+        retries=1, backoff_s=0.01, cache_folder=tmp_path / "cache",
+    )  # fmt: skip
+    with pytest.raises(RunError) as info:
+        run_system(system, [DD], out, seeds="11-16", concurrency=2)
+    assert str(info.value) == (
+        f"{out}: stopped: {MAX_UNREACHABLE} requests in a row could not connect to "
+        f"127.0.0.1:{port} (connection refused), each after its retries; is the server "
+        "running, and the address right? (the run keeps what it recorded; the same command "
+        "resumes it)"
+    )
+    manifest = read_manifest(out)
+    records, _ = read_records(out / RESPONSES)
+    assert manifest.state == "interrupted" and manifest.counts.n_tasks == 36
+    assert len(records) < MAX_UNREACHABLE + 2  # those in flight: at most the concurrency
+    assert all(r.status == "error" and "could not connect" in (r.error or "") for r in records)
+
+    server.script.default = Step(kind="status", status=400)
+    answered = run_system(_system(server, tmp_path), [DD], tmp_path / "b", seeds="11-12")
+    assert (answered.state, answered.counts.error) == ("finished", 12)

@@ -105,7 +105,7 @@ def test_the_workbench_shows_the_repeat_metrics_only_with_k_above_1(
     mixed, _ = scorecard_of([runs["silent-1"], runs["silent-3"], runs["careful-3"]])
     assert has_repeats(mixed)
     shown = scorecard_glance(mixed)
-    assert shown.columns[:4] == ["run", "family", "tier", "repeats"]
+    assert shown.columns[:5] == ["run", "run_label", "family", "tier", "repeats"]
     rows = {r["run"]: r for r in shown.iter_rows(named=True)}
     assert rows["silent-1"]["unsafe_any@K"] == "—"  # K 1: no number, never 0
     assert rows["silent-3"]["unsafe_any@K"].startswith("1.000 [0.")

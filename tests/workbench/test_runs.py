@@ -122,3 +122,38 @@ def test_a_sweep_opens_as_one_table(tmp_path: Path) -> None:
     assert len(picked) == 2
     scores, _ = score_runs(options, picked)
     assert scores is not None and set(scores["system"]) == {"oracle", "silent_filter"}
+
+
+def test_a_sweep_s_runs_are_labelled_by_what_differs_among_them(tmp_path: Path) -> None:
+    """Issue 36: a sweep's runs are named by a hash; every table labels them by what differs
+    among the runs shown (their declarations), one label per run used everywhere."""
+    root = tmp_path / "runs"
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[base]\nfamily = "due_diligence_v1"\nseeds = "11"\n'
+        '[matrix]\nsystem = ["oracle", "silent_filter"]\nrepeats = [1, 2]\n'
+    )
+    sweep = plan_sweep(path, root / "s")
+    asyncio.run(run_sweep_async(sweep, root / "s"))
+    options = run_options(root)
+    scores, _ = score_runs(options, sweep_picks(options, sweep_options(root)["s"]))
+    assert scores is not None
+    labels = dict(scores.select("run", "run_label").unique().iter_rows())
+    assert sorted(labels.values()) == [
+        "oracle repeats=1", "oracle repeats=2",
+        "silent_filter repeats=1", "silent_filter repeats=2",
+    ]  # fmt: skip
+    card = scorecard(scores)
+    assert dict(card.select("run", "run_label").iter_rows()) == labels
+    # The paired tests name each run B by its label beside its folder.
+    reference = next(run for run, label in labels.items() if label == "oracle repeats=1")
+    tests = paired_tests(scores, reference)
+    assert {tuple(r) for r in tests.select("run_b", "label_b").iter_rows()} == {
+        (run, label) for run, label in labels.items() if run != reference
+    }
+    # Two runs alike but for their folders: each label names its folder too.
+    alike = [root / "a" / "oracle", root / "b" / "oracle"]
+    for run in alike:
+        run_system(BASELINES["oracle"], list(load_families().values())[:1], run, seeds=[11])
+    same, _ = score_run_dirs(alike)
+    assert sorted(set(same["run_label"])) == ["oracle (a/oracle)", "oracle (b/oracle)"]

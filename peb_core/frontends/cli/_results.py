@@ -21,11 +21,21 @@ if TYPE_CHECKING:  # polars is imported by the commands that read runs
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import expand_runs, run_labels, scorecard_of
-    from ...scoring import METRICS, ROW_KEYS, glance, measured_only, metric, notes
+    from ...results import SCORECARD_KEYS, expand_runs, run_labels, score_run_dirs
+    from ...scoring import (
+        METRICS,
+        ROW_KEYS,
+        glance,
+        measured_only,
+        metric,
+        notes,
+        scorecard,
+        with_pooled,
+    )
 
     dirs = expand_runs([Path(d) for d in args.dirs])
-    card, warnings = scorecard_of(dirs)
+    scores, warnings = score_run_dirs(dirs)
+    card = scorecard(scores).select(list(SCORECARD_KEYS))
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
         if label in unclean:
@@ -44,6 +54,7 @@ def cmd_score(args: argparse.Namespace) -> None:
                 f"they cover {', '.join(sorted(covered))}"
             )
         card = card.filter(pl.col("family").is_in(wanted))
+        scores = scores.filter(pl.col("family").is_in(wanted))
     for line in warnings:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:  # every number beside its row's status, but none of a failed row
@@ -51,6 +62,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         return
     if card.is_empty():  # the warnings said why; an empty table says nothing more
         return
+    card = with_pooled(card, scores)  # each run's row over the families shown, first
     table = glance(card, intervals=args.ci, keys=[*ROW_KEYS, "repeats"], metrics=METRICS)
     if args.columns is not None:
         given = [c.strip() for c in args.columns.split(",") if c.strip()]
@@ -67,12 +79,28 @@ def cmd_score(args: argparse.Namespace) -> None:
         twice = [c for c in dict.fromkeys(wanted) if wanted.count(c) > 1]
         if twice:
             raise UsageError(f"--columns: {', '.join(twice)} given more than once")
-        table = table.select(wanted)
+        table = table.select(_told_apart(table, wanted))
     elif not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
         table = table.drop("repeats")
     print_frame(table)
     for note in notes(m for m in METRICS if m.label in table.columns):
         print(f"Note: {note}")
+
+
+TELLING_KEYS = ("run", "family")
+"""The columns that tell any two rows of `peb score` apart (a run's rows are one per family,
+and its pooled row is family `all`)."""
+
+
+def _told_apart(table: pl.DataFrame, wanted: list[str]) -> list[str]:
+    """`wanted` columns of a `peb score` table, with those of TELLING_KEYS it leaves out put
+    first when the row keys among `wanted` do not tell every row apart."""
+    from ...scoring import ROW_KEYS
+
+    keys = [c for c in wanted if c in ROW_KEYS]
+    if table.height < 2 or (keys and not table.select(keys).is_duplicated().any()):
+        return wanted
+    return [*(k for k in TELLING_KEYS if k not in wanted), *wanted]
 
 
 FEW_COMMON_TASKS = 10
@@ -82,35 +110,47 @@ FEW_COMMON_TASKS = 10
 def cmd_compare(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import score_run_dirs
-    from ...scoring import COMPARE_NOTE, CompareError, compare_scores, compare_table
+    from ...results import run_labels, score_run_dirs
+    from ...scoring import (
+        COMPARE_NOTE,
+        CompareError,
+        compare_scores,
+        compare_table,
+        unpaired_note,
+        unpaired_tasks,
+    )
 
     if args.interventions:
         return _compare_interventions(args)
     if args.run_b is None:
         raise UsageError("RUN_B: give the run to compare RUN_A with (or --interventions)")
-    (scores_a, warn_a), (scores_b, warn_b) = (
-        score_run_dirs([Path(d)]) for d in (args.run_a, args.run_b)
-    )
-    for run, scores in ((args.run_a, scores_a), (args.run_b, scores_b)):
-        if scores.is_empty():  # a run that has recorded nothing yet
+    dirs = [Path(args.run_a), Path(args.run_b)]
+    scores, warnings = score_run_dirs(dirs)  # together: each run's label says what differs
+    names = {d.resolve(): name for d, name in run_labels(dirs).items()}
+    scores_a, scores_b = (scores.filter(pl.col("run") == names[d.resolve()]) for d in dirs)
+    for run, these in ((args.run_a, scores_a), (args.run_b, scores_b)):
+        if these.is_empty():  # a run that has recorded nothing yet
             raise UsageError(f"{run}: {run_status(Path(run)).summary()}; nothing to compare yet")
     try:
         frame = compare_scores(scores_a, scores_b)
     except CompareError as exc:
         raise UsageError(str(exc)) from None
+    left_out = unpaired_note(unpaired_tasks(scores_a, scores_b), "A", "B")
+    if left_out is not None:
+        warnings.append(left_out)
     common = frame.filter(pl.col("family") == "all")["n_pairs"].max()
     if isinstance(common, int) and common < FEW_COMMON_TASKS:
-        warn_a.append(
-            f"{args.run_a} and {args.run_b} have only {common} task(s) in common; "
+        warnings.append(
+            f"{args.run_a} and {args.run_b} have only {common} task(s) both answered; "
             "the comparison says little"
         )
-    for line in [*warn_a, *warn_b]:
+    for line in warnings:
         print(f"peb: warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2))
         return
-    print(f"A = {args.run_a}{_contract(scores_a)}, B = {args.run_b}{_contract(scores_b)}")
+    label_a, label_b = frame["label_a"][0], frame["label_b"][0]
+    print(f"A = {args.run_a} ({label_a}), B = {args.run_b} ({label_b})")
     print_frame(compare_table(frame))
     print(COMPARE_NOTE)
 
@@ -150,13 +190,6 @@ def _compare_interventions(args: argparse.Namespace) -> None:
         print()
     print(COMPARE_NOTE)
     return None
-
-
-def _contract(scores: pl.DataFrame) -> str:
-    """Where an agent run found its contract, as `peb compare` names its runs (nothing for a
-    one-shot run)."""
-    found = scores["contract"][0] if "contract" in scores.columns else "-"
-    return "" if found == "-" else f" (contract {found})"
 
 
 def cmd_report(args: argparse.Namespace) -> None:

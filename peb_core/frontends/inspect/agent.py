@@ -68,6 +68,7 @@ from peb_core.access import (
     AgentSession,
     AgentView,
     agent_view,
+    arguments_text,
     checked_by,
     ends_episode,
     family_tools,
@@ -457,7 +458,7 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_T
                 results.setdefault(later.tool_call_id, later)
         calls = message.tool_calls or []
         shown = [_result(results.get(c.id)) for c in calls]
-        arguments = [json.dumps(c.arguments, ensure_ascii=False) for c in calls]
+        arguments = [arguments_text(c.arguments) for c in calls]
         accepted = [
             (c.function, text, given)
             for c, (text, error), given in zip(calls, shown, arguments, strict=True)

@@ -53,6 +53,11 @@ PARSE_ERROR = "Error parsing"
 """How inspect's error for arguments it could not parse begins (it then quotes them)."""
 
 
+Reached = list[list[bool]]
+"""For each step of a conversation, whether each of its calls reached the session: carried out
+and not refused by inspect before any tool ran (`inspect_refusal`), as a replay decides it."""
+
+
 class NotVerified(ValueError):
     """A sample whose log does not replay: one line naming the first call that differs (never
     quoting what the log says it returned)."""
@@ -125,23 +130,28 @@ class Replay:
         by_inspect: bool,
         where: str = "",
         handoffs: Sequence[HandedOff] = (),
-    ) -> None:
+    ) -> Reached:
         """Make each call of `steps` again on `session`, in order; a NotVerified at the first
         whose recorded result differs. `by_inspect`: the calls went through inspect's tools
         (an error is shown as the error's text; a submit that ended the episode may show the
         response it accepted, `_shown_as_before`). A `delegate` call takes the next of
-        `handoffs` (what the store keeps of the call)."""
+        `handoffs` (what the store keeps of the call). Whether each call reached the session,
+        as the replay decides it (`Reached`)."""
         tools = {t["function"]["name"]: tool_params(t["function"]["parameters"])
                  for t in session.tools}  # fmt: skip
         handing = session.delegator if isinstance(session.delegator, Handoffs) else None
+        reached: Reached = []
         for number, step in enumerate(steps, start=1):
             if any(step.delegations):
                 raise NotVerified(f"{where}step {number}: a sub-episode hands nothing off")
             if not len(step.tool_calls) == len(step.results) == len(step.errors):
                 raise NotVerified(f"{where}step {number}: its calls and results do not pair")
             calls = zip(step.tool_calls, step.results, step.errors, strict=True)
+            flags: list[bool] = []
+            reached.append(flags)
             for index, (call, result, error) in enumerate(calls, start=1):
                 at = f"{where}step {number}, call {index} ({_named(call.name)})"
+                flags.append(False)
                 if error == NOT_CARRIED_OUT and result == "":
                     continue
                 refusal = None
@@ -156,6 +166,7 @@ class Replay:
                 if refusal is not None:
                     expected: tuple[str, str | None] = (refusal, refusal)
                 else:
+                    flags[-1] = True
                     ran = len(handing.done) if handing is not None else 0
                     try:  # a handoff's sub-episode is replayed as the call runs it
                         outcome = await session.acall(call.name, call.arguments)
@@ -176,12 +187,18 @@ class Replay:
                         if refusal is not None
                         else f"{at}: the log records another result than the access layer gives"
                     )
+        return reached
 
     async def sub_episode(self, view: AgentView, reply: Reply, where: str) -> None:
         """Replay a handoff's sub-episode on `view` (a session of its own, which cannot hand
-        off); its reply must be the submit that session accepted (none unless `ok`)."""
+        off); its reply must be the submit that session accepted (none unless `ok`), and its
+        trace must say of each call whether it reached that session as the replay does."""
         session = view.session(self.disclosure)
-        await self.calls(session, reply.trace, self.inspect_sub_agent, f"{where}, ")
+        reached = await self.calls(session, reply.trace, self.inspect_sub_agent, f"{where}, ")
+        if reached != [[call.reached for call in step.tool_calls] for step in reply.trace]:
+            raise NotVerified(
+                f"{where}: its trace says otherwise than the replay which calls reached its session"
+            )
         if (reply.raw if reply.status == "ok" else None) != session.submitted:
             raise NotVerified(f"{where}: its reply is not the submit its session accepted")
 
@@ -192,19 +209,20 @@ class Replay:
         messages: Sequence[ChatMessage],
         submitted: str | None,
         handoffs: Sequence[HandedOff],
-    ) -> None:
+    ) -> Reached:
         """Replay a sample's episode (its conversation `messages`, the submit and handoffs its
         store keeps) on a fresh session of `task`; a NotVerified (one line) at the first thing
         that differs. A handoff the store keeps that no call in the conversation made (an
         agent that left its `delegate` calls out) is replayed as a call on a session of its
         own, so its gap still counts, except on a task whose grants change (it cannot be
-        placed)."""
+        placed). Which of the conversation's calls reached the session (`Reached`)."""
         view = agent_view(task, spec)
         view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
         session = view.session(self.disclosure, delegator=handing, followup=self.followup)
-        await self.calls(session, conversation_steps(messages), True, handoffs=handoffs)
+        steps = conversation_steps(messages)
+        reached = await self.calls(session, steps, True, handoffs=handoffs)
         left = handoffs[kept.taken :]
         if left and task.grants:
             raise NotVerified("the store keeps a handoff no call in the conversation made")
@@ -230,6 +248,23 @@ class Replay:
                 "the store's submit is not the one the session accepted from the "
                 "conversation's calls"
             )
+        return reached
+
+
+def with_reached(reply: Reply, reached: Reached) -> Reply:
+    """`reply` (an episode read from a conversation, `agent.episode_reply`) with whether each
+    call of its conversation's steps reached the session as the replay decided it (`Reached`),
+    never as the log labels its errors: a call after them (a handoff no call in the
+    conversation made, replayed on a session of its own) keeps its own."""
+    trace = list(reply.trace)
+    for number, flags in enumerate(reached[: len(trace)]):
+        step = trace[number]
+        calls = [
+            call.model_copy(update={"reached": flags[i]}) if i < len(flags) else call
+            for i, call in enumerate(step.tool_calls)
+        ]
+        trace[number] = step.model_copy(update={"tool_calls": tuple(calls)})
+    return reply.model_copy(update={"trace": tuple(trace)})
 
 
 def _named(name: str) -> str:

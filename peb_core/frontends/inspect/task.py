@@ -33,6 +33,7 @@ replayed against the access layer (`replay`); a sample that does not verify is s
 from __future__ import annotations
 
 import asyncio
+import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from inspect import Parameter, Signature
@@ -76,13 +77,15 @@ from peb_core.frontends.inspect.agent import (
     inspect_schema,
     react_agent,
 )
-from peb_core.frontends.inspect.replay import NotVerified, Replay
+from peb_core.frontends.inspect.replay import NotVerified, Reached, Replay, with_reached
 from peb_core.interventions import get_intervention
 from peb_core.runs import (
+    MAX_RECORD_BYTES,
     RunManifest,
     RunPlan,
     RunSpecError,
     default,
+    file_kind,
     naming,
     new_manifest,
     options,
@@ -682,10 +685,13 @@ def _unverified_reply(sample: EvalSample, expected: Sample, one_shot: bool) -> s
     return None
 
 
-def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Replay) -> str | None:
-    """Why a sample's episode does not replay (`Replay.episode`), or None if it does; an
-    InspectLogError for a malformed store, or if it replays under another disclosure mode or
-    follow-up than the log's (the log's settings are not the run's)."""
+def _unreplayed(
+    sample: EvalSample, task: Task, spec: ScenarioFile, replay: Replay
+) -> tuple[str | None, Reached]:
+    """Why a sample's episode does not replay (`Replay.episode`), or None if it does, and which
+    of its calls reached the session as the replay decides it; an InspectLogError for a
+    malformed store, or if it replays under another disclosure mode or follow-up than the
+    log's (the log's settings are not the run's)."""
     try:
         handoffs = handed_off(sample.store.get(HANDOFFS_KEY))
     except ValueError as exc:
@@ -694,16 +700,19 @@ def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Repl
     if submitted is not None and not isinstance(submitted, str):
         raise InspectLogError(f"store.{SUBMITTED_KEY}: not a response's text")
 
+    reached: Reached = []
+
     def unverified(under: Replay) -> str | None:
+        nonlocal reached
         try:
-            asyncio.run(under.episode(task, spec, sample.messages, submitted, handoffs))
+            reached = asyncio.run(under.episode(task, spec, sample.messages, submitted, handoffs))
         except NotVerified as exc:
             return str(exc)
         return None
 
     reason = unverified(replay)
     if reason is None:
-        return None
+        return None, reached
     for disclosure, followup in product(DISCLOSURES, FOLLOWUPS):
         other = replace(replay, disclosure=disclosure, followup=followup)
         if other != replay and unverified(other) is None:
@@ -719,7 +728,7 @@ def _unreplayed(sample: EvalSample, task: Task, spec: ScenarioFile, replay: Repl
                 f"the access layer gives what the log records under {' and '.join(differ)} "
                 "as the log says"
             )
-    return reason
+    return reason, []
 
 
 def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
@@ -737,8 +746,17 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     config as `unverified`; the manifest's provenance is this package's. InspectLogError (one
     line) when the log cannot be read, is not of this task, fails a check, or no sample of it
     verifies; RunError when `out` already holds a run."""
-    if not log.is_file():
-        raise InspectLogError(f"{log}: no such file")
+    try:
+        mode = log.stat().st_mode
+    except FileNotFoundError:
+        raise InspectLogError(f"{log}: no such file") from None
+    except OSError as exc:
+        raise InspectLogError(f"{log}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):  # a FIFO would be waited on, a device read without end
+        raise InspectLogError(
+            f"{log}: is {file_kind(mode)}, not a regular file; give an inspect eval log "
+            "(.eval or .json)"
+        )
     try:
         evaluation = read_eval_log(str(log))
     except Exception as exc:
@@ -849,6 +867,12 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         seen.add((*key, s.epoch))
         if _cancelled(s):
             continue
+        requests = sum(isinstance(m, ChatMessageAssistant) for m in s.messages)
+        if episode is not None and spec.solver is None and requests > episode:
+            raise InspectLogError(
+                f"{where}: its conversation holds {requests:,} model requests; react stops "
+                f"after max_steps ({episode}), so no live eval of this run wrote it"
+            )
         checked += 1
         family = specs[named.family]
         if key not in tasks:
@@ -864,23 +888,17 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         task = tasks[key]
         error = named.error or (first_line(s.error.message) if s.error else None)
         expected = sample(task, family, protocol, plan.episodes, named=len(families) > 1)
+        reached: Reached = []
         try:
-            reason = _unverified_reply(s, expected, episode is None and error is None) or (
-                _unreplayed(s, task, family, replay) if episode is not None else None
-            )
+            reason = _unverified_reply(s, expected, episode is None and error is None)
+            if reason is None and episode is not None:
+                reason, reached = _unreplayed(s, task, family, replay)
         except InspectLogError as exc:
             raise InspectLogError(f"{where}: {exc}") from None
-        if reason is not None:
-            set_aside.append(f"{where}: set aside, not verified: {reason}")
-            unverified = Reply(status="error", error=f"not verified: {reason}")
-            records.append(
-                ResponseRecord.of_reply(
-                    named.family, named.task_id, system, unverified, s.epoch - 1
-                )
-            )
-        elif episode is None:
-            records.append(record(named.model_dump(), system, s.output, error, s.epoch - 1))
-        else:
+        kept: ResponseRecord | None = None
+        if reason is None and episode is None:
+            kept = record(named.model_dump(), system, s.output, error, s.epoch - 1)
+        elif reason is None and episode is not None:
             handoffs = handed_off(s.store.get(HANDOFFS_KEY))
             usage = _sample_usage(s)
             if meta.delegate_system is not None:
@@ -888,9 +906,19 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
             reply = episode_reply(
                 s.messages, episode, s.store.get(SUBMITTED_KEY), error, usage, handoffs
             )
-            records.append(
-                ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
+            reply = with_reached(reply, reached)  # the replay's, never the log's error labels
+            kept = ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
+            size = len(kept.model_dump_json().encode())
+            if size > MAX_RECORD_BYTES:  # within the caps of a record: a run would skip it
+                reason = f"its record would take {size:,} bytes, more than a run reads"
+        if reason is not None:
+            set_aside.append(f"{where}: set aside, not verified: {reason}")
+            unverified = Reply(status="error", error=f"not verified: {reason}")
+            kept = ResponseRecord.of_reply(
+                named.family, named.task_id, system, unverified, s.epoch - 1
             )
+        assert kept is not None
+        records.append(kept)
     if checked and len(set_aside) == checked:
         raise InspectLogError(f"{set_aside[0]}; no sample of the log verifies: nothing imported")
     settings = evaluation.plan.config

@@ -130,9 +130,11 @@ def client_label(name: str | None) -> str:
 
 @dataclass
 class ClientState:
-    """A connection's state: its client's name (`client_label`), its open task if any, and the
-    bad calls it made outside an episode (they lead the trace of its next one; at most
-    `MAX_PENDING_CALLS` are kept, the rest counted in `not_kept`)."""
+    """A connection's state: its client's name (`client_label`), its open task if any, the bad
+    calls it made outside an episode before its first (they lead the trace of that episode; at
+    most `MAX_PENDING_CALLS` are kept, the rest counted in `not_kept`) and whether one of its
+    episodes has ended (`played`: the bad calls it makes outside an episode after that belong
+    to no task, and are answered but not kept)."""
 
     name: str
     lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -140,10 +142,15 @@ class ClientState:
     pending: list[Step] = field(default_factory=list)
     not_kept: int = 0
     """Bad calls outside an episode beyond the `MAX_PENDING_CALLS` kept."""
+    played: bool = False
+    """Whether an episode of this connection has ended."""
 
     def keep(self, step: Step) -> None:
         """Keep a bad call made outside an episode for the next trace (within the record
-        caps: a refused argument of any size is its start), or count it."""
+        caps: a refused argument of any size is its start), or count it; none once an
+        episode of the connection has ended (a call after it is no next task's)."""
+        if self.played:
+            return
         if len(self.pending) < MAX_PENDING_CALLS:
             self.pending.append(step.bounded())
         else:
@@ -324,7 +331,8 @@ class McpBench:
             if name == START_TASK and error is None:
                 return _result(content)
             # A call no session sees is in the trace it goes to, uncounted by a grant schedule:
-            # the open task's, or (a bad call before any task) the next task's.
+            # the open task's, or (a bad call before the connection's first task) that task's;
+            # one after an episode ended is no task's (`ClientState.keep`).
             steps = open_task.episode.steps if open_task is not None else client.pending
             if open_task is not None or error is not None:
                 number = f"call_{len(steps) + client.not_kept + 1}"
@@ -398,13 +406,16 @@ class McpBench:
         if status != "open":
             return _failed(f"start_task: task {task_id} is {status}; choose an open task")
         assert self.writer is not None
-        try:
-            self.writer.claim(self._system(client))
-        except RunError:
+        claimed, system = self.writer.manifest.system, self._system(client)
+        if claimed and claimed != system:
             return _failed(
-                f"start_task: this run records the client {self.writer.manifest.system!r}; a "
-                f"client named {client.name!r} needs a run folder of its own"
+                f"start_task: this run records the client {claimed!r}; a client named "
+                f"{client.name!r} needs a run folder of its own"
             )
+        try:
+            self.writer.claim(system)
+        except RunError as exc:  # its responses file cannot be written
+            return _failed(f"start_task: {exc}")
         task = self.tasks[task_id]
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
@@ -441,7 +452,7 @@ class McpBench:
         it."""
         open_task = client.task
         assert open_task is not None and self.writer is not None
-        client.task = None
+        client.task, client.played = None, True
         self.active.pop(open_task.task_id, None)
         task = open_task.task
         episode = open_task.episode

@@ -190,8 +190,9 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
 
 
 def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
-    """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run,
-    family and tier; where a row is an agent's, its `contract` (given, or found in the corpus)
+    """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run, its
+    label (what sets it apart from the runs picked with it), family and tier; where a row is an
+    agent's, its `contract` (given, or found in the corpus)
     beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
     metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
     repeats they are null, never 0)."""
@@ -202,6 +203,7 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
         intervals=True,
         keys=[
             "run",
+            "run_label",
             "family",
             "tier",
             *(["contract"] if agents else []),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import altair as alt
@@ -12,17 +13,26 @@ from ...scoring import (
     Metric,
 )
 from .._print import (
+    FONT,
+    MAX_HEIGHT,
+    PADDING,
+    PX_PER_INCH,
+    SPACING,
+    TITLE_FONT,
     TWO_COLUMNS,
+    X_AXIS,
     bottom_legend,
     for_print,
     inline,
     room,
     text_width,
+    wrap,
     y_axis_width,
 )
 from .._styles import (
     series_channels,
     series_column,
+    series_name,
 )
 
 
@@ -39,6 +49,13 @@ knows them."""
 
 MIN_BAR = 3
 """The narrowest bar `metric_bars` draws, in pixels (2.25 pt printed)."""
+
+PANEL, MIN_PANEL = 64, 24
+"""How tall, in pixels, a panel of `metric_bars` is: PANEL, or less to keep the figure within
+`MAX_HEIGHT` with many panels and series, never below MIN_PANEL."""
+
+MIN_MARK, MAX_MARK = 4, 10
+"""How wide, in pixels, the series' shape on a bar is: 0.8 of the bar, within these."""
 
 
 def metric_long(
@@ -91,6 +108,7 @@ def metric_bars(
         title: the figure's title, `... per <series> and family` (default: what `metrics` are).
     """
     series = series_column(card, by)
+    noun = series_name(series)
     asked = list(metrics)
     numbered = set(metric_long(card, by=by, metrics=asked).drop_nulls("value")["metric"])
     metrics = [m for m in asked if m.name in numbered] or asked
@@ -105,7 +123,7 @@ def metric_bars(
     n_bars = len(families) * max(len(names), 1)
     panel = max(width_px - axis_width, n_bars * MIN_BAR / (1 - padding))
     fits = text_width(families) <= panel / max(len(families), 1)
-    legend = bottom_legend(series.capitalize(), names, width_px)
+    legend = bottom_legend(noun.capitalize(), names, width_px)
     color, shape = series_channels(card, series, series_names, legend)
     x = alt.X(
         "family:N",
@@ -130,7 +148,7 @@ def metric_bars(
             ),
             color=color,
             tooltip=[
-                alt.Tooltip(f"{series}:N", title=series.capitalize()),
+                alt.Tooltip(f"{series}:N", title=noun.capitalize()),
                 alt.Tooltip("family:N", title="Family"),
                 alt.Tooltip("label:N", title="Metric"),
                 alt.Tooltip("value:Q", title="Value", format=".3f"),
@@ -139,7 +157,13 @@ def metric_bars(
             ],
         )
     )
-    tops = bars.mark_point(filled=True, size=14, opacity=1).encode(shape=shape)
+    # The series' shape on each bar, as wide as the bar (up to MAX_MARK), outlined in white:
+    # beyond the palette's nine colours, the shape tells two bars of one colour apart.
+    bar = panel * (1 - padding) / n_bars
+    mark = min(MAX_MARK, max(MIN_MARK, 0.8 * bar))
+    tops = bars.mark_point(
+        filled=True, size=mark**2, opacity=1, stroke="white", strokeWidth=0.75
+    ).encode(shape=shape)
     errors = (
         alt.Chart()
         .mark_rule(color="black", strokeWidth=0.75)
@@ -150,19 +174,6 @@ def metric_bars(
             y2="ci_high:Q",
         )
     )
-    chart: alt.FacetChart = (
-        alt.layer(bars, errors, tops)
-        .properties(width=panel, height=64)
-        .facet(
-            data=inline(long),
-            facet=alt.Facet(
-                "label:N", sort=list(titles(metrics).values()), header=alt.Header(title=None)
-            ),
-            columns=1,
-        )
-    )
-    if not unit:
-        chart = chart.resolve_scale(y="independent")
     if list(metrics) == list(SURFACES):
         title = title or "The four scored surfaces"
         note = (
@@ -178,4 +189,32 @@ def metric_bars(
         )
     if empty:
         note += " No panel for " + ", ".join(m.title for m in empty) + ": no row has a number."
-    return for_print(chart, width, f"{title} per {series} and family", [note])
+    heading = f"{title} per {noun} and family"
+    # Panels as tall as PANEL, or shorter (down to MIN_PANEL) to keep within MAX_HEIGHT.
+    legend_rows = math.ceil(len(names) / (legend.columns or 1))
+    fixed = (
+        2 * PADDING
+        + len(wrap(heading, width_px, TITLE_FONT, bold=True)) * (TITLE_FONT + 3)
+        + len(wrap(note, width_px)) * (FONT + 3)
+        + 6
+        + X_AXIS
+        + (0 if fits else text_width(families) / 2)
+        + (FONT + 8) * (legend_rows + 1)
+    )
+    room_each = (MAX_HEIGHT * PX_PER_INCH - fixed) / len(metrics) - (FONT + 14 + SPACING)
+    height = max(MIN_PANEL, min(PANEL, math.floor(room_each)))
+    chart: alt.FacetChart = (
+        alt.layer(bars, errors, tops)
+        .properties(width=panel, height=height)
+        .facet(
+            data=inline(long),
+            facet=alt.Facet(
+                "label:N", sort=list(titles(metrics).values()), header=alt.Header(title=None)
+            ),
+            columns=1,
+        )
+    )
+    if not unit:
+        chart = chart.resolve_scale(y="independent")
+    return for_print(chart, width, heading, [note])
+    return for_print(chart, width, f"{title} per {noun} and family", [note])

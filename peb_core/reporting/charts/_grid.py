@@ -28,6 +28,7 @@ from .._print import (
 )
 from .._styles import (
     series_column,
+    series_name,
     verdict_legend,
     verdict_scale,
 )
@@ -78,6 +79,7 @@ def outcome_grid(
         width: the figure's width in inches.
     """
     series = series_column(scores, by)
+    noun = series_name(series)
     tasks = scores.select("family", "task_id").unique().sort("family", "task_id")
     names = sorted(scores[series].drop_nulls().unique().to_list())
     shown = tasks.head(max(max_cells // max(len(names), 1), 1))
@@ -101,7 +103,7 @@ def outcome_grid(
     width_px = room(width)
     title = "Outcome per task"
     subtitle = [
-        f"{len(shown)} tasks x {len(names)} {series}s; one row per {series}, one cell per task "
+        f"{len(shown)} tasks x {len(names)} {noun}s; one row per {noun}, one cell per task "
         "(in id order, the id in the tooltip)"
     ]
     if len(shown) < len(tasks):
@@ -124,9 +126,7 @@ def outcome_grid(
         families, len(names), per_family, label, width_px, fixed
     )
     if not named:
-        subtitle.append(
-            f"too many {series}s to name on every panel: their names are in the tooltip"
-        )
+        subtitle.append(f"too many {noun}s to name on every panel: their names are in the tooltip")
     panel = (width_px - (columns - 1) * SPACING) / columns - (label if named else 0)
     chart: alt.FacetChart = (
         alt.Chart()
@@ -141,14 +141,14 @@ def outcome_grid(
             y=alt.Y(
                 f"{series}:N",
                 sort=names,
-                title=series.capitalize(),
+                title=noun.capitalize(),
                 axis=alt.Axis(labels=named, ticks=named),
             ),
             color=alt.Color("verdict:N", scale=verdict_scale(), legend=legend),
             tooltip=[
                 alt.Tooltip("task_id:N", title="Task"),
                 alt.Tooltip("family:N", title="Family"),
-                alt.Tooltip(f"{series}:N", title=series.capitalize()),
+                alt.Tooltip(f"{series}:N", title=noun.capitalize()),
                 alt.Tooltip("verdict_label:N", title="Verdict"),
                 alt.Tooltip("completeness:N", title="True completeness"),
                 alt.Tooltip("outcome:N", title="Outcome"),

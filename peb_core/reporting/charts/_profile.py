@@ -3,6 +3,7 @@ and family, points at one value nested."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import altair as alt
@@ -13,7 +14,11 @@ from ...scoring import (
 )
 from .._print import (
     FONT,
+    MAX_HEIGHT,
+    PADDING,
+    PX_PER_INCH,
     SPACING,
+    TITLE_FONT,
     TWO_COLUMNS,
     X_AXIS,
     bottom_legend,
@@ -21,11 +26,13 @@ from .._print import (
     for_print,
     inline,
     room,
+    wrap,
     y_axis_width,
 )
 from .._styles import (
     series_channels,
     series_column,
+    series_name,
 )
 from ._bars import METRICS
 
@@ -40,6 +47,10 @@ RING = 4
 MAX_RINGS = 3
 """The most points at one value drawn as nested rings; more are drawn as one grey mark (a
 crowd) and listed beside the chart, so no ring grows past the panel's axes."""
+
+
+MIN_PANEL = 90
+"""The narrowest panel, in pixels, `operating_profile` draws to keep within `MAX_HEIGHT`."""
 
 
 CROWD = "#555555"
@@ -105,13 +116,13 @@ def operating_profile(
             present); pass a wider selection's to colour each series as there.
     """
     series = series_column(card, by)
+    noun = series_name(series)
     x, y = RATES
     (x_low, x_high), (y_low, y_high) = (metric(r).interval_columns for r in RATES)
     width_px = room(width)
     axis_width = y_axis_width(["100%"])
     families = card["family"].n_unique()
     columns = max(1, min(families, int((width_px - axis_width + SPACING) // (130 + SPACING))))
-    panel = (width_px - axis_width - (columns - 1) * SPACING) // columns
     others = [c for c in ("run", "system", "protocol") if c != series and c in card.columns]
     points = nest(
         card.filter(pl.all_horizontal(pl.col(RATES).is_not_null())).select(
@@ -132,26 +143,58 @@ def operating_profile(
     )
     most = int(points["together"].max() or 1)  # type: ignore[arg-type]
     subtitle = [
-        f"One panel per family, one point per {series} at its value, its 95% intervals as "
+        f"One panel per family, one point per {noun} at its value, its 95% intervals as "
         "bars; over-blocking is the rate of blocking when safe to answer; bottom left is safe "
         "and useful."
     ]
     if most > 1:
         subtitle.append(
-            f"Up to {MAX_RINGS} points at the same value are nested rings, the first {series} "
+            f"Up to {MAX_RINGS} points at the same value are nested rings, the first {noun} "
             "in name order outermost; their number is beside them."
         )
-    if crowds := _crowds(points, x, y):
-        subtitle += [f"More than {MAX_RINGS} at one value are one grey mark; they are:", *crowds]
+    crowds = _crowds(points, x, y)
+    said = [f"More than {MAX_RINGS} at one value are one grey mark; they are:", *crowds]
     names = sorted(card[series].drop_nulls().unique().to_list())
-    legend = bottom_legend(series.capitalize(), names, width_px)
+    legend = bottom_legend(noun.capitalize(), names, width_px)
     legend.symbolOpacity = 1
+    title = "Operating profile: unsafe completeness versus over-blocking"
+    legend_rows = math.ceil(len(names) / (legend.columns or 1))
+
+    def panel_of(columns: int) -> float:
+        return (width_px - axis_width - (columns - 1) * SPACING) // columns
+
+    def height(lines: list[str], columns: int) -> float:
+        """About how tall, in pixels, the figure is with `lines` under its title."""
+        return (
+            2 * PADDING
+            + len(wrap(title, width_px, TITLE_FONT, bold=True)) * (TITLE_FONT + 3)
+            + sum(len(wrap(line, width_px)) for line in lines) * (FONT + 3)
+            + math.ceil(families / columns) * (panel_of(columns) + X_AXIS + FONT + 6 + SPACING)
+            + (FONT + 8) * (legend_rows + 1)
+        )
+
+    # Within MAX_HEIGHT: the crowds said in one line, then smaller panels, more to a row.
+    budget = MAX_HEIGHT * PX_PER_INCH
+    if crowds and height([*subtitle, *said], columns) > budget:
+        said = [
+            f"More than {MAX_RINGS} at one value are one grey mark ({len(crowds)} of them); "
+            f"its tooltip lists their {noun}s."
+        ]
+    if crowds:
+        subtitle += said
+    while (
+        height(subtitle, columns) > budget
+        and columns < families
+        and panel_of(columns + 1) >= MIN_PANEL
+    ):
+        columns += 1
+    panel = panel_of(columns)
     color, shape = series_channels(card, series, series_names, legend)
     # The axes run a little past 0 and 1, so a point at either end is clear of the axis line.
     unit = alt.Scale(domain=[-0.05, 1.05], nice=False, zero=False)
     ticks = alt.Axis(format=".0%", values=[0, 0.25, 0.5, 0.75, 1], labelFlush=False)
     tooltip = [
-        alt.Tooltip(f"{series}:N", title=series.capitalize()),
+        alt.Tooltip(f"{series}:N", title=noun.capitalize()),
         alt.Tooltip("family:N", title="Family"),
         *(alt.Tooltip(f"{c}:N", title=c.capitalize()) for c in others),
         *(alt.Tooltip(f"{m}:Q", title=t.split(" (")[0], format=".3f") for m, t in METRICS.items()),
@@ -201,7 +244,7 @@ def operating_profile(
             tooltip=[
                 alt.Tooltip("family:N", title="Family"),
                 alt.Tooltip("together:Q", title="Points at this value"),
-                alt.Tooltip("members:N", title=f"{series.capitalize()}s"),
+                alt.Tooltip("members:N", title=f"{noun.capitalize()}s"),
             ],
         )
     )
@@ -231,6 +274,4 @@ def operating_profile(
         )
         .resolve_axis(x="independent")
     )
-    return for_print(
-        chart, width, "Operating profile: unsafe completeness versus over-blocking", subtitle
-    )
+    return for_print(chart, width, title, subtitle)
