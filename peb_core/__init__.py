@@ -8,9 +8,9 @@ reading a reply as scoring does) -> `runs` (a system, with its intervention, ove
 run folder) -> `results` (run folders -> scores) -> `reporting` (tables and charts) and
 `dataset` (the release), and `audit` (what the surface of the model views gives away; after
 `scoring`, whose intervals it uses); then the front-ends in a room of their own (`frontends`:
-`cli`, `workbench`, `inspect`, `mcp`), and the notebooks on top. This module offers the common names of the
-stages; each is imported from its stage on first use, so importing the
-package (or the CLI) costs only the stages a command needs.
+`cli`, `workbench`, `inspect`, `mcp`), and the notebooks on top. This module offers the common
+names of the stages; each is imported from its stage on first use, so importing the package (or
+the CLI) costs only the stages a command needs.
 """
 
 import importlib as _importlib
