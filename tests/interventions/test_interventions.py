@@ -395,3 +395,35 @@ def test_every_shipped_intervention_says_where_it_does_not_apply() -> None:
     assert refuses["fail_and_report_guard"](Setting(**{**base, "contract": "corpus"}))
     assert refuses["policy_scaffold"](Setting(**base))
     assert refuses["policy_scaffold"](Setting(**{**base, "model": True})) is None
+
+
+@pytest.mark.parametrize("tier", ["paper", "agent"])
+def test_under_chat_the_platform_speaks_and_the_prose_reader_reads_it(
+    tier: str, tmp_path: Path
+) -> None:
+    """Under `--interface chat` the guard's report is said in words in place of the message
+    (a block, or the system's answer as partial) and the receipt is words after it; the prose
+    reader reads them: the silent chat baseline is safe with either, and the system's own
+    message is kept as it said it."""
+    families = [FAMILIES["security_incident_v1"]]
+    folders = {}
+    for name in ("none", "fail_and_report_guard", "boundary_receipt"):
+        folders[name] = _run(tmp_path, "chat_silent", name, tier, families=families,
+                             interface="chat", corpus=tier != "paper")  # fmt: skip
+    card = _pooled(list(folders.values()))
+    assert _row(card, folders["none"])["unsafe_completeness_rate"] == 1.0
+    assert _row(card, folders["fail_and_report_guard"])["unsafe_completeness_rate"] == 0.0
+    assert _row(card, folders["boundary_receipt"])["unsafe_completeness_rate"] == 0.0
+    for name in ("fail_and_report_guard", "boundary_receipt"):
+        spoke = 0
+        for line in (folders[name] / "responses.jsonl").read_text().splitlines():
+            record = ResponseRecord.model_validate_json(line)
+            if record.platform is None:
+                continue
+            spoke += 1
+            assert record.raw and not record.raw.lstrip().startswith("{")  # prose, its own
+            if name == "boundary_receipt":
+                assert (
+                    record.platform.response == f"{record.raw.rstrip()}\n\n{record.platform.said}"
+                )
+        assert spoke > 0, name
