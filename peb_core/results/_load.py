@@ -49,10 +49,22 @@ from ._discover import discover_runs, run_labels
 from ._labels import declared, run_descriptions
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
-SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
+SCORECARD_KEYS: Sequence[str] = Live(
+    lambda: tuple(k for k in scorecard_keys() if k != "intervention")
+)
 """The columns of `peb score --json`, in order: every metric of the registry (as it is when
 read), each rate and mean followed by the bounds of its 95% interval (Wilson for rates, seeded
-percentile bootstrap for means; null with an empty denominator)."""
+percentile bootstrap for means; null with an empty denominator); and `intervention` after
+`interface` where a run scored has one (`scorecard_columns`)."""
+
+
+def scorecard_columns(card: pl.DataFrame) -> list[str]:
+    """SCORECARD_KEYS, with `intervention` after `interface` where `card` has it (a run scored
+    had an intervention, docs/benchmark.md §11)."""
+    keys = list(SCORECARD_KEYS)
+    if "intervention" in card.columns:
+        keys.insert(keys.index("interface") + 1, "intervention")
+    return keys
 INTERVAL_KEYS: Sequence[str] = Live(
     lambda: tuple(k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")))
 )
@@ -399,9 +411,10 @@ def score_run_dirs(
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
-    """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
+    """The scorecard (`scorecard_columns`) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return with_intervention(scorecard(scores)).select(list(SCORECARD_KEYS)), warnings
+    card = scorecard(scores)
+    return card.select(scorecard_columns(card)), warnings
 
 
 def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:

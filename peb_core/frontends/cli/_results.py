@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # polars is imported by the commands that read runs
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import SCORECARD_KEYS, expand_runs, run_labels, score_run_dirs
+    from ...results import expand_runs, run_labels, score_run_dirs, scorecard_columns
     from ...scoring import (
         METRICS,
         ROW_KEYS,
@@ -35,7 +35,8 @@ def cmd_score(args: argparse.Namespace) -> None:
 
     dirs = expand_runs([Path(d) for d in args.dirs])
     scores, warnings = score_run_dirs(dirs)
-    card = scorecard(scores).select(list(SCORECARD_KEYS))
+    card = scorecard(scores)
+    card = card.select(scorecard_columns(card))
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
         if label in unclean:
