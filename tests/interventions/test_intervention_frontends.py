@@ -20,17 +20,8 @@ import anyio
 import pytest
 from mcp import ClientSession, stdio_client
 from scripted_server import ScriptedServer, Step, replies_so_far, tool_step
-from test_mcp_handoffs import (
-    GRANTS,
-    GRANTS_SEED,
-    ME,
-    RELYING,
-    SPEC,
-    SYSTEM,
-    per_task,
-    replay,
-    stdio,
-)
+from test_mcp import ME, SYSTEM, per_task
+from test_mcp_handoffs import GRANTS, GRANTS_SEED, RELYING, SPEC, replay, stdio
 
 from peb_core import read_records
 from peb_core.access import RECHECK, agent_start, agent_view
@@ -105,7 +96,7 @@ def test_each_front_end_refuses_an_intervention_where_it_does_not_apply(tmp_path
         with pytest.raises(ValueError, match=f"^intervention: {name}: the inspect task "):
             inspect_task.partial_evidence(family="due_diligence_v1", tier="agent",
                                           intervention=name)  # fmt: skip
-    for values, why in (
+    for flags, why in (
         (["--intervention", "shield"], "argument --intervention: unknown intervention 'shield'"),
         (["--intervention", "fail_and_report_guard", "--contract", "corpus"],
          "--intervention: fail_and_report_guard checks responses against the request's"),
@@ -113,7 +104,7 @@ def test_each_front_end_refuses_an_intervention_where_it_does_not_apply(tmp_path
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             argv = ["mcp", "serve", "--family", "due_diligence_v1", "--out", str(tmp_path)]
-            assert peb_main([*argv, *values]) == 2
+            assert peb_main([*argv, *flags]) == 2
         [said] = err.getvalue().strip().splitlines()
         assert why in said, said
 
@@ -167,12 +158,12 @@ def test_the_scaffold_changes_only_what_a_model_is_told_and_the_receipt_what_it_
         }
     assert bodies["boundary_receipt"] == bodies["none"]
     receipts = 0
-    for task_id, plain in records["none"].items():
+    for task_id, bare in records["none"].items():
         scaffolded, received = (
             records["policy_scaffold"][task_id],
             records["boundary_receipt"][task_id],
         )
-        assert scaffolded.raw == plain.raw == received.raw and plain.platform is None
+        assert scaffolded.raw == bare.raw == received.raw and bare.platform is None
         assert scaffolded.platform is None
         if received.platform is not None:
             receipts += 1

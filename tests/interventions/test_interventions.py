@@ -385,8 +385,9 @@ def test_a_toy_intervention_registered_from_outside_reaches_a_run(toy: str, tmp_
 
 
 def test_every_shipped_intervention_says_where_it_does_not_apply() -> None:
-    base = dict(agent=True, model=False, corpus=True, tier="agent", interface="submit",
-                contract="given", frontend="cli", system="s")  # fmt: skip
+    base: dict[str, Any] = dict(agent=True, model=False, corpus=True, tier="agent",
+                                interface="submit", contract="given", frontend="cli",
+                                system="s")  # fmt: skip
     refuses = {n: i.refuses for n, i in INTERVENTIONS.items()}
     assert all(refuse(Setting(**base)) is None for n, refuse in refuses.items() if n not in (
         "policy_scaffold",))  # fmt: skip
