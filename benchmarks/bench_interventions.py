@@ -83,33 +83,41 @@ def _calls(folder: Path) -> float:
 def cost(families: list[Any], rounds: int, tmp: Path) -> str:
     n = {tier: len(generate_tasks(families, tier=tier)) for tier in ("paper", "grants")}
     timings: dict[tuple[str, str, str], list[float]] = {}
+    cpu: dict[tuple[str, str, str], list[float]] = {}
     calls: dict[tuple[str, str, str], float] = {}
     for r in range(rounds):
         for (tier, name), interventions in COST.items():
             for intervention in interventions:
                 folder = tmp / f"cost-{r}-{tier}-{name}-{intervention}"
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 run_system(BASELINES[name], families, folder, tier=tier, intervention=intervention)
                 ms = (time.perf_counter() - started) * 1000 / n[tier]
                 timings.setdefault((tier, name, intervention), []).append(ms)
+                spent = (time.process_time() - used) * 1000 / n[tier]
+                cpu.setdefault((tier, name, intervention), []).append(spent)
                 calls[(tier, name, intervention)] = _calls(folder)
     lines = [
-        "| tier | system | intervention | ms / reply (median) | x none | tool calls / episode |",
-        "|---|---|---|---|---|---|",
+        "| tier | system | intervention | wall ms / reply | CPU ms / reply | CPU x none "
+        "| tool calls / episode |",
+        "|---|---|---|---|---|---|---|",
     ]
     for (tier, name), interventions in COST.items():
-        none = statistics.median(timings[(tier, name, "none")])
+        none = statistics.median(cpu[(tier, name, "none")])
         for intervention in interventions:
             ms = statistics.median(timings[(tier, name, intervention)])
+            used = statistics.median(cpu[(tier, name, intervention)])
             per = calls[(tier, name, intervention)]
             shown = f"{per:.1f}" if tier != "paper" else "-"
             lines.append(
-                f"| {tier} | `{name}` | `{intervention}` | {ms:.2f} | {ms / none:.2f} | {shown} |"
+                f"| {tier} | `{name}` | `{intervention}` | {ms:.2f} | {used:.2f} | "
+                f"{used / none:.2f} | {shown} |"
             )
     return (
-        f"Wall time per reply over the canonical tasks ({n['paper']} paper-tier, {n['grants']} "
-        f"grants-tier; {rounds} rounds, the runs of a round alternating, fresh folders), "
-        "medians:\n\n" + "\n".join(lines) + "\n"
+        f"Wall and CPU time (this process's, less sensitive to a shared machine's load) per reply "
+        f"over the canonical tasks ({n['paper']} paper-tier, {n['grants']} grants-tier; "
+        f"{rounds} rounds, the runs of a round alternating, fresh folders), medians:\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
 
 

@@ -78,7 +78,7 @@ def _keys(card: pl.DataFrame) -> list[str]:
     varying = [
         k
         for k in RUN_FOLDER_KEYS
-        if k != "intervention" and k in card.columns and card[k].n_unique() > 1
+        if k not in ("intervention", "run_label") and k in card.columns and card[k].n_unique() > 1
     ]
     return ["system", *varying, "intervention"]
 
