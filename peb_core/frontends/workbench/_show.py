@@ -300,10 +300,20 @@ def _mean(scores: pl.Series) -> str:
 
 
 def _reply(ex: WorkedExample) -> Sequence[Html]:
+    """The system's reply as it gave it, and where a run's intervention spoke (docs/benchmark.md
+    §11) what the platform said and the response the consumer was shown (what is scored)."""
     import marimo as mo
 
     raw = ex.record.raw if ex.record is not None else None
-    return [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    shown = [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    platform = ex.record.platform if ex.record is not None else None
+    if platform is not None:
+        shown += [
+            mo.md(f"### What the platform said (`{platform.intervention}`)\n\n{platform.said}"),
+            mo.md("### The response the consumer was shown (scored)"),
+            mo.md(reply_markdown(platform.response)),
+        ]
+    return shown
 
 
 EXAMPLE_SECTIONS: dict[str, Section] = {
