@@ -428,3 +428,27 @@ def test_under_chat_the_platform_speaks_and_the_prose_reader_reads_it(
                     record.platform.response == f"{record.raw.rstrip()}\n\n{record.platform.said}"
                 )
         assert spoke > 0, name
+
+
+def test_the_workbench_shows_who_said_what(tmp_path: Path) -> None:
+    """A worked example of a guarded reply shows the system's reply as it gave it, what the
+    platform said and the response the consumer was shown, and scores the last."""
+    from peb_core.frontends.workbench import worked_example
+    from peb_core.frontends.workbench._show import EXAMPLE_SECTIONS
+
+    spec = FAMILIES["due_diligence_v1"]
+    folder = _run(tmp_path, "silent_filter", "fail_and_report_guard", "paper",
+                  families=[spec], seeds=[11])  # fmt: skip
+    records = read_records_of(folder)
+    record = next(r for r in records if r.platform is not None)
+    task = next(t for t in generate_tasks([spec], [11]) if t.task_id == record.task_id)
+    example = worked_example(task, spec, record, run="r", system="silent_filter")
+    assert example.explanation.scores["unsafe"] is False
+    shown = "\n".join(getattr(part, "text", "") for part in EXAMPLE_SECTIONS["reply"](example))
+    assert record.platform is not None and record.platform.said in shown
+    assert "The response the consumer was shown" in shown
+
+
+def read_records_of(folder: Path) -> list[ResponseRecord]:
+    lines = (folder / "responses.jsonl").read_text().splitlines()
+    return [ResponseRecord.model_validate_json(line) for line in lines]
