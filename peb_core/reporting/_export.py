@@ -30,6 +30,7 @@ from .._markdown import markdown_table
 from ..scoring import NO_NUMBER
 from ..tasks import DEFAULT_TIER, Tier
 from . import charts
+from ._interventions import captions as study_captions
 from ._interventions import intervention_figure, intervention_results
 from ._paper import DECIMALS, HEADERS, Runs, captions, figures, run_dirs, tables
 
@@ -540,8 +541,9 @@ def export_report(
         paths += write_chart(chart, out_dir, stem, dpi=dpi)
     frontier = intervention_results(dirs, tier)  # the intervention study, where there is one
     if not frontier.is_empty():
-        stem = "table_interventions"
-        paths += write_table(frontier, out_dir, stem, caption=said[stem], headers=HEADERS)
+        caption = study_captions(tier)["table_interventions"]
+        paths += write_table(frontier, out_dir, "table_interventions", caption=caption,
+                             headers=HEADERS)  # fmt: skip
     figure = intervention_figure(dirs, tier)
     if figure is not None:
         paths += write_chart(figure, out_dir, "figure_interventions", dpi=dpi)

@@ -108,3 +108,24 @@ def intervention_figure(runs: Runs = None, tier: Tier | None = None) -> alt.Face
     if card.is_empty():
         return None
     return charts.intervention_frontier(finished_only(card))
+
+
+NAMES: dict[str, str] = {
+    "table_interventions": "Interventions: the frontier",
+    "figure_interventions": "Figure: the frontier of interventions",
+}
+"""What the study's table and figure are called where they are shown."""
+
+
+def captions(tier: Tier | None = None) -> dict[str, str]:
+    """A caption for the study's table and figure, saying the tier they are on."""
+    on = "on every tier" if tier is None else f"on the {tier} tier"
+    return {
+        "table_interventions": f"The intervention study {on}: each system's run with each "
+        "intervention (none among them), pooled over its families: unsafe completeness, its "
+        "worst case, over-blocking, answer correctness, gap-report quality and awareness, each "
+        "with its 95% interval (Wilson for rates, bootstrap for means).",
+        "figure_interventions": f"The frontier of interventions {on}: over-blocking against "
+        "unsafe completeness and against answer correctness, per system and intervention, with "
+        "95% intervals.",
+    }

@@ -532,8 +532,6 @@ NAMES: dict[str, str] = {
     "figure_confusion": "Figure: completeness confusion matrices",
     "figure_outcome_grid": "Figure: outcome per task",
     "figure_trace_metrics": "Figure: what agents' episodes did",
-    "table_interventions": "Interventions: the frontier",
-    "figure_interventions": "Figure: the frontier of interventions",
 }
 """What each table and figure stem is called where it is shown (a LaTeX caption carries no
 number: LaTeX numbers it)."""
@@ -633,12 +631,5 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "figure_confusion": f"Completeness awareness {on}: true versus claimed completeness.",
         "figure_outcome_grid": f"Verdict of every task and run {on}.",
         "figure_trace_metrics": f"What agents' episodes did, per system and family {on}, with "
-        "95% intervals.",
-        "table_interventions": f"The intervention study {on}: each system's run with each "
-        "intervention (none among them), pooled over its families: unsafe completeness, its "
-        "worst case, over-blocking, answer correctness, gap-report quality and awareness, each "
-        "with its 95% interval (Wilson for rates, bootstrap for means).",
-        "figure_interventions": f"The frontier of interventions {on}: over-blocking against "
-        "unsafe completeness and against answer correctness, per system and intervention, with "
         "95% intervals.",
     }

@@ -124,7 +124,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
     if args.interventions:
         return _compare_interventions(args)
     if args.run_b is None:
-        raise UsageError("RUN_B: give the run to compare RUN_A with (or --interventions)")
+        raise UsageError(
+            "the following arguments are required: RUN_B (or --interventions: RUN_A a folder "
+            "of runs)"
+        )
     dirs = [Path(args.run_a), Path(args.run_b)]
     scores, warnings = score_run_dirs(dirs)  # together: each run's label says what differs
     names = {d.resolve(): name for d, name in run_labels(dirs).items()}
