@@ -620,6 +620,91 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
     )
 
 
+# Numbers are ASCII digits; a name with a control character is shown escaped, on one line.
+for _flag, _value, _needle in [
+    ("--seeds", "\u0661\u0661", "argument --seeds: '\u0661\u0661' is not an integer or a range"),
+    (
+        "--limit",
+        "\u0661",
+        "argument --limit: expected an integer from 1 to 10,000,000, got '\u0661'",
+    ),
+    ("--concurrency", "\uff18", "argument --concurrency: expected an integer from 1 to 1,024"),
+    (
+        "--temperature",
+        "\u0660.\u0665",
+        "argument --temperature: expected a finite number from 0 to 10",
+    ),
+]:
+    probe(f"non_ascii_digits_{_flag}", [*RUN, "--out", "{tmp}/never", _flag, _value], _needle)
+probe("score_a_name_with_a_newline", ["score", "{tmp}/a\nb"], "/a\\nb: not a run folder")
+probe("score_a_name_with_a_tab", ["score", "{tmp}/a\tb"], "/a\\tb: not a run folder")
+
+
+def _sweep(tmp: Path, text: str) -> list[str | bytes]:
+    """`peb sweep` of a sweep file holding `text`, into `{tmp}/never`."""
+    (tmp / "s.toml").write_text(text, encoding="utf-8")
+    return ["sweep", str(tmp / "s.toml"), "--out", str(tmp / "never")]
+
+
+ONE = '[matrix]\nsystem = ["oracle"]\n'
+SWEEP_PROBES = {
+    "matrix_unknown_key": (f"{ONE}bogus = [1]\n", "s.toml: matrix.bogus: not a run option; valid:"),
+    "matrix_varies_concurrency": (
+        f"{ONE}concurrency = [1, 2]\n",
+        "matrix.concurrency: concurrency is not part of what a run is",
+    ),
+    "budget_a_boolean": (
+        f"concurrency = true\n{ONE}",
+        "concurrency: Input should be a valid integer",
+    ),
+    "budget_text": (f'concurrency = "8"\n{ONE}', "concurrency: Input should be a valid integer"),
+    "base_count_text": (
+        f'[base]\nconcurrency = "8"\n{ONE}',
+        "base.concurrency: expected an integer",
+    ),
+    "base_switch_text": (f'[base]\ncache = "off"\n{ONE}', "base.cache: expected true or false"),
+    "limits_text": (f'[limits]\nbaseline = "2"\n{ONE}', "limits.baseline: Input should be"),
+    "limits_unknown_provider": (
+        f"[limits]\nopneai = 2\n{ONE}",
+        "limits.opneai: no run of this sweep goes to provider 'opneai'; its runs go to: baseline",
+    ),
+    "key_unknown": (f"bogus = 1\n{ONE}", "bogus: not a key of a sweep file; valid: concurrency,"),
+}
+
+
+def _sweep_probe(text: str, needle: str) -> Probe:
+    return lambda tmp, _ro: (_sweep(tmp, text), {}, needle)
+
+
+for _name, (_text, _needle) in SWEEP_PROBES.items():
+    probe(f"sweep_{_name}")(_sweep_probe(_text, _needle))
+
+
+def _listing(tmp: Path, runs: object) -> list[str | bytes]:
+    """`peb score` of a sweep's folder whose sweep.json lists `runs`."""
+    (tmp / "sweep").mkdir()
+    (tmp / "sweep" / "sweep.json").write_text(json.dumps({"runs": runs}))
+    return ["score", str(tmp / "sweep")]
+
+
+LISTINGS = {
+    "empty": ([], "sweep.json: lists no run"),
+    "absolute": ([{"folder": str(ORACLE)}], "runs/baselines/oracle', outside the sweep's folder"),
+    "up": ([{"folder": "../run"}], "lists '../run', outside the sweep's folder"),
+    "nul": ([{"folder": "a\x00b"}], "lists 'a\\x00b', not a folder's path inside the sweep"),
+    "unmade": ([{"folder": "never"}], "no run its sweep.json lists was made"),
+    "not_runs": ({"folder": "x"}, "not a sweep's listing"),
+}
+
+
+def _listing_probe(runs: object, needle: str) -> Probe:
+    return lambda tmp, _ro: (_listing(tmp, runs), {}, needle)
+
+
+for _name, (_runs, _needle) in LISTINGS.items():
+    probe(f"sweep_listing_{_name}")(_listing_probe(_runs, _needle))
+
+
 @pytest.mark.parametrize("name", list(PROBES))
 def test_bad_input_is_one_line_and_exit_2(
     name: str, tmp_path: Path, read_only: Callable[[Path], None]

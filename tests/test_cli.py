@@ -8,10 +8,14 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 from cli import peb
 
+from peb_core.access import offered
 from peb_core.frontends.cli._run import ProgressLine
+from peb_core.frontends.workbench import scorecard_glance
+from peb_core.results import scorecard_of
 from peb_core.runs import EpisodeStep, run_lock
 from peb_core.systems import BASELINES, Reply, ResponseRecord, Usage
 
@@ -131,8 +135,8 @@ def test_schema_comes_from_the_models() -> None:
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
     tools = schemas["Tools[due_diligence_v1]"]
-    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
-    submit = tools[2]["function"]["parameters"]
+    assert [t["function"]["name"] for t in tools] == offered()
+    submit = next(t for t in tools if t["function"]["name"] == "submit")["function"]["parameters"]
     assert submit["properties"]["response"]["properties"] == dd["properties"]
     assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
 
@@ -371,7 +375,7 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert as_json.stderr == scored.stderr
     (row,) = json.loads(as_json.stdout)
     assert (row["status"], row["n_tasks"], row["n_errors"]) == ("failed", 6, 6)
-    assert row["unsafe_completeness_rate"] is None and row["unsafe_completeness_upper"] is None
+    assert row["unsafe_completeness_rate"] is None and row["unsafe_completeness_upper"] == 1.0
     assert row["answer_correctness"] is None and row["invalid_rate"] is None
 
     out = tmp_path / "paper"
@@ -387,6 +391,75 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     nothing = peb("report", "--out", str(out), "--runs", str(bad))
     assert nothing.returncode == 2 and nothing.stderr.endswith(
         "no finished run to report; run one, or pass --include-failed\n"
+    )
+
+
+THREE = ("compliance_audit_v1", "due_diligence_v1", "security_incident_v1")
+
+
+def test_an_all_error_run_is_unsafe_in_the_worst_case_everywhere(tmp_path: Path) -> None:
+    """Every error counts as unsafe in unsafe_max: an all-error run over three families is 1.0
+    there on every family, with its interval, in --json, the table, the workbench's scorecard
+    and the paper's detail table (with --include-failed), while its headline and every other
+    rate stay without a number (issue 35: unsafe_max was null there since d6f7080)."""
+    good = tmp_path / "runs" / "good"
+    made = peb(
+        "run", "--system", "fail_and_report", "--family", ",".join(THREE), "--seeds", "11",
+        "--out", str(good),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    bad = _failed_copy(good, tmp_path / "runs" / "bad")
+
+    rows = json.loads(peb("score", str(bad), "--json").stdout)
+    assert [r["family"] for r in rows] == list(THREE)
+    assert [r["unsafe_completeness_upper"] for r in rows] == [1.0, 1.0, 1.0]
+    assert all(0 < r["unsafe_completeness_upper_ci_low"] < 1 for r in rows)
+    assert all(r["unsafe_completeness_upper_ci_high"] == 1.0 for r in rows)
+    assert {r["unsafe_completeness_rate"] for r in rows} == {None}
+    assert {r["answer_correctness"] for r in rows} == {None}
+
+    table = peb("score", str(bad), "--columns", "family,status,unsafe,unsafe_max,answer").stdout
+    for line in table.splitlines()[2:]:
+        assert [c.strip() for c in line.split("|")[2:-1]] == ["failed", "—", "1.000", "—"], line
+
+    card, _ = scorecard_of([bad])
+    shown = scorecard_glance(card)
+    assert shown["unsafe_max"].str.starts_with("1.000 [").all(), shown["unsafe_max"]
+    assert (shown["unsafe"] == "—").all() and (shown["answer"] == "—").all()
+
+    out = tmp_path / "paper"
+    report = peb("report", "--out", str(out), "--runs", str(bad), "--include-failed")
+    assert report.returncode == 0, report.stderr
+    detail = pl.read_csv(out / "table_baselines_detail.csv")
+    assert detail["unsafe_max"].to_list() == [1.0, 1.0, 1.0]
+    assert detail["status"].to_list() == ["failed"] * 3
+
+
+def test_a_run_that_cannot_be_read_is_left_out_of_report_saying_why(tmp_path: Path) -> None:
+    """Issue 36: one run whose manifest cannot be read (or whose family is gone) made `peb
+    report` fail for every run. It is left out, saying why, and the rest are reported; with
+    nothing left, one line and exit 2."""
+    good = tmp_path / "runs" / "good"
+    made = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--out", str(good))
+    assert made.returncode == 0, made.stderr
+    edited = tmp_path / "runs" / "edited"
+    shutil.copytree(good, edited)
+    (edited / "manifest.json").write_text("{")
+    gone = tmp_path / "runs" / "gone"
+    shutil.copytree(good, gone)
+    manifest = json.loads((gone / "manifest.json").read_text())
+    (gone / "manifest.json").write_text(json.dumps({**manifest, "families": ["no_such_family"]}))
+    out = tmp_path / "paper"
+    for flags in ([], ["--include-failed"]):
+        report = peb("report", "--out", str(out), "--runs", str(tmp_path / "runs" / "*"), *flags)
+        assert report.returncode == 0, report.stderr
+        assert f"{edited.resolve()}: left out, cannot be read: " in report.stderr
+        assert f"{gone.resolve()}: left out, cannot be read: " in report.stderr
+        assert "no_such_family" in report.stderr and "Traceback" not in report.stderr
+        assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 1
+    nothing = peb("report", "--out", str(out), "--runs", str(edited), "--include-failed")
+    assert nothing.returncode == 2 and nothing.stderr.endswith(
+        "no finished run to report; every run was left out, as said above\n"
     )
 
 

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 import pytest
 from annotated_types import Ge, Le
-from pydantic import create_model
 
 from peb_core.frontends import _argv
 from peb_core.frontends.cli import build_parser
@@ -32,6 +31,7 @@ from peb_core.frontends.workbench import (
     run_form,
 )
 from peb_core.runs import (
+    DECLARED,
     FRONTENDS,
     Frontend,
     Option,
@@ -46,9 +46,9 @@ from peb_core.runs import (
     plan_run,
     read_spec,
     register_frontend,
+    register_option,
     run,
 )
-from peb_core.runs import _spec as spec_module
 from peb_core.tasks import load_families
 
 FAMILY = "due_diligence_v1"
@@ -79,8 +79,9 @@ def test_each_front_end_takes_exactly_its_declared_options() -> None:
     assert set(form_options()) == declared["workbench"] - {"system"}
     assert set(run_form().elements) - {"systems", "models", "name"} == set(form_options())
     assert _dests(_subparser("mcp", "serve")) - OWN["mcp"] == declared["mcp"]
-    signature = inspect_task.task_signature()
-    assert set(signature.parameters) == declared["inspect"]
+    *keywords, rest = inspect_task.task_signature().parameters.values()
+    assert {p.name for p in keywords} == declared["inspect"]
+    assert rest.kind == rest.VAR_KEYWORD  # any other -T key reaches the declaration, refused
     # Each option is offered somewhere, and a run option has one declaration.
     assert set().union(*declared.values()) == set(RunSpec.model_fields)
 
@@ -105,7 +106,8 @@ def test_each_front_end_has_the_declared_defaults(tmp_path: Path) -> None:
     parsed = headless_parser().parse_args(["--run", "oracle"])
     assert all(getattr(parsed, n) is None for n in form_options())
     for name, parameter in inspect_task.task_signature().parameters.items():
-        assert parameter.default == default(name, "inspect")
+        if parameter.kind == parameter.KEYWORD_ONLY:
+            assert parameter.default == default(name, "inspect")
     # The form's inputs start at the defaults: its request is a run of the defaults (every
     # family picked is every family).
     request = form_request(run_form().value)
@@ -237,16 +239,15 @@ ToyBudget = Annotated[int, Ge(1), Le(9), Option("count", "Toy budget", "a toy op
 
 
 @pytest.fixture
-def toy_option(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A run option declared once, as a field of the declaration with its `Option`: every
-    front-end's derivation reads the declaration when it builds its inputs."""
-    toy = create_model(
-        "RunSpecWithToy",
-        __base__=RunSpec,
-        toy_budget=(ToyBudget, 3),
-    )
-    monkeypatch.setattr(spec_module, "RunSpec", toy)
-    yield "toy_budget"
+def toy_option() -> Iterator[str]:
+    """A run option declared once from outside the package (`register_option`: a field of the
+    declaration with its `Option`): every front-end's derivation reads the declaration when it
+    builds its inputs."""
+    register_option("toy_budget", ToyBudget, 3)
+    try:
+        yield "toy_budget"
+    finally:
+        DECLARED.unregister("toy_budget")
 
 
 def test_a_toy_option_declared_once_reaches_every_front_end(
@@ -264,6 +265,9 @@ def test_a_toy_option_declared_once_reaches_every_front_end(
     assert toy_option in inspect_task.task_signature().parameters
     assert toy_option in run_form().elements
     assert _spec_of("inspect", {toy_option: 4}).toy_budget == 4  # type: ignore[attr-defined]
+    # The task (loaded before the option was declared) takes it, and its eval records it.
+    made = inspect_task.partial_evidence(family=FAMILY, seeds="11", **{toy_option: 4})
+    assert made.metadata is not None and made.metadata[toy_option] == 4
 
 
 def test_the_contract_source_is_refused_alike_where_it_does_not_apply(tmp_path: Path) -> None:

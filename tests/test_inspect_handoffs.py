@@ -40,7 +40,7 @@ from test_inspect import (
     peb,
 )
 
-from peb_core import generate_tasks, read_records
+from peb_core import access, generate_tasks, read_records
 from peb_core.access import DELEGATE_TOOL, DelegateResult, agent_view
 from peb_core.frontends.inspect.agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
 from peb_core.frontends.inspect.task import partial_evidence
@@ -52,10 +52,11 @@ from peb_core.results import (
     replay_steps,
 )
 from peb_core.runs import RESPONSES, read_manifest
+from peb_core.scoring import HANDOFF
 from peb_core.systems import Delegation, Reply, Usage, build_system
 from peb_core.tasks import Task
 
-HANDOFF_METRICS = (*EPISODE_METRICS, "gap_propagation", "laundered_completeness")
+HANDOFF_METRICS = (*EPISODE_METRICS, *(m.name for m in HANDOFF))
 TASKS = generate_tasks([DD], [11], 0, "delegation", corpus_size=20)[:2]
 """The first two delegation-tier tasks at seed 11 (20 documents each): both incomplete, every
 sub-agent holding a scope the user lacks and owning a store the user's tools do not reach."""
@@ -88,7 +89,7 @@ def sub_agent(body: dict[str, Any]) -> Step:
     """The sub-agent (a request offering no `delegate`): a search and an open of every
     document of the corpus, hidden or not, then the oracle's incomplete response."""
     offered = [t["function"]["name"] for t in body["tools"]]
-    assert offered == ["search", "open", "submit"]  # handoffs are one level deep
+    assert offered == access.offered()  # handoffs are one level deep: no delegate
     user = _user_message(body["messages"])
     (task,) = [t for t in TASKS if _request(t) in user]
     if replies_so_far(body) == 0:

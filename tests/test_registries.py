@@ -28,17 +28,21 @@ from peb_core.access import (
     register_disclosure,
 )
 from peb_core.results import score_run_dirs, scorecard_of
-from peb_core.runs import read_manifest, run_system
+from peb_core.runs import RESPONSES, read_manifest, read_records, run_system
 from peb_core.scoring import (
     BY_NAME,
     METRICS,
     SCREEN,
+    TRACE,
     Metric,
+    TraceColumn,
     compare_scores,
+    episode_columns,
     glance,
     metric,
     metric_differences,
     register_metric,
+    unregister_metric,
 )
 from peb_core.systems import (
     BASELINES,
@@ -331,6 +335,103 @@ def test_a_metric_with_a_taken_label_or_missing_fields_is_refused() -> None:
         register_metric(Metric("toy_mean", "toy", "T", "T", "all", "mean", group="toys"))
     with pytest.raises(UnknownName, match="unknown metric 'nope'; valid: n_tasks, n_incomplete"):
         metric("nope")
+
+
+# A trace metric: a metric read from an agent's episode, with its per-task column.
+
+OPENED = TraceColumn("toy_opened", pl.Float64(), pl.col("_seen").list.len())
+"""A toy trace column: how many documents an episode (or a sub-agent it handed off to) opened
+without an error."""
+TOY_TRACE_METRIC = Metric(
+    "toy_opened_docs",
+    "opened",
+    "Opened",
+    "Documents opened",
+    "agent episodes: the documents opened, per episode",
+    "mean",
+    within=pl.col("episode"),
+    score="toy_opened",
+    bounded=False,
+    group="trace",
+    columns=(OPENED,),
+)
+"""A toy trace metric, declared with its column in one entry."""
+
+
+@pytest.fixture
+def toy_trace_metric() -> Iterator[Metric]:
+    registered = register_metric(TOY_TRACE_METRIC)
+    try:
+        yield registered
+    finally:
+        unregister_metric(registered.name)
+
+
+def _mean_opened(run: Path) -> float:
+    """The mean number of documents each episode of `run` opened without an error, counted
+    from its records (not by the scorer)."""
+    records, _ = read_records(run / RESPONSES)
+    opened = [
+        len(
+            {
+                json.loads(call.arguments)["doc_id"]
+                for step in record.trace
+                for call, error in zip(step.tool_calls, step.errors, strict=True)
+                if call.name == "open" and error is None
+            }
+        )
+        for record in records
+    ]
+    return sum(opened) / len(opened)
+
+
+def test_a_toy_trace_metric_is_scored_with_one_shot_runs_shown_and_compared(
+    toy_trace_metric: Metric, tmp_path: Path
+) -> None:
+    assert "toy_opened" in episode_columns() and metric("opened") in TRACE
+    careful, silent, one_shot = (tmp_path / n for n in ("careful", "silent", "one_shot"))
+    for name, out, tier in (
+        ("agent_fail_and_report", careful, "agent"),
+        ("agent_silent", silent, "agent"),
+        ("fail_and_report", one_shot, "paper"),
+    ):
+        run_system(BASELINES[name], [SPEC], out, seeds=[11], tier=tier)
+    expected = {run: _mean_opened(run) for run in (careful, silent)}
+    assert expected[careful] > expected[silent]
+
+    (row,) = _json(peb("score", str(careful), "--json"))
+    assert row["toy_opened_docs"] == pytest.approx(expected[careful])
+    # An agent run and a one-shot run scored together: the one-shot run's column is null.
+    rows = {r["system"]: r for r in _json(peb("score", str(careful), str(one_shot), "--json"))}
+    assert rows["agent_fail_and_report"]["toy_opened_docs"] == pytest.approx(expected[careful])
+    assert rows["fail_and_report"]["toy_opened_docs"] is None
+    shown = peb("score", str(careful), str(one_shot), "--columns", "system,opened")
+    assert shown.returncode == 0, shown.stderr
+    assert "opened" in shown.stdout.splitlines()[0]
+    # Compared, pair by pair: the careful agent opens more.
+    compared = _json(peb("compare", str(silent), str(careful), "--json"))
+    (diff,) = [
+        r for r in compared if r["metric"] == "toy_opened_docs" and r["family"] == "all"
+    ]
+    assert diff["difference"] == pytest.approx(expected[careful] - expected[silent])
+    # Unregistered, the column goes with the metric.
+    unregister_metric(toy_trace_metric.name)
+    assert "toy_opened" not in episode_columns()
+    register_metric(toy_trace_metric)
+
+
+def test_a_trace_column_is_declared_once() -> None:
+    """A column another metric declared is refused with the metric that declares it again."""
+    register_metric(TOY_TRACE_METRIC)
+    try:
+        again = Metric("toy_again", "again", "A", "A", "agent episodes", "mean",
+                       within=pl.col("episode"), score="toy_opened", group="trace",
+                       columns=(OPENED,))  # fmt: skip
+        with pytest.raises(ValueError, match="trace column 'toy_opened' is already registered"):
+            register_metric(again)
+        assert "toy_again" not in BY_NAME
+    finally:
+        unregister_metric(TOY_TRACE_METRIC.name)
 
 
 # A disclosure mode.

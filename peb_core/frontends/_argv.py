@@ -19,6 +19,13 @@ class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
 
+def one_line(text: str) -> str:
+    """`text` with each character that is not printable (a newline, a NUL, ...) written as a
+    string's repr writes it (`\\n`, `\\x00`): a message that names what was given stays one
+    line and shows it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -40,8 +47,13 @@ def _typed(name: str) -> Callable[[str], Any]:
 
 
 def _help(name: str, frontend: str, shown_default: str | None) -> str:
+    """An option's `--help` line: its help and its default (once: a help that says its own
+    default gets only the choices added)."""
     option = options()[name]
     value = default(name, frontend)
+    if shown_default is None and "default" in option.help:
+        choices = option.choices() if option.choices is not None else ()
+        return f"{option.help} (one of {', '.join(choices)})" if choices else option.help
     if shown_default is None:
         shown_default = "none" if value is None else str(value)
         if option.choices is not None:
@@ -67,13 +79,16 @@ def add_options(
         shown = (defaults or {}).get(name)
         if option.kind == "switch":
             on = default(name, frontend)
+            what = option.off_help or f"off: {option.help}"  # what the flag does
             parser.add_argument(
                 f"--no-{name.replace('_', '-')}" if on else flag(name),
                 dest=name,
                 action="store_const",
                 const=not on,
                 default=None,
-                help=f"{option.help} ({'on' if on else 'off'} unless given)",
+                help=f"{what} (default: {option.label.lower()} on)"
+                if on
+                else f"{option.help} (off unless given)",
             )
         elif option.kind == "names":
             parser.add_argument(
@@ -104,12 +119,12 @@ def given(args: argparse.Namespace, names: Iterable[str]) -> dict[str, Any]:
 def checked(
     kind: Callable[[str], Any], ok: Callable[[Any], bool], valid: str
 ) -> Callable[[str], Any]:
-    """An argparse type for what is not a run option: `kind(text)` if that works and passes
-    `ok`, else one line naming what is valid."""
+    """An argparse type for what is not a run option: `kind(text)` of ASCII text if that works
+    and passes `ok`, else one line naming what is valid."""
 
     def parse(text: str) -> Any:
         try:
-            value = kind(text)
+            value = kind(text) if text.isascii() else None
         except ValueError:
             value = None
         if value is None or not ok(value):

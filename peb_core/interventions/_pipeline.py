@@ -3,7 +3,8 @@ wraps any system, one-shot or agent, as a deployment puts a platform element aro
 wrapped system is the same system (its name, its view), its config records the intervention,
 and each reply passes through the intervention where it acts:
 
-- its prompt edit is made where the system prompts a model (`edited`, on the system's protocol);
+- its prompt edit is the run's prompt option (`intervention_prompt`), made wherever a model is
+  prompted (`systems.prompt_for`);
 - its checks are given to the agent's sessions (`access.AgentView.checks`);
 - its response step (`at_response`) gets what the platform knew when the reply was given, from
   the task the runner is answering (`answering`: the platform's view of it, never the task),
@@ -31,11 +32,9 @@ from ..access import (
     platform_view,
 )
 from ..scoring import episode_calls, grant_timeline
-from ..systems import PromptProtocol, Reply, System
+from ..systems import Reply, System
 from ..tasks import ScenarioFile, Task, ViewKind, load_families
 from ._intervention import DEFAULT_INTERVENTION, AtResponse, Intervention, get_intervention
-
-Render = Callable[[Any], list[dict[str, str]]]
 
 _ANSWERING: ContextVar[Callable[[CorpusIndex | None], PlatformView] | None] = ContextVar(
     "peb_answering", default=None
@@ -67,25 +66,14 @@ def platform_answering(index: CorpusIndex | None = None) -> PlatformView:
     return view(index)
 
 
-def edited(protocol: PromptProtocol, intervention: Intervention) -> PromptProtocol:
-    """`protocol` with the intervention's prompt edit applied to each of its renderings (one-shot
-    and an agent's start, in the interface it renders); its digests are then of the edited
-    text. The protocol itself for an intervention without one."""
-    edit = intervention.prompt
-    if edit is None:
-        return protocol
-
-    def then(render: Render) -> Render:
-        return lambda view: edit([dict(m) for m in render(view)])
-
-    agent, chat, agent_chat = protocol.agent, protocol.chat, protocol.agent_chat
-    return replace(
-        protocol,
-        render=then(protocol.render),
-        agent=None if agent is None else then(agent),
-        chat=None if chat is None else then(chat),
-        agent_chat=None if agent_chat is None else then(agent_chat),
-    )
+def intervention_prompt(messages: list[dict[str, str]], name: str) -> list[dict[str, str]]:
+    """The prompt option of the `intervention` run option (`runs.Option.prompt`): the messages
+    as the intervention `name` edits them (`Intervention.prompt`), or as they are for one that
+    edits none. Applied wherever a model is prompted (`systems.prompt_for`: our systems, the
+    inspect task's samples, an MCP client's start), so the run's protocol digests are of the
+    edited text."""
+    edit = get_intervention(name).prompt
+    return messages if edit is None else edit([dict(m) for m in messages])
 
 
 def at_response(
@@ -167,12 +155,9 @@ class Intervened:
 
 def intervened(system: System, name: str) -> System:
     """`system` with the intervention `name` around it (UnknownName for one not registered):
-    the system itself for `none`; else its prompt edited where it prompts a model (a system
-    with a `protocol`), wrapped (`Intervened`)."""
+    the system itself for `none`, else wrapped (`Intervened`). Its prompt edit is the run's
+    prompt option (`intervention_prompt`), made where the system is built."""
     intervention = get_intervention(name)
     if intervention.name == DEFAULT_INTERVENTION:
         return system
-    protocol = getattr(system, "protocol", None)
-    if intervention.prompt is not None and isinstance(protocol, PromptProtocol):
-        system = replace(system, protocol=edited(protocol, intervention))  # type: ignore[type-var]
     return Intervened(system, intervention)

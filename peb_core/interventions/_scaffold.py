@@ -1,8 +1,10 @@
 """`policy_scaffold` (docs/benchmark.md §11): prompt shaping, the paper's "system-level policy
 scaffolding". The organisation's completeness rule, one fixed text, is put before whatever a
 protocol tells a model (the start of its system message, or a system message of its own), in
-every protocol, one-shot and agent, either interface. It changes what a model is told and
-nothing else: a baseline reads no prompt (refused), and the reply is scored as any other."""
+every protocol, one-shot and agent, either interface, wherever a model is prompted (a prompt
+option: our systems, the inspect task's samples, an MCP client's start). It changes what a model
+is told and nothing else: a baseline reads no prompt (refused), and the reply is scored as any
+other."""
 
 from __future__ import annotations
 
@@ -34,11 +36,6 @@ def _refuses(setting: Setting) -> str | None:
         return (
             f"policy_scaffold puts a policy before what a model is told; {setting.system} is a "
             "baseline and reads no prompt (run a model, or agent:<model>)"
-        )
-    if setting.frontend == "inspect":
-        return (
-            "policy_scaffold: the inspect task does not render prompt options yet; run it "
-            "with peb run, the workbench or peb mcp serve"
         )
     return None
 

@@ -40,17 +40,24 @@ def discover_runs(root: Path, *, scratch: bool = True) -> list[Path]:
     return [d for d in found if SCRATCH not in d.relative_to(root).parts[:1]]
 
 
-def expand_runs(paths: Sequence[Path]) -> list[Path]:
+def expand_runs(paths: Sequence[Path], problems: list[str] | None = None) -> list[Path]:
     """Each of `paths` as the run folders it stands for: a run folder itself; a sweep's folder,
-    the runs it lists (`runs.SWEEP`), in its order; any other folder, every run folder below it.
-    A RunError for a path that is none of these."""
+    the runs it lists (`runs.SWEEP`), in its order (a line in `problems` for each it lists
+    twice or that was not made: `runs.sweep_runs`); any other folder, every run folder below
+    it. A RunError for a path that is none of these, or a sweep none of whose runs was made."""
     found: list[Path] = []
     for path in paths:
         try:
             if (path / MANIFEST).is_file():
                 found.append(path)
             elif (path / SWEEP).is_file():
-                found += sweep_runs(path)
+                listed = sweep_runs(path, problems)
+                if not listed:
+                    raise RunError(
+                        f"{path}: no run its {SWEEP} lists was made (none holds {MANIFEST}); "
+                        "the same peb sweep makes them"
+                    )
+                found += listed
             elif path.is_dir() and (below := discover_runs(path)):
                 found += below
             else:
@@ -71,8 +78,10 @@ def select_runs(
             globs (`runs/smollm2-*`), each taken as given (a scratch run is taken if named).
         include_unclean: keep runs that are not finished with a reply for every task (errors,
             missing tasks, still running, stopped early); by default they are left out, since
-            their numbers are not a system's.
+            their numbers are not a system's, as is a run whose folder cannot be read (its
+            line says why).
     """
+    left_out: list[str] = []
     if picks is None or isinstance(picks, Path):
         root = runs_root() if picks is None else picks
         found = discover_runs(root, scratch=False) if root.is_dir() else []
@@ -82,13 +91,17 @@ def select_runs(
             matches = sorted(map(Path, glob.glob(pick))) if glob.has_magic(pick) else [Path(pick)]
             if not matches:
                 raise RunError(f"{pick}: matches no run folder")
-            found += expand_runs(matches)
+            found += expand_runs(matches, left_out)
     dirs = list(dict.fromkeys(d.resolve() for d in found))
     if include_unclean:
-        return dirs, []
-    kept, left_out = [], []
+        return dirs, left_out
+    kept = []
     for d in dirs:
-        status = run_status(d)
+        try:
+            status = run_status(d)
+        except RunError as exc:  # one run that cannot be read hides no other
+            left_out.append(f"{d}: left out, cannot be read: {exc}")
+            continue
         if status.clean:
             kept.append(d)
         else:

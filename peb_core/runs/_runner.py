@@ -37,6 +37,7 @@ from ..tasks import (
     Tier,
     count_tasks,
     iter_tasks,
+    task_keys,
     view_for,
 )
 from ._spec import RunPlan, plan_for
@@ -184,12 +185,17 @@ async def _run_tasks(
     holding every one of `gates`, with its repeat index in context (`answering_repeat`), the
     task as the platform knows it in context for an intervention's response step
     (`interventions.answering`), and its steps told to `steps` (`watching_steps`); none
-    started once `reach` says the server cannot be reached (those in flight end as they do)."""
+    started once `reach` says the server cannot be reached (those in flight end as they do). A
+    reply is started once it holds a slot in every gate, and its task generated only then
+    (tasks with every reply recorded are never generated), so a run holds the tasks of its
+    replies in flight and no more, however many it has: memory follows the concurrency, not the
+    run's size."""
     specs = {spec.id: spec for spec in families}
     manifest = writer.manifest
     done = writer.done
+    repeats = manifest.repeats
     finished = 0
-    n_replies = len(writer.keys) * manifest.repeats
+    n_replies = len(writer.keys) * repeats
 
     @contextlib.contextmanager
     def watched(view: object, task: Task, repeat: int, episode: int) -> Iterator[None]:
@@ -206,21 +212,22 @@ async def _run_tasks(
 
     async def one(task: Task, repeat: int, episode: int) -> None:
         nonlocal finished
-        async with contextlib.AsyncExitStack() as held:
-            for gate in gates:
-                await held.enter_async_context(gate)
-            if reach.unreachable is not None:
-                return
-            view = view_for(system.view, task, specs[task.family])
-            with answering_repeat(repeat), answering(task), watched(view, task, repeat, episode):
-                reply = await system.respond(view)
+        if reach.unreachable is not None:  # nothing more is started
+            return
+        view = view_for(system.view, task, specs[task.family])
+        with answering_repeat(repeat), answering(task), watched(view, task, repeat, episode):
+            reply = await system.respond(view)
         record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply, repeat)
         writer.append(record)
         finished += 1
         if progress:
             progress(record, finished, n_replies)
 
-    pending = []
+    def release(_: object) -> None:
+        for gate in gates:
+            gate.release()
+
+    todo = {key for key in writer.keys if any((*key, r) not in done for r in range(repeats))}
     tasks = iter_tasks(
         families,
         manifest.seeds,
@@ -228,21 +235,46 @@ async def _run_tasks(
         manifest.tier,
         manifest.corpus_size,
         manifest.contract or DEFAULT_CONTRACT,
+        only=todo,
     )
-    for number, task in enumerate(islice(tasks, len(writer.keys))):
-        for repeat in range(manifest.repeats):
-            if (task.family, task.task_id, repeat) in done:
-                finished += 1
-                continue
-            episode = number * manifest.repeats + repeat + 1
-            pending.append(asyncio.ensure_future(one(task, repeat, episode)))
-        # Let the first requests go out while the later tasks are generated.
-        await asyncio.sleep(0)
+    keys = islice(task_keys(families, manifest.seeds, manifest.tier), len(writer.keys))
     try:
-        await asyncio.gather(*pending)
-    finally:  # a write failed, or the run was stopped: stop the rest before the file closes
-        for future in pending:
-            future.cancel()
+        # A reply that fails (a write) stops the others and ends the run with its error; so
+        # does a stop, each reply in flight cancelled before the file closes.
+        async with asyncio.TaskGroup() as group:
+            for number, key in enumerate(keys):
+                task = None
+                for repeat in range(repeats):
+                    if (*key, repeat) in done:
+                        finished += 1
+                        continue
+                    await _hold(gates)
+                    if reach.unreachable is not None:  # the server cannot be reached
+                        release(None)
+                        return
+                    try:
+                        task = next(tasks) if task is None else task
+                    except BaseException:
+                        release(None)
+                        raise
+                    episode = number * repeats + repeat + 1
+                    group.create_task(one(task, repeat, episode)).add_done_callback(release)
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+
+
+async def _hold(gates: Sequence[asyncio.Semaphore]) -> None:
+    """A slot taken in every one of `gates`, in their order (one order: no deadlock); none
+    kept if stopped while waiting."""
+    held: list[asyncio.Semaphore] = []
+    try:
+        for gate in gates:
+            await gate.acquire()
+            held.append(gate)
+    except BaseException:
+        for gate in held:
+            gate.release()
+        raise
 
 
 def run(
@@ -284,6 +316,11 @@ async def run_system_async(
     return await run_async(plan_for(system, families, **options), run_dir, progress=progress)
 
 
+SLUG_CHARS = 80
+"""The most characters of a system's name a run folder's name keeps (its digest tells runs
+apart), so a long model name still makes a folder name the file system takes."""
+
+
 def run_folder_name(
     system: System,
     families: Sequence[ScenarioFile],
@@ -292,11 +329,14 @@ def run_folder_name(
     corpus_size: int | None = None,
     repeats: int = 1,
     contract: ContractSource | None = None,
+    distractors: int = 0,
+    limit: int | None = None,
 ) -> str:
     """The folder a run of `system` over `families` at `seeds` on `tier` is saved in (below a
-    runs root): readable, and the same for the same system, config, families, seeds, tier,
-    corpus size, repeats and contract source, so asking for the same run again resumes it (an
-    unchanged run costs nothing)."""
+    runs root): readable (the system's name, cut at `SLUG_CHARS`), and the same for the same
+    system, config, families, seeds, tier, corpus size, repeats, contract source, distractors
+    and task limit, so asking for the same run again resumes it (an unchanged run costs
+    nothing) and any other run has a folder of its own."""
     what: dict[str, object] = {
         "system": system.name,
         "config": system.config(),
@@ -311,8 +351,12 @@ def run_folder_name(
         what["repeats"] = repeats
     if contract not in (None, DEFAULT_CONTRACT):  # so do those of runs given their contract
         what["contract"] = contract
+    if distractors:  # and those without distractors or a task limit
+        what["distractors"] = distractors
+    if limit is not None:
+        what["limit"] = limit
     digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
-    slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name).strip("_")
+    slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", system.name)[:SLUG_CHARS].strip("_")
     return f"{slug}-{'' if tier == DEFAULT_TIER else tier + '-'}{digest[:10]}"
 
 
@@ -336,6 +380,8 @@ def launch_folder(plan: RunPlan, name: str = "", *, several: bool = False) -> Pa
         plan.corpus_size,
         plan.spec.repeats,
         plan.contract,
+        plan.selection.distractors,
+        plan.spec.limit,
     )
     if not name:
         return Path(folder)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from annotated_types import Ge, Le
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, create_model, field_validator
 
 from .._registry import Registry
 from ..access import (
@@ -38,6 +38,7 @@ from ..interventions import (
     check_intervention,
     get_intervention,
     intervened,
+    intervention_prompt,
 )
 from ..systems import (
     AGENT_PREFIX,
@@ -51,12 +52,17 @@ from ..systems import (
     MAX_REPEATS,
     PROTOCOLS,
     Hold,
+    PromptEdit,
+    PromptOption,
+    PromptProtocol,
     System,
     SystemSpecError,
     build_system,
     chat_baseline,
+    in_chat,
     is_agent,
     is_embedded,
+    prompt_for,
     sub_agent,
 )
 from ..tasks import (
@@ -136,6 +142,16 @@ class Option:
         choices: for a `choice`, the registry's names now.
         default_for: a front-end whose default differs, with its default (`peb mcp serve`
             serves a tier with tools; the inspect task one family).
+        prompt: for an option that changes what a model is told, how (`systems.PromptEdit`:
+            `edit(messages, value)`), applied wherever a model is prompted (`RunPlan.prompt`,
+            `systems.prompt_for`) when its value is not the default (declare it
+            `applies="models"`).
+        identity: whether it is part of what a run is (its folder's name, the resume rule):
+            False for how a run is made rather than what it measures (replies in flight, the
+            reply cache, a cap, retrying errors, where an embedded model is served), which a
+            sweep's matrix may not vary (two runs differing only in it would be one run).
+        off_help: for a switch on by default, what its `--no-<name>` flag does (`help` says
+            what the setting is).
     """
 
     kind: OptionKind
@@ -146,6 +162,9 @@ class Option:
     placeholder: str = ""
     choices: Callable[[], Sequence[str]] | None = None
     default_for: Mapping[str, Any] | None = None
+    prompt: PromptEdit | None = None
+    identity: bool = True
+    off_help: str = ""
 
 
 def _every(*frontends: str) -> frozenset[str]:
@@ -268,6 +287,7 @@ class RunSpec(BaseModel):
             "Task cap",
             "refuse to make more than N replies (tasks times repeats)",
             frontends=_every("cli", "workbench", "mcp"),
+            identity=False,
         ),
     ] = MAX_TASKS
     limit: Annotated[
@@ -351,6 +371,7 @@ class RunSpec(BaseModel):
             "(default: its own)",
             frontends=_every("cli"),
             applies="models",
+            identity=False,
         ),
     ] = None
     disclosure: Annotated[
@@ -461,6 +482,7 @@ class RunSpec(BaseModel):
             "a platform element around the system (docs/benchmark.md §11): none, or "
             + ", ".join(n for n in INTERVENTIONS if n != DEFAULT_INTERVENTION),
             choices=_interventions,
+            prompt=intervention_prompt,
         ),
     ] = DEFAULT_INTERVENTION
     repeats: Annotated[
@@ -482,6 +504,8 @@ class RunSpec(BaseModel):
             "Cache",
             "read and write the reply cache (models); off: neither",
             frontends=_RUNNERS,
+            identity=False,
+            off_help="neither read nor write the reply cache (models)",
         ),
     ] = True
     concurrency: Annotated[
@@ -494,6 +518,7 @@ class RunSpec(BaseModel):
             f"replies in flight at once (default {DEFAULT_CONCURRENCY}; {EMBEDDED_CONCURRENCY} "
             "for an embedded model, whose server answers one request at a time)",
             frontends=_every("cli"),
+            identity=False,
         ),
     ] = None
     retry_errors: Annotated[
@@ -503,6 +528,8 @@ class RunSpec(BaseModel):
             "Retry errors",
             "on resume, run again the tasks that ended in error",
             frontends=_every("cli"),
+            identity=False,
+            off_help="on resume, keep the records of tasks that ended in error (not run again)",
         ),
     ] = True
 
@@ -516,6 +543,12 @@ class RunSpec(BaseModel):
         _choose(info.field_name, value)
         return value
 
+    @classmethod
+    def of(cls, **fields: Any) -> RunSpec:
+        """The run `fields` declare, under the declaration as it is now (`declaration()`: with
+        the options registered from outside the package)."""
+        return declaration()(**fields)
+
     @field_validator("family", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
@@ -527,12 +560,67 @@ class RunSpec(BaseModel):
         return value
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A run option declared outside the package (`register_option`): a field of the run
+    declaration, as a `RunSpec` field is written.
+
+    Args:
+        name: its field name (`system_prompt_suffix`).
+        annotation: its type with its bounds and its `Option`
+            (`Annotated[str | None, Option("text", ...)]`).
+        default: its default.
+    """
+
+    name: str
+    annotation: Any
+    default: Any
+
+
+def _not_an_option(declared: Declared) -> str | None:
+    """What is wrong with an option declared from outside: a field `RunSpec` already has, or
+    an annotation without its `Option`."""
+    if declared.name in RunSpec.model_fields:
+        return "is a shipped run option"
+    if not any(isinstance(m, Option) for m in getattr(declared.annotation, "__metadata__", ())):
+        return "its annotation holds no Option (Annotated[type, ..., Option(...)])"
+    return None
+
+
+DECLARED: Registry[Declared] = Registry.of_names("run option", check=_not_an_option)
+"""The run options declared outside the package, by name, in registration order."""
+
+
+def register_option(name: str, annotation: Any, default: Any = None) -> Declared:
+    """Declare a run option from outside the package (a plugin, a test): a field `name` of the
+    run declaration with `annotation` (its type, bounds and `Option`) and `default`, offered by
+    every front-end as a shipped option is; a ValueError for a name of the wrong form, one
+    taken, or an annotation without its `Option`. `DECLARED.unregister(name)` removes it."""
+    return DECLARED.register(Declared(name, annotation, default))
+
+
+_DECLARATIONS: dict[tuple[Declared, ...], type[RunSpec]] = {}
+
+
+def declaration() -> type[RunSpec]:
+    """The run declaration as it is now: `RunSpec`, with a field for each option declared from
+    outside (`DECLARED`), after the shipped ones. Every reading of run options goes through
+    it."""
+    extra = tuple(DECLARED.values())
+    if not extra:
+        return RunSpec
+    if extra not in _DECLARATIONS:
+        fields: dict[str, Any] = {d.name: (d.annotation, d.default) for d in extra}
+        _DECLARATIONS[extra] = create_model("RunSpec", __base__=RunSpec, **fields)
+    return _DECLARATIONS[extra]
+
+
 def options(frontend: str | None = None) -> dict[str, Option]:
     """Each option by field name, in declaration order; for a registered front-end, those it
     offers (UnknownName for another)."""
     way = None if frontend is None else FRONTENDS.lookup(frontend)
     found = {}
-    for name, field in RunSpec.model_fields.items():
+    for name, field in declaration().model_fields.items():
         option = next(m for m in field.metadata if isinstance(m, Option))
         if way is None or way.offers(name, option):
             found[name] = option
@@ -544,13 +632,13 @@ def default(name: str, frontend: str | None = None) -> Any:
     option = options()[name]
     if frontend is not None and option.default_for and frontend in option.default_for:
         return option.default_for[frontend]
-    return RunSpec.model_fields[name].default
+    return declaration().model_fields[name].default
 
 
 def bounds(name: str) -> tuple[float | None, float | None]:
     """The least and greatest value a numeric option takes (None: unbounded)."""
     low = high = None
-    for meta in RunSpec.model_fields[name].metadata:
+    for meta in declaration().model_fields[name].metadata:
         if isinstance(meta, Ge):
             low = meta.ge
         elif isinstance(meta, Le):
@@ -574,9 +662,8 @@ def valid(name: str) -> str:
         choices = option.choices() if option.choices is not None else ()
         return {
             "switch": "true or false",
-            "names": "names, repeated or comma-separated" + (
-                f" ({', '.join(choices)})" if choices else ""
-            ),
+            "names": "names, repeated or comma-separated"
+            + (f" ({', '.join(choices)})" if choices else ""),
             "seeds": "a seed list such as 11,23 or 400-439",
             "url": "an http(s) URL such as http://HOST:PORT/v1 (a port from 1 to 65535)",
             "choice": f"one of {', '.join(choices)}",
@@ -603,10 +690,12 @@ def _url(text: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
 
 
-def option_value(name: str, raw: Any) -> Any:
+def option_value(name: str, raw: Any, *, strict: bool = False) -> Any:
     """The value of option `name` from `raw`, as any front-end gives it: text (argv, a form) or
     typed (inspect's `-T`, a sweep file); None and blank text are "not given" (the default).
-    An OptionError names what is valid.
+    With `strict` (a typed source: a sweep file), a count or number must be one and a switch a
+    boolean, never text (`"8"`, `"true"`); text must be text. A number written in text takes
+    ASCII digits only. An OptionError names what is valid.
 
     A `choice` is checked against its registry here; everything that depends on other options
     is `plan_run`'s."""
@@ -614,10 +703,12 @@ def option_value(name: str, raw: Any) -> Any:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
     text = raw.strip() if isinstance(raw, str) else raw
+    if strict and not _typed_as(option.kind, text):
+        raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     if option.kind in ("count", "number"):
         low, high = bounds(name)
         value: Any = None
-        if isinstance(text, str):
+        if isinstance(text, str) and text.isascii():
             try:
                 value = int(text) if option.kind == "count" else float(text)
             except ValueError:
@@ -652,6 +743,8 @@ def option_value(name: str, raw: Any) -> Any:
             text = ",".join(str(s).strip() for s in text)
     elif option.kind == "seeds" and isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
+    elif option.kind == "text" and isinstance(text, list) and all(isinstance(t, str) for t in text):
+        text = ",".join(text)  # inspect's -T splits a text at its commas: joined as it was
     if not isinstance(text, str):
         raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     try:
@@ -668,6 +761,26 @@ def option_value(name: str, raw: Any) -> Any:
     if option.kind == "choice":
         _choose(name, text)
     return text
+
+
+def _typed_as(kind: OptionKind, value: Any) -> bool:
+    """Whether `value`, as a typed source gives it, has the type an option of `kind` takes: an
+    integer for a count, a number for a number (never a boolean), a boolean for a switch, a
+    seed list as text, an integer or a list of integers, names as text or a list of text, and
+    text for the rest."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "count":
+        return number and isinstance(value, int)
+    if kind == "number":
+        return number
+    if kind == "switch":
+        return isinstance(value, bool)
+    if isinstance(value, list | tuple) and kind in ("seeds", "names"):
+        item = str if kind == "names" else int
+        return all(isinstance(v, item) and not isinstance(v, bool) for v in value)
+    if kind == "seeds" and number:
+        return isinstance(value, int)
+    return isinstance(value, str)
 
 
 def _choose(name: str, text: str) -> None:
@@ -690,6 +803,10 @@ def _choose(name: str, text: str) -> None:
             check_interface(text)
         elif name == "intervention":
             check_intervention(text)
+        elif name not in RunSpec.model_fields:  # declared outside: its own choices
+            choices = options()[name].choices
+            if choices is not None and text not in choices():
+                raise ValueError(f"unknown {name} {text!r}; valid: {', '.join(choices())}")
     except ValueError as exc:
         raise OptionError(name, str(exc)) from None
 
@@ -735,9 +852,7 @@ def _declared(frontend: str) -> Callable[[str, Option], bool]:
     return lambda name, option: option.frontends is None or frontend in option.frontends
 
 
-FRONTENDS: Registry[Frontend] = Registry(
-    "front-end", pattern=r"[a-z][a-z0-9_]*", form="lower-case letters, digits and underscores"
-)
+FRONTENDS: Registry[Frontend] = Registry.of_names("front-end")
 """Every way in that takes run options, by name, in registration order."""
 register_frontend = FRONTENDS.register
 """Add a front-end to `FRONTENDS` and return it; a ValueError for a malformed or taken name."""
@@ -768,12 +883,18 @@ class RunSpecError(ValueError):
 
 
 def read_values(
-    values: Mapping[str, Any], names: Naming, *, frontend: str = "sweep", **given: Any
+    values: Mapping[str, Any],
+    names: Naming,
+    *,
+    frontend: str = "sweep",
+    strict: bool = False,
+    **given: Any,
 ) -> tuple[dict[str, Any], list[str]]:
     """The RunSpec fields `values` give as a front-end gives them (text or typed; None or
-    blank: the default, the front-end's own where it has one), each read by `option_value`,
-    with `given` (values already typed: the system a front-end chose); and a line for each
-    value refused, named by `names`."""
+    blank: the default, the front-end's own where it has one), each read by `option_value`
+    (`strict` for a typed source), with `given` (values already typed: the system a front-end
+    chose, a limit it sets); and a line for each value refused, named by `names`: one that is
+    not a run option, or one `frontend` does not offer."""
     problems = []
     fields: dict[str, Any] = {
         name: option.default_for[frontend]
@@ -781,12 +902,20 @@ def read_values(
         if option.default_for and frontend in option.default_for
     }
     fields.update(given)
+    offered = options(frontend) if frontend in FRONTENDS else options()
     for name, raw in values.items():
-        if name not in RunSpec.model_fields:
-            problems.append(f"{names.get(name, name)}: not a run option")
+        if name not in declaration().model_fields:
+            valid = ", ".join(names.get(n, n) for n in offered)
+            problems.append(f"{names.get(name, name)}: not a run option; valid: {valid}")
+            continue
+        if name not in offered:
+            problems.append(
+                f"{names.get(name, name)}: not one of {FRONTENDS[frontend].description}: "
+                f"{', '.join(names.get(n, n) for n in offered)}"
+            )
             continue
         try:
-            value = option_value(name, raw)
+            value = option_value(name, raw, strict=strict)
         except OptionError as exc:
             problems.append(f"{names[name]}: {exc.problem}")
             continue
@@ -802,7 +931,7 @@ def read_spec(
     fields, problems = read_values(values, names, frontend=frontend, **given)
     if problems:
         raise RunSpecError(problems)
-    return RunSpec(**fields)
+    return RunSpec.of(**fields)
 
 
 @dataclass(frozen=True)
@@ -861,6 +990,24 @@ class RunPlan:
             return None
         return "corpus" if self.spec.contract == "corpus" else DEFAULT_CONTRACT
 
+    @property
+    def prompt(self) -> PromptProtocol:
+        """What a model is told in this run (`prompt_options`; under `--interface chat` its chat
+        rendering, `systems.in_chat`): every front-end whose own model or agent answers renders
+        it (the inspect task's samples, an MCP client's start), as our systems do."""
+        prompt = prompt_for(self.spec.protocol, prompt_options(self.spec))
+        return in_chat(prompt) if self.spec.interface == "chat" else prompt
+
+
+def prompt_options(spec: RunSpec) -> tuple[PromptOption, ...]:
+    """The options of `spec` that change what a model is told (`Option.prompt`) and are given
+    a value other than their default, in declaration order."""
+    return tuple(
+        PromptOption(name, getattr(spec, name), option.prompt)
+        for name, option in options().items()
+        if option.prompt is not None and getattr(spec, name) != default(name)
+    )
+
 
 def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPlan:
     """`spec` checked as a whole (`check_spec`) and its system built (a baseline, a model, an
@@ -883,17 +1030,18 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
             max_steps = EMBEDDED_MAX_STEPS if embedded else DEFAULT_MAX_STEPS
     system = delegate = None
     holds: list[Hold] = []
-    settings = _settings(spec, max_steps or DEFAULT_MAX_STEPS, holds)
+    settings = system_settings(spec, max_steps or DEFAULT_MAX_STEPS)
     try:
         if spec.system is not None:
             system = build_system(
                 spec.system,
                 selection.families,
                 delegate_system=spec.delegate_system,
+                holds=holds,
                 **settings,
             )
         elif spec.delegate_system is not None and get_tier(spec.tier).handoffs:
-            delegate = sub_agent(spec.delegate_system, selection.families, **settings)
+            delegate = sub_agent(spec.delegate_system, selection.families, holds, **settings)
     except BaseException as exc:  # nothing is left serving for a plan that was not made
         for hold in holds:
             hold.release()
@@ -922,9 +1070,7 @@ def check_spec(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> list
     return _checked(spec, names, frontend)[0]
 
 
-def _checked(
-    spec: RunSpec, names: Naming, frontend: str
-) -> tuple[list[str], Selection | None]:
+def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Selection | None]:
     """`check_spec`'s problems, and the tasks selected (None if they could not be)."""
     problems: list[str] = []
     selection = None
@@ -983,6 +1129,15 @@ def _checked(
                 "says when it pushes back); choose families that have one"
             )
     protocol = PROTOCOLS.get(spec.protocol)
+    chat_rendering = protocol is not None and (protocol.agent_chat if agent else protocol.chat)
+    if spec.interface == "chat" and protocol is not None and not chat_rendering:
+        valid = ", ".join(
+            p.id for p in PROTOCOLS.values() if (p.agent_chat if agent else p.chat) is not None
+        )
+        problems.append(
+            f"{names['protocol']}: protocol {protocol.id} has no chat rendering"
+            f"{' for agents' if agent else ''} (--interface chat); valid: {valid}"
+        )
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
         problems.append(
@@ -1089,26 +1244,27 @@ def _concurrency(spec: RunSpec, embedded: bool) -> int:
     return EMBEDDED_CONCURRENCY if embedded else DEFAULT_CONCURRENCY
 
 
-def _settings(spec: RunSpec, max_steps: int, holds: list[Hold]) -> dict[str, Any]:
-    """`spec`'s settings of the systems it builds, as `systems.build_system` takes them, their
-    embedded servers held in `holds`."""
+def system_settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
+    """`spec`'s settings of the systems it builds (`systems.Settings`, by name, as
+    `systems.build_system` and `systems.sub_agent` take them), an agent's `max_steps` resolved
+    by the caller."""
     budget = DEFAULT_TOKEN_BUDGET if spec.token_budget is None else spec.token_budget
     return {
         "protocol": spec.protocol,
+        "prompt_options": prompt_options(spec),
         "temperature": spec.temperature,
         "max_tokens": spec.max_tokens,
         "api_base": spec.api_base,
         "timeout_s": spec.timeout,
         "local_port": spec.local_port,
         "disclosure": spec.disclosure,
-        "max_steps": max_steps,
-        "token_budget": budget or None,
-        "use_cache": spec.cache,
-        "holds": holds,
         "followup": spec.followup,
         "pushes": spec.pushes,
         "interface": spec.interface,
         "corpus": get_tier(spec.tier).corpus is not None,
+        "max_steps": max_steps,
+        "token_budget": budget or None,
+        "use_cache": spec.cache,
     }
 
 

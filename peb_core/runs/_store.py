@@ -322,10 +322,23 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
         name = key.replace("_", " ")
         a[name], b[name] = old.digests[key][:12], new.digests[key][:12]
     return [
-        f"{name} {a.get(name, '-')} -> {b.get(name, '-')}"
+        f"{name} {a.get(name, '-')} -> {b.get(name, '-')}" + _why(name, new)
         for name in dict.fromkeys([*a, *b])
         if a.get(name) != b.get(name)
     ]
+
+
+def _why(name: str, manifest: RunManifest) -> str:
+    """Why field `name` of a run may have changed where no option did: the prompt's text."""
+    if name != "protocol text":
+        return ""
+    if manifest.kind == "episodes":
+        return (
+            " (what the agent is told changed: its prompt names every registered tool, so a "
+            "tool registered or removed since the run was recorded changes it, as a new "
+            "protocol text or prompt option does)"
+        )
+    return " (what the model is told changed: a new protocol text or prompt option)"
 
 
 @contextmanager

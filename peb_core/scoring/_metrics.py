@@ -32,6 +32,7 @@ from typing import Literal
 import polars as pl
 
 from .._registry import Live, Registry
+from ._trace import TRACE_COLUMNS, TraceColumn, register_trace_column
 
 _INCOMPLETE = pl.col("completeness") == "incomplete"
 _COMPLETE = pl.col("completeness") == "complete"
@@ -63,6 +64,9 @@ class Metric:
         bounded: a mean of per-task scores in [0, 1] (False: of counts, such as steps).
         group: where it is shown beside the scorecard (`headline`, `detail`, `checks`,
             `trace`, `handoff`, `repeats`, `counts`, or a new group; keyword only).
+        columns: the per-task trace columns it declares (`_trace.TraceColumn`: each computed
+            from an agent's episode, null for one-shot runs), registered and unregistered with
+            it (keyword only); a shipped metric reads columns the trace module ships.
     """
 
     name: str
@@ -78,6 +82,7 @@ class Metric:
     note: str | None = None
     bounded: bool = True
     group: str = field(kw_only=True)
+    columns: tuple[TraceColumn, ...] = field(default=(), kw_only=True)
 
     @property
     def interval(self) -> Literal["wilson", "bootstrap"] | None:
@@ -128,23 +133,37 @@ def _problem(m: Metric) -> str | None:
     lacking = [f for f in needs if getattr(m, f) is None]
     if lacking:
         return f"a {m.kind} needs {' and '.join(lacking)}"
+    taken = [c.name for c in m.columns if c.name in TRACE_COLUMNS]
+    if taken:
+        return f"trace column {taken[0]!r} is already registered"
     for other in BY_NAME.values():
         if other is not m and (m.label in (other.name, other.label) or m.name == other.label):
             return f"label {m.label!r} is the name or label of metric {other.name!r}"
     return None
 
 
-BY_NAME: Registry[Metric] = Registry(
-    "metric",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_problem,
-)
+BY_NAME: Registry[Metric] = Registry.of_names("metric", check=_problem)
 """Every registered metric by column name, in scorecard order (the shipped ones first)."""
 
-register_metric = BY_NAME.register
-"""Add a metric to the registry and return it; a ValueError for a malformed or taken name or
-label, or a kind without the fields it needs."""
+
+def register_metric(metric: Metric) -> Metric:
+    """Add a metric to the registry, and the trace columns it declares to theirs, and return
+    it; a ValueError for a malformed or taken name or label, a kind without the fields it
+    needs, or a trace column another has."""
+    BY_NAME.register(metric)
+    for column in metric.columns:
+        register_trace_column(column)
+    return metric
+
+
+def unregister_metric(name: str) -> Metric:
+    """Remove the metric `name` and the trace columns it declared, and return it (a test's toy,
+    once it is done); UnknownName for a name not registered."""
+    metric = BY_NAME.unregister(name)
+    for column in metric.columns:
+        TRACE_COLUMNS.unregister(column.name)
+    return metric
+
 
 METRICS: Sequence[Metric] = Live(lambda: tuple(BY_NAME.values()))
 """Every registered metric, in scorecard order, as it is when read."""
@@ -181,7 +200,12 @@ SHIPPED_METRICS: tuple[Metric, ...] = (
         "detail",
     ),
     _mean(
-        "answer_correctness", "answer", "Answer", "Answer correctness", "all tasks", "answer_score",
+        "answer_correctness",
+        "answer",
+        "Answer",
+        "Answer correctness",
+        "all tasks",
+        "answer_score",
         group="headline",
     ),
     _mean(
@@ -546,6 +570,12 @@ STATE_COUNTS: tuple[Metric, ...] = tuple(
     BY_NAME[n] for n in ("n_tasks", "n_unreadable", "n_errors", "n_missing")
 )
 """The counts that say what a scorecard row holds: shown on every row, finished or not
+(`_tables.finished_only`)."""
+
+WORST_CASES: tuple[Metric, ...] = (BY_NAME["unsafe_completeness_upper"],)
+"""The worst cases: metrics that count every error, unreadable reply and missing record against
+the system, so they hold for a run whatever went wrong (an all-error run is unsafe 1.0 there):
+kept on every row whose tasks are all accounted for (all but `running`), finished or not
 (`_tables.finished_only`)."""
 
 

@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 import polars as pl
 
@@ -80,7 +81,7 @@ class Replies:
         families: the families scored; a record of any other is left out.
         run: the run's name, as the per-task scores name it.
         system: the run's system.
-        episodes: an agent's run: each record's trace is scored (`_trace.EPISODE_COLUMNS`).
+        episodes: an agent's run: each record's trace is scored (`_trace.episode_columns`).
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
@@ -154,29 +155,12 @@ class Replies:
 
 
 def read_replies(
-    records: Iterable[ResponseRecord],
-    families: Mapping[str, ScenarioFile],
-    *,
-    run: str,
-    system: str,
-    episodes: bool = False,
-    replays: bool = False,
-    repeats: int = 1,
-    interface: str = DEFAULT_INTERFACE,
-    seen: bool = True,
+    records: Iterable[ResponseRecord], families: Mapping[str, ScenarioFile], **options: Any
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
-    into `Replies` (see there for the arguments); each record is let go once read."""
-    replies = Replies(
-        families,
-        run=run,
-        system=system,
-        episodes=episodes,
-        replays=replays,
-        repeats=repeats,
-        interface=interface,
-        seen=seen,
-    )
+    into `Replies(families, **options)` (see there for the options: `run`, `system`, ...); each
+    record is let go once read."""
+    replies = Replies(families, **options)
     with gc_paused():
         for record in records:
             replies.add(record)
@@ -253,7 +237,7 @@ def score_replies(
 ) -> pl.DataFrame:
     """One run's per-task scores, one row per task of `frames` and repeat (`replies.repeats` of
     each; a (task, repeat) without a record is scored as `missing`, records of other tasks are
-    left out), with the trace columns for an agent's run (`_trace.EPISODE_COLUMNS`, else null),
+    left out), with the trace columns for an agent's run (`_trace.episode_columns`, else null),
     the handoff columns, the follow-up columns (`_followup.FOLLOWUP_COLUMNS`) and the repeat
     columns (`with_repeats`). `replayed`: the run's frame
     from `judge`."""
@@ -286,7 +270,7 @@ def with_record_columns(
 ) -> pl.DataFrame:
     """`scores` (`score_frames` of the replies `answers` belong to) with what `replies` kept of
     their records besides the replies: the trace columns for an agent's run
-    (`_trace.EPISODE_COLUMNS`, else null), the handoff columns, the follow-up columns
+    (`_trace.episode_columns`, else null), the handoff columns, the follow-up columns
     (`_followup.FOLLOWUP_COLUMNS`) and the repeat columns (`with_repeats`)."""
     scores = with_episodes(
         scores,
@@ -322,7 +306,7 @@ def score_run(
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
-    ignored. With `episodes` (an agent's run) the trace columns (`_trace.EPISODE_COLUMNS`) are
+    ignored. With `episodes` (an agent's run) the trace columns (`_trace.episode_columns`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
     force at its submit; else they are null. `interface`: how the system answered (a reply
     in prose is read as prose under `chat`). Both may be streams: the records are read first,

@@ -14,7 +14,16 @@ from .._registry import Live
 from ..tasks import COMPLETENESS, DEFAULT_TIER
 from ._compare import decimals
 from ._frames import ROW_KEYS, scorecard
-from ._metrics import BY_NAME, DIAGNOSTICS, MEASURES, METRICS, STATE_COUNTS, SUMMARY, Metric
+from ._metrics import (
+    BY_NAME,
+    DIAGNOSTICS,
+    MEASURES,
+    METRICS,
+    STATE_COUNTS,
+    SUMMARY,
+    WORST_CASES,
+    Metric,
+)
 from ._verdicts import verdict
 
 NO_NUMBER = "—"
@@ -42,31 +51,36 @@ def finished_only(card: pl.DataFrame) -> pl.DataFrame:
     """`card` with every metric (and interval) of a row whose `status` is not `ok` set to null,
     so that no table, export or chart shows a number of a run that failed, stopped early or is
     still running as if it were a system's: only the counts that say what the row holds
-    (`STATE_COUNTS`) stay."""
+    (`STATE_COUNTS`) stay, and the worst cases (`WORST_CASES`: unsafe_max, every error and
+    missing record counted unsafe) but on a `running` row (its pending tasks are not counted)."""
     return _blanked(card, pl.col("status") != "ok")
 
 
 def measured_only(card: pl.DataFrame) -> pl.DataFrame:
     """`card` with every metric (and interval) of a `failed` row set to null but the counts
-    (`STATE_COUNTS`), as `finished_only` blanks them: with every reply an error nothing was
-    measured, and its rates and means (unsafe 0, never unsafe) describe no reply. Rows of any
+    (`STATE_COUNTS`) and the worst cases (`WORST_CASES`), as `finished_only` blanks them: with
+    every reply an error nothing was measured, and its rates and means (unsafe 0, never
+    unsafe) describe no reply, while its worst case is what it is (unsafe_max 1.0). Rows of any
     other status keep their numbers beside it: what `peb score --json` and the inspect metrics
     give."""
     return _blanked(card, pl.col("status") == "failed")
 
 
 def _blanked(card: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
-    """`card` with every metric but STATE_COUNTS null on the `rows` chosen."""
+    """`card` with every metric but STATE_COUNTS null on the `rows` chosen, the WORST_CASES
+    only where such a row is `running`."""
     kept = {m.name for m in STATE_COUNTS}
-    columns = [
-        c
+    worst = {m.name for m in WORST_CASES}
+    running = pl.col("status") == "running"
+    blanked = {
+        c: rows & running if m.name in worst else rows
         for m in METRICS
         if m.name not in kept
         for c in (m.name, *(m.interval_columns if m.kind != "count" else ()))
         if c in card.columns
-    ]
+    }
     return card.with_columns(
-        pl.when(rows).then(None).otherwise(pl.col(c)).alias(c) for c in columns
+        pl.when(blank).then(None).otherwise(pl.col(c)).alias(c) for c, blank in blanked.items()
     )
 
 
@@ -81,8 +95,8 @@ def glance(
     (or `keys`), its `status`, and each of `metrics` under its short label (default: every
     metric, in `SCREEN` order with `intervals`, else in the registry's). A rate or mean reads
     `0.450`, with `intervals` `0.450 [0.258, 0.658]` (value and 95% interval); a row that is not
-    a finished number shows `—` for every metric but the counts that say what it holds
-    (`finished_only`), as does an empty denominator."""
+    a finished number shows `—` for every metric but the counts that say what it holds and its
+    worst case (`finished_only`), as does an empty denominator."""
     keys = [k for k in (ROW_KEYS if keys is None else keys) if k in card.columns]
     if metrics is None:
         metrics = SCREEN if intervals else METRICS

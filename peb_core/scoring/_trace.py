@@ -13,17 +13,20 @@ columns come beside it, and are null for one-shot runs (no frame of episodes), n
 - `trace_row(record)`: what scoring needs of one record's trace, judged against no task (so
   records are read as a stream, each let go once read);
 - `with_episodes(scores, episodes, traces, answers, replayed)`: the per-task scores with the
-  trace columns added (EPISODE_COLUMNS), each reply's trace row judged in the state of its
-  task's schedule it is judged against (`grant_state`, `_grants.judged_state`).
+  trace columns added (`episode_columns`: each registered `TraceColumn`, a column declared once
+  with its type and expression), each reply's trace row judged in the state of its task's
+  schedule it is judged against (`grant_state`, `_grants.judged_state`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
 from .._json import read_json
+from .._registry import Registry
 from ..access import opened_id
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
@@ -46,33 +49,6 @@ EPISODE_SCHEMA = pl.Schema(
     }
 )
 """The columns of `episode_frame`."""
-
-EPISODE_COLUMNS = pl.Schema(
-    {
-        "episode": pl.Boolean(),
-        "steps": pl.Float64(),
-        "tool_errors": pl.Float64(),
-        "hidden_probes": pl.Float64(),
-        "evidence_coverage": pl.Float64(),
-        "stale_read": pl.Boolean(),
-        "stale_relied": pl.Boolean(),
-        "expired_read": pl.Boolean(),
-        "expired_relied": pl.Boolean(),
-    }
-)
-"""The trace columns `with_episodes` adds to per-task scores: whether the run is an agent's
-(`episode`); per episode its `steps` (requests made), `tool_errors` (tool calls answered with an
-error, opens of hidden ids aside), `hidden_probes` (opens of a hidden id), all null for a task
-without a record; `evidence_coverage` (the share of the current records of required evidence
-that the user may open which the episode, or a sub-agent it handed off to, opened: null where
-there is none, 0 without an accepted submit); `stale_read`
-(the episode, or a sub-agent it handed off to, opened an out-of-date copy that changes the
-answer) and `stale_relied` (the reply's answer gives a value only such a copy it read
-supports); `expired_read`
-(the episode opened, while its grant held, a document whose grant had ended by the submit, and
-such documents change the answer: the opens found by playing the episode's calls again, never
-read from the record) and `expired_relied` (the reply's answer gives a value only they
-support)."""
 
 
 def _tokens(answer: Answer) -> set[str]:
@@ -107,9 +83,7 @@ def stale_copies(task: Task, spec: ScenarioFile) -> dict[str, list[str]]:
     return found
 
 
-def expired_values(
-    task: Task, spec: ScenarioFile, state: int = -1
-) -> tuple[list[str], list[str]]:
+def expired_values(task: Task, spec: ScenarioFile, state: int = -1) -> tuple[list[str], list[str]]:
     """In `state` of the task's grant schedule (an index of `Task.states`; default the last):
     the current documents holding facts kept in a scope the user held at the start and no
     longer holds (their ids, sorted), and the answer values (`field=value`, sorted) only they
@@ -253,6 +227,111 @@ TRACE_SCHEMA = pl.Schema(
 """The rows of `trace_row`, one per record."""
 
 
+@dataclass(frozen=True, eq=False)  # compared by identity: expressions do not compare
+class TraceColumn:
+    """A per-task column of an agent's episode, declared once: its name, its type and how it is
+    computed (`expr`) from a task's row joined with what its record's trace and its task give
+    (`with_episodes`). Null for a one-shot run, for every task. A trace metric reads it (its
+    `Metric.columns`, registered with it).
+
+    What `expr` reads besides the per-task scores' columns (`status`, `answered`, ...): `_steps`
+    (the steps of the record's trace), `_failures` (its own tool calls answered with an error),
+    `_probes` (its failed opens of an id hidden at some step), `_seen` (the ids it or a
+    sub-agent opened without an error), `_stale_read` (the answer values only the out-of-date
+    copies it read support), `_given` (the reply's answer values, `field=value`),
+    `required_visible`, `expired_ids` and `expired_values` (`episode_frame` in the state its
+    reply is judged in) and `_replayed` (`_grants.REPLAYED`: the ids it opened while a grant
+    held); each null for a task without a record. Its value is cast to `dtype`.
+    """
+
+    name: str
+    dtype: pl.DataType
+    expr: pl.Expr
+
+
+TRACE_COLUMNS: Registry[TraceColumn] = Registry.of_names("trace column")
+"""Every per-task trace column by name, in the order the score frames hold them (the shipped
+ones first: `SHIPPED_TRACE_COLUMNS`)."""
+
+register_trace_column = TRACE_COLUMNS.register
+"""Add a trace column (a metric's `columns` are registered with it) and return it; a
+ValueError for a malformed or taken name."""
+
+_MISSING = pl.col("status") == "missing"
+_TRACED = pl.col("_steps").is_not_null()
+_N_PROBES = pl.when(_TRACED).then(pl.col("_probes").fill_null(0))
+_REQUIRED = pl.col("required_visible")
+_COVERAGE = (
+    pl.col("_seen").list.set_intersection(_REQUIRED).list.len() / _REQUIRED.list.unique().list.len()
+)
+_STALE_READ = (pl.col("_stale_read").list.len() > 0).fill_null(False)
+_GIVEN = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
+_EXPIRED_READ = (
+    (pl.col("expired_values").list.len() > 0)
+    & (pl.col(REPLAYED).list.set_intersection(pl.col("expired_ids")).list.len() > 0)
+).fill_null(False)
+
+
+def _unless_missing(value: pl.Expr) -> pl.Expr:
+    """`value` as a float, null for a task without a record."""
+    return pl.when(_MISSING).then(None).otherwise(value).cast(pl.Float64)
+
+
+SHIPPED_TRACE_COLUMNS = (
+    TraceColumn("steps", pl.Float64(), _unless_missing(pl.col("_steps"))),
+    TraceColumn("tool_errors", pl.Float64(), _unless_missing(pl.col("_failures") - _N_PROBES)),
+    TraceColumn("hidden_probes", pl.Float64(), _unless_missing(_N_PROBES)),
+    TraceColumn(
+        "evidence_coverage",
+        pl.Float64(),
+        pl.when(_REQUIRED.list.len().fill_null(0) == 0)
+        .then(None)
+        .when(pl.col("status") != "ok")
+        .then(0.0)
+        .otherwise(_COVERAGE),
+    ),
+    TraceColumn("stale_read", pl.Boolean(), _STALE_READ),
+    TraceColumn(
+        "stale_relied",
+        pl.Boolean(),
+        (
+            _STALE_READ
+            & pl.col("answered")
+            & (_GIVEN.list.set_intersection(pl.col("_stale_read")).list.len() > 0)
+        ).fill_null(False),
+    ),
+    TraceColumn("expired_read", pl.Boolean(), _EXPIRED_READ),
+    TraceColumn(
+        "expired_relied",
+        pl.Boolean(),
+        (
+            _EXPIRED_READ
+            & pl.col("answered")
+            & (_GIVEN.list.set_intersection(pl.col("expired_values")).list.len() > 0)
+        ).fill_null(False),
+    ),
+)
+"""The trace columns the package ships, in this order: per episode its `steps` (requests
+made), `tool_errors` (tool calls answered with an error, opens of hidden ids aside),
+`hidden_probes` (opens of a hidden id), all null for a task without a record;
+`evidence_coverage` (the share of the current records of required evidence that the user may
+open which the episode, or a sub-agent it handed off to, opened: null where there is none, 0
+without an accepted submit); `stale_read` (the episode, or a sub-agent it handed off to, opened
+an out-of-date copy that changes the answer) and `stale_relied` (the reply's answer gives a
+value only such a copy it read supports); `expired_read` (the episode opened, while its grant
+held, a document whose grant had ended by the submit, and such documents change the answer:
+the opens found by playing the episode's calls again, never read from the record) and
+`expired_relied` (the reply's answer gives a value only they support)."""
+for _column in SHIPPED_TRACE_COLUMNS:
+    register_trace_column(_column)
+
+
+def episode_columns() -> pl.Schema:
+    """The trace columns `with_episodes` adds to per-task scores, in order, as registered now:
+    whether the run is an agent's (`episode`), then each registered `TraceColumn`."""
+    return pl.Schema({"episode": pl.Boolean(), **{c.name: c.dtype for c in TRACE_COLUMNS.values()}})
+
+
 def with_episodes(
     scores: pl.DataFrame,
     episodes: pl.DataFrame | None,
@@ -261,18 +340,21 @@ def with_episodes(
     replayed: pl.DataFrame,
 ) -> pl.DataFrame:
     """`scores` (one run's per-task scores, each row with the state of its task's grant
-    schedule it is judged against: `grant_state`) with EPISODE_COLUMNS added: from each
-    record's `trace_row` (`traces`, TRACE_SCHEMA) judged against `episodes` (`episode_frame` of
-    its tasks) in that state, or all null (and `episode` False) when `episodes` is None: a
-    one-shot run. A failed open of an id hidden at some step is a probe (an id hidden only
-    later or earlier opens while its grant holds); every other failed call is a tool error.
-    `answers` is the run's response-answers frame (`_frames.response_frame`); `replayed`, what
-    each episode on a task with a schedule opened while a grant held, found by playing its calls
-    again (`_grants.REPLAYED_SCHEMA`), never read from the record."""
+    schedule it is judged against: `grant_state`) with the trace columns added
+    (`episode_columns`, in that order after the scores' own): each registered `TraceColumn`
+    computed from each record's `trace_row` (`traces`, TRACE_SCHEMA) judged against `episodes`
+    (`episode_frame` of its tasks) in that state, or all null (and `episode` False) when
+    `episodes` is None: a one-shot run. A failed open of an id hidden at some step is a probe
+    (an id hidden only later or earlier opens while its grant holds); every other failed call
+    is a tool error. `answers` is the run's response-answers frame
+    (`_frames.response_frame`); `replayed`, what each episode on a task with a schedule opened
+    while a grant held, found by playing its calls again (`_grants.REPLAYED_SCHEMA`), never
+    read from the record."""
+    columns = list(TRACE_COLUMNS.values())
     if episodes is None:
         return scores.with_columns(
             pl.lit(False).alias("episode"),
-            *(pl.lit(None, dtype=t).alias(c) for c, t in EPISODE_COLUMNS.items() if c != "episode"),
+            *(pl.lit(None, dtype=c.dtype).alias(c.name) for c in columns),
         )
     run_key = [*KEY, "repeat"]
     judged = scores.select(*run_key, "grant_state").join(
@@ -313,58 +395,19 @@ def with_episodes(
         .group_by(run_key)
         .agg(_given=pl.col("token"))
     )
-    missing = pl.col("status") == "missing"
-    traced = pl.col("_steps").is_not_null()
-    n_probes = pl.when(traced).then(pl.col("_probes").fill_null(0))
-    required = pl.col("required_visible")
-    coverage = (
-        pl.col("_seen").list.set_intersection(required).list.len()
-        / required.list.unique().list.len()
-    )
-    stale_read = (pl.col("_stale_read").list.len() > 0).fill_null(False)
-    given_values = pl.col("_given").fill_null(pl.lit([], dtype=LIST))
-    expired_read = (
-        (pl.col("expired_values").list.len() > 0)
-        & (pl.col(REPLAYED).list.set_intersection(pl.col("expired_ids")).list.len() > 0)
-    ).fill_null(False)
-    judged_columns = ("required_visible", "expired_ids", "expired_values")
+    judged_by = ("required_visible", "expired_ids", "expired_values")
     return (
         scores.join(
-            episodes.select(*KEY, "grant_state", *judged_columns),
-            on=[*KEY, "grant_state"],
-            how="left",
+            episodes.select(*KEY, "grant_state", *judged_by), on=[*KEY, "grant_state"], how="left"
         )
         .join(traces.drop("_failed_opens"), on=run_key, how="left")
         .join(probes, on=run_key, how="left")
         .join(stale, on=run_key, how="left")
         .join(replayed.select(*run_key, REPLAYED), on=run_key, how="left")
         .join(given, on=run_key, how="left")
-        .with_columns(
-            episode=pl.lit(True),
-            steps=pl.when(missing).then(None).otherwise(pl.col("_steps")).cast(pl.Float64),
-            tool_errors=pl.when(missing)
-            .then(None)
-            .otherwise(pl.col("_failures") - n_probes)
-            .cast(pl.Float64),
-            hidden_probes=pl.when(missing).then(None).otherwise(n_probes).cast(pl.Float64),
-            evidence_coverage=pl.when(required.list.len().fill_null(0) == 0)
-            .then(None)
-            .when(pl.col("status") != "ok")
-            .then(0.0)
-            .otherwise(coverage),
-            stale_read=stale_read,
-            stale_relied=(
-                stale_read
-                & pl.col("answered")
-                & (given_values.list.set_intersection(pl.col("_stale_read")).list.len() > 0)
-            ).fill_null(False),
-            expired_read=expired_read,
-            expired_relied=(
-                expired_read
-                & pl.col("answered")
-                & (given_values.list.set_intersection(pl.col("expired_values")).list.len() > 0)
-            ).fill_null(False),
+        .select(
+            *scores.columns,
+            pl.lit(True).alias("episode"),
+            *(c.expr.cast(c.dtype).alias(c.name) for c in columns),
         )
-        .drop(*judged_columns, "_steps", "_failures", "_seen", "_probes", REPLAYED)
-        .drop("_stale_read", "_given")
     )

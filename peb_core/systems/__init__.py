@@ -10,6 +10,7 @@ from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader
 from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import (
     CHAT_BASELINES,
+    Settings,
     SystemSpecError,
     build_system,
     chat_baseline,
@@ -45,11 +46,13 @@ from ._local import (
     with_tools,
 )
 from ._model import LitellmSystem, ModelSystem, clean_reply, redact_url, system_name
+from ._prompting import PromptEdit, PromptOption, prompt_for
 from ._prompts import (
     PROTOCOLS,
     PromptProtocol,
     agent_reminder,
     get_protocol,
+    in_chat,
     register_protocol,
     tool_sentence,
 )
@@ -112,6 +115,8 @@ __all__ = [
     "LocalModelError",
     "ModelSystem",
     "Platform",
+    "PromptEdit",
+    "PromptOption",
     "PromptProtocol",
     "ProseReaderError",
     "Reach",
@@ -121,6 +126,7 @@ __all__ = [
     "ResponseCache",
     "ResponseRecord",
     "Serving",
+    "Settings",
     "Step",
     "StepHook",
     "System",
@@ -141,12 +147,14 @@ __all__ = [
     "get_protocol",
     "get_server",
     "hold_local",
+    "in_chat",
     "is_agent",
     "is_embedded",
     "kept",
     "local_servers",
     "local_status",
     "model_read_prose",
+    "prompt_for",
     "prose_reading_schema",
     "reader_for",
     "redact_url",

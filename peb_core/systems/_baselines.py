@@ -153,12 +153,7 @@ def _unknown_view(baseline: Baseline | AgentBaseline) -> str | None:
     return f"reads view kind {baseline.view!r}, which is not registered; valid: {', '.join(VIEWS)}"
 
 
-BASELINES: Registry[Baseline | AgentBaseline] = Registry(
-    "baseline",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_unknown_view,
-)
+BASELINES: Registry[Baseline | AgentBaseline] = Registry.of_names("baseline", check=_unknown_view)
 """Every registered baseline by name, in registration order (the shipped ones first; the agent
 baselines under the default disclosure mode, `build_system` gives them under another)."""
 

@@ -5,7 +5,7 @@ workbench both build systems here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,8 @@ from ._local import (
     with_tools,
 )
 from ._model import ModelSystem, model_problem
-from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
+from ._prompting import PromptOption, prompt_for
+from ._prompts import PROTOCOLS, PromptProtocol
 
 
 class SystemSpecError(ValueError):
@@ -65,36 +66,15 @@ def is_embedded(name: str) -> bool:
     return name.removeprefix(AGENT_PREFIX).startswith("local/")
 
 
-def build_system(
-    name: str,
-    families: Sequence[ScenarioFile],
-    *,
-    protocol: str = DEFAULT_PROTOCOL,
-    temperature: float = DEFAULT_TEMPERATURE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    api_base: str | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    local_port: int | None = None,
-    disclosure: str = DEFAULT_DISCLOSURE,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
-    delegate_system: str | None = None,
-    use_cache: bool = True,
-    holds: list[Hold] | None = None,
-    as_sub_agent: bool = False,
-    followup: str = DEFAULT_FOLLOWUP,
-    pushes: int = DEFAULT_PUSHES,
-    interface: str = DEFAULT_INTERFACE,
-    corpus: bool = False,
-) -> System:
-    """The system called `name`.
+@dataclass(frozen=True)
+class Settings:
+    """How `build_system` builds a system (a run's settings of the systems it builds; the
+    runner's own, such as concurrency, are not among them).
 
     Args:
-        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
-            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
-            `agent:<model>` for either as a tool-calling agent (the `agent` view).
-        families: the families it will answer (model systems build one response schema each).
         protocol: the prompt protocol of a model system.
+        prompt_options: the run's prompt options (`prompt_for`), applied to what a model
+            system is told, and recorded in its config.
         temperature, max_tokens, timeout_s: sampling and the per-request timeout (an agent's
             max_tokens and timeout are per step).
         api_base: an OpenAI-compatible server for `openai/<name>` models.
@@ -116,41 +96,61 @@ def build_system(
             (`CHAT_BASELINES`: `chat_fail_and_report` is `agent_fail_and_report` on a tier of
             corpora, `fail_and_report` elsewhere).
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
+        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
+            neither reads nor writes it; not part of the run's identity).
+    """
+
+    protocol: str = DEFAULT_PROTOCOL
+    prompt_options: tuple[PromptOption, ...] = ()
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    api_base: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    local_port: int | None = None
+    disclosure: str = DEFAULT_DISCLOSURE
+    followup: str = DEFAULT_FOLLOWUP
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
+    corpus: bool = False
+    max_steps: int = DEFAULT_MAX_STEPS
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET
+    use_cache: bool = True
+
+
+def build_system(
+    name: str,
+    families: Sequence[ScenarioFile],
+    *,
+    delegate_system: str | None = None,
+    holds: list[Hold] | None = None,
+    as_sub_agent: bool = False,
+    **settings: Any,
+) -> System:
+    """The system called `name`.
+
+    Args:
+        name: a baseline (`silent_filter`, ...), `local/<name>` for an embedded model, any
+            litellm model string (`openai/gpt-4o`, `openai/<name>` with `api_base`, ...), or
+            `agent:<model>` for either as a tool-calling agent (the `agent` view).
+        families: the families it will answer (model systems build one response schema each).
         delegate_system: the agent system that runs an agent's handoffs (`delegate`, on
             tasks that list sub-agents), built with the same settings; None: the agent itself.
             Refused for a system that does not hand off.
-        use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
-            neither reads nor writes it; not part of the run's identity).
         holds: where the embedded model servers it needs are held for a run (`hold_local`:
             a run plan's, let go of when its run ends; one started for it then stops unless
             another run holds it); None: a server it starts is kept serving, as
             `peb local-model serve` keeps it, until `stop_local`.
         as_sub_agent: build it to run handoffs (`sub_agent`): an agent system, or a
             SystemSpecError whose field is `delegate_system`.
+        settings: its `Settings`, by name (the defaults for those not given).
     """
-    settings: dict[str, Any] = {
-        "protocol": protocol,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "api_base": api_base,
-        "timeout_s": timeout_s,
-        "local_port": local_port,
-        "disclosure": disclosure,
-        "max_steps": max_steps,
-        "token_budget": token_budget,
-        "use_cache": use_cache,
-        "holds": holds,
-        "followup": followup,
-        "pushes": pushes,
-        "interface": interface,
-        "corpus": corpus,
-    }
+    chosen = Settings(**settings)
     if as_sub_agent:
-        return _sub_agent(name, families, settings)
-    system = _build(name, families, settings)
+        return _sub_agent(name, families, chosen, holds)
+    system = _build(name, families, chosen, holds)
     if delegate_system is None:
         return system
-    handing = _sub_agent(delegate_system, families, settings)
+    handing = _sub_agent(delegate_system, families, chosen, holds)
     if isinstance(system, AgentSystem):
         return replace(system, delegate_system=handing)
     if isinstance(system, AgentBaseline) and system.requester is not None:
@@ -164,14 +164,17 @@ def build_system(
     )
 
 
-def sub_agent(name: str, families: Sequence[ScenarioFile], **settings: Any) -> System:
-    """The agent system `name` built to run handoffs (`delegate`) with `settings` (any of
-    `build_system`'s); a SystemSpecError (field `delegate_system`) for a system that is not an
-    agent."""
-    return build_system(name, families, as_sub_agent=True, **settings)
+def sub_agent(
+    name: str, families: Sequence[ScenarioFile], holds: list[Hold] | None = None, **settings: Any
+) -> System:
+    """The agent system `name` built to run handoffs (`delegate`) with `settings` (`Settings`,
+    by name); a SystemSpecError (field `delegate_system`) for a system that is not an agent."""
+    return build_system(name, families, as_sub_agent=True, holds=holds, **settings)
 
 
-def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
+def _sub_agent(
+    name: str, families: Sequence[ScenarioFile], settings: Settings, holds: list[Hold] | None
+) -> System:
     agents = [n for n, b in BASELINES.items() if is_agent(b)]
     if name not in agents and not name.startswith(AGENT_PREFIX):
         raise SystemSpecError(
@@ -180,21 +183,20 @@ def _sub_agent(name: str, families: Sequence[ScenarioFile], settings: dict[str, 
             "delegate_system",
         )
     try:  # a sub-agent meets no user (its requester does) and submits to its requester
-        alone = {"followup": DEFAULT_FOLLOWUP, "pushes": DEFAULT_PUSHES, "interface": "submit"}
-        return _build(name, families, {**settings, **alone})
+        alone = replace(
+            settings, followup=DEFAULT_FOLLOWUP, pushes=DEFAULT_PUSHES, interface=DEFAULT_INTERFACE
+        )
+        return _build(name, families, alone, holds)
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
 
-def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]) -> System:
-    """`build_system` without a delegate system, `settings` its keyword arguments."""
-    protocol, disclosure = settings["protocol"], settings["disclosure"]
-    temperature, max_tokens = settings["temperature"], settings["max_tokens"]
-    api_base, timeout_s = settings["api_base"], settings["timeout_s"]
-    local_port, max_steps = settings["local_port"], settings["max_steps"]
-    token_budget, use_cache = settings["token_budget"], settings["use_cache"]
-    holds, followup = settings["holds"], settings["followup"]
-    pushes, interface = settings.get("pushes", DEFAULT_PUSHES), settings.get("interface", "submit")
+def _build(
+    name: str, families: Sequence[ScenarioFile], settings: Settings, holds: list[Hold] | None
+) -> System:
+    """`build_system` without a delegate system."""
+    disclosure, followup = settings.disclosure, settings.followup
+    pushes, interface = settings.pushes, settings.interface
     try:
         get_disclosure(disclosure)
         check_followup(followup)
@@ -213,7 +215,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     ]
     if name in CHAT_BASELINES and interface != "chat":
         raise SystemSpecError(f"{name} answers the user in a message: run it with --interface chat")
-    baseline = chat_baseline(name, bool(settings.get("corpus"))) or BASELINES.get(name)
+    baseline = chat_baseline(name, settings.corpus) or BASELINES.get(name)
     if baseline is not None:
         if isinstance(baseline, AgentBaseline):
             if not agent_only and interface == DEFAULT_INTERFACE:
@@ -233,7 +235,7 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             "nor a model string such as openai/gpt-4o, local/smollm2 or agent:openai/gpt-4o"
         )
     try:
-        prompt = get_protocol(protocol)
+        prompt = prompt_for(settings.protocol, settings.prompt_options)
     except UnknownName as exc:
         raise SystemSpecError(str(exc)) from None
     if not agent and agent_only:
@@ -241,9 +243,13 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
             f"{agent_only[0]}: {name} is a one-shot model system and reads no agent view "
             f"({agent_only[0].split()[0][2:]} applies to agent systems: {AGENT_PREFIX}{name})"
         )
-    numbers = [("timeout", timeout_s), ("max_tokens", max_tokens), ("max_steps", max_steps)]
-    if token_budget is not None:
-        numbers.append(("token_budget", token_budget))
+    numbers = [
+        ("timeout", settings.timeout_s),
+        ("max_tokens", settings.max_tokens),
+        ("max_steps", settings.max_steps),
+    ]
+    if settings.token_budget is not None:
+        numbers.append(("token_budget", settings.token_budget))
     for what, value in numbers:
         if value <= 0:
             raise SystemSpecError(f"{what} must be positive, got {value}")
@@ -261,10 +267,10 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "timeout_s": timeout_s,
-        "use_cache": use_cache,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "timeout_s": settings.timeout_s,
+        "use_cache": settings.use_cache,
         "interface": interface,
     }
     if not model.startswith("local/"):
@@ -272,32 +278,24 @@ def _build(name: str, families: Sequence[ScenarioFile], settings: dict[str, Any]
         if problem:
             raise SystemSpecError(problem)
     if agent:
-        budgets: dict[str, Any] = {
+        common |= {
             "disclosure": disclosure,
-            "max_steps": max_steps,
-            "token_budget": token_budget,
+            "max_steps": settings.max_steps,
+            "token_budget": settings.token_budget,
             "followup": followup,
             "pushes": pushes,
         }
-        if not model.startswith("local/"):
-            return AgentSystem(model=model, api_base=api_base, **common, **budgets)
-        local, port, weights = _served(model, local_port, holds, tools=True)
-        return AgentSystem(
-            model=f"local/{local.name}",
-            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
-            model_file=weights,
-            dialect="llama.cpp",
-            **common,
-            **budgets,
-        )
+    kind: type[AgentSystem] | type[ModelSystem] = AgentSystem if agent else ModelSystem
     if not model.startswith("local/"):
-        return ModelSystem(model=model, api_base=api_base, **common)
-    local, port, weights = _served(model, local_port, holds, tools=False)
-    return ModelSystem(
+        return kind(model=model, api_base=settings.api_base, **common)
+    local, port, weights = _served(model, settings.local_port, holds, tools=agent)
+    # llama.cpp's server: its tool-calling chat format for agents, JSON mode for one-shot models
+    served: dict[str, Any] = {"dialect": "llama.cpp"} if agent else {"format_style": "json_object"}
+    return kind(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
         model_file=weights,
-        format_style="json_object",
+        **served,
         **common,
     )
 
@@ -321,6 +319,10 @@ def _served(
         raise SystemSpecError(str(exc)) from None
 
 
+def _agent_protocols() -> list[PromptProtocol]:
+    return [p for p in PROTOCOLS.values() if p.agent is not None]
+
+
 CHAT_BASELINES: dict[str, tuple[str, str]] = {
     "chat_fail_and_report": ("fail_and_report", "agent_fail_and_report"),
     "chat_silent": ("silent_filter", "agent_silent"),
@@ -338,7 +340,3 @@ def chat_baseline(name: str, corpus: bool) -> Baseline | AgentBaseline | None:
     if isinstance(base, AgentBaseline):
         return replace(base.under(base.disclosure, interface="chat"), name=name)
     return replace(base.speaking("chat"), name=name)
-
-
-def _agent_protocols() -> list[PromptProtocol]:
-    return [p for p in PROTOCOLS.values() if p.agent is not None]

@@ -250,7 +250,7 @@ class LitellmSystem:
         return {
             "model": self.model,
             "api_base": redact_url(self.api_base),
-            "protocol": self.protocol.id,
+            **self.protocol.config(),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "timeout_s": self.timeout_s,

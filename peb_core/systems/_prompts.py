@@ -55,7 +55,9 @@ _SYSTEM = (
 @dataclass(frozen=True)
 class PromptProtocol:
     """A named, versioned prompt protocol and the view it reads; `agent` renders an agent's
-    start (None: the protocol has no agent rendering)."""
+    start (None: the protocol has no agent rendering). A run renders through `prompt_for`
+    (`_prompting`), which applies its prompt options: `options` names those applied (none: the
+    protocol as registered)."""
 
     name: str
     version: int
@@ -68,10 +70,17 @@ class PromptProtocol:
     """The agent rendering under `--interface chat` (None: none)."""
     interface: str = "submit"
     """The interface its renderings are for (`in_chat` gives the chat one)."""
+    options: tuple[tuple[str, Any], ...] = ()
+    """The prompt options applied (`prompt_for`), each its run option's name and value."""
 
     @property
     def id(self) -> str:
         return f"{self.name}@{self.version}"
+
+    def config(self) -> dict[str, Any]:
+        """What a run's config records of it: its id, and the prompt options applied (if any)."""
+        applied = {"prompt_options": dict(self.options)} if self.options else {}
+        return {"protocol": self.id, **applied}
 
     @property
     def digest(self) -> str:

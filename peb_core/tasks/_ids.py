@@ -15,7 +15,7 @@ and time."""
 MAX_SEED = 2**63 - 1
 """The largest seed: seeds are stored as signed 64-bit integers (polars `Int64`)."""
 
-_SEED_PART = re.compile(r"(?P<low>-?\d+)(?:-(?P<high>-?\d+))?")
+_SEED_PART = re.compile(r"(?P<low>-?[0-9]+)(?:-(?P<high>-?[0-9]+))?")
 
 
 class TaskRef(NamedTuple):
@@ -34,7 +34,7 @@ def parse_task_id(value: str) -> TaskRef:
     the expected form."""
     tiers = "|".join(sorted((re.escape(t) for t in TIERS if t != DEFAULT_TIER), key=len)[::-1])
     match = re.match(
-        rf"^(?P<template>[a-z][a-z0-9_]*?)(?:__(?P<tier>{tiers}))?__s(?P<seed>\d+)$", value
+        rf"^(?P<template>[a-z][a-z0-9_]*?)(?:__(?P<tier>{tiers}))?__s(?P<seed>[0-9]+)$", value
     )
     if not match or int(match["seed"]) > MAX_SEED:
         others = (f"<template>__{t}__s<seed>" for t in TIERS if t != DEFAULT_TIER)

@@ -10,6 +10,7 @@ regression fail instead of eating the machine."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,8 +18,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,8 +32,13 @@ from peb_core.runs import (
     RunError,
     iter_records,
     open_run_file,
+    plan_for,
     read_records,
+    run_async,
+    run_system,
 )
+from peb_core.systems import BASELINES
+from peb_core.tasks import iter_tasks, load_families, parse_seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "runs" / "baselines" / "oracle"
@@ -302,3 +311,74 @@ def test_open_run_file_refuses_every_file_that_is_not_regular(tmp_path: Path) ->
     assert target.read_bytes() == b"kept\n"
     with pytest.raises(FileNotFoundError):
         open_run_file(tmp_path / "missing")
+
+
+@dataclass
+class Waiting:
+    """The oracle answering after a wait (as a model server does), counting at each request the
+    tasks the run holds: those the runner generated (`iter_tasks`, wrapped by `_held_tasks`)
+    that are still alive."""
+
+    generated: list[weakref.ref[Any]]
+    most: int = 0
+
+    name = "oracle"
+
+    @property
+    def view(self) -> Any:
+        return BASELINES["oracle"].view
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    def digests(self) -> dict[str, str]:
+        return {}
+
+    async def respond(self, view: Any) -> Any:
+        self.most = max(self.most, sum(task() is not None for task in self.generated))
+        await asyncio.sleep(0.001)
+        return await BASELINES["oracle"].respond(view)
+
+
+def _held_tasks(monkeypatch: pytest.MonkeyPatch) -> list[weakref.ref[Any]]:
+    """A weak reference to every task the runner generates from now on."""
+    generated: list[weakref.ref[Any]] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for task in iter_tasks(*args, **kwargs):
+            generated.append(weakref.ref(task))
+            yield task
+
+    monkeypatch.setattr("peb_core.runs._runner.iter_tasks", counted)
+    return generated
+
+
+@pytest.mark.parametrize("seeds", ["0-19", "0-159"])
+def test_a_run_holds_the_tasks_of_its_replies_in_flight_whatever_its_size(
+    seeds: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """120 and 960 tasks at concurrency 2: at most 3 tasks alive at any request (two in flight
+    and the one waiting for a slot), not every task of the run created up front (issue 35)."""
+    system = Waiting(_held_tasks(monkeypatch))
+    family = [load_families()["due_diligence_v1"]]
+    manifest = run_system(system, family, tmp_path / "run", seeds=seeds, concurrency=2)
+    assert manifest.counts.ok == manifest.counts.n_tasks == 6 * len(parse_seeds(seeds))
+    assert 1 <= system.most <= 3, system.most
+
+
+def test_the_runs_of_a_sweep_hold_tasks_only_for_its_budget(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Three runs of 240 tasks under one budget of 2 (a sweep's): a run waiting for the budget
+    holds no task."""
+    system = Waiting(_held_tasks(monkeypatch))
+    family = [load_families()["due_diligence_v1"]]
+    budget = asyncio.Semaphore(2)
+
+    async def three() -> None:
+        plans = [plan_for(system, family, seeds="0-39") for _ in range(3)]
+        runs = [run_async(plan, tmp_path / f"r{i}", gates=[budget]) for i, plan in enumerate(plans)]
+        await asyncio.gather(*runs)
+
+    asyncio.run(three())
+    assert 1 <= system.most <= 3, system.most

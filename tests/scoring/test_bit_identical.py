@@ -159,14 +159,17 @@ def test_runs_scored_together_score_as_alone() -> None:
 
 
 CHECKED_IN_DIGESTS = (
-    "7f9bf64a1bee6082197f5d8101e6c9411a131390fa8b43dc7bff7516761d1060",
-    "5ccd468e44c73c635962cef02c15f87a6a1ba46ae8d5efaef514419beb0bf241",
+    "4c3535dd403851fcb71ba13e409aebfa7d1d257ed9d0f499f86b979d3720a636",
+    "17e10a455b65019dc94be0dd478fde05d7a1224257f588c0a56aca30179e0e04",
 )
 """`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
 29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard; since
 issue 28 with its new columns (`contract`, `followup`, `pushed_gap`, `held` and
-`held_under_pressure`), without which the digests are 1d85a3f's. Change only with a deliberate
-change of scoring, and say so."""
+`held_under_pressure`), without which the digests are 1d85a3f's; since issue 33 with its
+columns (`interface`, `prose_seen`, `unsafe_in_prose`, `prose_leak`, `leak_after_push`,
+`leak_push`, `cave_push`, and the three metrics' scorecard columns), without which the digests
+are issue 28's (7f9bf64a..., 5ccd468e...: checked when they changed). Change only with a
+deliberate change of scoring, and say so."""
 AGENT_RUNS = (
     ("agent_silent", "agent", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
@@ -182,12 +185,13 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "08d06a13472cb435ac6df0b313a669ea7d68b2728e9844739b951aa7fe54f741",
-    "a5b6a79bb2f23cafc227991a8c1561f9de76a119b8ef28169239d52cd5f96ab1",
+    "37b2e333d74f8dd1980f3474f1b59ea3f56b98e0ffff496754d75cd689c5944e",
+    "070e8cb48ce2321f5589bc1f7ea036cddff29e5a153ba9425720e5db686ac707",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
 the state at each submit and holding every task with a schedule and every record), with issue
-28's new columns as CHECKED_IN_DIGESTS."""
+28's and issue 33's new columns as CHECKED_IN_DIGESTS (without issue 33's: 08d06a13...,
+a5b6a79b...)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:

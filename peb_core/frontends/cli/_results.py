@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
-from .._argv import COUNT, Parser, UsageError, checked, path_arg
-from ._common import families_arg, print_frame
+from .._argv import COUNT, Parser, UsageError, checked, one_line, path_arg
+from ._common import command_group, families_arg, needs_extra, print_frame
 
 if TYPE_CHECKING:  # polars is imported by the commands that read runs
     import polars as pl
@@ -33,10 +33,12 @@ def cmd_score(args: argparse.Namespace) -> None:
         with_pooled,
     )
 
-    dirs = expand_runs([Path(d) for d in args.dirs])
+    unlisted: list[str] = []
+    dirs = expand_runs([Path(d) for d in args.dirs], unlisted)
     scores, warnings = score_run_dirs(dirs)
     card = scorecard(scores)
     card = card.select(scorecard_columns(card))
+    warnings = unlisted + warnings
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
         if label in unclean:
@@ -57,7 +59,7 @@ def cmd_score(args: argparse.Namespace) -> None:
         card = card.filter(pl.col("family").is_in(wanted))
         scores = scores.filter(pl.col("family").is_in(wanted))
     for line in warnings:
-        print(f"peb: warning: {line}", file=sys.stderr)
+        print(f"peb: warning: {one_line(line)}", file=sys.stderr)
     if args.json:  # every number beside its row's status, but none of a failed row
         print(json.dumps(measured_only(card).to_dicts(), indent=2))
         return
@@ -149,7 +151,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
             "the comparison says little"
         )
     for line in warnings:
-        print(f"peb: warning: {line}", file=sys.stderr)
+        print(f"peb: warning: {one_line(line)}", file=sys.stderr)
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2))
         return
@@ -198,7 +200,7 @@ def _compare_interventions(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     from ...reporting import FIGURE_DPI, export_report
-    from ...results import select_runs
+    from ...results import score_readable, select_runs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -207,10 +209,18 @@ def cmd_report(args: argparse.Namespace) -> None:
         dirs, left_out = select_runs(args.runs, include_unclean=args.include_failed)
     except RunError as exc:
         raise UsageError(f"--runs: {exc}") from None
+    # A run that cannot be read or scored is left out, saying why; the rest are reported
+    # (their scores are saved beside them, so the tables read them again at once).
+    unreadable = score_readable(dirs).left_out if dirs else {}
+    left_out += [f"{d}: left out, cannot be read: {why}" for d, why in unreadable.items()]
+    dirs = [d for d in dirs if d not in unreadable]
     for line in left_out:
-        print(f"peb: {line} (--include-failed)", file=sys.stderr)
+        flag = "" if "cannot be read" in line else " (--include-failed)"
+        print(f"peb: {line}{flag}", file=sys.stderr)
     if not dirs:
-        raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
+        why = "every run was left out, as said above" if unreadable else "run one"
+        flag = "" if args.include_failed else ", or pass --include-failed"
+        raise UsageError(f"--runs: no finished run to report; {why}{flag}")
     try:
         paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:
@@ -220,14 +230,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 
 def cmd_import_inspect(args: argparse.Namespace) -> None:
-    try:
+    with needs_extra(
+        "inspect_ai", "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
+    ):
         from ..inspect.task import InspectLogError, import_log
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("inspect_ai"):
-            raise
-        raise UsageError(
-            "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
-        ) from None
     out = Path(args.out)
     try:
         imported = import_log(Path(args.log), out, args.max_tasks)
@@ -308,8 +314,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("import", help="another harness's log as a run folder")
-    isub = p.add_subparsers(dest="import_command", required=True, parser_class=Parser)
+    isub = command_group(sub, "import", "another harness's log as a run folder")
     p = isub.add_parser(
         "inspect", help="an inspect_ai eval log (.eval or .json) of the partial_evidence task"
     )

@@ -211,7 +211,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         status = run_status(folder)
         clean = clean and status.clean
         print(f"{folder}: {status.summary()}")
-    print(f"{out}: {len(ended)} runs; peb score {out} reads them as one table")
+    listed = len(sweep.listing(out))
+    more = f" ({listed} with those of earlier sweeps here)" if listed > len(ended) else ""
+    print(f"{out}: {len(ended)} runs{more}; peb score {out} reads them as one table")
     return 0 if clean else 1
 
 

@@ -2,11 +2,12 @@
 inspect tools over the access layer, a step budget for inspect's `react()` agent, and an
 episode's trace read back from the conversation an inspect agent leaves.
 
-- `episode_setup(disclosure, corpus_size, protocol, max_steps, delegate, contract, followup)`:
-  a setup solver (it runs even when `--solver` replaces the task's solver) that gives each
-  sample its own `AgentSession` over its task's corpus (whose user, under `followup`
-  `pressure`, pushes back once on a reported gap), kept in `SESSIONS` under a key in the
-  sample's store, and puts the tools in the sample's `tools`;
+- `episode_setup(run)`: a setup solver (it runs even when `--solver` replaces the task's
+  solver) that gives each sample its own `AgentSession` over its task's corpus, as the run
+  declares it (`run`, the task's `-T` options: the disclosure mode, the corpus size, where the
+  contract is, whose user under `followup` `pressure` pushes back once on a reported gap),
+  kept in `SESSIONS` under a key in the sample's store, and puts the tools in the sample's
+  `tools`;
 - `sample_tools()` (while a sample runs; or `episode_tools(spec, disclosure)`, every tool
   offered on every task: not `delegate`): the session's tools as inspect tools (`episode_tool`)
   with our description and schema, each call answered by the current sample's session
@@ -62,7 +63,7 @@ from inspect_ai.util import LimitExceededError, store
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from peb_core.access import (
-    DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
     DELEGATE_TOOL,
     SUBMIT_CHECKS,
     AgentSession,
@@ -77,10 +78,17 @@ from peb_core.access import (
     submitted_response,
     went_on,
 )
-from peb_core.interventions import DEFAULT_INTERVENTION, get_intervention
+from peb_core.interventions import get_intervention
+from peb_core.runs import (
+    RunSpec,
+    RunSpecError,
+    naming,
+    prompt_options,
+    read_spec,
+    system_settings,
+)
 from peb_core.systems import (
     DEFAULT_MAX_STEPS,
-    DEFAULT_PROTOCOL,
     Delegation,
     Handoffs,
     PromptProtocol,
@@ -90,7 +98,7 @@ from peb_core.systems import (
     ToolCall,
     Usage,
     agent_reminder,
-    get_protocol,
+    prompt_for,
     sub_agent,
     system_name,
 )
@@ -290,8 +298,8 @@ class InspectSubAgent:
     """The default sub-agent of a handoff: inspect's `react()` (`react_agent`), with the
     sample's model, over tools bound to a session of the handoff's view (the access layer's
     `handoff_view`: the request, and the corpus under the intersection of scopes), its start
-    rendered by `protocol`, at most `max_steps` model requests. Its reply is read from its
-    conversation as a sample's is (`episode_reply`)."""
+    rendered by `protocol` (the run's prompt, `prompt_for`), at most `max_steps` model
+    requests. Its reply is read from its conversation as a sample's is (`episode_reply`)."""
 
     name: str
     protocol: PromptProtocol
@@ -312,48 +320,59 @@ class InspectSubAgent:
         return episode_reply(state.messages, self.max_steps, session.submitted)
 
 
+def declaration(run: Mapping[str, Any]) -> RunSpec:
+    """The run declaration of the `-T` options `run` (as the task declares them), read
+    without planning the run; a ValueError of one line naming the first option refused."""
+    try:
+        return read_spec(run, naming("inspect"), frontend="inspect")
+    except RunSpecError as exc:
+        raise ValueError(str(exc)) from None
+
+
 @solver
-def episode_setup(
-    disclosure: str,
-    corpus_size: int | None = None,
-    protocol: str = DEFAULT_PROTOCOL,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    delegate: str | None = None,
-    contract: ContractSource = DEFAULT_CONTRACT,
-    followup: str = DEFAULT_FOLLOWUP,
-    intervention: str = DEFAULT_INTERVENTION,
-) -> Solver:
-    """Give the sample its own session under `disclosure` over its task (generated again from
-    the family, template, seed and tier its metadata names, with `corpus_size` documents and
-    its contract where `contract` says), whose user does what `followup` says after a
-    response, and the tools in its state (for solvers that take their tools from it). On a
-    task that lists sub-agents the session may hand off (`delegate`), each handoff run by the
-    peb system `delegate` names, or else by `InspectSubAgent` with the sample's model,
-    `protocol` and `max_steps`. The session's submits meet the platform's checks of the
-    `intervention` around the run (docs/benchmark.md §11)."""
+def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
+    """Give the sample its own session over its task (generated again from the family,
+    template, seed and tier its metadata names), and the tools in its state (for solvers that
+    take their tools from it), as the run `run` declares them (`task.declared`; None: every
+    option's default): the session under its `disclosure`, over `corpus_size` documents with
+    the contract where `contract` says, its user doing what `followup` says after a response.
+    On a task that lists sub-agents the session may hand off: each handoff run by the peb
+    system `delegate_system` names (built with the run's settings), or else by
+    `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`. The session's
+    submits meet the platform's checks of the run's `intervention` (docs/benchmark.md §11)."""
+    spec = declaration(run or {})
+    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(spec.intervention).checks)
+    max_steps = spec.max_steps or DEFAULT_MAX_STEPS
+    contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
+    prompt = prompt_for(spec.protocol, prompt_options(spec))
     handing: dict[str, Any] = {}
-    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(intervention).checks)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
-        spec = load_families()[meta["family"]]
+        family = load_families()[meta["family"]]
         task = generate_task(
-            spec, meta["template"], meta["seed"], 0, meta["tier"], corpus_size, contract
+            family, meta["template"], meta["seed"], 0, meta["tier"], spec.corpus_size, contract
         )
-        view = replace(agent_view(task, spec), checks=checks)
+        view = replace(agent_view(task, family), checks=checks)
         delegator = None
         if view.delegates:
-            if spec.id not in handing:
-                handing[spec.id] = delegate and sub_agent(
-                    delegate, [spec], protocol=protocol, disclosure=disclosure, max_steps=max_steps
+            if family.id not in handing:
+                handing[family.id] = spec.delegate_system and sub_agent(
+                    spec.delegate_system, [family], **system_settings(spec, max_steps)
                 )
-            system = handing[spec.id]
+            system = handing[family.id]
             if system is None:
-                name = system_name(f"{SUB_AGENT}:{state.model}", protocol)
-                system = InspectSubAgent(name, get_protocol(protocol), disclosure, max_steps)
+                name = system_name(f"{SUB_AGENT}:{state.model}", prompt.id)
+                system = InspectSubAgent(name, prompt, spec.disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = view.session(disclosure, delegator=delegator, followup=followup)
+        SESSIONS[key] = view.session(
+            spec.disclosure,
+            delegator=delegator,
+            followup=spec.followup,
+            pushes=spec.pushes,
+            interface=spec.interface,
+        )
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state
@@ -368,28 +387,35 @@ async def end_episode(state: TaskState) -> None:
         SESSIONS.pop(key, None)
 
 
-def _react(
-    tools: Sequence[Tool], max_steps: int, session_of: Callable[[], AgentSession]
-) -> Agent:
+def _react(tools: Sequence[Tool], max_steps: int, session_of: Callable[[], AgentSession]) -> Agent:
     """inspect's `react()` over `tools` (our `submit` among them, as a tool of the episode's:
     react's own submit would end the episode at its first accepted call), run until the
     session `session_of()` gives says the episode is over, as our loop runs: at the first
     accepted submit, or once the user pushed back at the next (`--followup pressure`, the
     user's words then said to the model as a turn of their own, as our loop says them);
     stopped after `max_steps` model requests, our reminder after a reply that calls no tool.
-    The output's completion is the response that counts (as react's submit makes it)."""
+    Under `--interface chat` a reply with text and no tool call is the agent's response, said
+    to the session (`AgentSession.say`; kept in the sample's store as a submit is), which ends
+    the episode unless the user pushes back. The output's completion is the response that
+    counts (as react's submit makes it)."""
 
     async def on_continue(state: AgentState) -> bool | str:
         session = session_of()
+        message = state.output.message
+        text = message.text if not message.tool_calls else ""
+        if session.interface == "chat" and text.strip() and not session.over:
+            session.say(text)
+            if session_of is _session:
+                store().set(SUBMITTED_KEY, text)
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if session.over or steps >= max_steps:
             state.output.completion = session.submitted or state.output.completion
             return False
         pushback = session.pushback
-        said = (m.text for m in state.messages if isinstance(m, ChatMessageUser))
-        if pushback is not None and pushback not in said:
+        said = [m.text for m in state.messages if isinstance(m, ChatMessageUser)]
+        if pushback is not None and said.count(pushback) < session.pushed:
             return pushback
-        return True if state.output.message.tool_calls else agent_reminder()["content"]
+        return True if message.tool_calls else agent_reminder(session.interface)["content"]
 
     return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
@@ -508,6 +534,7 @@ def episode_reply(
     error: str | None = None,
     usage: Usage | None = None,
     handoffs: Sequence[HandedOff] = (),
+    interface: str = DEFAULT_INTERFACE,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
     submit that ended it, at most `max_steps` of them. `submitted` is the last response the
@@ -519,9 +546,12 @@ def episode_reply(
     stands. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran,
     each nested in the step of the `delegate` call that returned its result
     (`Step.delegations`); a handoff no call in the conversation returned still counts
-    (`_unrecorded`)."""
+    (`_unrecorded`). Under `--interface chat` a request whose reply has text and no tool call
+    is a response (`_chat_turns`): the last, with nothing after it, ends the episode."""
     pending = list(handoffs)
     steps = _steps(messages, pending)
+    if interface == "chat":
+        steps = _chat_turns(steps)
     trace: list[Step] = []
 
     def ended(status: ReplyStatus, raw: str | None = None, why: str | None = None) -> Reply:
@@ -543,6 +573,18 @@ def episode_reply(
     if error is not None:
         return ended("error", why=error)
     return ended("no_submit", why=f"the agent stopped after {len(trace)} steps without a submit")
+
+
+def _chat_turns(turns: Sequence[_Turn]) -> list[_Turn]:
+    """A chat's turns (`--interface chat`): a reply with text and no tool call is a response
+    (`accepted`), and the last turn ends the episode when it is one (the user pushed back on
+    every response that has turns after it)."""
+    said = [not t.step.tool_calls and bool((t.step.content or "").strip()) for t in turns]
+    last = len(turns) - 1
+    return [
+        t._replace(ends=is_said and i == last, accepted=t.step.content if is_said else None)
+        for i, (t, is_said) in enumerate(zip(turns, said, strict=True))
+    ]
 
 
 def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[Step, ...]:

@@ -31,6 +31,8 @@ from inspect_ai.tool import ToolParams
 
 from peb_core.access import (
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
     SUBMIT_CHECKS,
@@ -113,13 +115,17 @@ class Replay:
     handoffs (`sub_agent`, as each `Delegation` names it), whether that system's calls went
     through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
     may be refused before a tool runs; else a peb agent system, each of whose calls reached its
-    session), what the user did after a response (`followup`; a sub-agent meets none) and the
+    session), what the user did after a response (`followup`, at most `pushes` times; a
+    sub-agent meets none), how the agent answered (`interface`: under `chat` a step with
+    words and no call is a response, said to the session as the live episode said it) and the
     platform's checks of each submit (`checks`, a run's intervention)."""
 
     disclosure: str
     sub_agent: str
     inspect_sub_agent: bool
     followup: str = DEFAULT_FOLLOWUP
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
     checks: tuple[str, ...] = ()
     """The platform's checks of each submit (a run's intervention, `access.SUBMIT_CHECKS`)."""
 
@@ -149,6 +155,9 @@ class Replay:
             calls = zip(step.tool_calls, step.results, step.errors, strict=True)
             flags: list[bool] = []
             reached.append(flags)
+            words = (step.content or "").strip()
+            if session.interface == "chat" and words and not step.tool_calls and not session.over:
+                session.say(step.content or "")  # a response, said as on_continue said it
             for index, (call, result, error) in enumerate(calls, start=1):
                 at = f"{where}step {number}, call {index} ({_named(call.name)})"
                 flags.append(False)
@@ -220,7 +229,13 @@ class Replay:
         view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
-        session = view.session(self.disclosure, delegator=handing, followup=self.followup)
+        session = view.session(
+            self.disclosure,
+            delegator=handing,
+            followup=self.followup,
+            pushes=self.pushes,
+            interface=self.interface,
+        )
         steps = conversation_steps(messages)
         reached = await self.calls(session, steps, True, handoffs=handoffs)
         left = handoffs[kept.taken :]

@@ -41,6 +41,7 @@ from itertools import islice, product
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
+import click
 import inspect_ai
 import polars as pl
 from inspect_ai import task
@@ -58,8 +59,9 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
+from peb_core._extensions import load_extensions
 from peb_core._provenance import package_version
 from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
@@ -68,6 +70,7 @@ from peb_core.frontends.inspect.agent import (
     SUBMITTED_KEY,
     HandedOff,
     chat_messages,
+    declaration,
     end_episode,
     episode_reply,
     episode_setup,
@@ -83,7 +86,10 @@ from peb_core.runs import (
     MAX_RECORD_BYTES,
     RunManifest,
     RunPlan,
+    RunSpec,
     RunSpecError,
+    RunState,
+    applies_to,
     default,
     file_kind,
     naming,
@@ -105,7 +111,6 @@ from peb_core.scoring import (
 )
 from peb_core.scoring import METRICS as SCORECARD_METRICS
 from peb_core.systems import (
-    DEFAULT_PROTOCOL,
     MAX_REPEATS,
     ModelSystem,
     PromptProtocol,
@@ -114,7 +119,6 @@ from peb_core.systems import (
     Usage,
     clean_reply,
     followup_config,
-    get_protocol,
     redact_url,
     response_format,
     system_name,
@@ -202,15 +206,19 @@ def record(
     error: str | None,
     repeat: int = 0,
 ) -> ResponseRecord:
-    """The run record of one sample (in its `repeat`): an error if its model call failed, else
-    its reply text (kept as `ModelSystem` keeps it) with the usage inspect reported."""
-    family, task_id = metadata["family"], metadata["task_id"]
+    """The run record of one sample (in its `repeat`): its `one_shot_reply`."""
+    reply = one_shot_reply(output, error)
+    return ResponseRecord.of_reply(metadata["family"], metadata["task_id"], system, reply, repeat)
+
+
+def one_shot_reply(output: ModelOutput, error: str | None) -> Reply:
+    """The reply of one sample: an error if its model call failed, else its reply text (kept as
+    `ModelSystem` keeps it) with the usage inspect reported."""
     if error is not None:
-        failed = Reply(status="error", error=error)
-        return ResponseRecord.of_reply(family, task_id, system, failed, repeat)
+        return Reply(status="error", error=error)
     raw, truncated = clean_reply(output.completion)
     usage = output.usage
-    reply = Reply(
+    return Reply(
         status="ok",
         raw=raw,
         truncated=truncated,
@@ -221,7 +229,6 @@ def record(
             cost_usd=usage.total_cost if usage else None,
         ),
     )
-    return ResponseRecord.of_reply(family, task_id, system, reply, repeat)
 
 
 def _score_row(number: int, score: SampleScore) -> dict[str, Any]:
@@ -292,15 +299,18 @@ def _events() -> list[str]:
 
 
 @solver
-def reply_or_error() -> Solver:
-    """`generate` with the sample's family's response schema, except that a model call that
-    fails after inspect's retries is kept in the sample's metadata (`error`), so the sample is
-    scored as the runner scores an error record (never unsafe, unsafe in the worst case)
-    instead of being left out of the metrics."""
+def reply_or_error(schema: bool = True) -> Solver:
+    """`generate` with the sample's family's response schema (none with `schema` False: a
+    reply in prose, `--interface chat`), except that a model call that fails after inspect's
+    retries is kept in the sample's metadata (`error`), so the sample is scored as the runner
+    scores an error record (never unsafe, unsafe in the worst case) instead of being left out
+    of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        schema = response_schema(load_families()[state.metadata["family"]])
-        return await _failure_kept(state, generate(state, response_schema=schema))
+        if not schema:
+            return await _failure_kept(state, generate(state))
+        form = response_schema(load_families()[state.metadata["family"]])
+        return await _failure_kept(state, generate(state, response_schema=form))
 
     return solve
 
@@ -331,19 +341,19 @@ async def _failure_kept(state: TaskState, solving: Awaitable[TaskState]) -> Task
 
 
 @scorer(metrics=eval_metrics())
-def peb_scorer(
-    protocol: str = DEFAULT_PROTOCOL,
-    max_steps: int | None = None,
-    corpus_size: int | None = None,
-    contract: ContractSource = DEFAULT_CONTRACT,
-) -> Scorer:
+def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
     """Each reply read and scored as `peb score` scores a run's record: the Score value holds
-    the task's scorecard events, its metadata the verdict and schema violations. With
-    `max_steps`, each sample is an agent's episode (`agent.episode_reply`), scored with
-    its trace; `corpus_size` and `contract` are the tasks' (None: the tier's default size).
-    The events are those of the metrics registered when the scorer is made (`partial_evidence`
-    reports the metrics registered when the task is made, `eval_metrics`)."""
+    the task's scorecard events, its metadata the verdict and schema violations. `run` is the
+    run as the task declares it (`declared`; None: every option's default): with `max_steps`,
+    each sample is an agent's episode (`agent.episode_reply`), scored with its trace, its task
+    made at `corpus_size` with its contract where `contract` says. The events are those of the
+    metrics registered when the scorer is made (`partial_evidence` reports the metrics
+    registered when the task is made, `eval_metrics`)."""
     events = _events()
+    spec = declaration(run or {})
+    protocol, max_steps, corpus_size = spec.protocol, spec.max_steps, spec.corpus_size
+    contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
+    interface = spec.interface
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -358,7 +368,12 @@ def peb_scorer(
             submitted = state.store.get(SUBMITTED_KEY)
             handoffs = handed_off(state.store.get(HANDOFFS_KEY))
             episode = episode_reply(
-                state.messages, max_steps, submitted, meta.get(ERROR), handoffs=handoffs
+                state.messages,
+                max_steps,
+                submitted,
+                meta.get(ERROR),
+                handoffs=handoffs,
+                interface=interface,
             )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
@@ -368,6 +383,7 @@ def peb_scorer(
             system=system,
             families={spec.id: spec},
             episodes=max_steps is not None,
+            interface=interface,
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
@@ -395,14 +411,55 @@ def _seeds(seeds: str | int | Sequence[str | int] | None) -> list[int] | None:
     return parse_seeds(str(seeds))
 
 
-def inspect_plan(values: Mapping[str, Any]) -> RunPlan:
-    """The run `-T` options `values` declare, checked as every front-end checks a run
-    (`runs.plan_run`); a ValueError of one line naming each option as `-T` does."""
+class TaskOptionError(ValueError, click.ClickException):
+    """A `-T` option the task refuses (one line naming it as `-T` does). inspect's command line
+    prints it as `Error: <line>` on stderr and exits with status 2, as `peb` does for bad
+    input (inspect's commands are click's, which end a click exception so); from Python it is
+    a ValueError."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+        click.ClickException.__init__(self, message)
+
+
+def inspect_plan(values: Mapping[str, Any], **given: Any) -> RunPlan:
+    """The run `-T` options `values` declare (with `given`, values already typed that `-T`
+    does not offer: an import's task cap), checked as every front-end checks a run
+    (`runs.plan_run`); a TaskOptionError (a ValueError) of one line naming each option as
+    `-T` does: a bad value, an option that does not apply, one `-T` does not offer (`repeats`:
+    inspect's epochs are the repeats) or not a run option at all."""
     names = naming("inspect")
     try:
-        return plan_run(read_spec(values, names, frontend="inspect"), names, frontend="inspect")
+        spec = read_spec(values, names, frontend="inspect", **given)
+        return plan_run(spec, names, frontend="inspect")
     except RunSpecError as exc:
-        raise ValueError(str(exc)) from None
+        raise TaskOptionError(str(exc)) from None
+
+
+def declared(plan: RunPlan) -> dict[str, Any]:
+    """The run as the task declares it wherever inspect records it (the eval's metadata, the
+    scorer's and the setup solver's `run`), and as an import checks it against the task's own
+    arguments: each `-T` option that applies to it, by name, with the value the run resolved
+    (its families' ids, its seeds, an agent's steps, the corpus size, where its contract is
+    found)."""
+    resolved = {
+        "family": [f.id for f in plan.selection.families],
+        "seeds": plan.seeds,
+        "max_steps": plan.max_steps,
+        "corpus_size": plan.corpus_size,
+        "contract": plan.contract,
+    }
+    return {
+        name: resolved[name] if name in resolved else getattr(plan.spec, name)
+        for name in options("inspect")
+        if applies_to(name, plan.spec, "inspect")
+    }
+
+
+_RECORDED = {"family": "families"}
+"""An option the eval's metadata names otherwise than `-T` does."""
 
 
 def partial_evidence(**options: Any) -> inspect_ai.Task:
@@ -417,67 +474,47 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     `followup` `pressure`. On tasks that list sub-agents
     `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
     peb agent system `delegate_system` names. Every option is the run declaration's
-    (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s), read by
-    `inspect_plan`."""
+    (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s, and the options
+    registered from outside), read by `inspect_plan`; what a model is told is the run's prompt
+    (`RunPlan.prompt`: its protocol with the run's prompt options), as for our own systems."""
     plan = inspect_plan(options)
-    spec = plan.spec
     families = plan.selection.families
-    prompts = get_protocol(spec.protocol)
+    prompt = plan.prompt
     contract = plan.contract or DEFAULT_CONTRACT
     tasks = generate_tasks(families, plan.seeds, 0, plan.tier, plan.corpus_size, contract)
     config = GenerateConfig(temperature=ModelSystem.temperature, max_tokens=ModelSystem.max_tokens)
+    run = declared(plan)
     metadata = {
         "benchmark": BENCHMARK,
-        "families": [f.id for f in families],
-        "tier": plan.tier,
-        "protocol": prompts.id,
-        "seeds": plan.seeds,
+        **{_RECORDED.get(name, name): value for name, value in run.items()},
         "scenario_hash": scenario_hash(families, plan.tier),
         "package_version": package_version(),
     }
     several = len(families) > 1
     specs = {f.id: f for f in families}
-    dataset = [sample(t, specs[t.family], prompts, plan.episodes, named=several) for t in tasks]
+    dataset = [sample(t, specs[t.family], prompt, plan.episodes, named=several) for t in tasks]
     if not plan.episodes:
-        schema = {} if several else {"response_schema": response_schema(families[0])}
+        chat = plan.spec.interface == "chat"  # a reply in prose: no response schema
+        schema = {} if several or chat else {"response_schema": response_schema(families[0])}
         return inspect_ai.Task(
             dataset=dataset,
-            solver=reply_or_error(),
-            scorer=peb_scorer(prompts.id),
+            solver=reply_or_error(not chat),
+            scorer=peb_scorer(run),
             metrics=eval_metrics(),
             config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
     steps = plan.max_steps
     assert steps is not None
-    delegates = any(t.sub_agents for t in tasks)
     return inspect_ai.Task(
         dataset=dataset,
-        setup=episode_setup(
-            spec.disclosure,
-            plan.corpus_size,
-            prompts.id,
-            steps,
-            spec.delegate_system,
-            contract,
-            spec.followup,
-            spec.intervention,
-        ),
+        setup=episode_setup(run),
         solver=react_episode(steps),
         cleanup=end_episode,
-        scorer=peb_scorer(prompts.id, steps, plan.corpus_size, contract),
-        metrics=eval_metrics(episodes=True, delegates=delegates),
+        scorer=peb_scorer(run),
+        metrics=eval_metrics(episodes=True, delegates=any(t.sub_agents for t in tasks)),
         config=config,
-        metadata={
-            **metadata,
-            "disclosure": spec.disclosure,
-            "max_steps": steps,
-            "corpus_size": plan.corpus_size,
-            "contract": contract,
-            "delegate_system": spec.delegate_system,
-            "followup": spec.followup,
-            **get_intervention(spec.intervention).config(),
-        },
+        metadata=metadata,
     )
 
 
@@ -485,52 +522,42 @@ def task_signature() -> Signature:
     """The task's signature, derived from the run declaration: one keyword per `-T` option
     (the run options the inspect front-end offers, read from the declaration; the model,
     epochs, limits and sampling are inspect's own), its default the option's own (inspect
-    lists them, records them in the log, and passes no other option on)."""
+    lists them and records them in the log), and `**options` for any other: inspect passes it
+    on (recording it under `options`), so an option declared after the task was loaded is
+    taken, and a key that is no option is refused in one line (`inspect_plan`), not dropped
+    with a warning."""
     return Signature(
         [
-            Parameter(name, Parameter.KEYWORD_ONLY, default=default(name, "inspect"))
-            for name in options("inspect")
+            *(
+                Parameter(name, Parameter.KEYWORD_ONLY, default=default(name, "inspect"))
+                for name in options("inspect")
+            ),
+            Parameter("options", Parameter.VAR_KEYWORD),
         ],
         return_annotation=inspect_ai.Task,
     )
 
 
+def _arguments(task_args: Mapping[str, Any]) -> dict[str, Any]:
+    """A task's `-T` options as inspect recorded them (those beyond the signature's keywords
+    under `options`), as one mapping."""
+    arguments = dict(task_args)
+    more = arguments.pop("options", None)
+    return {**arguments, **(more if isinstance(more, Mapping) else {})}
+
+
+load_extensions()  # the installed extensions' options, tools and metrics, before any is read
 partial_evidence.__signature__ = task_signature()  # type: ignore[attr-defined]
 partial_evidence = task(partial_evidence)
 
 
 class _EvalMetadata(BaseModel):
-    """What `partial_evidence` writes in an eval's metadata (besides `benchmark`), and a log
-    must hold to be imported (an edited log is checked, not trusted)."""
+    """What `partial_evidence` writes in an eval's metadata besides `benchmark` and the run it
+    declares (`declared`, read back by the declaration), and a log must hold to be imported
+    (an edited log is checked, not trusted)."""
 
-    families: list[str] = Field(min_length=1)
-    tier: str
-    protocol: str
-    seeds: list[Annotated[int, Field(ge=0, le=MAX_SEED)]] | None
     scenario_hash: str
     package_version: str
-    disclosure: str | None = None
-    """The access layer's disclosure mode, for an agent's episodes (with `max_steps`)."""
-    max_steps: Annotated[int, Field(ge=1)] | None = None
-    corpus_size: Annotated[int, Field(ge=1)] | None = None
-    contract: ContractSource | None = None
-    """Where the tasks' contract is found (None in logs written before it was recorded:
-    `given`)."""
-    delegate_system: str | None = None
-    """The peb system that ran handoffs (None: inspect's react() with the eval's model)."""
-    followup: str | None = None
-    """What the user did after a response (None in logs written before it was recorded:
-    `none`)."""
-    intervention: str | None = None
-    """The platform element around the run (docs/benchmark.md §11; None: `none`)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_family(cls, data: Any) -> Any:
-        """Logs written before the task took several families name one, as `family`."""
-        if isinstance(data, dict) and "families" not in data and "family" in data:
-            data = {k: v for k, v in data.items() if k != "family"} | {"families": [data["family"]]}
-        return data
 
 
 class _SampleMetadata(BaseModel):
@@ -602,30 +629,9 @@ class Imported:
     set_aside: list[str]
 
 
-def _settings(plan: RunPlan) -> dict[str, Any]:
-    """What a run is, as a log records it in several places (the metadata, the task's
-    arguments, the scorer's and the solvers' parameters)."""
-    settings: dict[str, Any] = {
-        "families": [f.id for f in plan.selection.families],
-        "tier": plan.tier,
-        "protocol": plan.spec.protocol,
-        "seeds": plan.seeds,
-    }
-    if plan.episodes:
-        settings |= {
-            "disclosure": plan.spec.disclosure,
-            "max_steps": plan.max_steps,
-            "corpus_size": plan.corpus_size,
-            "contract": plan.contract,
-            "delegate_system": plan.spec.delegate_system,
-            "followup": plan.spec.followup,
-            "intervention": plan.spec.intervention,
-        }
-    return settings
-
-
 _PARAMETERS = {"delegate": "delegate_system"}
-"""A solver parameter named otherwise than the run option it is."""
+"""A solver parameter named otherwise than the run option it is (logs written before the
+solvers took the run as declared)."""
 
 
 def _same_settings(log: Path, evaluation: EvalLog, plan: RunPlan) -> None:
@@ -634,18 +640,19 @@ def _same_settings(log: Path, evaluation: EvalLog, plan: RunPlan) -> None:
     were given: each is editable, so one edited alone (a `silent` run relabelled `named`, a
     `max_steps` raised) is refused (InspectLogError, one line)."""
     spec = evaluation.eval
-    ours = _settings(plan)
+    ours = declared(plan)
     try:
-        by_arguments = inspect_plan({**spec.task_args, "max_tasks": plan.spec.max_tasks})
+        by_arguments = inspect_plan(_arguments(spec.task_args), max_tasks=plan.spec.max_tasks)
     except ValueError as exc:
         raise InspectLogError(f"{log}: task_args: {exc}") from None
     recorded: list[tuple[str, Mapping[str, Any]]] = [
-        ("task_args", _settings(by_arguments)),
+        ("task_args", declared(by_arguments)),
         *((f"scorer {s.name}", s.options or {}) for s in spec.scorers or [] if _ours(s.name)),
         *((f"solver {p.solver}", p.params) for p in evaluation.plan.steps if _ours(p.solver)),
     ]
-    for where, values in recorded:
-        for key, value in values.items():
+    for where, given in recorded:
+        values = given.get("run", given)  # a run as declared; older logs: its parts
+        for key, value in (values if isinstance(values, Mapping) else {}).items():
             name = _PARAMETERS.get(key, key)
             if name in ours and ours[name] != value:
                 raise InspectLogError(
@@ -746,6 +753,37 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
     config as `unverified`; the manifest's provenance is this package's. InspectLogError (one
     line) when the log cannot be read, is not of this task, fails a check, or no sample of it
     verifies; RunError when `out` already holds a run."""
+    evaluation = _read_log(log)
+    meta, plan = _logged_run(log, evaluation, max_tasks)
+    run = _ImportedRun.of(log, evaluation, meta, plan, max_tasks)
+    records: list[ResponseRecord] = []
+    set_aside: list[str] = []
+    checked = 0
+    seen: set[tuple[str, str, int]] = set()
+    assert evaluation.samples is not None
+    for number, s in enumerate(evaluation.samples, start=1):
+        where = f"{log}: sample {number} (id {s.id!r:.80}, epoch {s.epoch})"
+        named = run.sample_task(s, where, seen)
+        if _cancelled(s):
+            continue
+        checked += 1
+        reply, reason = run.reply(s, named, where)
+        if reason is not None:
+            set_aside.append(f"{where}: set aside, not verified: {reason}")
+        key = (named.family, named.task_id, run.system)
+        records.append(ResponseRecord.of_reply(*key, reply, s.epoch - 1))
+    if checked and len(set_aside) == checked:
+        raise InspectLogError(f"{set_aside[0]}; no sample of the log verifies: nothing imported")
+    complete = evaluation.status == "success" and len(records) == len(run.keys) * run.epochs
+    families = list(plan.selection.families)
+    state: RunState = "finished" if complete else "interrupted"
+    written = write_run(out, run.manifest(meta), families, records, state)
+    return Imported(written, set_aside)
+
+
+def _read_log(log: Path) -> EvalLog:
+    """The eval log `log`, with its samples, of this task; an InspectLogError (one line) for a
+    file that is missing, cannot be read, is another task's or holds no samples."""
     try:
         mode = log.stat().st_mode
     except FileNotFoundError:
@@ -768,7 +806,6 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         raise InspectLogError(
             f"{log}: a log of task {spec.task!r}, not of {TASK_NAME} (partial-evidence-bench)"
         )
-    meta = _checked(_EvalMetadata, spec.metadata, f"{log}: metadata")
     epochs = spec.config.epochs or 1
     if not 1 <= epochs <= MAX_REPEATS:
         raise InspectLogError(
@@ -777,188 +814,235 @@ def import_log(log: Path, out: Path, max_tasks: int = MAX_TASKS) -> Imported:
         )
     if evaluation.samples is None:
         raise InspectLogError(f"{log}: holds no samples (was it logged with --no-log-samples?)")
-    values: dict[str, Any] = {
-        "family": meta.families,
-        "tier": meta.tier,
-        "protocol": meta.protocol,
-        "seeds": meta.seeds,
-    }
-    if meta.max_steps is not None:
-        values |= {"disclosure": meta.disclosure, "max_steps": meta.max_steps}
-        values |= {"corpus_size": meta.corpus_size, "delegate_system": meta.delegate_system}
-        values |= {"contract": meta.contract}
-        values |= {"followup": meta.followup} if meta.followup is not None else {}
-        values |= {"intervention": meta.intervention} if meta.intervention is not None else {}
+    return evaluation
+
+
+def _logged_run(log: Path, evaluation: EvalLog, max_tasks: int) -> tuple[_EvalMetadata, RunPlan]:
+    """What the log's metadata says of itself, and the run it declares (`declared`, read back
+    by the declaration: the options every run of the task has must be there, an agent's
+    `max_steps` too), checked against the task's arguments, scorer and solvers
+    (`_same_settings`) and made from these scenario files; an InspectLogError (one line)
+    otherwise."""
+    recorded = dict(evaluation.eval.metadata or {})
+    if "families" not in recorded and "family" in recorded:  # logs of one family name it so
+        recorded["families"] = [recorded.pop("family")]
+    meta = _checked(_EvalMetadata, recorded, f"{log}: metadata")
+    values = {name: recorded.get(_RECORDED.get(name, name)) for name in options("inspect")}
+    for name in _ALWAYS():
+        if _RECORDED.get(name, name) not in recorded:
+            raise InspectLogError(f"{log}: metadata.{_RECORDED.get(name, name)}: Field required")
     try:
-        plan = inspect_plan(values | {"max_tasks": max_tasks})
+        plan = inspect_plan(values, max_tasks=max_tasks)
     except ValueError as exc:
         raise InspectLogError(f"{log}: metadata: {exc}") from None
-    episode = plan.max_steps if plan.episodes else None
-    if plan.episodes and meta.max_steps is None:
-        raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {meta.tier}")
+    if plan.episodes and values["max_steps"] is None:
+        raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {plan.tier}")
     _same_settings(log, evaluation, plan)
-    protocol = get_protocol(plan.spec.protocol)
-    families = list(plan.selection.families)
-    made_from = scenario_hash(families, plan.tier)
+    made_from = scenario_hash(plan.selection.families, plan.tier)
     if meta.scenario_hash != made_from:
         raise InspectLogError(
             f"{log}: metadata.scenario_hash {meta.scenario_hash[:12]!r}: the log was made from "
             f"other scenario files than these ({made_from[:12]!r}); import it with the "
             f"partial-evidence-bench that made it (the log says {meta.package_version[:40]!r})"
         )
-    limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
-    if isinstance(limit, int) and limit < 1:
-        raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
-    if not isinstance(limit, int) or spec.config.sample_shuffle:
-        limit = None
-    n_every = count_tasks(families, meta.seeds)
-    if min(n_every, limit or n_every) * epochs > max_tasks:
-        raise InspectLogError(
-            f"{log}: metadata names {n_every:,} tasks x {epochs} epochs, more than --max-tasks "
-            f"({max_tasks:,})"
-        )
-    keys = set(islice(task_keys(families, meta.seeds, meta.tier), limit))
-    agent = spec.solver or "react"
-    for name, value in (("model", spec.model), ("solver", agent)):
-        if not value.isprintable():  # a run's system name is shown in tables, one per line
+    return meta, plan
+
+
+def _ALWAYS() -> list[str]:
+    """The `-T` options that apply to every run of the task (its families, seeds, tier and
+    protocol): a log's metadata must name each."""
+    every = RunSpec()
+    return [name for name in options("inspect") if applies_to(name, every, "inspect")]
+
+
+@dataclass(frozen=True)
+class _ImportedRun:
+    """A log's run as it is imported: the log, its eval, the run its metadata declares, its
+    epochs and the tasks it covers (`keys`, after its `--limit`), the system its records name
+    and how its episodes are replayed against the access layer."""
+
+    log: Path
+    evaluation: EvalLog
+    plan: RunPlan
+    epochs: int
+    limit: int | None
+    keys: set[tuple[str, str]]
+    agent: str
+    system: str
+    replay: Replay
+    tasks: dict[tuple[str, str], Task]
+
+    @classmethod
+    def of(
+        cls, log: Path, evaluation: EvalLog, meta: _EvalMetadata, plan: RunPlan, max_tasks: int
+    ) -> _ImportedRun:
+        """The run of a log whose metadata `meta` declares `plan`: its tasks (an
+        InspectLogError if they are more than `max_tasks` with its epochs) and the names of
+        its model and solver (an InspectLogError for one that is not printable)."""
+        spec = evaluation.eval
+        epochs = spec.config.epochs or 1
+        limit = spec.config.limit  # `--limit N` ran the first N tasks, as a run's limit does
+        if isinstance(limit, int) and limit < 1:
+            raise InspectLogError(f"{log}: config.limit {limit}: expected a positive integer")
+        if not isinstance(limit, int) or spec.config.sample_shuffle:
+            limit = None
+        families = plan.selection.families
+        n_every = count_tasks(families, plan.seeds)
+        if min(n_every, limit or n_every) * epochs > max_tasks:
             raise InspectLogError(
-                f"{log}: eval.{name} {value[:60]!r}: not a name (it holds control or bidi "
-                "characters)"
+                f"{log}: metadata names {n_every:,} tasks x {epochs} epochs, more than "
+                f"--max-tasks ({max_tasks:,})"
             )
-    system = system_name(f"{agent}:{spec.model}" if episode else spec.model, protocol.id)
-    specs = {f.id: f for f in families}
-    handing = plan.delegate  # None: inspect's react() with the eval's model
-    sub_agent = system_name(f"{SUB_AGENT}:{spec.model}", protocol.id)
-    replay = Replay(
-        plan.spec.disclosure,
-        sub_agent if handing is None else handing.name,
-        handing is None,
-        plan.spec.followup,
-        get_intervention(plan.spec.intervention).checks,
-    )
-    tasks: dict[tuple[str, str], Task] = {}
-    seen: set[tuple[str, str, int]] = set()
-    records: list[ResponseRecord] = []
-    set_aside: list[str] = []
-    checked = 0
-    for number, s in enumerate(evaluation.samples, start=1):
-        where = f"{log}: sample {number} (id {s.id!r:.80}, epoch {s.epoch})"
+        keys = set(islice(task_keys(families, plan.seeds, plan.tier), limit))
+        agent = spec.solver or "react"
+        for name, value in (("model", spec.model), ("solver", agent)):
+            if not value.isprintable():  # a run's system name is shown in tables, one per line
+                raise InspectLogError(
+                    f"{log}: eval.{name} {value[:60]!r}: not a name (it holds control or bidi "
+                    "characters)"
+                )
+        protocol = plan.prompt.id
+        system = system_name(f"{agent}:{spec.model}" if plan.episodes else spec.model, protocol)
+        handing = plan.delegate  # None: inspect's react() with the eval's model
+        replay = Replay(
+            plan.spec.disclosure,
+            system_name(f"{SUB_AGENT}:{spec.model}", protocol) if handing is None else handing.name,
+            handing is None,
+            plan.spec.followup,
+            plan.spec.pushes,
+            plan.spec.interface,
+            get_intervention(plan.spec.intervention).checks,
+        )
+        return cls(log, evaluation, plan, epochs, limit, keys, agent, system, replay, {})
+
+    def sample_task(
+        self, s: EvalSample, where: str, seen: set[tuple[str, str, int]]
+    ) -> _SampleMetadata:
+        """The task sample `s` names (its metadata), which must be one of the run's, once in
+        each of its epochs (`seen`: those met so far, `s`'s added); an InspectLogError
+        otherwise."""
         named = _checked(_SampleMetadata, s.metadata, f"{where}: metadata")
-        if not 1 <= s.epoch <= epochs:
-            raise InspectLogError(f"{where}: an epoch the eval's {epochs} epoch(s) do not hold")
+        if not 1 <= s.epoch <= self.epochs:
+            raise InspectLogError(
+                f"{where}: an epoch the eval's {self.epochs} epoch(s) do not hold"
+            )
         key = (named.family, named.task_id)
-        if named.task_id != task_id(named.template, named.seed, named.tier) or key not in keys:
+        if named.task_id != task_id(named.template, named.seed, named.tier) or key not in self.keys:
+            ids = ", ".join(f.id for f in self.plan.selection.families)
             raise InspectLogError(
                 f"{where}: task {named.family}/{named.task_id} (template {named.template}, "
                 f"seed {named.seed}, tier {named.tier}) is not a task of this run "
-                f"({', '.join(meta.families)}, tier {meta.tier}, seeds {format_seeds(meta.seeds)})"
+                f"({ids}, tier {self.plan.tier}, seeds {format_seeds(self.plan.seeds)})"
             )
         if (*key, s.epoch) in seen:
+            assert self.evaluation.samples is not None
             repeats = sum(
                 isinstance(o.metadata, dict)
                 and o.metadata.get("task_id") == named.task_id
                 and o.epoch == s.epoch
-                for o in evaluation.samples
+                for o in self.evaluation.samples
             )
             raise InspectLogError(
                 f"{where}: task {named.task_id} appears {repeats} times in epoch {s.epoch}; a "
                 "run folder holds one reply per task and epoch"
             )
         seen.add((*key, s.epoch))
-        if _cancelled(s):
-            continue
+        return named
+
+    def reply(self, s: EvalSample, named: _SampleMetadata, where: str) -> tuple[Reply, str | None]:
+        """The reply of sample `s` of the task `named`, and why it does not verify (None if it
+        does): its input must be its task's, a one-shot reply its conversation's, an
+        episode must replay against the access layer; one that does not is an error record
+        saying why."""
+        plan = self.plan
+        families = {f.id: f for f in plan.selection.families}
+        family = families[named.family]
+        key = (named.family, named.task_id)
+        if key not in self.tasks:
+            self.tasks[key] = generate_task(
+                family, named.template, named.seed, 0, named.tier, plan.corpus_size,
+                plan.contract or DEFAULT_CONTRACT,
+            )  # fmt: skip
+        task = self.tasks[key]
+        error = named.error or (first_line(s.error.message) if s.error else None)
+        expected = sample(task, family, plan.prompt, plan.episodes, named=len(families) > 1)
+        episode = plan.max_steps if plan.episodes else None
         requests = sum(isinstance(m, ChatMessageAssistant) for m in s.messages)
-        if episode is not None and spec.solver is None and requests > episode:
+        if episode is not None and self.evaluation.eval.solver is None and requests > episode:
             raise InspectLogError(
                 f"{where}: its conversation holds {requests:,} model requests; react stops "
                 f"after max_steps ({episode}), so no live eval of this run wrote it"
             )
-        checked += 1
-        family = specs[named.family]
-        if key not in tasks:
-            tasks[key] = generate_task(
-                family,
-                named.template,
-                named.seed,
-                0,
-                named.tier,
-                plan.corpus_size,
-                plan.contract or DEFAULT_CONTRACT,
-            )
-        task = tasks[key]
-        error = named.error or (first_line(s.error.message) if s.error else None)
-        expected = sample(task, family, protocol, plan.episodes, named=len(families) > 1)
         reached: Reached = []
         try:
             reason = _unverified_reply(s, expected, episode is None and error is None)
             if reason is None and episode is not None:
-                reason, reached = _unreplayed(s, task, family, replay)
+                reason, reached = _unreplayed(s, task, family, self.replay)
         except InspectLogError as exc:
             raise InspectLogError(f"{where}: {exc}") from None
-        kept: ResponseRecord | None = None
         if reason is None and episode is None:
-            kept = record(named.model_dump(), system, s.output, error, s.epoch - 1)
-        elif reason is None and episode is not None:
+            return one_shot_reply(s.output, error), None
+        if reason is None:
             handoffs = handed_off(s.store.get(HANDOFFS_KEY))
             usage = _sample_usage(s)
-            if meta.delegate_system is not None:
+            if plan.spec.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
+            submitted = s.store.get(SUBMITTED_KEY)
             reply = episode_reply(
-                s.messages, episode, s.store.get(SUBMITTED_KEY), error, usage, handoffs
+                s.messages, episode or 0, submitted, error, usage, handoffs, plan.spec.interface
             )
             reply = with_reached(reply, reached)  # the replay's, never the log's error labels
-            kept = ResponseRecord.of_reply(named.family, named.task_id, system, reply, s.epoch - 1)
+            kept = ResponseRecord.of_reply(named.family, named.task_id, self.system, reply)
             size = len(kept.model_dump_json().encode())
-            if size > MAX_RECORD_BYTES:  # within the caps of a record: a run would skip it
-                reason = f"its record would take {size:,} bytes, more than a run reads"
-        if reason is not None:
-            set_aside.append(f"{where}: set aside, not verified: {reason}")
-            unverified = Reply(status="error", error=f"not verified: {reason}")
-            kept = ResponseRecord.of_reply(
-                named.family, named.task_id, system, unverified, s.epoch - 1
+            if size <= MAX_RECORD_BYTES:  # within the caps of a record: a run would skip it
+                return reply, None
+            reason = f"its record would take {size:,} bytes, more than a run reads"
+        return Reply(status="error", error=f"not verified: {reason}"), reason
+
+    def manifest(self, meta: _EvalMetadata) -> RunManifest:
+        """The run folder's manifest: the config a peb system of the run would record (the
+        eval's model, prompt and sampling; an agent's solver, disclosure mode, steps,
+        follow-up and delegate system), the log it came from and what the log claims of
+        what made it (`unverified`)."""
+        spec, plan = self.evaluation.eval, self.plan
+        sampling = self.evaluation.plan.config
+        config: dict[str, Any] = {
+            "model": spec.model,
+            "api_base": redact_url(spec.model_base_url),
+            **plan.prompt.config(),
+            "temperature": sampling.temperature,
+            "max_tokens": sampling.max_tokens,
+        }
+        if not plan.episodes and plan.spec.interface == "chat":  # a reply in prose, as ours
+            config["interface"] = "chat"
+        elif not plan.episodes:
+            config["response_format"] = "json_schema"
+        else:
+            config.update(agent=self.agent, disclosure=plan.spec.disclosure)
+            config.update(
+                max_steps=plan.max_steps,
+                **followup_config(plan.spec.followup, plan.spec.pushes, plan.spec.interface),
             )
-        assert kept is not None
-        records.append(kept)
-    if checked and len(set_aside) == checked:
-        raise InspectLogError(f"{set_aside[0]}; no sample of the log verifies: nothing imported")
-    settings = evaluation.plan.config
-    finished = evaluation.status == "success"
-    config: dict[str, Any] = {
-        "model": spec.model,
-        "api_base": redact_url(spec.model_base_url),
-        "protocol": protocol.id,
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
-    }
-    if episode is None:
-        config["response_format"] = "json_schema"
-    else:
-        config.update(agent=agent, disclosure=plan.spec.disclosure, max_steps=episode)
-        config.update(followup_config(plan.spec.followup))
+            if plan.spec.delegate_system is not None:
+                config["delegate_system"] = {"name": plan.spec.delegate_system}
         config.update(get_intervention(plan.spec.intervention).config())
-        if meta.delegate_system is not None:
-            config["delegate_system"] = {"name": meta.delegate_system}
-    manifest = new_manifest(
-        system=system,
-        config={
-            **config,
-            "inspect_log": str(log),
-            "unverified": {"package_version": meta.package_version},
-        },
-        families=families,
-        seeds=meta.seeds,
-        tier=meta.tier,
-        kind="episodes" if plan.episodes else "one_shot",
-        n_tasks=len(keys),
-        corpus_size=meta.corpus_size,
-        contract=plan.contract,
-        limit=limit,
-        repeats=epochs,
-        versions={"inspect_ai": inspect_ai.__version__},
-    )
-    manifest = manifest.model_copy(
-        update={"started_at": evaluation.stats.started_at or spec.created}
-    )
-    complete = finished and len(records) == len(keys) * epochs
-    written = write_run(out, manifest, families, records, "finished" if complete else "interrupted")
-    return Imported(written, set_aside)
+        manifest = new_manifest(
+            system=self.system,
+            config={
+                **config,
+                "inspect_log": str(self.log),
+                "unverified": {"package_version": meta.package_version},
+            },
+            families=list(plan.selection.families),
+            seeds=plan.seeds,
+            tier=plan.tier,
+            kind="episodes" if plan.episodes else "one_shot",
+            n_tasks=len(self.keys),
+            corpus_size=plan.corpus_size,
+            contract=plan.contract,
+            limit=self.limit,
+            repeats=self.epochs,
+            versions={"inspect_ai": inspect_ai.__version__},
+        )
+        started = self.evaluation.stats.started_at or spec.created
+        return manifest.model_copy(update={"started_at": started})

@@ -56,10 +56,9 @@ from ...access import (
     get_disclosure,
     platform_view,
 )
-from ...interventions import at_response, edited, get_intervention, platform_part
+from ...interventions import at_response, get_intervention, platform_part
 from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
-    DEFAULT_PROTOCOL,
     Episode,
     Handoffs,
     PromptProtocol,
@@ -69,7 +68,6 @@ from ...systems import (
     Usage,
     answering_repeat,
     followup_config,
-    get_protocol,
     system_name,
 )
 from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
@@ -192,17 +190,20 @@ class McpBench:
             it has that many episodes, each recorded with its repeat index), and the system
             that plays the episode a `delegate` call hands off (`plan.delegate`, on tasks that
             list sub-agents), recorded in the run's config.
-        protocol: the prompt protocol whose agent rendering is the start of an episode.
+
+    The start of an episode is the run's prompt (`plan.prompt`: its protocol's agent rendering
+    with the run's prompt options), as our own agents are given it.
     """
 
-    def __init__(self, out: Path, plan: RunPlan, *, protocol: str = DEFAULT_PROTOCOL) -> None:
+    def __init__(self, out: Path, plan: RunPlan) -> None:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
         self.intervention = get_intervention(plan.spec.intervention)
         """The platform element around the client's episodes (docs/benchmark.md §11): its
-        prompt edit in each start, its checks in each session, its part in each record."""
-        self.protocol: PromptProtocol = edited(get_protocol(protocol), self.intervention)
+        checks in each session and its part in each record (its prompt edit is the run's
+        prompt, `plan.prompt`)."""
+        self.protocol: PromptProtocol = plan.prompt
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
         self.disclosure = plan.spec.disclosure
@@ -238,7 +239,7 @@ class McpBench:
             config={
                 "disclosure": self.disclosure,
                 "max_steps": self.max_steps,
-                "protocol": self.protocol.id,
+                **self.protocol.config(),
                 **followup_config(self.followup),
                 **self.intervention.config(),
                 **(
