@@ -32,7 +32,7 @@ from ..access import (
     platform_view,
 )
 from ..scoring import episode_calls, grant_timeline
-from ..systems import Reply, System
+from ..systems import PromptOption, PromptProtocol, Reply, System, prompt_for
 from ..tasks import ScenarioFile, Task, ViewKind, load_families
 from ._intervention import DEFAULT_INTERVENTION, AtResponse, Intervention, get_intervention
 
@@ -153,11 +153,17 @@ class Intervened:
         return platform_part(intervention, reply, given)
 
 
-def intervened(system: System, name: str) -> System:
+def intervened(system: System, name: str, *, prompted: bool = True) -> System:
     """`system` with the intervention `name` around it (UnknownName for one not registered):
     the system itself for `none`, else wrapped (`Intervened`). Its prompt edit is the run's
-    prompt option (`intervention_prompt`), made where the system is built."""
+    prompt option (`intervention_prompt`), made where a run's systems are built
+    (`runs.plan_run`); a system built without it (`prompted` False: one built by hand, as
+    `runs.plan_for` takes it) gets it on its protocol here (`systems.prompt_for`)."""
     intervention = get_intervention(name)
     if intervention.name == DEFAULT_INTERVENTION:
         return system
+    protocol = getattr(system, "protocol", None)
+    if not prompted and intervention.prompt is not None and isinstance(protocol, PromptProtocol):
+        option = PromptOption("intervention", name, intervention_prompt)
+        system = replace(system, protocol=prompt_for(protocol, (option,)))  # type: ignore[type-var]
     return Intervened(system, intervention)

@@ -1285,7 +1285,7 @@ def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -
     steps = getattr(system, "max_steps", None) if episodes else None
     return RunPlan(
         spec=spec,
-        system=intervened(system, spec.intervention),
+        system=intervened(system, spec.intervention, prompted=False),
         selection=selection,
         episodes=episodes,
         max_steps=steps,

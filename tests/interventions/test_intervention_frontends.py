@@ -92,7 +92,7 @@ def test_each_front_end_refuses_an_intervention_where_it_does_not_apply(tmp_path
         inspect_task.partial_evidence(family="due_diligence_v1", intervention="shield")
     with pytest.raises(ValueError, match=r"^intervention: recheck_at_submit checks an agent's"):
         inspect_task.partial_evidence(family="due_diligence_v1", intervention="recheck_at_submit")
-    for name in ("boundary_receipt", "fail_and_report_guard", "policy_scaffold"):
+    for name in ("boundary_receipt", "fail_and_report_guard"):
         with pytest.raises(ValueError, match=f"^intervention: {name}: the inspect task "):
             inspect_task.partial_evidence(family="due_diligence_v1", tier="agent",
                                           intervention=name)  # fmt: skip
@@ -287,3 +287,19 @@ def test_recheck_at_submit_through_react_is_our_loop_s(tmp_path: Path) -> None:
         assert (record.status, record.raw) == (ours.status, ours.raw)
         assert [s.results for s in record.trace] == [s.results for s in ours.trace]
     assert any(json.loads(runner[t].raw or "")["answer"] is None for t in rechecked)
+
+
+@pytest.mark.parametrize("tier", ["paper", "agent"])
+def test_the_scaffold_reaches_the_inspect_task_s_samples(tier: str) -> None:
+    """`-T intervention=policy_scaffold`: every sample's input is the run's prompt with the
+    policy first (a prompt option, as for our systems), one-shot and an agent's start."""
+    plain = inspect_task.partial_evidence(family="due_diligence_v1", seeds="11", tier=tier)
+    shaped = inspect_task.partial_evidence(
+        family="due_diligence_v1", seeds="11", tier=tier, intervention="policy_scaffold"
+    )
+    for bare, sample in zip(plain.dataset, shaped.dataset, strict=True):
+        assert not isinstance(sample.input, str) and not isinstance(bare.input, str)
+        first, *rest = sample.input
+        assert first.role == "system" and first.text.startswith(POLICY)
+        assert first.text.removeprefix(POLICY).lstrip() == bare.input[0].text
+        assert [m.text for m in rest] == [m.text for m in bare.input[1:]]
