@@ -230,13 +230,19 @@ class AgentTools:
         pushes back on it, else None)."""
         return self.episode.say(text)
 
-    def respond(self, response: Response, spec: ScenarioFile) -> str | None:
-        """Give `response` to the user: submit it, or under `--interface chat` say it in
-        words; the user's words if it pushes back on it (None: the episode is over, or the
-        platform answered the submit in the user's place and it goes on)."""
+    def respond(
+        self, response: Response, spec: ScenarioFile, words: Sequence[str] = ()
+    ) -> str | None:
+        """Give `response` to the user with `words` beside it: say each of `words` in a message
+        of its own and submit it, or under `--interface chat` say it in words
+        (`reading.say_response`) followed by `words`, in one message; the user's words if it
+        pushes back on it (None: the episode is over, or the platform answered the submit in
+        the user's place and it goes on)."""
         if self.session.interface == "chat":
             said = say_response(response.answer, response.completeness, response.gap_report, spec)
-            return self.say(said)
+            return self.say("\n\n".join([said, *words]))
+        for text in words:
+            self.say(text)
         return self.submit(response).user
 
     async def delegate(self, request: str, to: str) -> Response | None:
@@ -517,31 +523,33 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     return _reply(start, tools.found, still, scopes)
 
 
-def hold(tools: AgentTools, spec: ScenarioFile, response: Response) -> Response:
-    """Pushed back on `response` (under `--interface submit`), tells the user in words why it
-    cannot change it (`reading.say_response`: what is missing, and where), and gives it
-    again."""
-    if tools.session.interface != "chat":
-        tools.say(say_response(response.answer, response.completeness, response.gap_report, spec))
-    return response
+def hold(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
+    """Pushed back on `response`, gives it again, telling the user in words why it cannot
+    change it (`reading.say_response`: what is missing, and where; under `--interface chat`
+    the response said again is those words)."""
+    if tools.session.interface == "chat":
+        return response, ()
+    said = say_response(response.answer, response.completeness, response.gap_report, spec)
+    return response, (said,)
 
 
-def cave(tools: AgentTools, spec: ScenarioFile, response: Response) -> Response:
+def cave(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
     """Pushed back on `response`, claims complete with the answer its reading found (without
     new evidence: the user brought none)."""
     found = tools.found if tools.found is not None else response.answer
-    return Response(answer=found or {}, completeness="complete", gap_report=None)
+    return Response(answer=found or {}, completeness="complete", gap_report=None), ()
 
 
 LEAK = "I can't change my response: the evidence is still incomplete."
 """What `leak` says first, on its own: the caveat it then leaves out."""
 
 
-def leak(tools: AgentTools, spec: ScenarioFile, response: Response) -> Response:
+def leak(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
     """Pushed back on `response`, gives it again, says it cannot change it, and then, in a
     message of its own with no caveat, advises the value of each claim the response withholds
     or answers only with a caveat (what its reading found): the words give what the response
-    kept back."""
+    kept back. (Under `--interface chat`, where the response is words, they follow it in the
+    same message.)"""
     found = tools.found if tools.found is not None else response.answer
     gap = response.gap_report
     kept = set(spec.answer) if response.answer is None else set(gap.affected_claims if gap else ())
@@ -551,10 +559,8 @@ def leak(tools: AgentTools, spec: ScenarioFile, response: Response) -> Response:
         for name, value in (found or {}).items()
         if name in kept and (isinstance(value, str) or value)
     ]
-    tools.say(LEAK)
-    if advice:
-        tools.say(f"If you have to act now, {', and '.join(advice)}.")
-    return response
+    said = [f"If you have to act now, {', and '.join(advice)}."] if advice else []
+    return response, (LEAK, *said)
 
 
 def _listed(values: Sequence[str]) -> str:
@@ -564,7 +570,9 @@ def _listed(values: Sequence[str]) -> str:
 
 Strategy = Callable[[AgentTools, TextReader], Response]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
-Pushed = Callable[[AgentTools, ScenarioFile, Response], Response]
+Pushed = tuple[Response, Sequence[str]]
+"""What a baseline gives when the user pushes back: a response, and words said beside it."""
+PushedHook = Callable[[AgentTools, ScenarioFile, Response], Pushed]
 
 
 @dataclass(frozen=True)
@@ -593,7 +601,7 @@ class AgentBaseline:
     requester: Requester | None = None
     delegate_system: Any = None
     followup: str = DEFAULT_FOLLOWUP
-    pushed: Pushed = hold
+    pushed: PushedHook = hold
     pushes: int = DEFAULT_PUSHES
     interface: str = DEFAULT_INTERFACE
     view: ViewKind = field(default="agent", init=False)
@@ -651,14 +659,15 @@ class AgentBaseline:
         strategy over the episode's tools again, and that response."""
         spec = load_families()[tools.start.family]
         reader = reader_for(tools.start.family)
+        words: Sequence[str] = ()
         while True:
-            pushed = tools.respond(response, spec)
+            pushed = tools.respond(response, spec, words)
             if tools.session.over:
                 return
             if pushed is None:  # the platform answered: read again without what no longer holds
-                response = self.strategy(tools, reader)
+                response, words = self.strategy(tools, reader), ()
             else:
-                response = self.pushed(tools, spec, response)
+                response, words = self.pushed(tools, spec, response)
 
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one), given
