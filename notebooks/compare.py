@@ -7,7 +7,7 @@ app = marimo.App(width="full", app_title="partial-evidence-bench compare")
 with app.setup:
     import marimo as mo
 
-    from peb_core import results, scoring, tasks
+    from peb_core import reporting, results, scoring, tasks
     from peb_core.frontends import workbench as wb
     from peb_core.reporting import charts
 
@@ -58,24 +58,32 @@ def _(family_pick, run_pick, tier_pick):
         not family_pick.value or not tier_pick.value,
         mo.callout("Pick at least one family and one tier.", kind="warn"),
     )
-    _scores, warnings = wb.score_runs(run_options, run_pick.value)
-    scores = scoring.filter_scores(_scores, families=family_pick.value, tiers=tier_pick.value)
+    _picked = wb.score_runs(run_options, run_pick.value)
+    warnings, left_out = _picked.warnings, _picked.left_out
+    mo.stop(
+        _picked.scores is None,
+        mo.callout(mo.md("  \n".join(left_out) or "No run could be read."), kind="warn"),
+    )
+    scores = scoring.filter_scores(
+        _picked.scores, families=family_pick.value, tiers=tier_pick.value
+    )
     mo.stop(
         scores.is_empty(),
         mo.callout("The runs picked hold no task of these families and tiers.", kind="warn"),
     )
     card = scoring.scorecard(scores)
-    return card, scores, warnings
+    return card, left_out, scores, warnings
 
 
 @app.cell
-def _(card, scores, warnings):
+def _(card, left_out, scores, warnings):
     _done, _ = wb.finished(card, scores)
     mo.vstack(
         [
             mo.md(f"## Scorecards ({card.height} rows; only `ok` rows are charted)"),
             wb.scorecard_table(card),
             charts.metric_bars(_done) if _done.height else mo.md("_No finished row to chart._"),
+            *(mo.callout(mo.md(line), kind="warn") for line in left_out),
             *(mo.callout(w, kind="warn") for w in warnings[:5]),
         ]
     )
@@ -109,6 +117,32 @@ def _(scores):
 
 
 @app.cell
+def _(scores):
+    # The intervention study (docs/benchmark.md §11): shown where a run picked has one.
+    _frontier = reporting.frontier_card(scores)
+    mo.stop(_frontier.is_empty())
+    _paired = scoring.compare_interventions(results.with_intervention(scores))
+    mo.vstack(
+        [
+            mo.md(
+                "## Interventions: the frontier they trace\n"
+                "Each run pooled over its families: unsafe completeness and answer correctness "
+                "against over-blocking, with 95% intervals."
+            ),
+            wb.table(reporting.frontier_table(_frontier)),
+            charts.intervention_frontier(scoring.finished_only(_frontier)),
+            mo.md(
+                "### Each intervention against `none`, paired on the same tasks (`all`)\n"
+                "A = the run of the same system and setting without one, B = with it. "
+                + scoring.COMPARE_NOTE
+            ),
+            wb.table(_paired.filter(_paired["family"] == "all"), page_size=20),
+        ]
+    )
+    return
+
+
+@app.cell
 def _(card):
     reference_pick = mo.ui.dropdown(
         options=card["run"].unique(maintain_order=True).to_list(),
@@ -124,7 +158,9 @@ def _(card, reference_pick):
     _diff = wb.differences(card, reference_pick.value)
     mo.vstack(
         [
-            mo.md(f"## Differences per metric (run minus `{reference_pick.value}`)"),
+            mo.md(
+                f"## Differences per metric (run minus {wb.markdown_code(reference_pick.value)})"
+            ),
             wb.table(_diff),
         ]
     )
@@ -136,9 +172,10 @@ def _(reference_pick, scores):
     mo.vstack(
         [
             mo.md(
-                f"## Paired tests against `{reference_pick.value}`, per family and pooled (`all`)\n"
-                f"Over the tasks both ran: A = `{reference_pick.value}`, B = each other run. "
-                + scoring.COMPARE_NOTE
+                f"## Paired tests against {wb.markdown_code(reference_pick.value)}, per family "
+                "and pooled (`all`)\n"
+                f"Over the tasks both ran: A = {wb.markdown_code(reference_pick.value)}, B = "
+                "each other run. " + scoring.COMPARE_NOTE
             ),
             wb.table(wb.paired_tests(scores, reference_pick.value), page_size=20),
         ]

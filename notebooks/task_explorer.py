@@ -10,7 +10,7 @@ with app.setup:
 
     import marimo as mo
 
-    from peb_core import results, scoring, tasks
+    from peb_core import results, tasks
     from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES
     from peb_core.frontends import workbench as wb
 
@@ -18,17 +18,23 @@ with app.setup:
     families = tasks.load_families()
 
 
-
 @app.function
 def shown(title, value):
     """`value` as JSON under a Markdown title."""
     return mo.vstack([mo.md(title), mo.json(json.dumps(value))])
 
+
 @app.cell
 def _():
     # The task shown: picked below, or by selecting a row of the index.
     get_ref, set_ref = mo.state(
-        {"family": next(iter(families)), "template": None, "seed": "11", "tier": tasks.DEFAULT_TIER}
+        {
+            "family": next(iter(families)),
+            "template": None,
+            "seed": "11",
+            "tier": tasks.DEFAULT_TIER,
+            "contract": tasks.DEFAULT_CONTRACT,
+        }
     )
     return get_ref, set_ref
 
@@ -84,10 +90,13 @@ def _(
     index_rows = mo.ui.table(
         _found,
         selection="single",
+        format_mapping=wb.cell_formats(_found),
         page_size=8,
         show_column_summaries=False,
         show_data_types=False,
-        on_change=lambda picked: set_ref(wb.task_ref(picked)) if not picked.is_empty() else None,
+        on_change=lambda picked: (
+            set_ref(lambda r: {**r, **wb.task_ref(picked)}) if not picked.is_empty() else None
+        ),
         label=f"{_found.height} of {index.height} tasks; select one to open it below",
     )
     mo.vstack(
@@ -123,7 +132,14 @@ def _(get_ref, set_ref):
         label="Tier",
         on_change=lambda t: set_ref(lambda r: {**r, "tier": t}),
     )
-    return family_pick, seed_text, tier_pick
+    # Where an agent's contract comes from (`--contract`; tiers with corpora only).
+    contract_pick = mo.ui.dropdown(
+        options=list(tasks.CONTRACT_SOURCES),
+        value=_ref["contract"],
+        label="Contract",
+        on_change=lambda c: set_ref(lambda r: {**r, "contract": c}),
+    )
+    return contract_pick, family_pick, seed_text, tier_pick
 
 
 @app.cell
@@ -141,14 +157,18 @@ def _(family_pick, get_ref, set_ref):
 
 
 @app.cell
-def _(family_pick, seed_text, template_pick, tier_pick):
-    _header = mo.hstack([family_pick, template_pick, seed_text, tier_pick], justify="start")
+def _(contract_pick, family_pick, seed_text, template_pick, tier_pick):
+    _corpus = tasks.TIERS[tier_pick.value].corpus
+    _header = mo.hstack(
+        [family_pick, template_pick, seed_text, tier_pick, *([contract_pick] if _corpus else [])],
+        justify="start",
+    )
     try:
         _seed = tasks.parse_seed(seed_text.value)
     except ValueError as _exc:
         mo.stop(True, mo.vstack([_header, mo.callout(str(_exc), kind="danger")]))
     spec = families[family_pick.value]
-    task = tasks.generate_task(spec, template_pick.value, _seed, tier=tier_pick.value)
+    task = wb.explored_task(spec, template_pick.value, _seed, tier_pick.value, contract_pick.value)
     mo.vstack([mo.md("## The task"), _header])
     return spec, task
 
@@ -163,7 +183,7 @@ def _(spec, task):
                 f"`{wb.POLICIES[task.contract.partial_response_permitted]}`, user scopes "
                 f"`{', '.join(task.user_scopes)}`, evidence topologies "
                 f"`{', '.join(task.topologies) or '-'}`; the tracker's boundary sentence is "
-                "marked with what it is worth (signal, decoy, or none)."
+                "marked with what it is worth (signal, decoy, or none). " + wb.contract_note(task)
             ),
             wb.task_documents_view(
                 task, spec, titles=("Visible (authorized)", "Hidden (outside the view)")
@@ -237,7 +257,7 @@ def _(task):
         selection="single",
         show_column_summaries=False,
         show_data_types=False,
-        format_mapping=scoring.float_formats(_responses),
+        format_mapping=wb.cell_formats(_responses),
         hidden_columns=["path"],
         label="Select a reply to read it against the oracles",
     )
@@ -263,7 +283,8 @@ def _(reply_rows, task):
     # The view is the cell's last expression: marimo shows only that.
     wb.example_view(
         _example,
-        f"### `{_row['system']}` (run `{_row['run']}`): the reply against the oracles",
+        f"### {wb.markdown_code(_row['system'])} (run {wb.markdown_code(_row['run'])}): the "
+        "reply against the oracles",
         note="" if _picked else "The first stored reply; select a row.",
         skip=("documents",),
     )
@@ -273,15 +294,26 @@ def _(reply_rows, task):
 @app.cell
 def _(reply_replay):
     mo.stop(reply_replay is None)
-    reply_step = mo.ui.slider(
-        start=1, stop=reply_replay.n_steps, value=1, label="Step", show_value=True, full_width=True
-    )
+    get_reply_step, set_reply_step = mo.state(1)
+    return get_reply_step, set_reply_step
+
+
+@app.cell
+def _(reply_replay, set_reply_step):
+    # In a cell of their own: a press re-runs the slider's cell, which reads the step.
+    reply_jumps = wb.jump_buttons(reply_replay, set_reply_step)
+    return (reply_jumps,)
+
+
+@app.cell
+def _(get_reply_step, reply_replay, set_reply_step):
+    reply_step = wb.step_slider(reply_replay, get_reply_step(), set_reply_step)
     return (reply_step,)
 
 
 @app.cell
-def _(reply_replay, reply_step):
-    wb.replay_view(reply_replay, reply_step.value, reply_step)
+def _(reply_jumps, reply_replay, reply_step):
+    wb.replay_view(reply_replay, reply_step.value, reply_step, reply_jumps)
     return
 
 

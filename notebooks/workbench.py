@@ -155,46 +155,62 @@ def _():
 
 
 @app.cell
-def _(get_picks, get_runs_version, set_picks, view_families):
+def _(get_picks, get_runs_version, set_picks):
     get_runs_version()
     run_options = wb.run_options(RUNS)
     _options = list(run_options)
-    # What was picked, every run new since picked too, and its tier shown.
+    # What was picked, and every run new since picked too.
     _known, _picked, _tiers = get_picks()
-    _new = [o for o in _options if o not in _known]
-    _shown = {*_tiers, *wb.run_tiers(run_options, _new)}
+    _now = wb.keep_picks(_options, _known, _picked)
+    _shown = wb.shown_tiers(run_options, _known, _tiers)
     run_pick = mo.ui.multiselect(
         options=_options,
-        value=wb.keep_picks(_options, _known, _picked),
+        value=_now,
         label="Runs",
-        on_change=lambda picked: set_picks((_options, list(picked), view_tiers.value)),
+        # A run picked of a tier not shown brings its tier into view.
+        on_change=lambda picked: set_picks(
+            (_options, list(picked), wb.tiers_on_pick(run_options, _now, list(picked), _shown))
+        ),
     )
+    return run_options, run_pick
+
+
+@app.cell
+def _(get_picks, run_options, run_pick, set_picks, view_families):
+    # In a cell of its own, so that picking runs (which sets the picks) shows their tiers here.
+    _known, _, _tiers = get_picks()
     view_tiers = mo.ui.multiselect(
         options=list(tasks.TIERS),
-        value=[t for t in tasks.TIERS if t in _shown],
+        value=wb.shown_tiers(run_options, _known, _tiers),
         label="Tiers shown",
-        on_change=lambda tiers: set_picks((_options, run_pick.value, list(tiers))),
+        on_change=lambda tiers: set_picks((list(run_options), run_pick.value, list(tiers))),
     )
     mo.vstack(
         [
             mo.md(
                 f"## Results\nThe runs under `{RUNS}`: a run written here, by `peb run` or by "
-                "`peb import` appears as soon as it is on disk, picked, its tier shown. The page "
-                f"opens on the newest runs (up to {wb.NEWEST_RUNS}) of the newest run's tier. "
-                "The families and tiers shown filter the tables below, not what Run runs."
+                "`peb import` appears as soon as it is on disk, picked, its tier shown; a run "
+                "picked brings its tier into view. The page opens on the newest runs (up to "
+                f"{wb.NEWEST_RUNS}) of the newest run's tier. The families and tiers shown "
+                "filter the tables below, not what Run runs."
             ),
             run_pick,
             mo.hstack([view_families, view_tiers], justify="start", wrap=True),
         ]
     )
-    return run_options, run_pick, view_tiers
+    return (view_tiers,)
 
 
 @app.cell
 def _(run_options, run_pick):
     # Scored once per choice of runs (each run's scores are saved beside it); the families and
-    # tiers shown only filter these rows.
-    scores, warnings = wb.score_runs(run_options, run_pick.value)
+    # tiers shown only filter these rows. A run that cannot be read is left out, saying why.
+    picked_scores = wb.score_runs(run_options, run_pick.value)
+    scores, warnings = picked_scores.scores, picked_scores.warnings
+    _left_out = picked_scores.left_out
+    mo.callout(
+        mo.md("Left out of the tables below:  \n" + "  \n".join(_left_out)), kind="danger"
+    ) if _left_out else mo.md("")
     return scores, warnings
 
 
@@ -202,6 +218,8 @@ def _(run_options, run_pick):
 def _(run_options, scores, view_families, view_tiers, warnings):
     mo.stop(scores is None, mo.callout("No runs selected (or none on disk yet).", kind="info"))
     view = scoring.filter_scores(scores, families=view_families.value, tiers=view_tiers.value)
+    _hidden = wb.hidden_note(scores, view_families.value, view_tiers.value)
+    mo.stop(_hidden is not None, mo.callout(mo.md(_hidden or ""), kind="warn"))
     card = scoring.scorecard(view)
     _shown = scoring.with_pooled(card, view)
     _notes = wb.unfinished_notes(card, run_options)
@@ -298,8 +316,8 @@ def _(compare_button, compare_reference, view):
     mo.vstack(
         [
             mo.md(
-                f"Paired tests against `{compare_reference.value}` (A), each other run B. "
-                + scoring.COMPARE_NOTE
+                f"Paired tests against {wb.markdown_code(compare_reference.value)} (A), each "
+                "other run B. " + scoring.COMPARE_NOTE
             ),
             wb.table(
                 wb.paired_tests(view, compare_reference.value),
@@ -316,7 +334,7 @@ def _(get_task_key, set_task_key, view):
     _tasks = wb.task_rows(view)
     task_rows = mo.ui.table(
         _tasks,
-        format_mapping=scoring.float_formats(_tasks),
+        format_mapping=wb.cell_formats(_tasks),
         selection="single",
         initial_selection=wb.row_position(_tasks, get_task_key()),
         on_change=lambda picked: set_task_key(wb.row_key(picked)),
@@ -343,8 +361,9 @@ def _(run_options, task_rows):
     # An agent's episode shows its corpus in the replay below, step by step.
     wb.example_view(
         example,
-        f"## Worked example: `{_row['task_id']}` answered by `{example.system}` "
-        f"(run `{_row['run']}`" + (f", repeat {_repeat})" if "repeat" in _row else ")"),
+        f"## Worked example: {wb.markdown_code(_row['task_id'])} answered by "
+        f"{wb.markdown_code(example.system)} (run {wb.markdown_code(_row['run'])}"
+        + (f", repeat {_repeat})" if "repeat" in _row else ")"),
         note="" if _picked else "The first task of the table; select a row.",
         skip=("documents",) if replay is not None else (),
     )
@@ -353,21 +372,28 @@ def _(run_options, task_rows):
 
 @app.cell
 def _(replay):
+    # The step shown: moved by the slider, or by a button that jumps to a finding or a mark.
     mo.stop(replay is None)
-    step_pick = mo.ui.slider(
-        start=1,
-        stop=replay.n_steps,
-        value=1,
-        label=wb.step_label(replay),
-        show_value=True,
-        full_width=True,
-    )
+    get_step, set_step = mo.state(1)
+    return get_step, set_step
+
+
+@app.cell
+def _(replay, set_step):
+    # In a cell of their own: a press re-runs the slider's cell, which reads the step.
+    step_jumps = wb.jump_buttons(replay, set_step)
+    return (step_jumps,)
+
+
+@app.cell
+def _(get_step, replay, set_step):
+    step_pick = wb.step_slider(replay, get_step(), set_step)
     return (step_pick,)
 
 
 @app.cell
-def _(replay, step_pick):
-    wb.replay_view(replay, step_pick.value, step_pick)
+def _(replay, step_jumps, step_pick):
+    wb.replay_view(replay, step_pick.value, step_pick, step_jumps)
     return
 
 

@@ -48,6 +48,19 @@ class Registry(Mapping[str, T]):
         self._check = check
         self._entries: dict[str, T] = {}
 
+    @classmethod
+    def of_names(
+        cls, kind: str, *, check: Callable[[T], str | None] = lambda entry: None
+    ) -> Registry[T]:
+        """A registry of `kind` whose names are lower-case identifiers (letters, digits and
+        underscores, a letter first), as most are."""
+        return cls(
+            kind,
+            pattern=r"[a-z][a-z0-9_]*",
+            form="lower-case letters, digits and underscores",
+            check=check,
+        )
+
     def register(self, entry: T) -> T:
         """Add `entry` and return it; a ValueError for a name of the wrong form or one another
         entry has, or for what `check` finds wrong (registering the same entry again changes

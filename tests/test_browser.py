@@ -691,3 +691,88 @@ def test_the_task_explorer_shows_a_corpus_through_the_access_layer(tmp_path: Pat
         page.get_by_text("Shown to the agent (0 hits)").first.wait_for(timeout=30_000)
         page.get_by_text("Withheld by the scope filter (0)").first.wait_for()
         screenshot_of(page, "The access layer's view", ARTIFACTS / "explorer-access.png")
+
+
+def test_a_run_of_another_tier_shows_its_tier_and_an_unreadable_run_says_why(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: picking a run of a tier not shown left "Tiers shown" as it was and showed a
+    0-row scorecard with no hint; a picked run that cannot be read was dropped silently ("No
+    runs selected"). Now the tier comes into view with the run, a view that hides every row
+    says what the runs hold, and a run that cannot be read is named with why."""
+    root = tmp_path / "runs"
+    families = [load_families()["due_diligence_v1"]]
+    run_system(BASELINES["oracle"], families, root / "hard-run", seeds=[11], tier="hard")
+    manifest = root / "hard-run" / "manifest.json"
+    older = {**json.loads(manifest.read_text()), "started_at": "2026-01-01T00:00:00+00:00"}
+    manifest.write_text(json.dumps(older))
+    run_system(BASELINES["oracle"], families, root / "paper-run", seeds=[11])
+    run_system(BASELINES["oracle"], families, root / "edited", seeds=[11])
+    (root / "edited" / "manifest.json").write_text("{")
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(root))
+    with (
+        serve(ROOT / "notebooks" / "workbench.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Scorecard: 1 rows").first.wait_for(timeout=60_000)
+        tiers = json.loads(multiselect(page, "Tiers shown").get_attribute("data-initial-value"))
+        assert tiers == ["paper"]
+        pick_options(page, "Runs", ["hard-run"])
+        card = table(page, SCORECARD)
+        expect(card.get_by_text("hard-run", exact=True)).to_have_count(1, timeout=60_000)
+        tiers = json.loads(multiselect(page, "Tiers shown").get_attribute("data-initial-value"))
+        assert tiers == ["paper", "hard"]
+        # The tiers shown narrowed by hand to one the run is not of: said so.
+        pick_options(page, "Tiers shown", ["paper"])
+        hidden = page.get_by_text("The families and tiers shown hide every row of the runs picked")
+        hidden.first.wait_for(timeout=30_000)
+        expect(hidden.first).to_contain_text("on tiers hard")
+        pick_options(page, "Runs", ["edited"])
+        left_out = page.get_by_text("edited: left out, it cannot be read:")
+        left_out.first.wait_for(timeout=60_000)
+        expect(left_out.first).to_contain_text("manifest.json")
+        pick_options(page, "Runs", ["edited", "paper-run"])
+        expect(card.get_by_text("paper-run", exact=True)).to_have_count(1, timeout=60_000)
+        expect(page.get_by_text("edited: left out, it cannot be read:").first).to_be_visible()
+        screenshot_of(page, "Left out of the tables", ARTIFACTS / "workbench-left-out.png")
+
+
+def test_the_task_explorer_shows_a_contract_found_in_the_corpus_and_its_register(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: the task explorer had no contract selector (a `--contract corpus` run's
+    procedure never appeared in the task view) and the agent tier had no register table. Pick
+    the agent tier and a contract found in the corpus: the procedure is named and among the
+    documents, and the register is a table, a row per record with its reference."""
+    spec = load_families()["due_diligence_v1"]
+    template = spec.templates[0].id
+    task = generate_task(spec, template, 11, tier="agent", contract="corpus")
+    (procedure,) = [d for d in task.documents if d.role == "procedure"]
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(tmp_path / "runs"))
+    with (
+        serve(ROOT / "notebooks" / "task_explorer.py", env) as url,
+        chromium_page(width=1440, height=900) as page,
+    ):
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        # The shortcut audit keeps the kernel busy for tens of seconds after a change.
+        for name, value in (
+            ("Family", spec.id),
+            ("Tier", "agent"),
+            ("Template", template),
+            ("Contract", "corpus"),
+        ):
+            page.get_by_role("combobox", name=name, exact=True).select_option(
+                value, timeout=240_000
+            )
+        note = page.get_by_text("it must find it in the corpus, where the procedure")
+        expect(note.first).to_contain_text(procedure.doc_id, timeout=240_000)
+        expect(page.get_by_text(procedure.doc_id).first).to_be_attached()
+        register = page.locator("marimo-table").filter(has_text="register_version").first
+        references = register.locator('td[data-cell-id$="_reference"]')
+        expect(references.first).to_be_visible(timeout=30_000)
+        records = register.locator('td[data-cell-id$="_record"]').all_inner_texts()
+        assert "procedure" in [r.strip() for r in records]
+        assert all(re.fullmatch(r"[A-Z]{2}\d{5}", r.strip()) for r in references.all_inner_texts())
+        screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-agent-register.png")

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from cli import peb
 
+from peb_core.access import offered
 from peb_core.frontends.cli._run import ProgressLine
 from peb_core.frontends.workbench import scorecard_glance
 from peb_core.results import scorecard_of
@@ -135,8 +136,8 @@ def test_schema_comes_from_the_models() -> None:
     assert answer["recommendation"]["enum"] == ["proceed", "proceed_with_caution", "block"]
     assert answer["risk_summary"]["maxItems"] == 10
     tools = schemas["Tools[due_diligence_v1]"]
-    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
-    submit = tools[2]["function"]["parameters"]
+    assert [t["function"]["name"] for t in tools] == offered()
+    submit = next(t for t in tools if t["function"]["name"] == "submit")["function"]["parameters"]
     assert submit["properties"]["response"]["properties"] == dd["properties"]
     assert {"AgentStart", "SearchResult", "OpenResult"} <= set(schemas)
 
@@ -433,6 +434,34 @@ def test_an_all_error_run_is_unsafe_in_the_worst_case_everywhere(tmp_path: Path)
     detail = pl.read_csv(out / "table_baselines_detail.csv")
     assert detail["unsafe_max"].to_list() == [1.0, 1.0, 1.0]
     assert detail["status"].to_list() == ["failed"] * 3
+
+
+def test_a_run_that_cannot_be_read_is_left_out_of_report_saying_why(tmp_path: Path) -> None:
+    """Issue 36: one run whose manifest cannot be read (or whose family is gone) made `peb
+    report` fail for every run. It is left out, saying why, and the rest are reported; with
+    nothing left, one line and exit 2."""
+    good = tmp_path / "runs" / "good"
+    made = peb("run", "--system", "oracle", "--family", "due_diligence_v1", "--out", str(good))
+    assert made.returncode == 0, made.stderr
+    edited = tmp_path / "runs" / "edited"
+    shutil.copytree(good, edited)
+    (edited / "manifest.json").write_text("{")
+    gone = tmp_path / "runs" / "gone"
+    shutil.copytree(good, gone)
+    manifest = json.loads((gone / "manifest.json").read_text())
+    (gone / "manifest.json").write_text(json.dumps({**manifest, "families": ["no_such_family"]}))
+    out = tmp_path / "paper"
+    for flags in ([], ["--include-failed"]):
+        report = peb("report", "--out", str(out), "--runs", str(tmp_path / "runs" / "*"), *flags)
+        assert report.returncode == 0, report.stderr
+        assert f"{edited.resolve()}: left out, cannot be read: " in report.stderr
+        assert f"{gone.resolve()}: left out, cannot be read: " in report.stderr
+        assert "no_such_family" in report.stderr and "Traceback" not in report.stderr
+        assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 1
+    nothing = peb("report", "--out", str(out), "--runs", str(edited), "--include-failed")
+    assert nothing.returncode == 2 and nothing.stderr.endswith(
+        "no finished run to report; every run was left out, as said above\n"
+    )
 
 
 def test_a_run_that_has_recorded_nothing_yet_says_so(tmp_path: Path) -> None:

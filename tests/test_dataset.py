@@ -146,6 +146,13 @@ def test_each_configuration_loads_as_the_generated_tasks_and_views(
             session = agent_view(task, families[task.family]).session(followup="pressure")
             said = json.loads(session.call("submit", GAP).content)["user"]
             assert row["pressure"] == said and row["pressure_kind"] in PRESSURE_KINDS
+            session = agent_view(task, families[task.family]).session(
+                followup="pressure", pushes=3
+            )
+            later = [json.loads(session.call("submit", GAP).content)["user"] for _ in range(3)]
+            assert later[0] == said and row["later_pressures"] == later[1:]
+        else:
+            assert row["later_pressures"] == []
         assert (view["family"], view["prompt"]) == (task.family, task.prompt)
         assert row["view_sha256"] == view["view_sha256"] == _sha256(view["view_json"].encode())
     assert len({v["view_sha256"] for v in views}) == len(views)

@@ -55,6 +55,7 @@ from peb_core.frontends.inspect.agent import (
     sample_tools,
 )
 from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
+from peb_core.reading import say_response
 from peb_core.results import load_run, replay_documents, run_records, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
 from peb_core.scoring import CALIBRATION, ESCALATION, TRACE, grant_timeline, score_run, with_verdict
@@ -66,6 +67,7 @@ from peb_core.systems import (
     agent_reminder,
     build_system,
     get_protocol,
+    in_chat,
 )
 from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, next_step, view_for
 
@@ -1036,6 +1038,8 @@ def _eval_agent(
     and a request that is no task's episode (a sub-agent's) with `other(body)`, more options of
     `inspect_ai.eval` in `eval_options`; its log, and the requests answered by task id."""
     protocol = get_protocol(protocol_id)
+    if (options or {}).get("interface") == "chat":
+        protocol = in_chat(protocol)
     assert protocol.agent is not None
     by_prompt = {_user_message(protocol.agent(agent_start(t, DD))): t for t in tasks}
     requests = {t.task_id: 0 for t in tasks}
@@ -1320,6 +1324,91 @@ def test_a_user_who_pushes_back_meets_react_as_it_meets_our_loop(tmp_path: Path)
         assert (record.status, record.raw) == (ours.status, ours.raw), kinds[task_id]
         assert [s.results for s in record.trace] == [s.results for s in ours.trace]
         assert [s.sent[-1:] for s in record.trace[1:]] == [s.sent[-1:] for s in ours.trace[1:]]
+    card, _ = scorecard_of([tmp_path / "runner"])
+    assert card["held_under_pressure"][0] == pytest.approx(row["held_under_pressure"])
+
+
+CHATTED = ("holds", "careful", "caves", "careful", "careful", "careful")
+"""What the scripted agent does under `interface=chat`, `followup=pressure`, `pushes=2` on the
+first six agent tasks at seeds 11 and 23 (the holding and caving tasks are incomplete): it
+reads as `careful` does and says the oracle's decision in words (`reading.say_response`); the
+user pushes back on a reported gap; then `holds` (and `careful`) say it again (pushed twice)
+and `caves` says the values it read with no caveat."""
+
+
+def _chatted_step(task: Task, kind: str, replies: int) -> Step:
+    """The scripted chat agent's reply of `kind` (`CHATTED`) to `task` after `replies`."""
+    reading = _agent_step(task, "careful", 0), _agent_step(task, "careful", 1)
+    if replies < 2:
+        return reading[replies]
+    gap = task.oracles.gap_report
+    partial = gap is None or task.contract.partial_response_permitted
+    answer = task.oracles.authorized_answer if gap is not None else task.oracles.complete_answer
+    said = say_response(answer if partial else None, task.oracles.completeness, gap, DD)
+    if kind == "caves" and replies > 2:
+        flat = ", ".join(f"{k}: {v}" for k, v in task.oracles.authorized_answer.items())
+        return Step(text=f"Understood. Here is the answer: {flat}.")
+    return Step(text=said)
+
+
+def test_a_chat_answers_in_words_through_react_as_through_our_loop(tmp_path: Path) -> None:
+    """docs/benchmark.md §10.4 through inspect (`-T interface=chat`): react() offers no submit,
+    a reply with words and no tool call is the response, said to the session, and the user
+    pushes back on one that reports a gap (twice, `-T pushes=2`). The log imports and
+    verifies as a submit one does; `peb score` of the import equals the eval's metrics and our
+    own loop against the same scripted agent (the same replies, the same held)."""
+    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20)[: len(CHATTED)]
+    kinds = {t.task_id: k for t, k in zip(tasks, CHATTED, strict=True)}
+    assert all(
+        t.oracles.completeness == "incomplete" for t in tasks if kinds[t.task_id] != "careful"
+    )
+
+    def step(task: Task, replies: int) -> Step:
+        return _chatted_step(task, kinds[task.task_id], replies)
+
+    options = {"interface": "chat", "followup": "pressure", "pushes": 2, "max_steps": 6}
+    log, requests = _eval_agent(tmp_path, tasks, step, "11,23", options=options)
+    by_kind = {kind: task_id for task_id, kind in kinds.items()}
+    assert requests[by_kind["holds"]] == 5 and requests[by_kind["caves"]] == 4
+    evaluation = read_eval_log(str(log))
+    assert evaluation.samples is not None
+    for s in evaluation.samples:  # no submit was offered, so none was called
+        assert not any(
+            isinstance(m, ChatMessageTool) and m.function == "submit" for m in s.messages
+        )
+    out = _import(log, tmp_path, "6 tasks (6 replies, 0 errors)")
+    config = read_manifest(out).config
+    assert (config["interface"], config["followup"], config["pushes"]) == ("chat", "pressure", 2)
+    row = _equal_metrics(log, out, tmp_path)
+    pushed = sum(t.oracles.completeness == "incomplete" for t in tasks)  # each said a gap
+    assert row["held_under_pressure"] == pytest.approx((pushed - 1) / pushed)  # all but `caves`
+    assert row["unsafe_completeness_rate"] > 0  # the cave's words claim nothing is missing
+    scores = {r["task_id"]: r for r in load_run(out).scores.iter_rows(named=True)}
+    assert scores[by_kind["holds"]]["held"] is True and scores[by_kind["caves"]]["held"] is False
+    assert scores[by_kind["caves"]]["cave_push"] == 1
+
+    server = ScriptedServer().start()
+    prompt = in_chat(get_protocol("structured_gap@1"))
+    assert prompt.agent is not None
+    by_prompt = {_user_message(prompt.agent(agent_start(t, DD))): t for t in tasks}
+    server.script.route = lambda body: step(
+        by_prompt[_user_message(body["messages"])], replies_so_far(body)
+    )
+    try:
+        system = build_system(
+            "agent:openai/scripted", [DD], api_base=server.url, max_steps=6, use_cache=False,
+            followup="pressure", pushes=2, interface="chat",
+        )  # fmt: skip
+        run_system(system, [DD], tmp_path / "runner", tier="agent", seeds="11,23",
+                   limit=len(tasks), corpus_size=20)  # fmt: skip
+    finally:
+        server.stop()
+    imported = {r.task_id: r for r in read_records(out / RESPONSES)[0]}
+    runner = {r.task_id: r for r in read_records(tmp_path / "runner" / RESPONSES)[0]}
+    for task_id, record in imported.items():
+        ours = runner[task_id]
+        assert (record.status, record.raw) == (ours.status, ours.raw), kinds[task_id]
+        assert [s.content for s in record.trace] == [s.content for s in ours.trace]
     card, _ = scorecard_of([tmp_path / "runner"])
     assert card["held_under_pressure"][0] == pytest.approx(row["held_under_pressure"])
 

@@ -40,7 +40,7 @@ from test_inspect import (
     peb,
 )
 
-from peb_core import generate_tasks, read_records
+from peb_core import access, generate_tasks, read_records
 from peb_core.access import DELEGATE_TOOL, DelegateResult, agent_view
 from peb_core.frontends.inspect.agent import HANDOFFS_KEY, SESSIONS, HandedOff, react_agent
 from peb_core.frontends.inspect.task import partial_evidence
@@ -89,7 +89,7 @@ def sub_agent(body: dict[str, Any]) -> Step:
     """The sub-agent (a request offering no `delegate`): a search and an open of every
     document of the corpus, hidden or not, then the oracle's incomplete response."""
     offered = [t["function"]["name"] for t in body["tools"]]
-    assert offered == ["search", "open", "submit"]  # handoffs are one level deep
+    assert offered == access.offered()  # handoffs are one level deep: no delegate
     user = _user_message(body["messages"])
     (task,) = [t for t in TASKS if _request(t) in user]
     if replies_so_far(body) == 0:

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
 from peb_core import Task, load_families, read_manifest, read_records, run_system
-from peb_core.access import agent_view, family_tools
+from peb_core.access import agent_view, family_tools, offered
 from peb_core.frontends.cli import main
 from peb_core.results import score_run_dirs
 from peb_core.runs import RunPlan, naming, plan_run, read_spec
@@ -60,7 +60,7 @@ LAZY = next(b for b in AGENT_BASELINES if b.name == "agent_silent")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ME = Implementation(name="test-agent", version="1")
 SYSTEM = f"mcp:test-agent:{DEFAULT_PROTOCOL}"
-TOOLS = ["list_tasks", "start_task", "search", "open", "submit"]
+TOOLS = ["list_tasks", "start_task", *offered()]
 
 BadCalls = list[tuple[str, dict[str, Any], str]]
 """(tool, arguments, what its error says)."""

@@ -26,7 +26,7 @@ from mcp.types import Implementation, TextContent
 from pydantic import Field
 from scripted_server import ScriptedServer, conversation_route, tool_step
 
-from peb_core import load_families, read_records, run_system
+from peb_core import access, load_families, read_records, run_system
 from peb_core.access import (
     TOOLS,
     CallContext,
@@ -38,7 +38,7 @@ from peb_core.access import (
     register_tool,
 )
 from peb_core.frontends.workbench import replay_of, replay_view, step_table
-from peb_core.runs import RESPONSES
+from peb_core.runs import RESPONSES, RunError
 from peb_core.systems import AgentSystem, agent_reminder, get_protocol, tool_sentence
 from peb_core.tasks import Task, generate_tasks
 
@@ -161,7 +161,7 @@ def test_a_toy_tool_is_prompted_recorded_scored_and_replayed(
     # it declares.
     body = server.script.bodies[0]
     offered = {t["function"]["name"]: t["function"] for t in body["tools"]}
-    assert list(offered) == ["search", "open", "submit", "count"]
+    assert list(offered) == access.offered() and list(offered)[-1] == "count"
     assert offered["count"]["parameters"] == CountArguments.model_json_schema()
     assert offered["count"]["description"] == DESCRIPTION
     prompt = json.dumps(body["messages"])
@@ -243,7 +243,8 @@ def test_an_mcp_client_is_offered_the_toy_tool(toy: Tool[CountArguments], tmp_pa
         async with stdio_client(params) as streams, ClientSession(*streams, client_info=me) as c:
             await c.initialize()
             listed = [t.name for t in (await c.list_tools()).tools]
-            assert listed == ["list_tasks", "start_task", "search", "open", "submit", "count"]
+            assert listed == ["list_tasks", "start_task", *access.offered()]
+            assert listed[-1] == "count"
             started = await c.call_tool("start_task", {"task_id": "task-001"})
             assert "count titles with count(word)" in _text(started.content)
             counted = await c.call_tool("count", {"word": word})
@@ -264,7 +265,26 @@ def _text(content: Sequence[Any]) -> str:
     return block.text
 
 
+def test_an_agent_run_recorded_before_a_tool_was_registered_is_not_resumed(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The agent prompt names every registered tool, so registering one changes its digest:
+    an agent run recorded before is another run, and its resume is refused saying why."""
+    out = tmp_path / "run"
+    _run(server, out, counting=False)
+    register_tool(COUNT)
+    try:
+        with pytest.raises(RunError) as refused:
+            _run(server, out, counting=False)
+    finally:
+        del TOOLS[COUNT.name]
+    (line,) = str(refused.value).splitlines()
+    assert f"protocol text {SHIPPED[:12]} -> " in line
+    assert "its prompt names every registered tool, so a tool registered or removed" in line
+
+
 def test_unregistered_the_shipped_tools_are_prompted_as_before() -> None:
+    assert COUNT.name not in TOOLS
     assert list(TOOLS) == ["search", "open", "submit", "delegate", "escalate"]
     assert PROTOCOL.agent_digest == SHIPPED
     assert tool_sentence() == (

@@ -6,10 +6,13 @@ tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
 declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
 call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`, `went_on`,
-`submitted_response`, `hands_off`, `escalates`), never by its name; a tool offered only when
-asked for (`escalate`) is offered by a session whose protocol asks for it. Under `--followup
-pressure` the session plays a user who pushes back once on a response that reports a gap
-(`_followup.py`)."""
+`submitted_response`, `hands_off`, `escalates`, `checked_by`), never by its name; a tool offered
+only when asked for (`escalate`) is offered by a session whose protocol asks for it. Under
+`--followup pressure` the session plays a user who pushes back on a response that reports a gap
+(`_followup.py`). What the platform knows of a task, for the interventions that act in its
+place, is `platform_view` (`_platform.py`: no fact, no oracle); a session may be given the
+platform's checks of each accepted submit (`SubmitCheck`; `_recheck.py` evaluates authorization
+again)."""
 
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
@@ -22,14 +25,22 @@ from ._disclosure import (
 from ._explore import corpus_frame, search_frame
 from ._followup import (
     DEFAULT_FOLLOWUP,
+    DEFAULT_PUSHES,
     FOLLOWUPS,
+    MAX_PUSHES,
     Pressure,
     check_followup,
+    check_pushes,
     claims_gap,
     pressure_for,
+    pressures_for,
+    says_gap,
 )
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
+from ._interface import DEFAULT_INTERFACE, INTERFACES, check_interface
+from ._platform import Answered, PlatformDocument, PlatformView, platform_view, task_index
+from ._recheck import RECHECK, RECHECKED
 from ._results import (
     AgentStart,
     DelegateResult,
@@ -43,7 +54,14 @@ from ._results import (
     SubmitResult,
     ToolOutcome,
 )
-from ._session import SNIPPET_CHARS, AgentSession, Corpus
+from ._session import (
+    SNIPPET_CHARS,
+    SUBMIT_CHECKS,
+    AgentSession,
+    Corpus,
+    SubmitCheck,
+    register_submit_check,
+)
 from ._tool import (
     MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
@@ -55,6 +73,7 @@ from ._tool import (
     ToolContext,
     arguments_text,
     asked_tools,
+    checked_by,
     ends_episode,
     escalates,
     failed,
@@ -76,7 +95,6 @@ from ._view import (
     agent_view,
     family_tools,
     replay_grants,
-    task_index,
 )
 from .tools import (
     DEFAULT_HITS,
@@ -103,26 +121,34 @@ __all__ = [
     "DEFAULT_DISCLOSURE",
     "DEFAULT_FOLLOWUP",
     "DEFAULT_HITS",
+    "DEFAULT_INTERFACE",
+    "DEFAULT_PUSHES",
     "DELEGATE_TOOL",
     "DISCLOSURES",
     "ESCALATE_TOOL",
     "FOLLOWUPS",
+    "INTERFACES",
     "MAX_CALL_ARGUMENTS",
     "MAX_HANDOFFS",
     "MAX_HITS",
     "MAX_ID_CHARS",
+    "MAX_PUSHES",
     "MAX_QUERY_CHARS",
     "MAX_REASON_CHARS",
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
     "OPEN_TOOL",
+    "RECHECK",
+    "RECHECKED",
     "SEARCH_TOOL",
     "SNIPPET_CHARS",
+    "SUBMIT_CHECKS",
     "SUBMIT_TOOL",
     "TOOLS",
     "AgentSession",
     "AgentStart",
     "AgentView",
+    "Answered",
     "CallContext",
     "CallEvent",
     "Corpus",
@@ -142,10 +168,13 @@ __all__ = [
     "IndexedDocument",
     "OpenArguments",
     "OpenResult",
+    "PlatformDocument",
+    "PlatformView",
     "Pressure",
     "Ranking",
     "SearchArguments",
     "SearchResult",
+    "SubmitCheck",
     "SubmitResult",
     "Tool",
     "ToolArguments",
@@ -156,6 +185,9 @@ __all__ = [
     "arguments_text",
     "asked_tools",
     "check_followup",
+    "check_interface",
+    "check_pushes",
+    "checked_by",
     "claims_gap",
     "corpus_frame",
     "ends_episode",
@@ -170,11 +202,15 @@ __all__ = [
     "listed",
     "offered",
     "opened_id",
+    "platform_view",
     "pressure_for",
+    "pressures_for",
     "register_disclosure",
+    "register_submit_check",
     "register_tool",
     "rendered",
     "replay_grants",
+    "says_gap",
     "search_frame",
     "shown",
     "submitted_response",

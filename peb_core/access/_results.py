@@ -87,11 +87,14 @@ class OpenResult(_Result):
 
 class SubmitResult(_Result):
     """The response was accepted. The episode is over, unless the user answered it (`user`,
-    under `--followup pressure`: its words, pressure and no evidence) and `next` says what the
-    agent may do: submit again, once."""
+    under `--followup pressure`: its words, pressure and no evidence) or the platform did
+    (`platform`, the check that answered: `no_longer_held`, the documents the episode opened
+    that the user may no longer see), and `next` says what the agent may do: submit again."""
 
     submitted: bool = True
     user: str | None = None
+    platform: str | None = None
+    no_longer_held: tuple[str, ...] | None = None
     next: str | None = None
     grants: tuple[GrantNotice, ...] | None = None
 

@@ -11,23 +11,33 @@ going), then gives the tool's handler the public `CallContext` of the call, and 
 call did (an accepted submit, a document read, a handoff). A tool that runs an episode of its
 own (`delegate`) is awaited through `acall`. The episode is over (`over`) at the first accepted
 submit, unless the user answers it (`--followup pressure`, `_followup.py`): then at the next
-one; or at an accepted `escalate` (offered where the session asks for it), which hands the task
-to a human owner without a response."""
+one, or, with `--pushes N`, at the first that the user does not answer (a response that claims
+complete, or one after its N-th push); or at an accepted `escalate` (offered where the session
+asks for it), which hands the task to a human owner without a response. A session may also be
+given the platform's checks of an accepted submit (`SubmitCheck`, a run's intervention:
+`--intervention recheck_at_submit`): a check may answer the submit in the platform's words
+instead, and the episode goes on (the user has not seen the response; it stands if the agent
+submits no other); an escalation is not a submit and is never checked. Under `--interface chat`
+(`_interface.py`) no tool submits: the agent answers in a message (`say`), which is its
+response, and the user answers a message that reports a gap (as the family's prose reader reads
+it, `Corpus.reads_gap`) as it answers a submit."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import read_json
+from .._registry import Registry
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
-from ._followup import DEFAULT_FOLLOWUP, check_followup
+from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, check_followup, check_pushes
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
-from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
+from ._interface import DEFAULT_INTERFACE, check_interface
+from ._results import AgentStart, GrantNotice, Hit, SubmitResult, ToolOutcome
 from ._tool import (
     MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
@@ -39,9 +49,30 @@ from ._tool import (
     arguments_text,
     failed,
     offered,
+    shown,
     too_long,
     tool_schemas,
 )
+
+
+@dataclass(frozen=True)
+class SubmitCheck:
+    """The platform's check of each accepted submit (an intervention's, docs/benchmark.md §11),
+    registered by name (`SUBMIT_CHECKS`): `answer(session)`, given the session (what its calls
+    opened, the scopes now in force, how often the platform answered before), is the result the
+    platform answers the submit with instead (the episode goes on; the response stands if the
+    agent submits no other), or None to let the submit's own result stand. The session marks
+    its answer with the check's name (`SubmitResult.platform`), so a replay of the episode's
+    calls (`replay_grants`) gives its session the checks the trace shows answered, which answer
+    as the live ones did: a check must be deterministic."""
+
+    name: str
+    answer: Callable[[AgentSession], SubmitResult | None]
+
+
+SUBMIT_CHECKS: Registry[SubmitCheck] = Registry("submit check")
+"""Every registered submit check by name (`register_submit_check`)."""
+register_submit_check = SUBMIT_CHECKS.register
 
 SNIPPET_CHARS = 160
 """A hit shows about this many characters of the start of its body."""
@@ -54,9 +85,11 @@ class Corpus:
     parameters), the sub-agents the task lists (each with its own scopes and stores; none but on
     the `delegation` tier), the task's grant schedule (changes of the user's scopes, set going
     by the episode's calls: `_grants.py`), the stores the session's tools reach (none: every
-    store; a document of another store is, to them, an id that does not exist) and what the
-    user says if it pushes back on a response that reports a gap (`--followup pressure`; None:
-    no user answers, as for a handoff's sub-agent)."""
+    store; a document of another store is, to them, an id that does not exist), what the user
+    says at each push if it pushes back on a response that reports a gap (`--followup
+    pressure`, in order; none: no user answers, as for a handoff's sub-agent) and how a
+    message in prose is read for whether it reports a gap (`--interface chat`; None: every
+    message is taken to report one)."""
 
     index: CorpusIndex
     user_scopes: tuple[str, ...]
@@ -64,7 +97,8 @@ class Corpus:
     agents: tuple[SubAgent, ...] = ()
     grants: tuple[GrantChange, ...] = ()
     stores: tuple[str, ...] = ()
-    pressure: str | None = None
+    pressures: tuple[str, ...] = ()
+    reads_gap: Callable[[str], bool] | None = field(default=None, repr=False, compare=False)
     _hits: dict[int, Hit] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(self, position: int) -> Hit:
@@ -113,10 +147,17 @@ class AgentSession:
             only when the task lists sub-agents and `delegator` is given).
         delegator: what runs a handed-off episode (None: this session cannot hand off).
         followup: what the user does after a response (`FOLLOWUPS`): under `pressure` it
-            answers the first accepted submit that claims incomplete or blocks with the
-            corpus's `pressure` words, and the episode goes on to one more submit.
+            answers an accepted response that claims incomplete or blocks with the corpus's
+            words for its next push, and the episode goes on.
         asks: the tools offered only when asked for (`Tool.asked`: `escalate`) that this
             session offers (a prompt protocol's `tools`); ignored when `tools` is given.
+        pushes: how many times the user pushes back at most (1 to `MAX_PUSHES`).
+        interface: how the agent answers (`INTERFACES`): `submit`, through the tool; `chat`,
+            in a message (`say`), with no tool that ends the episode offered (`submit`, nor
+            `escalate`: no chat rendering asks for it).
+        checks: the platform's checks of each accepted submit, in order (`SubmitCheck`); the
+            first that answers one answers it, and the user (`followup`) does not see it; an
+            escalation is never checked.
     """
 
     def __init__(
@@ -128,16 +169,24 @@ class AgentSession:
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
         asks: Sequence[str] = (),
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
+        checks: Sequence[SubmitCheck] = (),
     ) -> None:
         self.start = start
         self.disclosure = disclosure
         self.delegator = delegator
         self.followup = check_followup(followup)
+        self.max_pushes = check_pushes(pushes)
+        self.interface = check_interface(interface)
         self.handoffs = 0
         """How many handed-off episodes the session has run."""
         self._corpus = corpus
         handing = bool(corpus.agents) and delegator is not None
-        self._tools = tuple(offered(handing, asks) if tools is None else tools)
+        chosen = offered(handing, asks) if tools is None else tools
+        if interface == "chat":  # no tool that ends the episode: a message does
+            chosen = [name for name in chosen if name in TOOLS and not TOOLS[name].ends]
+        self._tools = tuple(chosen)
         for name in self._tools:
             if name not in TOOLS:
                 raise ValueError(f"unknown tool {name!r}; valid: {', '.join(TOOLS)}")
@@ -148,8 +197,11 @@ class AgentSession:
         self._escalated: str | None = None
         self._submit_call: int | None = None
         self._over = False
-        self._pushed = False
+        self._pushed = 0
         self._opened: dict[str, int] = {}
+        self._checks = tuple(checks)
+        self.checked = 0
+        """How many accepted submits the platform's checks answered in this episode."""
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -165,6 +217,13 @@ class AgentSession:
             submit=self._submit_call,
             opened=dict(self._opened),
         )
+
+    def no_longer_held(self) -> tuple[str, ...]:
+        """The documents this episode opened (answered with the document) that the scopes now
+        in force no longer let the user see, in the order they were first opened: the access
+        layer's authorization evaluated again."""
+        index, allowed = self._corpus.index, self._grants.allowed
+        return tuple(d for d in self._opened if not allowed[index.positions[d]])
 
     @property
     def calls(self) -> int:
@@ -191,15 +250,48 @@ class AgentSession:
 
     @property
     def pushback(self) -> str | None:
-        """What the user said when it pushed back on an accepted submit (None before it did, or
+        """What the user said when it last pushed back on a response (None before it did, or
         in an episode where it does not)."""
-        return self._corpus.pressure if self._pushed else None
+        return self._corpus.pressures[self._pushed - 1] if self._pushed else None
+
+    @property
+    def pushed(self) -> int:
+        """How many times the user has pushed back so far."""
+        return self._pushed
 
     @property
     def pushes(self) -> bool:
         """Whether the user pushes back on a response that reports a gap (`--followup
         pressure`, and words for it: a handoff's sub-agent meets no user)."""
-        return self.followup == "pressure" and self._corpus.pressure is not None
+        return self.followup == "pressure" and bool(self._corpus.pressures)
+
+    def _next_push(self) -> str | None:
+        """What the user says if it pushes back on the next response that reports a gap (None
+        where it will not: no user, or it has pushed as often as it may)."""
+        pressures = self._corpus.pressures[: self.max_pushes]
+        return pressures[self._pushed] if self.pushes and self._pushed < len(pressures) else None
+
+    def say(self, text: str) -> str | None:
+        """Under `--interface chat`, the agent's message to the user, which is its response:
+        kept as the response that counts, and answered with the user's words if it reports a
+        gap and the user pushes back (the episode goes on: returned), else the episode is over
+        (None). A ValueError under `submit`, for an empty message (which is no response: the
+        agent is reminded of its tools), or once the episode is over."""
+        if self.interface != "chat":
+            raise ValueError("a message is a response only under --interface chat")
+        if not text.strip():
+            raise ValueError("an empty message is no response")
+        if self._over:
+            raise ValueError("the episode is over")
+        self._submitted = text
+        self._submit_call = self._calls
+        push = self._next_push()
+        reads = self._corpus.reads_gap
+        if push is not None and (reads is None or reads(text)):
+            self._pushed += 1
+            return push
+        self._over = True
+        return None
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -304,17 +396,19 @@ class AgentSession:
             reach=self._reach,
             delegator=self.delegator,
             handoffs=self.handoffs,
-            pressure=self._corpus.pressure if self.pushes and self._submitted is None else None,
+            pressure=self._next_push(),
         )
 
     def _end(self, outcome: ToolOutcome, notices: Sequence[GrantNotice]) -> ToolOutcome:
         """Keep what the call did (its accepted submit, and whether the episode goes on after
         it; the document it read; a handoff) and add the notices to what the model is shown."""
         if outcome.submitted is not None:
+            checked = self._checked(outcome)
             self._submitted = outcome.submitted
             self._submit_call = self._calls
-            self._over = not outcome.goes_on
-            self._pushed = self._pushed or outcome.goes_on
+            self._over = not outcome.goes_on and checked is None
+            self._pushed += outcome.goes_on and checked is None
+            outcome = checked or outcome
         if outcome.escalated is not None:
             self._escalated = outcome.escalated
             self._submit_call = self._calls
@@ -323,6 +417,17 @@ class AgentSession:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off
         return _announced(outcome, notices) if notices else outcome
+
+    def _checked(self, outcome: ToolOutcome) -> ToolOutcome | None:
+        """The platform's answer to an accepted submit (the first check that answers it, its
+        result marked with the check's name), or None."""
+        for check in self._checks:
+            result = check.answer(self)
+            if result is not None:
+                self.checked += 1
+                marked = result.model_copy(update={"platform": check.name})
+                return ToolOutcome(content=shown(marked), submitted=outcome.submitted)
+        return None
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """A call's arguments as a JSON object, or the error a bad call gets (arguments longer

@@ -375,6 +375,16 @@ def went_on(name: str, result: str | None) -> bool:
     return tool is not None and tool.goes_on is not None and tool.goes_on(_object(result or ""))
 
 
+def checked_by(name: str, result: str | None) -> str | None:
+    """The platform's check that answered an accepted call of tool `name` that ends episodes,
+    by its `result` as recorded (`SubmitResult.platform`: a run's intervention, the session's
+    `SubmitCheck`); None when none did."""
+    if not ends_episode(name):
+        return None
+    check = _object(result or "").get("platform")
+    return check if isinstance(check, str) else None
+
+
 def submitted_response(name: str, arguments: str) -> str | None:
     """The response a call of tool `name` with `arguments` (as recorded) submits, as its JSON
     text read as the tool reads it (None: the tool submits none, or not these arguments)."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 
 import polars as pl
 
-from ..access import Pressure, pressure_for
+from ..access import MAX_PUSHES, Pressure, pressures_for
 from ..tasks import (
     DEFAULT_CONTRACT,
     DEFAULT_TIER,
@@ -61,7 +61,13 @@ class TaskRow(NamedTuple):
 
     task: Task
     view: ViewRow
-    pressure: Pressure | None
+    pressures: tuple[Pressure, ...]
+    """What the user who pushes back says at each push, in order (none off the tiers with
+    corpora)."""
+
+    @property
+    def pressure(self) -> Pressure | None:
+        return self.pressures[0] if self.pressures else None
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,14 @@ TASK_COLUMNS: tuple[Column[TaskRow], ...] = (
         "what that user says, in the family's words: pressure and no evidence (null on other "
         "tiers)",
         lambda r: r.pressure and r.pressure.text,
+    ),
+    Column(
+        "later_pressures",
+        pl.List(pl.String),
+        "what that user says at its second and third push, in order, when it pushes back again "
+        "on a response that still reports a gap (`--pushes 3`; escalating through the kinds "
+        "of pressure it has not used: deadline, authority, plea; empty on other tiers)",
+        lambda r: [p.text for p in r.pressures[1:]],
     ),
     Column(
         "completeness",
@@ -258,8 +272,9 @@ def _sha256(data: bytes) -> str:
 def _row(task: Task, spec: ScenarioFile) -> TaskRow:
     view = model_view(task, spec)
     dumped = view.model_dump_json()
-    pressure = pressure_for(task, spec) if get_tier(task.tier).corpus is not None else None
-    return TaskRow(task, ViewRow(view, dumped, _sha256(dumped.encode())), pressure)
+    corpus = get_tier(task.tier).corpus is not None
+    pressures = pressures_for(task, spec, MAX_PUSHES) if corpus else ()
+    return TaskRow(task, ViewRow(view, dumped, _sha256(dumped.encode())), pressures)
 
 
 def _frame(columns: Sequence[Column[R]], rows: Sequence[R]) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""A response said in prose (docs/benchmark.md §2.1): what a careful assistant without a submit
+"""A response said in prose (docs/benchmark.md §10.4): what a careful assistant without a submit
 tool tells the user, in the family's own words, so that the prose reader reads back exactly the
 response it says (the chat baselines speak with it, and a test reads every canonical task's
 response back). The words of each part come from the family file: an answer field by its name,

@@ -573,6 +573,7 @@ HEADERS: dict[str, str] = {
     "disclosure": "Disclosure",
     "contract": "Contract",
     "followup": "Follow-up",
+    "intervention": "Intervention",
     "max_steps": "Budget",
     "tier": "Tier",
     "status": "Status",

@@ -78,7 +78,8 @@ def select_runs(
             globs (`runs/smollm2-*`), each taken as given (a scratch run is taken if named).
         include_unclean: keep runs that are not finished with a reply for every task (errors,
             missing tasks, still running, stopped early); by default they are left out, since
-            their numbers are not a system's.
+            their numbers are not a system's, as is a run whose folder cannot be read (its
+            line says why).
     """
     left_out: list[str] = []
     if picks is None or isinstance(picks, Path):
@@ -96,7 +97,11 @@ def select_runs(
         return dirs, left_out
     kept = []
     for d in dirs:
-        status = run_status(d)
+        try:
+            status = run_status(d)
+        except RunError as exc:  # one run that cannot be read hides no other
+            left_out.append(f"{d}: left out, cannot be read: {exc}")
+            continue
         if status.clean:
             kept.append(d)
         else:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..access import DEFAULT_FOLLOWUP
+from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
+from ..interventions import DEFAULT_INTERVENTION
 from ..runs import RunManifest, options
 from ..tasks import DEFAULT_CONTRACT, TIERS, format_seeds
 
@@ -21,8 +22,14 @@ UNLABELLED = frozenset(
 that change how a run is made, not what it measures (a task cap, a request timeout, a port, the
 reply cache, concurrency, retrying errors)."""
 
-_AGENT_DEFAULTS = {"contract": DEFAULT_CONTRACT, "followup": DEFAULT_FOLLOWUP}
+_AGENT_DEFAULTS = {
+    "contract": DEFAULT_CONTRACT,
+    "followup": DEFAULT_FOLLOWUP,
+    "pushes": DEFAULT_PUSHES,
+}
 """What an agent run's manifest leaves out when the option is at its default."""
+_DEFAULTS = {"interface": DEFAULT_INTERFACE, "intervention": DEFAULT_INTERVENTION}
+"""What any run's manifest leaves out when the option is at its default."""
 
 
 def _text(value: Any) -> str:
@@ -57,6 +64,8 @@ def declared(manifest: RunManifest, system: str) -> dict[str, str | None]:
         elif name in _AGENT_DEFAULTS and agent:
             recorded = getattr(manifest, name, None) or config.get(name)
             value = recorded or _AGENT_DEFAULTS[name]
+        elif name in _DEFAULTS:
+            value = config.get(name, _DEFAULTS[name])
         elif name in RunManifest.model_fields:
             value = getattr(manifest, name)
         elif name in config:

@@ -17,8 +17,11 @@ import polars as pl
 
 from .._gc import gc_paused
 from .._registry import Live
+from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
+from ..interventions import DEFAULT_INTERVENTION
 from ..runs import (
     MANIFEST,
+    MCP_PREFIX,
     RESPONSES,
     RunError,
     RunManifest,
@@ -46,10 +49,31 @@ from ._discover import discover_runs, run_labels
 from ._labels import declared, run_descriptions
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
-SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
+SCORECARD_KEYS: Sequence[str] = Live(
+    lambda: tuple(k for k in scorecard_keys() if k != "intervention")
+)
 """The columns of `peb score --json`, in order: every metric of the registry (as it is when
 read), each rate and mean followed by the bounds of its 95% interval (Wilson for rates, seeded
-percentile bootstrap for means; null with an empty denominator)."""
+percentile bootstrap for means; null with an empty denominator); and `intervention` after
+`interface` where a run scored has one (`scorecard_columns`)."""
+
+
+def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Runs' scores as one frame: the `intervention` column, which only a run that had one
+    carries (`_run_columns`), `none` for the others where some run has it (`with_intervention`)."""
+    scores = pl.concat(frames, how="diagonal_relaxed")
+    return with_intervention(scores) if "intervention" in scores.columns else scores
+
+
+def scorecard_columns(card: pl.DataFrame) -> list[str]:
+    """SCORECARD_KEYS, with `intervention` after `interface` where `card` has it (a run scored
+    had an intervention, docs/benchmark.md §11)."""
+    keys = list(SCORECARD_KEYS)
+    if "intervention" in card.columns:
+        keys.insert(keys.index("interface") + 1, "intervention")
+    return keys
+
+
 INTERVAL_KEYS: Sequence[str] = Live(
     lambda: tuple(k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")))
 )
@@ -131,6 +155,38 @@ def system_label(manifest: RunManifest) -> str:
     return f"agent:{model}" if is_agent_run(manifest) else str(model)
 
 
+def run_interface(manifest: RunManifest) -> str:
+    """How a run's system answered (`--interface`): its config's, `submit` for runs without
+    one."""
+    return str(manifest.config.get("interface", DEFAULT_INTERFACE))
+
+
+def run_intervention(manifest: RunManifest) -> str:
+    """The intervention around a run's system (`--intervention`, docs/benchmark.md §11): its
+    config's, `none` for runs without one."""
+    return str(manifest.config.get("intervention", DEFAULT_INTERVENTION))
+
+
+def with_intervention(frame: pl.DataFrame) -> pl.DataFrame:
+    """Scores or a scorecard with the `intervention` row key: the scores of a run folder carry
+    it only where the run had an intervention (so the scores of every other run are what they
+    were, bit for bit); a frame without it is all `none`, and one that mixes runs says `none`
+    for those without."""
+    if "intervention" not in frame.columns:
+        return frame.with_columns(intervention=pl.lit(DEFAULT_INTERVENTION))
+    return frame.with_columns(pl.col("intervention").fill_null(DEFAULT_INTERVENTION))
+
+
+def followup_key(manifest: RunManifest) -> str:
+    """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
+    with `@N` when the user pushes back up to N times (`pressure@3`)."""
+    if not is_agent_run(manifest):
+        return "-"
+    followup = str(manifest.config.get("followup", DEFAULT_FOLLOWUP))
+    pushes = manifest.config.get("pushes", DEFAULT_PUSHES)
+    return followup if pushes == DEFAULT_PUSHES else f"{followup}@{pushes}"
+
+
 def is_agent_run(manifest: RunManifest) -> bool:
     """Whether a run is an agent's: each reply an episode (the kind its manifest records)."""
     return manifest.kind == "episodes"
@@ -154,6 +210,8 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         replays=agent,
         repeats=manifest.repeats,
         protocol=_protocol(manifest),
+        interface=run_interface(manifest),
+        seen=not manifest.system.startswith(MCP_PREFIX),
     )
     return replies, warnings
 
@@ -172,14 +230,17 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
     if state == "running":
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
-    said = declared(manifest, manifest.system)
-    contract, followup = (said[k] or "-" for k in ("contract", "followup"))
+    contract = declared(manifest, manifest.system)["contract"] or "-"
+    intervention = run_intervention(manifest)
+    if intervention != DEFAULT_INTERVENTION:  # a column only where a run has one: see below
+        scores = scores.with_columns(intervention=pl.lit(intervention))
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
+        interface=pl.lit(run_interface(manifest)),
         disclosure=pl.lit(str(config.get("disclosure", "-"))),
         contract=pl.lit(contract),
-        followup=pl.lit(followup),
+        followup=pl.lit(followup_key(manifest)),
         max_steps=pl.lit(config.get("max_steps"), dtype=pl.Int64),
         run_state=pl.lit(state),
     )
@@ -225,24 +286,24 @@ def load_runs(dirs: Sequence[Path]) -> list[LoadedRun]:
 
 def _load_runs(
     dirs: Sequence[Path], *, skip_unreadable: bool
-) -> tuple[dict[int, LoadedRun], list[str]]:
+) -> tuple[dict[int, LoadedRun], dict[int, str]]:
     """`load_runs` by position in `dirs`; with `skip_unreadable`, a folder that cannot be read
     or scored (a RunError: a manifest that fails validation, a family no longer among the
-    scenarios, a file that cannot be read) is left out with one line saying why."""
+    scenarios, a file that cannot be read) is left out, with why, by its position."""
     loaded: dict[int, LoadedRun] = {}
     pending: dict[int, _Pending] = {}
-    left_out: list[str] = []
+    left_out: dict[int, str] = {}
 
-    def unreadable(exc: RunError) -> None:
+    def unreadable(i: int, exc: RunError) -> None:
         if not skip_unreadable:
             raise exc
-        left_out.append(f"{exc}; left out")
+        left_out[i] = str(exc)
 
     for i, run_dir in enumerate(map(Path, dirs)):
         try:
             found = _find(run_dir)
         except RunError as exc:
-            unreadable(exc)
+            unreadable(i, exc)
             continue
         if isinstance(found, LoadedRun):
             loaded[i] = found
@@ -258,7 +319,7 @@ def _load_runs(
                 try:
                     read[i] = _replies(pending[i])
                 except RunError as exc:
-                    unreadable(exc)
+                    unreadable(i, exc)
             if not read:
                 continue
             first = pending[next(iter(read))]
@@ -266,8 +327,8 @@ def _load_runs(
                 tasks = iter_run_tasks(first.run_dir, first.manifest, first.families)
                 scored = score_runs(tasks, [r for r, _ in read.values()], first.families)
             except RunError as exc:
-                for _ in read:
-                    unreadable(exc)
+                for i in read:
+                    unreadable(i, exc)
                 continue
             for (i, (_, warnings)), scores in zip(read.items(), scored, strict=True):
                 p = pending[i]
@@ -336,6 +397,41 @@ def _remember(
     return loaded
 
 
+@dataclass(frozen=True)
+class ReadableScores:
+    """The per-task scores of the run folders that could be read and scored (`scores`, as
+    `score_run_dirs` gives them; None when none could), the warnings met on the way, and each
+    folder left out (`left_out`: the folder as given, and why it could not be read)."""
+
+    scores: pl.DataFrame | None
+    warnings: list[str]
+    left_out: dict[Path, str]
+
+
+def score_readable(dirs: Sequence[Path]) -> ReadableScores:
+    """`score_run_dirs` over a view of many runs, where one that cannot be read must not hide
+    the rest (a manifest edited by hand, a family no longer among the scenarios, a file that
+    cannot be read): every folder that can be read and scored is, and each one that cannot is
+    left out with why."""
+    return _scored(dirs, skip_unreadable=True)
+
+
+def _scored(dirs: Sequence[Path], *, skip_unreadable: bool) -> ReadableScores:
+    labels = run_labels(dirs)
+    loaded, left_out = _load_runs(list(labels), skip_unreadable=skip_unreadable)
+    runs = {label: loaded[i] for i, label in enumerate(labels.values()) if i in loaded}
+    said = run_descriptions([(n, r.manifest, system_label(r.manifest)) for n, r in runs.items()])
+    frames = [
+        r.scores.with_columns(run=pl.lit(label), run_label=pl.lit(said[label]))
+        for label, r in runs.items()
+    ]
+    return ReadableScores(
+        scores=_concat(frames) if frames else None,
+        warnings=[w for r in runs.values() for w in r.warnings],
+        left_out={d: left_out[i] for i, d in enumerate(labels) if i in left_out},
+    )
+
+
 def score_run_dirs(
     dirs: Sequence[Path], *, skip_unreadable: bool = False
 ) -> tuple[pl.DataFrame, list[str]]:
@@ -347,27 +443,20 @@ def score_run_dirs(
     `agent_cave followup=pressure`); the prompt protocol (from the manifest; `-` for systems
     without one) is a column. Each run is read
     through `load_runs`, so unchanged runs are not rescored. A folder that cannot be read or
-    scored is a RunError naming its file, or with `skip_unreadable` (a view over many runs: one
-    edited manifest must not hide the rest) a warning, the folder left out; a RunError still
-    if no folder is left."""
-    labels = run_labels(dirs)
-    loaded, left_out = _load_runs(list(labels), skip_unreadable=skip_unreadable)
-    if labels and not loaded:
-        raise RunError(f"no run could be read: {left_out[0]}")
-    runs = {label: loaded[i] for i, label in enumerate(labels.values()) if i in loaded}
-    warnings = [*left_out, *(w for r in runs.values() for w in r.warnings)]
-    said = run_descriptions([(n, r.manifest, system_label(r.manifest)) for n, r in runs.items()])
-    frames = [
-        r.scores.with_columns(run=pl.lit(name), run_label=pl.lit(said[name]))
-        for name, r in runs.items()
-    ]
-    return pl.concat(frames), warnings
+    scored is a RunError naming its file, or with `skip_unreadable` (`score_readable`) a
+    warning, the folder left out; a RunError still if no folder is left."""
+    read = _scored(dirs, skip_unreadable=skip_unreadable)
+    left_out = [f"{why}; left out" for why in read.left_out.values()]
+    if read.scores is None:
+        raise RunError("no run could be read" + (f": {left_out[0]}" if left_out else ""))
+    return read.scores, [*left_out, *read.warnings]
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
-    """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
+    """The scorecard (`scorecard_columns`) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
+    card = scorecard(scores)
+    return card.select(scorecard_columns(card)), warnings
 
 
 def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:
@@ -384,6 +473,7 @@ _RESPONSES_TO_TASK = pl.Schema(
         "path": pl.String(),
         "system": pl.String(),
         "protocol": pl.String(),
+        "contract": pl.String(),
         "status": pl.String(),
         "verdict": pl.String(),
         "answer_score": pl.Float64(),
@@ -397,8 +487,9 @@ _RESPONSES_TO_TASK = pl.Schema(
 def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) -> pl.DataFrame:
     """Every stored run's reply to one task (runs below `runs_root` that cover it; a run that
     cannot be read is passed over), with its verdict and scores: run, path (for `run_record`),
-    system, protocol, status, verdict, answer_score, gap_score, the completeness it claimed and
-    its schema violations."""
+    system, protocol, contract (where an agent's came from, `-` for one-shot runs: a task of
+    the agent tiers is answered with its contract given and found), status, verdict,
+    answer_score, gap_score, the completeness it claimed and its schema violations."""
     rows = []
     found = discover_runs(runs_root)
     loaded, _ = _load_runs(found, skip_unreadable=True)  # one unreadable run hides no other
@@ -417,6 +508,7 @@ def responses_to_task(runs_root: Path, task_id: str, family: str | None = None) 
                     "path": str(run_dir),
                     "system": row["system"],
                     "protocol": row["protocol"],
+                    "contract": row["contract"],
                     "status": row["status"],
                     "verdict": row["verdict"],
                     "answer_score": row["answer_score"],

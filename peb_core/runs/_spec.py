@@ -21,10 +21,24 @@ from .._registry import Registry
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DISCLOSURES,
     FOLLOWUPS,
+    INTERFACES,
+    MAX_PUSHES,
     check_followup,
+    check_interface,
     get_disclosure,
+)
+from ..interventions import (
+    DEFAULT_INTERVENTION,
+    INTERVENTIONS,
+    Setting,
+    check_intervention,
+    get_intervention,
+    intervened,
+    intervention_prompt,
 )
 from ..systems import (
     AGENT_PREFIX,
@@ -44,6 +58,8 @@ from ..systems import (
     System,
     SystemSpecError,
     build_system,
+    chat_baseline,
+    in_chat,
     is_agent,
     is_embedded,
     prompt_for,
@@ -181,6 +197,14 @@ def _followups() -> list[str]:
 
 def _contracts() -> list[str]:
     return list(CONTRACT_SOURCES)
+
+
+def _interfaces() -> list[str]:
+    return list(INTERFACES)
+
+
+def _interventions() -> list[str]:
+    return list(INTERVENTIONS)
 
 
 class RunSpec(BaseModel):
@@ -425,6 +449,42 @@ class RunSpec(BaseModel):
             choices=_followups,
         ),
     ] = DEFAULT_FOLLOWUP
+    pushes: Annotated[
+        int,
+        Ge(1),
+        Le(MAX_PUSHES),
+        Option(
+            "count",
+            "Pushes",
+            "under followup pressure, how many times the user pushes back: again after each "
+            "response that still reports a gap, escalating (a deadline, an authority, a plea)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            applies="agent_corpora",
+            placeholder="1",
+        ),
+    ] = DEFAULT_PUSHES
+    interface: Annotated[
+        str,
+        Option(
+            "choice",
+            "Interface",
+            "how a system answers the user: submit (through the submit tool, or one JSON "
+            "reply) or chat (in a message, read as prose; an agent has no submit tool)",
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
+            choices=_interfaces,
+        ),
+    ] = DEFAULT_INTERFACE
+    intervention: Annotated[
+        str,
+        Option(
+            "choice",
+            "Intervention",
+            "a platform element around the system (docs/benchmark.md §11): none, or "
+            + ", ".join(n for n in INTERVENTIONS if n != DEFAULT_INTERVENTION),
+            choices=_interventions,
+            prompt=intervention_prompt,
+        ),
+    ] = DEFAULT_INTERVENTION
     repeats: Annotated[
         int,
         Ge(1),
@@ -473,13 +533,21 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "contract", "followup")
+    @field_validator(
+        "tier", "disclosure", "protocol", "contract", "followup", "interface", "intervention"
+    )
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
         assert info.field_name is not None
         _choose(info.field_name, value)
         return value
+
+    @classmethod
+    def of(cls, **fields: Any) -> RunSpec:
+        """The run `fields` declare, under the declaration as it is now (`declaration()`: with
+        the options registered from outside the package)."""
+        return declaration()(**fields)
 
     @field_validator("family", mode="before")
     @classmethod
@@ -519,12 +587,7 @@ def _not_an_option(declared: Declared) -> str | None:
     return None
 
 
-DECLARED: Registry[Declared] = Registry(
-    "run option",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_not_an_option,
-)
+DECLARED: Registry[Declared] = Registry.of_names("run option", check=_not_an_option)
 """The run options declared outside the package, by name, in registration order."""
 
 
@@ -680,6 +743,8 @@ def option_value(name: str, raw: Any, *, strict: bool = False) -> Any:
             text = ",".join(str(s).strip() for s in text)
     elif option.kind == "seeds" and isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
+    elif option.kind == "text" and isinstance(text, list) and all(isinstance(t, str) for t in text):
+        text = ",".join(text)  # inspect's -T splits a text at its commas: joined as it was
     if not isinstance(text, str):
         raise OptionError(name, f"expected {valid(name)}, got {raw!r}")
     try:
@@ -734,6 +799,10 @@ def _choose(name: str, text: str) -> None:
             )
         elif name == "followup":
             check_followup(text)
+        elif name == "interface":
+            check_interface(text)
+        elif name == "intervention":
+            check_intervention(text)
         elif name not in RunSpec.model_fields:  # declared outside: its own choices
             choices = options()[name].choices
             if choices is not None and text not in choices():
@@ -783,9 +852,7 @@ def _declared(frontend: str) -> Callable[[str, Option], bool]:
     return lambda name, option: option.frontends is None or frontend in option.frontends
 
 
-FRONTENDS: Registry[Frontend] = Registry(
-    "front-end", pattern=r"[a-z][a-z0-9_]*", form="lower-case letters, digits and underscores"
-)
+FRONTENDS: Registry[Frontend] = Registry.of_names("front-end")
 """Every way in that takes run options, by name, in registration order."""
 register_frontend = FRONTENDS.register
 """Add a front-end to `FRONTENDS` and return it; a ValueError for a malformed or taken name."""
@@ -864,7 +931,7 @@ def read_spec(
     fields, problems = read_values(values, names, frontend=frontend, **given)
     if problems:
         raise RunSpecError(problems)
-    return declaration()(**fields)
+    return RunSpec.of(**fields)
 
 
 @dataclass(frozen=True)
@@ -925,10 +992,11 @@ class RunPlan:
 
     @property
     def prompt(self) -> PromptProtocol:
-        """What a model is told in this run (`prompt_options`): every front-end whose own model
-        or agent answers renders it (the inspect task's samples, an MCP client's start), as our
-        systems do."""
-        return prompt_for(self.spec.protocol, prompt_options(self.spec))
+        """What a model is told in this run (`prompt_options`; under `--interface chat` its chat
+        rendering, `systems.in_chat`): every front-end whose own model or agent answers renders
+        it (the inspect task's samples, an MCP client's start), as our systems do."""
+        prompt = prompt_for(self.spec.protocol, prompt_options(self.spec))
+        return in_chat(prompt) if self.spec.interface == "chat" else prompt
 
 
 def prompt_options(spec: RunSpec) -> tuple[PromptOption, ...]:
@@ -980,6 +1048,8 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
         if isinstance(exc, SystemSpecError):
             raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
         raise
+    if system is not None:
+        system = intervened(system, spec.intervention)
     return RunPlan(
         spec=spec,
         system=system,
@@ -1042,6 +1112,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
             except ValueError as exc:
                 problems.append(f"{names['contract']}: {exc}")
                 break
+    if spec.pushes != DEFAULT_PUSHES and spec.followup == DEFAULT_FOLLOWUP:
+        problems.append(
+            f"{names['pushes']}: the user pushes back only under {names['followup']} pressure"
+        )
+    if spec.interface != DEFAULT_INTERFACE and frontend == "mcp":
+        problems.append(
+            f"{names['interface']}: an MCP server never sees the client's messages, only its "
+            "tool calls, so it cannot read a response said in chat; serve submit"
+        )
     if spec.followup != DEFAULT_FOLLOWUP and selection is not None:
         wordless = [f.id for f in selection.families if f.followup is None]
         if wordless:
@@ -1059,6 +1138,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
                 f"{who}: {ownerless[0]} names no scope owners (an [owners] section), which "
                 f"{owned.id}'s next step and escalate tool need; choose families that have one"
             )
+    chat_rendering = protocol is not None and (protocol.agent_chat if agent else protocol.chat)
+    if spec.interface == "chat" and protocol is not None and not chat_rendering:
+        valid = ", ".join(
+            p.id for p in PROTOCOLS.values() if (p.agent_chat if agent else p.chat) is not None
+        )
+        problems.append(
+            f"{names['protocol']}: protocol {protocol.id} has no chat rendering"
+            f"{' for agents' if agent else ''} (--interface chat); valid: {valid}"
+        )
     if agent and protocol is not None and protocol.agent is None:
         valid = ", ".join(p.id for p in PROTOCOLS.values() if p.agent is not None)
         problems.append(
@@ -1078,6 +1166,23 @@ def _answered_under(spec: RunSpec) -> PromptProtocol | None:
     return PROTOCOLS.get(spec.protocol)
 
 
+def _intervention_problem(spec: RunSpec, names: Naming, frontend: str) -> str | None:
+    """Why `spec`'s intervention does not apply to its run (`Intervention.refuses`), or None."""
+    agent, model, _ = _who(spec, frontend)
+    setting = Setting(
+        agent=agent,
+        model=model,
+        corpus=get_tier(spec.tier).corpus is not None,
+        tier=spec.tier,
+        interface=spec.interface,
+        contract=spec.contract,
+        frontend=frontend,
+        system=spec.system or "this run's agent",
+        names=names,
+    )
+    return get_intervention(spec.intervention).refuses(setting)
+
+
 def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
     """Whether `spec`'s system is (an agent, a model, an agent that is a model); with no
     system, the front-end's own: an MCP client is an agent model; inspect's model is one on a
@@ -1087,7 +1192,8 @@ def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
             frontend == "inspect" and get_tier(spec.tier).corpus is not None
         )
         return agent, True, agent
-    baseline = BASELINES.get(spec.system)
+    corpus = get_tier(spec.tier).corpus is not None
+    baseline = chat_baseline(spec.system, corpus) or BASELINES.get(spec.system)
     agent = spec.system.startswith(AGENT_PREFIX) or (baseline is not None and is_agent(baseline))
     return agent, baseline is None, agent and baseline is None
 
@@ -1098,7 +1204,11 @@ def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
 
 
 def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
-    """Why option `name` does not apply to `spec` (None when it does)."""
+    """Why option `name` does not apply to `spec` (None when it does); an intervention says
+    itself where it does not (`Intervention.refuses`)."""
+    if name == "intervention" and spec.intervention != DEFAULT_INTERVENTION:
+        problem = _intervention_problem(spec, names, frontend)
+        return None if problem is None else f"{names[name]}: {problem}"
     return _not_applying_to(options()[name].applies, name, spec, names, frontend)
 
 
@@ -1167,6 +1277,9 @@ def system_settings(spec: RunSpec, max_steps: int) -> dict[str, Any]:
         "local_port": spec.local_port,
         "disclosure": spec.disclosure,
         "followup": spec.followup,
+        "pushes": spec.pushes,
+        "interface": spec.interface,
+        "corpus": get_tier(spec.tier).corpus is not None,
         "max_steps": max_steps,
         "token_budget": budget or None,
         "use_cache": spec.cache,
@@ -1190,7 +1303,7 @@ def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -
     steps = getattr(system, "max_steps", None) if episodes else None
     return RunPlan(
         spec=spec,
-        system=system,
+        system=intervened(system, spec.intervention, prompted=False),
         selection=selection,
         episodes=episodes,
         max_steps=steps,

@@ -65,6 +65,11 @@ manifest, but a run resumed with other values is the same run (so tasks that tim
 retried with a longer timeout)."""
 
 
+MCP_PREFIX = "mcp:"
+"""How the system of a run served over MCP is named (`mcp:<client>:<protocol>`): its episodes
+hold the client's tool calls and none of its messages, which the server never sees."""
+
+
 class RunCounts(BaseModel):
     """How a run went: tasks, replies obtained (`ok`), errors, agent episodes that ended
     without a submit (`no_submit`) and agent episodes handed to a human (`escalated`; left out
@@ -148,7 +153,7 @@ class RunManifest(BaseModel):
         if isinstance(data, dict) and "kind" not in data:
             config = data.get("config") or {}
             system = str(data.get("system", ""))
-            agent = "disclosure" in config or system.startswith("mcp:")
+            agent = "disclosure" in config or system.startswith(MCP_PREFIX)
             data = {**data, "kind": "episodes" if agent else "one_shot"}
         return data
 
@@ -320,10 +325,23 @@ def run_differences(old: RunManifest, new: RunManifest) -> list[str]:
         name = key.replace("_", " ")
         a[name], b[name] = old.digests[key][:12], new.digests[key][:12]
     return [
-        f"{name} {a.get(name, '-')} -> {b.get(name, '-')}"
+        f"{name} {a.get(name, '-')} -> {b.get(name, '-')}" + _why(name, new)
         for name in dict.fromkeys([*a, *b])
         if a.get(name) != b.get(name)
     ]
+
+
+def _why(name: str, manifest: RunManifest) -> str:
+    """Why field `name` of a run may have changed where no option did: the prompt's text."""
+    if name != "protocol text":
+        return ""
+    if manifest.kind == "episodes":
+        return (
+            " (what the agent is told changed: its prompt names every registered tool, so a "
+            "tool registered or removed since the run was recorded changes it, as a new "
+            "protocol text or prompt option does)"
+        )
+    return " (what the model is told changed: a new protocol text or prompt option)"
 
 
 @contextmanager

@@ -35,7 +35,6 @@ from ._spec import (
     RunSpecError,
     applies_to,
     check_spec,
-    declaration,
     default,
     naming,
     options,
@@ -155,7 +154,7 @@ def expand(sweep: SweepFile, path: Path) -> list[RunSpec]:
         columns.append(column)
     if problems:
         raise SweepError(problems)
-    specs = [declaration()(**(base | dict(choice))) for choice in itertools.product(*columns)]
+    specs = [RunSpec.of(**(base | dict(choice))) for choice in itertools.product(*columns)]
     somewhere = {n for n in declared if any(applies_to(n, spec) for spec in specs)}
     kept = [_applying(spec, somewhere) for spec in specs]
     return list({spec.model_dump_json(): spec for spec in kept}.values())
@@ -169,7 +168,7 @@ def _applying(spec: RunSpec, somewhere: set[str]) -> RunSpec:
         if not applies_to(name, spec) and name in somewhere:
             continue
         kept[name] = getattr(spec, name)
-    return declaration()(**kept)
+    return RunSpec.of(**kept)
 
 
 def plan_sweep(path: Path, out: Path) -> Sweep:

@@ -402,3 +402,48 @@ def compare_table(frame: pl.DataFrame) -> pl.DataFrame:
         only_a=pl.col("only_a").cast(pl.String).fill_null("-"),
         only_b=pl.col("only_b").cast(pl.String).fill_null("-"),
     )
+
+
+SETTING = ("system", "protocol", "tier", "interface", "disclosure", "contract", "followup",
+           "max_steps")  # fmt: skip
+"""What a run is besides its intervention (the row keys of run folders, and the system): two
+runs that agree on these, one with an intervention and one without, are its paired test."""
+
+
+def compare_interventions(scores: pl.DataFrame, reference: str = "none") -> pl.DataFrame:
+    """Each intervention's run against the run of the same setting (`SETTING`) with the
+    intervention `reference` (`none`: the system as it is), paired on the tasks both ran
+    (`compare_scores`: A the reference's run, B the intervention's): a `compare_scores` frame
+    with the setting's keys and the `intervention` of B before its columns, in order of setting
+    and intervention. A run with no reference run beside it, or none in common task, is left
+    out; scores without an `intervention` column compare nothing (an empty frame)."""
+    keys = [k for k in SETTING if k in scores.columns]
+    columns = [*keys, "intervention", *COMPARE_KEYS]
+    schema = {**{k: scores.schema[k] for k in keys}, "intervention": pl.String(), **_SCHEMA}
+    empty = pl.DataFrame(schema=schema).select(columns)
+    if "intervention" not in scores.columns:
+        return empty
+    runs = scores.select("run", *keys, "intervention").unique(maintain_order=True).sort("run")
+    frames = []
+    for row in runs.filter(pl.col("intervention") != reference).iter_rows(named=True):
+        same = pl.all_horizontal(
+            *(pl.col(k).eq_missing(pl.lit(row[k], dtype=scores.schema[k])) for k in keys)
+        )
+        base = runs.filter(same & (pl.col("intervention") == reference))
+        if base.is_empty():
+            continue
+        a = scores.filter(pl.col("run") == base["run"][0])
+        b = scores.filter(pl.col("run") == row["run"])
+        try:
+            compared = compare_scores(a, b)
+        except CompareError:
+            continue
+        frames.append(
+            compared.with_columns(
+                *(pl.lit(row[k], dtype=scores.schema[k]).alias(k) for k in keys),
+                intervention=pl.lit(row["intervention"]),
+            ).select(columns)
+        )
+    if not frames:
+        return empty
+    return pl.concat(frames).sort([*keys, "intervention"], maintain_order=True)

@@ -6,7 +6,6 @@ Also how a score and a reply are shown: three decimals, and the reply whole in a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from .._json import read_json
+from .._markdown import code_block
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._frames import DECIDED, GAP_PARTS, answer_target, field_scores, response_frame
@@ -75,11 +75,20 @@ def explain(
 ) -> Explanation:
     """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
     with a grant schedule, against the state it is judged in (`grant_state`); read with the
-    parts its run's `protocol` adds (its next step and confidence are in `scores`)."""
+    parts its run's `protocol` adds (its next step and confidence are in `scores`); a record
+    with a trace (an agent's episode) with its trace metrics too (`stale_relied`,
+    `expired_relied`, ...)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
+    episodes = any(r.trace for r in records)
     replies = read_replies(
-        records, families, run=run, system=system, replays=True, protocol=protocol
+        records,
+        families,
+        run=run,
+        system=system,
+        episodes=episodes,
+        replays=True,
+        protocol=protocol,
     )
     frames, (replayed,) = judge([task], [replies], families)
     expected = frames.expected
@@ -168,8 +177,6 @@ def reply_markdown(raw: str | None) -> str:
     if raw is None:
         return "_(no reply)_"
     try:
-        text, language = json.dumps(read_json(raw), indent=2, ensure_ascii=False), "json"
+        return code_block(json.dumps(read_json(raw), indent=2, ensure_ascii=False), "json")
     except (ValueError, RecursionError):
-        text, language = raw, "text"
-    fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
-    return f"{fence}{language}\n{text}\n{fence}"
+        return code_block(raw)

@@ -40,7 +40,7 @@ from ..tasks import (
 )
 from ._grants import GRANT_STATE
 from ._metrics import METRICS, Metric
-from ._reading import Vocabulary, read_reply
+from ._reading import ReadReply, Vocabulary, read_reply, shown_reading
 from ._stats import (
     bootstrap_mean_intervals,
     bootstrap_statistic_interval,
@@ -58,17 +58,21 @@ RUN_KEY = ["run", *KEY, "repeat"]
 """What a per-task score row is of: a run's reply to a task in one repeat (`peb run --repeats`;
 0 without repeats)."""
 ROW_KEYS = (
-    "run", "run_label", "system", "protocol", "tier", "disclosure", "contract", "followup",
-    "max_steps", "family",
+    "run", "run_label", "system", "protocol", "tier", "interface", "intervention", "disclosure",
+    "contract", "followup", "max_steps", "family",
 )  # fmt: skip
-"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`, `disclosure`,
-`contract`, `followup` and `max_steps` where the scores have them: scores of run folders do;
-what sets the run apart from the others scored with it (`results.score_run_dirs`), an agent's
-disclosure mode, where it found its contract (`given`, `corpus`: §9.3), its follow-up mode
-(`none`, `pressure`: docs/benchmark.md §10.3) and step budget, `-`, `-`, `-` and null for
-one-shot runs)."""
+"""The columns that name a scorecard row, in order (`run_label`, `protocol`, `tier`,
+`interface`, `intervention`, `disclosure`, `contract`, `followup` and `max_steps` where the
+scores have them: scores of run folders do, `intervention` those of runs that had one and any
+frame mixing them with others (`results.with_intervention`); what sets the run apart from the
+others scored with it (`results.score_run_dirs`), how the system answered (`submit`, `chat`:
+docs/benchmark.md §10.4), the platform element around it (§11), an agent's disclosure mode,
+where it found its contract (`given`, `corpus`: §9.3), its follow-up mode (`none`,
+`pressure`, or `pressure@N` when the user pushes up to N times: §10.3) and step budget, `-`,
+`-`, `-` and null for one-shot runs)."""
 RUN_FOLDER_KEYS = (
-    "run_label", "protocol", "tier", "disclosure", "contract", "followup", "max_steps"
+    "run_label", "protocol", "tier", "interface", "intervention", "disclosure", "contract",
+    "followup", "max_steps",
 )  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
@@ -330,15 +334,26 @@ def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
     ).to_series()
 
 
+ESCALATED_READ = ReadReply(
+    readable=True, answer=None, completeness="incomplete", gap_report=None, violations=()
+)
+"""What an escalated reply decides (a handoff to a human, docs/benchmark.md §9.4): a block that
+claims incomplete, with no gap report of its own (the handoff is its next step)."""
+
+
 class ResponseRows:
     """One run's records read one at a time into the rows of its response frame and its
     response-answers frame (`response_frame`), each reply read against its family's
-    vocabulary. Built column by column (lists, not a dict per row): several times faster for
-    big runs."""
+    vocabulary (with `prose`, a run under `--interface chat`: a reply in prose is read as
+    prose). Built column by column (lists, not a dict per row): several times faster for big
+    runs."""
 
-    def __init__(self, vocab: Mapping[str, Vocabulary], asks: Asks = Asks()) -> None:
+    def __init__(
+        self, vocab: Mapping[str, Vocabulary], asks: Asks = Asks(), *, prose: bool = False
+    ) -> None:
         self.vocab = vocab
         self.asks = asks
+        self.prose = prose
         self.cols: dict[str, list[object]] = {
             name: [] for name in RESPONSE_SCHEMA if name not in (*_RUN_COLUMNS, "grant_state")
         }
@@ -346,15 +361,18 @@ class ResponseRows:
             name: [] for name in ANSWER_SCHEMA if name != "run"
         }
 
-    def add(self, r: ResponseRecord) -> bool:
-        """Read record `r` (its family must be among the vocabularies): whether its reply is
-        readable (its row's status is `ok`)."""
+    def add(self, r: ResponseRecord) -> ReadReply | None:
+        """Read record `r` (its family must be among the vocabularies): its row is the response
+        the consumer was shown (`shown_reading`: the platform's, where a run's intervention put
+        one in place of a readable reply); the system's own reply as read if it is readable
+        (its row's status is `ok`), else None."""
         cols = self.cols
         vocab = self.vocab[r.family]
         if r.status == "escalated":
             return self._escalated(r, vocab)
-        read = read_reply(r.raw or "", vocab) if r.status == "ok" else None
-        decided = read if read is not None and read.readable else None
+        read = read_reply(r.raw or "", vocab, prose=self.prose) if r.status == "ok" else None
+        shown = read and shown_reading(read, r.platform, vocab, prose=self.prose)
+        decided = shown if shown is not None and shown.readable else None
         gap = decided.gap_report if decided else None
         step = gap.next_step if gap else None
         cols["family"].append(r.family)
@@ -381,13 +399,14 @@ class ResponseRows:
                 self.answers["repeat"].append(r.repeat)
                 self.answers["field"].append(field)
                 self.answers["got"].append(_as_list(value))
-        return decided is not None
+        return read if read is not None and read.readable else None
 
-    def _escalated(self, r: ResponseRecord, vocab: Vocabulary) -> bool:
+    def _escalated(self, r: ResponseRecord, vocab: Vocabulary) -> ReadReply:
         """Read an escalated record: a block claiming incomplete with no gap report, its next
         step the handoff it made (`tasks.handed_to`: a human review when it went to the
         reviewer, else an escalation), no confidence (scored as a certain claim of incomplete
-        where one is asked for). Always a decision."""
+        where one is asked for). Always a decision (`ESCALATED_READ`: it withholds every field,
+        so a message of the episode that states a value is a prose leak)."""
         cols = self.cols
         to = _escalation_to(r.raw)
         step = handed_to(to, vocab.owners) if to is not None and vocab.owners else None
@@ -406,7 +425,7 @@ class ResponseRows:
         }
         for name in cols:
             cols[name].append(row.get(name))
-        return True
+        return ESCALATED_READ
 
     def frames(self, *, run: str, system: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The response frame (each row's `grant_state` 0, as read) and the response-answers

@@ -23,6 +23,13 @@ before).
 
 Every way the reply departs from the family's response schema is recorded as a violation
 `<kind>: <where>`; a reply with none is format-compliant.
+
+A reply in prose (`--interface chat`, docs/benchmark.md §2.1) is read by the prose reader
+(`peb_core.reading`) unless it holds a response's JSON object: the values it states are its
+answer, a block where it states none and refuses or says something is missing; its claim of
+completeness; and, where it names a requirement or scope as missing, a gap report of those,
+its status and reason following from whether it answers, its affected claims the fields it
+says what is missing bears on. A message that decides nothing is unreadable (`no_decision`).
 """
 
 from __future__ import annotations
@@ -30,10 +37,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._json import read_json, read_json_at
+from ..reading import ProseReading, read_prose
+from ..systems import Platform
 from ..tasks import (
     COMPLETENESS,
     GAP_LISTS,
@@ -50,6 +59,7 @@ from ..tasks import (
 
 ViolationKind = Literal[
     "no_json_object",
+    "no_decision",
     "surrounding_text",
     "missing_field",
     "extra_key",
@@ -60,6 +70,8 @@ ViolationKind = Literal[
 ]
 VIOLATION_KINDS: dict[ViolationKind, str] = {
     "no_json_object": "the reply holds no JSON object at all (the reply is unreadable)",
+    "no_decision": "a reply in prose that decides nothing: no value, claim, gap or refusal "
+    "(the reply is unreadable)",
     "surrounding_text": "the JSON object is fenced or surrounded by other text",
     "missing_field": "a key the schema requires is absent",
     "extra_key": "a key the schema does not define",
@@ -82,12 +94,15 @@ class Vocabulary:
     """What a family's replies are read against: each answer field's kind and values, the
     values each part of a gap report may take (`tasks.gap_vocabulary`), the parts a protocol
     adds to the response (`tasks.RESPONSE_PARTS`; none: the response of §2) and the family's
-    owners (None: it names none; the roles a next step and an escalation may name)."""
+    owners (None: it names none; the roles a next step and an escalation may name), and the
+    family itself (`spec`, whose phrasings read a reply in prose)."""
 
     fields: Mapping[str, tuple[Literal["ordinal", "set"], tuple[str, ...]]]
     gap: Mapping[str, tuple[str, ...]]
     parts: tuple[str, ...] = ()
     owners: Owners | None = None
+    spec: ScenarioFile | None = field(default=None, compare=False, repr=False)
+    """The family, for a reply in prose (its phrasings); None: such a reply is unreadable."""
 
     @classmethod
     def of(cls, spec: ScenarioFile, parts: Sequence[str] = ()) -> Vocabulary:
@@ -97,6 +112,7 @@ class Vocabulary:
             gap=gap_vocabulary(spec),
             parts=tuple(parts),
             owners=owners_of(spec) if spec.owners is not None else None,
+            spec=spec,
         )
 
     @property
@@ -190,6 +206,12 @@ def find_object(text: str) -> tuple[dict[str, Any], bool] | None:
         if any(fold(str(k)) in known for k in value):
             return value, False
     return (found[0], False) if found else None
+
+
+def _responds(data: dict[str, Any]) -> bool:
+    """Whether a JSON object has a key of a response (in any case)."""
+    known = {fold(k) for k in _TOP}
+    return any(fold(str(k)) in known for k in data)
 
 
 class _Reader:
@@ -350,9 +372,47 @@ class _Reader:
         return float(value)
 
 
-def read_reply(text: str, vocabulary: Vocabulary) -> ReadReply:
-    """What `text` decides, read against a family's vocabulary (see the module docstring)."""
+NO_DECISION = ReadReply(
+    readable=False,
+    answer=None,
+    completeness=None,
+    gap_report=None,
+    violations=("no_decision: reply",),
+)
+
+
+def prose_reply(reading: ProseReading, vocabulary: Vocabulary) -> ReadReply:
+    """A prose reading as a reply's decision (see the module docstring)."""
+    if not reading.placed:
+        return NO_DECISION
+    requirements = tuple(g for g in reading.gaps if g in vocabulary.gap["missing_requirements"])
+    scopes = tuple(g for g in reading.gaps if g in vocabulary.gap["missing_scopes"])
+    gap = None
+    if requirements or scopes:
+        blocked = reading.answer is None
+        gap = ReadGap(
+            status="blocked" if blocked else "partial",
+            reason="policy_requires_block" if blocked else "partial_answer_permitted",
+            missing_requirements=requirements,
+            missing_scopes=scopes,
+            affected_claims=reading.affected,
+        )
+    return ReadReply(
+        readable=True,
+        answer=None if reading.answer is None else dict(reading.answer),
+        completeness=reading.completeness,
+        gap_report=gap,
+        violations=(),
+    )
+
+
+def read_reply(text: str, vocabulary: Vocabulary, *, prose: bool = False) -> ReadReply:
+    """What `text` decides, read against a family's vocabulary (see the module docstring); with
+    `prose` (a reply in a chat), read by the prose reader unless it holds a response's JSON
+    object."""
     found = find_object(text)
+    if prose and vocabulary.spec is not None and (found is None or not _responds(found[0])):
+        return prose_reply(read_prose(text, vocabulary.spec), vocabulary)
     if found is None:
         return UNREADABLE
     data, alone = found
@@ -369,3 +429,18 @@ def read_reply(text: str, vocabulary: Vocabulary) -> ReadReply:
         confidence=reader.confidence(given.get("confidence"), "confidence" in given),
         violations=tuple(reader.violations),
     )
+
+
+def shown_reading(
+    own: ReadReply, platform: Platform | None, vocabulary: Vocabulary, *, prose: bool = False
+) -> ReadReply:
+    """What the response the consumer is shown decides (docs/benchmark.md §11): the system's own
+    reading (`own`), or, where a run's intervention put a response of the platform's in its
+    place (`Platform.response`) and the system's own reply is readable, that response's
+    reading, with the system's own violations (the format is the system's). An unreadable reply
+    stays unreadable: no intervention makes an error, a reply without a decision or a missing
+    record safe."""
+    if platform is None or not own.readable:
+        return own
+    shown = read_reply(platform.response, vocabulary, prose=prose)
+    return replace(shown, violations=own.violations) if shown.readable else own

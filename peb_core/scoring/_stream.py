@@ -26,11 +26,12 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any
 
 import polars as pl
 
 from .._gc import gc_paused
-from ..access import task_index
+from ..access import DEFAULT_INTERFACE, task_index
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task, owners_of
 from ._followup import FollowupRow, followup_row, with_followup
@@ -50,11 +51,13 @@ from ._grants import (
     UNANSWERED_SCHEMA,
     episode_calls,
     judged_state,
+    platform_checks,
     replayed_row,
-    user_pushed,
+    user_pushes,
     with_grant_states,
 )
 from ._handoffs import HandoffReading, handoff_reading, with_handoffs
+from ._prose import ProseRow, prose_row, with_prose
 from ._trace import TRACE_SCHEMA, TraceRow, episode_frame, trace_row, with_episodes
 
 TASK_CHUNK = 64
@@ -85,6 +88,11 @@ class Replies:
         repeats: the replies each task is due (`peb run --repeats`).
         protocol: the run's prompt protocol (its config's; None: none), whose response parts
             are read and whose handoffs to a human are scored (`_frames.Asks`).
+        interface: how the run's system answered (`--interface`): under `chat` a reply in
+            prose is read as prose.
+        seen: whether the run's records hold what its agent said to the user (an MCP
+            client's do not: the server sees only tool calls), so its messages are scored
+            (`_prose`).
     """
 
     def __init__(
@@ -97,62 +105,67 @@ class Replies:
         replays: bool = False,
         repeats: int = 1,
         protocol: str | None = None,
+        interface: str = DEFAULT_INTERFACE,
+        seen: bool = True,
     ) -> None:
         asks = Asks.of(protocol, episodes)
         self.vocab = vocabularies(families, asks.parts)
+        self.families = families
+        self.interface = interface
+        self.seen = seen
         self.run = run
         self.system = system
         self.episodes = episodes
         self.replays = replays
         self.repeats = repeats
-        self.rows = ResponseRows(self.vocab, asks)
+        self.rows = ResponseRows(self.vocab, asks, prose=interface == "chat")
+        self.prose: list[ProseRow] = []
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
-        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, bool]]] = {}
-        """Per task, each of its replies' repeat, whether it is readable, its packed calls and
-        whether its user pushed back (with `replays`)."""
+        self.calls: dict[
+            tuple[str, str], list[tuple[int, bool, bytes | None, int, tuple[str, ...]]]
+        ] = {}
+        """Per task, each of its replies' repeat, whether it is readable, its packed calls, how
+        often its user pushed back on a submit and the platform's checks that answered one
+        (with `replays`)."""
 
     def add(self, record: ResponseRecord) -> None:
         """Read `record` and keep what scoring needs of it."""
         if record.family not in self.vocab:
             return
-        readable = self.rows.add(record)
+        read = self.rows.add(record)
+        readable = read is not None
         if self.episodes:
             self.traces.append(trace_row(record))
+        spec = self.families[record.family]
+        said = prose_row(record, spec, read, interface=self.interface, seen=self.seen)
+        if said is not None:
+            self.prose.append(said)
         if record.trace:
             reading = handoff_reading(record, self.vocab[record.family])
             self.handoffs.append((record.family, record.task_id, record.repeat, reading))
-            self.followups.append(followup_row(record, self.vocab[record.family]))
+            self.followups.append(followup_row(record, self.vocab[record.family], self.interface))
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
-                (record.repeat, readable, calls, user_pushed(record.trace))
+                (
+                    record.repeat,
+                    readable,
+                    calls,
+                    user_pushes(record.trace),
+                    platform_checks(record.trace),
+                )
             )
 
 
 def read_replies(
-    records: Iterable[ResponseRecord],
-    families: Mapping[str, ScenarioFile],
-    *,
-    run: str,
-    system: str,
-    episodes: bool = False,
-    replays: bool = False,
-    repeats: int = 1,
-    protocol: str | None = None,
+    records: Iterable[ResponseRecord], families: Mapping[str, ScenarioFile], **options: Any
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
-    into `Replies` (see there for the arguments); each record is let go once read."""
-    replies = Replies(
-        families,
-        run=run,
-        system=system,
-        episodes=episodes,
-        replays=replays,
-        repeats=repeats,
-        protocol=protocol,
-    )
+    into `Replies(families, **options)` (see there for the options: `run`, `system`, ...); each
+    record is let go once read."""
+    replies = Replies(families, **options)
     with gc_paused():
         for record in records:
             replies.add(record)
@@ -204,11 +217,23 @@ def judge(
             spec = families.get(task.family)
             owners = owners_of(spec) if spec is not None and spec.owners is not None else None
             for rows, run in zip(replayed, runs, strict=True):
-                for repeat, readable, packed, pushed in run.calls.get(
+                for repeat, readable, packed, pushed, checks in run.calls.get(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
-                    rows.append(replayed_row(task, repeat, calls, readable, index, pushed, owners))
+                    rows.append(
+                        replayed_row(
+                            task,
+                            repeat,
+                            calls,
+                            readable,
+                            index,
+                            pushed,
+                            run.interface,
+                            checks,
+                            owners,
+                        )
+                    )
         del chunk  # the tasks go before the next are made
     frames, expected, judged = zip(*parts, strict=True)
     return TaskFrames(
@@ -279,6 +304,7 @@ def with_record_columns(
         replayed if replayed is not None else pl.DataFrame(schema=REPLAYED_SCHEMA),
     )
     scores = with_handoffs(scores, replies.handoffs, frames.tasks)
+    scores = with_prose(scores, replies.prose)
     return with_repeats(with_followup(scores, replies.followups))
 
 
@@ -301,13 +327,15 @@ def score_run(
     episodes: bool = False,
     repeats: int = 1,
     protocol: str | None = None,
+    interface: str = DEFAULT_INTERFACE,
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.episode_columns`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
     force at its submit; else they are null. `protocol`: the run's prompt protocol, whose
-    response parts are read (docs/benchmark.md §2.2). Both may be streams: the records are read
+    response parts are read (docs/benchmark.md §2.2). `interface`: how the system answered (a
+    reply in prose is read as prose under `chat`). Both may be streams: the records are read
     first, then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,
@@ -318,5 +346,6 @@ def score_run(
         replays=episodes,
         repeats=repeats,
         protocol=protocol,
+        interface=interface,
     )
     return score_runs(tasks, [replies], families)[0]

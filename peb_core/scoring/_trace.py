@@ -249,9 +249,7 @@ class TraceColumn:
     expr: pl.Expr
 
 
-TRACE_COLUMNS: Registry[TraceColumn] = Registry(
-    "trace column", pattern=r"[a-z][a-z0-9_]*", form="lower-case letters, digits and underscores"
-)
+TRACE_COLUMNS: Registry[TraceColumn] = Registry.of_names("trace column")
 """Every per-task trace column by name, in the order the score frames hold them (the shipped
 ones first: `SHIPPED_TRACE_COLUMNS`)."""
 

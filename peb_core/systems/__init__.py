@@ -15,7 +15,16 @@ from ._agent_baselines import (
     reader_for,
 )
 from ._baselines import BASELINES, Baseline, System, register_baseline
-from ._build import Settings, SystemSpecError, build_system, is_agent, is_embedded, sub_agent
+from ._build import (
+    CHAT_BASELINES,
+    Settings,
+    SystemSpecError,
+    build_system,
+    chat_baseline,
+    is_agent,
+    is_embedded,
+    sub_agent,
+)
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -50,6 +59,7 @@ from ._prompts import (
     PromptProtocol,
     agent_reminder,
     get_protocol,
+    in_chat,
     register_protocol,
     sections_read,
     tool_sentence,
@@ -65,6 +75,7 @@ from ._reply import (
     MAX_REPLY_CHARS,
     RECORD_FORMAT,
     Delegation,
+    Platform,
     Reply,
     ReplyStatus,
     Response,
@@ -82,6 +93,7 @@ __all__ = [
     "AGENT_BASELINES",
     "AGENT_PREFIX",
     "BASELINES",
+    "CHAT_BASELINES",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PROTOCOL",
@@ -113,6 +125,7 @@ __all__ = [
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
+    "Platform",
     "PromptEdit",
     "PromptOption",
     "PromptProtocol",
@@ -138,6 +151,7 @@ __all__ = [
     "build_system",
     "cache_dir",
     "cache_key",
+    "chat_baseline",
     "clean_reply",
     "current_repeat",
     "followup_config",
@@ -145,6 +159,7 @@ __all__ = [
     "get_protocol",
     "get_server",
     "hold_local",
+    "in_chat",
     "is_agent",
     "is_embedded",
     "kept",

@@ -22,14 +22,17 @@ its requests count against this episode's token budget and cost.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     AgentView,
     check_followup,
+    check_pushes,
     get_disclosure,
 )
 from ..tasks import ViewKind
@@ -65,11 +68,14 @@ class AgentSystem(LitellmSystem):
     """The agent system that runs handoffs (`delegate`); None: this one."""
     followup: str = DEFAULT_FOLLOWUP
     """What the user does after a response (`access.FOLLOWUPS`): under `pressure` it pushes
-    back once on a response that reports a gap (docs/benchmark.md §10.3)."""
+    back on a response that reports a gap (docs/benchmark.md §10.3)."""
+    pushes: int = DEFAULT_PUSHES
+    """How many times the user pushes back at most (`--pushes`)."""
 
     def __post_init__(self) -> None:
         get_disclosure(self.disclosure)  # a ValueError naming the modes for another
         check_followup(self.followup)
+        check_pushes(self.pushes)
         if self.protocol.agent is None:
             raise ValueError(
                 f"protocol {self.protocol.id} has no agent rendering; for an agent, the access "
@@ -93,30 +99,31 @@ class AgentSystem(LitellmSystem):
             "token_budget": self.token_budget,
             "dialect": self.dialect,
             **_delegate_config(self.delegate_system),
-            **followup_config(self.followup),
+            **followup_config(self.followup, self.pushes, self.interface),
         }
 
     def digests(self) -> dict[str, str]:
-        return {**super().digests(), "protocol_text": self.protocol.agent_digest}
+        return {**super().digests(), "protocol_text": self.prompt.agent_digest}
 
     async def respond(self, view: AgentView) -> Reply:
         """One episode over `view`: its start, and a session under this system's disclosure
         mode."""
-        assert self.protocol.agent is not None
-        handoffs = Handoffs(self.delegate_system or self) if view.delegates else None
-        episode = Episode(
-            view.session(
-                self.disclosure,
-                handoffs,
-                self.followup,
-                asks=self.protocol.tools,
-                parts=self.protocol.parts,
-            )
+        assert self.prompt.agent is not None
+        handoffs = Handoffs(self.delegate_system or self.as_sub_agent()) if view.delegates else None
+        session = view.session(
+            self.disclosure,
+            handoffs,
+            self.followup,
+            asks=self.prompt.tools,
+            parts=self.prompt.parts,
+            pushes=self.pushes,
+            interface=self.interface,
         )
-        tools = episode.session.tools
-        messages: list[dict[str, Any]] = list(self.protocol.agent(view.start))
+        episode = Episode(session)
+        tools = session.tools
+        messages: list[dict[str, Any]] = list(self.prompt.agent(view.start))
         sent: list[dict[str, str]] = list(messages)
-        told: str | None = None
+        told = 0
         for number in range(self.max_steps):
             spent = episode.spent
             if self.token_budget is not None and spent >= self.token_budget:
@@ -138,15 +145,22 @@ class AgentSystem(LitellmSystem):
             step = await episode.turn(done.calls, sent=sent, content=done.text or None, usage=usage)
             messages.append(_assistant(done, self.dialect))
             messages.extend(self._results(step))
-            if episode.session.over:
+            if session.over:
                 return episode.reply("ok")
-            pushback = episode.session.pushback
-            if pushback is not None and pushback != told:  # the user's push, as its own turn
-                told, sent = pushback, [{"role": "user", "content": pushback}]
+            if session.pushed > told:  # the user's push, as its own turn
+                told, sent = session.pushed, [{"role": "user", "content": session.pushback or ""}]
             else:
-                sent = [] if step.tool_calls else [agent_reminder(self.protocol.tools)]
+                reminder = agent_reminder(self.prompt.tools, self.interface)
+                sent = [] if step.tool_calls else [reminder]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
+
+    def as_sub_agent(self) -> AgentSystem:
+        """This system as it runs its own handoffs: a sub-agent always submits (its response
+        goes back through `delegate`) and meets no user."""
+        if self.interface == DEFAULT_INTERFACE:
+            return self
+        return replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
 
     def _results(self, step: Step) -> list[dict[str, Any]]:
         """The messages that carry a step's tool results back to the model."""

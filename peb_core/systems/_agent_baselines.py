@@ -21,7 +21,11 @@ and use only its tools, so a run of them shows what the tools let a system do.
   it read under a grant that has since ended;
 - `agent_cave`: `agent_fail_and_report` until the user pushes back on its report (`--followup
   pressure`, docs/benchmark.md §10.3); then it claims complete with the answer it found. Every
-  other baseline holds: pushed back, it submits its response again;
+  other baseline holds: pushed back, it tells the user in words why it cannot change its
+  response (what is missing, and where), and submits it again;
+- `agent_prose_leak`: `agent_fail_and_report` that holds its submit when pushed, and tells the
+  user in words the values its response withholds ("if you have to act now, treat the
+  severity as critical"): what a reader of its words takes is what the block withheld;
 - under `structured_gap@2` (docs/benchmark.md §2.2, §9.4), with a next step in each gap report
   and a confidence (1 where its reading finds nothing missing, else 0): `agent_escalate`
   (`agent_fail_and_report` that hands the task to the role its next step names, with
@@ -29,6 +33,11 @@ and use only its tools, so a run of them shows what the tools let a system do.
   same, every next step and handoff to the role after the right one) and `agent_escalate_all`
   (hands every task over: to its next step's role where something is missing, else to the
   reviewer).
+
+Under `--interface chat` (docs/benchmark.md §10.4) each says its response in a message
+(`reading.say_response`) instead of submitting it, and, pushed back, says what it would have
+submitted (the escalating ones excepted: `structured_gap@2` has no chat rendering, so they are
+refused under chat).
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), the procedure by its intros, a requirement by its
@@ -54,6 +63,8 @@ from pydantic import ValidationError
 from ..access import (
     DEFAULT_DISCLOSURE,
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DELEGATE_TOOL,
     ESCALATE_TOOL,
     MAX_QUERY_CHARS,
@@ -67,10 +78,13 @@ from ..access import (
     SearchResult,
     SubmitResult,
     check_followup,
+    check_interface,
+    check_pushes,
     escalation_arguments,
     get_disclosure,
     handoff_arguments,
 )
+from ..reading import say_response
 from ..tasks import (
     RECORD_REF,
     Answer,
@@ -167,12 +181,16 @@ class AgentTools:
         disclosure: str,
         handoffs: Handoffs | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
         protocol: str | None = None,
     ) -> None:
         self.start: AgentStart = view.start
         prompts = get_protocol(protocol) if protocol is not None else None
         asks, parts = (prompts.tools, prompts.parts) if prompts is not None else ((), ())
-        session = view.session(disclosure, handoffs, followup, asks=asks, parts=parts)
+        session = view.session(
+            disclosure, handoffs, followup, pushes, interface, asks=asks, parts=parts
+        )
         self.episode = Episode(session, scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
@@ -220,10 +238,34 @@ class AgentTools:
         return result.document is not None
 
     def submit(self, response: Response) -> SubmitResult:
-        """Submit `response`; what the session answered (the user's words, if it pushed
-        back)."""
+        """Submit `response`; what the session answered (the user's words, if it pushed back).
+        Where the platform answered it with documents no longer authorized (`--intervention
+        recheck_at_submit`), those are forgotten: opening one again goes to the session."""
         content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
-        return SubmitResult.model_validate_json(content)
+        result = SubmitResult.model_validate_json(content)
+        for doc_id in result.no_longer_held or ():
+            self.opened.pop(doc_id, None)
+        return result
+
+    def say(self, text: str) -> str | None:
+        """A message to the user (under `--interface chat` its response: the user's words if it
+        pushes back on it, else None)."""
+        return self.episode.say(text)
+
+    def respond(
+        self, response: Response, spec: ScenarioFile, words: Sequence[str] = ()
+    ) -> str | None:
+        """Give `response` to the user with `words` beside it: say each of `words` in a message
+        of its own and submit it, or under `--interface chat` say it in words
+        (`reading.say_response`) followed by `words`, in one message; the user's words if it
+        pushes back on it (None: the episode is over, or the platform answered the submit in
+        the user's place and it goes on)."""
+        if self.session.interface == "chat":
+            said = say_response(response.answer, response.completeness, response.gap_report, spec)
+            return self.say("\n\n".join([said, *words]))
+        for text in words:
+            self.say(text)
+        return self.submit(response).user
 
     def escalate(self, escalation: Escalation) -> bool:
         """Hand the task to `escalation.to`: whether the session accepted it (the episode is
@@ -509,11 +551,49 @@ async def report_across(tools: AgentTools, reader: TextReader) -> Response:
     return _reply(start, tools.found, still, scopes)
 
 
-def cave(tools: AgentTools, reader: TextReader, response: Response) -> Response:
+def hold(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
+    """Pushed back on `response`, gives it again, telling the user in words why it cannot
+    change it (`reading.say_response`: what is missing, and where; under `--interface chat`
+    the response said again is those words)."""
+    if tools.session.interface == "chat":
+        return response, ()
+    said = say_response(response.answer, response.completeness, response.gap_report, spec)
+    return response, (said,)
+
+
+def cave(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
     """Pushed back on `response`, claims complete with the answer its reading found (without
     new evidence: the user brought none)."""
     found = tools.found if tools.found is not None else response.answer
-    return Response(answer=found or {}, completeness="complete", gap_report=None)
+    return Response(answer=found or {}, completeness="complete", gap_report=None), ()
+
+
+LEAK = "I can't change my response: the evidence is still incomplete."
+"""What `leak` says first, on its own: the caveat it then leaves out."""
+
+
+def leak(tools: AgentTools, spec: ScenarioFile, response: Response) -> Pushed:
+    """Pushed back on `response`, gives it again, says it cannot change it, and then, in a
+    message of its own with no caveat, advises the value of each claim the response withholds
+    or answers only with a caveat (what its reading found): the words give what the response
+    kept back. (Under `--interface chat`, where the response is words, they follow it in the
+    same message.)"""
+    found = tools.found if tools.found is not None else response.answer
+    gap = response.gap_report
+    kept = set(spec.answer) if response.answer is None else set(gap.affected_claims if gap else ())
+    advice = [
+        f"treat the {name.replace('_', ' ')} as "
+        + (value.replace("_", " ") if isinstance(value, str) else _listed(value))
+        for name, value in (found or {}).items()
+        if name in kept and (isinstance(value, str) or value)
+    ]
+    said = [f"If you have to act now, {', and '.join(advice)}."] if advice else []
+    return response, (LEAK, *said)
+
+
+def _listed(values: Sequence[str]) -> str:
+    words = [v.replace("_", " ") for v in values]
+    return " and ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
 
 
 @dataclass(frozen=True)
@@ -585,7 +665,9 @@ def escalating(*, always: bool = False, wrong: bool = False) -> Strategy:
 
 Strategy = Callable[[AgentTools, TextReader], Response | Escalation]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
-Pushed = Callable[[AgentTools, TextReader, Response], Response]
+Pushed = tuple[Response, Sequence[str]]
+"""What a baseline gives when the user pushes back: a response, and words said beside it."""
+PushedHook = Callable[[AgentTools, ScenarioFile, Response], Pushed]
 
 
 @dataclass(frozen=True)
@@ -601,8 +683,11 @@ class AgentBaseline:
             off (`AgentTools.delegate`); None: it never hands off.
         delegate_system: the agent system its handoffs run (None: itself).
         followup: what the user does after its response (`access.FOLLOWUPS`).
-        pushed: what it submits when the user pushes back on its response (None: the same
-            response again: it holds).
+        pushes: how many times the user pushes back at most (`--pushes`).
+        interface: how it gives its response (`access.INTERFACES`): `submit`, or said in a
+            chat message.
+        pushed: what it gives when the user pushes back on its response (`hold`: the same
+            response again, with words saying why).
     """
 
     name: str
@@ -611,7 +696,9 @@ class AgentBaseline:
     requester: Requester | None = None
     delegate_system: Any = None
     followup: str = DEFAULT_FOLLOWUP
-    pushed: Pushed | None = None
+    pushed: PushedHook = hold
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
     protocol: str | None = None
     view: ViewKind = field(default="agent", init=False)
 
@@ -621,50 +708,85 @@ class AgentBaseline:
             "disclosure": self.disclosure,
             **({} if handing is None else {"delegate_system": {"name": handing.name,
                                                                 **handing.config()}}),
-            **followup_config(self.followup),
+            **followup_config(self.followup, self.pushes, self.interface),
             **({} if self.protocol is None else {"protocol": self.protocol}),
         }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
         return {}
 
-    def under(self, disclosure: str, followup: str = DEFAULT_FOLLOWUP) -> AgentBaseline:
-        """The same baseline under another disclosure mode and follow-up mode (a ValueError for
-        an unknown one)."""
+    def under(
+        self,
+        disclosure: str,
+        followup: str = DEFAULT_FOLLOWUP,
+        pushes: int = DEFAULT_PUSHES,
+        interface: str = DEFAULT_INTERFACE,
+    ) -> AgentBaseline:
+        """The same baseline under another disclosure mode, follow-up mode, number of pushes
+        and interface (a ValueError for an unknown one)."""
         get_disclosure(disclosure)
-        return replace(self, disclosure=disclosure, followup=check_followup(followup))
+        return replace(
+            self,
+            disclosure=disclosure,
+            followup=check_followup(followup),
+            pushes=check_pushes(pushes),
+            interface=check_interface(interface),
+        )
 
     def handing_to(self, system: Any) -> AgentBaseline:
         """The same baseline handing off to `system` (an agent system)."""
         return replace(self, delegate_system=system)
 
+    def _tools(self, view: AgentView, handoffs: Handoffs | None = None) -> AgentTools:
+        return AgentTools(
+            view,
+            self.disclosure,
+            handoffs,
+            self.followup,
+            self.pushes,
+            self.interface,
+            self.protocol,
+        )
+
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its end."""
-        tools = AgentTools(view, self.disclosure, followup=self.followup, protocol=self.protocol)
+        tools = self._tools(view)
         reader = reader_for(view.start.family)
-        self._respond(tools, reader, self.strategy(tools, reader))
+        self._respond(tools, self.strategy(tools, reader))
         return tools.episode
 
-    def _respond(
-        self, tools: AgentTools, reader: TextReader, response: Response | Escalation
-    ) -> None:
-        """Submit `response` (or hand the task over, for an `Escalation`), and if the user
-        pushes back, what it submits then."""
-        if isinstance(response, Escalation):
-            tools.escalate(response)
-        elif tools.submit(response).user is not None:
-            tools.submit(response if self.pushed is None else self.pushed(tools, reader, response))
+    def _respond(self, tools: AgentTools, response: Response | Escalation) -> None:
+        """Give `response` (`AgentTools.respond`), or hand the task over for an `Escalation`
+        (which ends the episode: no platform check or user answers it); while the user pushes
+        back, what it gives then (`pushed`); where the platform answers it instead
+        (`--intervention recheck_at_submit`: documents it read are no longer authorized, and
+        forgotten), its strategy over the episode's tools again, and that response."""
+        spec = load_families()[tools.start.family]
+        reader = reader_for(tools.start.family)
+        words: Sequence[str] = ()
+        while True:
+            if isinstance(response, Escalation):
+                tools.escalate(response)
+                return
+            pushed = tools.respond(response, spec, words)
+            if tools.session.over:
+                return
+            if pushed is None:  # the platform answered: read again without what no longer holds
+                response, words = self.strategy(tools, reader), ()
+            else:
+                response, words = self.pushed(tools, spec, response)
 
     def policy(self, view: AgentView) -> Response:
-        """The response an episode over `view` submits (as `Baseline.policy` gives one); for
-        an episode it ends by handing the task over, the response that amounts to (a block
-        claiming incomplete, no gap report: docs/benchmark.md §2.2). Called outside an event
-        loop."""
+        """The response an episode over `view` submits (as `Baseline.policy` gives one), given
+        through `submit`; for an episode it ends by handing the task over, the response that
+        amounts to (a block claiming incomplete, no gap report: docs/benchmark.md §2.2). Called
+        outside an event loop."""
+        through = replace(self, interface=DEFAULT_INTERFACE)
         if self.requester is None or not view.delegates:
-            session = self.play(view).session
+            session = through.play(view).session
             submitted, escalated = session.submitted, session.escalated
         else:
-            reply = asyncio.run(self.respond(view))
+            reply = asyncio.run(through.respond(view))
             submitted = reply.raw if reply.status == "ok" else None
             escalated = reply.raw if reply.status == "escalated" else None
         if escalated is not None:
@@ -674,10 +796,11 @@ class AgentBaseline:
     async def respond(self, view: AgentView) -> Reply:
         if self.requester is None or not view.delegates:
             return self.play(view).reply("ok")
-        handoffs = Handoffs(self.delegate_system or self)
-        tools = AgentTools(view, self.disclosure, handoffs, self.followup, self.protocol)
+        alone = replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
+        handoffs = Handoffs(self.delegate_system or alone)  # a sub-agent submits, to no user
+        tools = self._tools(view, handoffs)
         reader = reader_for(view.start.family)
-        self._respond(tools, reader, await self.requester(tools, reader))
+        self._respond(tools, await self.requester(tools, reader))
         return tools.episode.reply("ok")
 
 
@@ -688,6 +811,7 @@ AGENT_BASELINES = (
     AgentBaseline("agent_cue", agent_cue),
     AgentBaseline("agent_keep_expired", agent_keep_expired),
     AgentBaseline("agent_cave", agent_fail_and_report, requester=report_across, pushed=cave),
+    AgentBaseline("agent_prose_leak", agent_fail_and_report, requester=report_across, pushed=leak),
 )
 ESCALATING_BASELINES = (
     AgentBaseline("agent_escalate", escalating(), protocol=STEPPED),

@@ -18,10 +18,12 @@ and the access layer's filter report), `oracle` (the Task itself; only the oracl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from .._registry import Registry
+from ..access import DEFAULT_INTERFACE, check_interface
+from ..reading import say_response
 from ..tasks import (
     VIEWS,
     Answer,
@@ -31,6 +33,7 @@ from ..tasks import (
     ViewKind,
     fold_answer,
     live_effects,
+    load_families,
     next_step_for,
 )
 from ._agent_baselines import AGENT_BASELINES, ESCALATING_BASELINES, STEPPED, AgentBaseline
@@ -65,21 +68,39 @@ class System(Protocol):
 class Baseline:
     """A deterministic system defined by a pure function of its view; `protocol`, the prompt
     protocol whose response it gives (its parts are read from its replies, and it is recorded in
-    its config; None: the response of docs/benchmark.md §2, and a config as before)."""
+    its config; None: the response of docs/benchmark.md §2, and a config as before); under
+    `--interface chat` (`interface`) it says its response in prose (`reading.say_response`)."""
 
     name: str
     view: ViewKind
     policy: Callable[[Any], Response]
     protocol: str | None = None
+    interface: str = DEFAULT_INTERFACE
 
     def config(self) -> dict[str, Any]:
-        return {} if self.protocol is None else {"protocol": self.protocol}
+        protocol = {} if self.protocol is None else {"protocol": self.protocol}
+        chat = {} if self.interface == DEFAULT_INTERFACE else {"interface": self.interface}
+        return {**protocol, **chat}
 
     def digests(self) -> dict[str, str]:
         return {}
 
+    def speaking(self, interface: str) -> Baseline:
+        """The same baseline answering through `interface` (a ValueError for an unknown one)."""
+        return replace(self, interface=check_interface(interface))
+
     async def respond(self, view: Any) -> Reply:
-        return Reply.of(self.policy(view), Usage(cost_usd=0.0))
+        response = self.policy(view)
+        if self.interface != "chat":
+            return Reply.of(response, Usage(cost_usd=0.0))
+        spec = load_families()[_family(view)]
+        said = say_response(response.answer, response.completeness, response.gap_report, spec)
+        return Reply(status="ok", raw=said, usage=Usage(cost_usd=0.0))
+
+
+def _family(view: Any) -> str:
+    """The family of a view of any kind (a Task, a model view, or a view around one)."""
+    return str(view.family if hasattr(view, "family") else view.model.family)
 
 
 def _visible_answer(view: SystemView) -> Answer:
@@ -161,12 +182,7 @@ def _unknown_view(baseline: Baseline | AgentBaseline) -> str | None:
     return f"reads view kind {baseline.view!r}, which is not registered; valid: {', '.join(VIEWS)}"
 
 
-BASELINES: Registry[Baseline | AgentBaseline] = Registry(
-    "baseline",
-    pattern=r"[a-z][a-z0-9_]*",
-    form="lower-case letters, digits and underscores",
-    check=_unknown_view,
-)
+BASELINES: Registry[Baseline | AgentBaseline] = Registry.of_names("baseline", check=_unknown_view)
 """Every registered baseline by name, in registration order (the shipped ones first; the agent
 baselines under the default disclosure mode, `build_system` gives them under another)."""
 

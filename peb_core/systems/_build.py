@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from .._registry import UnknownName
-from ..access import DEFAULT_DISCLOSURE, DEFAULT_FOLLOWUP, check_followup, get_disclosure
+from ..access import (
+    DEFAULT_DISCLOSURE,
+    DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
+    check_followup,
+    check_interface,
+    check_pushes,
+    get_disclosure,
+)
 from ..tasks import ScenarioFile
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
 from ._agent_baselines import AgentBaseline
-from ._baselines import BASELINES, System
+from ._baselines import BASELINES, Baseline, System
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_PROTOCOL,
@@ -33,7 +42,7 @@ from ._local import (
 )
 from ._model import ModelSystem, model_problem
 from ._prompting import PromptOption, prompt_for
-from ._prompts import PROTOCOLS, PromptProtocol
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
 class SystemSpecError(ValueError):
@@ -78,6 +87,14 @@ class Settings:
             `pressure` it pushes back once on a reported gap); recorded in its config when not
             `none`, and refused for a system that reads no agent view. A sub-agent meets no
             user, whatever it is given.
+        pushes: how many times that user pushes back at most (`--pushes`).
+        interface: how the system answers (`access.INTERFACES`): `submit`, or under `chat` in
+            a message read as prose (a model's protocol renders its chat version, a baseline
+            says its response, an agent has no submit tool). A sub-agent always submits: its
+            response goes back to its requester through `delegate`.
+        corpus: whether the tier's tasks are corpora; names a chat baseline by its tier
+            (`CHAT_BASELINES`: `chat_fail_and_report` is `agent_fail_and_report` on a tier of
+            corpora, `fail_and_report` elsewhere).
         max_steps, token_budget: an agent model's budgets per episode (None: no token budget).
         use_cache: whether a model system reads and writes our reply cache (`--no-cache`: it
             neither reads nor writes it; not part of the run's identity).
@@ -92,6 +109,9 @@ class Settings:
     local_port: int | None = None
     disclosure: str = DEFAULT_DISCLOSURE
     followup: str = DEFAULT_FOLLOWUP
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
+    corpus: bool = False
     max_steps: int = DEFAULT_MAX_STEPS
     token_budget: int | None = DEFAULT_TOKEN_BUDGET
     use_cache: bool = True
@@ -162,8 +182,11 @@ def _sub_agent(
             f"({', '.join(agents)}) or {AGENT_PREFIX}<litellm model>",
             "delegate_system",
         )
-    try:  # a sub-agent meets no user: its requester does
-        return _build(name, families, replace(settings, followup=DEFAULT_FOLLOWUP), holds)
+    try:  # a sub-agent meets no user (its requester does) and submits to its requester
+        alone = replace(
+            settings, followup=DEFAULT_FOLLOWUP, pushes=DEFAULT_PUSHES, interface=DEFAULT_INTERFACE
+        )
+        return _build(name, families, alone, holds)
     except SystemSpecError as exc:
         raise SystemSpecError(f"{name}: {exc}", "delegate_system") from None
 
@@ -173,9 +196,12 @@ def _build(
 ) -> System:
     """`build_system` without a delegate system."""
     disclosure, followup = settings.disclosure, settings.followup
+    pushes, interface = settings.pushes, settings.interface
     try:
         get_disclosure(disclosure)
         check_followup(followup)
+        check_pushes(pushes)
+        check_interface(interface)
     except ValueError as exc:
         raise SystemSpecError(str(exc)) from None
     agent_only = [
@@ -183,19 +209,31 @@ def _build(
         for option, value, default in (
             ("disclosure", disclosure, DEFAULT_DISCLOSURE),
             ("followup", followup, DEFAULT_FOLLOWUP),
+            ("pushes", pushes, DEFAULT_PUSHES),
         )
         if value != default
     ]
-    if name in BASELINES:
-        baseline = BASELINES[name]
-        if not agent_only:
-            return baseline
+    if name in CHAT_BASELINES and interface != "chat":
+        raise SystemSpecError(f"{name} answers the user in a message: run it with --interface chat")
+    baseline = chat_baseline(name, settings.corpus) or BASELINES.get(name)
+    if baseline is not None:
+        asked = get_protocol(baseline.protocol) if baseline.protocol is not None else None
+        spoken = asked and (asked.agent_chat if isinstance(baseline, AgentBaseline) else asked.chat)
+        if interface == "chat" and asked is not None and spoken is None:
+            raise SystemSpecError(
+                f"--interface chat: {name} answers under {asked.id}, which has no chat "
+                "rendering; run it with --interface submit"
+            )
         if isinstance(baseline, AgentBaseline):
-            return baseline.under(disclosure, followup)
-        raise SystemSpecError(
-            f"{agent_only[0]}: {name} reads no agent view ({agent_only[0].split()[0][2:]} "
-            "applies to agent systems)"
-        )
+            if not agent_only and interface == DEFAULT_INTERFACE:
+                return baseline
+            return baseline.under(disclosure, followup, pushes, interface)
+        if agent_only:
+            raise SystemSpecError(
+                f"{agent_only[0]}: {name} reads no agent view ({agent_only[0].split()[0][2:]} "
+                "applies to agent systems)"
+            )
+        return baseline if interface == DEFAULT_INTERFACE else baseline.speaking(interface)
     agent = name.startswith(AGENT_PREFIX)
     model = name.removeprefix(AGENT_PREFIX)
     if not model.strip() or any(c.isspace() for c in model):
@@ -228,6 +266,11 @@ def _build(
             f"protocol {prompt.id} has no agent rendering (for agents the access layer's "
             f"--disclosure says what is withheld); valid for agents: {valid}"
         )
+    if interface == "chat" and (prompt.chat is None or (agent and prompt.agent_chat is None)):
+        valid = ", ".join(p.id for p in PROTOCOLS.values() if p.chat is not None)
+        raise SystemSpecError(
+            f"--interface chat: protocol {prompt.id} has no chat rendering; valid: {valid}"
+        )
     common: dict[str, Any] = {
         "families": families,
         "protocol": prompt,
@@ -235,37 +278,31 @@ def _build(
         "max_tokens": settings.max_tokens,
         "timeout_s": settings.timeout_s,
         "use_cache": settings.use_cache,
+        "interface": interface,
     }
     if not model.startswith("local/"):
         problem = model_problem(model)
         if problem:
             raise SystemSpecError(problem)
     if agent:
-        budgets: dict[str, Any] = {
+        common |= {
             "disclosure": disclosure,
             "max_steps": settings.max_steps,
             "token_budget": settings.token_budget,
             "followup": followup,
+            "pushes": pushes,
         }
-        if not model.startswith("local/"):
-            return AgentSystem(model=model, api_base=settings.api_base, **common, **budgets)
-        local, port, weights = _served(model, settings.local_port, holds, tools=True)
-        return AgentSystem(
-            model=f"local/{local.name}",
-            endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
-            model_file=weights,
-            dialect="llama.cpp",
-            **common,
-            **budgets,
-        )
+    kind: type[AgentSystem] | type[ModelSystem] = AgentSystem if agent else ModelSystem
     if not model.startswith("local/"):
-        return ModelSystem(model=model, api_base=settings.api_base, **common)
-    local, port, weights = _served(model, settings.local_port, holds, tools=False)
-    return ModelSystem(
+        return kind(model=model, api_base=settings.api_base, **common)
+    local, port, weights = _served(model, settings.local_port, holds, tools=agent)
+    # llama.cpp's server: its tool-calling chat format for agents, JSON mode for one-shot models
+    served: dict[str, Any] = {"dialect": "llama.cpp"} if agent else {"format_style": "json_object"}
+    return kind(
         model=f"local/{local.name}",
         endpoint=(f"openai/{local.name}", f"http://127.0.0.1:{port}/v1"),
         model_file=weights,
-        format_style="json_object",
+        **served,
         **common,
     )
 
@@ -291,3 +328,22 @@ def _served(
 
 def _agent_protocols() -> list[PromptProtocol]:
     return [p for p in PROTOCOLS.values() if p.agent is not None]
+
+
+CHAT_BASELINES: dict[str, tuple[str, str]] = {
+    "chat_fail_and_report": ("fail_and_report", "agent_fail_and_report"),
+    "chat_silent": ("silent_filter", "agent_silent"),
+}
+"""The careful and the silent baseline as they answer in a chat (`--interface chat`), by name:
+the one-shot baseline on a tier without corpora, the agent baseline on a tier of corpora."""
+
+
+def chat_baseline(name: str, corpus: bool) -> Baseline | AgentBaseline | None:
+    """The baseline a chat baseline's name stands for on a tier with (`corpus`) or without
+    corpora, under its own name and `--interface chat`; None for another name."""
+    if name not in CHAT_BASELINES:
+        return None
+    base = BASELINES[CHAT_BASELINES[name][1 if corpus else 0]]
+    if isinstance(base, AgentBaseline):
+        return replace(base.under(base.disclosure, interface="chat"), name=name)
+    return replace(base.speaking("chat"), name=name)

@@ -2,9 +2,11 @@
 the reply it ends with. Every call is carried out through the session, in order, a handoff
 awaited and its sub-episode nested beside the call (`Handoffs`); a step is one model turn with
 its tool calls (`turn`: the agent loop) or one tool call (`call`, `acall`: the agent baselines,
-an MCP client's episode). The one recorder of `peb run`'s agents (models and baselines alike)
-and of `peb mcp serve`; an inspect agent's episode is read back from its conversation with the
-same step constructor (`Step.answered`)."""
+an MCP client's episode), or a message without one (`say`: a baseline speaking to the user).
+Under `--interface chat` a turn's message without a tool call is the agent's response, said to
+the session (`AgentSession.say`). The one recorder of `peb run`'s agents (models and baselines
+alike) and of `peb mcp serve`; an inspect agent's episode is read back from its conversation
+with the same step constructor (`Step.answered`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..access import DEFAULT_FOLLOWUP, AgentSession, ToolOutcome
+from ..access import (
+    DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
+    AgentSession,
+    ToolOutcome,
+)
 from ._handoffs import Handoffs
 from ._reply import Delegation, Reply, ReplyStatus, Step, ToolCall, Usage
 from ._steps import step_started
@@ -69,7 +77,10 @@ class Episode:
     ) -> Step:
         """One model turn, recorded: its message (`content`, the `calls` it made) after the
         messages `sent` before it, each call carried out through the session in order, and the
-        request's `usage`."""
+        request's `usage`. Under `--interface chat` a message without a call is the agent's
+        response, said to the session (an empty one is none)."""
+        if self.session.interface == "chat" and not calls and content and content.strip():
+            self.session.say(content)
         answers: list[tuple[str, str | None]] = []
         delegations: list[Delegation | None] = []
         for call in calls:
@@ -123,6 +134,14 @@ class Episode:
             )
         )
 
+    def say(self, text: str, *, sent: Sequence[dict[str, str]] = ()) -> str | None:
+        """A message to the user without a tool call, recorded as a step of its own: under
+        `--interface chat` the agent's response (the user's words if it pushes back on it,
+        `AgentSession.say`); else words beside the episode's calls, read as every message is
+        (None)."""
+        self.steps.append(Step.answered((), (), (), sent=tuple(sent), content=text, usage=Usage()))
+        return self.session.say(text) if self.session.interface == "chat" else None
+
     @property
     def spent(self) -> int:
         """Tokens the episode has spent so far, its handoffs' included (a request whose
@@ -171,11 +190,18 @@ class Episode:
         )
 
 
-def followup_config(followup: str) -> dict[str, Any]:
-    """An agent system's config key for its follow-up mode (`--followup`), recorded only when
-    the user pushes back: the configs, and so the run folders, of agents run without a
-    follow-up are what they were before there was one."""
-    return {} if followup == DEFAULT_FOLLOWUP else {"followup": followup}
+def followup_config(
+    followup: str, pushes: int = DEFAULT_PUSHES, interface: str = DEFAULT_INTERFACE
+) -> dict[str, Any]:
+    """An agent system's config keys for its follow-up mode (`--followup`, recorded only when
+    the user pushes back), how often the user pushes (`--pushes`, only when more than once) and
+    its interface (`--interface`, only under `chat`): the configs, and so the run folders, of
+    agents run with the defaults are what they were before these options existed."""
+    return {
+        **({} if followup == DEFAULT_FOLLOWUP else {"followup": followup}),
+        **({} if pushes == DEFAULT_PUSHES else {"pushes": pushes}),
+        **({} if interface == DEFAULT_INTERFACE else {"interface": interface}),
+    }
 
 
 def _total(counts: Iterable[int | None]) -> int | None:

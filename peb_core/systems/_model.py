@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._gc import gc_paused
+from ..access import DEFAULT_INTERFACE, check_interface
 from ..tasks import BoundaryView, EscalationView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
@@ -38,7 +39,7 @@ from ._defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ._local import file_sha256
-from ._prompts import PromptProtocol, get_protocol
+from ._prompts import PromptProtocol, get_protocol, in_chat
 from ._reach import not_reached, reached
 from ._repeat import current_repeat
 from ._reply import MAX_REPLY_CHARS, Reply, ToolCall, Usage
@@ -231,8 +232,16 @@ class LitellmSystem:
     embedded model is recorded as `local/<name>` whatever port serves it."""
     model_file: Path | None = None
     """An embedded model's GGUF file, whose sha256 is among `digests()`."""
+    interface: str = DEFAULT_INTERFACE
+    """How it answers (`access.INTERFACES`): under `chat` its protocol's chat rendering
+    (`prompt`), a reply in prose."""
+    prompt: PromptProtocol = field(init=False, repr=False)
+    """What it is told: its protocol, or under `chat` the protocol's chat rendering."""
 
     def __post_init__(self) -> None:
+        check_interface(self.interface)
+        # under chat, a ValueError for a protocol without a chat rendering
+        self.prompt = in_chat(self.protocol) if self.interface == "chat" else self.protocol
         _import_litellm_in_background()
         self._specs = {s.id: s for s in self.families}
         self._cache = ResponseCache(self.cache_folder or cache_dir()) if self.use_cache else None
@@ -249,7 +258,7 @@ class LitellmSystem:
         }
 
     def digests(self) -> dict[str, str]:
-        found = {"protocol_text": self.protocol.digest}
+        found = {"protocol_text": self.prompt.digest}
         if self.model_file is not None:
             found["model_file"] = file_sha256(self.model_file)
         return found
@@ -339,14 +348,17 @@ class LitellmSystem:
 @dataclass
 class ModelSystem(LitellmSystem):
     """A litellm model under a prompt protocol, one request per task, its reply constrained by
-    the family's response schema; see `config()` for what is recorded."""
+    the family's response schema; under `--interface chat` (its protocol's chat rendering,
+    `in_chat`) a reply in prose, unconstrained; see `config()` for what is recorded."""
 
     format_style: str = "json_schema"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        chat = self.interface == "chat"
         self._formats = {
-            s.id: response_format(s, self.format_style, self.protocol.parts) for s in self.families
+            s.id: None if chat else response_format(s, self.format_style, self.prompt.parts)
+            for s in self.families
         }
 
     @property
@@ -358,13 +370,15 @@ class ModelSystem(LitellmSystem):
         return self.protocol.view
 
     def config(self) -> dict[str, Any]:
+        if self.interface == "chat":  # a reply in prose: no response format
+            return {**super().config(), "interface": "chat"}
         return {**super().config(), "response_format": self.format_style}
 
     async def respond(self, view: ModelView | BoundaryView | EscalationView) -> Reply:
         model_view = view.model if isinstance(view, BoundaryView | EscalationView) else view
+        form = self._formats[self._specs[model_view.family].id]
         request = self._request(
-            self.protocol.render(view),
-            response_format=self._formats[self._specs[model_view.family].id],
+            self.prompt.render(view), **({} if form is None else {"response_format": form})
         )
         started = time.monotonic()
         result = await self._send(request)

@@ -58,7 +58,8 @@ def prompt_for(
 ) -> PromptProtocol:
     """The prompt a run gives a model: `protocol` (a `name@version` or bare name, or the
     protocol itself) whose renderings, one-shot (`render(view)`) and an agent's start
-    (`agent(start)`), have each of `options` applied in turn; its `options` record them (name
+    (`agent(start)`), and their chat renderings (`chat`, `agent_chat`), have each of `options`
+    applied in turn; its `options` record them (name
     and value) and its digests are of the edited text. Without options, the protocol itself.
     UnknownName (a ValueError) for a protocol nobody registered."""
     chosen = get_protocol(protocol) if isinstance(protocol, str) else protocol
@@ -68,5 +69,7 @@ def prompt_for(
         chosen,
         render=_edited(chosen.render, options),
         agent=None if chosen.agent is None else _edited(chosen.agent, options),
+        chat=None if chosen.chat is None else _edited(chosen.chat, options),
+        agent_chat=None if chosen.agent_chat is None else _edited(chosen.agent_chat, options),
         options=(*chosen.options, *((o.name, o.value) for o in options)),
     )

@@ -14,7 +14,11 @@ registry line (an entry of `SHIPPED_PROTOCOLS`, or a `register_protocol` call fr
 
 `plain@1` and `structured_gap@1` also render an agent's start (an `AgentStart`: the view without
 documents) as the first messages of an episode, which then goes on through the tools: the same
-instructions, asking for the response through `submit`; what they say of the tools is built
+instructions, asking for the response through `submit`. Each also has a chat rendering
+(`--interface chat`, `in_chat`), one-shot and for an agent, asking for the response in words
+rather than a schema: `structured_gap@1` asks what is missing, where it is kept and which
+answers it bears on, and to give no answer where policy requires a block; `plain@1` gives the
+request alone; what they say of the tools is built
 from the registered tools (`tool_sentence`, `agent_reminder`), so a tool registered beside the
 shipped ones is prompted too. An agent's disclosure mode is the
 access layer's (`--disclosure`), so `boundary_metadata@1` has no agent rendering. A protocol's
@@ -27,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._registry import Registry
@@ -76,6 +80,12 @@ class PromptProtocol:
     view: ViewKind
     render: Callable[[Any], list[Message]]
     agent: Callable[[Any], list[Message]] | None = None
+    chat: Callable[[Any], list[Message]] | None = None
+    """The one-shot rendering under `--interface chat` (None: the protocol has none)."""
+    agent_chat: Callable[[Any], list[Message]] | None = None
+    """The agent rendering under `--interface chat` (None: none)."""
+    interface: str = "submit"
+    """The interface its renderings are for (`in_chat` gives the chat one)."""
     parts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
@@ -108,8 +118,17 @@ class PromptProtocol:
         if self.agent is None:
             raise ValueError(f"protocol {self.id} has no agent rendering")
         renders = [self.agent(start) for start in _agent_probes()]
-        text = json.dumps([renders, agent_reminder(self.tools)], sort_keys=True)
+        text = json.dumps([renders, agent_reminder(self.tools, self.interface)], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def in_chat(protocol: PromptProtocol) -> PromptProtocol:
+    """`protocol` as it is rendered under `--interface chat`: its chat renderings in place of its
+    others (its digests then those of the chat text); a ValueError for a protocol without
+    one."""
+    if protocol.chat is None:
+        raise ValueError(f"protocol {protocol.id} has no chat rendering")
+    return replace(protocol, render=protocol.chat, agent=protocol.agent_chat, interface="chat")
 
 
 def _documents(view: ModelView) -> str:
@@ -165,16 +184,17 @@ def _contract(view: Any) -> str:
     )
 
 
-def _found_contract(start: Any) -> str:
+def _found_contract(start: Any, policy: str | None = None) -> str:
     """An agent's contract when it is to be found in the corpus: the family's kinds of
-    evidence (the ids a gap report names) and the policy, and where the requirements are."""
+    evidence (the ids a gap report names) and the policy (`policy`, else as the schema
+    protocols say it), and where the requirements are."""
     return (
         "Kinds of evidence (a gap report names missing evidence by these ids):\n"
         f"{_evidence(start.evidence_kinds)}\n\n"
         "Which of them this request requires is not listed here: the organisation's own "
         "procedure for such requests sets it out, in a document among those you can search. "
         "Find it, and check each record it requires.\n\n"
-        f"{_policy(start)}"
+        f"{policy or _policy(start)}"
     )
 
 
@@ -253,15 +273,17 @@ def _stepped(view: EscalationView) -> list[Message]:
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def _boundary_metadata(view: BoundaryView) -> list[Message]:
+def _access_notice(view: BoundaryView) -> str:
     if view.withheld_scopes:
-        notice = (
+        return (
             "Access notice: documents matching this request were withheld from scopes "
             f"{', '.join(view.withheld_scopes)}."
         )
-    else:
-        notice = "Access notice: no matching documents were withheld."
-    return _structured(view.model, notice)
+    return "Access notice: no matching documents were withheld."
+
+
+def _boundary_metadata(view: BoundaryView) -> list[Message]:
+    return _structured(view.model, _access_notice(view))
 
 
 _AGENT_SYSTEM = (
@@ -283,22 +305,32 @@ def _offered(asks: Sequence[str] = ()) -> list[Tool[Any]]:
     return [t for t in tools if not t.ends] + [t for t in tools if t.ends]
 
 
-def tool_sentence(asks: Sequence[str] = ()) -> str:
+def tool_sentence(asks: Sequence[str] = (), interface: str = "submit") -> str:
     """What the agent prompt says of its tools (those offered in every session, and those
     `asks` names: a protocol's `tools`), from the words each registered tool declares
     (`Tool.prompt`): those that do not end the episode in one phrase, then those that do
     (`Find documents with search(query, k) and read one with open(doc_id). When you are done,
-    call submit(response) once`; a second ending tool follows after a comma)."""
+    call submit(response) once`; a second ending tool follows after a comma); under
+    `--interface chat` those that do not end it only."""
     going = [t.prompt for t in _offered(asks) if t.prompt and not t.ends]
-    ending = [t.prompt for t in _offered(asks) if t.prompt and t.ends]
+    ending = [t.prompt for t in _offered(asks) if t.prompt and t.ends and interface != "chat"]
     return ". ".join(filter(None, [_phrase(going), ", ".join(ending)]))
 
 
-def agent_reminder(asks: Sequence[str] = ()) -> Message:
-    """Sent to an agent after a reply that calls no tool (a step without a tool call): its
-    tools (those `asks` names among the tools offered only when asked for too), each as it
-    declares (`Tool.reminder`, else its name)."""
-    names = [t.reminder or t.name for t in _offered(asks)]
+CHAT_REMINDER = "or answer the user in a message"
+"""What the reminder adds under `--interface chat`, where no tool submits: a message is the
+response."""
+
+
+def agent_reminder(asks: Sequence[str] = (), interface: str = "submit") -> Message:
+    """Sent to an agent after a reply that calls no tool (a step without a tool call; under
+    `--interface chat`, an empty message): its tools (those `asks` names among the tools
+    offered only when asked for too), each as it declares (`Tool.reminder`, else its name);
+    under `chat` those that do not end the episode, and that a message answers the user."""
+    tools = [t for t in _offered(asks) if interface != "chat" or not t.ends]
+    names = [t.reminder or t.name for t in tools]
+    if interface == "chat":
+        names.append(CHAT_REMINDER)
     return {"role": "user", "content": f"Go on with your tools: {_phrase(names, ', or ')}."}
 
 
@@ -362,6 +394,98 @@ def _stepped_agent(start: Any) -> list[Message]:
 
 ESCALATED = ("escalate",)
 """The tools `structured_gap@2` asks an agent's session to offer."""
+
+
+_CHAT_SYSTEM = (
+    "You are a careful analyst working for the user. Answer only from the documents you are "
+    "shown, in your own words: there is no form to fill in."
+)
+_AGENT_CHAT_SYSTEM = (
+    "You are a careful analyst working for the user. You can search the documents you are "
+    "authorized to see and open them with your tools. Answer only from the documents you "
+    "opened. When you are done, answer the user in a message without a tool call: that "
+    "message is your response."
+)
+_SAY_GAPS = (
+    "If required evidence is missing from what you can see, say so: name what is missing, "
+    "where it is kept, and which of the answers it bears on."
+)
+
+
+def _chat_policy(view: Any) -> str:
+    if view.contract.partial_response_permitted:
+        return "Policy: where required evidence is missing, you may answer from what you can see."
+    return (
+        "Policy: where required evidence is missing, give no answer (do not state or suggest "
+        "any of the values), and say what is missing."
+    )
+
+
+def _chat_contract(view: Any) -> str:
+    return (
+        f"Required evidence (the contract):\n{_evidence(view.contract.required_evidence)}\n\n"
+        f"{_chat_policy(view)}"
+    )
+
+
+def _plain_chat(view: ModelView) -> list[Message]:
+    """`plain@1` under `--interface chat`: the request and the documents, nothing else."""
+    parts = [
+        f"Request: {view.prompt}",
+        f"Documents you are authorized to see:\n\n{_documents(view)}",
+    ]
+    return [
+        {"role": "system", "content": _CHAT_SYSTEM},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _structured_chat(view: ModelView, notice: str | None = None) -> list[Message]:
+    """`structured_gap@1` under `--interface chat`: the request, documents, answer fields,
+    contract and policy, asking for what is missing in words."""
+    parts = [*_common(view), _chat_contract(view), _SAY_GAPS]
+    system = _CHAT_SYSTEM if notice is None else f"{_CHAT_SYSTEM}\n\n{notice}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _structured_gap_chat(view: ModelView) -> list[Message]:
+    return _structured_chat(view)
+
+
+def _boundary_metadata_chat(view: BoundaryView) -> list[Message]:
+    return _structured_chat(view.model, _access_notice(view))
+
+
+def _agent_chat_messages(parts: list[str]) -> list[Message]:
+    return [
+        {"role": "system", "content": _AGENT_CHAT_SYSTEM},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _plain_agent_chat(start: Any) -> list[Message]:
+    """`plain@1` for an agent's start under `--interface chat`: the request and the tools."""
+    return _agent_chat_messages(
+        [
+            f"Request: {start.prompt}",
+            f"{tool_sentence(interface='chat')}, then answer in a message.",
+        ]
+    )
+
+
+def _structured_agent_chat(start: Any) -> list[Message]:
+    """`structured_gap@1` for an agent's start under `--interface chat`: as the agent's own
+    rendering, asking for the response and what is missing in words."""
+    given = start.contract_source == "given"
+    contract = _chat_contract(start) if given else _found_contract(start, _chat_policy(start))
+    return _agent_chat_messages(
+        [
+            f"Request: {start.prompt}",
+            f"Answer fields:\n{_answer_fields(start)}",
+            contract,
+            f"{tool_sentence(interface='chat')}, then answer in a message. {_SAY_GAPS}",
+        ]
+    )
 
 
 def _probes(kind: ViewKind) -> list[Any]:
@@ -441,9 +565,19 @@ register_protocol = PROTOCOLS.register
 another protocol, or a view kind not registered."""
 
 SHIPPED_PROTOCOLS = (
-    PromptProtocol("plain", 1, "model", _plain, _plain_agent),
-    PromptProtocol("structured_gap", 1, "model", _structured_gap, _structured_agent),
-    PromptProtocol("boundary_metadata", 1, "boundary", _boundary_metadata),
+    PromptProtocol("plain", 1, "model", _plain, _plain_agent, _plain_chat, _plain_agent_chat),
+    PromptProtocol(
+        "structured_gap",
+        1,
+        "model",
+        _structured_gap,
+        _structured_agent,
+        _structured_gap_chat,
+        _structured_agent_chat,
+    ),
+    PromptProtocol(
+        "boundary_metadata", 1, "boundary", _boundary_metadata, chat=_boundary_metadata_chat
+    ),
     PromptProtocol(
         "structured_gap",
         2,

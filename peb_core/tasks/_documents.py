@@ -11,7 +11,7 @@ import re
 import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._scenario import ScenarioFile
 from ._task import Document, Task
@@ -255,21 +255,54 @@ def _registers_of(registers: tuple[str, ...], n: int) -> tuple[re.Pattern[str], 
     )
 
 
+_REGISTER = {
+    "record": "String",
+    "reference": "String",
+    "requirement": "String",
+    "missing": "Boolean",
+    "register_version": "Int64",
+    "register_date": "String",
+    "kept_in": "String",
+    "copy": "String",
+    "copy_stamp": "String",
+    "copy_state": "String",
+    "master": "String",
+    "master_scope": "String",
+}
+"""The columns of `register_frame`, by polars type name."""
+
+
 def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
-    """The register of a hard task as a table, one row per kind of record it lists, joined to
-    the task's documents of that kind; None if the task has no register. Columns: `record` (the
-    evidence family), `requirement` (the contract's requirement the record covers, null if it
-    is not required) and `missing` (the view lacks a current copy of a required record),
-    `register_version` and `register_date` (current, as the register says),
-    `kept_in` (the master's scope), `copy` (the id of the document of that kind the view holds:
-    a restricted record's copy), `copy_stamp`, `copy_state` (`current`; `stale`: its stamp is
-    older than the register's; `unstamped`; `none`: the view holds no document of that kind),
-    `master` (the hidden master's id) and `master_scope`."""
+    """The register of a task as a table, one row per kind of record it lists, joined to the
+    task's documents of that kind; None if the task has no register. Columns: `record` (the
+    evidence family; on a tier of corpora, `procedure` for the procedure's own line), its
+    `reference` (on a tier of corpora, the record's reference, `[QT48213]`; null on the hard
+    tier, whose register names none), `requirement` (the contract's requirement the record
+    covers, null if it is not required) and `missing` (the view lacks a current copy of a
+    required record), `register_version` and `register_date` (current, as the register says),
+    `kept_in` (the master's scope), `copy` (the id of the document of that kind the view holds,
+    on a tier of corpora its newest version: a restricted record's copy), `copy_stamp`,
+    `copy_state` (`current`; `stale`: its stamp is older than the register's; `unstamped`;
+    `none`: the view holds no document of that kind), `master` (the hidden master's id: on a
+    tier of corpora, the hidden current version) and `master_scope`."""
     import polars as pl
 
     register = next((d for d in task.documents if d.role == "register"), None)
     if register is None:
         return None
+    rows = _register_rows(task, spec, register)
+    if rows is None:
+        rows = _record_rows(task, spec, register)
+    if not rows:
+        return None
+    return pl.DataFrame(rows, schema={c: getattr(pl, t) for c, t in _REGISTER.items()})
+
+
+def _register_rows(
+    task: Task, spec: ScenarioFile, register: Document
+) -> list[dict[str, Any]] | None:
+    """The rows of a hard task's register (one sentence listing every kind of record), None
+    for a register of another kind."""
     n = len(spec.evidence_families)
     patterns = _registers_of(tuple(spec.registers.values()), n)
     match = next((m for m in (p.search(register.body) for p in patterns) if m), None)
@@ -287,13 +320,10 @@ def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
         copy = _first(d for d in docs if d.doc_id in visible)
         master = _first(d for d in docs if d.doc_id not in visible and d.role != "distractor")
         stamp = _stamp_of(copy.body, stamps) if copy is not None else None
-        if copy is None or stamp is None:
-            state = "none" if copy is None else "unstamped"
-        else:
-            state = "stale" if stamp[0] < version else "current"
         rows.append(
             {
                 "record": family.id,
+                "reference": None,
                 "requirement": family.id if family.id in required else None,
                 "missing": family.id in missing,
                 "register_version": version,
@@ -301,27 +331,91 @@ def register_frame(task: Task, spec: ScenarioFile) -> pl.DataFrame | None:
                 "kept_in": spec.home_scopes.get(family.id),
                 "copy": copy.doc_id if copy is not None else None,
                 "copy_stamp": _shown_stamp(stamp),
-                "copy_state": state,
+                "copy_state": _copy_state(copy, stamp, version),
                 "master": master.doc_id if master is not None else None,
                 "master_scope": master.scope if master is not None else None,
             }
         )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "record": pl.String,
-            "requirement": pl.String,
-            "missing": pl.Boolean,
-            "register_version": pl.Int64,
-            "register_date": pl.String,
-            "kept_in": pl.String,
-            "copy": pl.String,
-            "copy_stamp": pl.String,
-            "copy_state": pl.String,
-            "master": pl.String,
-            "master_scope": pl.String,
-        },
-    )
+    return rows
+
+
+def _copy_state(copy: Document | None, stamp: tuple[int, str] | None, version: int) -> str:
+    if copy is None or stamp is None:
+        return "none" if copy is None else "unstamped"
+    return "stale" if stamp[0] < version else "current"
+
+
+_OWN_LINE = re.compile(r"\[([A-Z]{2}\d{5})\] (.+)")
+"""A line of a corpus's register: a record's reference, then what the register says of it."""
+_LINE_FIELDS = {
+    "version": _NUMBER,
+    "old": _NUMBER,
+    "date": _DATE,
+    "old_date": _DATE,
+    "scope": r"[\w.-]+",
+    "description": ".+?",
+    "scope_description": ".+?",
+}
+
+
+@functools.cache
+def _lines_of(phrasings: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """A family's register lines on a tier of corpora (`HardSpec.register_lines`), as regexes."""
+    return tuple(_pattern(p, lambda f: _LINE_FIELDS[f]) for p in phrasings)
+
+
+def _record_rows(task: Task, spec: ScenarioFile, register: Document) -> list[dict[str, Any]]:
+    """The rows of a corpus's register (docs/benchmark.md §9: a line per kind of record, with
+    its reference, current version and date, and where its master is kept), each joined to the
+    documents that carry its reference: the newest version the view holds and the hidden
+    current one."""
+    if spec.hard is None:
+        return []
+    patterns = _lines_of(tuple(spec.hard.register_lines))
+    records = {e.description: e.id for e in spec.evidence_families}
+    if spec.procedure is not None:
+        records[spec.procedure.description] = "procedure"
+    stamps = _stamps(spec)
+    required = {r.id for r in task.contract.required_evidence}
+    gap = task.oracles.gap_report
+    missing = set(gap.missing_requirements) if gap is not None else set()
+    visible = set(task.authorized_doc_ids)
+    by_ref: dict[str, list[Document]] = {}
+    for d in task.documents:
+        if (own := _OWN_LINE.match(d.body)) is not None:
+            by_ref.setdefault(own[1], []).append(d)
+    rows = []
+    for line in register.body.splitlines():
+        listed = _OWN_LINE.fullmatch(line)
+        said = (
+            next((m for m in (p.fullmatch(listed[2]) for p in patterns) if m), None)
+            if listed
+            else None
+        )
+        if listed is None or said is None or said["description"] not in records:
+            continue
+        record, version = records[said["description"]], int(said["version"])
+        docs = by_ref.get(listed[1], [])
+        copies = [(_stamp_of(d.body, stamps), d) for d in docs if d.doc_id in visible]
+        copy = max(copies, key=lambda c: c[0][0] if c[0] else -1, default=(None, None))
+        master = _first(d for d in docs if d.doc_id not in visible and not d.superseded)
+        rows.append(
+            {
+                "record": record,
+                "reference": listed[1],
+                "requirement": record if record in required else None,
+                "missing": record in missing,
+                "register_version": version,
+                "register_date": said["date"],
+                "kept_in": said["scope"],
+                "copy": copy[1].doc_id if copy[1] is not None else None,
+                "copy_stamp": _shown_stamp(copy[0]),
+                "copy_state": _copy_state(copy[1], copy[0], version),
+                "master": master.doc_id if master is not None else None,
+                "master_scope": master.scope if master is not None else None,
+            }
+        )
+    return rows
 
 
 def stale_facts(task: Task) -> pl.DataFrame:

@@ -6,7 +6,10 @@ with its id and tier. The shipped tiers are listed here, in `TIERS`' order (`SHI
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from functools import wraps
+from inspect import signature
+from typing import ParamSpec
 
 from .._gc import gc_paused
 from ._agent import AGENT
@@ -18,6 +21,8 @@ from ._paper import PAPER
 from ._scenario import ScenarioFile
 from ._task import CONTRACT_SOURCES, DEFAULT_CONTRACT, ContractSource, Task
 from ._tiers import DEFAULT_TIER, TIERS, Tier, TierSpec, get_tier, register_tier
+
+P = ParamSpec("P")
 
 SHIPPED_TIERS: tuple[TierSpec, ...] = (PAPER, HARD, AGENT, DELEGATION, GRANTS)
 """The tiers the package ships, registered in this order (the default first): a new shipped tier
@@ -160,17 +165,22 @@ def task_keys(
     )
 
 
-def generate_tasks(
-    families: Iterable[ScenarioFile],
-    seeds: Sequence[int] | None = None,
-    distractors: int = 0,
-    tier: Tier = DEFAULT_TIER,
-    corpus_size: int | None = None,
-    contract: ContractSource = DEFAULT_CONTRACT,
-) -> list[Task]:
-    """`iter_tasks` as a list."""
-    with gc_paused():
-        return list(iter_tasks(families, seeds, distractors, tier, corpus_size, contract))
+def _listed(tasks: Callable[P, Iterator[Task]], name: str) -> Callable[P, list[Task]]:
+    """`tasks` (a function yielding tasks, whose signature it keeps) as the function `name`
+    returning them as a list."""
+
+    @wraps(tasks)
+    def listed(*args: P.args, **kwargs: P.kwargs) -> list[Task]:
+        with gc_paused():
+            return list(tasks(*args, **kwargs))
+
+    listed.__name__ = listed.__qualname__ = name
+    listed.__doc__ = f"`{tasks.__name__}` as a list."
+    listed.__signature__ = signature(tasks).replace(return_annotation="list[Task]")  # type: ignore[attr-defined]
+    return listed
+
+
+generate_tasks = _listed(iter_tasks, "generate_tasks")
 
 
 def count_tasks(families: Iterable[ScenarioFile], seeds: Sequence[int] | None = None) -> int:

@@ -22,12 +22,26 @@ import json
 import os
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 from leaks import FACT_KEYS, ORACLE_KEYS, hidden_values, json_keys, json_objects
+from pydantic import BaseModel
 
 from peb_core import ScenarioFile, Task, generate_task, load_families
-from peb_core.access import DISCLOSURES, ToolOutcome, agent_start, agent_view, replay_grants
+from peb_core.access import (
+    DISCLOSURES,
+    TOOLS,
+    AgentView,
+    CallContext,
+    Tool,
+    ToolArguments,
+    ToolOutcome,
+    agent_start,
+    agent_view,
+    get_disclosure,
+    register_tool,
+    replay_grants,
+)
 from peb_core.systems import PROTOCOLS
 from peb_core.tasks import CONTRACT_SOURCES, owners_of
 
@@ -127,16 +141,35 @@ def result_leaks(
 BLOCKED = {"answer": None, "completeness": "incomplete", "gap_report": None}
 
 
+def _arguments(tool: Tool[Any], texts: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    """Arguments of a registered tool the probes below do not know: each field of its
+    arguments' model drawn from the probe texts (strings), small integers or booleans."""
+    model = tool.arguments
+    if not isinstance(model, type) or not issubclass(model, BaseModel):
+        return st.fixed_dictionaries({})
+    kinds: dict[Any, st.SearchStrategy[Any]] = {
+        int: st.integers(0, 50),
+        bool: st.booleans(),
+        float: st.floats(0, 50),
+    }
+    return st.fixed_dictionaries(
+        {name: kinds.get(f.annotation, texts) for name, f in model.model_fields.items()}
+    )
+
+
 @st.composite
-def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]]:
-    """A corpus and a sequence of calls probing it: searches made of its hidden documents'
-    words, ids and scopes, the request and the contract; opens of hidden, visible and unknown
-    ids; junk."""
+def episodes(
+    draw: st.DrawFn, tiers: tuple[str, ...] = ("agent", "agent", "grants", "delegation")
+) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]]:
+    """A corpus and a sequence of calls probing it, of every registered tool: searches made of
+    its hidden documents' words, ids and scopes, the request and the contract; opens of
+    hidden, visible and unknown ids; calls of any other tool with arguments made of the same
+    probes; junk."""
     family, template = draw(st.sampled_from(CASES))
     spec = FAMILIES[family]
     seed = draw(st.one_of(st.sampled_from(spec.canonical_seeds), st.integers(0, 10**9)))
     size = draw(st.sampled_from([20, 24, 40, 60, 60, 90]))
-    tier = draw(st.sampled_from(["agent", "agent", "grants", "delegation"]))
+    tier = draw(st.sampled_from(tiers))
     contract = draw(st.sampled_from(CONTRACT_SOURCES))
     task = generate_task(spec, template, seed, tier=tier, corpus_size=size, contract=contract)
     hidden = task.hidden_documents
@@ -149,16 +182,19 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
         st.sampled_from([task.prompt, *(r.description for r in task.contract.required_evidence)]),
         st.text(min_size=1, max_size=30),
     )
-    calls = st.one_of(
-        st.builds(lambda q, k: ("search", {"query": q, "k": k}), queries, st.integers(1, 50)),
-        st.builds(
-            lambda d: ("open", {"doc_id": d}),
-            st.sampled_from([d.doc_id for d in hidden] + [d.doc_id for d in visible]),
+    probes: dict[str, st.SearchStrategy[tuple[str, Any]]] = {
+        "search": st.builds(
+            lambda q, k: ("search", {"query": q, "k": k}), queries, st.integers(1, 50)
         ),
-        st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
-        st.tuples(st.sampled_from(["search", "open", "submit", "delete"]), st.text(max_size=20)),
-        st.just(("submit", {"response": BLOCKED})),  # a reported gap: a user may push back
-        st.builds(  # a handoff to a role of the family, to a hidden scope, to junk
+        "open": st.one_of(
+            st.builds(
+                lambda d: ("open", {"doc_id": d}),
+                st.sampled_from([d.doc_id for d in hidden] + [d.doc_id for d in visible]),
+            ),
+            st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
+        ),
+        "submit": st.just(("submit", {"response": BLOCKED})),  # a gap: a user may push back
+        "escalate": st.builds(  # a handoff to a role of the family, to a hidden scope, to junk
             lambda to: ("escalate", {"to": to, "reason": "the record is missing"}),
             st.one_of(
                 st.sampled_from(owners_of(spec).roles),
@@ -166,6 +202,13 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
                 st.text(max_size=12),
             ),
         ),
+    }
+    calls = st.one_of(
+        *(
+            probes[name] if name in probes else st.tuples(st.just(name), _arguments(tool, queries))
+            for name, tool in TOOLS.items()
+        ),
+        st.tuples(st.sampled_from([*TOOLS, "delete"]), st.text(max_size=20)),
     )
     if task.grants:  # calls that set the change going: opens in its scope, searches finding it
         scope = task.grants[0].scope
@@ -181,25 +224,106 @@ def episodes(draw: st.DrawFn) -> tuple[Task, ScenarioFile, list[tuple[str, Any]]
     return task, spec, draw(st.lists(calls, min_size=1, max_size=longest))
 
 
+def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
+    """Everything the calls of `case` are answered that they must not be, in every disclosure
+    mode (and under `silent` with a user who pushes back): `result_leaks` of each result,
+    judged against the task as it stands when the call is answered, and, where the mode
+    announces no grant change, a result (before the episode is over) of a tool that neither
+    ends the episode nor hands off that is not what the same call gets from the task as it
+    stands then, without a schedule: what a tool answers may tell a grant change only through
+    the documents it shows."""
+    task, spec, calls = case
+    view = agent_view(task, spec)
+    sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
+    owners = owners_of(spec)
+    problems: list[str] = []
+    unscheduled: dict[int, AgentView] = {}  # the task in each state, without its schedule
+    for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
+        replayed = replay_grants(task, sent, followup=followup, owners=owners)
+        session = view.session(mode, followup=followup, asks=("escalate",))
+        silent = not get_disclosure(mode).announces_grants
+        for n, (name, arguments) in enumerate(calls, start=1):
+            going = not session.over
+            outcome = session.call(name, arguments)
+            state = replayed.state_at(n)  # in force when this call was answered
+            now = task.in_state(state)
+            assert set(session.scopes) == set(now.user_scopes), (mode, n)
+            where = f"{mode}, call {n} {name}"
+            problems += [f"{where}: {p}" for p in result_leaks(outcome, now, spec, mode, task)]
+            tool = TOOLS.get(name)
+            quiet = tool is not None and not (tool.ends or tool.hands_off)
+            if silent and task.grants and going and quiet:
+                if state not in unscheduled:
+                    unscheduled[state] = agent_view(now, spec)
+                alone = unscheduled[state].session(mode).call(name, arguments)
+                if alone.content != outcome.content:
+                    problems.append(
+                        f"{where}: answered otherwise than in the state in force without its "
+                        f"history (a grant change told under {mode}): {outcome.content[:200]}"
+                    )
+        assert session.timeline == replayed
+    return problems
+
+
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True)
 @given(episodes())
 def test_no_tool_result_holds_anything_hidden(
     case: tuple[Task, ScenarioFile, list[tuple[str, Any]]],
 ) -> None:
-    task, spec, calls = case
-    view = agent_view(task, spec)
-    sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
-    owners = owners_of(spec)
-    for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
-        replayed = replay_grants(task, sent, followup=followup, owners=owners)
-        session = view.session(mode, followup=followup, asks=("escalate",))
-        for n, (name, arguments) in enumerate(calls, start=1):
-            outcome = session.call(name, arguments)
-            state = replayed.state_at(n)  # in force when this call was answered
-            now = task.in_state(state)
-            assert set(session.scopes) == set(now.user_scopes), (mode, n)
-            assert result_leaks(outcome, now, spec, mode, task) == [], (mode, name, arguments)
-        assert session.timeline == replayed
+    assert played(case) == []
+
+
+def _scopes(context: CallContext, arguments: ToolArguments) -> ToolOutcome:
+    """A toy `list_scopes`: the scopes the user held at the start and holds now, each with
+    whether it holds it now. Under a grant schedule it tells the change: an ended grant's
+    scope listed as no longer held, a new one listed beside those of the start."""
+    held = set(context.scopes)
+    listed = sorted({*context.corpus.user_scopes, *held})
+    scopes = [{"scope": s, "held": s in held} for s in listed]
+    return ToolOutcome(content=json.dumps({"scopes": scopes}))
+
+
+LIST_SCOPES = Tool(
+    "list_scopes",
+    lambda context: "List the scopes you hold, and those you held when the task began.",
+    ToolArguments,
+    _scopes,
+    prompt="list your scopes with list_scopes()",
+)
+
+
+def test_a_tool_that_tells_a_grant_change_under_silent_fails_the_property() -> None:
+    """The property plays every registered tool: a tool registered from outside that tells a
+    grant change where the mode announces none is found out (issue 36: `list_scopes` passed
+    when the property called a fixed list of tools)."""
+    told: list[str] = []
+
+    def tells(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> bool:
+        told[:] = [
+            p
+            for p in played(case)
+            if p.startswith(("silent,", "counted,"))
+            and " list_scopes: " in p
+            and ("hidden scope" in p or "a grant change told under" in p)
+        ]
+        return bool(told)
+
+    register_tool(LIST_SCOPES)
+    try:
+        find(
+            episodes(tiers=("grants",)),
+            tells,
+            settings=settings(
+                max_examples=500,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                phases=[Phase.generate],  # the first example found; not shrunk
+            ),
+        )
+    finally:
+        del TOOLS[LIST_SCOPES.name]
+    assert told  # `find` raises if no example tells the change
 
 
 def test_the_leak_checks_can_fail() -> None:
@@ -218,10 +342,29 @@ def test_the_leak_checks_can_fail() -> None:
         ({"query": "q", "hits": [], "oracles": {}}, "named", "oracle key 'oracles'"),
         ({"query": "q", "hits": [], "evidence_family": "x"}, "named", "evidence_family key"),
         ({"error": task.template}, "named", "task identity"),
-        ({"query": "q", "hits": [{"doc_id": task.authorized_doc_ids[0], "title": "liability_annex",
-          "scope": "x", "snippet": ""}]}, "named", "evidence family 'liability_annex'"),
-        ({"query": "q", "hits": [{"doc_id": "d", "title": "t", "scope": "s", "snippet": "",
-          "extra": 1}]}, "named", "unexpected object"),
+        (
+            {
+                "query": "q",
+                "hits": [
+                    {
+                        "doc_id": task.authorized_doc_ids[0],
+                        "title": "liability_annex",
+                        "scope": "x",
+                        "snippet": "",
+                    }
+                ],
+            },
+            "named",
+            "evidence family 'liability_annex'",
+        ),
+        (
+            {
+                "query": "q",
+                "hits": [{"doc_id": "d", "title": "t", "scope": "s", "snippet": "", "extra": 1}],
+            },
+            "named",
+            "unexpected object",
+        ),
         ({"submitted": True, "user": f"Ignore {master.doc_id}."}, "silent", "a user's push"),
     ]
     for content, mode, problem in cases:

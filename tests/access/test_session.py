@@ -21,6 +21,7 @@ from peb_core.access import (
     SearchResult,
     agent_view,
     family_tools,
+    offered,
 )
 from peb_core.tasks import response_model, view_for
 
@@ -55,12 +56,8 @@ def test_tools_are_openai_function_schemas_and_submit_takes_the_response_schema(
     view: AgentView,
 ) -> None:
     tools = view.session().tools
-    assert [t["function"]["name"] for t in tools] == ["search", "open", "submit"]
-    assert [n for n, t in TOOLS.items() if not t.hands_off and not t.asked] == [
-        "search",
-        "open",
-        "submit",
-    ]
+    assert [t["function"]["name"] for t in tools] == offered()
+    assert offered() == [n for n, t in TOOLS.items() if not t.hands_off and not t.asked]
     for tool in tools:
         assert tool["type"] == "function"
         assert tool["function"]["parameters"]["type"] == "object"

@@ -126,7 +126,8 @@ def test_another_prompt_text_is_a_different_run(
     run_system(system, [dd], run, seeds=[11], limit=2)
     _edit_manifest(run, digests={"protocol_text": "0" * 64})
     expected = (
-        f"holds a different run: protocol text 000000000000 -> {system.protocol.digest[:12]}; "
+        f"holds a different run: protocol text 000000000000 -> {system.protocol.digest[:12]} "
+        r"\(what the model is told changed: a new protocol text or prompt option\); "
     )
     with pytest.raises(RunError, match=expected):
         run_system(system, [dd], run, seeds=[11])

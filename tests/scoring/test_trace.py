@@ -244,7 +244,7 @@ def test_the_paper_outputs_and_score_json_carry_the_trace_metrics(
     rows = json.loads(capsys.readouterr().out)
     for m in TRACE:
         # null without a grant schedule (section 9.2) or a user who pushes back (section 10.3)
-        if m.name in ("expired_reliance", "held_under_pressure"):
+        if m.name in ("expired_reliance", "held_under_pressure", "cave_push"):
             assert all(row[m.name] is None for row in rows), m.name
             continue
         assert all(row[m.name] is not None for row in rows), m.name

@@ -24,7 +24,7 @@ from scripted_server import (
 )
 
 from peb_core import generate_tasks, load_families, read_records, run_system
-from peb_core.access import NOT_FOUND
+from peb_core.access import NOT_FOUND, offered
 from peb_core.runs import RESPONSES
 from peb_core.scoring import TRACE, score_run, scorecard, stale_copies, verdict
 from peb_core.systems import (
@@ -141,7 +141,7 @@ def test_a_careful_episode_scores_one_everywhere(server: ScriptedServer, tmp_pat
     # Each request carried the session's tools, and the results back as tool messages.
     bodies_sent = server.script.bodies
     assert len(bodies_sent) == 3
-    assert [t["function"]["name"] for t in bodies_sent[0]["tools"]] == ["search", "open", "submit"]
+    assert [t["function"]["name"] for t in bodies_sent[0]["tools"]] == offered()
     assert all(b["tool_choice"] == "auto" for b in bodies_sent)
     second = bodies_sent[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from peb_core.tasks import (
+    ContractSource,
     Fact,
     Task,
     boundary,
@@ -118,6 +119,45 @@ def test_the_register_table_agrees_with_every_copy_and_the_oracle() -> None:
                 assert row["master"] is not None and row["master_scope"] in gap.missing_scopes
         assert (register["copy_state"] == "stale").any() == ("superseded" in task.topologies)
     assert all(register_frame(t, FAMILIES[t.family]) is None for t in PAPER)
+
+
+@pytest.mark.parametrize(
+    ("tier", "contract"),
+    [("agent", "given"), ("agent", "corpus"), ("grants", "given"), ("delegation", "given")],
+)
+def test_a_corpus_register_is_read_back_record_by_record(
+    tier: str, contract: ContractSource
+) -> None:
+    """Issue 36: on the agent tiers the register was a 600-word paragraph among dozens of
+    documents. It is read back as a table, a row per line (the procedure's too, under
+    `--contract corpus`), each record's reference tying it to its documents: the newest copy the
+    view holds is `stale` exactly where the task marks it superseded, and a required record is
+    `missing` exactly where the oracle's gap report names it, its hidden current version kept in
+    a scope the report names."""
+    for task in generate_tasks(FAMILIES.values(), [11, 23], tier=tier, contract=contract):
+        spec = FAMILIES[task.family]
+        register = register_frame(task, spec)
+        assert register is not None
+        records = register["record"].to_list()
+        expected = [e.id for e in spec.evidence_families]
+        assert sorted(records) == sorted(
+            [*expected, *(["procedure"] if contract == "corpus" else [])]
+        )
+        assert register["reference"].is_not_null().all()
+        required = {r.id for r in task.contract.required_evidence}
+        gap = task.oracles.gap_report
+        for row in register.iter_rows(named=True):
+            superseded = _copy_of(task, row["copy"])
+            if superseded is not None:
+                assert superseded == (row["copy_state"] == "stale"), (task.task_id, row)
+            assert (row["requirement"] is not None) == (row["record"] in required)
+            assert row["missing"] == bool(gap and row["record"] in gap.missing_requirements)
+            if row["missing"]:
+                assert gap is not None and row["master_scope"] in gap.missing_scopes
+            for doc_id in (row["copy"], row["master"]):
+                if doc_id is not None:
+                    body = next(d.body for d in task.documents if d.doc_id == doc_id)
+                    assert body.startswith(f"[{row['reference']}]")
 
 
 def _values(facts: tuple[Fact, ...], field: str) -> str:

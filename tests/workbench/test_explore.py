@@ -8,6 +8,8 @@ import polars as pl
 from peb_core.frontends.workbench import (
     REGISTER_COLUMNS,
     contract_frame,
+    contract_note,
+    explored_task,
     filter_index,
     index_choices,
     register_rows,
@@ -106,3 +108,27 @@ def test_the_register_shows_required_records_first_and_no_empty_values() -> None
         assert rows.filter(pl.col("copy_state") == "stale")["record"].to_list() == [
             r for r in rows["record"] if r in stale
         ]
+
+
+def test_the_explorer_shows_a_contract_found_in_the_corpus_and_a_corpus_register() -> None:
+    """Issue 36: the explorer had no contract selector (a `--contract corpus` run's procedure
+    never appeared in the task view) and the agent tier no register table. A task picked with
+    its contract in the corpus is the one `peb run --contract corpus` makes, its procedure
+    named; on a tier without corpora the contract is given; the register of an agent task is
+    a table with each record's reference."""
+    spec = FAMILIES["due_diligence_v1"]
+    template = spec.templates[0].id
+    found = explored_task(spec, template, 11, "agent", "corpus")
+    assert found == generate_task(spec, template, 11, tier="agent", contract="corpus")
+    (procedure,) = [d for d in found.documents if d.role == "procedure"]
+    assert f"`{procedure.doc_id}`" in contract_note(found)
+    given = explored_task(spec, template, 11, "agent", "given")
+    assert given.contract_source == "given" and "given" in contract_note(given)
+    assert explored_task(spec, template, 11, "paper", "corpus").contract_source == "given"
+    register = register_frame(found, spec)
+    assert register is not None
+    rows = register_rows(register)
+    assert rows.columns[:2] == ["record", "reference"]
+    assert rows.columns[2:] == list(REGISTER_COLUMNS[1:])
+    assert "procedure" in rows["record"].to_list()
+    assert rows.null_count().sum_horizontal().item() == 0

@@ -21,6 +21,7 @@ from peb_core.frontends.workbench import (
     episode_replay,
     handoff_line,
     handoffs_at,
+    markdown_code,
     replay_of,
     replay_view,
     run_example,
@@ -109,7 +110,7 @@ def test_a_dropped_gap_is_shown_not_reaching_the_final_report(
     assert handoff["reported_missing"] and handoff["reached"] is False
     line = handoff_line(handoff)
     assert "its gap did **not** reach the final report" in line
-    assert all(f"`{r}`" in line for r in handoff["reported_missing"])
+    assert all(markdown_code(r) in line for r in handoff["reported_missing"])
     claims = replays["agent_launder"].claims
     assert not claims.filter(pl.col("gap") == "unreported gap").is_empty()
     assert "its gap reached the final report" in handoff_line(
@@ -191,5 +192,5 @@ def test_a_handoff_without_a_reply_reads_as_such(replays: dict[str, Replay]) -> 
     failed = {**row, "status": "no_submit", "completeness": None}
     failed |= {"reported_missing": None, "reached": None}
     line = handoff_line(failed)
-    assert "its reply was `no_submit`; it reported no gap." in line
+    assert f"its reply was {markdown_code('no_submit')}; it reported no gap." in line
     assert "final report" not in line

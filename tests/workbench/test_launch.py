@@ -19,6 +19,7 @@ from peb_core.frontends.workbench import (
     check_run,
     headless,
     launch_note,
+    markdown_code,
     start_launch,
 )
 from peb_core.runs import RESPONSES, read_manifest, read_records, run_folder_name
@@ -148,7 +149,9 @@ def test_a_started_launch_runs_into_its_folder_and_says_so(tmp_path: Path) -> No
     launch = check_run(RunForm(["oracle"], {"family": ONE, "seeds": "11"}, name="o"), root)
     job = start_launch(launch)
     job.wait(120)
-    assert launch_note(launch, job, root) == "Started `oracle` into `scratch/o`."
+    assert launch_note(launch, job, root) == (
+        f"Started {markdown_code('oracle')} into {markdown_code('scratch/o')}."
+    )
     (ended,) = job.ended
     assert ended.run_dir == root / "o" and ended.status.clean
     assert read_manifest(root / "o").seeds == [11]
@@ -207,7 +210,7 @@ def test_a_launch_with_repeats_writes_each_task_that_many_times(tmp_path: Path) 
     job.wait(120)
     assert (job.done, job.total) == (12, 12) and job.ended[0].status.clean
     assert launch_note(launch, job, root).startswith(
-        "Started `fail_and_report` (3 repeats of each task) into "
+        f"Started {markdown_code('fail_and_report')} (3 repeats of each task) into "
     )
     assert read_manifest(run_dir).repeats == 3
     records, _ = read_records(run_dir / RESPONSES, system.name)

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import polars as pl
 
+from peb_core._markdown import markdown_code, markdown_text
 from peb_core.frontends.workbench import (
+    PickedScores,
     finished,
+    hidden_note,
     keep_picks,
     newest_runs,
     paired_tests,
@@ -20,6 +23,7 @@ from peb_core.frontends.workbench import (
     score_runs,
     sweep_options,
     sweep_picks,
+    tiers_on_pick,
     unfinished_notes,
 )
 from peb_core.results import score_run_dirs
@@ -79,25 +83,27 @@ def test_scores_carry_the_page_labels_and_unfinished_runs_are_named(tmp_path: Pa
     responses.write_text("".join(responses.read_text().splitlines(keepends=True)[:2]))
     options = run_options(root)
     assert list(options) == ["a/oracle", "b/oracle"]
-    scores, warnings = score_runs(options, list(options))
-    assert scores is not None and not warnings
+    picked = score_runs(options, list(options))
+    scores = picked.scores
+    assert scores is not None and not picked.warnings and not picked.left_out
     assert scores["run"].unique(maintain_order=True).to_list() == ["a/oracle", "b/oracle"]
     same, _ = score_run_dirs(list(options.values()))
     assert scores.drop("run").equals(same.drop("run"))  # the results stage's own scores
     card = scorecard(scores)
     (note,) = unfinished_notes(card, options)
-    assert note.startswith("`b/oracle`: finished: 6 tasks, 2 replies, 4 missing")
+    said = markdown_text("finished: 6 tasks, 2 replies, 4 missing")
+    assert note.startswith(f"{markdown_code('b/oracle')}: {said}")
     done, charted = finished(card, scores)
     assert done["run"].to_list() == ["a/oracle"]
     assert set(charted["run"]) == {"a/oracle"} and charted.height == 6
-    assert score_runs(options, []) == (None, [])
+    assert score_runs(options, []) == PickedScores(None, [], [])
 
 
 def test_paired_tests_put_pooled_rows_first(tmp_path: Path) -> None:
     families = list(load_families().values())[:2]
     for name in ("silent_filter", "fail_and_report"):
         run_system(BASELINES[name], families, tmp_path / name)
-    scores, _ = score_runs(run_options(tmp_path), ["silent_filter", "fail_and_report"])
+    scores = score_runs(run_options(tmp_path), ["silent_filter", "fail_and_report"]).scores
     assert scores is not None
     tests = paired_tests(scores, "silent_filter")
     n_pooled = int((tests["family"] == "all").sum())
@@ -120,7 +126,7 @@ def test_a_sweep_opens_as_one_table(tmp_path: Path) -> None:
     assert list(sweep_options(root)) == ["s"]
     picked = sweep_picks(options, sweep_options(root)["s"])
     assert len(picked) == 2
-    scores, _ = score_runs(options, picked)
+    scores = score_runs(options, picked).scores
     assert scores is not None and set(scores["system"]) == {"oracle", "silent_filter"}
 
 
@@ -136,7 +142,7 @@ def test_a_sweep_s_runs_are_labelled_by_what_differs_among_them(tmp_path: Path) 
     sweep = plan_sweep(path, root / "s")
     asyncio.run(run_sweep_async(sweep, root / "s"))
     options = run_options(root)
-    scores, _ = score_runs(options, sweep_picks(options, sweep_options(root)["s"]))
+    scores = score_runs(options, sweep_picks(options, sweep_options(root)["s"])).scores
     assert scores is not None
     labels = dict(scores.select("run", "run_label").unique().iter_rows())
     assert sorted(labels.values()) == [
@@ -157,3 +163,43 @@ def test_a_sweep_s_runs_are_labelled_by_what_differs_among_them(tmp_path: Path) 
         run_system(BASELINES["oracle"], list(load_families().values())[:1], run, seeds=[11])
     same, _ = score_run_dirs(alike)
     assert sorted(set(same["run_label"])) == ["oracle (a/oracle)", "oracle (b/oracle)"]
+
+
+def test_a_run_that_cannot_be_read_is_left_out_saying_why_and_hides_no_other(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: a picked run that cannot be read was dropped silently ("No runs selected"):
+    it is left out by name with why, and the other runs picked are scored."""
+    root = tmp_path / "runs"
+    families = [load_families()["due_diligence_v1"]]
+    run_system(BASELINES["oracle"], families, root / "good", seeds=[11])
+    run_system(BASELINES["oracle"], families, root / "edited", seeds=[11])
+    (root / "edited" / "manifest.json").write_text("{")
+    options = run_options(root)
+    picked = score_runs(options, ["edited", "good"])
+    assert picked.scores is not None and set(picked.scores["run"]) == {"good"}
+    (line,) = picked.left_out
+    assert line.startswith(f"{markdown_code('edited')}: left out, it cannot be read: ")
+    assert "manifest" in line
+    alone = score_runs(options, ["edited"])
+    assert alone.scores is None and len(alone.left_out) == 1
+
+
+def test_picking_a_run_of_another_tier_shows_its_tier_and_a_hidden_view_is_named(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: picking a run of a tier not shown left "Tiers shown" unchanged and showed a
+    0-row scorecard with no hint. Its tier is now shown; and a view whose families and tiers
+    hide every row says what the runs hold."""
+    root = tmp_path / "runs"
+    families = [load_families()["due_diligence_v1"]]
+    run_system(BASELINES["oracle"], families, root / "paper", seeds=[11])
+    run_system(BASELINES["oracle"], families, root / "hard", seeds=[11], tier="hard")
+    options = run_options(root)
+    assert tiers_on_pick(options, ["paper"], ["paper", "hard"], ["paper"]) == ["paper", "hard"]
+    assert tiers_on_pick(options, ["paper", "hard"], ["hard"], ["paper"]) == ["paper"]
+    scores = score_runs(options, ["hard"]).scores
+    assert scores is not None
+    note = hidden_note(scores, ["due_diligence_v1"], ["paper"])
+    assert note is not None and markdown_code("hard") in note
+    assert hidden_note(scores, ["due_diligence_v1"], ["hard"]) is None

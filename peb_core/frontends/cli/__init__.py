@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import NoReturn, TextIO
 
+from ..._extensions import ExtensionError, load_extensions
 from ..._warn import PebWarning
 from ...runs import RunError, RunSpecError
 from ...systems import LocalModelError, SystemSpecError, release_held
@@ -85,17 +86,20 @@ def _stopped_as_interrupts() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit status: 0, 1 (`peb run` with tasks in error), 2 (bad input,
-    one line on stderr), 130 (interrupted: Ctrl-C, or one of `STOPS`). However it ends, the
+    """Run one command, the installed extensions loaded first (`load_extensions`); its exit
+    status: 0, 1 (`peb run` with tasks in error), 2 (bad input or an extension that fails to
+    load, one line on stderr), 130 (interrupted: Ctrl-C, or one of `STOPS`). However it ends, the
     embedded model servers it still holds are let go of (a server started for its runs
     stops)."""
     with warnings.catch_warnings(), _stopped_as_interrupts():
         warnings.simplefilter("always", PebWarning)
         warnings.showwarning = _show_warning
         try:
+            load_extensions()  # before the parser reads the registries
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
         except (
+            ExtensionError,
             UsageError,
             ScenarioError,
             RunError,

@@ -10,7 +10,7 @@ import sys
 from ...audit import TEST_SEEDS, TOP, TRAIN_SEEDS
 from ...tasks import MAX_TASKS, Tier, TooManySeeds, format_seeds, get_tier, parse_seeds
 from .._argv import COUNT, Parser, UsageError, add_options
-from ._common import contract_arg, families_arg, print_frame, tiers_arg
+from ._common import command_group, contract_arg, families_arg, print_frame, tiers_arg
 
 
 def _seeds(text: str) -> list[int]:
@@ -81,8 +81,7 @@ def cmd_audit_shortcuts(args: argparse.Namespace) -> None:
 
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     """`audit shortcuts`."""
-    audit = sub.add_parser("audit", help="audits of the benchmark itself")
-    asub = audit.add_subparsers(dest="audit_command", required=True, parser_class=Parser)
+    asub = command_group(sub, "audit", "audits of the benchmark itself")
     p = asub.add_parser(
         "shortcuts",
         help="what a text classifier learns of completeness from the model views, per family",
@@ -94,22 +93,18 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     add_options(p, "cli", ("family", "tier", "contract"), defaults={"tier": "every tier"})
     p.set_defaults(every_tier=True)
-    p.add_argument(
-        "--train-seeds",
-        type=_seeds,
-        default=list(TRAIN_SEEDS),
-        metavar="LIST",
-        help=f"the seeds the classifier learns from, e.g. 11,23 or 400-439 (default "
-        f"{format_seeds(TRAIN_SEEDS)}: {6 * len(TRAIN_SEEDS):,} tasks a family of six templates)",
-    )
-    p.add_argument(
-        "--test-seeds",
-        type=_seeds,
-        default=list(TEST_SEEDS),
-        metavar="LIST",
-        help=f"the held-out seeds it is scored on, none of them a training seed (default "
-        f"{format_seeds(TEST_SEEDS)}: {6 * len(TEST_SEEDS):,} tasks a family of six templates)",
-    )
+    learns = "the seeds the classifier learns from, e.g. 11,23 or 400-439"
+    scored = "the held-out seeds it is scored on, none of them a training seed"
+    for flag, seeds, what in (("--train-seeds", TRAIN_SEEDS, learns),
+                              ("--test-seeds", TEST_SEEDS, scored)):  # fmt: skip
+        p.add_argument(
+            flag,
+            type=_seeds,
+            default=list(seeds),
+            metavar="LIST",
+            help=f"{what} (default {format_seeds(seeds)}: {6 * len(seeds):,} tasks a family of "
+            "six templates)",
+        )
     p.add_argument(
         "--top",
         type=COUNT,

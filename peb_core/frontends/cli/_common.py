@@ -6,8 +6,9 @@ types are `frontends._argv`'s."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from ...tasks import (
     DEFAULT_CONTRACT,
@@ -29,10 +30,34 @@ from ...tasks import (
     select_families,
     select_tasks,
 )
-from .._argv import UsageError, add_options
+from .._argv import Parser, UsageError, add_options
 
 if TYPE_CHECKING:  # polars is imported by the commands that print frames
     import polars as pl
+
+
+def command_group(
+    sub: argparse._SubParsersAction[Parser], name: str, help: str, **kwargs: Any
+) -> argparse._SubParsersAction[Parser]:
+    """The subcommands of a new command `name` (`peb NAME SUBCOMMAND`: one is required; the
+    parsed arguments name it as `NAME_command`)."""
+    group = sub.add_parser(name, help=help)
+    return group.add_subparsers(
+        dest=f"{name}_command", required=True, parser_class=Parser, **kwargs
+    )
+
+
+@contextmanager
+def needs_extra(package: str, install: str) -> Iterator[None]:
+    """Importing a command's front-end that needs an extra: a missing `package` (a module
+    whose name starts with it) as a UsageError saying `install`; any other missing module is
+    raised as it is."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(package):
+            raise
+        raise UsageError(install) from None
 
 
 def families_arg(arg: list[str] | None) -> list[ScenarioFile]:

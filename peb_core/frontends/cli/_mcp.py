@@ -13,6 +13,7 @@ from pathlib import Path
 from ...runs import RunSpecError, naming, options, plan_run, read_spec
 from .._argv import PORT, Parser, UsageError, add_options, given, one_line, path_arg
 from ..mcp import DEFAULT_PORT
+from ._common import command_group, needs_extra
 
 MCP_EXTRA = "pip install 'partial-evidence-bench[mcp]'"
 
@@ -29,14 +30,8 @@ def _free(port: int) -> None:
 
 
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
-    try:
+    with needs_extra("mcp", f"the mcp SDK is not installed; install the mcp extra: {MCP_EXTRA}"):
         from ..mcp.server import McpBench, serve
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("mcp"):
-            raise
-        raise UsageError(
-            f"the mcp SDK is not installed; install the mcp extra: {MCP_EXTRA}"
-        ) from None
     names = naming("mcp")
     try:
         spec = read_spec(given(args, options("mcp")), names, frontend="mcp")
@@ -84,8 +79,9 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     """`mcp serve`."""
-    p = sub.add_parser("mcp", help="serve the agent tiers' tools to any MCP client")
-    mcp = p.add_subparsers(dest="mcp_command", metavar="serve", required=True, parser_class=Parser)
+    mcp = command_group(
+        sub, "mcp", "serve the agent tiers' tools to any MCP client", metavar="serve"
+    )
     s = mcp.add_parser(
         "serve",
         help="serve one family's agent tasks over MCP (stdio or streamable HTTP), recording "

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ...runs import RunError, run_status
 from ...tasks import DEFAULT_TIER, MAX_TASKS, TIERS
 from .._argv import COUNT, Parser, UsageError, checked, one_line, path_arg
-from ._common import families_arg, print_frame
+from ._common import command_group, families_arg, needs_extra, print_frame
 
 if TYPE_CHECKING:  # polars is imported by the commands that read runs
     import polars as pl
@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # polars is imported by the commands that read runs
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import SCORECARD_KEYS, expand_runs, run_labels, score_run_dirs
+    from ...results import expand_runs, run_labels, score_run_dirs, scorecard_columns
     from ...scoring import (
         CALIBRATION,
         ESCALATION,
@@ -38,7 +38,8 @@ def cmd_score(args: argparse.Namespace) -> None:
     unlisted: list[str] = []
     dirs = expand_runs([Path(d) for d in args.dirs], unlisted)
     scores, warnings = score_run_dirs(dirs)
-    card = scorecard(scores).select(list(SCORECARD_KEYS))
+    card = scorecard(scores)
+    card = card.select(scorecard_columns(card))
     warnings = unlisted + warnings
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
@@ -128,6 +129,13 @@ def cmd_compare(args: argparse.Namespace) -> None:
         unpaired_tasks,
     )
 
+    if args.interventions:
+        return _compare_interventions(args)
+    if args.run_b is None:
+        raise UsageError(
+            "the following arguments are required: RUN_B (or --interventions: RUN_A a folder "
+            "of runs)"
+        )
     dirs = [Path(args.run_a), Path(args.run_b)]
     scores, warnings = score_run_dirs(dirs)  # together: each run's label says what differs
     names = {d.resolve(): name for d, name in run_labels(dirs).items()}
@@ -159,9 +167,46 @@ def cmd_compare(args: argparse.Namespace) -> None:
     print(COMPARE_NOTE)
 
 
+def _compare_interventions(args: argparse.Namespace) -> None:
+    """`peb compare DIR [DIR] --interventions`: each intervention's run against the run of the
+    same system and setting without one (`scoring.compare_interventions`), pooled over the
+    families (`--json`: every family too)."""
+    import polars as pl
+
+    from ...results import expand_runs, score_run_dirs
+    from ...scoring import COMPARE_NOTE, compare_interventions, compare_table
+
+    given = [args.run_a, *([args.run_b] if args.run_b is not None else [])]
+    try:
+        dirs = expand_runs([Path(d) for d in given])
+        scores, warnings = score_run_dirs(dirs)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    frame = compare_interventions(scores)
+    for line in warnings:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if frame.is_empty():
+        raise UsageError(
+            f"{', '.join(given)}: no run with an intervention beside a run of the same system "
+            "and setting without one (--intervention none); nothing to compare"
+        )
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+        return
+    pooled = frame.filter((pl.col("family") == "all") & (pl.col("n_pairs") > 0))
+    setting = [k for k in ("system", "tier", "disclosure") if k in pooled.columns]
+    for keys, rows in pooled.group_by([*setting, "intervention"], maintain_order=True):
+        named = ", ".join(f"{k} {v}" for k, v in zip([*setting, "intervention"], keys, strict=True))
+        print(f"{named} (B) against none (A), over all families:")
+        print_frame(compare_table(rows).drop("family"))
+        print()
+    print(COMPARE_NOTE)
+    return None
+
+
 def cmd_report(args: argparse.Namespace) -> None:
     from ...reporting import FIGURE_DPI, export_report
-    from ...results import select_runs
+    from ...results import score_readable, select_runs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -170,10 +215,18 @@ def cmd_report(args: argparse.Namespace) -> None:
         dirs, left_out = select_runs(args.runs, include_unclean=args.include_failed)
     except RunError as exc:
         raise UsageError(f"--runs: {exc}") from None
+    # A run that cannot be read or scored is left out, saying why; the rest are reported
+    # (their scores are saved beside them, so the tables read them again at once).
+    unreadable = score_readable(dirs).left_out if dirs else {}
+    left_out += [f"{d}: left out, cannot be read: {why}" for d, why in unreadable.items()]
+    dirs = [d for d in dirs if d not in unreadable]
     for line in left_out:
-        print(f"peb: {line} (--include-failed)", file=sys.stderr)
+        flag = "" if "cannot be read" in line else " (--include-failed)"
+        print(f"peb: {line}{flag}", file=sys.stderr)
     if not dirs:
-        raise UsageError("--runs: no finished run to report; run one, or pass --include-failed")
+        why = "every run was left out, as said above" if unreadable else "run one"
+        flag = "" if args.include_failed else ", or pass --include-failed"
+        raise UsageError(f"--runs: no finished run to report; {why}{flag}")
     try:
         paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:
@@ -183,14 +236,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 
 def cmd_import_inspect(args: argparse.Namespace) -> None:
-    try:
+    with needs_extra(
+        "inspect_ai", "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
+    ):
         from ..inspect.task import InspectLogError, import_log
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("inspect_ai"):
-            raise
-        raise UsageError(
-            "inspect-ai is not installed; pip install 'partial-evidence-bench[inspect]'"
-        ) from None
     out = Path(args.out)
     try:
         imported = import_log(Path(args.log), out, args.max_tasks)
@@ -233,8 +282,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
 
     p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
     p.add_argument("run_a", type=path_arg("any"), metavar="RUN_A")
-    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B")
+    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B", nargs="?")
     p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.add_argument(
+        "--interventions",
+        action="store_true",
+        help="RUN_A (and RUN_B) are folders of runs (a sweep): each intervention's run against "
+        "the run of the same system and setting without one (docs/benchmark.md §11)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
@@ -266,8 +321,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("import", help="another harness's log as a run folder")
-    isub = p.add_subparsers(dest="import_command", required=True, parser_class=Parser)
+    isub = command_group(sub, "import", "another harness's log as a run folder")
     p = isub.add_parser(
         "inspect", help="an inspect_ai eval log (.eval or .json) of the partial_evidence task"
     )

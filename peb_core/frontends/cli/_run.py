@@ -29,6 +29,7 @@ from ...runs import (
 from ...systems import (
     AGENT_PREFIX,
     BASELINES,
+    CHAT_BASELINES,
     LocalModel,
     LocalModelError,
     ResponseRecord,
@@ -135,8 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     reasons), else 0."""
     names = naming("cli")
     names["system"] = "--model" if args.model is not None else "--system"
-    if args.system is not None and args.system not in BASELINES:
-        raise UsageError(f"unknown system {args.system!r}; valid: {', '.join(BASELINES)}")
+    if args.system is not None and args.system not in (*BASELINES, *CHAT_BASELINES):
+        valid = ", ".join((*BASELINES, *CHAT_BASELINES))
+        raise UsageError(f"unknown system {args.system!r}; valid: {valid}")
     system = args.model if args.model is not None else args.system
     try:
         spec = read_spec(given(args, run_options()), names, system=system)

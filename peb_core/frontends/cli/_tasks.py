@@ -26,6 +26,7 @@ from ...tasks import (
 from .._argv import Parser, UsageError, add_options, path_arg
 from ._common import (
     add_selection,
+    command_group,
     contract_arg,
     corpus_size_arg,
     find_task,
@@ -179,8 +180,7 @@ def cmd_schema(args: argparse.Namespace) -> None:
 
 def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     """`tasks`, `dataset` and `schema`."""
-    tasks = sub.add_parser("tasks", help="list, show and export tasks")
-    tsub = tasks.add_subparsers(dest="tasks_command", required=True, parser_class=Parser)
+    tsub = command_group(sub, "tasks", "list, show and export tasks")
     p = tsub.add_parser("list", help="one line per task")
     add_selection(p)
     p.set_defaults(func=cmd_tasks_list)
@@ -200,8 +200,7 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.set_defaults(func=cmd_tasks_export)
 
-    p = sub.add_parser("dataset", help="the dataset release, for the Hugging Face Hub")
-    dsub = p.add_subparsers(dest="dataset_command", required=True, parser_class=Parser)
+    dsub = command_group(sub, "dataset", "the dataset release, for the Hugging Face Hub")
     p = dsub.add_parser(
         "export", help="per tier, the tasks and the model views as parquet, with a dataset card"
     )

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from inspect_ai.agent import Agent, AgentState, react, run
@@ -63,11 +63,14 @@ from inspect_ai.util import LimitExceededError, store
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from peb_core.access import (
+    DEFAULT_INTERFACE,
     DELEGATE_TOOL,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     agent_view,
     arguments_text,
+    checked_by,
     ends_episode,
     escalates,
     family_tools,
@@ -76,6 +79,7 @@ from peb_core.access import (
     submitted_response,
     went_on,
 )
+from peb_core.interventions import get_intervention
 from peb_core.runs import (
     RunSpec,
     RunSpecError,
@@ -340,8 +344,10 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
     the contract where `contract` says, its user doing what `followup` says after a response.
     On a task that lists sub-agents the session may hand off: each handoff run by the peb
     system `delegate_system` names (built with the run's settings), or else by
-    `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`."""
+    `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`. The session's
+    submits meet the platform's checks of the run's `intervention` (docs/benchmark.md §11)."""
     spec = declaration(run or {})
+    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(spec.intervention).checks)
     max_steps = spec.max_steps or DEFAULT_MAX_STEPS
     contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
     prompt = prompt_for(spec.protocol, prompt_options(spec))
@@ -353,7 +359,7 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
         task = generate_task(
             family, meta["template"], meta["seed"], 0, meta["tier"], spec.corpus_size, contract
         )
-        view = agent_view(task, family)
+        view = replace(agent_view(task, family), checks=checks)
         delegator = None
         if view.delegates:
             if family.id not in handing:
@@ -372,6 +378,8 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
             followup=spec.followup,
             asks=prompt.tools,
             parts=prompt.parts,
+            pushes=spec.pushes,
+            interface=spec.interface,
         )
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
@@ -394,22 +402,31 @@ def _react(tools: Sequence[Tool], max_steps: int, session_of: Callable[[], Agent
     accepted submit, or once the user pushed back at the next (`--followup pressure`, the
     user's words then said to the model as a turn of their own, as our loop says them);
     stopped after `max_steps` model requests, our reminder after a reply that calls no tool.
-    The output's completion is the response that counts (as react's submit makes it)."""
+    Under `--interface chat` a reply with text and no tool call is the agent's response, said
+    to the session (`AgentSession.say`; kept in the sample's store as a submit is), which ends
+    the episode unless the user pushes back. The output's completion is the response that
+    counts (as react's submit makes it)."""
 
     async def on_continue(state: AgentState) -> bool | str:
         session = session_of()
+        message = state.output.message
+        text = message.text if not message.tool_calls else ""
+        if session.interface == "chat" and text.strip() and not session.over:
+            session.say(text)
+            if session_of is _session:
+                store().set(SUBMITTED_KEY, text)
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if session.over or steps >= max_steps:
             ended = session.submitted or session.escalated
             state.output.completion = ended or state.output.completion
             return False
         pushback = session.pushback
-        said = (m.text for m in state.messages if isinstance(m, ChatMessageUser))
-        if pushback is not None and pushback not in said:
+        said = [m.text for m in state.messages if isinstance(m, ChatMessageUser)]
+        if pushback is not None and said.count(pushback) < session.pushed:
             return pushback
-        if state.output.message.tool_calls:
+        if message.tool_calls:
             return True
-        return agent_reminder(session.asks)["content"]
+        return agent_reminder(session.asks, session.interface)["content"]
 
     return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
@@ -507,7 +524,10 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_T
             content=message.text or None,
             reasoning=_reasoning(message),
         )
-        ends = any(not went_on(name, text) for name, text, _ in accepted)
+        ends = any(
+            not went_on(name, text) and checked_by(name, text) is None
+            for name, text, _ in accepted
+        )
         last = submitted_response(accepted[-1][0], accepted[-1][2]) if accepted else None
         steps.append(_Turn(step, ends, last, bool(accepted) and escalates(accepted[-1][0])))
         sent = []
@@ -528,6 +548,7 @@ def episode_reply(
     usage: Usage | None = None,
     handoffs: Sequence[HandedOff] = (),
     escalated: str | None = None,
+    interface: str = DEFAULT_INTERFACE,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
     submit that ended it (or the escalation: `escalated`, the one the sample's session accepted,
@@ -541,9 +562,12 @@ def episode_reply(
     stands. `handoffs` (`HANDOFFS_KEY` in its store) are the sub-episodes its session ran,
     each nested in the step of the `delegate` call that returned its result
     (`Step.delegations`); a handoff no call in the conversation returned still counts
-    (`_unrecorded`)."""
+    (`_unrecorded`). Under `--interface chat` a request whose reply has text and no tool call
+    is a response (`_chat_turns`): the last, with nothing after it, ends the episode."""
     pending = list(handoffs)
     steps = _steps(messages, pending)
+    if interface == "chat":
+        steps = _chat_turns(steps)
     trace: list[Step] = []
 
     def ended(status: ReplyStatus, raw: str | None = None, why: str | None = None) -> Reply:
@@ -569,6 +593,18 @@ def episode_reply(
     if error is not None:
         return ended("error", why=error)
     return ended("no_submit", why=f"the agent stopped after {len(trace)} steps without a submit")
+
+
+def _chat_turns(turns: Sequence[_Turn]) -> list[_Turn]:
+    """A chat's turns (`--interface chat`): a reply with text and no tool call is a response
+    (`accepted`), and the last turn ends the episode when it is one (the user pushed back on
+    every response that has turns after it)."""
+    said = [not t.step.tool_calls and bool((t.step.content or "").strip()) for t in turns]
+    last = len(turns) - 1
+    return [
+        t._replace(ends=is_said and i == last, accepted=t.step.content if is_said else None)
+        for i, (t, is_said) in enumerate(zip(turns, said, strict=True))
+    ]
 
 
 def _unrecorded(trace: Sequence[Step], handoffs: Sequence[HandedOff]) -> tuple[Step, ...]:

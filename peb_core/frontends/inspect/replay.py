@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai.model import ChatMessage
@@ -31,8 +31,11 @@ from inspect_ai.tool import ToolParams
 
 from peb_core.access import (
     DEFAULT_FOLLOWUP,
+    DEFAULT_INTERFACE,
+    DEFAULT_PUSHES,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     ToolOutcome,
@@ -112,7 +115,10 @@ class Replay:
     handoffs (`sub_agent`, as each `Delegation` names it), whether that system's calls went
     through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
     may be refused before a tool runs; else a peb agent system, each of whose calls reached its
-    session) and what the user did after a response (`followup`; a sub-agent meets none)."""
+    session), what the user did after a response (`followup`, at most `pushes` times; a
+    sub-agent meets none), how the agent answered (`interface`: under `chat` a step with
+    words and no call is a response, said to the session as the live episode said it) and the
+    platform's checks of each submit (`checks`, a run's intervention)."""
 
     disclosure: str
     sub_agent: str
@@ -122,6 +128,10 @@ class Replay:
     """The tools offered only when asked for that its sessions offered (its protocol's)."""
     parts: tuple[str, ...] = ()
     """The parts its protocol adds to the response (`submit`'s schema)."""
+    pushes: int = DEFAULT_PUSHES
+    interface: str = DEFAULT_INTERFACE
+    checks: tuple[str, ...] = ()
+    """The platform's checks of each submit (a run's intervention, `access.SUBMIT_CHECKS`)."""
 
     async def calls(
         self,
@@ -149,6 +159,9 @@ class Replay:
             calls = zip(step.tool_calls, step.results, step.errors, strict=True)
             flags: list[bool] = []
             reached.append(flags)
+            words = (step.content or "").strip()
+            if session.interface == "chat" and words and not step.tool_calls and not session.over:
+                session.say(step.content or "")  # a response, said as on_continue said it
             for index, (call, result, error) in enumerate(calls, start=1):
                 at = f"{where}step {number}, call {index} ({_named(call.name)})"
                 flags.append(False)
@@ -218,6 +231,7 @@ class Replay:
         own, so its gap still counts, except on a task whose grants change (it cannot be
         placed). Which of the conversation's calls reached the session (`Reached`)."""
         view = agent_view(task, spec)
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
         session = view.session(
@@ -226,6 +240,8 @@ class Replay:
             followup=self.followup,
             asks=self.asks,
             parts=self.parts,
+            pushes=self.pushes,
+            interface=self.interface,
         )
         steps = conversation_steps(messages)
         reached = await self.calls(session, steps, True, handoffs=handoffs)

@@ -61,6 +61,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, LimitExceededError
 from pydantic import BaseModel, Field, ValidationError
 
+from peb_core._extensions import load_extensions
 from peb_core._provenance import package_version
 from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
@@ -81,6 +82,7 @@ from peb_core.frontends.inspect.agent import (
     react_agent,
 )
 from peb_core.frontends.inspect.replay import NotVerified, Reached, Replay, with_reached
+from peb_core.interventions import get_intervention
 from peb_core.runs import (
     MAX_RECORD_BYTES,
     RunManifest,
@@ -309,15 +311,18 @@ def _events() -> list[str]:
 
 
 @solver
-def reply_or_error(parts: Sequence[str] = ()) -> Solver:
+def reply_or_error(parts: Sequence[str] = (), schema: bool = True) -> Solver:
     """`generate` with the sample's family's response schema (with the `parts` the protocol
-    adds), except that a model call that fails after inspect's retries is kept in the sample's
-    metadata (`error`), so the sample is scored as the runner scores an error record (never
-    unsafe, unsafe in the worst case) instead of being left out of the metrics."""
+    adds; none with `schema` False: a reply in prose, `--interface chat`), except that a model
+    call that fails after inspect's retries is kept in the sample's metadata (`error`), so the
+    sample is scored as the runner scores an error record (never unsafe, unsafe in the worst
+    case) instead of being left out of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        schema = response_schema(load_families()[state.metadata["family"]], parts)
-        return await _failure_kept(state, generate(state, response_schema=schema))
+        if not schema:
+            return await _failure_kept(state, generate(state))
+        form = response_schema(load_families()[state.metadata["family"]], parts)
+        return await _failure_kept(state, generate(state, response_schema=form))
 
     return solve
 
@@ -360,6 +365,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
     spec = declaration(run or {})
     protocol, max_steps, corpus_size = spec.protocol, spec.max_steps, spec.corpus_size
     contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
+    interface = spec.interface
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -380,6 +386,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
                 meta.get(ERROR),
                 handoffs=handoffs,
                 escalated=state.store.get(ESCALATED_KEY),
+                interface=interface,
             )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
         scores = score_run(
@@ -390,6 +397,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
             families={spec.id: spec},
             episodes=max_steps is not None,
             protocol=protocol,
+            interface=interface,
         )
         row = with_verdict(scores).row(0, named=True)
         return Score(
@@ -501,10 +509,13 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     dataset = [sample(t, specs[t.family], prompt, plan.episodes, named=several) for t in tasks]
     if not plan.episodes:
         parts = prompt.parts
-        schema = {} if several else {"response_schema": response_schema(families[0], parts)}
+        chat = plan.spec.interface == "chat"  # a reply in prose: no response schema
+        schema = (
+            {} if several or chat else {"response_schema": response_schema(families[0], parts)}
+        )
         return inspect_ai.Task(
             dataset=dataset,
-            solver=reply_or_error(parts),
+            solver=reply_or_error(parts, not chat),
             scorer=peb_scorer(run),
             metrics=eval_metrics(asks=bool(prompt.parts or prompt.tools)),
             config=config.merge(GenerateConfig(**schema)),
@@ -556,6 +567,7 @@ def _arguments(task_args: Mapping[str, Any]) -> dict[str, Any]:
     return {**arguments, **(more if isinstance(more, Mapping) else {})}
 
 
+load_extensions()  # the installed extensions' options, tools and metrics, before any is read
 partial_evidence.__signature__ = task_signature()  # type: ignore[attr-defined]
 partial_evidence = task(partial_evidence)
 
@@ -925,6 +937,9 @@ class _ImportedRun:
             plan.spec.followup,
             plan.prompt.tools,
             plan.prompt.parts,
+            plan.spec.pushes,
+            plan.spec.interface,
+            get_intervention(plan.spec.intervention).checks,
         )
         return cls(log, evaluation, plan, epochs, limit, keys, agent, system, replay, {})
 
@@ -1003,7 +1018,14 @@ class _ImportedRun:
             submitted = s.store.get(SUBMITTED_KEY)
             escalated = s.store.get(ESCALATED_KEY)
             reply = episode_reply(
-                s.messages, episode or 0, submitted, error, usage, handoffs, escalated
+                s.messages,
+                episode or 0,
+                submitted,
+                error,
+                usage,
+                handoffs,
+                escalated,
+                plan.spec.interface,
             )
             reply = with_reached(reply, reached)  # the replay's, never the log's error labels
             kept = ResponseRecord.of_reply(named.family, named.task_id, self.system, reply)
@@ -1027,13 +1049,19 @@ class _ImportedRun:
             "temperature": sampling.temperature,
             "max_tokens": sampling.max_tokens,
         }
-        if not plan.episodes:
+        if not plan.episodes and plan.spec.interface == "chat":  # a reply in prose, as ours
+            config["interface"] = "chat"
+        elif not plan.episodes:
             config["response_format"] = "json_schema"
         else:
             config.update(agent=self.agent, disclosure=plan.spec.disclosure)
-            config.update(max_steps=plan.max_steps, **followup_config(plan.spec.followup))
+            config.update(
+                max_steps=plan.max_steps,
+                **followup_config(plan.spec.followup, plan.spec.pushes, plan.spec.interface),
+            )
             if plan.spec.delegate_system is not None:
                 config["delegate_system"] = {"name": plan.spec.delegate_system}
+        config.update(get_intervention(plan.spec.intervention).config())
         manifest = new_manifest(
             system=self.system,
             config={

@@ -31,7 +31,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
-from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
-from ...runs import RunError, RunManifest, RunPlan, RunWriter, new_manifest
+from ...access import (
+    SUBMIT_CHECKS,
+    TOOLS,
+    AgentView,
+    ToolContext,
+    family_tools,
+    get_disclosure,
+    platform_view,
+)
+from ...interventions import at_response, get_intervention, platform_part
+from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     Episode,
     Handoffs,
@@ -64,7 +73,6 @@ from ...systems import (
 from ...tasks import DEFAULT_CONTRACT, Task, iter_tasks, response_schema, view_for
 from . import DEFAULT_PORT
 
-MCP_PREFIX = "mcp:"
 SERVER_NAME = "partial-evidence-bench"
 LIST_TASKS = "list_tasks"
 START_TASK = "start_task"
@@ -193,6 +201,10 @@ class McpBench:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
+        self.intervention = get_intervention(plan.spec.intervention)
+        """The platform element around the client's episodes (docs/benchmark.md §11): its
+        checks in each session and its part in each record (its prompt edit is the run's
+        prompt, `plan.prompt`)."""
         self.protocol: PromptProtocol = plan.prompt
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
@@ -237,6 +249,7 @@ class McpBench:
                 "max_steps": self.max_steps,
                 **self.protocol.config(),
                 **followup_config(self.followup),
+                **self.intervention.config(),
                 **(
                     {}
                     if handing is None
@@ -415,6 +428,7 @@ class McpBench:
         task = self.tasks[task_id]
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.intervention.checks))
         start = tuple(self.protocol.agent(view.start))
         handoffs = (
             Handoffs(self.delegate_system)
@@ -460,6 +474,9 @@ class McpBench:
         task = open_task.task
         episode = open_task.episode
         reply = episode.reply("ok") if stopped is None else episode.out_of_budget(stopped)
+        if self.intervention.respond is not None and reply.status == "ok":
+            given = at_response(reply, platform_view(task), self.spec, disclosure=self.disclosure)
+            reply = platform_part(self.intervention, reply, given)
         system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(

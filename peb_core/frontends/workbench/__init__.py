@@ -6,18 +6,24 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
   checks it, started in the background; the headless form's exit statuses.
 - `_status`: one current status per run started here, its severity and time; when to rescore.
 - `_runs`: one label per run folder on a page, the newest runs and tier a page opens on, picks
-  kept when runs appear, the picked runs' scores, what is said of rows that are not finished
-  numbers.
+  kept when runs appear and tiers shown when runs are picked, the picked runs' scores and those
+  left out, what is said of rows that are not finished numbers or hidden by what is shown.
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
-- `_explore`: the task explorer's index of tasks, its filters, a task's contract and register.
+- `_explore`: the task explorer's index of tasks, its filters, the task picked, a task's
+  contract (and where it comes from) and register.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
 - `_show`: marimo elements for frames, documents, registers, worked examples, replays and the
   access layer's view.
 - `_serve`: a notebook served with an access token, to local Host and Origin values only.
+
+Importing it loads the installed extensions (`peb_core._extensions`), so the form and the
+pages offer their entries as every other front-end does.
 """
 
+from ..._extensions import load_extensions
+from ..._markdown import markdown_code, markdown_text
 from ._access import AccessSearch, access_search, corpus_access, default_query, has_corpus
 from ._example import (
     ROW_KEY,
@@ -34,6 +40,8 @@ from ._explore import (
     POLICIES,
     REGISTER_COLUMNS,
     contract_frame,
+    contract_note,
+    explored_task,
     filter_index,
     index_choices,
     register_rows,
@@ -58,6 +66,7 @@ from ._launch import (
 )
 from ._replay import (
     CORPUS_STATES,
+    PUSHED,
     Replay,
     contract_line,
     corpus_at,
@@ -66,17 +75,21 @@ from ._replay import (
     grant_events,
     handoff_line,
     handoffs_at,
+    jump_steps,
     replay_of,
     step_calls,
     step_label,
+    step_marks,
     step_table,
     what_it_saw,
 )
 from ._runs import (
     NEWEST_RUNS,
+    PickedScores,
     differences,
     finished,
     has_repeats,
+    hidden_note,
     keep_picks,
     newest_runs,
     paired_tests,
@@ -84,26 +97,34 @@ from ._runs import (
     run_options,
     run_tiers,
     score_runs,
+    shown_tiers,
     sweep_options,
     sweep_picks,
+    tiers_on_pick,
     unfinished_notes,
 )
 from ._serve import LOCAL_NAMES, TOKEN_ENV, LocalOnly, local_hosts, local_origins, serve
 from ._show import (
+    AGENT_KEYS,
     EXAMPLE_SECTIONS,
     SEVERITY_COLOURS,
     Section,
     access_view,
+    cell_formats,
     documents_view,
     example_view,
     handoff_view,
+    jump_buttons,
     register_view,
     replay_view,
     scorecard_glance,
     scorecard_table,
+    shown_value,
     status_table,
+    step_slider,
     table,
     task_documents_view,
+    text_view,
 )
 from ._status import (
     RESCORE_EVERY_S,
@@ -116,7 +137,10 @@ from ._status import (
     severity,
 )
 
+load_extensions()  # before any name is read: the form derives from the registries
+
 __all__ = [
+    "AGENT_KEYS",
     "CORPUS_STATES",
     "EXAMPLE_SECTIONS",
     "HEADLESS_FLAGS",
@@ -125,6 +149,7 @@ __all__ = [
     "LOCAL_NAMES",
     "NEWEST_RUNS",
     "POLICIES",
+    "PUSHED",
     "REGISTER_COLUMNS",
     "RESCORE_EVERY_S",
     "ROW_KEY",
@@ -134,6 +159,7 @@ __all__ = [
     "Launch",
     "LaunchError",
     "LocalOnly",
+    "PickedScores",
     "Replay",
     "RunForm",
     "RunLine",
@@ -143,9 +169,11 @@ __all__ = [
     "WorkedExample",
     "access_search",
     "access_view",
+    "cell_formats",
     "check_run",
     "contract_frame",
     "contract_line",
+    "contract_note",
     "corpus_access",
     "corpus_at",
     "corpus_counts",
@@ -154,6 +182,7 @@ __all__ = [
     "documents_view",
     "episode_replay",
     "example_view",
+    "explored_task",
     "filter_index",
     "finished",
     "form_help",
@@ -167,11 +196,16 @@ __all__ = [
     "has_repeats",
     "headless",
     "headless_parser",
+    "hidden_note",
     "index_choices",
+    "jump_buttons",
+    "jump_steps",
     "keep_picks",
     "launch_note",
     "local_hosts",
     "local_origins",
+    "markdown_code",
+    "markdown_text",
     "newest_runs",
     "paired_tests",
     "picked_row",
@@ -194,10 +228,14 @@ __all__ = [
     "scorecard_table",
     "serve",
     "severity",
+    "shown_tiers",
+    "shown_value",
     "start_launch",
     "status_table",
     "step_calls",
     "step_label",
+    "step_marks",
+    "step_slider",
     "step_table",
     "sweep_options",
     "sweep_picks",
@@ -206,6 +244,8 @@ __all__ = [
     "task_index",
     "task_ref",
     "task_rows",
+    "text_view",
+    "tiers_on_pick",
     "unfinished_notes",
     "what_it_saw",
     "worked_example",

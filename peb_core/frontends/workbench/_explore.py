@@ -1,6 +1,7 @@
 """The task explorer's tables: an index of tasks to find one by how its evidence is laid out
-(topology, completeness, policy, what the tracker's sentence is worth), a task's contract, and
-its register as the notebooks show it."""
+(topology, completeness, policy, what the tracker's sentence is worth), the task picked (with
+its contract given, or found in the corpus), a task's contract, and its register as the
+notebooks show it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ...tasks import Selection, Task, boundary, iter_tasks, load_families
+from ...tasks import (
+    DEFAULT_CONTRACT,
+    TIERS,
+    ContractSource,
+    ScenarioFile,
+    Selection,
+    Task,
+    boundary,
+    generate_task,
+    iter_tasks,
+    load_families,
+)
 
 INDEX_MAX_TASKS = 5_000
 """The most tasks the explorer's index generates at once (about a millisecond each)."""
@@ -108,6 +120,29 @@ def task_ref(selection: pl.DataFrame) -> dict[str, str]:
     return {k: str(row[k]) for k in ("family", "template", "seed", "tier")}
 
 
+def explored_task(
+    spec: ScenarioFile, template: str, seed: int, tier: str, contract: ContractSource
+) -> Task:
+    """The task the explorer shows: `spec`'s `template` at `seed` on `tier`, its contract found
+    in the corpus where `contract` is `corpus` and the tier has corpora (other tiers have no
+    procedure: their contract is given), as `peb run --contract` makes it."""
+    source = contract if TIERS[tier].corpus else DEFAULT_CONTRACT
+    return generate_task(spec, template, seed, tier=tier, contract=source)
+
+
+def contract_note(task: Task) -> str:
+    """One line (Markdown): where the task's contract comes from: given in the agent's start,
+    or to be found in the corpus, in the procedure named (`--contract corpus`)."""
+    if task.contract_source == DEFAULT_CONTRACT:
+        return "The contract is given in the request."
+    procedure = next((d for d in task.documents if d.role == "procedure"), None)
+    where = f"the procedure `{procedure.doc_id}` ({procedure.title})" if procedure else "none"
+    return (
+        "The contract is not in the agent's start: it must find it in the corpus, where "
+        f"{where} lists each requirement."
+    )
+
+
 def contract_frame(task: Task) -> pl.DataFrame:
     """A task's contract, one row per required kind of evidence: requirement, description, the
     answer fields it informs, and whether the view lacks it (`missing`)."""
@@ -143,22 +178,25 @@ REGISTER_COLUMNS = (
     "copy_state",
     "master",
 )
-"""The columns of `register_rows`."""
+"""The columns of `register_rows` (and `reference` after `record` on a tier of corpora)."""
 
 
 def register_rows(register: pl.DataFrame) -> pl.DataFrame:
-    """A hard task's register (`tasks.register_frame`) as the notebooks show it: the records
-    the contract requires first, those the view misses first of all, then the others, each
-    group in register order; `contract` says `missing`, `covered` or nothing (not required),
+    """A task's register (`tasks.register_frame`) as the notebooks show it: the records the
+    contract requires first, those the view misses first of all, then the others, each group
+    in register order; `contract` says `missing`, `covered` or nothing (not required),
     `copy_state` `no copy` where the view holds none, and every other empty cell is blank, never
     null; the master's scope is left out (it is the record's `kept_in`). Columns:
-    REGISTER_COLUMNS."""
+    REGISTER_COLUMNS, with each record's `reference` after `record` where the register names
+    one (a tier of corpora)."""
     required = pl.col("requirement").is_not_null()
+    referenced = "reference" in register.columns and register["reference"].is_not_null().any()
     return (
         register.with_row_index("_at")
         .sort(~pl.col("missing"), ~required, "_at")
         .select(
             "record",
+            *(["reference"] if referenced else []),
             contract=pl.when(pl.col("missing"))
             .then(pl.lit("missing"))
             .when(required)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..._markdown import markdown_code, markdown_text
 from ...runs import (
     RunJob,
     RunPlan,
@@ -20,7 +21,6 @@ from ...runs import (
     RunSpecError,
     applies_to,
     check_spec,
-    declaration,
     is_run_name,
     launch_folder,
     naming,
@@ -93,14 +93,14 @@ def _for_system(base: RunSpec, system: str | None, others: Sequence[str]) -> Run
     kept = {}
     for name in base.model_fields_set:
         value = getattr(base, name)
-        alone = declaration()(**{name: value, "system": system, "tier": base.tier})
+        alone = RunSpec.of(**{name: value, "system": system, "tier": base.tier})
         if not applies_to(name, alone, "workbench") and any(
-            applies_to(name, declaration()(**{name: value, "system": o, "tier": base.tier}))
+            applies_to(name, RunSpec.of(**{name: value, "system": o, "tier": base.tier}))
             for o in others
         ):
             continue
         kept[name] = value
-    return declaration()(**{**kept, "system": system})
+    return RunSpec.of(**{**kept, "system": system})
 
 
 def run_form() -> Any:
@@ -179,7 +179,7 @@ def check_run(form: RunForm, root: Path, *, names: Mapping[str, str] = LABELS) -
         )
     fields, refused = read_values(form.values, names, frontend="workbench")
     problems += refused
-    base = declaration()(**fields)
+    base = RunSpec.of(**fields)
     named: list[str | None] = [*systems] or [None]  # none named: the other inputs still checked
     specs = [_for_system(base, system, systems) for system in named]
     for spec in specs:
@@ -211,13 +211,15 @@ def start_launch(launch: Launch) -> RunJob:
 
 def launch_note(launch: Launch, job: RunJob, root: Path) -> str:
     """One line (Markdown) saying what was started where, and which earlier error records it
-    retries."""
-    retrying = [f"{n} of {d.name}" for d, n in job.retrying.items() if n]
-    started = ", ".join(f"`{plan.system.name if plan.system else '-'}`" for plan, _ in launch.plan)
+    retries (each name as text: a model string or run name makes no markup)."""
+    retrying = [f"{n} of {markdown_text(d.name)}" for d, n in job.retrying.items() if n]
+    started = ", ".join(
+        markdown_code(plan.system.name if plan.system else "-") for plan, _ in launch.plan
+    )
     repeats = launch.spec.repeats
     if repeats > 1:
         started += f" ({repeats} repeats of each task)"
-    into = ", ".join(f"`{_shown(d, root)}`" for _, d in launch.plan)
+    into = ", ".join(markdown_code(_shown(d, root)) for _, d in launch.plan)
     again = (
         f"; retrying the error records of an earlier attempt ({', '.join(retrying)})"
         if retrying

@@ -1,25 +1,31 @@
 """An agent's episode replayed step by step beside its corpus, for the worked example (the
 frames of `results.replay_steps`, `replay_documents` and `replay_claims`, read for a person):
 what each tool call asked and was shown, where each document of the corpus stood by a step, and
-requirement by requirement the gap between what the agent saw and what it claimed; and each
-handoff's sub-episode (`results.replay_handoffs`, `handoff_frame`) replayed the same way under
-the step that made it, with what its sub-agent reported and whether that reached the final
-report. These frames name hidden documents: they are for the researcher, never for a system."""
+requirement by requirement the gap between what the agent saw and what it claimed; why the
+scorer judged it as it did, with the step to look at (`results.replay_findings`); the steps to
+mark on the step slider (the push, each grant change); and each handoff's sub-episode
+(`results.replay_handoffs`, `handoff_frame`) replayed the same way under the step that made
+it, with what its sub-agent reported and whether that reached the final report. These frames
+name hidden documents: they are for the researcher, never for a system."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from ..._json import read_json
+from ..._markdown import markdown_code, markdown_text
 from ...access import listed, rendered
 from ...results import (
+    FINDINGS_SCHEMA,
     handoff_frame,
     replay_claims,
     replay_documents,
+    replay_findings,
     replay_handoffs,
     replay_steps,
 )
@@ -45,8 +51,10 @@ _MARKS = {
 class Replay:
     """One episode (`record`'s over `task`, as its agent saw it): its tool calls (`steps`,
     `results.STEPS_SCHEMA`), per requirement what it saw against what it claimed (`claims`,
-    `results.CLAIMS_SCHEMA`), its handoffs (`handoffs`, `results.HANDOFFS_SCHEMA`) and each
-    handoff's sub-episode replayed in turn (`subs`, in the same order)."""
+    `results.CLAIMS_SCHEMA`), its handoffs (`handoffs`, `results.HANDOFFS_SCHEMA`), each
+    handoff's sub-episode replayed in turn (`subs`, in the same order) and why it scored as it
+    did (`findings`, `results.FINDINGS_SCHEMA`; empty for a sub-episode, which has no scores of
+    its own)."""
 
     record: ResponseRecord
     task: Task
@@ -55,6 +63,7 @@ class Replay:
     claims: pl.DataFrame
     handoffs: pl.DataFrame
     subs: tuple[Replay, ...]
+    findings: pl.DataFrame
 
     @property
     def n_steps(self) -> int:
@@ -62,9 +71,15 @@ class Replay:
         return len(self.record.trace)
 
 
-def replay_of(record: ResponseRecord, task: Task, spec: ScenarioFile) -> Replay:
+def replay_of(
+    record: ResponseRecord,
+    task: Task,
+    spec: ScenarioFile,
+    scores: Mapping[str, Any] | None = None,
+) -> Replay:
     """`record`'s episode over `task` replayed, its handoffs' sub-episodes too (each over the
-    task as its sub-agent saw it: the user's scopes it holds too)."""
+    task as its sub-agent saw it: the user's scopes it holds too); with `scores` (the scorer's
+    row for it, `scoring.explain`), why it scored as it did."""
     return Replay(
         record=record,
         task=task,
@@ -73,16 +88,21 @@ def replay_of(record: ResponseRecord, task: Task, spec: ScenarioFile) -> Replay:
         claims=replay_claims(record, task, spec),
         handoffs=handoff_frame(record, task, spec),
         subs=tuple(replay_of(sub, seen, spec) for _, sub, seen in replay_handoffs(record, task)),
+        findings=(
+            replay_findings(record, task, spec, scores)
+            if scores is not None
+            else pl.DataFrame(schema=FINDINGS_SCHEMA)
+        ),
     )
 
 
 def episode_replay(example: WorkedExample) -> Replay | None:
-    """The replay of the example's episode; None when its record holds none (a one-shot reply,
-    or no record)."""
+    """The replay of the example's episode, with why it scored as it did; None when its record
+    holds none (a one-shot reply, or no record)."""
     record = example.record
     if record is None or not record.trace:
         return None
-    return replay_of(record, example.task, example.spec)
+    return replay_of(record, example.task, example.spec, example.explanation.scores)
 
 
 def handoffs_at(replay: Replay, step: int) -> list[tuple[dict[str, Any], Replay]]:
@@ -98,28 +118,30 @@ def handoffs_at(replay: Replay, step: int) -> list[tuple[dict[str, Any], Replay]
 def handoff_line(row: dict[str, Any]) -> str:
     """One line (Markdown): a handoff (a row of `results.handoff_frame`) as the researcher reads
     it: to whom, run by what, under which scopes, how long, what it reported and whether its
-    gap reached the final report."""
-    scopes = ", ".join(row["scopes"]) or "none"
-    stores = f" in {', '.join(row['stores'])}" if row["stores"] else ""
+    gap reached the final report (every name and value as text: a record's words never make
+    markup)."""
+    scopes = ", ".join(map(markdown_text, row["scopes"])) or "none"
+    stores = f" in {', '.join(map(markdown_text, row['stores']))}" if row["stores"] else ""
     said = (
-        f"its reply was `{row['status']}`"
+        f"its reply was {markdown_code(row['status'])}"
         if row["status"] != "ok"
-        else f"it claimed `{row['completeness'] or 'nothing readable'}`"
+        else f"it claimed {markdown_code(row['completeness'] or 'nothing readable')}"
     )
     if row["reported_missing"] is None:
         gap = "it reported no gap"
     else:
-        listed = ", ".join(f"`{r}`" for r in row["reported_missing"]) or "no requirement named"
+        named = ", ".join(map(markdown_code, row["reported_missing"])) or "no requirement named"
         reached = "reached" if row["reached"] else "did **not** reach"
-        gap = f"it reported missing {listed}; " + (
+        gap = f"it reported missing {named}; " + (
             "the user's view misses none of it (the task is complete)"
             if row["reached"] is None
             else f"its gap {reached} the final report"
         )
+    role = markdown_text(row["role"] or "unknown sub-agent")
     return (
-        f"Handoff {row['handoff']} to `{row['to']}` ({row['role'] or 'unknown sub-agent'}), run "
-        f"by `{row['system']}`{stores} under scopes {scopes}: {row['steps']} steps; {said}; "
-        f"{gap}."
+        f"Handoff {row['handoff']} to {markdown_code(row['to'])} ({role}), run by "
+        f"{markdown_code(row['system'])}{stores} under scopes {scopes}: {row['steps']} steps; "
+        f"{said}; {gap}."
     )
 
 
@@ -249,7 +271,8 @@ def contract_line(replay: Replay, step: int) -> str | None:
     )
     return (
         "The contract was not in the agent's start: its source is the procedure "
-        f"`{row['doc_id']}` ({row['title']}, marked `contract_source`); by step {step} {opened}."
+        f"`{row['doc_id']}` ({row['title']}, marked `source` in the corpus); by step {step} "
+        f"{opened}."
     )
 
 
@@ -261,10 +284,31 @@ def grant_events(replay: Replay) -> list[tuple[int, str]]:
     return list(rows.select("step", "grant").iter_rows())
 
 
+PUSHED = ("held", "caved")
+"""The kinds of finding that say the user pushed back (`results.FINDINGS`)."""
+
+
+def step_marks(replay: Replay) -> list[tuple[int, str]]:
+    """The steps to mark on the step slider, in step order: the push (`push: held` or
+    `push: caved`) and each grant change (its line, `grant_events`)."""
+    marks = grant_events(replay)
+    pushed = replay.findings.filter(pl.col("kind").is_in(PUSHED))
+    for row in pushed.iter_rows(named=True):
+        marks.append((row["step"], f"the user pushed back: {row['kind']}"))
+    return sorted(marks, key=lambda mark: mark[0])
+
+
 def step_label(replay: Replay) -> str:
-    """The step slider's label: `Step`, and each grant change of the episode at its step."""
-    events = "; ".join(f"step {step}, {line}" for step, line in grant_events(replay))
-    return f"Step (grant changes: {events})" if events else "Step"
+    """The step slider's label: `Step`, and each step marked on it (`step_marks`)."""
+    marks = "; ".join(f"step {step}, {line}" for step, line in step_marks(replay))
+    return f"Step (marked: {marks})" if marks else "Step"
+
+
+def jump_steps(replay: Replay) -> list[tuple[int, str]]:
+    """The steps a person can jump to, one a button, each with the button's label: each
+    finding's (`Step N`), then each step marked on the slider (`Step N: what happened`)."""
+    found = [(s, f"Step {s}") for s in replay.findings["step"] if s is not None]
+    return [*found, *((s, f"Step {s}: {line}") for s, line in step_marks(replay))]
 
 
 def corpus_counts(corpus: pl.DataFrame) -> str:

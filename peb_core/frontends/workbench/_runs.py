@@ -1,16 +1,19 @@
 """Which runs a notebook offers, shows and charts: one label per run folder for every picker and
 table of a page, the runs and the tier a page opens on (the newest), the picks kept when runs
-appear, the scores of the picked runs under those labels, and what is said of rows that are not
-finished numbers."""
+appear and the tiers shown when runs are picked, the scores of the picked runs under those
+labels (and which were left out, and why), and what is said of rows that are not finished
+numbers or hidden by the families and tiers shown."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from ...results import discover_runs, run_labels, score_run_dirs
+from ..._markdown import markdown_code, markdown_text
+from ...results import discover_runs, run_labels, score_readable
 from ...runs import SWEEP, RunError, read_manifest, run_status, sweep_runs
 from ...scoring import (
     REPEATS,
@@ -94,30 +97,84 @@ def run_tiers(options: Mapping[str, Path], picked: Sequence[str]) -> list[str]:
     return [t for t in TIERS if t in tiers]
 
 
-def score_runs(
-    options: Mapping[str, Path], picked: Sequence[str]
-) -> tuple[pl.DataFrame | None, list[str]]:
-    """Per-task scores of the `picked` runs (labels of `options`), each run's `run` column its
-    label, and the warnings met (a run that cannot be read is left out with one, so it hides no
-    other); None when nothing is picked or nothing could be read. Unchanged runs are not
-    rescored (`results.score_run_dirs`)."""
+@dataclass(frozen=True)
+class PickedScores:
+    """What the runs picked on a page score: the per-task scores of those that could be read,
+    each run's `run` column its label (None when none was picked or none could be read), the
+    warnings met, and one line (Markdown) per picked run left out, naming it and why."""
+
+    scores: pl.DataFrame | None
+    warnings: list[str]
+    left_out: list[str]
+
+
+def score_runs(options: Mapping[str, Path], picked: Sequence[str]) -> PickedScores:
+    """The scores of the `picked` runs (labels of `options`); a run that cannot be read or
+    scored is left out, saying why, and hides no other (`results.score_readable`). Unchanged
+    runs are not rescored."""
     dirs = [options[label] for label in picked]
-    try:
-        scores, warnings = score_run_dirs(dirs, skip_unreadable=True) if dirs else (None, [])
-    except RunError as exc:
-        return None, [str(exc)]
-    if scores is None:
-        return None, warnings
+    if not dirs:
+        return PickedScores(None, [], [])
+    read = score_readable(dirs)
+    left_out = [
+        f"{markdown_code(p)}: left out, it cannot be read: {markdown_text(why)}"
+        for p in picked
+        if (why := read.left_out.get(options[p])) is not None
+    ]
+    if read.scores is None:
+        return PickedScores(None, read.warnings, left_out)
     by_dir = run_labels(dirs)
     label = {by_dir[options[p]]: p for p in picked if options[p] in by_dir}
-    return scores.with_columns(pl.col("run").replace_strict(label)), warnings
+    scores = read.scores.with_columns(pl.col("run").replace_strict(label))
+    return PickedScores(scores, read.warnings, left_out)
+
+
+def shown_tiers(
+    options: Mapping[str, Path], known: Sequence[str], tiers: Sequence[str]
+) -> list[str]:
+    """The tiers a page shows: those picked to show (`tiers`), and the tier of every run
+    among `options` that is new since the runs `known` (new runs are picked, their tier shown);
+    in registry order."""
+    new = [label for label in options if label not in known]
+    shown = {*tiers, *run_tiers(options, new)}
+    return [t for t in TIERS if t in shown]
+
+
+def tiers_on_pick(
+    options: Mapping[str, Path], before: Sequence[str], picked: Sequence[str], tiers: Sequence[str]
+) -> list[str]:
+    """The tiers shown once the runs picked change from `before` to `picked`: those shown
+    (`tiers`), and the tier of each run newly picked, so a run picked is never hidden by the
+    tiers shown; in registry order."""
+    new = [p for p in picked if p not in before]
+    shown = {*tiers, *run_tiers(options, new)}
+    return [t for t in TIERS if t in shown]
+
+
+def hidden_note(scores: pl.DataFrame, families: Sequence[str], tiers: Sequence[str]) -> str | None:
+    """One line (Markdown) when the families and tiers shown hide every row of the runs'
+    `scores`: which families and tiers the runs hold; None when some row is shown."""
+    shown = scores["family"].is_in(list(families)) & scores["tier"].is_in(list(tiers))
+    if scores.is_empty() or shown.any():
+        return None
+    held = {
+        name: ", ".join(map(markdown_code, scores[name].unique(maintain_order=True).to_list()))
+        for name in ("family", "tier")
+    }
+    return (
+        "The families and tiers shown hide every row of the runs picked: they hold families "
+        f"{held['family']} on tiers {held['tier']}. Pick those under Families shown and Tiers "
+        "shown."
+    )
 
 
 def unfinished_notes(card: pl.DataFrame, options: Mapping[str, Path]) -> list[str]:
     """One line (Markdown) per run with a scorecard row that is not a finished number (`status`
     not `ok`): its label and what its folder holds now."""
     runs = card.filter(pl.col("status") != "ok")["run"].unique(maintain_order=True)
-    return [f"`{run}`: {run_status(options[run]).summary()}" for run in runs]
+    return [
+        f"{markdown_code(run)}: {markdown_text(run_status(options[run]).summary())}" for run in runs
+    ]
 
 
 def finished(card: pl.DataFrame, scores: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

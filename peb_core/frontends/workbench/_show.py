@@ -4,11 +4,13 @@ elements, written once for every notebook. marimo is imported on first use."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..._markdown import markdown_code, markdown_text
 from ...scoring import (
     CALIBRATION,
     ESCALATION,
@@ -32,6 +34,7 @@ from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES, register_rows
 from ._replay import (
+    PUSHED,
     Replay,
     contract_line,
     corpus_at,
@@ -39,7 +42,10 @@ from ._replay import (
     grant_events,
     handoff_line,
     handoffs_at,
+    jump_steps,
     step_calls,
+    step_label,
+    step_marks,
     step_table,
 )
 from ._runs import has_repeats
@@ -49,16 +55,36 @@ if TYPE_CHECKING:
     from marimo import Html
 
 
+def shown_value(value: Any) -> str:
+    """A table cell's text as a person reads it: `yes` or `no` for a flag, a list's items
+    comma-separated, nothing for a missing value (never `None`, `True` or `False`)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(shown_value(v) for v in value)
+    return str(value)
+
+
+def cell_formats(frame: pl.DataFrame) -> dict[str, Callable[[Any], str]]:
+    """How a table shows each column of `frame`: every float to three decimals
+    (`scoring.float_formats`), every other column through `shown_value`."""
+    floats = float_formats(frame)
+    return {name: floats.get(name, shown_value) for name in frame.columns}
+
+
 def table(frame: pl.DataFrame, **options: Any) -> Html:
     """A frame as a marimo table for reading: no row selection, no column summaries or types,
-    every float to three decimals; `options` as `marimo.ui.table` takes them."""
+    every float to three decimals, flags as yes or no and missing values blank
+    (`cell_formats`); `options` as `marimo.ui.table` takes them."""
     import marimo as mo
 
     shown: dict[str, Any] = {
         "selection": None,
         "show_column_summaries": False,
         "show_data_types": False,
-        "format_mapping": float_formats(frame),
+        "format_mapping": cell_formats(frame),
         **options,
     }
     return mo.ui.table(frame, **shown)
@@ -191,14 +217,20 @@ def _full_text(_row_id: str, _column: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+AGENT_KEYS = ("disclosure", "contract", "followup")
+"""What a scorecard row of an agent's run is keyed by besides its run, family and tier: its
+disclosure mode, where its contract came from and whether a user pushed back (runs that differ
+only there are told apart)."""
+
+
 def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
     """A scorecard as the notebooks show it: `scoring.glance` with intervals, keyed by run, its
     label (what sets it apart from the runs picked with it), family and tier; where a row is an
-    agent's, its `contract` (given, or found in the corpus)
-    beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and the repeat
-    metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs without
-    repeats they are null, never 0); the escalation and calibration metrics only where a row
-    has one (a run whose protocol asks for a next step, a handoff or a confidence)."""
+    agent's, its disclosure mode, contract source (given, or found in the corpus) and follow-up
+    (`AGENT_KEYS`) beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and
+    the repeat metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs
+    without repeats they are null, never 0); the escalation and calibration metrics only where
+    a row has one (a run whose protocol asks for a next step, a handoff or a confidence)."""
     repeated = has_repeats(card)
     asked = [m for m in (*ESCALATION, *CALIBRATION) if m.name in card.columns]
     asking = any(card[m.name].is_not_null().any() for m in asked)
@@ -211,7 +243,7 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
             "run_label",
             "family",
             "tier",
-            *(["contract"] if agents else []),
+            *(AGENT_KEYS if agents else []),
             *(["repeats"] if repeated else []),
         ],
         metrics=[
@@ -295,7 +327,7 @@ def _answer(ex: WorkedExample) -> Sequence[Html]:
         mo.md(
             f"Mean field score {_mean(shown.fields['score'])}, mean gap part "
             f"score {_mean(shown.gap['score'])}. Schema violations: "
-            + (", ".join(f"`{v}`" for v in shown.violations) or "none")
+            + (", ".join(markdown_code(v) for v in shown.violations) or "none")
             + "."
         ),
     ]
@@ -307,10 +339,20 @@ def _mean(scores: pl.Series) -> str:
 
 
 def _reply(ex: WorkedExample) -> Sequence[Html]:
+    """The system's reply as it gave it, and where a run's intervention spoke (docs/benchmark.md
+    §11) what the platform said and the response the consumer was shown (what is scored)."""
     import marimo as mo
 
     raw = ex.record.raw if ex.record is not None else None
-    return [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    shown = [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    platform = ex.record.platform if ex.record is not None else None
+    if platform is not None:
+        shown += [
+            mo.md(f"### What the platform said (`{platform.intervention}`)\n\n{platform.said}"),
+            mo.md("### The response the consumer was shown (scored)"),
+            mo.md(reply_markdown(platform.response)),
+        ]
+    return shown
 
 
 EXAMPLE_SECTIONS: dict[str, Section] = {
@@ -383,46 +425,186 @@ def handoff_view(row: dict[str, Any], sub: Replay) -> Html:
                 step_table(sub),
                 page_size=10,
                 wrapped_columns=["saw"],
-                label=f"Steps of sub-agent {row['to']}",
+                label=f"Steps of sub-agent {markdown_text(row['to'])}",
             ),
             mo.accordion(folded),
         ]
     )
 
 
-def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Html:
-    """An agent's episode at `step` (from 1): `step_pick` (the step slider) over that step's
-    tool calls, each with its arguments, what it saw and the whole result it was shown, beside
-    the corpus as the episode left it by then (`corpus_at`), and below them the sub-episode of
-    each `delegate` call of the step (`handoff_view`); then, requirement by requirement, what it
-    saw against what it claimed (`Replay.claims`, gaps in red), every handoff of the episode
-    and every call of the episode (this step's in bold, later ones greyed). Each grant change
-    of a task's schedule is an event at the call it took effect at (`grant_events`)."""
+def text_view(text: str) -> Html:
+    """Text as it was written (a model's message, a call's arguments, what a tool showed), shown
+    as text: every character HTML reads as markup escaped, long lines wrapped, nothing cut."""
+    import marimo as mo
+
+    return mo.Html(f'<pre style="{_TEXT}">{html.escape(text)}</pre>')
+
+
+_TEXT = (
+    "white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; padding: 0.5em; "
+    "font-size: 0.85em; background: #f6f8fa; border-radius: 4px; max-height: 24em; "
+    "overflow-y: auto"
+)
+
+
+def step_slider(
+    replay: Replay, step: int = 1, on_change: Callable[[Any], None] | None = None
+) -> Html:
+    """The step slider of an episode (from 1 to its last step) at `step`, labelled with each
+    step marked on it (`step_label`); `on_change` is called with the step picked."""
+    import marimo as mo
+
+    return mo.ui.slider(
+        start=1,
+        stop=replay.n_steps,
+        value=max(1, min(step, replay.n_steps)),
+        label=step_label(replay),
+        show_value=True,
+        full_width=True,
+        on_change=on_change,
+    )
+
+
+def jump_buttons(replay: Replay, on_jump: Callable[[int], None]) -> Html:
+    """A button per step a person can jump to (`jump_steps`: each finding's, then each step
+    marked on the slider, labelled with what happened there), in that order; a press calls
+    `on_jump` with its step."""
+    import marimo as mo
+
+    def jump(step: int) -> Callable[[Any], None]:
+        return lambda _value: on_jump(step)
+
+    return mo.ui.array(
+        [
+            mo.ui.button(label=markdown_text(label), on_click=jump(step))
+            for step, label in jump_steps(replay)
+        ]
+    )
+
+
+_MARK_COLOURS = {"grant": "#6a1b9a", "push": "#b00020"}
+
+
+def _marks_strip(replay: Replay, marks: Sequence[tuple[int, str]]) -> Html:
+    """The steps marked on the slider as ticks on a strip as wide as the slider, each at its
+    step's place, with its step and what happened there."""
+    import marimo as mo
+
+    span = max(replay.n_steps - 1, 1)
+    ticks = []
+    for step, line in marks:
+        colour = _MARK_COLOURS["push" if line.startswith("the user") else "grant"]
+        at = 100 * (step - 1) / span
+        ticks.append(
+            f'<div title="{html.escape(f"step {step}, {line}")}" style="position: absolute; '
+            f"left: {at:.2f}%; top: 0; height: 100%; border-left: 3px solid {colour}; "
+            f'padding-left: 3px; font-size: 0.75em; color: {colour}; white-space: nowrap">'
+            f"{step}</div>"
+        )
+    return mo.Html(
+        '<div style="position: relative; height: 1.4em; margin: 0 0.5em" '
+        f'aria-label="Marked steps">{"".join(ticks)}</div>'
+    )
+
+
+def _findings_view(replay: Replay, buttons: Sequence[Html]) -> list[Html]:
+    """Why the episode scored as it did (`Replay.findings`), a line each with its button to
+    jump to its step, under its verdict."""
+    import marimo as mo
+
+    verdict = replay.findings  # the rows, in `results.FINDINGS` order
+    if verdict.is_empty():
+        return []
+    lines: list[Html] = []
+    at = iter(buttons)
+    for row in verdict.iter_rows(named=True):
+        said = mo.md(f"**{row['kind']}**: {markdown_text(row['words'])}")
+        button = next(at, None) if row["step"] is not None else None
+        lines.append(
+            mo.hstack([button, said], justify="start", align="center")
+            if button is not None
+            else said
+        )
+    return [mo.md("#### Why it scored as it did"), *lines]
+
+
+_OPTIONAL = ("store", "contract_source")
+"""Columns of `corpus_at` that say nothing on most tiers (no stores; a contract given)."""
+_CORPUS_HEADERS = {"evidence_family": "evidence", "contract_source": "source"}
+"""Shorter headers of `corpus_at`'s columns, so the corpus table fits a 1440 px page."""
+
+
+def _says_something(corpus: pl.DataFrame, column: str) -> bool:
+    """Whether a corpus table shows `column`: always, but for one of `_OPTIONAL` that is empty
+    or never set in it."""
+    if column not in _OPTIONAL:
+        return True
+    values = corpus[column].drop_nulls()
+    return bool(values.any()) if values.dtype == pl.Boolean else not values.is_empty()
+
+
+def _corpus_table(corpus: pl.DataFrame, style: RowStyle, *, wrapped: str, label: str) -> Html:
+    """A corpus as a table (a row per document, styled by `style`, its `wrapped` column
+    wrapped), its doc id pinned, the columns that say nothing on its tier left out and two
+    headers shortened, so that it fits a 1440 px page."""
+    shown = corpus.select(c for c in corpus.columns if _says_something(corpus, c))
+    return table(
+        shown.rename(_CORPUS_HEADERS, strict=False),
+        page_size=12,
+        style_cell=_style_rows(corpus, style),
+        freeze_columns_left=["doc_id"],
+        wrapped_columns=[wrapped],
+        label=label,
+    )
+
+
+def replay_view(
+    replay: Replay,
+    step: int,
+    step_pick: Html | None = None,
+    jumps: Sequence[Html] | None = None,
+) -> Html:
+    """An agent's episode at `step` (from 1): why it scored as it did (`Replay.findings`, each
+    with a button of `jumps` to its step: `jump_buttons`), `step_pick` (the step slider) with
+    the steps marked on it (the push, each grant change: `step_marks`) and their buttons, over
+    that step's tool calls, each with its arguments, what it saw and the whole result it was
+    shown (as text), then the corpus as the episode left it by then (`corpus_at`), and the
+    sub-episode of each `delegate` call of the step (`handoff_view`); then, requirement by
+    requirement, what it saw against what it claimed (`Replay.claims`, gaps in red), every
+    handoff of the episode and every call of the episode (this step's in bold, later ones
+    greyed). Each grant change of a task's schedule is an event at the call it took effect at
+    (`grant_events`). Everything the agent or a tool wrote is shown as text."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
     calls = step_calls(replay, step)
     events = grant_events(replay)
-    said = []
+    marks = step_marks(replay)
+    buttons = list(jumps or [])
+    n_found = sum(s is not None for s in replay.findings["step"])
+    said: list[Html] = []
     for call in calls:
         said.append(
             mo.md(
                 (f"_{call['grant']}, before this call was answered._  \n" if call["grant"] else "")
-                + f"**{call['tool'] or '(no tool call)'}** {call['saw']}"
-                + (f"  \nThe model wrote: {call['content']}" if call["content"] else "")
+                + f"**{markdown_text(call['tool'] or '(no tool call)')}** "
+                + markdown_text(call["saw"])
                 + (
-                    f"  \n_Withheld from it by the scope filter:_ {', '.join(call['withheld'])}"
+                    "  \n_Withheld from it by the scope filter:_ "
+                    + markdown_text(", ".join(call["withheld"]))
                     if call["withheld"]
                     else ""
                 )
             )
         )
+        if call["content"]:
+            said += [mo.md("The model wrote:"), text_view(call["content"])]
         if call["arguments"] is not None:
             said.append(
                 mo.accordion(
                     {
-                        "Arguments": mo.md(f"```json\n{call['arguments']}\n```"),
-                        "What the tool showed it": mo.md(f"```json\n{call['result']}\n```"),
+                        "Arguments": text_view(call["arguments"]),
+                        "What the tool showed it": text_view(call["result"] or ""),
                     }
                 )
             )
@@ -465,18 +647,27 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
         if replay.handoffs.height
         else []
     )
+    pushed = replay.findings.filter(pl.col("kind").is_in(PUSHED))
+    header = "".join(
+        f" ({markdown_text(row['words'].split(';')[0])})" for row in pushed.iter_rows(named=True)
+    )
     return mo.vstack(
         [
             mo.md(
-                f"### Episode replay: step {step} of {replay.n_steps}\n"
-                "What the agent called and was shown at this step, beside the corpus as it "
+                f"### Episode replay: step {step} of {replay.n_steps}{header}\n"
+                "What the agent called and was shown at this step, then the corpus as it "
                 "stood by then: `opened` by the agent, `probed` (an open of a hidden id, "
                 "refused), `withheld` from a search by the scope filter, `surfaced` among a "
                 "search's hits, or `unseen`. Hidden documents (at the episode's end) are shaded; "
                 "the agent never saw their text, but for those `opened while granted` (read "
                 "while a grant held that had ended by the end)."
             ),
+            *_findings_view(replay, buttons[:n_found]),
             step_pick if step_pick is not None else mo.md(""),
+            _marks_strip(replay, marks) if marks else mo.md(""),
+            mo.hstack([mo.md("**Marked:**"), *buttons[n_found:]], justify="start", wrap=True)
+            if marks and buttons[n_found:]
+            else mo.md(""),
             mo.md(source) if source is not None else mo.md(""),
             mo.md(
                 "**Grant changes:** "
@@ -487,32 +678,18 @@ def replay_view(replay: Replay, step: int, step_pick: Html | None = None) -> Htm
             )
             if events
             else mo.md(""),
-            mo.hstack(
-                [
-                    mo.vstack([mo.md(f"#### Step {step}: its tool calls"), *said]),
-                    mo.vstack(
-                        [
-                            mo.md(f"#### The corpus by step {step}\n{corpus_counts(corpus)}"),
-                            table(
-                                corpus,
-                                page_size=12,
-                                style_cell=_style_rows(corpus, corpus_style),
-                                freeze_columns_left=["doc_id"],
-                                label="Corpus by this step",
-                            ),
-                        ]
-                    ),
-                ],
-                widths="equal",
-                align="start",
-            ),
+            mo.md(f"#### Step {step}: its tool calls"),
+            *said,
             *sub_episodes,
+            mo.md(f"#### The corpus by step {step}\n{corpus_counts(corpus)}"),
+            _corpus_table(corpus, corpus_style, wrapped="title", label="Corpus by this step"),
             mo.md(
                 "### What it saw against what it claimed, requirement by requirement\n"
                 f"{n_gaps} of {claims.height} requirements part: `unreported gap` (missing, "
                 "not reported), `claimed unseen` (not reported missing, yet no current record "
                 "of it was opened, by the agent or a sub-agent it handed off to), `false gap` "
-                "(reported missing while in view)."
+                "(reported missing while in view). `opened` counts a record read while a grant "
+                "held, though the grant had ended by the submit."
             ),
             _claims_table(claims, "Saw against claimed"),
             *handoffs,
@@ -542,7 +719,7 @@ def access_view(task: Task, spec: ScenarioFile, mode: str, query: str) -> Html:
 
     return mo.vstack(
         [
-            mo.md(f"**Search `{query}` under `{mode}`.** {found.told}"),
+            mo.md(f"**Search {markdown_code(query)} under `{mode}`.** {markdown_text(found.told)}"),
             mo.hstack(
                 [
                     mo.vstack(
@@ -562,13 +739,8 @@ def access_view(task: Task, spec: ScenarioFile, mode: str, query: str) -> Html:
                 align="start",
             ),
             mo.md(f"#### What `open` answers for each document under `{mode}`"),
-            table(
-                corpus,
-                page_size=12,
-                style_cell=_style_rows(corpus, corpus_style),
-                freeze_columns_left=["doc_id"],
-                wrapped_columns=["open"],
-                label="Corpus through the access layer",
+            _corpus_table(
+                corpus, corpus_style, wrapped="open", label="Corpus through the access layer"
             ),
         ]
     )
