@@ -390,9 +390,10 @@ def test_a_failed_run_says_so_in_score_and_stays_out_of_report(tmp_path: Path) -
     assert every.returncode == 0, every.stderr
     assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 2
     nothing = peb("report", "--out", str(out), "--runs", str(bad))
-    assert nothing.returncode == 2 and nothing.stderr.endswith(
-        "no finished run to report; run one, or pass --include-failed\n"
-    )
+    assert nothing.returncode == 2 and nothing.stderr.count("\n") == 1, nothing.stderr
+    assert nothing.stderr.startswith(
+        f"peb: error: --runs: no finished run to report: {bad.resolve()}: left out (finished: "
+    ) and nothing.stderr.endswith("(or pass --include-failed)\n")
 
 
 THREE = ("compliance_audit_v1", "due_diligence_v1", "security_incident_v1")
@@ -459,8 +460,10 @@ def test_a_run_that_cannot_be_read_is_left_out_of_report_saying_why(tmp_path: Pa
         assert "no_such_family" in report.stderr and "Traceback" not in report.stderr
         assert len((out / "table_baselines.csv").read_text().splitlines()[1:]) == 1
     nothing = peb("report", "--out", str(out), "--runs", str(edited), "--include-failed")
-    assert nothing.returncode == 2 and nothing.stderr.endswith(
-        "no finished run to report; every run was left out, as said above\n"
+    assert nothing.returncode == 2 and nothing.stderr.count("\n") == 1, nothing.stderr
+    assert nothing.stderr.startswith(
+        f"peb: error: --runs: no finished run to report: {edited.resolve()}: left out, cannot be "
+        "read: "
     )
 
 

@@ -220,13 +220,14 @@ def cmd_report(args: argparse.Namespace) -> None:
     unreadable = score_readable(dirs).left_out if dirs else {}
     left_out += [f"{d}: left out, cannot be read: {why}" for d, why in unreadable.items()]
     dirs = [d for d in dirs if d not in unreadable]
+    if not dirs:
+        # One error line says it all: every run picked, and why each was left out.
+        why = "; ".join(left_out) if left_out else "run one"
+        flag = "" if args.include_failed else " (or pass --include-failed)"
+        raise UsageError(f"--runs: no finished run to report: {why}{flag}")
     for line in left_out:
         flag = "" if "cannot be read" in line else " (--include-failed)"
         print(f"peb: {line}{flag}", file=sys.stderr)
-    if not dirs:
-        why = "every run was left out, as said above" if unreadable else "run one"
-        flag = "" if args.include_failed else ", or pass --include-failed"
-        raise UsageError(f"--runs: no finished run to report; {why}{flag}")
     try:
         paths = export_report(out, dirs, args.tier, dpi=args.dpi or FIGURE_DPI)
     except OSError as exc:
