@@ -176,10 +176,12 @@ def test_every_violation_kind_is_recorded_by_name(kind: str) -> None:
     if kind == "no_json_object":
         raw: str = "nothing"
         expected = "no_json_object: reply"
+    elif kind == "no_decision":  # a reply in prose (--interface chat) that decides nothing
+        raw, expected = "Thanks for the question.", "no_decision: reply"
     else:
         reply, expected = VIOLATIONS[kind]
         raw = reply if isinstance(reply, str) else json.dumps(reply)
-    read = read_reply(raw, VOCAB)
+    read = read_reply(raw, VOCAB, prose=kind == "no_decision")
     assert read.violations == (expected,)
     assert expected.split(":")[0] == kind
 
