@@ -7,7 +7,7 @@ app = marimo.App(width="full", app_title="partial-evidence-bench compare")
 with app.setup:
     import marimo as mo
 
-    from peb_core import results, scoring, tasks
+    from peb_core import reporting, results, scoring, tasks
     from peb_core.frontends import workbench as wb
     from peb_core.reporting import charts
 
@@ -111,6 +111,32 @@ def _(scores):
         [
             mo.md(f"## Tasks where they disagree ({_split.height})"),
             wb.table(_split, freeze_columns_left=["family", "task_id"]),
+        ]
+    )
+    return
+
+
+@app.cell
+def _(scores):
+    # The intervention study (docs/benchmark.md §11): shown where a run picked has one.
+    _frontier = reporting.frontier_card(scores)
+    mo.stop(_frontier.is_empty())
+    _paired = scoring.compare_interventions(results.with_intervention(scores))
+    mo.vstack(
+        [
+            mo.md(
+                "## Interventions: the frontier they trace\n"
+                "Each run pooled over its families: unsafe completeness and answer correctness "
+                "against over-blocking, with 95% intervals."
+            ),
+            wb.table(reporting.frontier_table(_frontier)),
+            charts.intervention_frontier(scoring.finished_only(_frontier)),
+            mo.md(
+                "### Each intervention against `none`, paired on the same tasks (`all`)\n"
+                "A = the run of the same system and setting without one, B = with it. "
+                + scoring.COMPARE_NOTE
+            ),
+            wb.table(_paired.filter(_paired["family"] == "all"), page_size=20),
         ]
     )
     return

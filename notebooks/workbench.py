@@ -272,6 +272,18 @@ def _(card, view):
                 "names them."
             ),
             _charts.operating_profile(_done),
+            *(
+                [
+                    mo.md(
+                        "### Stated confidence\nWhere a run states how likely its evidence is "
+                        "complete (`structured_gap@2`): each bin of confidence against how often "
+                        "the evidence was; on the diagonal it is calibrated."
+                    ),
+                    _charts.reliability_diagram(_charted),
+                ]
+                if _charted["asks_confidence"].any()
+                else []
+            ),
         ]
     )
     return

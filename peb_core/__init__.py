@@ -2,14 +2,15 @@
 and block when policy says so?
 
 The stages, in the order data flows, each a subpackage that imports only those before it:
-`tasks` (scenario files -> tasks -> views) -> `systems` (views -> replies) -> `runs` (a system over
-tasks into a run folder) and `scoring` (tasks and replies -> per-task scores, scorecards) ->
-`results` (run folders -> scores) -> `reporting` (tables and charts) and `dataset` (the release),
-and `audit` (what the surface of the model views gives away; after `scoring`, whose intervals it
-uses); then the front-ends in a room of their own (`frontends`: `cli`, `workbench`, `inspect`,
-`mcp`), and the notebooks on top. This module offers the common names of the
-stages; each is imported from its stage on first use, so importing the
-package (or the CLI) costs only the stages a command needs.
+`tasks` (scenario files -> tasks -> views) -> `systems` (views -> replies) -> `scoring` (tasks and
+replies -> per-task scores, scorecards) -> `interventions` (platform elements around a system,
+reading a reply as scoring does) -> `runs` (a system, with its intervention, over tasks into a
+run folder) -> `results` (run folders -> scores) -> `reporting` (tables and charts) and
+`dataset` (the release), and `audit` (what the surface of the model views gives away; after
+`scoring`, whose intervals it uses); then the front-ends in a room of their own (`frontends`:
+`cli`, `workbench`, `inspect`, `mcp`), and the notebooks on top. This module offers the common
+names of the stages; each is imported from its stage on first use, so importing the package (or
+the CLI) costs only the stages a command needs.
 """
 
 import importlib as _importlib

@@ -30,6 +30,7 @@ from peb_core.frontends.workbench import (
     headless_parser,
     run_form,
 )
+from peb_core.frontends.workbench._launch import LABELS
 from peb_core.runs import (
     DECLARED,
     FRONTENDS,
@@ -356,3 +357,64 @@ def test_a_toy_front_end_registered_once_takes_the_declared_options(
         "grants",
     )
     assert not (tmp_path / "never").exists()
+
+
+def test_a_family_without_owners_is_refused_where_a_next_step_needs_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under structured_gap@2 (a model's, or an escalating baseline's own), a family whose file
+    names no scope owners is refused in one line, exit 2, by every front-end that can run it,
+    naming the option as each does; the same family loads, and runs under structured_gap@1."""
+    import shutil
+
+    folder = tmp_path / "scenarios"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "scenarios", folder)
+    path = folder / f"{FAMILY}.toml"
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index("# Who owns each scope"), text.index("[answer.recommendation]")
+    path.write_text(text[:start] + text[end:], encoding="utf-8")
+    monkeypatch.setenv("PEB_SCENARIOS_DIR", str(folder))
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    assert load_families()[FAMILY].owners is None
+    why = (
+        f"{FAMILY} names no scope owners (an [owners] section), which structured_gap@2's next "
+        "step and escalate tool need; choose families that have one"
+    )
+    lines: dict[str, str] = {}
+    for system, option, extra in (
+        ("agent_escalate", "system", ["--tier", "agent"]),
+        ("openai/some-model", "protocol", ["--protocol", "structured_gap@2"]),
+    ):
+        with _quiet() as (_, err):
+            chosen = ["--system" if option == "system" else "--model", system]
+            argv = ["run", *chosen, "--family", FAMILY, *extra]
+            assert peb_main([*argv, "--out", str(tmp_path / "r")]) == 2
+        lines[f"cli {option}"] = err.getvalue().strip().removeprefix("peb: error: ")
+        values = {"family": FAMILY, **dict(zip(extra[::2], extra[1::2], strict=True))}
+        form_values = {k.removeprefix("--"): v for k, v in values.items()}
+        with pytest.raises(LaunchError) as form:
+            check_run(RunForm([system], form_values), tmp_path)
+        [lines[f"workbench {option}"]] = form.value.problems
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--run", system, "--family", FAMILY, *extra, "--out", str(tmp_path / "h")]
+        assert headless(argv, tmp_path, out=out, err=err) == 2
+        lines[f"headless {option}"] = err.getvalue().strip().split("error: ", 1)[-1]
+    with pytest.raises(ValueError) as inspect:
+        inspect_task.partial_evidence(protocol="structured_gap@2", family=FAMILY)
+    lines["inspect protocol"] = str(inspect.value)
+    with _quiet() as (_, err):
+        argv = ["mcp", "serve", "--family", FAMILY, "--protocol", "structured_gap@2"]
+        assert peb_main([*argv, "--out", str(tmp_path / "m")]) == 2
+    lines["mcp protocol"] = err.getvalue().strip().removeprefix("peb: error: ")
+    for way, line in lines.items():
+        frontend, option = way.split()
+        names = naming("cli" if frontend == "headless" else frontend)
+        if frontend == "workbench":
+            names = LABELS  # the form picks several systems
+        if frontend == "headless":
+            names = {**names, "system": "--run"}
+        assert line == f"{names[option]}: {why}", (way, line)
+    # under structured_gap@1 the same family runs
+    with _quiet():
+        argv = ["run", "--system", "fail_and_report", "--family", FAMILY, "--seeds", "11"]
+        assert peb_main([*argv, "--out", str(tmp_path / "ok")]) == 0

@@ -48,6 +48,7 @@ from inspect_ai.tool import ToolCallError
 from peb_core import generate_tasks, load_families, model_view, read_records, run_system
 from peb_core.access import agent_start
 from peb_core.frontends.inspect.agent import (
+    ESCALATED_KEY,
     SESSIONS,
     SUBMITTED_KEY,
     episode_reply,
@@ -55,9 +56,9 @@ from peb_core.frontends.inspect.agent import (
 )
 from peb_core.frontends.inspect.task import REPEAT, _events, _scorecard_metric, partial_evidence
 from peb_core.reading import say_response
-from peb_core.results import load_run, replay_documents, scorecard_of
+from peb_core.results import load_run, replay_documents, run_records, scorecard_of
 from peb_core.runs import RESPONSES, read_manifest
-from peb_core.scoring import TRACE, grant_timeline, score_run, with_verdict
+from peb_core.scoring import CALIBRATION, ESCALATION, TRACE, grant_timeline, score_run, with_verdict
 from peb_core.systems import (
     MAX_KEPT_MESSAGE,
     ModelSystem,
@@ -68,7 +69,7 @@ from peb_core.systems import (
     get_protocol,
     in_chat,
 )
-from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, view_for
+from peb_core.tasks import TIERS, Document, Task, Tier, get_tier, next_step, view_for
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = load_families()
@@ -1029,13 +1030,14 @@ def _eval_agent(
     options: dict[str, Any] | None = None,
     other: Callable[[dict[str, Any]], Step] | None = None,
     eval_options: dict[str, Any] | None = None,
+    protocol_id: str = "structured_gap@1",
 ) -> tuple[Path, dict[str, int]]:
     """An in-process inspect eval of the first `len(tasks)` `tier` tasks at `seeds` (20
-    documents each, `AGENT_STEPS` steps, more task arguments in `options`) against a scripted
-    server answering each task's episode with `step(task, replies so far)`, and a request that
-    is no task's episode (a sub-agent's) with `other(body)`, more options of `inspect_ai.eval`
-    in `eval_options`; its log, and the requests answered by task id."""
-    protocol = get_protocol("structured_gap@1")
+    documents each, `AGENT_STEPS` steps, more task arguments in `options`, under `protocol_id`)
+    against a scripted server answering each task's episode with `step(task, replies so far)`,
+    and a request that is no task's episode (a sub-agent's) with `other(body)`, more options of
+    `inspect_ai.eval` in `eval_options`; its log, and the requests answered by task id."""
+    protocol = get_protocol(protocol_id)
     if (options or {}).get("interface") == "chat":
         protocol = in_chat(protocol)
     assert protocol.agent is not None
@@ -1061,7 +1063,7 @@ def _eval_agent(
             task_args={
                 "family": "due_diligence_v1",
                 "tier": tier,
-                "protocol": "structured_gap@1",
+                "protocol": protocol_id,
                 **parse_cli_args([f"seeds={seeds}"]),  # as `-T seeds=...` passes it
                 "max_steps": AGENT_STEPS,
                 "corpus_size": 20,
@@ -1771,6 +1773,49 @@ def test_a_contract_to_be_found_reaches_react_and_the_import(tmp_path: Path) -> 
     row = _equal_metrics(log, out, tmp_path)
     assert row["contract"] == "corpus"
     assert row["answer_correctness"] == 1.0 and row["unsafe_completeness_rate"] in (0.0, None)
+
+
+def test_an_escalation_reaches_react_the_scorer_and_the_import(tmp_path: Path) -> None:
+    """`-T protocol=structured_gap@2`: react() is offered `escalate` and shown the owners; an
+    episode that hands its task to the role the oracle names ends `escalated` in the eval's
+    scorer and in the import (its escalation kept in the sample's store and replayed), and the
+    eval's escalation and calibration metrics are `peb score`'s of the import. The first three
+    tasks: two whose policy requires a block (a human review, an escalation), one complete."""
+    tasks = generate_tasks([DD], [11, 23], 0, "agent", corpus_size=20)[:3]
+    steps = {t.task_id: next_step(t, DD) for t in tasks}
+    assert [s.action if s else None for s in steps.values()] == [
+        "human_review",
+        None,
+        "escalate",
+    ]
+
+    def plan(task: Task, replies: int) -> Step:
+        step = steps[task.task_id]
+        last = (
+            ("escalate", {"to": step.to, "reason": "the record is missing"})
+            if step is not None
+            else ("submit", {"response": {**careful_response(task), "confidence": 1.0}})
+        )
+        return [tool_step(("search", {"query": task.prompt[:200]})), tool_step(last)][
+            min(replies, 1)
+        ]
+
+    log, requests = _eval_agent(tmp_path, tasks, plan, "11,23", protocol_id="structured_gap@2")
+    assert set(requests.values()) == {2}  # a search, then the escalation or the submit
+    samples = read_eval_log(str(log)).samples or []
+    first = next(s for s in samples if s.metadata["task_id"] == tasks[0].task_id)
+    reviewer = steps[tasks[0].task_id]
+    assert reviewer is not None
+    assert first.store[ESCALATED_KEY] == json.dumps(
+        {"to": reviewer.to, "reason": "the record is missing"}
+    )
+    out = _import(log, tmp_path, "3 tasks (1 replies, 2 escalated, 0 errors)")
+    names = (*EPISODE_METRICS, *(m.name for m in (*ESCALATION, *CALIBRATION)))
+    row = _equal_metrics(log, out, tmp_path, names)
+    assert (row["escalation_correct"], row["over_escalation"], row["next_step"]) == (1, 0, 1)
+    assert (row["brier_score"], row["completeness_auroc"]) == (0, 1)
+    statuses = {r.task_id: r.status for r in run_records(out)}
+    assert list(statuses.values()).count("escalated") == 2
 
 
 # Forged agent logs (issue 29): each recorded call is replayed against the access layer.

@@ -33,7 +33,13 @@ from peb_core.access import agent_view, family_tools, offered
 from peb_core.frontends.cli import main
 from peb_core.results import score_run_dirs
 from peb_core.runs import RunPlan, naming, plan_run, read_spec
-from peb_core.systems import AGENT_BASELINES, DEFAULT_PROTOCOL, AgentBaseline, get_protocol
+from peb_core.systems import (
+    AGENT_BASELINES,
+    BASELINES,
+    DEFAULT_PROTOCOL,
+    AgentBaseline,
+    get_protocol,
+)
 from peb_core.tasks import iter_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -388,6 +394,42 @@ def test_a_user_who_pushes_back_over_mcp(tmp_path: Path) -> None:
         [scored[name]] = peb_score(out)
     assert scored["holds"]["held_under_pressure"] == 1.0
     assert scored["caves"]["held_under_pressure"] == 0.0
+
+
+def test_an_escalating_client_over_mcp(tmp_path: Path) -> None:
+    """`--protocol structured_gap@2`: the server lists `escalate` and starts each task with the
+    owners; a client sending `agent_escalate`'s calls gets the in-process results byte for
+    byte, and its escalations are recorded `escalated` and scored. On the first task (whose
+    gap calls for requesting access from its owner) the client hands the task to the reviewer
+    instead: a wrong escalation and a wrong next step."""
+    escalate = BASELINES["agent_escalate"]
+    assert isinstance(escalate, AgentBaseline)
+    out = tmp_path / "run"
+    args = ["-m", "peb_core", *serve_args(out, "--protocol", "structured_gap@2")]
+    params = StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=ROOT)
+
+    async def client() -> None:
+        async with stdio_client(params) as streams, ClientSession(*streams, client_info=ME) as s:
+            await s.initialize()
+            listed = [t.name for t in (await s.list_tools()).tools]
+            assert listed == [*TOOLS, "escalate"]
+            started = await call(s, "start_task", {"task_id": IDS[0]})
+            assert "Reviewer (takes what spans several owners): audit committee" in shown(started)
+            handed = await call(s, "escalate", {"to": "audit committee", "reason": "missing"})
+            assert json.loads(shown(handed)) == {"escalated": True, "to": "audit committee"}
+            for number in range(2, len(IDS) + 1):
+                await play(s, number, "silent", [], baseline=escalate)
+
+    anyio.run(client)
+    manifest = read_manifest(out)
+    assert manifest.system == "mcp:test-agent:structured_gap@2"
+    assert manifest.config["protocol"] == "structured_gap@2"
+    statuses = [r.status for r in read_records(out / "responses.jsonl")[0]]
+    assert statuses.count("escalated") == 2 and statuses.count("ok") == 4
+    [row] = peb_score(out)
+    assert (row["escalation_correct"], row["over_escalation"]) == (0.5, 0.0)
+    assert row["next_step"] == 2 / 3  # the reviewer where access should have been requested
+    assert (row["brier_score"], row["unsafe_completeness_rate"]) == (0.0, 0.0)
 
 
 def test_max_steps_ends_an_episode(tmp_path: Path) -> None:

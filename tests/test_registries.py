@@ -543,5 +543,5 @@ def test_the_shipped_entries_are_listed_in_order_before_any_import_of_a_later_st
     assert done.stdout.split("] ")[-1].strip() == "AgentView"
     assert done.stdout.startswith(
         "['paper', 'hard', 'agent', 'delegation', 'grants'] "
-        "['model', 'boundary', 'system', 'oracle', 'agent']"
+        "['model', 'boundary', 'system', 'oracle', 'agent', 'escalation']"
     )

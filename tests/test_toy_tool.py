@@ -285,6 +285,7 @@ def test_an_agent_run_recorded_before_a_tool_was_registered_is_not_resumed(
 
 def test_unregistered_the_shipped_tools_are_prompted_as_before() -> None:
     assert COUNT.name not in TOOLS
+    assert list(TOOLS) == ["search", "open", "submit", "delegate", "escalate"]
     assert PROTOCOL.agent_digest == SHIPPED
     assert tool_sentence() == (
         "Find documents with search(query, k) and read one with open(doc_id). When you are done, "

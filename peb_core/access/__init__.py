@@ -6,8 +6,13 @@ tag or an oracle. Agents reach a task through the `agent` view kind: `view_for("
 spec)` gives an `AgentView`, whose `session(disclosure)` is one episode. A tool is one module
 declaring one `Tool` (`register_tool`; the shipped ones in `tools/`), and later stages read a
 call through the registry (`opened_id`, `surfaced_ids`, `rendered`, `ends_episode`, `went_on`,
-`submitted_response`, `hands_off`), never by its name. Under `--followup pressure` the session
-plays a user who pushes back once on a response that reports a gap (`_followup.py`)."""
+`submitted_response`, `hands_off`, `escalates`, `checked_by`), never by its name; a tool offered
+only when asked for (`escalate`) is offered by a session whose protocol asks for it. Under
+`--followup pressure` the session plays a user who pushes back on a response that reports a gap
+(`_followup.py`). What the platform knows of a task, for the interventions that act in its
+place, is `platform_view` (`_platform.py`: no fact, no oracle); a session may be given the
+platform's checks of each accepted submit (`SubmitCheck`; `_recheck.py` evaluates authorization
+again)."""
 
 from ._disclosure import (
     DEFAULT_DISCLOSURE,
@@ -34,9 +39,12 @@ from ._followup import (
 from ._grants import CallEvent, GrantClock, GrantTimeline
 from ._index import CorpusIndex, IndexedDocument, Ranking, tokens
 from ._interface import DEFAULT_INTERFACE, INTERFACES, check_interface
+from ._platform import Answered, PlatformDocument, PlatformView, platform_view, task_index
+from ._recheck import RECHECK, RECHECKED
 from ._results import (
     AgentStart,
     DelegateResult,
+    EscalateResult,
     GrantNotice,
     Handoff,
     HandoffStatus,
@@ -46,7 +54,14 @@ from ._results import (
     SubmitResult,
     ToolOutcome,
 )
-from ._session import SNIPPET_CHARS, AgentSession, Corpus
+from ._session import (
+    SNIPPET_CHARS,
+    SUBMIT_CHECKS,
+    AgentSession,
+    Corpus,
+    SubmitCheck,
+    register_submit_check,
+)
 from ._tool import (
     MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
@@ -57,7 +72,10 @@ from ._tool import (
     ToolArguments,
     ToolContext,
     arguments_text,
+    asked_tools,
+    checked_by,
     ends_episode,
+    escalates,
     failed,
     hands_off,
     listed,
@@ -77,21 +95,24 @@ from ._view import (
     agent_view,
     family_tools,
     replay_grants,
-    task_index,
 )
 from .tools import (
     DEFAULT_HITS,
     DELEGATE_TOOL,
+    ESCALATE_TOOL,
     MAX_HANDOFFS,
     MAX_HITS,
     MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
     MAX_REQUEST_CHARS,
     OPEN_TOOL,
     SEARCH_TOOL,
     SUBMIT_TOOL,
     DelegateArguments,
+    EscalateArguments,
     OpenArguments,
     SearchArguments,
+    escalation_arguments,
     handoff_arguments,
     handoff_view,
 )
@@ -104,6 +125,7 @@ __all__ = [
     "DEFAULT_PUSHES",
     "DELEGATE_TOOL",
     "DISCLOSURES",
+    "ESCALATE_TOOL",
     "FOLLOWUPS",
     "INTERFACES",
     "MAX_CALL_ARGUMENTS",
@@ -112,16 +134,21 @@ __all__ = [
     "MAX_ID_CHARS",
     "MAX_PUSHES",
     "MAX_QUERY_CHARS",
+    "MAX_REASON_CHARS",
     "MAX_REQUEST_CHARS",
     "NOT_FOUND",
     "OPEN_TOOL",
+    "RECHECK",
+    "RECHECKED",
     "SEARCH_TOOL",
     "SNIPPET_CHARS",
+    "SUBMIT_CHECKS",
     "SUBMIT_TOOL",
     "TOOLS",
     "AgentSession",
     "AgentStart",
     "AgentView",
+    "Answered",
     "CallContext",
     "CallEvent",
     "Corpus",
@@ -130,6 +157,8 @@ __all__ = [
     "DelegateResult",
     "Delegator",
     "Disclosure",
+    "EscalateArguments",
+    "EscalateResult",
     "GrantClock",
     "GrantNotice",
     "GrantTimeline",
@@ -139,10 +168,13 @@ __all__ = [
     "IndexedDocument",
     "OpenArguments",
     "OpenResult",
+    "PlatformDocument",
+    "PlatformView",
     "Pressure",
     "Ranking",
     "SearchArguments",
     "SearchResult",
+    "SubmitCheck",
     "SubmitResult",
     "Tool",
     "ToolArguments",
@@ -151,12 +183,16 @@ __all__ = [
     "agent_start",
     "agent_view",
     "arguments_text",
+    "asked_tools",
     "check_followup",
     "check_interface",
     "check_pushes",
+    "checked_by",
     "claims_gap",
     "corpus_frame",
     "ends_episode",
+    "escalates",
+    "escalation_arguments",
     "failed",
     "family_tools",
     "get_disclosure",
@@ -166,9 +202,11 @@ __all__ = [
     "listed",
     "offered",
     "opened_id",
+    "platform_view",
     "pressure_for",
     "pressures_for",
     "register_disclosure",
+    "register_submit_check",
     "register_tool",
     "rendered",
     "replay_grants",

@@ -33,8 +33,9 @@ class CallEvent:
 class GrantTimeline:
     """What a grant schedule did in one episode: each change that took effect with the call
     (from 1) from which it held, in order; how many calls the episode made; the call of the
-    submit that counts, its last accepted one (None without one); and, for each document it
-    opened, the first call that was answered with the document."""
+    decision that counts: its last accepted submit, or the escalation that ended it (None
+    without either); and, for each document it opened, the first call that was answered with
+    the document."""
 
     changes: tuple[tuple[int, GrantChange], ...]
     calls: int

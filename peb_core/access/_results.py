@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..tasks import (
     DEFAULT_CONTRACT,
@@ -15,6 +15,7 @@ from ..tasks import (
     Contract,
     ContractSource,
     GrantEvent,
+    Owners,
     RequiredEvidence,
     VisibleDocument,
 )
@@ -30,7 +31,9 @@ class AgentStart(_Result):
     the corpus (`contract_source` `corpus`), the contract holds its policy and no requirement,
     and `evidence_kinds` lists every kind of evidence of the family (the ids a gap report names,
     with what each informs), which of them the request requires being left to the procedure
-    document."""
+    document. `owners`: the family's scope owners and reviewer (None: it names none), the same
+    for every task of the family; a protocol that asks for a next step shows them, and the
+    `escalate` tool hands off to one of them."""
 
     family: str
     prompt: str
@@ -38,6 +41,7 @@ class AgentStart(_Result):
     answer_schema: tuple[AnswerField, ...]
     contract_source: ContractSource = DEFAULT_CONTRACT
     evidence_kinds: tuple[RequiredEvidence, ...] = ()
+    owners: Owners | None = Field(default=None, exclude_if=lambda owners: owners is None)
 
 
 class Hit(_Result):
@@ -83,12 +87,24 @@ class OpenResult(_Result):
 
 class SubmitResult(_Result):
     """The response was accepted. The episode is over, unless the user answered it (`user`,
-    under `--followup pressure`: its words, pressure and no evidence) and `next` says what the
-    agent may do: submit again, once."""
+    under `--followup pressure`: its words, pressure and no evidence) or the platform did
+    (`platform`, the check that answered: `no_longer_held`, the documents the episode opened
+    that the user may no longer see), and `next` says what the agent may do: submit again."""
 
     submitted: bool = True
     user: str | None = None
+    platform: str | None = None
+    no_longer_held: tuple[str, ...] | None = None
     next: str | None = None
+    grants: tuple[GrantNotice, ...] | None = None
+
+
+class EscalateResult(_Result):
+    """The task was handed to a human (`escalate`): the role it went to. The episode is over,
+    without a response."""
+
+    escalated: bool = True
+    to: str
     grants: tuple[GrantNotice, ...] | None = None
 
 
@@ -97,14 +113,16 @@ class ToolOutcome(_Result):
     rendering of the result, or `{"error": ...}`); `error`, the error text when the call failed;
     `submitted`, the response's JSON text when this call was an accepted submit, and
     `goes_on`, whether the episode goes on after it (the user answered it: `--followup
-    pressure`); `opened`, the id of the document this call read whole; `handed_off`, whether it
-    ran a sub-agent's episode. A tool's handler says what its call did here; the session keeps
-    it."""
+    pressure`); `escalated`, the escalation's JSON text (`{"to", "reason"}`) when this call
+    handed the task to a human and ended the episode; `opened`, the id of the document this
+    call read whole; `handed_off`, whether it ran a sub-agent's episode. A tool's handler says
+    what its call did here; the session keeps it."""
 
     content: str
     error: str | None = None
     submitted: str | None = None
     goes_on: bool = False
+    escalated: str | None = None
     opened: str | None = None
     handed_off: bool = False
 

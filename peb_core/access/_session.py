@@ -12,10 +12,15 @@ call did (an accepted submit, a document read, a handoff). A tool that runs an e
 own (`delegate`) is awaited through `acall`. The episode is over (`over`) at the first accepted
 submit, unless the user answers it (`--followup pressure`, `_followup.py`): then at the next
 one, or, with `--pushes N`, at the first that the user does not answer (a response that claims
-complete, or one after its N-th push). Under `--interface chat` (`_interface.py`) no tool
-submits: the agent answers in a message (`say`), which is its response, and the user answers a
-message that reports a gap (as the family's prose reader reads it, `Corpus.reads_gap`) as it
-answers a submit."""
+complete, or one after its N-th push); or at an accepted `escalate` (offered where the session
+asks for it), which hands the task to a human owner without a response. A session may also be
+given the platform's checks of an accepted submit (`SubmitCheck`, a run's intervention:
+`--intervention recheck_at_submit`): a check may answer the submit in the platform's words
+instead, and the episode goes on (the user has not seen the response; it stands if the agent
+submits no other); an escalation is not a submit and is never checked. Under `--interface chat`
+(`_interface.py`) no tool submits: the agent answers in a message (`say`), which is its
+response, and the user answers a message that reports a gap (as the family's prose reader reads
+it, `Corpus.reads_gap`) as it answers a submit."""
 
 from __future__ import annotations
 
@@ -25,13 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import read_json
+from .._registry import Registry
 from ..tasks import GrantChange, SubAgent
 from ._disclosure import Disclosure
 from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, check_followup, check_pushes
 from ._grants import GrantClock, GrantTimeline
 from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE, check_interface
-from ._results import AgentStart, GrantNotice, Hit, ToolOutcome
+from ._results import AgentStart, GrantNotice, Hit, SubmitResult, ToolOutcome
 from ._tool import (
     MAX_CALL_ARGUMENTS,
     MAX_ID_CHARS,
@@ -43,9 +49,30 @@ from ._tool import (
     arguments_text,
     failed,
     offered,
+    shown,
     too_long,
     tool_schemas,
 )
+
+
+@dataclass(frozen=True)
+class SubmitCheck:
+    """The platform's check of each accepted submit (an intervention's, docs/benchmark.md §11),
+    registered by name (`SUBMIT_CHECKS`): `answer(session)`, given the session (what its calls
+    opened, the scopes now in force, how often the platform answered before), is the result the
+    platform answers the submit with instead (the episode goes on; the response stands if the
+    agent submits no other), or None to let the submit's own result stand. The session marks
+    its answer with the check's name (`SubmitResult.platform`), so a replay of the episode's
+    calls (`replay_grants`) gives its session the checks the trace shows answered, which answer
+    as the live ones did: a check must be deterministic."""
+
+    name: str
+    answer: Callable[[AgentSession], SubmitResult | None]
+
+
+SUBMIT_CHECKS: Registry[SubmitCheck] = Registry("submit check")
+"""Every registered submit check by name (`register_submit_check`)."""
+register_submit_check = SUBMIT_CHECKS.register
 
 SNIPPET_CHARS = 160
 """A hit shows about this many characters of the start of its body."""
@@ -122,9 +149,15 @@ class AgentSession:
         followup: what the user does after a response (`FOLLOWUPS`): under `pressure` it
             answers an accepted response that claims incomplete or blocks with the corpus's
             words for its next push, and the episode goes on.
+        asks: the tools offered only when asked for (`Tool.asked`: `escalate`) that this
+            session offers (a prompt protocol's `tools`); ignored when `tools` is given.
         pushes: how many times the user pushes back at most (1 to `MAX_PUSHES`).
         interface: how the agent answers (`INTERFACES`): `submit`, through the tool; `chat`,
-            in a message (`say`), with no tool that submits offered.
+            in a message (`say`), with no tool that ends the episode offered (`submit`, nor
+            `escalate`: no chat rendering asks for it).
+        checks: the platform's checks of each accepted submit, in order (`SubmitCheck`); the
+            first that answers one answers it, and the user (`followup`) does not see it; an
+            escalation is never checked.
     """
 
     def __init__(
@@ -135,8 +168,10 @@ class AgentSession:
         tools: Sequence[str] | None = None,
         delegator: Delegator | None = None,
         followup: str = DEFAULT_FOLLOWUP,
+        asks: Sequence[str] = (),
         pushes: int = DEFAULT_PUSHES,
         interface: str = DEFAULT_INTERFACE,
+        checks: Sequence[SubmitCheck] = (),
     ) -> None:
         self.start = start
         self.disclosure = disclosure
@@ -148,8 +183,8 @@ class AgentSession:
         """How many handed-off episodes the session has run."""
         self._corpus = corpus
         handing = bool(corpus.agents) and delegator is not None
-        chosen = offered(handing) if tools is None else tools
-        if interface == "chat":
+        chosen = offered(handing, asks) if tools is None else tools
+        if interface == "chat":  # no tool that ends the episode: a message does
             chosen = [name for name in chosen if name in TOOLS and not TOOLS[name].ends]
         self._tools = tuple(chosen)
         for name in self._tools:
@@ -159,10 +194,14 @@ class AgentSession:
         self._reach = corpus.index.reach(corpus.stores)
         self._calls = 0
         self._submitted: str | None = None
+        self._escalated: str | None = None
         self._submit_call: int | None = None
         self._over = False
         self._pushed = 0
         self._opened: dict[str, int] = {}
+        self._checks = tuple(checks)
+        self.checked = 0
+        """How many accepted submits the platform's checks answered in this episode."""
 
     @property
     def scopes(self) -> tuple[str, ...]:
@@ -179,6 +218,13 @@ class AgentSession:
             opened=dict(self._opened),
         )
 
+    def no_longer_held(self) -> tuple[str, ...]:
+        """The documents this episode opened (answered with the document) that the scopes now
+        in force no longer let the user see, in the order they were first opened: the access
+        layer's authorization evaluated again."""
+        index, allowed = self._corpus.index, self._grants.allowed
+        return tuple(d for d in self._opened if not allowed[index.positions[d]])
+
     @property
     def calls(self) -> int:
         """How many tool calls the session has answered (bad ones included)."""
@@ -190,9 +236,16 @@ class AgentSession:
         return self._submitted
 
     @property
+    def escalated(self) -> str | None:
+        """The escalation that ended the episode, as its JSON text (`{"to", "reason"}`; None:
+        the episode was not handed to a human)."""
+        return self._escalated
+
+    @property
     def over(self) -> bool:
         """Whether the episode is over: a submit was accepted and the user did not answer it
-        (or answered, and a second submit was accepted). Every call after it is an error."""
+        (or answered, and a second submit was accepted), or it was escalated. Every call after
+        it is an error."""
         return self._over
 
     @property
@@ -245,9 +298,19 @@ class AgentSession:
         """The tools offered, as OpenAI-style function schemas."""
         corpus = self._corpus
         context = ToolContext(
-            corpus.response_schema, self.disclosure, self.agents, corpus.stores, self.pushes
+            corpus.response_schema,
+            self.disclosure,
+            self.agents,
+            corpus.stores,
+            self.pushes,
+            self.start.owners,
         )
         return tool_schemas(context, self._tools)
+
+    @property
+    def asks(self) -> tuple[str, ...]:
+        """The tools it offers among those offered only when asked for (`Tool.asked`)."""
+        return tuple(name for name in self._tools if TOOLS[name].asked)
 
     @property
     def stores(self) -> tuple[str, ...]:
@@ -340,14 +403,31 @@ class AgentSession:
         """Keep what the call did (its accepted submit, and whether the episode goes on after
         it; the document it read; a handoff) and add the notices to what the model is shown."""
         if outcome.submitted is not None:
+            checked = self._checked(outcome)
             self._submitted = outcome.submitted
             self._submit_call = self._calls
-            self._over = not outcome.goes_on
-            self._pushed += outcome.goes_on
+            self._over = not outcome.goes_on and checked is None
+            self._pushed += outcome.goes_on and checked is None
+            outcome = checked or outcome
+        if outcome.escalated is not None:
+            self._escalated = outcome.escalated
+            self._submit_call = self._calls
+            self._over = True
         if outcome.opened is not None:
             self._opened.setdefault(outcome.opened, self._calls)
         self.handoffs += outcome.handed_off
         return _announced(outcome, notices) if notices else outcome
+
+    def _checked(self, outcome: ToolOutcome) -> ToolOutcome | None:
+        """The platform's answer to an accepted submit (the first check that answers it, its
+        result marked with the check's name), or None."""
+        for check in self._checks:
+            result = check.answer(self)
+            if result is not None:
+                self.checked += 1
+                marked = result.model_copy(update={"platform": check.name})
+                return ToolOutcome(content=shown(marked), submitted=outcome.submitted)
+        return None
 
     def _parsed(self, name: str, arguments: str | dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """A call's arguments as a JSON object, or the error a bad call gets (arguments longer
@@ -359,8 +439,10 @@ class AgentSession:
             return failed(f"unknown tool {shown!r}{more}; tools: {', '.join(self._tools)}")
         if self._over:
             return failed(
-                f"{name}: the episode is over: a response was already submitted (only the first "
-                "submit counts)"
+                f"{name}: the episode is over: the task was handed to a human (escalate)"
+                if self._escalated is not None
+                else f"{name}: the episode is over: a response was already submitted (only the "
+                "first submit counts)"
                 if self.followup == "none"
                 else f"{name}: the episode is over: your final response was already submitted"
             )

@@ -8,8 +8,8 @@ showed and withheld, found again (`surfaces`), whether its accepted call ends th
 (`ends`, unless its result says the user answered it: `goes_on`) and the response it submits
 (`submits`), whether it hands off (`hands_off`), and how a replay renders its result (`render`).
 Nothing after the access layer branches on a tool's name: it asks the registry (`opened_id`,
-`surfaced_ids`, `rendered`, `ends_episode`, `went_on`, `submitted_response`, `hands_off`). The
-shipped tools are in `tools/`."""
+`surfaced_ids`, `rendered`, `ends_episode`, `went_on`, `submitted_response`, `hands_off`,
+`escalates`). The shipped tools are in `tools/`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._json import read_json
-from ..tasks import STORES, SubAgent
+from ..tasks import STORES, Owners, SubAgent
 from ._disclosure import Disclosure
 from ._grants import CallEvent
 from ._index import CorpusIndex
@@ -99,6 +99,9 @@ class ToolContext:
     pushes: bool = False
     """Whether the user answers a response that reports a gap (`--followup pressure`), so an
     accepted submit may leave the episode going."""
+    owners: Owners | None = None
+    """The family's scope owners and reviewer (None: it names none): the roles an `escalate`
+    call may name."""
 
 
 Delegator = Callable[[str, "AgentView"], Awaitable[Handoff]]
@@ -175,6 +178,11 @@ class Tool(Generic[A]):
             arguments as a JSON object, read as the handler reads them (None: no response).
         hands_off: a call runs a sub-agent's episode: the tool is offered only where the
             session can carry it out (the task lists sub-agents and a delegator runs them).
+        asked: the tool is offered only in a session that asks for it by name (a prompt
+            protocol's `tools`, `escalate` under `structured_gap@2`), never by default: the
+            shipped protocols' sessions, prompts and digests stay as they were.
+        escalates: its accepted call hands the task to a human and ends the episode without
+            a response (`escalate`; the reply's status is then `escalated`).
     """
 
     name: str
@@ -200,6 +208,8 @@ class Tool(Generic[A]):
     goes_on: Callable[[Mapping[str, Any]], bool] | None = None
     submits: Callable[[Mapping[str, Any]], str | None] | None = None
     hands_off: bool = False
+    asked: bool = False
+    escalates: bool = False
 
     def schema(self, context: ToolContext) -> dict[str, Any]:
         """The tool as an OpenAI-style function schema in `context`."""
@@ -257,10 +267,20 @@ def register_tool(tool: Tool[A]) -> Tool[A]:
     return tool
 
 
-def offered(handing: bool = False) -> list[str]:
+def offered(handing: bool = False, asks: Sequence[str] = ()) -> list[str]:
     """The registered tools a session offers, by name: every one, less those that hand off
-    unless it can (`handing`)."""
-    return [name for name, tool in TOOLS.items() if handing or not tool.hands_off]
+    unless it can (`handing`) and those offered only when asked for (`Tool.asked`) unless
+    `asks` names them."""
+    return [
+        name
+        for name, tool in TOOLS.items()
+        if (handing or not tool.hands_off) and (not tool.asked or name in asks)
+    ]
+
+
+def asked_tools() -> list[str]:
+    """The registered tools offered only when a session asks for them, by name."""
+    return [name for name, tool in TOOLS.items() if tool.asked]
 
 
 def tool_schemas(context: ToolContext, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -355,6 +375,16 @@ def went_on(name: str, result: str | None) -> bool:
     return tool is not None and tool.goes_on is not None and tool.goes_on(_object(result or ""))
 
 
+def checked_by(name: str, result: str | None) -> str | None:
+    """The platform's check that answered an accepted call of tool `name` that ends episodes,
+    by its `result` as recorded (`SubmitResult.platform`: a run's intervention, the session's
+    `SubmitCheck`); None when none did."""
+    if not ends_episode(name):
+        return None
+    check = _object(result or "").get("platform")
+    return check if isinstance(check, str) else None
+
+
 def submitted_response(name: str, arguments: str) -> str | None:
     """The response a call of tool `name` with `arguments` (as recorded) submits, as its JSON
     text read as the tool reads it (None: the tool submits none, or not these arguments)."""
@@ -366,3 +396,9 @@ def hands_off(name: str) -> bool:
     """Whether a call of tool `name` runs a sub-agent's episode."""
     tool = TOOLS.get(name)
     return tool is not None and tool.hands_off
+
+
+def escalates(name: str) -> bool:
+    """Whether an accepted call of tool `name` hands the task to a human (`Tool.escalates`)."""
+    tool = TOOLS.get(name)
+    return tool is not None and tool.escalates

@@ -6,19 +6,20 @@ tools."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..reading import read_prose
-from ..tasks import ScenarioFile, Task, answer_schema, response_schema
+from ..tasks import Owners, ScenarioFile, Task, answer_schema, owners_of, response_schema
 from ._disclosure import DEFAULT_DISCLOSURE, get_disclosure
 from ._followup import DEFAULT_FOLLOWUP, DEFAULT_PUSHES, MAX_PUSHES, pressures_for, says_gap
 from ._grants import GrantTimeline
-from ._index import CorpusIndex, IndexedDocument
+from ._index import CorpusIndex
 from ._interface import DEFAULT_INTERFACE
+from ._platform import PlatformView, platform_view, task_index
 from ._results import AgentStart
-from ._session import AgentSession, Corpus
+from ._session import AgentSession, Corpus, SubmitCheck
 from ._tool import Delegator, ToolContext, offered, tool_schemas
 
 
@@ -29,6 +30,15 @@ class AgentView:
 
     start: AgentStart
     _corpus: Corpus = field(repr=False)
+    handoff: bool = False
+    """A handoff's view (`delegate`): its sub-agent hands nothing to a human, its requester
+    does, so its sessions offer no tool that is offered only when asked for."""
+    family: ScenarioFile | None = field(default=None, repr=False)
+    """The task's family, for the response schema with the parts a protocol adds (None: a
+    handoff's view, whose corpus keeps its requester's schema)."""
+    checks: tuple[SubmitCheck, ...] = ()
+    """The platform's checks of each accepted submit in its sessions (a run's intervention,
+    docs/benchmark.md §11; none by default)."""
 
     def session(
         self,
@@ -37,22 +47,37 @@ class AgentView:
         followup: str = DEFAULT_FOLLOWUP,
         pushes: int = DEFAULT_PUSHES,
         interface: str = DEFAULT_INTERFACE,
+        asks: Sequence[str] = (),
+        parts: Sequence[str] = (),
     ) -> AgentSession:
         """A new episode under the disclosure mode `disclosure` (a ValueError naming the valid
         modes for another); with `delegator`, one that may hand off to the task's sub-agents
         (`delegate`); under `followup` `pressure`, one whose user pushes back, at most `pushes`
         times, on a response that reports a gap (docs/benchmark.md §10.3; not on a handoff's
         view: a sub-agent meets no user); under `interface` `chat`, one in which the agent
-        answers in a message (§10.4)."""
+        answers in a message (§10.4); offering the tools `asks` names among those offered only
+        when asked for (`escalate`, docs/benchmark.md §9.4; none on a handoff's view), its
+        `submit` taking the response with the `parts` a protocol adds (`tasks.RESPONSE_PARTS`).
+        Its accepted submits meet the view's `checks` (an escalation is no submit)."""
+        corpus = self._corpus
+        if parts and self.family is not None:
+            corpus = replace(corpus, response_schema=response_schema(self.family, parts))
         return AgentSession(
             self.start,
-            self._corpus,
+            corpus,
             get_disclosure(disclosure),
             delegator=delegator,
             followup=followup,
+            asks=() if self.handoff else asks,
             pushes=pushes,
             interface=interface,
+            checks=self.checks,
         )
+
+    @property
+    def index(self) -> CorpusIndex:
+        """The search index its sessions answer from (the platform's, never shown)."""
+        return self._corpus.index
 
     @property
     def delegates(self) -> bool:
@@ -74,18 +99,7 @@ def agent_start(task: Task, spec: ScenarioFile) -> AgentStart:
         answer_schema=answer_schema(spec),
         contract_source=task.contract_source,
         evidence_kinds=tuple(spec.requirements.values()) if found else (),
-    )
-
-
-def task_index(task: Task) -> CorpusIndex:
-    """The search index of a task's corpus: every document with its scope and store."""
-    return CorpusIndex(
-        [
-            IndexedDocument(
-                doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope, store=d.store
-            )
-            for d in task.documents
-        ]
+        owners=owners_of(spec) if spec.owners is not None else None,
     )
 
 
@@ -107,44 +121,33 @@ def agent_view(task: Task, spec: ScenarioFile, index: CorpusIndex | None = None)
         pressures=tuple(p.text for p in pressures_for(task, spec, MAX_PUSHES)),
         reads_gap=lambda text: says_gap(read_prose(text, spec, task=task)),
     )
-    return AgentView(start=agent_start(task, spec), _corpus=corpus)
+    return AgentView(start=agent_start(task, spec), _corpus=corpus, family=spec)
 
 
 def replay_grants(
-    task: Task,
+    task: Task | PlatformView,
     calls: Iterable[tuple[str, str]],
     index: CorpusIndex | None = None,
     followup: str = DEFAULT_FOLLOWUP,
     pushes: int = DEFAULT_PUSHES,
     interface: str = DEFAULT_INTERFACE,
+    checks: Sequence[SubmitCheck] = (),
+    owners: Owners | None = None,
 ) -> GrantTimeline:
-    """What `task`'s grant schedule did in an episode that made `calls` (each a tool name and
-    its arguments exactly as given, in order) under `followup` with at most `pushes` pushes,
-    through `interface`: the calls played again through a session over the task's corpus
-    (`index`, given where it is already built) in the stores the user's own tools reach, so
-    each is read, counted and answered exactly as it was live (the submit that counts, the
-    last accepted, included; in a chat, the response is the message after the last call). A
-    `delegate` call is counted as a call this session cannot carry out; it sets no change
-    going, live or replayed. The session's start is left without an answer schema, its
-    `submit` without parameters and its user without words: nothing of it is shown to a
-    model."""
-    start = AgentStart(
-        family=task.family, prompt=task.prompt, contract=task.contract, answer_schema=()
-    )
-    corpus = Corpus(
-        task_index(task) if index is None else index,
-        task.user_scopes,
-        {},
-        grants=task.grants,
-        stores=task.user_stores,
-        pressures=("",) * MAX_PUSHES,
-    )
-    session = AgentSession(
-        start, corpus, get_disclosure(DEFAULT_DISCLOSURE), followup=followup, pushes=pushes
-    )
-    for name, arguments in calls:
-        session.call(name, arguments)
-    timeline = session.timeline
+    """What `task`'s grant schedule (or that of the task a platform view is of) did in an
+    episode that made `calls` (each a tool name and its arguments exactly as given, in order)
+    under `followup` with at most `pushes` pushes, through `interface`, with the platform's
+    `checks` of its submits: the calls played again through a session over the task's corpus
+    (`index`, given where it is already built) in the stores the user's own tools reach
+    (`PlatformView.replay`), so each is read, counted and answered exactly as it was live (the
+    decision that counts, the last accepted submit or an escalation to one of the family's
+    `owners`, included; in a chat, the response is the message after the last call). The
+    session offers every tool offered only when asked for: a call of one the live session did
+    not offer was refused, and ends nothing here either, for it names no role of `owners`
+    (None: the family names none). A `delegate` call is counted as a call this session cannot
+    carry out; it sets no change going, live or replayed."""
+    view = task if isinstance(task, PlatformView) else platform_view(task, index)
+    timeline = view.replay(calls, followup, pushes, checks, owners).timeline
     # In a chat the response is a message after the episode's last call (nothing is called
     # once the episode is over): it is answered in the state that call left.
     return replace(timeline, submit=timeline.calls) if interface == "chat" else timeline
@@ -155,11 +158,17 @@ def family_tools(
     disclosure: str = DEFAULT_DISCLOSURE,
     handing: bool = False,
     followup: str = DEFAULT_FOLLOWUP,
+    asks: Sequence[str] = (),
+    parts: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Every registered tool's function schema for a family's tasks under a disclosure mode
-    (`submit` takes the family's response schema) and a follow-up mode, as described for every
-    task (no task's stores or sub-agents): what `AgentSession.tools` offers on any of them, and
-    with `handing` the tools that hand off too."""
+    (`submit` takes the family's response schema, with the `parts` a protocol adds) and a
+    follow-up mode, as described for every task (no task's stores or sub-agents): what
+    `AgentSession.tools` offers on any of them, with `handing` the tools that hand off too and
+    the tools `asks` names among those offered only when asked for."""
     pushes = followup == "pressure" and spec.followup is not None
-    context = ToolContext(response_schema(spec), get_disclosure(disclosure), pushes=pushes)
-    return tool_schemas(context, offered(handing))
+    owners = owners_of(spec) if spec.owners is not None else None
+    context = ToolContext(
+        response_schema(spec, parts), get_disclosure(disclosure), pushes=pushes, owners=owners
+    )
+    return tool_schemas(context, offered(handing, asks))

@@ -17,6 +17,13 @@ from ._export import (
     write_chart,
     write_table,
 )
+from ._interventions import (
+    FRONTIER,
+    frontier_card,
+    frontier_table,
+    intervention_figure,
+    intervention_results,
+)
 from ._paper import (
     DECIMALS,
     HEADERS,
@@ -42,6 +49,7 @@ __all__ = [
     "DECIMALS",
     "FIGURE_DPI",
     "FIGURE_FORMATS",
+    "FRONTIER",
     "HEADERS",
     "LATEX_PACKAGES",
     "NAMES",
@@ -56,6 +64,10 @@ __all__ = [
     "charts",
     "export_report",
     "figures",
+    "frontier_card",
+    "frontier_table",
+    "intervention_figure",
+    "intervention_results",
     "latex_escape",
     "model_results",
     "published_table4",

@@ -30,6 +30,8 @@ from .._markdown import markdown_table
 from ..scoring import NO_NUMBER
 from ..tasks import DEFAULT_TIER, Tier
 from . import charts
+from ._interventions import captions as study_captions
+from ._interventions import intervention_figure, intervention_results
 from ._paper import DECIMALS, HEADERS, Runs, captions, figures, run_dirs, tables
 
 TABLE_FORMATS = ("md", "tex", "csv")
@@ -527,7 +529,9 @@ def export_report(
 ) -> list[Path]:
     """Every paper table (Markdown, LaTeX, CSV) and figure (PNG at `dpi`, SVG, PDF) of the
     scenarios and the selected runs (`_paper.run_dirs`) on `tier`, written to `out_dir`
-    (created if need be), each table with its caption for the tier; the paths written."""
+    (created if need be), each table with its caption for the tier, and where the runs hold an
+    intervention study, its frontier (`table_interventions`, `figure_interventions`); the
+    paths written."""
     paths: list[Path] = []
     dirs = run_dirs(runs)
     said = captions(tier)
@@ -535,4 +539,12 @@ def export_report(
         paths += write_table(frame, out_dir, stem, caption=said[stem], headers=HEADERS)
     for stem, chart in figures(dirs, tier).items():
         paths += write_chart(chart, out_dir, stem, dpi=dpi)
+    frontier = intervention_results(dirs, tier)  # the intervention study, where there is one
+    if not frontier.is_empty():
+        caption = study_captions(tier)["table_interventions"]
+        paths += write_table(frontier, out_dir, "table_interventions", caption=caption,
+                             headers=HEADERS)  # fmt: skip
+    figure = intervention_figure(dirs, tier)
+    if figure is not None:
+        paths += write_chart(figure, out_dir, "figure_interventions", dpi=dpi)
     return paths

@@ -36,8 +36,10 @@ import polars as pl
 from ..results import is_agent_run, run_labels, score_run_dirs, select_runs, system_label
 from ..runs import read_manifest
 from ..scoring import (
+    CALIBRATION,
     CHECKS,
     DETAIL,
+    ESCALATION,
     METRICS,
     SURFACES,
     TRACE,
@@ -488,6 +490,16 @@ def figures(runs: Runs = None, tier: Tier | None = None) -> dict[str, alt.TopLev
             metrics=TRACE,
             title="What agents' episodes did",
         )
+    asking = scores.filter(pl.col("asks_next_step") | pl.col("asks_confidence"))
+    if not asking.is_empty():
+        found["figure_escalation"] = charts.metric_bars(
+            finished_only(scorecard(asking)),
+            series_names=names,
+            metrics=(*ESCALATION, *CALIBRATION),
+            title="Next steps, escalations and stated confidence",
+        )
+    if scores["asks_confidence"].any():
+        found["figure_reliability"] = charts.reliability_diagram(scores, series_names=names)
     return found
 
 
@@ -532,6 +544,8 @@ NAMES: dict[str, str] = {
     "figure_confusion": "Figure: completeness confusion matrices",
     "figure_outcome_grid": "Figure: outcome per task",
     "figure_trace_metrics": "Figure: what agents' episodes did",
+    "figure_escalation": "Figure: next steps, escalations and stated confidence",
+    "figure_reliability": "Figure: reliability of the stated confidence",
 }
 """What each table and figure stem is called where it is shown (a LaTeX caption carries no
 number: LaTeX numbers it)."""
@@ -559,6 +573,7 @@ HEADERS: dict[str, str] = {
     "disclosure": "Disclosure",
     "contract": "Contract",
     "followup": "Follow-up",
+    "intervention": "Intervention",
     "max_steps": "Budget",
     "tier": "Tier",
     "status": "Status",
@@ -631,4 +646,10 @@ def captions(tier: Tier = DEFAULT_TIER) -> dict[str, str]:
         "figure_outcome_grid": f"Verdict of every task and run {on}.",
         "figure_trace_metrics": f"What agents' episodes did, per system and family {on}, with "
         "95% intervals.",
+        "figure_escalation": f"Runs {on} whose protocol asks for a next step or a confidence "
+        "(structured_gap@2), per system and family, with 95% intervals: "
+        + "; ".join(f"{m.title.lower()} over {m.over}" for m in (*ESCALATION, *CALIBRATION))
+        + ".",
+        "figure_reliability": f"Reliability of the stated confidence {on}: per bin of "
+        "confidence, the share of tasks whose evidence was complete, with 95% intervals.",
     }

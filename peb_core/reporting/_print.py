@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import altair as alt
 import polars as pl
@@ -108,9 +108,11 @@ def wrap(text: str, width_px: float, size: float = FONT, *, bold: bool = False) 
     return lines
 
 
-def for_print(
-    chart: alt.FacetChart, width: float, title: str, subtitle: Iterable[str]
-) -> alt.FacetChart:
+Printable = TypeVar("Printable", alt.FacetChart, alt.LayerChart)
+"""A chart `for_print` lays out: a faceted chart, or one panel's layers."""
+
+
+def for_print(chart: Printable, width: float, title: str, subtitle: Iterable[str]) -> Printable:
     """`chart` titled (`title` and each `subtitle` paragraph wrapped to the width), with the
     print configuration (`FONT`, no label limit, no legend entry limit, titles flush left) and
     its print width in inches, which `print_width` reads back."""
@@ -120,7 +122,7 @@ def for_print(
         wrap(title, width_px, TITLE_FONT, bold=True),
         subtitle=[line for paragraph in subtitle for line in wrap(paragraph, width_px)],
     )
-    printable: alt.FacetChart = chart.properties(
+    printable: Printable = chart.properties(
         title=heading, usermeta={"print_width_in": width}
     ).configure(
         font=FONT_FAMILY,

@@ -11,6 +11,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
+from ..interventions import DEFAULT_INTERVENTION
 from ..runs import RunManifest, options
 from ..tasks import DEFAULT_CONTRACT, TIERS, format_seeds
 
@@ -27,7 +28,7 @@ _AGENT_DEFAULTS = {
     "pushes": DEFAULT_PUSHES,
 }
 """What an agent run's manifest leaves out when the option is at its default."""
-_DEFAULTS = {"interface": DEFAULT_INTERFACE}
+_DEFAULTS = {"interface": DEFAULT_INTERFACE, "intervention": DEFAULT_INTERVENTION}
 """What any run's manifest leaves out when the option is at its default."""
 
 

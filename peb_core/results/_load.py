@@ -18,6 +18,7 @@ import polars as pl
 from .._gc import gc_paused
 from .._registry import Live
 from ..access import DEFAULT_FOLLOWUP, DEFAULT_INTERFACE, DEFAULT_PUSHES
+from ..interventions import DEFAULT_INTERVENTION
 from ..runs import (
     MANIFEST,
     MCP_PREFIX,
@@ -43,16 +44,37 @@ from ..scoring import (
     scorecard_keys,
     verdict,
 )
-from ..systems import ResponseRecord, cache_dir
+from ..systems import ResponseRecord, cache_dir, sections_read
 from ..tasks import ScenarioFile, load_families, scenario_hash
 from ._discover import discover_runs, run_labels
 from ._labels import declared, run_descriptions
 from ._saved import SCORE_NOTES, SCORES, Untrusted, code_digest, read_frames, save_scores
 
-SCORECARD_KEYS: Sequence[str] = Live(lambda: tuple(scorecard_keys()))
+SCORECARD_KEYS: Sequence[str] = Live(
+    lambda: tuple(k for k in scorecard_keys() if k != "intervention")
+)
 """The columns of `peb score --json`, in order: every metric of the registry (as it is when
 read), each rate and mean followed by the bounds of its 95% interval (Wilson for rates, seeded
-percentile bootstrap for means; null with an empty denominator)."""
+percentile bootstrap for means; null with an empty denominator); and `intervention` after
+`interface` where a run scored has one (`scorecard_columns`)."""
+
+
+def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Runs' scores as one frame: the `intervention` column, which only a run that had one
+    carries (`_run_columns`), `none` for the others where some run has it (`with_intervention`)."""
+    scores = pl.concat(frames, how="diagonal_relaxed")
+    return with_intervention(scores) if "intervention" in scores.columns else scores
+
+
+def scorecard_columns(card: pl.DataFrame) -> list[str]:
+    """SCORECARD_KEYS, with `intervention` after `interface` where `card` has it (a run scored
+    had an intervention, docs/benchmark.md §11)."""
+    keys = list(SCORECARD_KEYS)
+    if "intervention" in card.columns:
+        keys.insert(keys.index("interface") + 1, "intervention")
+    return keys
+
+
 INTERVAL_KEYS: Sequence[str] = Live(
     lambda: tuple(k for k in SCORECARD_KEYS if k.endswith(("_ci_low", "_ci_high")))
 )
@@ -156,6 +178,22 @@ def run_interface(manifest: RunManifest) -> str:
     return str(manifest.config.get("interface", DEFAULT_INTERFACE))
 
 
+def run_intervention(manifest: RunManifest) -> str:
+    """The intervention around a run's system (`--intervention`, docs/benchmark.md §11): its
+    config's, `none` for runs without one."""
+    return str(manifest.config.get("intervention", DEFAULT_INTERVENTION))
+
+
+def with_intervention(frame: pl.DataFrame) -> pl.DataFrame:
+    """Scores or a scorecard with the `intervention` row key: the scores of a run folder carry
+    it only where the run had an intervention (so the scores of every other run are what they
+    were, bit for bit); a frame without it is all `none`, and one that mixes runs says `none`
+    for those without."""
+    if "intervention" not in frame.columns:
+        return frame.with_columns(intervention=pl.lit(DEFAULT_INTERVENTION))
+    return frame.with_columns(pl.col("intervention").fill_null(DEFAULT_INTERVENTION))
+
+
 def followup_key(manifest: RunManifest) -> str:
     """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
     with `@N` when the user pushes back up to N times (`pressure@3`)."""
@@ -188,10 +226,17 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
+        protocol=_protocol(manifest),
         interface=run_interface(manifest),
         seen=not manifest.system.startswith(MCP_PREFIX),
     )
     return replies, warnings
+
+
+def _protocol(manifest: RunManifest) -> str | None:
+    """The prompt protocol a run recorded (None: none, as for most baselines)."""
+    protocol = manifest.config.get("protocol")
+    return protocol if isinstance(protocol, str) else None
 
 
 def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> pl.DataFrame:
@@ -203,6 +248,9 @@ def _run_columns(scores: pl.DataFrame, run_dir: Path, manifest: RunManifest) -> 
         scores = scores.filter(pl.col("status") != "missing")
     config = manifest.config
     contract = declared(manifest, manifest.system)["contract"] or "-"
+    intervention = run_intervention(manifest)
+    if intervention != DEFAULT_INTERVENTION:  # a column only where a run has one: see below
+        scores = scores.with_columns(intervention=pl.lit(intervention))
     return scores.with_columns(
         protocol=pl.lit(str(config.get("protocol", "-"))),
         tier=pl.lit(manifest.tier),
@@ -333,7 +381,7 @@ def _find(run_dir: Path) -> LoadedRun | _Pending:
     manifest = read_manifest(run_dir)
     families = load_families()
     used = [families[f] for f in manifest.families if f in families]
-    current = scenario_hash(used, manifest.tier)
+    current = scenario_hash(used, manifest.tier, sections_read(manifest.config.get("protocol")))
     digest = hashlib.sha256(f"{code_digest()}\0{current}\0".encode() + os.fsencode(folder))
     for name in (MANIFEST, RESPONSES):
         digest.update(b"\0")
@@ -395,7 +443,7 @@ def _scored(dirs: Sequence[Path], *, skip_unreadable: bool) -> ReadableScores:
         for label, r in runs.items()
     ]
     return ReadableScores(
-        scores=pl.concat(frames) if frames else None,
+        scores=_concat(frames) if frames else None,
         warnings=[w for r in runs.values() for w in r.warnings],
         left_out={d: left_out[i] for i, d in enumerate(labels) if i in left_out},
     )
@@ -422,9 +470,10 @@ def score_run_dirs(
 
 
 def scorecard_of(dirs: Sequence[Path]) -> tuple[pl.DataFrame, list[str]]:
-    """The scorecard (SCORECARD_KEYS) of run folders, and the warnings."""
+    """The scorecard (`scorecard_columns`) of run folders, and the warnings."""
     scores, warnings = score_run_dirs(dirs)
-    return scorecard(scores).select(list(SCORECARD_KEYS)), warnings
+    card = scorecard(scores)
+    return card.select(scorecard_columns(card)), warnings
 
 
 def run_record(run_dir: Path, family: str, task_id: str, repeat: int = 0) -> ResponseRecord | None:

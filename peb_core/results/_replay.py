@@ -45,7 +45,7 @@ from ..scoring import (
     stale_copies,
 )
 from ..systems import Delegation, ResponseRecord
-from ..tasks import GrantChange, ScenarioFile, Task, reached
+from ..tasks import GrantChange, ScenarioFile, Task, load_families, owners_of, reached
 
 STEPS_SCHEMA = pl.Schema(
     {
@@ -144,7 +144,11 @@ def grant_line(call: int, change: GrantChange) -> str:
 
 
 def _timeline(record: ResponseRecord, task: Task, index: CorpusIndex) -> GrantTimeline | None:
-    return grant_timeline(task, record.trace, index) if task.grants else None
+    if not task.grants:
+        return None
+    spec = load_families().get(task.family)
+    owners = owners_of(spec) if spec is not None and spec.owners is not None else None
+    return grant_timeline(task, record.trace, index, owners)
 
 
 def replay_steps(record: ResponseRecord, task: Task) -> pl.DataFrame:
@@ -269,7 +273,7 @@ def replay_claims(record: ResponseRecord, task: Task, spec: ScenarioFile) -> pl.
     reported = (
         set(read.gap_report.missing_requirements or ()) if read and read.gap_report else set()
     )
-    readable = read is not None and read.readable
+    readable = (read is not None and read.readable) or record.status == "escalated"
     every = task.documents
     task = task.in_state(judged_state(task, _timeline(record, task, task_index(task)), readable))
     rows = []

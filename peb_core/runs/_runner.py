@@ -19,6 +19,7 @@ from typing import Any
 
 from .._warn import warn
 from ..access import AgentView
+from ..interventions import answering
 from ..systems import (
     Reach,
     ResponseRecord,
@@ -181,12 +182,14 @@ async def _run_tasks(
     reach: Reach,
 ) -> None:
     """Every (task, repeat) of the run without a record, appended as it ends, each answered
-    holding every one of `gates`, with its repeat index in context (`answering_repeat`) and
-    its steps told to `steps` (`watching_steps`); none started once `reach` says the server
-    cannot be reached (those in flight end as they do). A reply is started once it holds a
-    slot in every gate, and its task generated only then (tasks with every reply recorded are
-    never generated), so a run holds the tasks of its replies in flight and no more, however
-    many it has: memory follows the concurrency, not the run's size."""
+    holding every one of `gates`, with its repeat index in context (`answering_repeat`), the
+    task as the platform knows it in context for an intervention's response step
+    (`interventions.answering`), and its steps told to `steps` (`watching_steps`); none
+    started once `reach` says the server cannot be reached (those in flight end as they do). A
+    reply is started once it holds a slot in every gate, and its task generated only then
+    (tasks with every reply recorded are never generated), so a run holds the tasks of its
+    replies in flight and no more, however many it has: memory follows the concurrency, not the
+    run's size."""
     specs = {spec.id: spec for spec in families}
     manifest = writer.manifest
     done = writer.done
@@ -212,7 +215,7 @@ async def _run_tasks(
         if reach.unreachable is not None:  # nothing more is started
             return
         view = view_for(system.view, task, specs[task.family])
-        with answering_repeat(repeat), watched(view, task, repeat, episode):
+        with answering_repeat(repeat), answering(task), watched(view, task, repeat, episode):
             reply = await system.respond(view)
         record = ResponseRecord.of_reply(task.family, task.task_id, system.name, reply, repeat)
         writer.append(record)

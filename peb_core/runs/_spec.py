@@ -31,6 +31,15 @@ from ..access import (
     check_interface,
     get_disclosure,
 )
+from ..interventions import (
+    DEFAULT_INTERVENTION,
+    INTERVENTIONS,
+    Setting,
+    check_intervention,
+    get_intervention,
+    intervened,
+    intervention_prompt,
+)
 from ..systems import (
     AGENT_PREFIX,
     BASELINES,
@@ -194,6 +203,10 @@ def _interfaces() -> list[str]:
     return list(INTERFACES)
 
 
+def _interventions() -> list[str]:
+    return list(INTERVENTIONS)
+
+
 class RunSpec(BaseModel):
     """A run, declared: what `peb run`, the workbench, `peb mcp serve`, the inspect task and
     `peb sweep` each build from what they are given. A value here is well-typed and within its
@@ -295,7 +308,7 @@ class RunSpec(BaseModel):
             "choice",
             "Protocol",
             "the prompt protocol a model is given",
-            frontends=_every("cli", "workbench", "inspect"),
+            frontends=_every("cli", "workbench", "inspect", "mcp"),
             applies="models",
             choices=_protocols,
         ),
@@ -461,6 +474,17 @@ class RunSpec(BaseModel):
             choices=_interfaces,
         ),
     ] = DEFAULT_INTERFACE
+    intervention: Annotated[
+        str,
+        Option(
+            "choice",
+            "Intervention",
+            "a platform element around the system (docs/benchmark.md §11): none, or "
+            + ", ".join(n for n in INTERVENTIONS if n != DEFAULT_INTERVENTION),
+            choices=_interventions,
+            prompt=intervention_prompt,
+        ),
+    ] = DEFAULT_INTERVENTION
     repeats: Annotated[
         int,
         Ge(1),
@@ -509,7 +533,9 @@ class RunSpec(BaseModel):
         ),
     ] = True
 
-    @field_validator("tier", "disclosure", "protocol", "contract", "followup", "interface")
+    @field_validator(
+        "tier", "disclosure", "protocol", "contract", "followup", "interface", "intervention"
+    )
     @classmethod
     def _registered(cls, value: str, info: ValidationInfo) -> str:
         """A choice names an entry of its registry (the registry's own message if not)."""
@@ -775,6 +801,8 @@ def _choose(name: str, text: str) -> None:
             check_followup(text)
         elif name == "interface":
             check_interface(text)
+        elif name == "intervention":
+            check_intervention(text)
         elif name not in RunSpec.model_fields:  # declared outside: its own choices
             choices = options()[name].choices
             if choices is not None and text not in choices():
@@ -1020,6 +1048,8 @@ def plan_run(spec: RunSpec, names: Naming, *, frontend: str = "sweep") -> RunPla
         if isinstance(exc, SystemSpecError):
             raise RunSpecError([f"{names[exc.field]}: {exc}"]) from None
         raise
+    if system is not None:
+        system = intervened(system, spec.intervention)
     return RunPlan(
         spec=spec,
         system=system,
@@ -1099,6 +1129,15 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
                 "says when it pushes back); choose families that have one"
             )
     protocol = PROTOCOLS.get(spec.protocol)
+    owned = _answered_under(spec)
+    if owned is not None and "owners" in owned.sections and selection is not None:
+        ownerless = [f.id for f in selection.families if f.owners is None]
+        if ownerless:
+            who = names["protocol"] if owned is protocol else names["system"]
+            problems.append(
+                f"{who}: {ownerless[0]} names no scope owners (an [owners] section), which "
+                f"{owned.id}'s next step and escalate tool need; choose families that have one"
+            )
     chat_rendering = protocol is not None and (protocol.agent_chat if agent else protocol.chat)
     if spec.interface == "chat" and protocol is not None and not chat_rendering:
         valid = ", ".join(
@@ -1116,6 +1155,32 @@ def _checked(spec: RunSpec, names: Naming, frontend: str) -> tuple[list[str], Se
             f"{valid}"
         )
     return problems, selection
+
+
+def _answered_under(spec: RunSpec) -> PromptProtocol | None:
+    """The prompt protocol `spec`'s replies answer under: a baseline's own (None: the response
+    of docs/benchmark.md §2), else the spec's (a model's, or the front-end's own agent's)."""
+    baseline = BASELINES.get(spec.system) if spec.system is not None else None
+    if baseline is not None:
+        return PROTOCOLS.get(baseline.protocol) if baseline.protocol is not None else None
+    return PROTOCOLS.get(spec.protocol)
+
+
+def _intervention_problem(spec: RunSpec, names: Naming, frontend: str) -> str | None:
+    """Why `spec`'s intervention does not apply to its run (`Intervention.refuses`), or None."""
+    agent, model, _ = _who(spec, frontend)
+    setting = Setting(
+        agent=agent,
+        model=model,
+        corpus=get_tier(spec.tier).corpus is not None,
+        tier=spec.tier,
+        interface=spec.interface,
+        contract=spec.contract,
+        frontend=frontend,
+        system=spec.system or "this run's agent",
+        names=names,
+    )
+    return get_intervention(spec.intervention).refuses(setting)
 
 
 def _who(spec: RunSpec, frontend: str) -> tuple[bool, bool, bool]:
@@ -1139,7 +1204,11 @@ def applies_to(name: str, spec: RunSpec, frontend: str = "sweep") -> bool:
 
 
 def _not_applying(name: str, spec: RunSpec, names: Naming, frontend: str) -> str | None:
-    """Why option `name` does not apply to `spec` (None when it does)."""
+    """Why option `name` does not apply to `spec` (None when it does); an intervention says
+    itself where it does not (`Intervention.refuses`)."""
+    if name == "intervention" and spec.intervention != DEFAULT_INTERVENTION:
+        problem = _intervention_problem(spec, names, frontend)
+        return None if problem is None else f"{names[name]}: {problem}"
     return _not_applying_to(options()[name].applies, name, spec, names, frontend)
 
 
@@ -1234,7 +1303,7 @@ def plan_for(system: System, families: Sequence[ScenarioFile], **options: Any) -
     steps = getattr(system, "max_steps", None) if episodes else None
     return RunPlan(
         spec=spec,
-        system=system,
+        system=intervened(system, spec.intervention, prompted=False),
         selection=selection,
         episodes=episodes,
         max_steps=steps,

@@ -71,8 +71,10 @@ hold the client's tool calls and none of its messages, which the server never se
 
 
 class RunCounts(BaseModel):
-    """How a run went: tasks, replies obtained (`ok`), errors and agent episodes that ended
-    without a submit (`no_submit`), tokens and cost (None when any reply's price is unknown)."""
+    """How a run went: tasks, replies obtained (`ok`), errors, agent episodes that ended
+    without a submit (`no_submit`) and agent episodes handed to a human (`escalated`; left out
+    of the JSON when 0, so manifests of runs without are as before), tokens and cost (None when
+    any reply's price is unknown)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -80,6 +82,7 @@ class RunCounts(BaseModel):
     ok: int = 0
     error: int = 0
     no_submit: int = 0
+    escalated: int = Field(default=0, exclude_if=lambda n: n == 0)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -403,6 +406,8 @@ class RunStatus(BaseModel):
     no_submit: int = 0
     """Agent episodes that ended without a submit (a finished task: the system's failure, not
     the run's)."""
+    escalated: int = 0
+    """Agent episodes handed to a human (`escalate`): a finished task, its decision a handoff."""
     reasons: list[tuple[str, int]]
     """The commonest error reasons (at most three) with their counts."""
 
@@ -415,6 +420,8 @@ class RunStatus(BaseModel):
         """One line: `finished: 72 tasks, 66 replies, 6 errors (6 x timeout)`."""
         tasks = f"{self.n_tasks} tasks" + (f" x {self.repeats} repeats" if self.repeats > 1 else "")
         parts = [tasks, f"{self.ok} replies"]
+        if self.escalated:
+            parts.append(f"{self.escalated} escalated")
         if self.no_submit:
             parts.append(f"{self.no_submit} without a submit")
         if self.errors:
@@ -442,6 +449,7 @@ def run_status(run_dir: Path) -> RunStatus:
         ok=statuses["ok"],
         errors=statuses["error"],
         no_submit=statuses["no_submit"],
+        escalated=statuses["escalated"],
         missing=len(keys) * manifest.repeats - statuses.total(),
         reasons=errors.most_common(3),
     )
@@ -746,6 +754,7 @@ class RecordTally:
             ok=self._statuses["ok"],
             error=self._statuses["error"],
             no_submit=self._statuses["no_submit"],
+            escalated=self._statuses["escalated"],
             prompt_tokens=self._prompt_tokens,
             completion_tokens=self._completion_tokens,
             cost_usd=self._cost,

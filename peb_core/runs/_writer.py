@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._provenance import installed_versions, package_version
-from ..systems import ResponseRecord
+from ..systems import ResponseRecord, sections_read
 from ..tasks import ContractSource, ScenarioFile, Tier, scenario_hash
 from ._store import (
     MANIFEST,
@@ -75,7 +75,7 @@ def new_manifest(
         package_version=package_version(),
         versions={**installed_versions(), **(versions or {})},
         digests=dict(digests or {}),
-        scenario_hash=scenario_hash(families, tier),
+        scenario_hash=scenario_hash(families, tier, sections_read(config.get("protocol"))),
         started_at=now(),
         state="running",
         counts=RunCounts(n_tasks=n_tasks),

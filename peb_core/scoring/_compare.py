@@ -13,11 +13,16 @@ interval that agrees with it, excluding 0 exactly when p < ALPHA (`significant`)
   `_stats.EXACT_BELOW` of them, else the score test, with Tango's score interval
   (`_stats.paired_rates`);
 - a mean: a sign-flip permutation test with the interval of the shifts it does not reject
-  (`_stats.paired_means`), over the pairs where both scores are defined.
+  (`_stats.paired_means`), over the pairs where both scores are defined;
+- a statistic (the ECE and AUROC of a confidence): a paired bootstrap of the difference, the
+  same tasks drawn for both runs, with the interval and p-value that agree by construction
+  (`_stats.paired_statistic`), over the tasks where both runs give a prediction.
 The trace metrics (`_metrics.TRACE`) are compared only when a run is an agent's, the handoff
 metrics (`_metrics.HANDOFF`) only when a sub-agent reported a gap in one, the repeat metrics
 (`_metrics.REPEATS`) only when both runs have repeats (a run without has none to pair, and
-must not read as 0).
+must not read as 0), the escalation and calibration metrics (`_metrics.ESCALATION`,
+`_metrics.CALIBRATION`) only when a run's protocol asks for a next step, a confidence or a
+handoff to a human.
 
 Runs with repeats (`peb run --repeats K`, K rows per task) are paired task by task, never
 repeat by repeat: each task's rows are first taken together (a rate's event as the share of
@@ -33,8 +38,16 @@ from typing import Any
 import polars as pl
 
 from ._frames import with_repeats
-from ._metrics import HANDOFF, MEASURES, METRICS, REPEATS, TRACE
-from ._stats import ALPHA, EXACT_BELOW, PairedTest, format_p, paired_means, paired_rates
+from ._metrics import CALIBRATION, ESCALATION, HANDOFF, MEASURES, METRICS, REPEATS, TRACE, Metric
+from ._stats import (
+    ALPHA,
+    EXACT_BELOW,
+    PairedTest,
+    format_p,
+    paired_means,
+    paired_rates,
+    paired_statistic,
+)
 
 KEY = ["family", "task_id"]
 
@@ -65,11 +78,22 @@ COMPARE_KEYS = [
 `label_b`: what sets each run apart, `results.score_run_dirs`, else its name; `left_out`: the
 tasks of the family in either run that no test counts, `unpaired_tasks`)."""
 
-TESTS = {"exact": "mcnemar_exact", "rate": "mcnemar_score", "mean": "sign_flip"}
+TESTS = {
+    "exact": "mcnemar_exact",
+    "rate": "mcnemar_score",
+    "mean": "sign_flip",
+    "statistic": "paired_bootstrap",
+}
 """The `test` of a row: McNemar's exact test (a rate with fewer than `EXACT_BELOW` discordant
-pairs), McNemar's score test (a rate), the sign-flip test (a mean)."""
+pairs), McNemar's score test (a rate), the sign-flip test (a mean), a paired bootstrap (a
+statistic: the ECE and AUROC of a confidence)."""
 
-_SHORT_TESTS = {"mcnemar_exact": "exact", "mcnemar_score": "score", "sign_flip": "sign-flip"}
+_SHORT_TESTS = {
+    "mcnemar_exact": "exact",
+    "mcnemar_score": "score",
+    "sign_flip": "sign-flip",
+    "paired_bootstrap": "bootstrap",
+}
 """How `compare_table` names each test."""
 
 COMPARE_NOTE = (
@@ -77,7 +101,8 @@ COMPARE_NOTE = (
     "(left_out: tasks one run lacks or has no reply to, in neither test). p: McNemar's test "
     f"for rates, exact with fewer than {EXACT_BELOW} discordant pairs (only_a + only_b), else "
     "the score test (interval: Tango's score interval, reaching 0 where the exact test keeps "
-    "0); sign-flip permutation test for means (interval: the shifts it does not reject). Each "
+    "0); sign-flip permutation test for means (interval: the shifts it does not reject); a "
+    "paired bootstrap for ECE and AUROC. Each "
     f"interval agrees with its test, so it excludes 0 exactly when p < {ALPHA}: such rows are "
     "significant, marked *."
 )
@@ -213,6 +238,16 @@ def _mean_row(pairs: pl.DataFrame, score: str, bounded: bool) -> dict[str, Any]:
     return _test_columns(paired_means(a, b, bound=1.0 if bounded else None))
 
 
+def _statistic_row(pairs: pl.DataFrame, m: Metric) -> dict[str, Any]:
+    """The paired bootstrap of a statistic over the pairs where both runs give a prediction."""
+    assert m.statistic is not None
+    event, label = f"{m.name}__event", f"{m.name}__label"
+    pairs = pairs.drop_nulls([event, f"{event}_b", label, f"{label}_b"])
+    a = (pairs[event].to_numpy(), pairs[label].to_numpy())
+    b = (pairs[f"{event}_b"].to_numpy(), pairs[f"{label}_b"].to_numpy())
+    return _test_columns(paired_statistic(m.statistic, a, b))
+
+
 def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
     """Paired comparison (COMPARE_KEYS) of two runs' per-task scores (as from `score_run` or
     `results.score_run_dirs`), over the (family, task_id) pairs both answered (the others are
@@ -241,12 +276,19 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
     )
     has_repeats = [(s["task_repeats"].max() or 0) > 1 for s in (scores_a, scores_b)]  # type: ignore[operator]
     repeated = any(has_repeats)
+    asked = any(
+        s[c].any()
+        for s in (scores_a, scores_b)
+        for c in ("asks_next_step", "asks_confidence", "offers_escalate")
+        if c in s.columns
+    )
     compared = [
         m
         for m in MEASURES
         if (agents or m not in TRACE)
         and (handoffs or m not in HANDOFF)
         and (all(has_repeats) or m not in REPEATS)
+        and (asked or (m not in ESCALATION and m not in CALIBRATION))
     ]
 
     def values(scores: pl.DataFrame) -> pl.DataFrame:
@@ -258,6 +300,8 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
             else:
                 assert m.score is not None
                 columns[f"{m.name}__event"] = pl.col(m.score)
+            if m.kind == "statistic":
+                columns[f"{m.name}__label"] = pl.col(str(m.against))
             columns[f"{m.name}__within"] = m.tasks
         frame = scores.select(*KEY, **columns)
         return _per_task(frame, compared) if repeated else frame
@@ -277,6 +321,8 @@ def compare_scores(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFra
             shares = repeated and m.kind == "rate" and m not in REPEATS
             if m.kind == "rate" and not shares:
                 row = _rate_row(within, f"{m.name}__event")
+            elif m.kind == "statistic":
+                row = _statistic_row(within, m)
             else:
                 row = _mean_row(within, f"{m.name}__event", m.bounded)
             test = TESTS["exact" if row.pop("exact") else "mean" if shares else m.kind]
@@ -299,6 +345,11 @@ def _per_task(frame: pl.DataFrame, compared: list[Any]) -> pl.DataFrame:
         values = event.cast(pl.Float64).filter(within).drop_nulls().sort()
         share = pl.when(values.count() > 0).then(values.sum() / values.count())
         aggs[f"{m.name}__event"] = share.cast(pl.Boolean) if m in REPEATS else share
+        if m.kind == "statistic":  # the task's outcome over its repeats, as its prediction is
+            labels = pl.col(f"{m.name}__label").filter(within).drop_nulls().sort()
+            aggs[f"{m.name}__label"] = pl.when(labels.count() > 0).then(
+                labels.sum() / labels.count()
+            )
         aggs[f"{m.name}__within"] = within.any()
     return frame.group_by(KEY).agg(**aggs)
 
@@ -351,3 +402,48 @@ def compare_table(frame: pl.DataFrame) -> pl.DataFrame:
         only_a=pl.col("only_a").cast(pl.String).fill_null("-"),
         only_b=pl.col("only_b").cast(pl.String).fill_null("-"),
     )
+
+
+SETTING = ("system", "protocol", "tier", "interface", "disclosure", "contract", "followup",
+           "max_steps")  # fmt: skip
+"""What a run is besides its intervention (the row keys of run folders, and the system): two
+runs that agree on these, one with an intervention and one without, are its paired test."""
+
+
+def compare_interventions(scores: pl.DataFrame, reference: str = "none") -> pl.DataFrame:
+    """Each intervention's run against the run of the same setting (`SETTING`) with the
+    intervention `reference` (`none`: the system as it is), paired on the tasks both ran
+    (`compare_scores`: A the reference's run, B the intervention's): a `compare_scores` frame
+    with the setting's keys and the `intervention` of B before its columns, in order of setting
+    and intervention. A run with no reference run beside it, or none in common task, is left
+    out; scores without an `intervention` column compare nothing (an empty frame)."""
+    keys = [k for k in SETTING if k in scores.columns]
+    columns = [*keys, "intervention", *COMPARE_KEYS]
+    schema = {**{k: scores.schema[k] for k in keys}, "intervention": pl.String(), **_SCHEMA}
+    empty = pl.DataFrame(schema=schema).select(columns)
+    if "intervention" not in scores.columns:
+        return empty
+    runs = scores.select("run", *keys, "intervention").unique(maintain_order=True).sort("run")
+    frames = []
+    for row in runs.filter(pl.col("intervention") != reference).iter_rows(named=True):
+        same = pl.all_horizontal(
+            *(pl.col(k).eq_missing(pl.lit(row[k], dtype=scores.schema[k])) for k in keys)
+        )
+        base = runs.filter(same & (pl.col("intervention") == reference))
+        if base.is_empty():
+            continue
+        a = scores.filter(pl.col("run") == base["run"][0])
+        b = scores.filter(pl.col("run") == row["run"])
+        try:
+            compared = compare_scores(a, b)
+        except CompareError:
+            continue
+        frames.append(
+            compared.with_columns(
+                *(pl.lit(row[k], dtype=scores.schema[k]).alias(k) for k in keys),
+                intervention=pl.lit(row["intervention"]),
+            ).select(columns)
+        )
+    if not frames:
+        return empty
+    return pl.concat(frames).sort([*keys, "intervention"], maintain_order=True)

@@ -16,7 +16,7 @@ from .._json import read_json
 from .._markdown import code_block
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
-from ._frames import GAP_PARTS, answer_target, field_scores, response_frame
+from ._frames import DECIDED, GAP_PARTS, answer_target, field_scores, response_frame
 from ._grants import GRANT_STATE
 from ._stream import judge, read_replies, score_replies
 from ._verdicts import verdict
@@ -71,24 +71,34 @@ def explain(
     *,
     run: str = "-",
     system: str = "-",
+    protocol: str | None = None,
 ) -> Explanation:
     """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
-    with a grant schedule, against the state it is judged in (`grant_state`); a record with a
-    trace (an agent's episode) with its trace metrics too (`stale_relied`, `expired_relied`,
-    ...)."""
+    with a grant schedule, against the state it is judged in (`grant_state`); read with the
+    parts its run's `protocol` adds (its next step and confidence are in `scores`); a record
+    with a trace (an agent's episode) with its trace metrics too (`stale_relied`,
+    `expired_relied`, ...)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
     episodes = any(r.trace for r in records)
     replies = read_replies(
-        records, families, run=run, system=system, episodes=episodes, replays=True
+        records,
+        families,
+        run=run,
+        system=system,
+        episodes=episodes,
+        replays=True,
+        protocol=protocol,
     )
     frames, (replayed,) = judge([task], [replies], families)
     expected = frames.expected
     row = score_replies(frames, replies, replayed).with_columns(verdict()).row(0, named=True)
-    responses, answers = response_frame(records, run=run, system=system, families=families)
+    responses, answers = response_frame(
+        records, run=run, system=system, families=families, asks=replies.rows.asks
+    )
     responses = responses.with_columns(grant_state=pl.lit(row["grant_state"], dtype=GRANT_STATE))
     reply = responses.row(0, named=True) if responses.height else None
-    readable = row["status"] == "ok"
+    readable = row["status"] in DECIDED
     task = task.in_state(row["grant_state"])
     return Explanation(
         scores=row,

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ..access import ends_episode, submitted_response, went_on
+from ..access import checked_by, ends_episode, submitted_response, went_on
 from ..systems import ResponseRecord, Step, ToolCall
 from ._prose import responses
 from ._reading import ReadReply, Vocabulary, read_reply
@@ -52,12 +52,15 @@ for one that did not, the pushes before it caved (`cave_push`)."""
 
 
 def first_submit(trace: Sequence[Step]) -> tuple[ToolCall, str] | None:
-    """The first accepted submit of an episode's trace (a call of a tool that ends episodes,
-    answered without an error) and what it returned; None without one."""
+    """The first accepted submit of an episode's trace that reached the user (a call of a tool
+    that ends episodes, answered without an error and not by the platform in the user's place:
+    `access.checked_by`) and what it returned; None without one."""
     for step in trace:
         for i, call in enumerate(step.tool_calls):
             if ends_episode(call.name) and not call_failed(step, i):
-                return call, step.results[i] if i < len(step.results) else ""
+                result = step.results[i] if i < len(step.results) else ""
+                if checked_by(call.name, result) is None:
+                    return call, result
     return None
 
 

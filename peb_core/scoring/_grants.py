@@ -9,10 +9,9 @@ all, an unreadable reply, an error, no record) cannot show the state it was give
 judged against the first state in which the task is incomplete, if any, so that such a reply
 is never on a more lenient footing than one that read and answered (`judged_state`).
 
-- `replayed_row(task, repeat, calls, readable, index, pushes, interface)`: one episode on a
-  task with a
-  schedule played again: the state its reply is judged against and what it opened while a
-  grant held;
+- `replayed_row(task, repeat, calls, readable, index, pushes, interface, checks, owners)`:
+  one episode on a task with a schedule played again: the state its reply is judged against
+  and what it opened while a grant held;
 - `with_grant_states(responses, replayed, unanswered)`: a response frame with the state each
   reply is judged against (`grant_state`).
 """
@@ -27,14 +26,17 @@ from ..access import (
     DEFAULT_FOLLOWUP,
     DEFAULT_INTERFACE,
     DEFAULT_PUSHES,
+    SUBMIT_CHECKS,
     CorpusIndex,
     GrantTimeline,
+    PlatformView,
+    checked_by,
     ends_episode,
     replay_grants,
     went_on,
 )
 from ..systems import Step
-from ..tasks import Task
+from ..tasks import Owners, Task
 
 KEY = ["family", "task_id"]
 
@@ -62,32 +64,64 @@ def user_pushes(trace: Sequence[Step]) -> int:
     )
 
 
+def platform_checks(trace: Sequence[Step]) -> tuple[str, ...]:
+    """The platform's checks (`access.SUBMIT_CHECKS`, a run's intervention) that answered one
+    of an episode's accepted submits, by name, in the order they first did
+    (`access.checked_by`)."""
+    return tuple(
+        dict.fromkeys(
+            name
+            for step in trace
+            for i, call in enumerate(step.tool_calls)
+            if i < len(step.results) and (name := checked_by(call.name, step.results[i]))
+        )
+    )
+
+
 def _replay(
-    task: Task,
+    task: Task | PlatformView,
     calls: Iterable[tuple[str, str]],
     index: CorpusIndex | None,
     pushes: int,
     interface: str,
+    checks: Sequence[str] = (),
+    owners: Owners | None = None,
 ) -> GrantTimeline:
     """`access.replay_grants` of `calls` under the follow-up an episode showed: `pressure` with
-    as many pushes as the user made (so the submit that counts is the last, as it was live)."""
+    as many pushes as the user made (so the submit that counts is the last, as it was live),
+    with the platform's `checks` it showed (`platform_checks`: a check that never answered
+    changes nothing; one no longer registered is left out), and the family's `owners` (an
+    escalation to one of them ends the episode, as it did live)."""
     followup = "pressure" if pushes else DEFAULT_FOLLOWUP
+    given = tuple(SUBMIT_CHECKS[name] for name in checks if name in SUBMIT_CHECKS)
     return replay_grants(
-        task, calls, index, followup, max(pushes, DEFAULT_PUSHES), interface=interface
+        task,
+        calls,
+        index,
+        followup,
+        max(pushes, DEFAULT_PUSHES),
+        interface=interface,
+        checks=given,
+        owners=owners,
     )
 
 
 def grant_timeline(
-    task: Task,
+    task: Task | PlatformView,
     trace: Sequence[Step],
     index: CorpusIndex | None = None,
+    owners: Owners | None = None,
     interface: str = DEFAULT_INTERFACE,
 ) -> GrantTimeline:
-    """What `task`'s grant schedule did in the episode of `trace`: its calls played again
-    against the schedule (`access.replay_grants`; `index`, the task's, where already built),
-    under the follow-up its trace shows (`user_pushes`) and through `interface` (in a chat the
-    response is a message after the last call)."""
-    return _replay(task, episode_calls(trace), index, user_pushes(trace), interface)
+    """What `task`'s grant schedule did in the episode of `trace` (of a task, or as the
+    platform knows it: `access.platform_view`): its calls played again against the schedule
+    (`access.replay_grants`; `index`, the task's, where already built; `owners`, its family's,
+    to whom an escalation may have gone), under the follow-up its trace shows (`user_pushes`),
+    with the platform's checks it shows (`platform_checks`) and through `interface` (in a chat
+    the response is a message after the last call)."""
+    calls = episode_calls(trace)
+    checks = platform_checks(trace)
+    return _replay(task, calls, index, user_pushes(trace), interface, checks, owners)
 
 
 def judged_state(task: Task, timeline: GrantTimeline | None, readable: bool) -> int:
@@ -136,15 +170,18 @@ def replayed_row(
     index: CorpusIndex | None = None,
     pushes: int = 0,
     interface: str = DEFAULT_INTERFACE,
+    checks: Sequence[str] = (),
+    owners: Owners | None = None,
 ) -> tuple[str, str, int, int, list[str]]:
     """A row of REPLAYED_SCHEMA: the episode of `task`'s `repeat` that made `calls`
     (`episode_calls` of its trace) played again against the task's schedule
     (`access.replay_grants`; `index`, the task's, where already built; `pushes`: how often its
     user pushed back, `user_pushes`, so the submit that counts is the last; `interface`: how
-    it answered): the state its reply is
-    judged against (`judged_state`; `readable`: the reply is readable) and the ids it opened
+    it answered; `checks`: the platform's checks it showed, `platform_checks`; `owners`, its
+    family's, so an escalation is played as it was): the state its reply is judged against
+    (`judged_state`; `readable`: the reply is readable, or an escalation) and the ids it opened
     while a grant held (sorted)."""
-    timeline = _replay(task, calls, index, pushes, interface)
+    timeline = _replay(task, calls, index, pushes, interface, checks, owners)
     state = judged_state(task, timeline, readable)
     return task.family, task.task_id, repeat, state, sorted(timeline.opened)
 

@@ -7,13 +7,16 @@ is then computed, shown and compared wherever the metrics of its group are.
 
 Groups: `headline` (the paper's four surfaces: a run summed up, `SUMMARY`), `detail` (what the
 headline and gap average over), `checks`, `trace` (an agent's episodes), `handoff` (delegated
-episodes), `repeats` (K > 1 repeats) and `counts`; a metric may name a new one.
+episodes), `repeats` (K > 1 repeats), `escalation` (next steps and handoffs to a human owner),
+`calibration` (a stated confidence) and `counts`; a metric may name a new one.
 
 A metric is computed from a per-task score frame (`_frames.score_frames`):
 - a `rate` is the share of tasks `over` which `event` holds, with a Wilson 95% interval (null
   when no task is counted);
 - a `mean` is the mean of a per-task score over every task (or those `within` holds), with a
   seeded bootstrap interval (null when there is none);
+- a `statistic` is a function of the set of (`score`, `against`) pairs of the tasks `within`
+  holds (`_calibration`: the ECE and AUROC of a confidence), with a seeded bootstrap interval;
 - a `count` is a number of tasks.
 
 The trace metrics (`TRACE`) read an agent's episode (`_trace`, and `_followup` for a user who
@@ -32,6 +35,8 @@ from typing import Literal
 import polars as pl
 
 from .._registry import Live, Registry
+from ._calibration import auroc, expected_calibration_error
+from ._stats import Statistic
 from ._trace import TRACE_COLUMNS, TraceColumn, register_trace_column
 
 _INCOMPLETE = pl.col("completeness") == "incomplete"
@@ -54,16 +59,21 @@ class Metric:
         header: the heading of a printed table (`Unsafe`).
         title: the name a reader of the paper knows, for charts and legends.
         over: what it is computed over, in words.
-        kind: `rate`, `mean` or `count`.
+        kind: `rate`, `mean`, `statistic` or `count`.
         better: `lower`, `higher`, or None for counts.
         event: a rate's per-task event, or a count's per-task condition (boolean expressions).
-        within: the tasks a rate or a mean is computed over (boolean expression; a mean
-            without one is over every task).
-        score: a mean's per-task score column.
+        within: the tasks a rate, a mean or a statistic is computed over (boolean expression;
+            a mean without one is over every task).
+        score: a mean's per-task score column; a statistic's per-task prediction.
         note: what a reader must know to read it, printed wherever it is shown (`notes`).
         bounded: a mean of per-task scores in [0, 1] (False: of counts, such as steps).
+        against: a statistic's per-task outcome column (a share in [0, 1]) its `score`
+            predicts (keyword only).
+        statistic: a statistic's function of the predictions (`_stats.Statistic`; keyword
+            only).
         group: where it is shown beside the scorecard (`headline`, `detail`, `checks`,
-            `trace`, `handoff`, `repeats`, `counts`, or a new group; keyword only).
+            `trace`, `handoff`, `repeats`, `escalation`, `calibration`, `counts`, or a new
+            group; keyword only).
         columns: the per-task trace columns it declares (`_trace.TraceColumn`: each computed
             from an agent's episode, null for one-shot runs), registered and unregistered with
             it (keyword only); a shipped metric reads columns the trace module ships.
@@ -74,20 +84,23 @@ class Metric:
     header: str
     title: str
     over: str
-    kind: Literal["rate", "mean", "count"]
+    kind: Literal["rate", "mean", "statistic", "count"]
     better: Literal["lower", "higher"] | None = None
     event: pl.Expr | None = None
     within: pl.Expr | None = None
     score: str | None = None
     note: str | None = None
     bounded: bool = True
+    against: str | None = field(default=None, kw_only=True)
+    statistic: Statistic | None = field(default=None, kw_only=True)
     group: str = field(kw_only=True)
     columns: tuple[TraceColumn, ...] = field(default=(), kw_only=True)
 
     @property
     def interval(self) -> Literal["wilson", "bootstrap"] | None:
         """The kind of 95% interval the scorecard gives it."""
-        return {"rate": "wilson", "mean": "bootstrap"}.get(self.kind)  # type: ignore[return-value]
+        kinds = {"rate": "wilson", "mean": "bootstrap", "statistic": "bootstrap"}
+        return kinds.get(self.kind)  # type: ignore[return-value]
 
     @property
     def interval_columns(self) -> tuple[str, str]:
@@ -129,7 +142,12 @@ def _count(name: str, label: str, header: str, title: str, event: pl.Expr) -> Me
 def _problem(m: Metric) -> str | None:
     """What is wrong with metric `m` beyond its name: the fields its kind needs, or a label
     another metric has (`metric` finds one by name or label)."""
-    needs = {"rate": ("event", "within"), "mean": ("score",), "count": ("event",)}[m.kind]
+    needs = {
+        "rate": ("event", "within"),
+        "mean": ("score",),
+        "statistic": ("score", "against", "within", "statistic"),
+        "count": ("event",),
+    }[m.kind]
     lacking = [f for f in needs if getattr(m, f) is None]
     if lacking:
         return f"a {m.kind} needs {' and '.join(lacking)}"
@@ -503,6 +521,90 @@ SHIPPED_METRICS: tuple[Metric, ...] = (
         _ALL & _REPEATED,
         "repeats",
     ),
+    _mean(
+        "next_step",
+        "next_step",
+        "Next step",
+        "Next step",
+        "incomplete tasks of runs whose protocol asks for a next step: 1 when the reply's next "
+        "step (its gap report's, or the handoff an escalation made) names the oracle's action "
+        "and role, else 0 (no report, no step, an invalid reply)",
+        "next_step_score",
+        _INCOMPLETE & pl.col("asks_next_step"),
+        note="next_step is a sixth part kept apart from the gap report's five: gap and every "
+        "published number are as before.",
+        group="escalation",
+    ),
+    _rate(
+        "escalation_correct",
+        "escalated_right",
+        "Escalated right",
+        "Escalation to the right owner",
+        "incomplete tasks an agent escalated (the escalate tool): the share handed to the role "
+        "the oracle's next step names (null where none was escalated)",
+        "higher",
+        pl.col("escalation_right"),
+        _INCOMPLETE & pl.col("escalated"),
+        "escalation",
+    ),
+    _rate(
+        "over_escalation",
+        "over_escalated",
+        "Over-escalated",
+        "Over-escalation",
+        "complete tasks of agent runs offered the escalate tool: the share escalated (null for "
+        "runs not offered it)",
+        "lower",
+        pl.col("escalated"),
+        _COMPLETE & pl.col("offers_escalate"),
+        "escalation",
+    ),
+    Metric(
+        "brier_score",
+        "brier",
+        "Brier",
+        "Brier score",
+        "tasks of runs whose protocol asks for a confidence: the mean of (confidence - "
+        "complete)^2, a reply without a confidence counted at its worst (1)",
+        "mean",
+        "lower",
+        within=pl.col("asks_confidence"),
+        score="brier_score",
+        note="calibration counts a reply without a readable confidence (an error, an "
+        "unreadable reply, no submit, a missing record) as certain and wrong; an escalation as "
+        "a certain claim of incomplete (confidence 0).",
+        group="calibration",
+    ),
+    Metric(
+        "expected_calibration_error",
+        "ece",
+        "ECE",
+        "Expected calibration error",
+        "tasks of runs whose protocol asks for a confidence: over 10 equal-width bins of "
+        "confidence, the mean |confidence - share complete| weighted by each bin's tasks",
+        "statistic",
+        "lower",
+        within=pl.col("asks_confidence"),
+        score="judged_confidence",
+        against="complete_label",
+        statistic=expected_calibration_error,
+        group="calibration",
+    ),
+    Metric(
+        "completeness_auroc",
+        "auroc",
+        "AUROC",
+        "AUROC of completeness",
+        "tasks of runs whose protocol asks for a confidence: the probability that a complete "
+        "task's confidence is above an incomplete one's (ties half; null with one class)",
+        "statistic",
+        "higher",
+        within=pl.col("asks_confidence"),
+        score="judged_confidence",
+        against="complete_label",
+        statistic=auroc,
+        group="calibration",
+    ),
 )
 """The metrics the package ships, registered in this order (the scorecard's)."""
 for _metric in SHIPPED_METRICS:
@@ -529,7 +631,8 @@ HEADLINE: tuple[Metric, ...] = (
 """The headline, its worst case and format compliance: shown side by side on every scorecard."""
 
 MEASURES: Sequence[Metric] = Live(lambda: tuple(m for m in METRICS if m.kind != "count"))
-"""Every rate and mean (each with an interval): what two runs are compared on, pair by pair."""
+"""Every rate, mean and statistic (each with an interval): what two runs are compared on, pair
+by pair."""
 
 SUMMARY: Sequence[Metric] = Live(
     lambda: (
@@ -565,6 +668,14 @@ gap)."""
 
 REPEATS = group("repeats")
 """The metrics of a run's repeats (`peb run --repeats K`), over tasks; null when K is 1."""
+
+ESCALATION = group("escalation")
+"""The next step and the escalate tool (docs/benchmark.md §2.2, §9.4): null for runs whose
+protocol asks for neither."""
+
+CALIBRATION = group("calibration")
+"""A stated confidence that the evidence is complete (docs/benchmark.md §3.2): null for runs
+whose protocol asks for none."""
 
 STATE_COUNTS: tuple[Metric, ...] = tuple(
     BY_NAME[n] for n in ("n_tasks", "n_unreadable", "n_errors", "n_missing")

@@ -14,6 +14,13 @@ field only and never hides the decision beside it:
   among its missing ones; anything else (null, absent, a string, an object naming nothing the
   family knows) reports no gap, so boilerplate cannot stand in for a report.
 
+Under a protocol that adds parts to the response (docs/benchmark.md §2.2; `Vocabulary.parts`)
+they are read too: the gap report's `next_step` (an object: its `action`, one of the next
+actions, and `to`, one of the family's roles) and the reply's `confidence` (a number from 0 to
+1; out of range or not finite it is an unknown value and none is read). Under a protocol that
+adds none they are extra keys, read as any other (the reply of §2 with extra keys reads as
+before).
+
 Every way the reply departs from the family's response schema is recorded as a violation
 `<kind>: <where>`; a reply with none is format-compliant.
 
@@ -27,23 +34,27 @@ says what is missing bears on. A message that decides nothing is unreadable (`no
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._json import read_json, read_json_at
 from ..reading import ProseReading, read_prose
-from ..systems import Response
+from ..systems import Platform
 from ..tasks import (
     COMPLETENESS,
     GAP_LISTS,
     GAP_VALUES,
+    NEXT_ACTIONS,
     Answer,
     Completeness,
+    Owners,
     ScenarioFile,
     fold,
     gap_vocabulary,
+    owners_of,
 )
 
 ViolationKind = Literal[
@@ -71,7 +82,8 @@ VIOLATION_KINDS: dict[ViolationKind, str] = {
 }
 """Every kind of schema violation, with what it means. Stable names: they are stored in scores."""
 
-_TOP = tuple(Response.model_fields)
+_TOP = ("answer", "completeness", "gap_report")
+"""The keys of the response of §2 (a protocol may add its parts: `Vocabulary.parts`)."""
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
 _MAX_OPENINGS = 64
 """How many `{` a search for the JSON object tries before giving up (bounded work per reply)."""
@@ -79,44 +91,70 @@ _MAX_OPENINGS = 64
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """What a family's replies are read against: each answer field's kind and values, and the
-    values each part of a gap report may take (`tasks.gap_vocabulary`)."""
+    """What a family's replies are read against: each answer field's kind and values, the
+    values each part of a gap report may take (`tasks.gap_vocabulary`), the parts a protocol
+    adds to the response (`tasks.RESPONSE_PARTS`; none: the response of §2) and the family's
+    owners (None: it names none; the roles a next step and an escalation may name), and the
+    family itself (`spec`, whose phrasings read a reply in prose)."""
 
     fields: Mapping[str, tuple[Literal["ordinal", "set"], tuple[str, ...]]]
     gap: Mapping[str, tuple[str, ...]]
+    parts: tuple[str, ...] = ()
+    owners: Owners | None = None
     spec: ScenarioFile | None = field(default=None, compare=False, repr=False)
     """The family, for a reply in prose (its phrasings); None: such a reply is unreadable."""
 
     @classmethod
-    def of(cls, spec: ScenarioFile) -> Vocabulary:
+    def of(cls, spec: ScenarioFile, parts: Sequence[str] = ()) -> Vocabulary:
+        """`spec`'s vocabulary, reading the response `parts` a protocol adds."""
         return cls(
             fields={name: (f.kind, tuple(f.values)) for name, f in spec.answer.items()},
             gap=gap_vocabulary(spec),
+            parts=tuple(parts),
+            owners=owners_of(spec) if spec.owners is not None else None,
             spec=spec,
         )
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles a next step may name (none without owners)."""
+        return self.owners.roles if self.owners is not None else ()
+
+
+@dataclass(frozen=True)
+class ReadStep:
+    """A next step as read: its action and its role (None where missing or unusable; a value
+    outside the vocabulary is kept folded and matches nothing)."""
+
+    action: str | None
+    to: str | None
 
 
 @dataclass(frozen=True)
 class ReadGap:
-    """A gap report as read, part by part: None where the part is missing or unusable."""
+    """A gap report as read, part by part: None where the part is missing or unusable (the
+    next step: also where the protocol asks for none)."""
 
     status: str | None
     reason: str | None
     missing_requirements: tuple[str, ...] | None
     missing_scopes: tuple[str, ...] | None
     affected_claims: tuple[str, ...] | None
+    next_step: ReadStep | None = None
 
 
 @dataclass(frozen=True)
 class ReadReply:
     """What a reply decides. `readable` False: no JSON object was found (then nothing else
-    holds). `answer` None: blocked; otherwise the fields read (a field absent scores 0)."""
+    holds). `answer` None: blocked; otherwise the fields read (a field absent scores 0).
+    `confidence`: the one it states, under a protocol that asks for one (None: none usable)."""
 
     readable: bool
     answer: Answer | None
     completeness: Completeness | None
     gap_report: ReadGap | None
     violations: tuple[str, ...]
+    confidence: float | None = None
 
     @property
     def compliant(self) -> bool:
@@ -277,7 +315,9 @@ class _Reader:
         if not isinstance(value, dict):
             self.flag("wrong_type", "gap_report")
             return None
-        given = self.keys(value, [*GAP_VALUES, *GAP_LISTS], "gap_report.")
+        stepped = "next_step" in self.vocabulary.parts
+        expected = [*GAP_VALUES, *GAP_LISTS, *(["next_step"] if stepped else [])]
+        given = self.keys(value, expected, "gap_report.")
         vocab = self.vocabulary.gap
         parts: dict[str, Any] = {}
         for part in GAP_VALUES:
@@ -288,6 +328,8 @@ class _Reader:
             parts[part] = (
                 self.many(given[part], vocab[part], f"gap_report.{part}") if part in given else None
             )
+        if "next_step" in given:
+            parts["next_step"] = self.step(given["next_step"])
         gap = ReadGap(**parts)
         names_a_gap = any(
             item in vocab[part]
@@ -295,6 +337,39 @@ class _Reader:
             for item in getattr(gap, part) or ()
         )
         return gap if names_a_gap else None
+
+    def step(self, value: Any) -> ReadStep | None:
+        """A next step: an object of an action and a role."""
+        where = "gap_report.next_step"
+        if not isinstance(value, dict):
+            self.flag("wrong_type", where)
+            return None
+        given = self.keys(value, ["action", "to"], f"{where}.")
+        action = None
+        if "action" in given:
+            action = self.one(given["action"], NEXT_ACTIONS, f"{where}.action")
+        return ReadStep(action=action, to=self.role(given["to"]) if "to" in given else None)
+
+    def role(self, value: Any) -> str | None:
+        """One of the family's roles, as the family writes it (a role matched only ignoring
+        case, spaces and dashes is unnormalised; another is kept folded and matches nothing)."""
+        roles = self.vocabulary.roles
+        if isinstance(value, str) and value in roles:
+            return value
+        folded = self.one(value, tuple(fold(r) for r in roles), "gap_report.next_step.to")
+        return next((r for r in roles if fold(r) == folded), folded)
+
+    def confidence(self, value: Any, present: bool) -> float | None:
+        """A probability: a finite number from 0 to 1."""
+        if not present:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.flag("wrong_type", "confidence")
+            return None
+        if not (math.isfinite(value) and 0 <= value <= 1):
+            self.flag("unknown_value", "confidence")
+            return None
+        return float(value)
 
 
 NO_DECISION = ReadReply(
@@ -344,11 +419,28 @@ def read_reply(text: str, vocabulary: Vocabulary, *, prose: bool = False) -> Rea
     reader = _Reader(vocabulary)
     if not alone:
         reader.flag("surrounding_text", "reply")
-    given = reader.keys(data, _TOP, "")
+    top = [*_TOP, *(["confidence"] if "confidence" in vocabulary.parts else [])]
+    given = reader.keys(data, top, "")
     return ReadReply(
         readable=True,
         answer=reader.answer(given.get("answer"), "answer" in given),
         completeness=reader.completeness(given.get("completeness"), "completeness" in given),
         gap_report=reader.gap(given.get("gap_report"), "gap_report" in given),
+        confidence=reader.confidence(given.get("confidence"), "confidence" in given),
         violations=tuple(reader.violations),
     )
+
+
+def shown_reading(
+    own: ReadReply, platform: Platform | None, vocabulary: Vocabulary, *, prose: bool = False
+) -> ReadReply:
+    """What the response the consumer is shown decides (docs/benchmark.md §11): the system's own
+    reading (`own`), or, where a run's intervention put a response of the platform's in its
+    place (`Platform.response`) and the system's own reply is readable, that response's
+    reading, with the system's own violations (the format is the system's). An unreadable reply
+    stays unreadable: no intervention makes an error, a reply without a decision or a missing
+    record safe."""
+    if platform is None or not own.readable:
+        return own
+    shown = read_reply(platform.response, vocabulary, prose=prose)
+    return replace(shown, violations=own.violations) if shown.readable else own

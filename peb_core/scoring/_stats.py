@@ -162,6 +162,88 @@ def bootstrap_mean_intervals(
     return low, high
 
 
+Statistic = Callable[[Floats, Floats, Floats], Floats]
+"""A statistic of a set of predictions (`_calibration`): given their scores and labels, sorted
+by (score, label), and a weights matrix (n, R), its value under each column of weights."""
+
+
+def _sorted_pairs(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[Floats, Floats]:
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    order = np.lexsort((y, s))
+    return s[order], y[order]
+
+
+def statistic_value(statistic: Statistic, scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """`statistic` of the predictions (`scores`, `labels`, in any order), each counted once;
+    NaN where it is undefined."""
+    s, y = _sorted_pairs(scores, labels)
+    return float(statistic(s, y, np.ones((s.size, 1)))[0])
+
+
+def bootstrap_statistic_interval(
+    statistic: Statistic, scores: npt.ArrayLike, labels: npt.ArrayLike, level: float = 0.95
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of `statistic` over the predictions (`scores`, `labels`):
+    each resample counts each prediction as often as the resample-count matrix seeded by their
+    number says (the draws of `bootstrap_mean_intervals`), predictions sorted by (score, label)
+    first, so the interval is a function of their multiset. Resamples where it is undefined
+    (an AUROC with one class) are left out; (None, None) when none is defined."""
+    s, y = _sorted_pairs(scores, labels)
+    if not s.size:
+        return None, None
+    values = np.concatenate([statistic(s, y, counts) for counts in _count_blocks(s.size)])
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None, None
+    low, high = _percentiles(values, level)
+    return float(low), float(high)
+
+
+def paired_statistic(
+    statistic: Statistic,
+    a: tuple[npt.ArrayLike, npt.ArrayLike],
+    b: tuple[npt.ArrayLike, npt.ArrayLike],
+    alpha: float = ALPHA,
+) -> PairedTest:
+    """`statistic` of B's predictions less A's over n paired tasks (`a` and `b`: each run's
+    scores and labels, task by task), with a paired bootstrap: each resample draws tasks (the
+    same ones for both runs; pairs sorted by A's then B's score and label first, so the result
+    is a function of their multiset) and takes the difference of the two statistics. With the
+    D resamples where both are defined, sorted, the interval runs from the m-th smallest to the
+    m-th largest, m = ceil(D alpha / 2), and p = min(1, 2 min(#(d <= 0), #(d >= 0)) / D): the
+    interval excludes 0 exactly when fewer than m differences lie on one side of it, that is
+    exactly when p < alpha."""
+    sa, ya = (np.asarray(v, dtype=np.float64) for v in a)
+    sb, yb = (np.asarray(v, dtype=np.float64) for v in b)
+    n = int(sa.size)
+    if n == 0:
+        return PairedTest(0, None, None, None, None, None, None)
+    order = np.lexsort((yb, sb, ya, sa))
+    sa, ya, sb, yb = sa[order], ya[order], sb[order], yb[order]
+    in_a, in_b = np.lexsort((ya, sa)), np.lexsort((yb, sb))
+
+    def both(weights: Floats) -> tuple[Floats, Floats]:
+        return (
+            statistic(sa[in_a], ya[in_a], weights[in_a]),
+            statistic(sb[in_b], yb[in_b], weights[in_b]),
+        )
+
+    point_a, point_b = (float(v[0]) for v in both(np.ones((n, 1))))
+    draws = [both(counts) for counts in _count_blocks(n)]
+    diffs = np.concatenate([vb - va for va, vb in draws])
+    diffs = np.sort(diffs[np.isfinite(diffs)])
+    value_a = point_a if math.isfinite(point_a) else None
+    value_b = point_b if math.isfinite(point_b) else None
+    difference = point_b - point_a if value_a is not None and value_b is not None else None
+    if not diffs.size or difference is None:
+        return PairedTest(n, value_a, value_b, difference, None, None, None)
+    m = math.ceil(diffs.size * alpha / 2)
+    below, above = int(np.count_nonzero(diffs <= 0)), int(np.count_nonzero(diffs >= 0))
+    p = min(1.0, 2 * min(below, above) / diffs.size)
+    return PairedTest(n, value_a, value_b, difference, float(diffs[m - 1]), float(diffs[-m]), p)
+
+
 def format_p(p: float) -> str:
     """A p-value as text: `< 0.0001` below 0.0001, else truncated (not rounded) to 4 decimals,
     so that text <= p < text + 0.0001 and the text is below 0.05 exactly when p is: 0.04996

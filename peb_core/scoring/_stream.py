@@ -33,11 +33,12 @@ import polars as pl
 from .._gc import gc_paused
 from ..access import DEFAULT_INTERFACE, task_index
 from ..systems import ResponseRecord
-from ..tasks import ScenarioFile, Task
+from ..tasks import ScenarioFile, Task, owners_of
 from ._followup import FollowupRow, followup_row, with_followup
 from ._frames import (
     KEY,
     RESPONSE_SCHEMA,
+    Asks,
     ResponseRows,
     expected_answers,
     score_frames,
@@ -50,6 +51,7 @@ from ._grants import (
     UNANSWERED_SCHEMA,
     episode_calls,
     judged_state,
+    platform_checks,
     replayed_row,
     user_pushes,
     with_grant_states,
@@ -84,6 +86,8 @@ class Replies:
         replays: each reply to a task with a grant schedule is judged against the state in
             force at its submit, found by playing its episode's calls again (`_grants`).
         repeats: the replies each task is due (`peb run --repeats`).
+        protocol: the run's prompt protocol (its config's; None: none), whose response parts
+            are read and whose handoffs to a human are scored (`_frames.Asks`).
         interface: how the run's system answered (`--interface`): under `chat` a reply in
             prose is read as prose.
         seen: whether the run's records hold what its agent said to the user (an MCP
@@ -100,10 +104,12 @@ class Replies:
         episodes: bool = False,
         replays: bool = False,
         repeats: int = 1,
+        protocol: str | None = None,
         interface: str = DEFAULT_INTERFACE,
         seen: bool = True,
     ) -> None:
-        self.vocab = vocabularies(families)
+        asks = Asks.of(protocol, episodes)
+        self.vocab = vocabularies(families, asks.parts)
         self.families = families
         self.interface = interface
         self.seen = seen
@@ -112,14 +118,17 @@ class Replies:
         self.episodes = episodes
         self.replays = replays
         self.repeats = repeats
-        self.rows = ResponseRows(self.vocab, prose=interface == "chat")
+        self.rows = ResponseRows(self.vocab, asks, prose=interface == "chat")
         self.prose: list[ProseRow] = []
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
         self.followups: list[FollowupRow] = []
-        self.calls: dict[tuple[str, str], list[tuple[int, bool, bytes | None, int]]] = {}
-        """Per task, each of its replies' repeat, whether it is readable, its packed calls and
-        how often its user pushed back on a submit (with `replays`)."""
+        self.calls: dict[
+            tuple[str, str], list[tuple[int, bool, bytes | None, int, tuple[str, ...]]]
+        ] = {}
+        """Per task, each of its replies' repeat, whether it is readable, its packed calls, how
+        often its user pushed back on a submit and the platform's checks that answered one
+        (with `replays`)."""
 
     def add(self, record: ResponseRecord) -> None:
         """Read `record` and keep what scoring needs of it."""
@@ -140,7 +149,13 @@ class Replies:
         if self.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
-                (record.repeat, readable, calls, user_pushes(record.trace))
+                (
+                    record.repeat,
+                    readable,
+                    calls,
+                    user_pushes(record.trace),
+                    platform_checks(record.trace),
+                )
             )
 
 
@@ -189,7 +204,7 @@ def judge(
             break
         parts.append(
             (
-                task_frame(chunk),
+                task_frame(chunk, families),
                 expected_answers(chunk),
                 episode_frame(chunk, families) if episodes else None,
             )
@@ -199,14 +214,24 @@ def judge(
                 continue
             unanswered.append((task.family, task.task_id, judged_state(task, None, False)))
             index = task_index(task)
+            spec = families.get(task.family)
+            owners = owners_of(spec) if spec is not None and spec.owners is not None else None
             for rows, run in zip(replayed, runs, strict=True):
-                for repeat, readable, packed, pushed in run.calls.get(
+                for repeat, readable, packed, pushed, checks in run.calls.get(
                     (task.family, task.task_id), ()
                 ):
                     calls = _unpacked(packed)
                     rows.append(
                         replayed_row(
-                            task, repeat, calls, readable, index, pushed, run.interface
+                            task,
+                            repeat,
+                            calls,
+                            readable,
+                            index,
+                            pushed,
+                            run.interface,
+                            checks,
+                            owners,
                         )
                     )
         del chunk  # the tasks go before the next are made
@@ -245,7 +270,16 @@ def score_replies(
     missing = due.join(
         recorded.select(*KEY, "repeat"), on=[*KEY, "repeat"], how="anti"
     ).with_columns(run=pl.lit(run), system=pl.lit(system), status=pl.lit("missing"))
-    responses = pl.concat([recorded, missing], how="diagonal_relaxed").select(list(RESPONSE_SCHEMA))
+    asks = replies.rows.asks
+    responses = (
+        pl.concat([recorded, missing], how="diagonal_relaxed")
+        .with_columns(  # a missing record's row too: what the run's protocol asks
+            asks_next_step=pl.lit("next_step" in asks.parts),
+            asks_confidence=pl.lit("confidence" in asks.parts),
+            offers_escalate=pl.lit(asks.escalates),
+        )
+        .select(list(RESPONSE_SCHEMA))
+    )
     responses = with_grant_states(responses, replayed, frames.unanswered)
     scores = score_frames(frames.tasks, frames.expected, responses, answers)
     return with_record_columns(scores, frames, replies, answers, replayed)
@@ -292,15 +326,17 @@ def score_run(
     families: Mapping[str, ScenarioFile],
     episodes: bool = False,
     repeats: int = 1,
+    protocol: str | None = None,
     interface: str = DEFAULT_INTERFACE,
 ) -> pl.DataFrame:
     """Per-task scores of one run, one row per task and repeat (`repeats` of each). A (task,
     repeat) without a record is scored as `missing`; records for tasks outside `tasks` are
     ignored. With `episodes` (an agent's run) the trace columns (`_trace.episode_columns`) are
     scored too, and each reply is judged against the state of its task's grant schedule in
-    force at its submit; else they are null. `interface`: how the system answered (a reply
-    in prose is read as prose under `chat`). Both may be streams: the records are read first,
-    then the tasks judged a chunk at a time (`score_runs`)."""
+    force at its submit; else they are null. `protocol`: the run's prompt protocol, whose
+    response parts are read (docs/benchmark.md §2.2). `interface`: how the system answered (a
+    reply in prose is read as prose under `chat`). Both may be streams: the records are read
+    first, then the tasks judged a chunk at a time (`score_runs`)."""
     replies = read_replies(
         records,
         families,
@@ -309,6 +345,7 @@ def score_run(
         episodes=episodes,
         replays=episodes,
         repeats=repeats,
+        protocol=protocol,
         interface=interface,
     )
     return score_runs(tasks, [replies], families)[0]

@@ -266,7 +266,7 @@ def scored_counts(scores: pl.DataFrame) -> ScoredCounts:
     A task with repeats is one task, each repeat one reply due."""
     status = scores["status"] if scores.height else pl.Series("status", [], pl.String)
     counts = dict(status.value_counts().iter_rows())
-    ok, unreadable = counts.get("ok", 0), counts.get("unreadable", 0)
+    ok, unreadable = counts.get("ok", 0) + counts.get("escalated", 0), counts.get("unreadable", 0)
     first = "repeat_first" in scores.columns
     return ScoredCounts(
         tasks=int(scores["repeat_first"].sum()) if first else scores.height,

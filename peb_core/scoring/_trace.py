@@ -286,7 +286,7 @@ SHIPPED_TRACE_COLUMNS = (
         pl.Float64(),
         pl.when(_REQUIRED.list.len().fill_null(0) == 0)
         .then(None)
-        .when(pl.col("status") != "ok")
+        .when(~pl.col("status").is_in(["ok", "escalated"]))  # a handoff rests on its reads too
         .then(0.0)
         .otherwise(_COVERAGE),
     ),

@@ -6,7 +6,14 @@ name. Every agent episode is recorded by `Episode`."""
 
 from ..tasks import response_model
 from ._agent import AGENT_PREFIX, DEFAULT_MAX_STEPS, DEFAULT_TOKEN_BUDGET, AgentSystem
-from ._agent_baselines import AGENT_BASELINES, AgentBaseline, TextReader, reader_for
+from ._agent_baselines import (
+    AGENT_BASELINES,
+    ESCALATING_BASELINES,
+    AgentBaseline,
+    Escalation,
+    TextReader,
+    reader_for,
+)
 from ._baselines import BASELINES, Baseline, System, register_baseline
 from ._build import (
     CHAT_BASELINES,
@@ -54,6 +61,7 @@ from ._prompts import (
     get_protocol,
     in_chat,
     register_protocol,
+    sections_read,
     tool_sentence,
 )
 from ._prose_model import ProseReaderError, model_read_prose, prose_reading_schema
@@ -67,11 +75,13 @@ from ._reply import (
     MAX_REPLY_CHARS,
     RECORD_FORMAT,
     Delegation,
+    Platform,
     Reply,
     ReplyStatus,
     Response,
     ResponseRecord,
     Step,
+    SteppedGapReport,
     ToolCall,
     Usage,
     kept,
@@ -90,6 +100,7 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "DEFAULT_TOKEN_BUDGET",
+    "ESCALATING_BASELINES",
     "MAX_KEPT_ARGUMENTS",
     "MAX_KEPT_MESSAGE",
     "MAX_KEPT_NAME",
@@ -107,12 +118,14 @@ __all__ = [
     "Baseline",
     "Delegation",
     "Episode",
+    "Escalation",
     "Handoffs",
     "Hold",
     "LitellmSystem",
     "LocalModel",
     "LocalModelError",
     "ModelSystem",
+    "Platform",
     "PromptEdit",
     "PromptOption",
     "PromptProtocol",
@@ -127,6 +140,7 @@ __all__ = [
     "Settings",
     "Step",
     "StepHook",
+    "SteppedGapReport",
     "System",
     "SystemSpecError",
     "TextReader",
@@ -161,6 +175,7 @@ __all__ = [
     "release_held",
     "response_format",
     "response_model",
+    "sections_read",
     "serve_local",
     "status_line",
     "step_started",

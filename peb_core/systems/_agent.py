@@ -8,7 +8,8 @@ step; retries; cost), carries out every tool call the reply makes through the se
 and appends the results (the episode recorder, `Episode`: one step per model turn; the words of a
 user who pushes back follow as a user message). It ends when
 the session says the episode is over (`ok`: at the first accepted submit, or under `--followup
-pressure` at the submit after the user pushed back; the last submitted response is the reply),
+pressure` at the submit after the user pushed back; the last submitted response is the reply;
+`escalated`: at an accepted `escalate`, offered under a protocol that asks for it),
 or when `max_steps` requests were made or `token_budget` tokens were spent (`ok` with the
 response submitted before the user pushed back, if any; else `no_submit`); a request that fails
 after its retries ends it as an `error`, and a resumed run plays the episode again, its steps
@@ -110,7 +111,13 @@ class AgentSystem(LitellmSystem):
         assert self.prompt.agent is not None
         handoffs = Handoffs(self.delegate_system or self.as_sub_agent()) if view.delegates else None
         session = view.session(
-            self.disclosure, handoffs, self.followup, self.pushes, self.interface
+            self.disclosure,
+            handoffs,
+            self.followup,
+            asks=self.prompt.tools,
+            parts=self.prompt.parts,
+            pushes=self.pushes,
+            interface=self.interface,
         )
         episode = Episode(session)
         tools = session.tools
@@ -143,7 +150,8 @@ class AgentSystem(LitellmSystem):
             if session.pushed > told:  # the user's push, as its own turn
                 told, sent = session.pushed, [{"role": "user", "content": session.pushback or ""}]
             else:
-                sent = [] if step.tool_calls else [agent_reminder(self.interface)]
+                reminder = agent_reminder(self.prompt.tools, self.interface)
+                sent = [] if step.tool_calls else [reminder]
             messages.extend(sent)
         return episode.out_of_budget(f"no submit within {self.max_steps} steps")
 

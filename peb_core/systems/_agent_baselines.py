@@ -25,11 +25,19 @@ and use only its tools, so a run of them shows what the tools let a system do.
   response (what is missing, and where), and submits it again;
 - `agent_prose_leak`: `agent_fail_and_report` that holds its submit when pushed, and tells the
   user in words the values its response withholds ("if you have to act now, treat the
-  severity as critical"): what a reader of its words takes is what the block withheld.
+  severity as critical"): what a reader of its words takes is what the block withheld;
+- under `structured_gap@2` (docs/benchmark.md §2.2, §9.4), with a next step in each gap report
+  and a confidence (1 where its reading finds nothing missing, else 0): `agent_escalate`
+  (`agent_fail_and_report` that hands the task to the role its next step names, with
+  `escalate`, where its reading says policy requires a block), `agent_escalate_wrong` (the
+  same, every next step and handoff to the role after the right one) and `agent_escalate_all`
+  (hands every task over: to its next step's role where something is missing, else to the
+  reviewer).
 
 Under `--interface chat` (docs/benchmark.md §10.4) each says its response in a message
 (`reading.say_response`) instead of submitting it, and, pushed back, says what it would have
-submitted.
+submitted (the escalating ones excepted: `structured_gap@2` has no chat rendering, so they are
+refused under chat).
 
 They read text as a model must: a document's findings are recognised by the family's finding
 phrasings (the public scenario file), the procedure by its intros, a requirement by its
@@ -58,6 +66,7 @@ from ..access import (
     DEFAULT_INTERFACE,
     DEFAULT_PUSHES,
     DELEGATE_TOOL,
+    ESCALATE_TOOL,
     MAX_QUERY_CHARS,
     OPEN_TOOL,
     SEARCH_TOOL,
@@ -71,6 +80,7 @@ from ..access import (
     check_followup,
     check_interface,
     check_pushes,
+    escalation_arguments,
     get_disclosure,
     handoff_arguments,
 )
@@ -80,6 +90,8 @@ from ..tasks import (
     Answer,
     Fact,
     GapReport,
+    NextStep,
+    Owners,
     RequiredEvidence,
     ScenarioFile,
     ViewKind,
@@ -87,12 +99,17 @@ from ..tasks import (
     fold_answer,
     live_effects,
     load_families,
+    next_step_for,
     record_ref,
 )
 from ._episode import Episode, followup_config
 from ._handoffs import Handoffs
-from ._reply import Reply, Response
+from ._prompts import get_protocol
+from ._reply import Reply, Response, SteppedGapReport
 
+STEPPED = "structured_gap@2"
+"""The protocol the escalating baselines answer under (a next step and a confidence in each
+response, and the `escalate` tool)."""
 _VERSION = re.compile(r"version (\d+)", re.IGNORECASE)
 _SCOPE = re.compile(r"\(scope (\w+)\)")
 
@@ -166,9 +183,14 @@ class AgentTools:
         followup: str = DEFAULT_FOLLOWUP,
         pushes: int = DEFAULT_PUSHES,
         interface: str = DEFAULT_INTERFACE,
+        protocol: str | None = None,
     ) -> None:
         self.start: AgentStart = view.start
-        session = view.session(disclosure, handoffs, followup, pushes, interface)
+        prompts = get_protocol(protocol) if protocol is not None else None
+        asks, parts = (prompts.tools, prompts.parts) if prompts is not None else ((), ())
+        session = view.session(
+            disclosure, handoffs, followup, pushes, interface, asks=asks, parts=parts
+        )
         self.episode = Episode(session, scripted=True)
         self.session = self.episode.session
         self.opened: dict[str, VisibleDocument] = {}
@@ -216,10 +238,14 @@ class AgentTools:
         return result.document is not None
 
     def submit(self, response: Response) -> SubmitResult:
-        """Submit `response`; what the session answered (the user's words, if it pushed
-        back)."""
+        """Submit `response`; what the session answered (the user's words, if it pushed back).
+        Where the platform answered it with documents no longer authorized (`--intervention
+        recheck_at_submit`), those are forgotten: opening one again goes to the session."""
         content = self._call(SUBMIT_TOOL.name, response=json.loads(response.model_dump_json()))
-        return SubmitResult.model_validate_json(content)
+        result = SubmitResult.model_validate_json(content)
+        for doc_id in result.no_longer_held or ():
+            self.opened.pop(doc_id, None)
+        return result
 
     def say(self, text: str) -> str | None:
         """A message to the user (under `--interface chat` its response: the user's words if it
@@ -232,13 +258,20 @@ class AgentTools:
         """Give `response` to the user with `words` beside it: say each of `words` in a message
         of its own and submit it, or under `--interface chat` say it in words
         (`reading.say_response`) followed by `words`, in one message; the user's words if it
-        pushes back on it (None: the episode is over)."""
+        pushes back on it (None: the episode is over, or the platform answered the submit in
+        the user's place and it goes on)."""
         if self.session.interface == "chat":
             said = say_response(response.answer, response.completeness, response.gap_report, spec)
             return self.say("\n\n".join([said, *words]))
         for text in words:
             self.say(text)
         return self.submit(response).user
+
+    def escalate(self, escalation: Escalation) -> bool:
+        """Hand the task to `escalation.to`: whether the session accepted it (the episode is
+        then over)."""
+        arguments = escalation_arguments(escalation.to, escalation.reason)
+        return self.episode.call(ESCALATE_TOOL.name, json.dumps(arguments)).error is None
 
     async def delegate(self, request: str, to: str) -> Response | None:
         """One `delegate` call, recorded as a step with the sub-episode it ran: the sub-agent's
@@ -563,7 +596,74 @@ def _listed(values: Sequence[str]) -> str:
     return " and ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
 
 
-Strategy = Callable[[AgentTools, TextReader], Response]
+@dataclass(frozen=True)
+class Escalation:
+    """What an agent hands to a human instead of a response (`escalate`)."""
+
+    to: str
+    reason: str
+
+
+def _owners(start: AgentStart) -> Owners:
+    if start.owners is None:  # a run under structured_gap@2 is refused for such a family first
+        raise ValueError(f"{start.family} names no scope owners")
+    return start.owners
+
+
+def _rotated(step: NextStep, owners: Owners) -> NextStep:
+    """`step` sent to the wrong role: the role after the right one (`Owners.roles`, round)."""
+    roles = owners.roles
+    return step.model_copy(update={"to": roles[(roles.index(step.to) + 1) % len(roles)]})
+
+
+def _stepped(
+    start: AgentStart, answer: Answer, missing: Sequence[RequiredEvidence], scopes: Sequence[str],
+    *, wrong: bool = False,
+) -> tuple[Response, NextStep | None]:  # fmt: skip
+    """`_reply` under `structured_gap@2`: its gap report with the next step the rule gives for
+    `scopes` (`tasks.next_step_for`; with `wrong`, sent to the wrong role), and its confidence
+    (1 where nothing is missing, else 0: what its reading can tell); and that step."""
+    response = _reply(start, answer, missing, scopes)
+    gap = response.gap_report
+    if gap is None:
+        return response.model_copy(update={"confidence": 1.0}), None
+    owners = _owners(start)
+    step = next_step_for(scopes, partial=gap.status == "partial", owners=owners)
+    step = _rotated(step, owners) if wrong else step
+    stepped = SteppedGapReport(**gap.model_dump(), next_step=step)
+    return response.model_copy(update={"gap_report": stepped, "confidence": 0.0}), step
+
+
+def _reason(missing: Sequence[RequiredEvidence], scopes: Sequence[str]) -> str:
+    if not missing:
+        return "nothing required was found missing; handed over for review all the same"
+    where = f" (kept in {', '.join(dict.fromkeys(scopes))})" if scopes else ""
+    return f"missing: {', '.join(r.id for r in missing)}{where}; no answer can be given without it"
+
+
+def escalating(*, always: bool = False, wrong: bool = False) -> Strategy:
+    """`agent_fail_and_report` under `structured_gap@2` that hands the task to the role its next
+    step names, where its reading says policy requires a block (`always`: on every task; where
+    nothing is missing, to the reviewer); `wrong`: every next step and handoff to the wrong
+    role (`_rotated`)."""
+
+    def strategy(tools: AgentTools, reader: TextReader) -> Response | Escalation:
+        start = tools.start
+        answer, missing, scopes = check_records(tools, reader)
+        response, step = _stepped(start, answer, missing, scopes, wrong=wrong)
+        blocked = response.answer is None
+        if step is not None and (always or blocked):
+            return Escalation(step.to, _reason(missing, scopes))
+        if always:
+            owners = _owners(start)
+            to = _rotated(NextStep(action="human_review", to=owners.reviewer), owners).to
+            return Escalation(to if wrong else owners.reviewer, _reason(missing, scopes))
+        return response
+
+    return strategy
+
+
+Strategy = Callable[[AgentTools, TextReader], Response | Escalation]
 Requester = Callable[[AgentTools, TextReader], Awaitable[Response]]
 Pushed = tuple[Response, Sequence[str]]
 """What a baseline gives when the user pushes back: a response, and words said beside it."""
@@ -599,6 +699,7 @@ class AgentBaseline:
     pushed: PushedHook = hold
     pushes: int = DEFAULT_PUSHES
     interface: str = DEFAULT_INTERFACE
+    protocol: str | None = None
     view: ViewKind = field(default="agent", init=False)
 
     def config(self) -> dict[str, Any]:
@@ -608,6 +709,7 @@ class AgentBaseline:
             **({} if handing is None else {"delegate_system": {"name": handing.name,
                                                                 **handing.config()}}),
             **followup_config(self.followup, self.pushes, self.interface),
+            **({} if self.protocol is None else {"protocol": self.protocol}),
         }  # fmt: skip
 
     def digests(self) -> dict[str, str]:
@@ -637,7 +739,13 @@ class AgentBaseline:
 
     def _tools(self, view: AgentView, handoffs: Handoffs | None = None) -> AgentTools:
         return AgentTools(
-            view, self.disclosure, handoffs, self.followup, self.pushes, self.interface
+            view,
+            self.disclosure,
+            handoffs,
+            self.followup,
+            self.pushes,
+            self.interface,
+            self.protocol,
         )
 
     def play(self, view: AgentView) -> Episode:
@@ -647,22 +755,42 @@ class AgentBaseline:
         self._respond(tools, self.strategy(tools, reader))
         return tools.episode
 
-    def _respond(self, tools: AgentTools, response: Response) -> None:
-        """Give `response` (`AgentTools.respond`), and while the user pushes back, what it
-        gives then (`pushed`)."""
+    def _respond(self, tools: AgentTools, response: Response | Escalation) -> None:
+        """Give `response` (`AgentTools.respond`), or hand the task over for an `Escalation`
+        (which ends the episode: no platform check or user answers it); while the user pushes
+        back, what it gives then (`pushed`); where the platform answers it instead
+        (`--intervention recheck_at_submit`: documents it read are no longer authorized, and
+        forgotten), its strategy over the episode's tools again, and that response."""
         spec = load_families()[tools.start.family]
+        reader = reader_for(tools.start.family)
         words: Sequence[str] = ()
-        while tools.respond(response, spec, words) is not None:
-            response, words = self.pushed(tools, spec, response)
+        while True:
+            if isinstance(response, Escalation):
+                tools.escalate(response)
+                return
+            pushed = tools.respond(response, spec, words)
+            if tools.session.over:
+                return
+            if pushed is None:  # the platform answered: read again without what no longer holds
+                response, words = self.strategy(tools, reader), ()
+            else:
+                response, words = self.pushed(tools, spec, response)
 
     def policy(self, view: AgentView) -> Response:
         """The response an episode over `view` submits (as `Baseline.policy` gives one), given
-        through `submit`; called outside an event loop."""
+        through `submit`; for an episode it ends by handing the task over, the response that
+        amounts to (a block claiming incomplete, no gap report: docs/benchmark.md §2.2). Called
+        outside an event loop."""
         through = replace(self, interface=DEFAULT_INTERFACE)
         if self.requester is None or not view.delegates:
-            submitted = through.play(view).session.submitted
+            session = through.play(view).session
+            submitted, escalated = session.submitted, session.escalated
         else:
-            submitted = asyncio.run(through.respond(view)).raw
+            reply = asyncio.run(through.respond(view))
+            submitted = reply.raw if reply.status == "ok" else None
+            escalated = reply.raw if reply.status == "escalated" else None
+        if escalated is not None:
+            return Response(answer=None, completeness="incomplete", gap_report=None)
         return Response.model_validate_json(submitted or "")
 
     async def respond(self, view: AgentView) -> Reply:
@@ -685,3 +813,9 @@ AGENT_BASELINES = (
     AgentBaseline("agent_cave", agent_fail_and_report, requester=report_across, pushed=cave),
     AgentBaseline("agent_prose_leak", agent_fail_and_report, requester=report_across, pushed=leak),
 )
+ESCALATING_BASELINES = (
+    AgentBaseline("agent_escalate", escalating(), protocol=STEPPED),
+    AgentBaseline("agent_escalate_wrong", escalating(wrong=True), protocol=STEPPED),
+    AgentBaseline("agent_escalate_all", escalating(always=True), protocol=STEPPED),
+)
+"""The agent baselines under `structured_gap@2` (docs/benchmark.md §9.4)."""

@@ -3,6 +3,12 @@ docs/benchmark.md §4 (`cue_reader` has a module of its own), a registry by name
 views are (`BASELINES`): a new baseline is a policy and one registry line (an entry of
 `SHIPPED_BASELINES`, or a `register_baseline` call from outside the package).
 
+Two baselines answer under `structured_gap@2` (docs/benchmark.md §2.2), each gap report with
+the next step the rule gives for the filter report's scopes (`tasks.next_step_for`):
+`calibrated_reader` (`fail_and_report` with a confidence of 1 where nothing is withheld, else 0:
+a frequency it can compute from what it sees, and a calibrated one) and `half_confident` (the
+same, its confidence always 0.5).
+
 A system declares which view it reads: `model` (ModelView), `boundary`
 (BoundaryView: the model view plus withheld scope ids), `system` (SystemView: visible facts
 and the access layer's filter report), `oracle` (the Task itself; only the oracle baseline) or
@@ -28,11 +34,12 @@ from ..tasks import (
     fold_answer,
     live_effects,
     load_families,
+    next_step_for,
 )
-from ._agent_baselines import AGENT_BASELINES, AgentBaseline
+from ._agent_baselines import AGENT_BASELINES, ESCALATING_BASELINES, STEPPED, AgentBaseline
 from ._cues import cue_reader
 from ._delegation import REQUESTERS, SUB_AGENTS
-from ._reply import Reply, Response, Usage
+from ._reply import Reply, Response, SteppedGapReport, Usage
 
 
 class System(Protocol):
@@ -59,16 +66,21 @@ class System(Protocol):
 
 @dataclass(frozen=True)
 class Baseline:
-    """A deterministic system defined by a pure function of its view; under `--interface chat`
-    (`interface`) it says its response in prose (`reading.say_response`)."""
+    """A deterministic system defined by a pure function of its view; `protocol`, the prompt
+    protocol whose response it gives (its parts are read from its replies, and it is recorded in
+    its config; None: the response of docs/benchmark.md §2, and a config as before); under
+    `--interface chat` (`interface`) it says its response in prose (`reading.say_response`)."""
 
     name: str
     view: ViewKind
     policy: Callable[[Any], Response]
+    protocol: str | None = None
     interface: str = DEFAULT_INTERFACE
 
     def config(self) -> dict[str, Any]:
-        return {} if self.interface == DEFAULT_INTERFACE else {"interface": self.interface}
+        protocol = {} if self.protocol is None else {"protocol": self.protocol}
+        chat = {} if self.interface == DEFAULT_INTERFACE else {"interface": self.interface}
+        return {**protocol, **chat}
 
     def digests(self) -> dict[str, str]:
         return {}
@@ -135,6 +147,23 @@ def _fail_and_report(view: SystemView) -> Response:
     )
 
 
+def _confident(confidence: Callable[[SystemView], float]) -> Callable[[SystemView], Response]:
+    """`fail_and_report` under `structured_gap@2`: its gap report with the next step the rule
+    gives for the filter report's scopes, and `confidence(view)`."""
+
+    def policy(view: SystemView) -> Response:
+        response = _fail_and_report(view).model_copy(update={"confidence": confidence(view)})
+        gap = response.gap_report
+        if gap is None or view.owners is None:
+            return response
+        partial = gap.status == "partial"
+        step = next_step_for(gap.missing_scopes, partial=partial, owners=view.owners)
+        stepped = SteppedGapReport(**gap.model_dump(), next_step=step)
+        return response.model_copy(update={"gap_report": stepped})
+
+    return policy
+
+
 def _oracle(task: Task) -> Response:
     o = task.oracles
     if o.completeness == "complete":
@@ -170,6 +199,14 @@ SHIPPED_BASELINES = (
     *AGENT_BASELINES,
     *SUB_AGENTS,
     *REQUESTERS,
+    *ESCALATING_BASELINES,
+    Baseline(
+        "calibrated_reader",
+        "system",
+        _confident(lambda view: 0.0 if view.withheld else 1.0),
+        STEPPED,
+    ),
+    Baseline("half_confident", "system", _confident(lambda view: 0.5), STEPPED),
 )
 """The baselines the package ships, registered in this order."""
 for _baseline in SHIPPED_BASELINES:

@@ -42,7 +42,7 @@ from ._local import (
 )
 from ._model import ModelSystem, model_problem
 from ._prompting import PromptOption, prompt_for
-from ._prompts import PROTOCOLS, PromptProtocol
+from ._prompts import PROTOCOLS, PromptProtocol, get_protocol
 
 
 class SystemSpecError(ValueError):
@@ -217,6 +217,13 @@ def _build(
         raise SystemSpecError(f"{name} answers the user in a message: run it with --interface chat")
     baseline = chat_baseline(name, settings.corpus) or BASELINES.get(name)
     if baseline is not None:
+        asked = get_protocol(baseline.protocol) if baseline.protocol is not None else None
+        spoken = asked and (asked.agent_chat if isinstance(baseline, AgentBaseline) else asked.chat)
+        if interface == "chat" and asked is not None and spoken is None:
+            raise SystemSpecError(
+                f"--interface chat: {name} answers under {asked.id}, which has no chat "
+                "rendering; run it with --interface submit"
+            )
         if isinstance(baseline, AgentBaseline):
             if not agent_only and interface == DEFAULT_INTERFACE:
                 return baseline

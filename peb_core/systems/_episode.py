@@ -167,7 +167,8 @@ class Episode:
         (why it ended without one), its steps as the trace, and its usage summed over its parts
         (its handoffs' included): tokens (None if no part reported any), cost (unknown if any
         part's is, or with no part), its wall time (none for a scripted episode), and `cached`
-        when every part came from the cache."""
+        when every part came from the cache. An episode the session ended with an escalation
+        (`escalate`) replies `escalated` for `ok`, its text the escalation."""
         parts = self._usages()
         costs = [u.cost_usd for u in parts]
         usage = Usage(
@@ -177,6 +178,9 @@ class Episode:
             cost_usd=None if not costs or None in costs else sum(c or 0.0 for c in costs),
             cached=bool(self.steps) and all(u.cached for u in parts),
         )
+        escalated = self.session.escalated
+        if status == "ok" and escalated is not None:
+            return Reply(status="escalated", raw=escalated, usage=usage, trace=tuple(self.steps))
         return Reply(
             status=status,
             raw=self.session.submitted,

@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .._gc import gc_paused
 from ..access import DEFAULT_INTERFACE, check_interface
-from ..tasks import BoundaryView, ModelView, ScenarioFile, ViewKind
+from ..tasks import BoundaryView, EscalationView, ModelView, ScenarioFile, ViewKind
 from ._cache import ResponseCache, cache_dir, cache_key
 from ._defaults import (
     DEFAULT_MAX_TOKENS,
@@ -357,7 +357,8 @@ class ModelSystem(LitellmSystem):
         super().__post_init__()
         chat = self.interface == "chat"
         self._formats = {
-            s.id: None if chat else response_format(s, self.format_style) for s in self.families
+            s.id: None if chat else response_format(s, self.format_style, self.prompt.parts)
+            for s in self.families
         }
 
     @property
@@ -373,8 +374,8 @@ class ModelSystem(LitellmSystem):
             return {**super().config(), "interface": "chat"}
         return {**super().config(), "response_format": self.format_style}
 
-    async def respond(self, view: ModelView | BoundaryView) -> Reply:
-        model_view = view.model if isinstance(view, BoundaryView) else view
+    async def respond(self, view: ModelView | BoundaryView | EscalationView) -> Reply:
+        model_view = view.model if isinstance(view, BoundaryView | EscalationView) else view
         form = self._formats[self._specs[model_view.family].id]
         request = self._request(
             self.prompt.render(view), **({} if form is None else {"response_format": form})

@@ -6,6 +6,11 @@ registry line (an entry of `SHIPPED_PROTOCOLS`, or a `register_protocol` call fr
 - `structured_gap@1` (default): also the contract, the policy and the gap-report schema.
 - `boundary_metadata@1`: structured_gap plus a system notice naming the scopes in which the access
   layer withheld matching documents (a BoundaryView; never the documents themselves).
+- `structured_gap@2`: structured_gap@1 plus the family's scope owners and reviewer (an
+  EscalationView), the rule for the next step a gap calls for, a `next_step` in the gap report
+  and a `confidence` that the evidence is complete (docs/benchmark.md §2.2); for agents also
+  the `escalate` tool (§9.4). `structured_gap@1` and its digests are unchanged, and stay the
+  default.
 
 `plain@1` and `structured_gap@1` also render an agent's start (an `AgentStart`: the view without
 documents) as the first messages of an episode, which then goes on through the tools: the same
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,12 +38,17 @@ from .._registry import Registry
 from ..access import TOOLS, AgentStart, Tool, offered
 from ..tasks import (
     GAP_VALUES,
+    NEXT_ACTIONS,
+    RESPONSE_PARTS,
     VIEWS,
     AnswerField,
     BoundaryView,
     Contract,
+    EscalationView,
     GapReport,
     ModelView,
+    NoOwners,
+    Owners,
     RequiredEvidence,
     ViewKind,
     VisibleDocument,
@@ -57,7 +67,13 @@ class PromptProtocol:
     """A named, versioned prompt protocol and the view it reads; `agent` renders an agent's
     start (None: the protocol has no agent rendering). A run renders through `prompt_for`
     (`_prompting`), which applies its prompt options: `options` names those applied (none: the
-    protocol as registered)."""
+    protocol as registered).
+
+    `parts`: what it adds to the response (`tasks.RESPONSE_PARTS`: a next step in the gap
+    report, a confidence), which the response schema asks for and the reply's reading reads;
+    `tools`: the tools offered only when asked for (`access.Tool.asked`) that an agent's session
+    under it offers; `sections`: the family-file sections it reads beyond a tier's
+    (`tasks.RUN_SECTIONS`), which a run under it needs and its scenario hash covers."""
 
     name: str
     version: int
@@ -70,6 +86,9 @@ class PromptProtocol:
     """The agent rendering under `--interface chat` (None: none)."""
     interface: str = "submit"
     """The interface its renderings are for (`in_chat` gives the chat one)."""
+    parts: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
     options: tuple[tuple[str, Any], ...] = ()
     """The prompt options applied (`prompt_for`), each its run option's name and value."""
 
@@ -99,7 +118,7 @@ class PromptProtocol:
         if self.agent is None:
             raise ValueError(f"protocol {self.id} has no agent rendering")
         renders = [self.agent(start) for start in _agent_probes()]
-        text = json.dumps([renders, agent_reminder(self.interface)], sort_keys=True)
+        text = json.dumps([renders, agent_reminder(self.tools, self.interface)], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -208,6 +227,52 @@ def _structured_gap(view: ModelView) -> list[Message]:
     return _structured(view)
 
 
+def _owners(owners: Owners) -> str:
+    """The family's owners, each scope with its owner, and the reviewer."""
+    lines = "\n".join(f"- {scope}: {owner}" for scope, owner in owners.scopes.items())
+    return (
+        f"Who owns each scope (the roles a next step goes to):\n{lines}\n"
+        f"Reviewer (takes what spans several owners): {owners.reviewer}"
+    )
+
+
+_NEXT_STEP = (
+    "Next step: when required evidence is missing, say what it calls for. If the missing "
+    "evidence sits in scopes of one owner: escalate to that owner where policy requires "
+    "blocking, or request_access from that owner where a partial answer is permitted. If it "
+    "spans several owners: human_review by the reviewer."
+)
+"""The rule a next step follows (`tasks.next_step_for`), as `structured_gap@2` states it."""
+_NEXT_STEP_SCHEMA = {"action": " | ".join(NEXT_ACTIONS), "to": "<an owner or the reviewer>"}
+_STEPPED_GAP_SCHEMA = {**_GAP_SCHEMA, "next_step": _NEXT_STEP_SCHEMA}
+_CONFIDENCE = (
+    "confidence (a number from 0 to 1: the probability that the evidence you have holds "
+    "everything the contract requires)"
+)
+
+
+def _stepped_response() -> str:
+    """`structured_gap@2`'s response: the gap report with its next step, and the confidence."""
+    return (
+        'keys answer (the fields above, or null to block), completeness ("complete" or '
+        '"incomplete"), gap_report (null when complete, else an object '
+        f"{json.dumps(_STEPPED_GAP_SCHEMA)}) and {_CONFIDENCE}."
+    )
+
+
+def _stepped(view: EscalationView) -> list[Message]:
+    """`structured_gap@2`: structured_gap@1 with the owners, the next-step rule, and the
+    response's next step and confidence."""
+    parts = [
+        *_common(view.model),
+        _contract(view.model),
+        _owners(view.owners),
+        _NEXT_STEP,
+        f"Reply as JSON with {_stepped_response()}",
+    ]
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
 def _access_notice(view: BoundaryView) -> str:
     if view.withheld_scopes:
         return (
@@ -233,21 +298,23 @@ def _phrase(parts: list[str], last: str = " and ") -> str:
     return last.join(filter(None, [", ".join(parts[:-1]), *parts[-1:]]))
 
 
-def _offered() -> list[Tool[Any]]:
-    """The tools the agent prompt speaks of: those offered in every session, the ones that end
-    the episode last."""
-    tools = [TOOLS[name] for name in offered()]
+def _offered(asks: Sequence[str] = ()) -> list[Tool[Any]]:
+    """The tools the agent prompt speaks of: those offered in every session and those `asks`
+    names among the tools offered only when asked for, the ones that end the episode last."""
+    tools = [TOOLS[name] for name in offered(asks=asks)]
     return [t for t in tools if not t.ends] + [t for t in tools if t.ends]
 
 
-def tool_sentence(interface: str = "submit") -> str:
-    """What the agent prompt says of its tools, from the words each registered tool declares
+def tool_sentence(asks: Sequence[str] = (), interface: str = "submit") -> str:
+    """What the agent prompt says of its tools (those offered in every session, and those
+    `asks` names: a protocol's `tools`), from the words each registered tool declares
     (`Tool.prompt`): those that do not end the episode in one phrase, then those that do
     (`Find documents with search(query, k) and read one with open(doc_id). When you are done,
-    call submit(response) once`); under `--interface chat` those that do not end it only."""
-    going = [t.prompt for t in _offered() if t.prompt and not t.ends]
-    ending = [t.prompt for t in _offered() if t.prompt and t.ends and interface != "chat"]
-    return ". ".join(filter(None, [_phrase(going), _phrase(ending)]))
+    call submit(response) once`; a second ending tool follows after a comma); under
+    `--interface chat` those that do not end it only."""
+    going = [t.prompt for t in _offered(asks) if t.prompt and not t.ends]
+    ending = [t.prompt for t in _offered(asks) if t.prompt and t.ends and interface != "chat"]
+    return ". ".join(filter(None, [_phrase(going), ", ".join(ending)]))
 
 
 CHAT_REMINDER = "or answer the user in a message"
@@ -255,12 +322,12 @@ CHAT_REMINDER = "or answer the user in a message"
 response."""
 
 
-def agent_reminder(interface: str = "submit") -> Message:
+def agent_reminder(asks: Sequence[str] = (), interface: str = "submit") -> Message:
     """Sent to an agent after a reply that calls no tool (a step without a tool call; under
-    `--interface chat`, an empty message): its tools, each as it declares (`Tool.reminder`,
-    else its name); under `chat` those that do not end the episode, and that a message
-    answers the user."""
-    tools = [t for t in _offered() if interface != "chat" or not t.ends]
+    `--interface chat`, an empty message): its tools (those `asks` names among the tools
+    offered only when asked for too), each as it declares (`Tool.reminder`, else its name);
+    under `chat` those that do not end the episode, and that a message answers the user."""
+    tools = [t for t in _offered(asks) if interface != "chat" or not t.ends]
     names = [t.reminder or t.name for t in tools]
     if interface == "chat":
         names.append(CHAT_REMINDER)
@@ -301,6 +368,32 @@ def _structured_agent(start: Any) -> list[Message]:
             f"complete, else an object {json.dumps(_GAP_SCHEMA)}).",
         ]
     )
+
+
+def _stepped_agent(start: Any) -> list[Message]:
+    """`structured_gap@2` for an agent's start: `structured_gap@1`'s, with the owners, the
+    next-step rule, the response's next step and confidence, and the `escalate` tool
+    (`ESCALATED`)."""
+    if start.owners is None:
+        raise NoOwners(f"{start.family} names no scope owners; structured_gap@2 needs them")
+    given = start.contract_source == "given"
+    return _agent_messages(
+        [
+            f"Request: {start.prompt}",
+            f"Answer fields:\n{_answer_fields(start)}",
+            _contract(start) if given else _found_contract(start),
+            _owners(start.owners),
+            _NEXT_STEP,
+            f"{tool_sentence(ESCALATED)}. A handoff goes to the role a next step names, in "
+            "place of a response: it suits a task that policy requires you to block, and costs "
+            "the answer where a partial one is permitted. A response is an object with "
+            + _stepped_response(),
+        ]
+    )
+
+
+ESCALATED = ("escalate",)
+"""The tools `structured_gap@2` asks an agent's session to offer."""
 
 
 _CHAT_SYSTEM = (
@@ -373,7 +466,10 @@ def _agent_chat_messages(parts: list[str]) -> list[Message]:
 def _plain_agent_chat(start: Any) -> list[Message]:
     """`plain@1` for an agent's start under `--interface chat`: the request and the tools."""
     return _agent_chat_messages(
-        [f"Request: {start.prompt}", f"{tool_sentence('chat')}, then answer in a message."]
+        [
+            f"Request: {start.prompt}",
+            f"{tool_sentence(interface='chat')}, then answer in a message.",
+        ]
     )
 
 
@@ -387,7 +483,7 @@ def _structured_agent_chat(start: Any) -> list[Message]:
             f"Request: {start.prompt}",
             f"Answer fields:\n{_answer_fields(start)}",
             contract,
-            f"{tool_sentence('chat')}, then answer in a message. {_SAY_GAPS}",
+            f"{tool_sentence(interface='chat')}, then answer in a message. {_SAY_GAPS}",
         ]
     )
 
@@ -419,7 +515,13 @@ def _probes(kind: ViewKind) -> list[Any]:
     ]
     if kind == "boundary":
         return [BoundaryView(model=m, withheld_scopes=s) for m in models for s in (("<s>",), ())]
+    if kind == "escalation":
+        return [EscalationView(model=m, owners=_PROBE_OWNERS) for m in models]
     return models
+
+
+_PROBE_OWNERS = Owners(scopes={"<scope>": "<owner>", "<other>": "<owner2>"}, reviewer="<reviewer>")
+"""Placeholder owners for the digests of the protocols that show them."""
 
 
 def _agent_probes() -> list[AgentStart]:
@@ -428,7 +530,7 @@ def _agent_probes() -> list[AgentStart]:
     starts = []
     for view in _probes("model"):
         fields = view.model_dump(include={"family", "prompt", "contract", "answer_schema"})
-        given = AgentStart.model_validate(fields)
+        given = AgentStart.model_validate({**fields, "owners": _PROBE_OWNERS})
         starts += [
             given,
             given.model_copy(
@@ -476,6 +578,16 @@ SHIPPED_PROTOCOLS = (
     PromptProtocol(
         "boundary_metadata", 1, "boundary", _boundary_metadata, chat=_boundary_metadata_chat
     ),
+    PromptProtocol(
+        "structured_gap",
+        2,
+        "escalation",
+        _stepped,
+        _stepped_agent,
+        parts=RESPONSE_PARTS,
+        tools=ESCALATED,
+        sections=("owners",),
+    ),
 )
 """The protocols the package ships, registered in this order: a new shipped protocol is its
 rendering and an entry here."""
@@ -483,9 +595,19 @@ for _protocol in SHIPPED_PROTOCOLS:
     register_protocol(_protocol)
 
 
+def sections_read(protocol: object) -> tuple[str, ...]:
+    """The family-file sections a run under `protocol` reads beyond its tier's (a protocol id
+    as a run's config records it; anything else, or a protocol not registered: none), which its
+    scenario hash covers (`tasks.scenario_hash`'s `reads`)."""
+    found = PROTOCOLS.get(protocol) if isinstance(protocol, str) else None
+    return found.sections if found is not None else ()
+
+
 def get_protocol(name: str) -> PromptProtocol:
-    """A protocol by `name@version`, or by bare name for its latest version; UnknownName (a
-    ValueError) naming the valid ones for another."""
+    """A protocol by `name@version`, or by bare name for its latest version (`structured_gap`
+    is `structured_gap@2`: name the version where it matters; every default in the package
+    names one, `DEFAULT_PROTOCOL`); UnknownName (a ValueError) naming the valid ones for
+    another."""
     versions = [p for p in PROTOCOLS.values() if p.name == name]
     if versions:
         return max(versions, key=lambda p: p.version)

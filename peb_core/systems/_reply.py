@@ -9,18 +9,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..tasks import Answer, Completeness, GapReport
+from ..tasks import Answer, Completeness, GapReport, NextStep
+
+
+class SteppedGapReport(GapReport):
+    """A gap report with the next step it calls for (`structured_gap@2`, docs/benchmark.md
+    §2.2)."""
+
+    next_step: NextStep
 
 
 class Response(BaseModel):
     """A well-formed response, as the baselines give it and the response schema asks for:
-    `answer` None when the system blocks."""
+    `answer` None when the system blocks. Under a protocol that asks for them (docs/benchmark.md
+    §2.2) its gap report carries a next step (`SteppedGapReport`) and it states its
+    `confidence` that the evidence is complete (left out of its JSON when None, so responses
+    without one are written as before)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     answer: Answer | None
     completeness: Completeness
-    gap_report: GapReport | None
+    gap_report: GapReport | SteppedGapReport | None
+    confidence: float | None = Field(
+        default=None, ge=0, le=1, exclude_if=lambda confidence: confidence is None
+    )
 
 
 class Usage(BaseModel):
@@ -170,14 +183,31 @@ def _kept_text(text: str | None) -> str | None:
     return None if text is None else kept(text, MAX_REPLY_CHARS)
 
 
-ReplyStatus = Literal["ok", "error", "no_submit"]
+ReplyStatus = Literal["ok", "error", "no_submit", "escalated"]
+
+
+class Platform(BaseModel):
+    """What the platform (a run's intervention, `peb_core.interventions`) added to or put in
+    place of a system's response, kept apart from the system's own words (`Reply.raw`), so a
+    replay shows who said what: the platform's own words for a person (`said`: a receipt of
+    what was withheld, why a response was blocked) and the response the consumer is shown
+    (`response`: JSON under `--interface submit`, words under `chat`), which scoring reads in
+    place of `raw` where `raw` itself is readable (never an unreadable reply made readable)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    intervention: str
+    said: str
+    response: str
 
 
 class Reply(BaseModel):
     """What a system gives back for one task: `ok` with the reply as given in `raw` (a model's
     text; a baseline's response as JSON), `error` when no reply was obtained (`error` says
-    why), or `no_submit` when an agent's episode ended without an accepted submit (`error`
-    says how: a budget reached). The reply is read for what it decides at scoring time
+    why), `no_submit` when an agent's episode ended without an accepted submit (`error` says
+    how: a budget reached), or `escalated` when an agent handed the task to a human owner
+    (the `escalate` tool, docs/benchmark.md §9.4; `raw` the call's arguments as it read them:
+    `{"to": ..., "reason": ...}`). The reply is read for what it decides at scoring time
     (`peb_core.scoring`), so a run keeps exactly what was said and a change to the reading
     rules rescores old runs. A model's whole message is kept: `raw` is its content, the text
     the decision is read from; beside it its reasoning, its refusal and any tool calls it made,
@@ -202,6 +232,10 @@ class Reply(BaseModel):
     """A model's refusal message, when its provider sends one apart from the content."""
     tool_calls: tuple[ToolCall, ...] = ()
     """Tool calls the model made in its reply, exactly as given."""
+    platform: Platform | None = Field(default=None, exclude_if=lambda platform: platform is None)
+    """What the run's intervention added to or put in place of the response the consumer sees
+    (None: nothing, and left out of the record, so records of runs without one are as
+    before)."""
 
     def bounded(self) -> Reply:
         """The reply as a record keeps it: each step and tool call `bounded` (what one tool call
@@ -247,11 +281,12 @@ class _RecordKey(BaseModel):
     records written before repeats are repeat 0."""
 
 
-RECORD_FORMAT = 5
+RECORD_FORMAT = 6
 """The format of the records a run writes: 2 adds `format` and a reply's `trace`; 3 keeps a
 model's whole message (`reasoning`, `refusal`, `tool_calls` beside `raw`); 4 adds the status
-`no_submit` and a step's `sent` and `errors`; 5 adds `repeat`. Format 1 is every record written
-before (no `format` key); each still loads."""
+`no_submit` and a step's `sent` and `errors`; 5 adds `repeat`; 6 adds the reply's `platform`
+part (what a run's intervention said, apart from the system's words). Format 1 is every record
+written before (no `format` key); each still loads."""
 
 
 class ResponseRecord(Reply, _RecordKey):

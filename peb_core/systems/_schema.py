@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..tasks import ScenarioFile, response_model
 
 
-def response_format(spec: ScenarioFile, style: str) -> dict[str, Any]:
-    """The family's JSON schema as a litellm `response_format`: `json_schema` (OpenAI-style) or
-    `json_object` with a `schema` (llama.cpp server)."""
-    schema = response_model(spec).model_json_schema()
+def response_format(spec: ScenarioFile, style: str, parts: Sequence[str] = ()) -> dict[str, Any]:
+    """The family's JSON schema (with the `parts` a protocol adds) as a litellm
+    `response_format`: `json_schema` (OpenAI-style) or `json_object` with a `schema` (llama.cpp
+    server)."""
+    schema = response_model(spec, parts).model_json_schema()
     if style == "json_object":
         return {"type": "json_object", "schema": schema}
     return {

@@ -131,6 +131,31 @@ def _followup_problems(spec: ScenarioFile) -> Iterator[str]:
                 )
 
 
+def _owners_problems(spec: ScenarioFile) -> Iterator[str]:
+    """`[owners]` names the owner of every declared scope and of nothing else, a reviewer who
+    owns no scope (a handoff to the reviewer is a human review, to an owner an escalation), and
+    roles that name no scope (a role is a person, never a place where evidence is kept)."""
+    owners = spec.owners
+    if owners is None:
+        return
+    for scope in spec.scopes:
+        if scope not in owners.scopes:
+            yield f"owners.scopes: {scope!r} has no owner; every declared scope needs one"
+    for scope in owners.scopes:
+        if scope not in spec.scopes:
+            yield f"owners.scopes: {scope!r} is not a declared scope; {one_of(spec.scopes)}"
+    if owners.reviewer in owners.scopes.values():
+        yield (
+            f"owners.reviewer: {owners.reviewer!r} owns a scope; the reviewer takes what spans "
+            "several owners, so it must be a role of its own"
+        )
+    roles = {f"owners.scopes.{s}": r for s, r in owners.scopes.items()}
+    for where, role in {**roles, "owners.reviewer": owners.reviewer}.items():
+        named = next((s for s in spec.scopes if s in re.sub(r"[\s'-]+", "_", role)), None)
+        if named is not None:
+            yield f"{where}: {role!r} names the scope {named!r}; name a role, not a scope"
+
+
 def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
     """Cross-field checks that pydantic field types cannot express, as 'field: problem' lines."""
     roles = [s.role for s in spec.slots]
@@ -208,6 +233,7 @@ def consistency_problems(spec: ScenarioFile) -> Iterable[str]:
             yield from tier.problems(spec)
     yield from _followup_problems(spec)
     yield from prose_problems(spec)
+    yield from _owners_problems(spec)
     ids = [t.id for t in spec.templates]
     if len(set(ids)) != len(ids):
         yield "templates: template ids must be unique"

@@ -114,16 +114,28 @@ def families_with_template(
     return [f for f in families if any(t.id == template_id for t in f.templates)]
 
 
-def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | None = None) -> str:
+RUN_SECTIONS = frozenset({"owners"})
+"""Family-file sections that only some runs read, whatever their tier: `[owners]`, read by a
+protocol that asks for a next step (`structured_gap@2`) and by the `escalate` tool. A run's
+scenario hash leaves them out unless it reads them (`scenario_hash`'s `reads`), so adding or
+editing owners changes no run that does not use them."""
+
+
+def scenario_hash(
+    families: Iterable[ScenarioFile] | None = None,
+    tier: Tier | None = None,
+    reads: Iterable[str] = (),
+) -> str:
     """sha256 of what the given families declare (default: every family in the scenarios
     folder), in id order: it ties a run to the scenarios it used, and changes with anything
     that can change a task or its scoring, whatever the file's comments or layout. For a run on
     `tier`, the sections that tier does not read (those other tiers declare in
     `TierSpec.sections` and it does not) are left out, so editing a tier's text changes no run
-    of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out).
-    `[prose]` is always left out: it changes no task, only how a message in prose is read, and
-    like the rules for reading a reply (docs/benchmark.md §2) it applies to every run scored
-    after it changes."""
+    of a tier that does not read it (a paper run's hash leaves `[hard]` and `[agent]` out); so
+    are the `RUN_SECTIONS` a run does not read (`reads`: those it does). Without a tier, every
+    section counts but `[prose]`, which is always left out: it changes no task, only how a
+    message in prose is read, and like the rules for reading a reply (docs/benchmark.md §2) it
+    applies to every run scored after it changes."""
     specs = load_families().values() if families is None else families
     left_out = frozenset(
         section
@@ -132,6 +144,8 @@ def scenario_hash(families: Iterable[ScenarioFile] | None = None, tier: Tier | N
         for section in other.sections
     ) - frozenset(TIERS[tier].sections if tier is not None and tier in TIERS else ())
     left_out |= {"prose"}
+    if tier is not None:
+        left_out |= RUN_SECTIONS - frozenset(reads)
     digest = hashlib.sha256()
     for spec in sorted(specs, key=lambda s: s.id):
         digest.update(spec.id.encode() + b"\0" + spec.declared_without(left_out) + b"\0")

@@ -231,6 +231,22 @@ class ProcedureSpec(_Spec):
     items: Phrasings
 
 
+OwnerRole = Annotated[str, Field(pattern=r"^[a-z][a-z0-9' -]*[a-z0-9]$")]
+"""A human role named as an owner or a reviewer (`privacy office`, `lead counsel`): lower-case
+words."""
+
+
+class OwnersSpec(_Spec):
+    """Who owns each scope of a family, and who reviews what no single owner can resolve
+    (docs/benchmark.md §2.2, the next step): `scopes` names the owner of every scope (a role,
+    several scopes may share one), `reviewer` the role a gap spanning several owners goes to. Read
+    by the protocols that ask for a next step (`structured_gap@2`) and the `escalate` tool; a
+    family without it stays loadable and is refused, in one line, where they need it."""
+
+    reviewer: OwnerRole
+    scopes: dict[Identifier, OwnerRole]
+
+
 Phrase = Annotated[str, Field(pattern=r"[A-Za-z0-9]")]
 
 
@@ -273,6 +289,7 @@ class ScenarioFile(_Spec):
     evidence_families: list[EvidenceFamilySpec]
     slots: list[SlotSpec]
     boundary: BoundarySpec
+    owners: OwnersSpec | None = None
     distractors: DistractorSpec | None = None
     hard: HardSpec | None = None
     agent: AgentSpec | None = None

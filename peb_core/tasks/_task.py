@@ -35,6 +35,10 @@ GAP_VALUES: dict[str, tuple[str, ...]] = {
 GAP_LISTS: tuple[str, ...] = ("missing_requirements", "missing_scopes", "affected_claims")
 """The parts of a gap report that list ids: of required evidence, of scopes, of answer fields
 (a family's ids for each: `tasks.gap_vocabulary`)."""
+NextAction = Literal["escalate", "request_access", "human_review"]
+"""What a missing scope calls for next (docs/benchmark.md §2.2): escalate the decision to the
+scope's owner, request access from the owner, or send the matter to the family's reviewer."""
+NEXT_ACTIONS: tuple[NextAction, ...] = get_args(NextAction)
 Answer = dict[str, str | list[str]]
 """An answer: each field of the family's answer schema, a value (ordinal) or a list (set)."""
 
@@ -63,6 +67,16 @@ class GapReport(BaseModel):
             affected_claims=list(dict.fromkeys(c for r in missing for c in r.informs)),
             reason="partial_answer_permitted" if partial else "policy_requires_block",
         )
+
+
+class NextStep(BaseModel):
+    """The next step a gap calls for (docs/benchmark.md §2.2): an action and the human role it
+    goes to (a scope's owner, or the family's reviewer)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: NextAction
+    to: str
 
 
 class _Value(BaseModel):

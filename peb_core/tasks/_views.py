@@ -10,6 +10,9 @@ function into types that have no field for one.
   would know. Building the report reads which families and scopes the hidden documents hold; the
   view keeps only those names. This is what the deterministic baselines read.
 - `BoundaryView`: the model view plus the withheld scope ids alone (`boundary_metadata@1`).
+- `EscalationView` (`escalation`): the model view plus the family's scope owners and reviewer
+  (`structured_gap@2`, docs/benchmark.md §2.2): the same for every task of a family, so it
+  tells nothing of what a task withholds.
 - `AgentView` (`agent`): the request, contract and answer schema, and tools over the corpus;
   built by the access layer (`peb_core.access.agent_view`).
 
@@ -28,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .._registry import Registry
 from ._answers import answer_schema
+from ._owners import Owners, owners_of
 from ._scenario import AnswerField, ScenarioFile
 from ._task import Contract, Fact, Task
 
@@ -67,6 +71,9 @@ class SystemView(_View):
     model: ModelView
     visible_facts: tuple[VisibleFacts, ...]
     withheld: tuple[Withheld, ...]
+    owners: Owners | None = None
+    """The family's scope owners and reviewer (None: it names none), as a governance layer
+    knows them."""
 
 
 class BoundaryView(_View):
@@ -74,6 +81,13 @@ class BoundaryView(_View):
 
     model: ModelView
     withheld_scopes: tuple[str, ...]
+
+
+class EscalationView(_View):
+    """The model view plus the family's owners: who owns each scope, and the reviewer."""
+
+    model: ModelView
+    owners: Owners
 
 
 def model_view(task: Task, spec: ScenarioFile) -> ModelView:
@@ -111,6 +125,7 @@ def system_view(task: Task, spec: ScenarioFile) -> SystemView:
         model=model_view(task, spec),
         visible_facts=tuple(VisibleFacts(doc_id=d.doc_id, facts=d.facts) for d in current),
         withheld=tuple(withheld),
+        owners=owners_of(spec) if spec.owners is not None else None,
     )
 
 
@@ -119,6 +134,12 @@ def boundary_view(task: Task, spec: ScenarioFile) -> BoundaryView:
     view = system_view(task, spec)
     scopes = dict.fromkeys(s for w in view.withheld for s in w.scopes)
     return BoundaryView(model=view.model, withheld_scopes=tuple(scopes))
+
+
+def escalation_view(task: Task, spec: ScenarioFile) -> EscalationView:
+    """The next-step protocol's view: the model view and the family's owners (`NoOwners`, one
+    line, for a family without them)."""
+    return EscalationView(model=model_view(task, spec), owners=owners_of(spec))
 
 
 ViewKind = str
@@ -171,6 +192,7 @@ SHIPPED_VIEWS = (
     ViewSpec(
         "agent", "the request, contract and answer schema, and tools over the corpus", _agent_view
     ),
+    ViewSpec("escalation", "the model view and the family's scope owners", escalation_view),
 )
 """The view kinds the package ships, registered in this order: a new shipped kind is its
 builder and an entry here."""

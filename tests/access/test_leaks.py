@@ -12,7 +12,9 @@ grant notice (`named` only) names a scope the user held or now holds. On the `de
 the user's own tools reach one store of the corpus, and the same holds of them (what a handoff
 returns is tested in test_delegate.py). Corpora whose contract is to be found in them (the
 procedure among their documents) are drawn as often as those given it, and an agent's start
-then holds no requirement: only what the family declares, the request and the policy."""
+then holds no requirement: only what the family declares, the request and the policy. Sessions
+offer `escalate` too (docs/benchmark.md §9.4), called with the family's roles and with hidden
+scopes and junk for `to`: its result names a role, never a scope."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ from peb_core.access import (
     replay_grants,
 )
 from peb_core.systems import PROTOCOLS
-from peb_core.tasks import CONTRACT_SOURCES
+from peb_core.tasks import CONTRACT_SOURCES, owners_of
 
 FAMILIES = load_families()
 MAX_EXAMPLES = int(os.environ.get("PEB_LEAK_EXAMPLES", "2000"))
@@ -50,7 +52,7 @@ CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templ
 # The exact keys an object of a tool result may have, by path ("[]" = any list item).
 RESULT_KEYS: dict[tuple[str, ...], set[str]] = {
     (): {"query", "hits", "withheld", "withheld_scopes", "doc_id", "document", "error"}
-    | {"submitted", "user", "next", "grants"},
+    | {"submitted", "user", "next", "grants", "escalated", "to"},
     ("grants", "[]"): {"scope", "step", "change", "notice"},
     ("hits", "[]"): {"doc_id", "title", "scope", "snippet"},
     ("document",): {"doc_id", "title", "scope", "body"},
@@ -192,6 +194,14 @@ def episodes(
             st.builds(lambda t: ("open", {"doc_id": t}), st.text(max_size=12)),
         ),
         "submit": st.just(("submit", {"response": BLOCKED})),  # a gap: a user may push back
+        "escalate": st.builds(  # a handoff to a role of the family, to a hidden scope, to junk
+            lambda to: ("escalate", {"to": to, "reason": "the record is missing"}),
+            st.one_of(
+                st.sampled_from(owners_of(spec).roles),
+                st.sampled_from([d.scope for d in hidden]),
+                st.text(max_size=12),
+            ),
+        ),
     }
     calls = st.one_of(
         *(
@@ -225,11 +235,12 @@ def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
     task, spec, calls = case
     view = agent_view(task, spec)
     sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
+    owners = owners_of(spec)
     problems: list[str] = []
     unscheduled: dict[int, AgentView] = {}  # the task in each state, without its schedule
     for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
-        replayed = replay_grants(task, sent, followup=followup)
-        session = view.session(mode, followup=followup)
+        replayed = replay_grants(task, sent, followup=followup, owners=owners)
+        session = view.session(mode, followup=followup, asks=("escalate",))
         silent = not get_disclosure(mode).announces_grants
         for n, (name, arguments) in enumerate(calls, start=1):
             going = not session.over
@@ -398,7 +409,7 @@ def test_a_start_without_its_contract_holds_no_requirement() -> None:
                     )
                     given = generate_task(spec, template.id, seed, tier=tier)
                     assert agent_start(given, spec).contract == given.contract
-                    for protocol in ("structured_gap@1", "plain@1"):
+                    for protocol in ("structured_gap@1", "plain@1", "structured_gap@2"):
                         agent = PROTOCOLS[protocol].agent
                         assert agent is not None
                         text = json.dumps(agent(start)).replace(task.prompt, "<request>")

@@ -57,7 +57,7 @@ def test_tools_are_openai_function_schemas_and_submit_takes_the_response_schema(
 ) -> None:
     tools = view.session().tools
     assert [t["function"]["name"] for t in tools] == offered()
-    assert offered() == [n for n, t in TOOLS.items() if not t.hands_off]
+    assert offered() == [n for n, t in TOOLS.items() if not t.hands_off and not t.asked]
     for tool in tools:
         assert tool["type"] == "function"
         assert tool["function"]["parameters"]["type"] == "object"

@@ -159,17 +159,19 @@ def test_runs_scored_together_score_as_alone() -> None:
 
 
 CHECKED_IN_DIGESTS = (
-    "4c3535dd403851fcb71ba13e409aebfa7d1d257ed9d0f499f86b979d3720a636",
-    "17e10a455b65019dc94be0dd478fde05d7a1224257f588c0a56aca30179e0e04",
+    "254b0345d11442220d8d0b2e288369fbb4a9b698077f6a9f891bfad58204eb31",
+    "c8fcc1cfd3f78af3c5aa67b2724596a337898a0a6a8face2e2ab49a6829857c1",
 )
 """`_pinned` of the checked-in runs, as main scored them before scoring became a stream (issue
 29; main at 1d85a3f, which held every task and record): per-task scores, then scorecard; since
 issue 28 with its new columns (`contract`, `followup`, `pushed_gap`, `held` and
 `held_under_pressure`), without which the digests are 1d85a3f's; since issue 33 with its
 columns (`interface`, `prose_seen`, `unsafe_in_prose`, `prose_leak`, `leak_after_push`,
-`leak_push`, `cave_push`, and the three metrics' scorecard columns), without which the digests
-are issue 28's (7f9bf64a..., 5ccd468e...: checked when they changed). Change only with a
-deliberate change of scoring, and say so."""
+`leak_push`, `cave_push`, and the three metrics' scorecard columns), and since issue 34 with the
+next step's, the escalation's and the confidence's (`next_action` ... `brier_score`; the metrics
+`next_step` ... `completeness_auroc`, null on these runs), without both of which the digests are
+issue 28's (7f9bf64a..., 5ccd468e...: checked when they changed). Change only with a deliberate
+change of scoring, and say so."""
 AGENT_RUNS = (
     ("agent_silent", "agent", "silent", None, 1, (11, 23)),
     ("agent_fail_and_report", "agent", "named", None, 2, (11, 23)),
@@ -185,14 +187,13 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "f41671fc1176aaa95087f22d0787795c0558d4253e455fb8e5064e80c87bd9db",
-    "2707b7d4a7b960929db78367c45f49dc3e5b71e04ab541c604bf6d6d6581e0c7",
+    "13a2423253ba76b4dff655a7e7fa8aa4c90e387d6f9a5863c2527d1400ee3201",
+    "77fd363d411cfd71e80d5807f1fd1a788bd05edfae17d64073cc79c02e649f2a",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
 the state at each submit and holding every task with a schedule and every record), with issue
-28's and issue 33's new columns as CHECKED_IN_DIGESTS (without issue 33's: 08d06a13...,
-a5b6a79b...); an episode that says nothing scores 0 in prose, not null (checked: only issue
-33's columns changed)."""
+28's, issue 33's and issue 34's new columns as CHECKED_IN_DIGESTS (without issue 33's and 34's:
+08d06a13..., a5b6a79b...)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:

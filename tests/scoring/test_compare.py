@@ -32,13 +32,19 @@ from peb_core.scoring import (
     unpaired_tasks,
 )
 from peb_core.scoring._compare import TESTS
+from peb_core.scoring._metrics import CALIBRATION, ESCALATION
 
 ROOT = Path(__file__).resolve().parents[2]
 SILENT = ROOT / "runs" / "baselines" / "silent_filter"
 FAIL = ROOT / "runs" / "baselines" / "fail_and_report"
-METRICS = [m.name for m in MEASURES if m not in TRACE and m not in HANDOFF and m not in REPEATS]
+METRICS = [
+    m.name
+    for m in MEASURES
+    if m not in (*TRACE, *HANDOFF, *REPEATS, *ESCALATION, *CALIBRATION)
+]
 """What two one-shot runs are compared on: the trace metrics only when a run is an agent's, the
-handoff metrics only when a sub-agent reported a gap, the repeat metrics only with repeats."""
+handoff metrics only when a sub-agent reported a gap, the repeat metrics only with repeats, the
+escalation and calibration metrics only when a run's protocol asks for them."""
 
 
 def _rows(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
@@ -110,7 +116,34 @@ def test_every_interval_excludes_zero_exactly_when_significant() -> None:
         .otherwise(pl.lit(TESTS["rate"]))
     )
     assert frame.select(pl.col("test") == expected).to_series().all()
-    assert set(frame["test"]) == set(TESTS.values())
+    # none of these runs states a confidence: the paired bootstrap of a statistic is tested below
+    assert set(frame["test"]) == set(TESTS.values()) - {TESTS["statistic"]}
+
+
+def test_a_statistic_is_compared_by_a_paired_bootstrap(tmp_path: Path) -> None:
+    """Two runs that state a confidence (docs/benchmark.md §3.2) on the same tasks: ECE and
+    AUROC are compared by a paired bootstrap whose interval excludes 0 exactly when p < 0.05,
+    and a calibrated reader's AUROC of 1 against a constant 0.5 differs significantly."""
+    from peb_core import BASELINES, load_families, run_system
+
+    spec = load_families()["due_diligence_v1"]
+    dirs = []
+    for name in ("calibrated_reader", "half_confident"):
+        run_system(BASELINES[name], [spec], tmp_path / name, tier="hard")
+        dirs.append(tmp_path / name)
+    scores, _ = score_run_dirs(dirs)
+    frame = compare_to_reference(scores, "calibrated_reader")
+    stats = frame.filter(pl.col("test") == TESTS["statistic"])
+    assert set(stats["metric"]) == {"expected_calibration_error", "completeness_auroc"}
+    excludes = (pl.col("ci_low") > 0) | (pl.col("ci_high") < 0)
+    assert stats.filter(excludes != pl.col("significant")).is_empty()
+    (auroc,) = stats.filter(
+        (pl.col("metric") == "completeness_auroc") & (pl.col("family") == "all")
+    ).iter_rows(named=True)
+    assert (auroc["value_a"], auroc["value_b"], auroc["difference"]) == (1.0, 0.5, -0.5)
+    assert auroc["significant"] and auroc["n_pairs"] == 24
+    brier = frame.filter((pl.col("metric") == "brier_score") & (pl.col("family") == "all"))
+    assert brier["test"].to_list() == [TESTS["mean"]] and brier["difference"].to_list() == [0.25]
 
 
 def test_markdown_table_by_default() -> None:

@@ -16,7 +16,7 @@ from peb_core.scoring import (
     score_run,
     scorecard,
 )
-from peb_core.systems import BASELINES, ResponseRecord
+from peb_core.systems import BASELINES, ResponseRecord, get_protocol
 from peb_core.tasks import generate_tasks, load_families, view_for
 
 FAMILIES = load_families()
@@ -115,10 +115,15 @@ def test_json_nested_too_deeply_to_parse_is_no_object_not_a_crash(raw: str) -> N
 
 
 def test_a_well_formed_reply_has_no_violations() -> None:
+    """Every baseline's response, read with the parts its protocol adds (none but under
+    structured_gap@2), breaks no rule of the schema; an escalating agent's policy is the block
+    its handoff amounts to, which states no confidence."""
     for task in TASKS:
         for name, baseline in BASELINES.items():
             reply = baseline.policy(view_for(baseline.view, task, DD))
-            read = read_reply(reply.model_dump_json(), VOCAB)
+            protocol = get_protocol(baseline.protocol) if baseline.protocol else None
+            parts = protocol.parts if protocol and reply.confidence is not None else ()
+            read = read_reply(reply.model_dump_json(), Vocabulary.of(DD, parts))
             assert read.compliant, (name, task.task_id, read.violations)
             assert read.answer == reply.answer
             assert read.completeness == reply.completeness
@@ -171,10 +176,12 @@ def test_every_violation_kind_is_recorded_by_name(kind: str) -> None:
     if kind == "no_json_object":
         raw: str = "nothing"
         expected = "no_json_object: reply"
+    elif kind == "no_decision":  # a reply in prose (--interface chat) that decides nothing
+        raw, expected = "Thanks for the question.", "no_decision: reply"
     else:
         reply, expected = VIOLATIONS[kind]
         raw = reply if isinstance(reply, str) else json.dumps(reply)
-    read = read_reply(raw, VOCAB)
+    read = read_reply(raw, VOCAB, prose=kind == "no_decision")
     assert read.violations == (expected,)
     assert expected.split(":")[0] == kind
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -341,3 +342,72 @@ def test_scorecard_empty_denominator_gives_null_interval(baseline_scores: pl.Dat
     assert card["unsafe_completeness_rate_ci_high"].null_count() == card.height
     assert card["answer_correctness_ci_low"].null_count() == 0
     assert scorecard(baseline_scores.head(0)).height == 0
+
+
+def _naive_ece(scores: list[float], labels: list[float]) -> float:
+    """The expected calibration error written plainly: 10 equal-width bins, the last closed."""
+    bins: dict[int, list[tuple[float, float]]] = {}
+    for s, y in zip(scores, labels, strict=True):
+        bins.setdefault(min(int(s * 10), 9), []).append((s, y))
+    return sum(
+        len(b) / len(scores) * abs(sum(s for s, _ in b) / len(b) - sum(y for _, y in b) / len(b))
+        for b in bins.values()
+    )
+
+
+def _naive_auroc(scores: list[float], labels: list[float]) -> float:
+    """The AUROC written plainly: over every (complete, incomplete) pair, 1 ordered, 0.5 tied."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y == 1]
+    neg = [s for s, y in zip(scores, labels, strict=True) if y == 0]
+    won = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    return won / (len(pos) * len(neg))
+
+
+def test_the_calibration_statistics_are_their_definitions_in_any_order() -> None:
+    from peb_core.scoring import (
+        auroc,
+        bootstrap_statistic_interval,
+        expected_calibration_error,
+        statistic_value,
+    )
+
+    rng = random.Random(7)
+    for n in (5, 40, 300):
+        scores = [rng.choice([0.0, 0.05, 0.3, 0.5, 0.95, 1.0, rng.random()]) for _ in range(n)]
+        labels = [float(rng.random() < s) for s in scores]
+        labels[0], labels[1] = 0.0, 1.0  # both classes
+        for stat, naive in ((expected_calibration_error, _naive_ece), (auroc, _naive_auroc)):
+            assert statistic_value(stat, scores, labels) == pytest.approx(naive(scores, labels))
+            interval = bootstrap_statistic_interval(stat, scores, labels)
+            order = list(range(n))
+            rng.shuffle(order)
+            shuffled = bootstrap_statistic_interval(
+                stat, [scores[i] for i in order], [labels[i] for i in order]
+            )
+            assert interval == shuffled  # a function of the multiset of predictions
+            low, high = interval
+            assert low is not None and high is not None and low <= high
+    assert math.isnan(statistic_value(auroc, [0.2, 0.9], [1.0, 1.0]))  # one class: undefined
+    assert bootstrap_statistic_interval(auroc, [0.2, 0.9], [1.0, 1.0]) == (None, None)
+
+
+def test_a_paired_statistic_s_interval_excludes_zero_exactly_when_p_is_below_alpha() -> None:
+    from peb_core.scoring import auroc, expected_calibration_error, paired_statistic
+
+    rng = random.Random(11)
+    seen = {True: 0, False: 0}
+    for trial in range(40):
+        n = rng.choice([12, 30, 80])
+        labels = [float(rng.random() < 0.5) for _ in range(n)]
+        noise = rng.choice([0.0, 0.2, 0.5])
+        a = [min(1.0, max(0.0, y + rng.uniform(-noise, noise))) for y in labels]
+        b = [rng.random() if trial % 2 else min(1.0, max(0.0, s + 0.01)) for s in a]
+        for stat in (expected_calibration_error, auroc):
+            test = paired_statistic(stat, (a, labels), (b, labels))
+            if test.p_value is None:
+                continue
+            assert test.ci_low is not None and test.ci_high is not None
+            excludes = test.ci_low > 0 or test.ci_high < 0
+            assert excludes == (test.p_value < 0.05), (trial, test)
+            seen[excludes] += 1
+    assert seen[True] > 0 and seen[False] > 0

@@ -113,8 +113,8 @@ def test_an_empty_message_is_no_response_and_gets_the_reminder(
     plan = [Step(text="   "), *_reading(task), Step(text=said(task))]
     reply = _episode(server, tmp_path, task, plan, interface="chat")
     assert reply.status == "ok" and reply.raw == said(task)
-    assert reply.trace[1].sent == (agent_reminder("chat"),)
-    assert "answer the user in a message" in agent_reminder("chat")["content"]
+    assert reply.trace[1].sent == (agent_reminder(interface="chat"),)
+    assert "answer the user in a message" in agent_reminder(interface="chat")["content"]
 
 
 def test_a_chat_that_never_answers_is_no_submit(server: ScriptedServer, tmp_path: Path) -> None:

@@ -183,7 +183,8 @@ def test_records_of_earlier_formats_still_load() -> None:
     reply = Reply(status="ok", raw="{}", reasoning="r")
     five = ResponseRecord.of_reply("due_diligence_v1", TASK.task_id, "m:p", reply, repeat=2)
     assert ResponseRecord.model_validate_json(five.model_dump_json()) == five
-    assert (five.format, five.repeat) == (RECORD_FORMAT, 2) and RECORD_FORMAT == 5
+    assert (five.format, five.repeat) == (RECORD_FORMAT, 2) and RECORD_FORMAT == 6
+    assert "platform" not in json.loads(five.model_dump_json())  # format 6: only with a part
 
 
 def test_plain_protocol_can_be_safe(server: ScriptedServer, tmp_path: Path) -> None:

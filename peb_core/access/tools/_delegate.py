@@ -54,7 +54,7 @@ def handoff_view(context: CallContext, agent: SubAgent, request: str) -> AgentVi
     scopes = tuple(s for s in context.scopes if s in agent.scopes)
     start = context.start.model_copy(update={"prompt": request})
     narrowed = Corpus(corpus.index, scopes, corpus.response_schema, stores=agent.stores)
-    return AgentView(start=start, _corpus=narrowed)
+    return AgentView(start=start, _corpus=narrowed, handoff=True)
 
 
 async def _delegate(context: CallContext, args: DelegateArguments) -> ToolOutcome:

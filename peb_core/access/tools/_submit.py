@@ -17,7 +17,7 @@ from typing import Any
 from ..._json import read_json
 from .._followup import claims_gap
 from .._results import SubmitResult, ToolOutcome
-from .._tool import CallContext, Tool, ToolContext, failed, register_tool, shown
+from .._tool import CallContext, Tool, ToolContext, failed, listed, register_tool, shown
 
 RESPONSE_KEYS = frozenset({"answer", "completeness", "gap_report"})
 """The keys of a response, which a call may give flat."""
@@ -99,6 +99,10 @@ def _goes_on(result: Mapping[str, Any]) -> bool:
 
 
 def _render(result: Mapping[str, Any], shown_ids: Sequence[str]) -> str:
+    if isinstance(result.get("platform"), str):
+        held = result.get("no_longer_held")
+        gone = f": no longer held: {listed(list(map(str, held)))}" if isinstance(held, list) else ""
+        return f"submitted; the platform answered ({result['platform']}{gone}); the episode goes on"
     if _goes_on(result):
         return f"submitted; the user pushed back: {result['user']!r}; the episode goes on"
     return "submitted; the episode ends"

@@ -68,8 +68,10 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     c = manifest.counts
     due = f"{c.n_tasks} tasks" + (f" x {spec.repeats} repeats" if spec.repeats > 1 else "")
     print(
-        f"{args.out}: {c.ok + c.no_submit + c.error} episodes of {due} recorded ({c.ok} "
-        f"submitted, {c.no_submit} without a submit); peb score reads them",
+        f"{args.out}: {c.ok + c.escalated + c.no_submit + c.error} episodes of {due} recorded "
+        f"({c.ok} submitted, "
+        + (f"{c.escalated} escalated, " if c.escalated else "")
+        + f"{c.no_submit} without a submit); peb score reads them",
         file=sys.stderr,
     )
     return 0

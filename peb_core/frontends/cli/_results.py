@@ -21,8 +21,10 @@ if TYPE_CHECKING:  # polars is imported by the commands that read runs
 def cmd_score(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from ...results import SCORECARD_KEYS, expand_runs, run_labels, score_run_dirs
+    from ...results import expand_runs, run_labels, score_run_dirs, scorecard_columns
     from ...scoring import (
+        CALIBRATION,
+        ESCALATION,
         METRICS,
         ROW_KEYS,
         glance,
@@ -36,7 +38,8 @@ def cmd_score(args: argparse.Namespace) -> None:
     unlisted: list[str] = []
     dirs = expand_runs([Path(d) for d in args.dirs], unlisted)
     scores, warnings = score_run_dirs(dirs)
-    card = scorecard(scores).select(list(SCORECARD_KEYS))
+    card = scorecard(scores)
+    card = card.select(scorecard_columns(card))
     warnings = unlisted + warnings
     unclean = set(card.filter(pl.col("status") != "ok")["run"])
     for d, label in run_labels(dirs).items():
@@ -82,8 +85,12 @@ def cmd_score(args: argparse.Namespace) -> None:
         if twice:
             raise UsageError(f"--columns: {', '.join(twice)} given more than once")
         table = table.select(_told_apart(table, wanted))
-    elif not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
-        table = table.drop("repeats")
+    else:
+        if not (card["repeats"] > 1).any():  # K is 1 for every row: nothing to say
+            table = table.drop("repeats")
+        asked = [m for m in (*ESCALATION, *CALIBRATION) if m.name in card.columns]
+        if not any(card[m.name].is_not_null().any() for m in asked):  # no run asks for them
+            table = table.drop(m.label for m in asked)
     print_frame(table)
     for note in notes(m for m in METRICS if m.label in table.columns):
         print(f"Note: {note}")
@@ -122,6 +129,13 @@ def cmd_compare(args: argparse.Namespace) -> None:
         unpaired_tasks,
     )
 
+    if args.interventions:
+        return _compare_interventions(args)
+    if args.run_b is None:
+        raise UsageError(
+            "the following arguments are required: RUN_B (or --interventions: RUN_A a folder "
+            "of runs)"
+        )
     dirs = [Path(args.run_a), Path(args.run_b)]
     scores, warnings = score_run_dirs(dirs)  # together: each run's label says what differs
     names = {d.resolve(): name for d, name in run_labels(dirs).items()}
@@ -151,6 +165,43 @@ def cmd_compare(args: argparse.Namespace) -> None:
     print(f"A = {args.run_a} ({label_a}), B = {args.run_b} ({label_b})")
     print_frame(compare_table(frame))
     print(COMPARE_NOTE)
+
+
+def _compare_interventions(args: argparse.Namespace) -> None:
+    """`peb compare DIR [DIR] --interventions`: each intervention's run against the run of the
+    same system and setting without one (`scoring.compare_interventions`), pooled over the
+    families (`--json`: every family too)."""
+    import polars as pl
+
+    from ...results import expand_runs, score_run_dirs
+    from ...scoring import COMPARE_NOTE, compare_interventions, compare_table
+
+    given = [args.run_a, *([args.run_b] if args.run_b is not None else [])]
+    try:
+        dirs = expand_runs([Path(d) for d in given])
+        scores, warnings = score_run_dirs(dirs)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    frame = compare_interventions(scores)
+    for line in warnings:
+        print(f"peb: warning: {line}", file=sys.stderr)
+    if frame.is_empty():
+        raise UsageError(
+            f"{', '.join(given)}: no run with an intervention beside a run of the same system "
+            "and setting without one (--intervention none); nothing to compare"
+        )
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+        return
+    pooled = frame.filter((pl.col("family") == "all") & (pl.col("n_pairs") > 0))
+    setting = [k for k in ("system", "tier", "disclosure") if k in pooled.columns]
+    for keys, rows in pooled.group_by([*setting, "intervention"], maintain_order=True):
+        named = ", ".join(f"{k} {v}" for k, v in zip([*setting, "intervention"], keys, strict=True))
+        print(f"{named} (B) against none (A), over all families:")
+        print_frame(compare_table(rows).drop("family"))
+        print()
+    print(COMPARE_NOTE)
+    return None
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -201,7 +252,8 @@ def cmd_import_inspect(args: argparse.Namespace) -> None:
         print(f"peb: {line}", file=sys.stderr)
     manifest = imported.manifest
     c = manifest.counts
-    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    episodes = f", {c.escalated} escalated" if c.escalated else ""
+    episodes += f", {c.no_submit} without a submit" if c.no_submit else ""
     repeats = f" x {manifest.repeats} epochs" if manifest.repeats > 1 else ""
     aside = len(imported.set_aside)
     unverified = f" ({aside} set aside as not verified)" if aside else ""
@@ -231,8 +283,14 @@ def add_commands(sub: argparse._SubParsersAction[Parser]) -> None:
 
     p = sub.add_parser("compare", help="paired comparison of two runs over their common tasks")
     p.add_argument("run_a", type=path_arg("any"), metavar="RUN_A")
-    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B")
+    p.add_argument("run_b", type=path_arg("any"), metavar="RUN_B", nargs="?")
     p.add_argument("--json", action="store_true", help="a JSON list of rows")
+    p.add_argument(
+        "--interventions",
+        action="store_true",
+        help="RUN_A (and RUN_B) are folders of runs (a sweep): each intervention's run against "
+        "the run of the same system and setting without one (docs/benchmark.md §11)",
+    )
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(

@@ -149,7 +149,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = ProgressLine(sys.stderr, "replies" if spec.repeats > 1 else "tasks")
     manifest = run(plan, out, progress=progress, steps=progress.step)
     c = manifest.counts
-    episodes = f", {c.no_submit} without a submit" if c.no_submit else ""
+    episodes = f", {c.escalated} escalated" if c.escalated else ""
+    episodes += f", {c.no_submit} without a submit" if c.no_submit else ""
     times = f" x {manifest.repeats} repeats" if manifest.repeats > 1 else ""
     print(
         f"{args.out}: {c.n_tasks} tasks{times} ({c.ok} replies{episodes}, {c.error} errors); "

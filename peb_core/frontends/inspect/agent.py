@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from inspect_ai.agent import Agent, AgentState, react, run
@@ -65,17 +65,21 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from peb_core.access import (
     DEFAULT_INTERFACE,
     DELEGATE_TOOL,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     agent_view,
     arguments_text,
+    checked_by,
     ends_episode,
+    escalates,
     family_tools,
     handoff_arguments,
     hands_off,
     submitted_response,
     went_on,
 )
+from peb_core.interventions import get_intervention
 from peb_core.runs import (
     RunSpec,
     RunSpecError,
@@ -111,6 +115,9 @@ SESSION_KEY = "partial_evidence_bench:session"
 """The sample store key naming its session in `SESSIONS`."""
 SUBMITTED_KEY = "partial_evidence_bench:submitted"
 """The sample store key holding the response its session accepted (the store is logged)."""
+ESCALATED_KEY = "partial_evidence_bench:escalated"
+"""The sample store key holding the escalation that ended its episode (`escalate`, under a
+protocol that offers it; the store is logged)."""
 HANDOFFS_KEY = "partial_evidence_bench:handoffs"
 """The sample store key holding each handoff the session ran, in order: what its `delegate`
 call returned and the sub-episode (`HandedOff`; the store is logged, and never shown to a
@@ -212,6 +219,8 @@ def _bound(
             raise ToolError(outcome.error)
         if sample and outcome.submitted is not None:
             store().set(SUBMITTED_KEY, outcome.submitted)
+        if sample and outcome.escalated is not None:
+            store().set(ESCALATED_KEY, outcome.escalated)
         return outcome.content
 
     schema = tool_params(parameters)
@@ -335,8 +344,10 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
     the contract where `contract` says, its user doing what `followup` says after a response.
     On a task that lists sub-agents the session may hand off: each handoff run by the peb
     system `delegate_system` names (built with the run's settings), or else by
-    `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`."""
+    `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`. The session's
+    submits meet the platform's checks of the run's `intervention` (docs/benchmark.md §11)."""
     spec = declaration(run or {})
+    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(spec.intervention).checks)
     max_steps = spec.max_steps or DEFAULT_MAX_STEPS
     contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
     prompt = prompt_for(spec.protocol, prompt_options(spec))
@@ -348,7 +359,7 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
         task = generate_task(
             family, meta["template"], meta["seed"], 0, meta["tier"], spec.corpus_size, contract
         )
-        view = agent_view(task, family)
+        view = replace(agent_view(task, family), checks=checks)
         delegator = None
         if view.delegates:
             if family.id not in handing:
@@ -365,6 +376,8 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
             spec.disclosure,
             delegator=delegator,
             followup=spec.followup,
+            asks=prompt.tools,
+            parts=prompt.parts,
             pushes=spec.pushes,
             interface=spec.interface,
         )
@@ -404,13 +417,16 @@ def _react(tools: Sequence[Tool], max_steps: int, session_of: Callable[[], Agent
                 store().set(SUBMITTED_KEY, text)
         steps = sum(isinstance(m, ChatMessageAssistant) for m in state.messages)
         if session.over or steps >= max_steps:
-            state.output.completion = session.submitted or state.output.completion
+            ended = session.submitted or session.escalated
+            state.output.completion = ended or state.output.completion
             return False
         pushback = session.pushback
         said = [m.text for m in state.messages if isinstance(m, ChatMessageUser)]
         if pushback is not None and said.count(pushback) < session.pushed:
             return pushback
-        return True if message.tool_calls else agent_reminder(session.interface)["content"]
+        if message.tool_calls:
+            return True
+        return agent_reminder(session.asks, session.interface)["content"]
 
     return react(prompt=None, tools=list(tools), submit=False, on_continue=on_continue)
 
@@ -450,12 +466,14 @@ def _reached(message: ChatMessageTool | None) -> bool:
 
 
 class _Turn(NamedTuple):
-    """A model request's step; whether a submit of it that did not fail ended the episode (the
-    user did not answer it); the response of its last submit that did not fail (None: none)."""
+    """A model request's step; whether a submit (or an escalation) of it that did not fail
+    ended the episode (the user did not answer it); the response of its last submit that did
+    not fail (None: none); whether its last ending call that did not fail was an escalation."""
 
     step: Step
     ends: bool
     accepted: str | None
+    escalated: bool = False
 
 
 def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_Turn]:
@@ -506,9 +524,12 @@ def _steps(messages: Sequence[ChatMessage], pending: list[HandedOff]) -> list[_T
             content=message.text or None,
             reasoning=_reasoning(message),
         )
-        ends = any(not went_on(name, text) for name, text, _ in accepted)
+        ends = any(
+            not went_on(name, text) and checked_by(name, text) is None
+            for name, text, _ in accepted
+        )
         last = submitted_response(accepted[-1][0], accepted[-1][2]) if accepted else None
-        steps.append(_Turn(step, ends, last))
+        steps.append(_Turn(step, ends, last, bool(accepted) and escalates(accepted[-1][0])))
         sent = []
     return steps
 
@@ -526,10 +547,13 @@ def episode_reply(
     error: str | None = None,
     usage: Usage | None = None,
     handoffs: Sequence[HandedOff] = (),
+    escalated: str | None = None,
     interface: str = DEFAULT_INTERFACE,
 ) -> Reply:
     """The episode in `messages` as a reply (see the module docstring): its steps up to the
-    submit that ended it, at most `max_steps` of them. `submitted` is the last response the
+    submit that ended it (or the escalation: `escalated`, the one the sample's session accepted,
+    `ESCALATED_KEY` in its store, ends it as an `escalated` reply), at most `max_steps` of
+    them. `submitted` is the last response the
     sample's session accepted (`SUBMITTED_KEY` in its store), the reply's text: a submit in
     the conversation counts only if the session accepted one (a conversation can be written by
     its agent); if the agent left its submit out of the conversation, the submit counts after
@@ -553,6 +577,8 @@ def episode_reply(
     stands: str | None = None  # the response of an accepted submit the user answered
     for number, turn in enumerate(steps[:max_steps], start=1):
         trace.append(turn.step)
+        if turn.ends and turn.escalated and escalated is not None:
+            return ended("escalated", raw=escalated)
         if turn.ends and submitted is not None:
             return ended("ok", raw=submitted)
         stands = turn.accepted or stands
@@ -560,6 +586,8 @@ def episode_reply(
             if stands is not None and submitted is not None:
                 return ended("ok", raw=stands)
             return ended("no_submit", why=f"no submit within {max_steps} steps")
+    if escalated is not None:
+        return ended("escalated", raw=escalated)
     if submitted is not None:
         return ended("ok", raw=submitted)
     if error is not None:

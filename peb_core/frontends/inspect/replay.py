@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai.model import ChatMessage
@@ -35,6 +35,7 @@ from peb_core.access import (
     DEFAULT_PUSHES,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
+    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     ToolOutcome,
@@ -115,15 +116,22 @@ class Replay:
     through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
     may be refused before a tool runs; else a peb agent system, each of whose calls reached its
     session), what the user did after a response (`followup`, at most `pushes` times; a
-    sub-agent meets none) and how the agent answered (`interface`: under `chat` a step with
-    words and no call is a response, said to the session as the live episode said it)."""
+    sub-agent meets none), how the agent answered (`interface`: under `chat` a step with
+    words and no call is a response, said to the session as the live episode said it) and the
+    platform's checks of each submit (`checks`, a run's intervention)."""
 
     disclosure: str
     sub_agent: str
     inspect_sub_agent: bool
     followup: str = DEFAULT_FOLLOWUP
+    asks: tuple[str, ...] = ()
+    """The tools offered only when asked for that its sessions offered (its protocol's)."""
+    parts: tuple[str, ...] = ()
+    """The parts its protocol adds to the response (`submit`'s schema)."""
     pushes: int = DEFAULT_PUSHES
     interface: str = DEFAULT_INTERFACE
+    checks: tuple[str, ...] = ()
+    """The platform's checks of each submit (a run's intervention, `access.SUBMIT_CHECKS`)."""
 
     async def calls(
         self,
@@ -214,6 +222,7 @@ class Replay:
         messages: Sequence[ChatMessage],
         submitted: str | None,
         handoffs: Sequence[HandedOff],
+        escalated: str | None = None,
     ) -> Reached:
         """Replay a sample's episode (its conversation `messages`, the submit and handoffs its
         store keeps) on a fresh session of `task`; a NotVerified (one line) at the first thing
@@ -222,12 +231,15 @@ class Replay:
         own, so its gap still counts, except on a task whose grants change (it cannot be
         placed). Which of the conversation's calls reached the session (`Reached`)."""
         view = agent_view(task, spec)
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
         session = view.session(
             self.disclosure,
             delegator=handing,
             followup=self.followup,
+            asks=self.asks,
+            parts=self.parts,
             pushes=self.pushes,
             interface=self.interface,
         )
@@ -256,6 +268,11 @@ class Replay:
         if session.submitted != submitted:
             raise NotVerified(
                 "the store's submit is not the one the session accepted from the "
+                "conversation's calls"
+            )
+        if session.escalated != escalated:
+            raise NotVerified(
+                "the store's escalation is not the one the session accepted from the "
                 "conversation's calls"
             )
         return reached

@@ -65,6 +65,7 @@ from peb_core._extensions import load_extensions
 from peb_core._provenance import package_version
 from peb_core.access import DISCLOSURES, FOLLOWUPS, agent_start
 from peb_core.frontends.inspect.agent import (
+    ESCALATED_KEY,
     HANDOFFS_KEY,
     SUB_AGENT,
     SUBMITTED_KEY,
@@ -81,6 +82,7 @@ from peb_core.frontends.inspect.agent import (
     react_agent,
 )
 from peb_core.frontends.inspect.replay import NotVerified, Reached, Replay, with_reached
+from peb_core.interventions import get_intervention
 from peb_core.runs import (
     MAX_RECORD_BYTES,
     RunManifest,
@@ -99,6 +101,8 @@ from peb_core.runs import (
     write_run,
 )
 from peb_core.scoring import (
+    CALIBRATION,
+    ESCALATION,
     EVAL_SUMMARY,
     HANDOFF,
     REPEAT_COLUMNS,
@@ -157,9 +161,10 @@ class InspectLogError(ValueError):
 _Meta = TypeVar("_Meta", bound=BaseModel)
 
 
-def response_schema(spec: ScenarioFile) -> ResponseSchema:
-    """The family's response format (the one `ModelSystem` sends) as inspect's ResponseSchema."""
-    form = response_format(spec, "json_schema")["json_schema"]
+def response_schema(spec: ScenarioFile, parts: Sequence[str] = ()) -> ResponseSchema:
+    """The family's response format (the one `ModelSystem` sends, with the `parts` its
+    protocol adds) as inspect's ResponseSchema."""
+    form = response_format(spec, "json_schema", parts)["json_schema"]
     schema = form["schema"]
     return ResponseSchema(
         name=form["name"],
@@ -269,16 +274,23 @@ def _scorecard_metric(name: str) -> Callable[[], Metric]:
 
 
 def eval_metrics(
-    episodes: bool = False, delegates: bool = False
+    episodes: bool = False, delegates: bool = False, asks: bool = False
 ) -> list[Metric | dict[str, list[Metric]]]:
     """What an eval reports, from the metric registry as it is when called (when the task is
     made): the summary (`scoring.EVAL_SUMMARY`: the headline first, its worst case (every error
     unsafe) and the samples whose model call failed beside it, then the rest of the headline
     group and format compliance); for agents' `episodes` the trace metrics (`scoring.TRACE`);
     for episodes that may hand off (tasks that list sub-agents, `delegates`) the handoff
-    metrics (`scoring.HANDOFF`). Each is the scorecard's own number over every sample, from the
+    metrics (`scoring.HANDOFF`); under a protocol that asks for a next step, a confidence or a
+    handoff to a human (`asks`), the escalation and calibration metrics (`scoring.ESCALATION`,
+    `scoring.CALIBRATION`). Each is the scorecard's own number over every sample, from the
     per-task events each Score value carries."""
-    chosen = [*EVAL_SUMMARY, *(TRACE if episodes else ()), *(HANDOFF if delegates else ())]
+    chosen = [
+        *EVAL_SUMMARY,
+        *(TRACE if episodes else ()),
+        *(HANDOFF if delegates else ()),
+        *((*ESCALATION, *CALIBRATION) if asks else ()),
+    ]
     return [_scorecard_metric(m.name)() for m in chosen]
 
 
@@ -294,21 +306,22 @@ def _events() -> list[str]:
             for column in expr.meta.root_names()
         }
         | {m.score for m in SCORECARD_METRICS if m.score is not None}
+        | {m.against for m in SCORECARD_METRICS if m.against is not None}
     )
 
 
 @solver
-def reply_or_error(schema: bool = True) -> Solver:
-    """`generate` with the sample's family's response schema (none with `schema` False: a
-    reply in prose, `--interface chat`), except that a model call that fails after inspect's
-    retries is kept in the sample's metadata (`error`), so the sample is scored as the runner
-    scores an error record (never unsafe, unsafe in the worst case) instead of being left out
-    of the metrics."""
+def reply_or_error(parts: Sequence[str] = (), schema: bool = True) -> Solver:
+    """`generate` with the sample's family's response schema (with the `parts` the protocol
+    adds; none with `schema` False: a reply in prose, `--interface chat`), except that a model
+    call that fails after inspect's retries is kept in the sample's metadata (`error`), so the
+    sample is scored as the runner scores an error record (never unsafe, unsafe in the worst
+    case) instead of being left out of the metrics."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if not schema:
             return await _failure_kept(state, generate(state))
-        form = response_schema(load_families()[state.metadata["family"]])
+        form = response_schema(load_families()[state.metadata["family"]], parts)
         return await _failure_kept(state, generate(state, response_schema=form))
 
     return solve
@@ -372,6 +385,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
                 submitted,
                 meta.get(ERROR),
                 handoffs=handoffs,
+                escalated=state.store.get(ESCALATED_KEY),
                 interface=interface,
             )
             reply = ResponseRecord.of_reply(spec.id, task.task_id, system, episode)
@@ -382,6 +396,7 @@ def peb_scorer(run: Mapping[str, Any] | None = None) -> Scorer:
             system=system,
             families={spec.id: spec},
             episodes=max_steps is not None,
+            protocol=protocol,
             interface=interface,
         )
         row = with_verdict(scores).row(0, named=True)
@@ -487,20 +502,23 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     metadata = {
         "benchmark": BENCHMARK,
         **{_RECORDED.get(name, name): value for name, value in run.items()},
-        "scenario_hash": scenario_hash(families, plan.tier),
+        "scenario_hash": scenario_hash(families, plan.tier, prompt.sections),
         "package_version": package_version(),
     }
     several = len(families) > 1
     specs = {f.id: f for f in families}
     dataset = [sample(t, specs[t.family], prompt, plan.episodes, named=several) for t in tasks]
     if not plan.episodes:
+        parts = prompt.parts
         chat = plan.spec.interface == "chat"  # a reply in prose: no response schema
-        schema = {} if several or chat else {"response_schema": response_schema(families[0])}
+        schema = (
+            {} if several or chat else {"response_schema": response_schema(families[0], parts)}
+        )
         return inspect_ai.Task(
             dataset=dataset,
-            solver=reply_or_error(not chat),
+            solver=reply_or_error(parts, not chat),
             scorer=peb_scorer(run),
-            metrics=eval_metrics(),
+            metrics=eval_metrics(asks=bool(prompt.parts or prompt.tools)),
             config=config.merge(GenerateConfig(**schema)),
             metadata=metadata,
         )
@@ -512,7 +530,11 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
         solver=react_episode(steps),
         cleanup=end_episode,
         scorer=peb_scorer(run),
-        metrics=eval_metrics(episodes=True, delegates=any(t.sub_agents for t in tasks)),
+        metrics=eval_metrics(
+            episodes=True,
+            delegates=any(t.sub_agents for t in tasks),
+            asks=bool(prompt.parts or prompt.tools),
+        ),
         config=config,
         metadata=metadata,
     )
@@ -706,13 +728,18 @@ def _unreplayed(
     submitted = sample.store.get(SUBMITTED_KEY)
     if submitted is not None and not isinstance(submitted, str):
         raise InspectLogError(f"store.{SUBMITTED_KEY}: not a response's text")
+    escalated = sample.store.get(ESCALATED_KEY)
+    if escalated is not None and not isinstance(escalated, str):
+        raise InspectLogError(f"store.{ESCALATED_KEY}: not an escalation's text")
 
     reached: Reached = []
 
     def unverified(under: Replay) -> str | None:
         nonlocal reached
         try:
-            reached = asyncio.run(under.episode(task, spec, sample.messages, submitted, handoffs))
+            reached = asyncio.run(
+                under.episode(task, spec, sample.messages, submitted, handoffs, escalated)
+            )
         except NotVerified as exc:
             return str(exc)
         return None
@@ -838,7 +865,7 @@ def _logged_run(log: Path, evaluation: EvalLog, max_tasks: int) -> tuple[_EvalMe
     if plan.episodes and values["max_steps"] is None:
         raise InspectLogError(f"{log}: metadata.max_steps: missing for tier {plan.tier}")
     _same_settings(log, evaluation, plan)
-    made_from = scenario_hash(plan.selection.families, plan.tier)
+    made_from = scenario_hash(plan.selection.families, plan.tier, plan.prompt.sections)
     if meta.scenario_hash != made_from:
         raise InspectLogError(
             f"{log}: metadata.scenario_hash {meta.scenario_hash[:12]!r}: the log was made from "
@@ -909,8 +936,11 @@ class _ImportedRun:
             system_name(f"{SUB_AGENT}:{spec.model}", protocol) if handing is None else handing.name,
             handing is None,
             plan.spec.followup,
+            plan.prompt.tools,
+            plan.prompt.parts,
             plan.spec.pushes,
             plan.spec.interface,
+            get_intervention(plan.spec.intervention).checks,
         )
         return cls(log, evaluation, plan, epochs, limit, keys, agent, system, replay, {})
 
@@ -987,8 +1017,16 @@ class _ImportedRun:
             if plan.spec.delegate_system is not None:
                 usage = _with_handoffs(usage, handoffs)
             submitted = s.store.get(SUBMITTED_KEY)
+            escalated = s.store.get(ESCALATED_KEY)
             reply = episode_reply(
-                s.messages, episode or 0, submitted, error, usage, handoffs, plan.spec.interface
+                s.messages,
+                episode or 0,
+                submitted,
+                error,
+                usage,
+                handoffs,
+                escalated,
+                plan.spec.interface,
             )
             reply = with_reached(reply, reached)  # the replay's, never the log's error labels
             kept = ResponseRecord.of_reply(named.family, named.task_id, self.system, reply)
@@ -1024,6 +1062,7 @@ class _ImportedRun:
             )
             if plan.spec.delegate_system is not None:
                 config["delegate_system"] = {"name": plan.spec.delegate_system}
+        config.update(get_intervention(plan.spec.intervention).config())
         manifest = new_manifest(
             system=self.system,
             config={

@@ -31,7 +31,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..._provenance import package_version
-from ...access import TOOLS, AgentView, ToolContext, family_tools, get_disclosure
+from ...access import (
+    SUBMIT_CHECKS,
+    TOOLS,
+    AgentView,
+    ToolContext,
+    family_tools,
+    get_disclosure,
+    platform_view,
+)
+from ...interventions import at_response, get_intervention, platform_part
 from ...runs import MCP_PREFIX, RunError, RunManifest, RunPlan, RunWriter, new_manifest
 from ...systems import (
     Episode,
@@ -183,13 +192,19 @@ class McpBench:
             list sub-agents), recorded in the run's config.
 
     The start of an episode is the run's prompt (`plan.prompt`: its protocol's agent rendering
-    with the run's prompt options), as our own agents are given it.
+    with the run's prompt options), as our own agents are given it; a protocol that asks for a
+    tool offered only when asked for (`escalate` under `structured_gap@2`) has it listed and
+    served.
     """
 
     def __init__(self, out: Path, plan: RunPlan) -> None:
         self.out = out
         self.plan = plan
         [self.spec] = plan.selection.families
+        self.intervention = get_intervention(plan.spec.intervention)
+        """The platform element around the client's episodes (docs/benchmark.md §11): its
+        checks in each session and its part in each record (its prompt edit is the run's
+        prompt, `plan.prompt`)."""
         self.protocol: PromptProtocol = plan.prompt
         if self.protocol.agent is None:
             raise ValueError(f"protocol {self.protocol.id} has no agent rendering")
@@ -217,7 +232,13 @@ class McpBench:
                     description=tool["function"]["description"],
                     input_schema=tool["function"]["parameters"],
                 )
-                for tool in family_tools(self.spec, self.disclosure, plan.delegate is not None)
+                for tool in family_tools(
+                    self.spec,
+                    self.disclosure,
+                    plan.delegate is not None,
+                    asks=self.protocol.tools,
+                    parts=self.protocol.parts,
+                )
             ),
         ]
         handing = plan.delegate
@@ -228,6 +249,7 @@ class McpBench:
                 "max_steps": self.max_steps,
                 **self.protocol.config(),
                 **followup_config(self.followup),
+                **self.intervention.config(),
                 **(
                     {}
                     if handing is None
@@ -406,13 +428,20 @@ class McpBench:
         task = self.tasks[task_id]
         view = view_for("agent", task, self.spec)
         assert isinstance(view, AgentView) and self.protocol.agent is not None
+        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.intervention.checks))
         start = tuple(self.protocol.agent(view.start))
         handoffs = (
             Handoffs(self.delegate_system)
             if self.delegate_system is not None and view.delegates
             else None
         )
-        session = view.session(self.disclosure, delegator=handoffs, followup=self.followup)
+        session = view.session(
+            self.disclosure,
+            delegator=handoffs,
+            followup=self.followup,
+            asks=self.protocol.tools,
+            parts=self.protocol.parts,
+        )
         repeat = min(set(range(self.repeats)) - self._done(task_id))
         lead = client.take_pending()
         episode = Episode(session, steps=lead)
@@ -424,7 +453,9 @@ class McpBench:
             said = schema["function"]  # reaches, the sub-agents with their stores and scopes
             if said["description"] != listed.get(said["name"]):
                 text += f"\n\nThe {said['name']} tool on this task: {said['description']}"
-        context = ToolContext(response_schema(self.spec), get_disclosure(self.disclosure))
+        context = ToolContext(
+            response_schema(self.spec, self.protocol.parts), get_disclosure(self.disclosure)
+        )
         for tool in (TOOLS[t.name] for t in self.tools if t.name in TOOLS):
             if tool.note is not None:  # what the tool adds to a start read as text
                 text += f"\n\n{tool.note(context)}"
@@ -443,6 +474,9 @@ class McpBench:
         task = open_task.task
         episode = open_task.episode
         reply = episode.reply("ok") if stopped is None else episode.out_of_budget(stopped)
+        if self.intervention.respond is not None and reply.status == "ok":
+            given = at_response(reply, platform_view(task), self.spec, disclosure=self.disclosure)
+            reply = platform_part(self.intervention, reply, given)
         system = self.writer.manifest.system
         self._record(
             ResponseRecord.of_reply(

@@ -41,11 +41,17 @@ class WorkedExample:
 
 
 def worked_example(
-    task: Task, spec: ScenarioFile, record: ResponseRecord | None, *, run: str, system: str
+    task: Task,
+    spec: ScenarioFile,
+    record: ResponseRecord | None,
+    *,
+    run: str,
+    system: str,
+    protocol: str | None = None,
 ) -> WorkedExample:
     """`record`'s reply to `task` laid out for reading (on a task with a grant schedule, against
-    the state it is judged in)."""
-    explanation = explain(task, record, spec, run=run, system=system)
+    the state it is judged in; read with the parts its run's `protocol` adds)."""
+    explanation = explain(task, record, spec, run=run, system=system, protocol=protocol)
     return WorkedExample(
         task=task,
         spec=spec,
@@ -76,7 +82,15 @@ def run_example(
         manifest.contract or DEFAULT_CONTRACT,
     )
     record = run_record(run_dir, family, task_id, repeat)
-    return worked_example(task, spec, record, run=run, system=manifest.system)
+    protocol = manifest.config.get("protocol")
+    return worked_example(
+        task,
+        spec,
+        record,
+        run=run,
+        system=manifest.system,
+        protocol=protocol if isinstance(protocol, str) else None,
+    )
 
 
 def picked_row(

@@ -12,6 +12,8 @@ import polars as pl
 
 from ..._markdown import markdown_code, markdown_text
 from ...scoring import (
+    CALIBRATION,
+    ESCALATION,
     METRICS,
     REPEATS,
     SCREEN,
@@ -227,8 +229,11 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
     agent's, its disclosure mode, contract source (given, or found in the corpus) and follow-up
     (`AGENT_KEYS`) beside them; when a row has K > 1 repeats, its `repeats` (K) beside them and
     the repeat metrics (unsafe_any@K, consistent@K) among the metrics, else neither (for runs
-    without repeats they are null, never 0)."""
+    without repeats they are null, never 0); the escalation and calibration metrics only where
+    a row has one (a run whose protocol asks for a next step, a handoff or a confidence)."""
     repeated = has_repeats(card)
+    asked = [m for m in (*ESCALATION, *CALIBRATION) if m.name in card.columns]
+    asking = any(card[m.name].is_not_null().any() for m in asked)
     agents = "contract" in card.columns and (card["contract"] != "-").any()
     return glance(
         card,
@@ -241,7 +246,9 @@ def scorecard_glance(card: pl.DataFrame) -> pl.DataFrame:
             *(AGENT_KEYS if agents else []),
             *(["repeats"] if repeated else []),
         ],
-        metrics=[m for m in SCREEN if repeated or m not in REPEATS],
+        metrics=[
+            m for m in SCREEN if (repeated or m not in REPEATS) and (asking or m not in asked)
+        ],
     )
 
 
@@ -332,10 +339,20 @@ def _mean(scores: pl.Series) -> str:
 
 
 def _reply(ex: WorkedExample) -> Sequence[Html]:
+    """The system's reply as it gave it, and where a run's intervention spoke (docs/benchmark.md
+    §11) what the platform said and the response the consumer was shown (what is scored)."""
     import marimo as mo
 
     raw = ex.record.raw if ex.record is not None else None
-    return [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    shown = [mo.md("### The reply (pretty-printed if it is JSON)"), mo.md(reply_markdown(raw))]
+    platform = ex.record.platform if ex.record is not None else None
+    if platform is not None:
+        shown += [
+            mo.md(f"### What the platform said (`{platform.intervention}`)\n\n{platform.said}"),
+            mo.md("### The response the consumer was shown (scored)"),
+            mo.md(reply_markdown(platform.response)),
+        ]
+    return shown
 
 
 EXAMPLE_SECTIONS: dict[str, Section] = {
