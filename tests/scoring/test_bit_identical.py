@@ -187,13 +187,14 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "13a2423253ba76b4dff655a7e7fa8aa4c90e387d6f9a5863c2527d1400ee3201",
-    "77fd363d411cfd71e80d5807f1fd1a788bd05edfae17d64073cc79c02e649f2a",
+    "5f6a928badb6d06c89b6ed724376b9eb42f36600c6eba8c620efc5a6d50815cc",
+    "573148a3b96694fe80a390fcdcd5dea7a0314c12a528a676aa2dc97743f074f8",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
 the state at each submit and holding every task with a schedule and every record), with issue
 28's, issue 33's and issue 34's new columns as CHECKED_IN_DIGESTS (without issue 33's and 34's:
-08d06a13..., a5b6a79b...)."""
+08d06a13..., a5b6a79b...: checked when an episode that says nothing came to score 0 in prose,
+not null)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:
