@@ -139,6 +139,12 @@ def run_interface(manifest: RunManifest) -> str:
     return str(manifest.config.get("interface", DEFAULT_INTERFACE))
 
 
+def messages_seen(manifest: RunManifest) -> bool:
+    """Whether a run's front-end saw its agent's messages: every one's but an MCP client's
+    (the server sees only its tool calls)."""
+    return not manifest.system.startswith(MCP_PREFIX)
+
+
 def followup_key(manifest: RunManifest) -> str:
     """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
     with `@N` when the user pushes back up to N times (`pressure@3`)."""
@@ -172,7 +178,7 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         replays=agent,
         repeats=manifest.repeats,
         interface=run_interface(manifest),
-        seen=not manifest.system.startswith(MCP_PREFIX),
+        seen=messages_seen(manifest),
     )
     return replies, warnings
 

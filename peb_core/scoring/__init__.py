@@ -82,6 +82,7 @@ from ._metrics import (
     register_metric,
     unregister_metric,
 )
+from ._prose import MESSAGE_VERDICTS, Said, message_verdicts, said
 from ._reading import (
     VIOLATION_KINDS,
     ReadGap,
@@ -89,6 +90,7 @@ from ._reading import (
     Vocabulary,
     find_object,
     read_reply,
+    reply_decision,
 )
 from ._stats import (
     ALPHA,
@@ -169,6 +171,7 @@ __all__ = [
     "HEADLINE",
     "INVALID",
     "MEASURES",
+    "MESSAGE_VERDICTS",
     "METRICS",
     "NONE",
     "NO_NUMBER",
@@ -203,6 +206,7 @@ __all__ = [
     "ReadGap",
     "ReadReply",
     "Replies",
+    "Said",
     "ScoredCounts",
     "TaskFrames",
     "TraceColumn",
@@ -241,6 +245,7 @@ __all__ = [
     "judged_state",
     "mcnemar_exact",
     "measured_only",
+    "message_verdicts",
     "metric",
     "metric_differences",
     "notes",
@@ -251,8 +256,10 @@ __all__ = [
     "register_metric",
     "register_trace_column",
     "replayed_row",
+    "reply_decision",
     "reply_markdown",
     "response_frame",
+    "said",
     "score_frames",
     "score_replies",
     "score_run",

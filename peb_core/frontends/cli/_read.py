@@ -11,17 +11,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from ...reading import differences, read_prose
-from ...scoring import Vocabulary, find_object, read_reply
+from ...reading import differences
+from ...scoring import reply_decision
 from ...systems import ProseReaderError, model_read_prose
 from ...systems._model import model_problem
-from ...tasks import ScenarioFile, Task, fold
+from ...tasks import Task
 from .._argv import Parser, UsageError, path_arg
 from ._common import families_arg, find_task
-
-_RESPONSE_KEYS = {"answer", "completeness", "gapreport"}
 
 
 def _text(path: str) -> str:
@@ -36,23 +33,6 @@ def _text(path: str) -> str:
         raise UsageError(f"{path}: the reply is not UTF-8 text") from None
 
 
-def read_json_reply(text: str, spec: ScenarioFile) -> dict[str, Any] | None:
-    """A reply holding a response's JSON object, read by the reply reader in the printed shape
-    (gaps: the family's requirement ids, then scope ids, the report names); None for a reply
-    with no such object (then it is prose)."""
-    found = find_object(text)
-    if found is None or not any(fold(str(k)) in _RESPONSE_KEYS for k in found[0]):
-        return None
-    read = read_reply(text, Vocabulary.of(spec))
-    named: set[str] = set()
-    if read.gap_report is not None:
-        named |= set(read.gap_report.missing_requirements or ())
-        named |= set(read.gap_report.missing_scopes or ())
-    gaps = [e.id for e in spec.evidence_families if e.id in named]
-    gaps += [s for s in spec.scopes if s in named]
-    return {"answer": read.answer, "completeness": read.completeness, "gaps": gaps}
-
-
 def cmd_read(args: argparse.Namespace) -> None:
     (spec,) = families_arg([args.family])
     task: Task | None = None
@@ -63,24 +43,19 @@ def cmd_read(args: argparse.Namespace) -> None:
         if problem is not None:
             raise UsageError(f"--prose-reader: {problem}")
     text = _text(args.file)
-    out = read_json_reply(text, spec)
-    if out is None:
-        reading = read_prose(text, spec, task=task)
-        out = reading.to_json()
-        if args.marks:
-            out["marks"] = [
-                {
-                    "start": m.start,
-                    "end": m.end,
-                    "kind": m.kind,
-                    "label": m.label,
-                    "note": m.note,
-                    "text": text[m.start : m.end],
-                }
-                for m in reading.marks
-            ]
-    elif args.marks:
-        out["marks"] = []
+    out, reading = reply_decision(text, spec, task=task)
+    if args.marks:
+        out["marks"] = [
+            {
+                "start": m.start,
+                "end": m.end,
+                "kind": m.kind,
+                "label": m.label,
+                "note": m.note,
+                "text": text[m.start : m.end],
+            }
+            for m in (reading.marks if reading is not None else ())
+        ]
     if args.prose_reader is not None:
         try:
             model = asyncio.run(
