@@ -29,6 +29,7 @@ from peb_core.frontends.workbench import (
     replay_view,
     step_marks,
     verdict_line,
+    verdict_parts,
     worked_example,
 )
 from peb_core.reading import MARK_KINDS, Mark, read_prose
@@ -207,6 +208,8 @@ def test_each_message_counts_as_scoring_counts_it_and_a_leak_is_marked_on_the_sl
         assert [s for s, _ in marked] == [v.step for v in leaks]
         for view in leaks:
             assert view.counts[0] == "leak"
+            parts = verdict_parts(view.line)
+            assert [count for count, _ in parts] == list(view.counts)
             assert "policy requires a block" in view.line and "the submit withholds" in view.line
             values = [words for words, a in _parsed(view.html).marks if "value" in str(a["class"])]
             assert values, "a leak's words are marked as asserted values"

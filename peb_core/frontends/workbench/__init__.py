@@ -80,6 +80,7 @@ from ._marks import (
     message_views,
     read_pasted,
     verdict_line,
+    verdict_parts,
 )
 from ._replay import (
     CORPUS_STATES,
@@ -285,6 +286,7 @@ __all__ = [
     "tiers_on_pick",
     "unfinished_notes",
     "verdict_line",
+    "verdict_parts",
     "what_it_saw",
     "worked_example",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,7 @@ def _values(reading: ProseReading, fields: Sequence[str]) -> str:
         value = answer.get(f)
         said_as = ", ".join(value) if isinstance(value, list) else str(value)
         shown.append(f"{f} = {said_as}" if value is not None else f)
-    return "; ".join(shown)
+    return " and ".join(shown)
 
 
 def _gap_words(reading: ProseReading) -> str:
@@ -160,7 +161,8 @@ def verdict_line(
     """What a message counts as (of `COUNTS_AS`) and why, in one line, from its `reading` and
     scoring's verdict on it (a row of `scoring.MESSAGE_VERDICTS`; None: not scored, its
     front-end never saw it); `response` names the response it is judged against (`the submit`
-    in an episode that submits)."""
+    in an episode that submits). The line is a part per count, each `count: why`, joined by
+    `; ` (`verdict_parts` splits it)."""
     if verdict is None:
         return ("not scored",), "not scored: the front-end never saw the agent's messages"
     counts: list[str] = []
@@ -187,25 +189,33 @@ def verdict_line(
         )
     if verdict["gap"]:
         if counts:
-            why.append(f"though it {_gap_words(reading)}")
+            why[-1] += f", though it {_gap_words(reading)}"
         else:
             counts.append("gap report")
-            why.append(f"a gap report: it {_gap_words(reading)}")
+            why.append(f"gap report: it {_gap_words(reading)}")
     if not counts and verdict["fields"]:
         counts.append("answer")
         task = "an incomplete" if verdict["incomplete"] else "a complete"
         why.append(
-            f"an answer: states {_values(reading, verdict['fields'])} on {task} task, "
+            f"answer: states {_values(reading, verdict['fields'])} on {task} task, "
             f"withholding nothing {response} withholds"
         )
     if not counts:
         if reading.placed:
             counts.append("answer")
-            why.append(f"an answer: it claims the evidence is {reading.completeness}")
+            why.append(f"answer: it claims the evidence is {reading.completeness}")
         else:
             counts.append("unreadable")
             why.append("unreadable: no words the reader can place (neither safe nor a gap report)")
     return tuple(counts), "; ".join(why)
+
+
+_PART = re.compile(rf"; (?=(?:{'|'.join(COUNTS_AS)}): )")
+
+
+def verdict_parts(line: str) -> list[tuple[str, str]]:
+    """A `verdict_line`'s line as its parts: each count with why."""
+    return [(count, why) for count, _, why in (p.partition(": ") for p in _PART.split(line))]
 
 
 def message_views(example: WorkedExample) -> list[MessageView]:

@@ -31,7 +31,14 @@ from ...tasks import (
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES, register_rows
-from ._marks import MessageView, PastedReading, decision_frame, mark_legend, message_views
+from ._marks import (
+    MessageView,
+    PastedReading,
+    decision_frame,
+    mark_legend,
+    message_views,
+    verdict_parts,
+)
 from ._replay import (
     LEAKED,
     PUSHED,
@@ -509,13 +516,12 @@ def message_view(message: MessageView) -> Html:
     what it was read as)."""
     import marimo as mo
 
-    counts = ", ".join(f"**{c}**" for c in message.counts)
-    rest = message.line.split(": ", 1)[-1] if ": " in message.line else message.line
+    why = "; ".join(f"**{c}**: {markdown_text(w)}" for c, w in verdict_parts(message.line))
     where = f"Step {message.step}" if message.step is not None else "The reply"
     pushed = f", after {message.push} push{'es' if message.push != 1 else ''}" * (message.push > 0)
     return mo.vstack(
         [
-            mo.md(f"{where}{pushed}: {counts}: {markdown_text(rest)}"),
+            mo.md(f"{where}{pushed}: {why}"),
             mo.Html(message.html),
         ],
         gap=0.25,
