@@ -51,7 +51,7 @@ class Explanation:
     what the reply is scored against (`expected`: one of the two, or `(blocked)` where policy
     requires a block, every field then scoring what the task's answer scored) and the reply's
     value. `messages`: each message of the reply that scoring reads, judged as scoring judges it
-(`_prose.message_verdicts`; empty where none is read)."""
+    (`_prose.message_verdicts`; empty where none is read)."""
 
     scores: dict[str, Any]
     fields: pl.DataFrame
