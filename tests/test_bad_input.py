@@ -508,8 +508,8 @@ def _(tmp: Path, ro: Callable[[Path], None]) -> tuple[Args, dict[str, str], str]
 probe(
     "score_unknown_column",
     ["score", str(ORACLE), "--columns", "run,unsafe_rate"],
-    "--columns: unknown unsafe_rate; valid: run, run_label, system, protocol, tier, disclosure, "
-    "contract, followup, max_steps, family, repeats, status, n,",
+    "--columns: unknown unsafe_rate; valid: run, run_label, system, protocol, tier, interface, "
+    "disclosure, contract, followup, max_steps, family, repeats, status, n,",
 )
 
 

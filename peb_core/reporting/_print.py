@@ -7,6 +7,7 @@ label or legend is cut short. Data goes inline (`inline`): nothing for a rendere
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -154,6 +155,21 @@ def bottom_legend(
     columns = max(1, min(len(shown), int(width_px // legend_entry(shown))))
     return alt.Legend(
         title=title, values=values, orient="bottom", direction="horizontal", columns=columns
+    )
+
+
+def panels_room(
+    title: str, subtitle: Iterable[str], width_px: float, legend: alt.Legend, entries: int
+) -> float:
+    """About how many pixels of `MAX_HEIGHT` are left for a figure's panels and their axes once
+    it is padded and titled as `for_print` does (`title` and each `subtitle` paragraph wrapped
+    to `width_px`), with `legend`, a `bottom_legend` of `entries` values, below it."""
+    legend_rows = math.ceil(entries / (legend.columns or 1))
+    return MAX_HEIGHT * PX_PER_INCH - (
+        2 * PADDING
+        + len(wrap(title, width_px, TITLE_FONT, bold=True)) * (TITLE_FONT + 3)
+        + sum(len(wrap(line, width_px)) for line in subtitle) * (FONT + 3)
+        + (FONT + 8) * (legend_rows + 1)
     )
 
 

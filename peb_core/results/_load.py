@@ -37,6 +37,7 @@ from ..scoring import (
     Replies,
     compare_scores,
     read_replies,
+    record_messages,
     score_runs,
     scorecard,
     scorecard_keys,
@@ -121,6 +122,22 @@ def run_records(run_dir: Path) -> list[ResponseRecord]:
     lines skipped)."""
     run_dir = Path(run_dir)
     return list(iter_records(run_dir / RESPONSES, read_manifest(run_dir).system, []))
+
+
+def run_messages(run_dir: Path) -> list[tuple[ResponseRecord, str]]:
+    """Each message with text a run's system wrote that scoring reads as prose, with its record
+    (`scoring.record_messages`): every assistant message of an agent's episode, a one-shot
+    reply under `--interface chat`; none for a run whose messages were not seen (an MCP
+    client's)."""
+    manifest = read_manifest(run_dir)
+    if manifest.system.startswith(MCP_PREFIX):
+        return []
+    interface = run_interface(manifest)
+    return [
+        (record, text)
+        for record in run_records(run_dir)
+        for text in record_messages(record, interface)
+    ]
 
 
 def system_label(manifest: RunManifest) -> str:

@@ -34,6 +34,7 @@ from ..access import (
     task_index,
 )
 from ..scoring import (
+    LIST,
     Vocabulary,
     expired_values,
     grant_timeline,
@@ -45,8 +46,6 @@ from ..scoring import (
 )
 from ..systems import Delegation, ResponseRecord
 from ..tasks import GrantChange, ScenarioFile, Task, reached
-
-LIST = pl.List(pl.String)
 
 STEPS_SCHEMA = pl.Schema(
     {

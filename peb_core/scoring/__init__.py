@@ -28,6 +28,7 @@ from ._explain import (
 )
 from ._frames import (
     GAP_PARTS,
+    LIST,
     REPEAT_COLUMNS,
     RESPONSE_SCHEMA,
     ROW_KEYS,
@@ -82,7 +83,7 @@ from ._metrics import (
     register_metric,
     unregister_metric,
 )
-from ._prose import MESSAGE_VERDICTS, Said, message_verdicts, said
+from ._prose import MESSAGE_VERDICTS, Said, message_verdicts, record_messages, said
 from ._reading import (
     VIOLATION_KINDS,
     ReadGap,
@@ -170,6 +171,7 @@ __all__ = [
     "HANDOFF_COLUMNS",
     "HEADLINE",
     "INVALID",
+    "LIST",
     "MEASURES",
     "MESSAGE_VERDICTS",
     "METRICS",
@@ -253,6 +255,7 @@ __all__ = [
     "paired_rates",
     "read_replies",
     "read_reply",
+    "record_messages",
     "register_metric",
     "register_trace_column",
     "replayed_row",

@@ -55,6 +55,7 @@ RUN_FOLDER_KEYS = (
 )  # fmt: skip
 """The row keys only scores of run folders have."""
 LIST = pl.List(pl.String)
+"""A column's type: a list of strings."""
 
 RESPONSE_SCHEMA = pl.Schema(
     {

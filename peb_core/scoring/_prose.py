@@ -140,18 +140,30 @@ class Said:
     reading: ProseReading
 
 
-def said(record: ResponseRecord, spec: ScenarioFile, interface: str) -> list[Said] | None:
-    """Every message of `record` that scoring reads, read (`messages` of an episode's trace; a
-    one-shot reply in a chat is one message); None where nothing is read (a one-shot reply
-    through a schema, a record without a reply)."""
-    found: list[tuple[int | None, int, str]]
+def _found(record: ResponseRecord, interface: str) -> list[tuple[int | None, int, str]] | None:
+    """Every message of `record` that scoring reads, with its step and the pushes before it
+    (`messages` of an episode's trace; a one-shot reply in a chat is one message, of no step);
+    None where nothing is read (a one-shot reply through a schema, a record without a reply)."""
     if record.trace:
-        found = list(messages(record.trace, interface))
-    elif interface == "chat" and record.status == "ok":
-        found = [(None, 0, record.raw or "")]
-    else:
+        return list(messages(record.trace, interface))
+    if interface == "chat" and record.status == "ok":
+        return [(None, 0, record.raw or "")]
+    return None
+
+
+def said(record: ResponseRecord, spec: ScenarioFile, interface: str) -> list[Said] | None:
+    """Every message of `record` that scoring reads (`_found`), read by the prose reader; None
+    where nothing is read."""
+    found = _found(record, interface)
+    if found is None:
         return None
     return [Said(step, push, text, read_prose(text, spec)) for step, push, text in found]
+
+
+def record_messages(record: ResponseRecord, interface: str) -> list[str]:
+    """The text of each message of `record` that scoring reads, in order, leaving out an empty
+    one (nothing to read); none where nothing is read."""
+    return [text for *_, text in _found(record, interface) or () if text.strip()]
 
 
 def prose_row(
@@ -229,8 +241,11 @@ def _judged(scores: pl.DataFrame, rows: Sequence[ProseRow]) -> pl.DataFrame:
             )
         )
     )
+    # A record whose episode said nothing keeps one row (a null list explodes to a null row in
+    # every polars version; an empty list explodes to none in polars 2).
     return (
-        judged.explode("messages")
+        judged.with_columns(pl.when(pl.col("messages").list.len() > 0).then(pl.col("messages")))
+        .explode("messages")
         .unnest("messages")
         .with_columns(
             incomplete=incomplete,

@@ -131,30 +131,25 @@ def documents_frame(task: Task, spec: ScenarioFile | None = None) -> pl.DataFram
                 "stamp": _shown_stamp(_stamp_of(d.body, stamps)),
                 "title": d.title,
                 "body": d.body,
-                "boundary_text": found.sentence if found and d.role == "tracker" else None,
-                "boundary": found.kind if found and d.role == "tracker" else None,
-                "boundary_why": found.why if found and d.role == "tracker" else None,
-                **_supersession_columns(said.get(d.doc_id)),
+                **_worth_columns("boundary", found if d.role == "tracker" else None),
+                **_worth_columns("supersession", said.get(d.doc_id)),
             }
             for d in task.documents
         ],
-        schema_overrides={
-            "stamp": pl.String,
-            "boundary_text": pl.String,
-            "boundary": pl.String,
-            "boundary_why": pl.String,
-            "supersession_text": pl.String,
-            "supersession": pl.String,
-            "supersession_why": pl.String,
-        },
+        schema_overrides=dict.fromkeys(
+            ["stamp", *_worth_columns("boundary", None), *_worth_columns("supersession", None)],
+            pl.String,
+        ),
     )
 
 
-def _supersession_columns(said: Supersession | None) -> dict[str, str | None]:
+def _worth_columns(name: str, said: Boundary | Supersession | None) -> dict[str, str | None]:
+    """What a sentence (`name`: `boundary` or `supersession`) is worth, as three columns:
+    `{name}_text` (the sentence), `{name}` (its kind) and `{name}_why`; null without one."""
     return {
-        "supersession_text": said.sentence if said else None,
-        "supersession": said.kind if said else None,
-        "supersession_why": said.why if said else None,
+        f"{name}_text": said.sentence if said else None,
+        name: said.kind if said else None,
+        f"{name}_why": said.why if said else None,
     }
 
 

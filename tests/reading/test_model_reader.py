@@ -120,3 +120,55 @@ def test_agreement_counts_the_messages_two_readers_read_alike_per_surface() -> N
     found = agreement(ours, theirs)
     assert (found["values"].same, found["completeness"].same, found["gaps"].same) == (1, 2, 2)
     assert found["values"].rate == 0.5
+
+
+def test_a_runs_messages_are_read_both_ways_with_their_agreement(
+    tmp_path: Path,
+    server: ScriptedServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`peb read --run RUN --prose-reader MODEL`: every message of a chat run is read by both
+    readers. A model that reads nothing in any message agrees with the careful chat baseline's
+    words on no completeness claim (each of its messages makes one), and each message differs;
+    asked again, every reading comes from the reply cache."""
+    monkeypatch.setenv("PEB_CACHE_DIR", str(tmp_path / "cache"))
+    run = tmp_path / "chat"
+    made = [
+        "run", "--system", "chat_fail_and_report", "--interface", "chat",
+        "--family", "security_incident_v1", "--seeds", "11", "--out", str(run),
+    ]  # fmt: skip
+    assert main(made) == 0
+    n_tasks = len((run / "responses.jsonl").read_text().splitlines())
+    capsys.readouterr()
+    server.script.default = Step(
+        text=json.dumps({"answer": {}, "completeness": None, "gaps": [], "affected": []})
+    )
+    args = ["read", "--run", str(run), "--prose-reader", "openai/scripted"]
+    args += ["--api-base", server.url]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["messages"] == n_tasks > 0
+    assert out["agreement"]["completeness"] == {"same": 0, "of": n_tasks, "rate": 0.0}
+    assert len(out["disagreements"]) == n_tasks
+    assert {d["message"] for d in out["disagreements"]} == {1}
+    asked = len(server.script.bodies)
+    assert asked == n_tasks
+    assert main(args) == 0
+    assert len(server.script.bodies) == asked
+    assert json.loads(capsys.readouterr().out) == out
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ([], "--run: give a run with --prose-reader MODEL and no reply file"),
+        (["--prose-reader", "openai/scripted", "reply.txt"], "and no reply file"),
+    ],
+)
+def test_read_run_needs_a_model_and_no_file(
+    extra: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["read", "--run", str(tmp_path), *extra]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("peb: error: ") and needle in line

@@ -185,13 +185,14 @@ AGENT_RUNS = (
 delegate system, repeats, seeds): traces with probes, stale and expired reads, replies judged in
 each state of a grant schedule, handoffs (with what sub-agents opened) and repeats."""
 AGENT_DIGESTS = (
-    "37b2e333d74f8dd1980f3474f1b59ea3f56b98e0ffff496754d75cd689c5944e",
-    "070e8cb48ce2321f5589bc1f7ea036cddff29e5a153ba9425720e5db686ac707",
+    "f41671fc1176aaa95087f22d0787795c0558d4253e455fb8e5064e80c87bd9db",
+    "2707b7d4a7b960929db78367c45f49dc3e5b71e04ab541c604bf6d6d6581e0c7",
 )
 """`_pinned` of AGENT_RUNS, as main scored them (main at 1d85a3f, scoring the grants tier in
 the state at each submit and holding every task with a schedule and every record), with issue
 28's and issue 33's new columns as CHECKED_IN_DIGESTS (without issue 33's: 08d06a13...,
-a5b6a79b...)."""
+a5b6a79b...); an episode that says nothing scores 0 in prose, not null (checked: only issue
+33's columns changed)."""
 
 
 def _pinned(dirs: list[Path]) -> tuple[str, str]:

@@ -284,3 +284,26 @@ def test_agent_baselines_speak_under_pressure_and_the_leaky_one_gives_the_block_
     assert careful_rows["held"].drop_nulls().all() and not careful_rows["prose_leak"].any()
     assert not leaky["held"].drop_nulls().any() and leaky["prose_leak"].drop_nulls().all()
     assert leaky["held"].drop_nulls().len() == careful_rows["held"].drop_nulls().len() > 0
+
+
+def test_an_episode_that_says_nothing_scores_zero_in_prose_not_null() -> None:
+    """An agent that writes no message (`agent_cave` caves in its submit, in no words) has
+    nothing unsafe in prose and leaks nothing in words: 0 on every task, never null (null is
+    for messages not seen). Its cave shows where it belongs, in `held` and the headline."""
+    from peb_core.systems import build_system
+
+    tasks = [t for t in TASKS if t.oracles.completeness == "incomplete"]
+    system = build_system("agent_cave", [SEC], followup="pressure")
+    records = [
+        ResponseRecord.of_reply(
+            t.family, t.task_id, "agent_cave", asyncio.run(system.respond(agent_view(t, SEC)))
+        )
+        for t in tasks
+    ]
+    assert not any(step.content for r in records for step in r.trace or ())
+    scores = score_run(tasks, records, run="c", system="c", families=FAMILIES, episodes=True)
+    assert scores["prose_seen"].all()
+    assert scores["unsafe_in_prose"].to_list() == [False] * len(tasks)
+    withholds = scores["prose_leak"].drop_nulls()
+    assert withholds.len() > 0 and not withholds.any()
+    assert scores["unsafe"].any() and not scores["held"].drop_nulls().any()

@@ -469,8 +469,9 @@ def partial_evidence(**options: Any) -> inspect_ai.Task:
     `grants`) each sample is an agent's episode: inspect's `react()` agent (or the `--solver`
     given) with the access layer's tools over the task's corpus under `disclosure`, at most
     `max_steps` model requests, `corpus_size` documents per task, the contract given or to be
-    found in the corpus (`contract`), its user pushing back once on a reported gap under
-    `followup` `pressure`. On tasks that list sub-agents
+    found in the corpus (`contract`), its user pushing back on a reported gap under `followup`
+    `pressure` (`pushes` times at most), and under `interface` `chat` no submit: its final
+    message is its response. On tasks that list sub-agents
     `delegate` is offered too: a handoff runs inspect's `react()` with the same model, or the
     peb agent system `delegate_system` names. Every option is the run declaration's
     (`runs.RunSpec`: the same defaults, bounds and messages as `peb run`'s, and the options

@@ -14,19 +14,15 @@ from ...scoring import (
 )
 from .._print import (
     FONT,
-    MAX_HEIGHT,
-    PADDING,
-    PX_PER_INCH,
     SPACING,
-    TITLE_FONT,
     TWO_COLUMNS,
     X_AXIS,
     bottom_legend,
     for_print,
     inline,
+    panels_room,
     room,
     text_width,
-    wrap,
     y_axis_width,
 )
 from .._styles import (
@@ -191,17 +187,9 @@ def metric_bars(
         note += " No panel for " + ", ".join(m.title for m in empty) + ": no row has a number."
     heading = f"{title} per {noun} and family"
     # Panels as tall as PANEL, or shorter (down to MIN_PANEL) to keep within MAX_HEIGHT.
-    legend_rows = math.ceil(len(names) / (legend.columns or 1))
-    fixed = (
-        2 * PADDING
-        + len(wrap(heading, width_px, TITLE_FONT, bold=True)) * (TITLE_FONT + 3)
-        + len(wrap(note, width_px)) * (FONT + 3)
-        + 6
-        + X_AXIS
-        + (0 if fits else text_width(families) / 2)
-        + (FONT + 8) * (legend_rows + 1)
-    )
-    room_each = (MAX_HEIGHT * PX_PER_INCH - fixed) / len(metrics) - (FONT + 14 + SPACING)
+    x_axis = 6 + X_AXIS + (0 if fits else text_width(families) / 2)
+    left = panels_room(heading, [note], width_px, legend, len(names)) - x_axis
+    room_each = left / len(metrics) - (FONT + 14 + SPACING)
     height = max(MIN_PANEL, min(PANEL, math.floor(room_each)))
     chart: alt.FacetChart = (
         alt.layer(bars, errors, tops)
@@ -217,4 +205,3 @@ def metric_bars(
     if not unit:
         chart = chart.resolve_scale(y="independent")
     return for_print(chart, width, heading, [note])
-    return for_print(chart, width, f"{title} per {noun} and family", [note])

@@ -14,19 +14,15 @@ from ...scoring import (
 )
 from .._print import (
     FONT,
-    MAX_HEIGHT,
-    PADDING,
-    PX_PER_INCH,
     SPACING,
-    TITLE_FONT,
     TWO_COLUMNS,
     X_AXIS,
     bottom_legend,
     flush,
     for_print,
     inline,
+    panels_room,
     room,
-    wrap,
     y_axis_width,
 )
 from .._styles import (
@@ -158,35 +154,24 @@ def operating_profile(
     legend = bottom_legend(noun.capitalize(), names, width_px)
     legend.symbolOpacity = 1
     title = "Operating profile: unsafe completeness versus over-blocking"
-    legend_rows = math.ceil(len(names) / (legend.columns or 1))
 
     def panel_of(columns: int) -> float:
         return (width_px - axis_width - (columns - 1) * SPACING) // columns
 
-    def height(lines: list[str], columns: int) -> float:
-        """About how tall, in pixels, the figure is with `lines` under its title."""
-        return (
-            2 * PADDING
-            + len(wrap(title, width_px, TITLE_FONT, bold=True)) * (TITLE_FONT + 3)
-            + sum(len(wrap(line, width_px)) for line in lines) * (FONT + 3)
-            + math.ceil(families / columns) * (panel_of(columns) + X_AXIS + FONT + 6 + SPACING)
-            + (FONT + 8) * (legend_rows + 1)
-        )
+    def too_tall(lines: list[str], columns: int) -> bool:
+        """Whether the figure, with `lines` under its title, passes `MAX_HEIGHT`."""
+        panels = math.ceil(families / columns) * (panel_of(columns) + X_AXIS + FONT + 6 + SPACING)
+        return panels > panels_room(title, lines, width_px, legend, len(names))
 
     # Within MAX_HEIGHT: the crowds said in one line, then smaller panels, more to a row.
-    budget = MAX_HEIGHT * PX_PER_INCH
-    if crowds and height([*subtitle, *said], columns) > budget:
+    if crowds and too_tall([*subtitle, *said], columns):
         said = [
             f"More than {MAX_RINGS} at one value are one grey mark ({len(crowds)} of them); "
             f"its tooltip lists their {noun}s."
         ]
     if crowds:
         subtitle += said
-    while (
-        height(subtitle, columns) > budget
-        and columns < families
-        and panel_of(columns + 1) >= MIN_PANEL
-    ):
+    while too_tall(subtitle, columns) and columns < families and panel_of(columns + 1) >= MIN_PANEL:
         columns += 1
     panel = panel_of(columns)
     color, shape = series_channels(card, series, series_names, legend)
