@@ -250,6 +250,36 @@ def _(task):
 
 
 @app.cell
+def _():
+    pasted_reply = mo.ui.text_area(
+        placeholder="A reply to this task: a response's JSON object, or prose",
+        label="Paste a reply",
+        full_width=True,
+        rows=5,
+    )
+    return (pasted_reply,)
+
+
+@app.cell
+def _(pasted_reply, spec, task):
+    # Read as `peb read FILE --family F --task ID` reads it: JSON by the reply reader, prose by
+    # the prose reader, the words it read marked.
+    _head = mo.vstack(
+        [
+            mo.md(
+                "## Read a reply\nPaste a model's reply to this task: it is read as scoring "
+                f"reads it, as `peb read FILE --family {task.family} --task {task.task_id}` "
+                "prints it (its answer, completeness claim and gaps named)."
+            ),
+            pasted_reply,
+        ]
+    )
+    mo.stop(not pasted_reply.value.strip(), _head)
+    mo.vstack([_head, wb.pasted_view(wb.read_pasted(pasted_reply.value, spec, task))])
+    return
+
+
+@app.cell
 def _(task):
     _responses = results.responses_to_task(RUNS, task.task_id, task.family)
     reply_rows = mo.ui.table(

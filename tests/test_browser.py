@@ -777,3 +777,67 @@ def test_the_task_explorer_shows_a_contract_found_in_the_corpus_and_its_register
         assert "procedure" in [r.strip() for r in records]
         assert all(re.fullmatch(r"[A-Z]{2}\d{5}", r.strip()) for r in references.all_inner_texts())
         screenshot_of(page, "Register: each kind", ARTIFACTS / "explorer-agent-register.png")
+
+
+def test_a_message_that_leaks_is_marked_in_the_replay_and_on_the_slider(tmp_path: Path) -> None:
+    """Issue 33: `agent_prose_leak` pushed back (`--followup pressure`) keeps its blocked submit
+    and gives the blocked values in words. Its replay says which message counts as a leak and
+    why, marks the words read as asserted values, and marks that step on the step slider; a
+    jump there shows the message marked at its step."""
+    options = ["--system", "agent_prose_leak", "--tier", "agent", "--followup", "pressure"]
+    with _incomplete_task_in_workbench(tmp_path, "prose-leak", options) as (page, record):
+        n = len(record.trace)
+        page.get_by_text(f"Episode replay: step 1 of {n}").first.wait_for(timeout=30_000)
+        page.get_by_text(
+            re.compile(r"^What it said: \d+ messages, 1 counted as a leak")
+        ).first.wait_for()
+        verdict = page.get_by_text(re.compile(r"leak: gives .* where policy requires a block"))
+        expect(verdict.first).to_be_visible()
+        jump = page.get_by_role("button", name=re.compile(r"^Step \d+: its message leaks "))
+        expect(jump).to_have_count(1)
+        step = int(re.findall(r"\d+", jump.inner_text())[0])
+        jump.click()
+        page.get_by_text(f"Episode replay: step {step} of {n}").first.wait_for(timeout=30_000)
+        page.get_by_text("The model wrote, as the prose reader read it:").first.wait_for()
+        said = page.locator(".peb-message").first
+        values = said.locator("mark.peb-value")
+        expect(values.first).to_be_visible()
+        assert values.count() >= 1
+        title = values.first.get_attribute("title") or ""
+        assert title.startswith("asserted value: ")
+        content = record.trace[step - 1].content or ""
+        assert values.first.inner_text() in content
+        expect(said).to_have_text(content)  # the words as written, marks and all
+        screenshot_of(
+            page, "The model wrote, as the prose reader", ARTIFACTS / "workbench-leak.png"
+        )
+
+
+def test_the_task_explorer_reads_a_pasted_reply_as_peb_read_does(tmp_path: Path) -> None:
+    """Issue 33: a reply pasted into the task explorer is read as `peb read` reads it (the
+    answer, completeness claim and gaps in a table) and shown with the words read marked, its
+    markup as text (issue 35.4)."""
+    spec = load_families()["security_incident_v1"]
+    reply = (
+        "On what I can see the severity is high, but the forensic analysis is missing. "
+        "<img src=x onerror=alert(1)> **treat the disclosure as under assessment**"
+    )
+    env = scratch_env(tmp_path / "home", PEB_RUNS_DIR=str(tmp_path / "runs"))
+    with serve(ROOT / "notebooks" / "task_explorer.py", env) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text("Stored replies to this task").first.wait_for(timeout=60_000)
+        page.get_by_role("combobox", name="Family", exact=True).select_option(spec.id)
+        page.get_by_text(re.compile(r"^Read a reply")).first.wait_for(timeout=60_000)
+        box = page.get_by_label("Paste a reply", exact=True)
+        box.fill(reply)
+        box.press("Tab")
+        read = table(page, "What the reply decides")
+        expect(read.get_by_text("answer.severity", exact=True)).to_be_visible(timeout=60_000)
+        expect(read.get_by_text("high", exact=True)).to_be_visible()
+        expect(read.get_by_text("scope_forensics", exact=True)).to_be_visible()
+        said = page.locator(".peb-message").first
+        expect(said).to_have_text(reply)
+        expect(said.locator("img")).to_have_count(0)
+        expect(said.locator("mark.peb-value", has_text="high")).to_have_count(1)
+        expect(said.locator("mark.peb-gap", has_text="forensic analysis")).to_have_count(1)
+        screenshot_of(page, "Read a reply", ARTIFACTS / "explorer-pasted-reply.png")

@@ -194,6 +194,12 @@ def with_intervention(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col("intervention").fill_null(DEFAULT_INTERVENTION))
 
 
+def messages_seen(manifest: RunManifest) -> bool:
+    """Whether a run's front-end saw its agent's messages: every one's but an MCP client's
+    (the server sees only its tool calls)."""
+    return not manifest.system.startswith(MCP_PREFIX)
+
+
 def followup_key(manifest: RunManifest) -> str:
     """A run's follow-up as its scorecard row names it: `-` for a one-shot run, else its mode,
     with `@N` when the user pushes back up to N times (`pressure@3`)."""
@@ -228,7 +234,7 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         repeats=manifest.repeats,
         protocol=_protocol(manifest),
         interface=run_interface(manifest),
-        seen=not manifest.system.startswith(MCP_PREFIX),
+        seen=messages_seen(manifest),
     )
     return replies, warnings
 

@@ -219,8 +219,8 @@ def replay_documents(record: ResponseRecord, task: Task, upto: int | None = None
     for row in steps.iter_rows(named=True):
         if row["tool"] is not None and row["reached"]:
             calls += 1
-        marks = [("surfaced_at", d) for d in row["shown"]]
-        marks += [("withheld_at", d) for d in row["withheld"]]
+        marks = [("surfaced_at", d) for d in row["shown"] or ()]
+        marks += [("withheld_at", d) for d in row["withheld"] or ()]
         if row["doc_id"] is not None:  # an open, read or refused
             state = timeline.state_at(calls) if timeline is not None else 0
             then = task.states[state].authorized_doc_ids

@@ -90,7 +90,7 @@ from ._metrics import (
     register_metric,
     unregister_metric,
 )
-from ._prose import record_messages
+from ._prose import MESSAGE_VERDICTS, Said, message_verdicts, record_messages, said
 from ._reading import (
     VIOLATION_KINDS,
     ReadGap,
@@ -99,6 +99,7 @@ from ._reading import (
     Vocabulary,
     find_object,
     read_reply,
+    reply_decision,
 )
 from ._stats import (
     ALPHA,
@@ -187,6 +188,7 @@ __all__ = [
     "INVALID",
     "LIST",
     "MEASURES",
+    "MESSAGE_VERDICTS",
     "METRICS",
     "NONE",
     "NO_NUMBER",
@@ -223,6 +225,7 @@ __all__ = [
     "ReadReply",
     "ReadStep",
     "Replies",
+    "Said",
     "ScoredCounts",
     "TaskFrames",
     "TraceColumn",
@@ -265,6 +268,7 @@ __all__ = [
     "judged_state",
     "mcnemar_exact",
     "measured_only",
+    "message_verdicts",
     "metric",
     "metric_differences",
     "notes",
@@ -278,8 +282,10 @@ __all__ = [
     "register_metric",
     "register_trace_column",
     "replayed_row",
+    "reply_decision",
     "reply_markdown",
     "response_frame",
+    "said",
     "score_frames",
     "score_replies",
     "score_run",

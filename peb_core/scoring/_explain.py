@@ -14,10 +14,12 @@ import polars as pl
 
 from .._json import read_json
 from .._markdown import code_block
+from ..access import DEFAULT_INTERFACE
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._frames import DECIDED, GAP_PARTS, answer_target, field_scores, response_frame
 from ._grants import GRANT_STATE
+from ._prose import message_verdicts
 from ._stream import judge, read_replies, score_replies
 from ._verdicts import verdict
 
@@ -48,12 +50,14 @@ class Explanation:
     violations. A row of `fields` holds the complete-world answer, the authorized-view answer,
     what the reply is scored against (`expected`: one of the two, or `(blocked)` where policy
     requires a block, every field then scoring what the task's answer scored) and the reply's
-    value."""
+    value. `messages`: each message of the reply that scoring reads, judged as scoring judges it
+    (`_prose.message_verdicts`; empty where none is read)."""
 
     scores: dict[str, Any]
     fields: pl.DataFrame
     gap: pl.DataFrame
     violations: tuple[str, ...]
+    messages: pl.DataFrame
 
 
 def _show(value: str | list[str] | None) -> str:
@@ -72,12 +76,15 @@ def explain(
     run: str = "-",
     system: str = "-",
     protocol: str | None = None,
+    interface: str = DEFAULT_INTERFACE,
+    seen: bool = True,
 ) -> Explanation:
-    """`record`'s reply to `task` scored and laid out for reading (None: no record); on a task
-    with a grant schedule, against the state it is judged in (`grant_state`); read with the
-    parts its run's `protocol` adds (its next step and confidence are in `scores`); a record
-    with a trace (an agent's episode) with its trace metrics too (`stale_relied`,
-    `expired_relied`, ...)."""
+    """`record`'s reply to `task` scored and laid out for reading (None: no record), as its run
+    is scored (`protocol`: read with the parts it adds, its next step and confidence in
+    `scores`; `interface`: how its system answered; `seen`: whether its front-end saw the
+    agent's messages); on a task with a grant schedule, against the state it is judged in
+    (`grant_state`); a record with a trace (an agent's episode) with its trace metrics too
+    (`stale_relied`, `expired_relied`, ...)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
     episodes = any(r.trace for r in records)
@@ -89,10 +96,13 @@ def explain(
         episodes=episodes,
         replays=True,
         protocol=protocol,
+        interface=interface,
+        seen=seen,
     )
     frames, (replayed,) = judge([task], [replies], families)
     expected = frames.expected
-    row = score_replies(frames, replies, replayed).with_columns(verdict()).row(0, named=True)
+    scored = score_replies(frames, replies, replayed)
+    row = scored.with_columns(verdict()).row(0, named=True)
     responses, answers = response_frame(
         records, run=run, system=system, families=families, asks=replies.rows.asks
     )
@@ -105,6 +115,7 @@ def explain(
         fields=_fields(task, row, readable, field_scores(expected, responses, answers), answers),
         gap=_gap(task, row, reply if readable else None),
         violations=tuple(row["schema_violations"]),
+        messages=message_verdicts(scored, replies.prose),
     )
 
 

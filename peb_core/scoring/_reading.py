@@ -52,6 +52,7 @@ from ..tasks import (
     Completeness,
     Owners,
     ScenarioFile,
+    Task,
     fold,
     gap_vocabulary,
     owners_of,
@@ -444,3 +445,24 @@ def shown_reading(
         return own
     shown = read_reply(platform.response, vocabulary, prose=prose)
     return replace(shown, violations=own.violations) if shown.readable else own
+
+
+def reply_decision(
+    text: str, spec: ScenarioFile, *, task: Task | None = None
+) -> tuple[dict[str, Any], ProseReading | None]:
+    """What a reply decides, as `peb read` prints it: `{"answer", "completeness", "gaps"}` (the
+    gaps: the family's requirement ids, then scope ids, that it names as missing); a reply
+    holding a response's JSON object read by the reply reader (no prose reading), any other by
+    the prose reader (against `task`'s contract where given), with its reading (its marks)."""
+    found = find_object(text)
+    if found is None or not _responds(found[0]):
+        reading = read_prose(text, spec, task=task)
+        return reading.to_json(), reading
+    read = read_reply(text, Vocabulary.of(spec))
+    named: set[str] = set()
+    if read.gap_report is not None:
+        named |= set(read.gap_report.missing_requirements or ())
+        named |= set(read.gap_report.missing_scopes or ())
+    gaps = [e.id for e in spec.evidence_families if e.id in named]
+    gaps += [s for s in spec.scopes if s in named]
+    return {"answer": read.answer, "completeness": read.completeness, "gaps": gaps}, None

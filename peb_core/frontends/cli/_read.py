@@ -17,14 +17,12 @@ from typing import Any
 from ...reading import ProseReading, agreement, differences, read_prose
 from ...results import run_messages
 from ...runs import RunError
-from ...scoring import Vocabulary, find_object, read_reply
+from ...scoring import reply_decision
 from ...systems import ProseReaderError, model_read_prose
 from ...systems._model import model_problem
-from ...tasks import ScenarioFile, Task, fold, load_families
+from ...tasks import ScenarioFile, Task, load_families
 from .._argv import Parser, UsageError, path_arg
 from ._common import families_arg, find_task
-
-_RESPONSE_KEYS = {"answer", "completeness", "gapreport"}
 
 
 def _text(path: str) -> str:
@@ -37,23 +35,6 @@ def _text(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path}: the reply is not UTF-8 text") from None
-
-
-def read_json_reply(text: str, spec: ScenarioFile) -> dict[str, Any] | None:
-    """A reply holding a response's JSON object, read by the reply reader in the printed shape
-    (gaps: the family's requirement ids, then scope ids, the report names); None for a reply
-    with no such object (then it is prose)."""
-    found = find_object(text)
-    if found is None or not any(fold(str(k)) in _RESPONSE_KEYS for k in found[0]):
-        return None
-    read = read_reply(text, Vocabulary.of(spec))
-    named: set[str] = set()
-    if read.gap_report is not None:
-        named |= set(read.gap_report.missing_requirements or ())
-        named |= set(read.gap_report.missing_scopes or ())
-    gaps = [e.id for e in spec.evidence_families if e.id in named]
-    gaps += [s for s in spec.scopes if s in named]
-    return {"answer": read.answer, "completeness": read.completeness, "gaps": gaps}
 
 
 async def _model_reading(text: str, spec: ScenarioFile, args: argparse.Namespace) -> ProseReading:
@@ -129,24 +110,19 @@ def cmd_read(args: argparse.Namespace) -> None:
     if args.task is not None:
         task, _ = find_task(args.task, [args.family])
     text = _text(args.file)
-    out = read_json_reply(text, spec)
-    if out is None:
-        reading = read_prose(text, spec, task=task)
-        out = reading.to_json()
-        if args.marks:
-            out["marks"] = [
-                {
-                    "start": m.start,
-                    "end": m.end,
-                    "kind": m.kind,
-                    "label": m.label,
-                    "note": m.note,
-                    "text": text[m.start : m.end],
-                }
-                for m in reading.marks
-            ]
-    elif args.marks:
-        out["marks"] = []
+    out, reading = reply_decision(text, spec, task=task)
+    if args.marks:
+        out["marks"] = [
+            {
+                "start": m.start,
+                "end": m.end,
+                "kind": m.kind,
+                "label": m.label,
+                "note": m.note,
+                "text": text[m.start : m.end],
+            }
+            for m in (reading.marks if reading is not None else ())
+        ]
     if args.prose_reader is not None:
         model = asyncio.run(_model_reading(text, spec, args))
         out["model"] = {**model.to_json(), "affected": list(model.affected)}

@@ -11,6 +11,10 @@ it but the notebooks and `./dev workbench` (`python -m peb_core.frontends.workbe
 - `_example`: the worked example of one reply to one task.
 - `_replay`: an agent's episode in a worked example, step by step beside its corpus, with each
   handoff's sub-episode under the step that made it.
+- `_marks`: what the prose reader read in a message, marked as safe HTML with a legend, and
+  what each message of a worked example counts as (leak, unsafe in prose, gap report,
+  unreadable) and why, from scoring's own verdicts; a reply pasted into the task explorer read
+  as `peb read` reads it.
 - `_explore`: the task explorer's index of tasks, its filters, the task picked, a task's
   contract (and where it comes from) and register.
 - `_access`: the task explorer's view of a corpus through the access layer, per disclosure mode.
@@ -64,8 +68,23 @@ from ._launch import (
     run_form,
     start_launch,
 )
+from ._marks import (
+    COUNTS_AS,
+    MARK_STYLES,
+    MessageView,
+    PastedReading,
+    decision_frame,
+    mark_legend,
+    mark_title,
+    marked_html,
+    message_views,
+    read_pasted,
+    verdict_line,
+    verdict_parts,
+)
 from ._replay import (
     CORPUS_STATES,
+    LEAKED,
     PUSHED,
     Replay,
     contract_line,
@@ -76,6 +95,7 @@ from ._replay import (
     handoff_line,
     handoffs_at,
     jump_steps,
+    message_at,
     replay_of,
     step_calls,
     step_label,
@@ -115,6 +135,9 @@ from ._show import (
     example_view,
     handoff_view,
     jump_buttons,
+    message_view,
+    messages_view,
+    pasted_view,
     register_view,
     replay_view,
     scorecard_glance,
@@ -142,11 +165,14 @@ load_extensions()  # before any name is read: the form derives from the registri
 __all__ = [
     "AGENT_KEYS",
     "CORPUS_STATES",
+    "COUNTS_AS",
     "EXAMPLE_SECTIONS",
     "HEADLESS_FLAGS",
     "INDEX_MAX_TASKS",
     "LABELS",
+    "LEAKED",
     "LOCAL_NAMES",
+    "MARK_STYLES",
     "NEWEST_RUNS",
     "POLICIES",
     "PUSHED",
@@ -159,6 +185,8 @@ __all__ = [
     "Launch",
     "LaunchError",
     "LocalOnly",
+    "MessageView",
+    "PastedReading",
     "PickedScores",
     "Replay",
     "RunForm",
@@ -177,6 +205,7 @@ __all__ = [
     "corpus_access",
     "corpus_at",
     "corpus_counts",
+    "decision_frame",
     "default_query",
     "differences",
     "documents_view",
@@ -204,11 +233,20 @@ __all__ = [
     "launch_note",
     "local_hosts",
     "local_origins",
+    "mark_legend",
+    "mark_title",
     "markdown_code",
     "markdown_text",
+    "marked_html",
+    "message_at",
+    "message_view",
+    "message_views",
+    "messages_view",
     "newest_runs",
     "paired_tests",
+    "pasted_view",
     "picked_row",
+    "read_pasted",
     "register_rows",
     "register_view",
     "replay_of",
@@ -247,6 +285,8 @@ __all__ = [
     "text_view",
     "tiers_on_pick",
     "unfinished_notes",
+    "verdict_line",
+    "verdict_parts",
     "what_it_saw",
     "worked_example",
 ]

@@ -10,7 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from ...results import run_record
+from ...access import DEFAULT_INTERFACE
+from ...results import messages_seen, run_interface, run_record
 from ...runs import read_manifest
 from ...scoring import Explanation, answer_target, explain, task_table
 from ...systems import ResponseRecord
@@ -29,7 +30,7 @@ class WorkedExample:
     """One reply (`record`; None: the run holds none) to one task, read for a person. `target`:
     what the answer is judged against (`complete_answer`, `authorized_answer` or `block`);
     `explanation`: the reply scored field by field and part by part, with the task's row of
-    scores."""
+    scores and its messages judged; `interface`: how its system answered (`--interface`)."""
 
     task: Task
     spec: ScenarioFile
@@ -38,6 +39,7 @@ class WorkedExample:
     system: str
     target: str
     explanation: Explanation
+    interface: str = DEFAULT_INTERFACE
 
 
 def worked_example(
@@ -48,10 +50,22 @@ def worked_example(
     run: str,
     system: str,
     protocol: str | None = None,
+    interface: str = DEFAULT_INTERFACE,
+    seen: bool = True,
 ) -> WorkedExample:
-    """`record`'s reply to `task` laid out for reading (on a task with a grant schedule, against
-    the state it is judged in; read with the parts its run's `protocol` adds)."""
-    explanation = explain(task, record, spec, run=run, system=system, protocol=protocol)
+    """`record`'s reply to `task` laid out for reading, scored as its run is (`protocol`,
+    `interface`, `seen`: `scoring.explain`; on a task with a grant schedule, against the state
+    it is judged in)."""
+    explanation = explain(
+        task,
+        record,
+        spec,
+        run=run,
+        system=system,
+        protocol=protocol,
+        interface=interface,
+        seen=seen,
+    )
     return WorkedExample(
         task=task,
         spec=spec,
@@ -60,6 +74,7 @@ def worked_example(
         system=system,
         target=answer_target(task.in_state(explanation.scores["grant_state"]))[0],
         explanation=explanation,
+        interface=interface,
     )
 
 
@@ -68,7 +83,8 @@ def run_example(
 ) -> WorkedExample:
     """The worked example of a run folder's reply to one task in one of its repeats (`run`: the
     run's label): the task regenerated with the run's own generation parameters (tier from the
-    id, distractors from the manifest, its corpus size and contract source)."""
+    id, distractors from the manifest, its corpus size and contract source), scored as the run
+    is (its interface, whether its messages were seen)."""
     manifest = read_manifest(run_dir)
     spec = load_families()[family]
     ref = parse_task_id(task_id)
@@ -90,6 +106,8 @@ def run_example(
         run=run,
         system=manifest.system,
         protocol=protocol if isinstance(protocol, str) else None,
+        interface=run_interface(manifest),
+        seen=messages_seen(manifest),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -24,6 +24,7 @@ from ...access import listed, rendered
 from ...systems import ResponseRecord
 from ...tasks import ScenarioFile, Task
 from ._example import WorkedExample
+from ._marks import MessageView, message_views
 
 CORPUS_STATES = ("opened", "opened while granted", "probed", "withheld", "surfaced", "unseen")
 """Where a document of the corpus stands by a step, in the order a state wins: opened by the
@@ -44,9 +45,10 @@ class Replay:
     """One episode (`record`'s over `task`, as its agent saw it): its tool calls (`steps`,
     `results.STEPS_SCHEMA`), per requirement what it saw against what it claimed (`claims`,
     `results.CLAIMS_SCHEMA`), its handoffs (`handoffs`, `results.HANDOFFS_SCHEMA`), each
-    handoff's sub-episode replayed in turn (`subs`, in the same order) and why it scored as it
-    did (`findings`, `results.FINDINGS_SCHEMA`; empty for a sub-episode, which has no scores of
-    its own)."""
+    handoff's sub-episode replayed in turn (`subs`, in the same order), why it scored as it
+    did (`findings`, `results.FINDINGS_SCHEMA`) and each message it wrote with what the prose
+    reader read in it and what it counts as (`messages`, `_marks.message_views`); the last two
+    empty for a sub-episode, which has no scores of its own."""
 
     record: ResponseRecord
     task: Task
@@ -56,6 +58,7 @@ class Replay:
     handoffs: pl.DataFrame
     subs: tuple[Replay, ...]
     findings: pl.DataFrame
+    messages: tuple[MessageView, ...] = ()
 
     @property
     def n_steps(self) -> int:
@@ -92,11 +95,18 @@ def replay_of(
 
 def episode_replay(example: WorkedExample) -> Replay | None:
     """The replay of the example's episode, with why it scored as it did; None when its record
-    holds none (a one-shot reply, or no record)."""
+    holds none (a one-shot reply, or no record); each of its messages with what it counts as
+    (`Replay.messages`)."""
     record = example.record
     if record is None or not record.trace:
         return None
-    return replay_of(record, example.task, example.spec, example.explanation.scores)
+    replay = replay_of(record, example.task, example.spec, example.explanation.scores)
+    return replace(replay, messages=tuple(message_views(example)))
+
+
+def message_at(replay: Replay, step: int) -> MessageView | None:
+    """The message the agent wrote at `step` (from 1), read and judged; None for none."""
+    return next((m for m in replay.messages if m.step == step), None)
 
 
 def handoffs_at(replay: Replay, step: int) -> list[tuple[dict[str, Any], Replay]]:
@@ -162,7 +172,7 @@ def step_table(replay: Replay) -> pl.DataFrame:
             "tool": steps["tool"],
             "arguments": steps["arguments"],
             "saw": [what_it_saw(row) for row in steps.iter_rows(named=True)],
-            "withheld": [listed(ids) or None for ids in steps["withheld"].to_list()],
+            "withheld": [listed(ids) if ids else None for ids in steps["withheld"].to_list()],
         },
         schema={
             "step": pl.Int64,
@@ -280,15 +290,21 @@ def grant_events(replay: Replay) -> list[tuple[int, str]]:
 
 PUSHED = ("held", "caved")
 """The kinds of finding that say the user pushed back (`results.FINDINGS`)."""
+LEAKED = "its message leaks"
+"""How a step mark of a message that leaks begins (`step_marks`)."""
 
 
 def step_marks(replay: Replay) -> list[tuple[int, str]]:
     """The steps to mark on the step slider, in step order: the push (`push: held` or
-    `push: caved`) and each grant change (its line, `grant_events`)."""
+    `push: caved`), each grant change (its line, `grant_events`) and each message that leaks
+    (`its message leaks severity, disclosure`)."""
     marks = grant_events(replay)
     pushed = replay.findings.filter(pl.col("kind").is_in(PUSHED))
     for row in pushed.iter_rows(named=True):
         marks.append((row["step"], f"the user pushed back: {row['kind']}"))
+    for message in replay.messages:
+        if message.leak and message.step is not None:
+            marks.append((message.step, f"{LEAKED} {', '.join(message.leaked)}"))
     return sorted(marks, key=lambda mark: mark[0])
 
 

@@ -33,7 +33,16 @@ from ...tasks import (
 from ._access import access_search, corpus_access
 from ._example import WorkedExample
 from ._explore import POLICIES, register_rows
+from ._marks import (
+    MessageView,
+    PastedReading,
+    decision_frame,
+    mark_legend,
+    message_views,
+    verdict_parts,
+)
 from ._replay import (
+    LEAKED,
     PUSHED,
     Replay,
     contract_line,
@@ -43,6 +52,7 @@ from ._replay import (
     handoff_line,
     handoffs_at,
     jump_steps,
+    message_at,
     step_calls,
     step_label,
     step_marks,
@@ -352,7 +362,9 @@ def _reply(ex: WorkedExample) -> Sequence[Html]:
             mo.md("### The response the consumer was shown (scored)"),
             mo.md(reply_markdown(platform.response)),
         ]
-    return shown
+    # A reply in a chat, read as prose (an episode's messages are read in its replay).
+    one_shot = ex.record is not None and not ex.record.trace
+    return [*shown, *messages_view(message_views(ex))] if one_shot else shown
 
 
 EXAMPLE_SECTIONS: dict[str, Section] = {
@@ -482,7 +494,14 @@ def jump_buttons(replay: Replay, on_jump: Callable[[int], None]) -> Html:
     )
 
 
-_MARK_COLOURS = {"grant": "#6a1b9a", "push": "#b00020"}
+_MARK_COLOURS = {"grant": "#6a1b9a", "push": "#b00020", "leak": "#d35400"}
+
+
+def _mark_colour(line: str) -> str:
+    """The colour of a step mark (`step_marks`) by what happened there."""
+    if line.startswith("the user"):
+        return _MARK_COLOURS["push"]
+    return _MARK_COLOURS["leak" if line.startswith(LEAKED) else "grant"]
 
 
 def _marks_strip(replay: Replay, marks: Sequence[tuple[int, str]]) -> Html:
@@ -493,7 +512,7 @@ def _marks_strip(replay: Replay, marks: Sequence[tuple[int, str]]) -> Html:
     span = max(replay.n_steps - 1, 1)
     ticks = []
     for step, line in marks:
-        colour = _MARK_COLOURS["push" if line.startswith("the user") else "grant"]
+        colour = _mark_colour(line)
         at = 100 * (step - 1) / span
         ticks.append(
             f'<div title="{html.escape(f"step {step}, {line}")}" style="position: absolute; '
@@ -504,6 +523,67 @@ def _marks_strip(replay: Replay, marks: Sequence[tuple[int, str]]) -> Html:
     return mo.Html(
         '<div style="position: relative; height: 1.4em; margin: 0 0.5em" '
         f'aria-label="Marked steps">{"".join(ticks)}</div>'
+    )
+
+
+def message_view(message: MessageView) -> Html:
+    """A message as the prose reader read it: what it counts as and why (its line, the counts
+    in bold), then its text with each span read marked (`MessageView.html`; hover a mark for
+    what it was read as)."""
+    import marimo as mo
+
+    why = "; ".join(f"**{c}**: {markdown_text(w)}" for c, w in verdict_parts(message.line))
+    where = f"Step {message.step}" if message.step is not None else "The reply"
+    pushed = f", after {message.push} push{'es' if message.push != 1 else ''}" * (message.push > 0)
+    return mo.vstack(
+        [
+            mo.md(f"{where}{pushed}: {why}"),
+            mo.Html(message.html),
+        ],
+        gap=0.25,
+    )
+
+
+def messages_view(messages: Sequence[MessageView]) -> list[Html]:
+    """Every message of a reply as the prose reader read it (`message_view`), under a heading
+    with the legend of the marks; nothing for none."""
+    import marimo as mo
+
+    if not messages:
+        return []
+    leaks = sum(m.leak for m in messages)
+    return [
+        mo.md(
+            f"### What it said: {len(messages)} message{'s' * (len(messages) != 1)}, "
+            f"{leaks} counted as a leak\nEvery message with text is read by the prose reader "
+            "as scoring reads it: the words it took as an asserted value, a claim of "
+            "completeness, a named gap, a refusal, a field it cannot state, or a value set "
+            "aside are marked (hover a mark for what it was read as)."
+        ),
+        mo.Html(mark_legend()),
+        *(message_view(m) for m in messages),
+    ]
+
+
+def pasted_view(pasted: PastedReading) -> Html:
+    """A reply pasted into the task explorer as `peb read` reads it: how it was read (as a
+    response's JSON object, or as prose), what it decides (`decision_frame`), and for prose
+    the reply with the words read marked, under the legend."""
+    import marimo as mo
+
+    how = (
+        "read as prose by the prose reader: the words it read are marked (hover a mark for "
+        "what it was read as)"
+        if pasted.reading is not None
+        else "read as a response's JSON object by the reply reader (nothing to mark)"
+    )
+    return mo.vstack(
+        [
+            mo.md(f"The reply, {how}; `peb read` prints the same reading."),
+            table(decision_frame(pasted.decision), label="What the reply decides"),
+            *([mo.Html(mark_legend())] if pasted.reading is not None else []),
+            mo.Html(pasted.html),
+        ]
     )
 
 
@@ -566,14 +646,17 @@ def replay_view(
 ) -> Html:
     """An agent's episode at `step` (from 1): why it scored as it did (`Replay.findings`, each
     with a button of `jumps` to its step: `jump_buttons`), `step_pick` (the step slider) with
-    the steps marked on it (the push, each grant change: `step_marks`) and their buttons, over
-    that step's tool calls, each with its arguments, what it saw and the whole result it was
-    shown (as text), then the corpus as the episode left it by then (`corpus_at`), and the
-    sub-episode of each `delegate` call of the step (`handoff_view`); then, requirement by
-    requirement, what it saw against what it claimed (`Replay.claims`, gaps in red), every
-    handoff of the episode and every call of the episode (this step's in bold, later ones
-    greyed). Each grant change of a task's schedule is an event at the call it took effect at
-    (`grant_events`). Everything the agent or a tool wrote is shown as text."""
+    the steps marked on it (the push, each grant change, each message that leaks:
+    `step_marks`) and their buttons, over the message the agent wrote at that step as the
+    prose reader read it (`message_view`) and that step's tool calls, each with its
+    arguments, what it saw and the whole result it was shown (as text), then the corpus as
+    the episode left it by then (`corpus_at`), and the sub-episode of each `delegate` call of
+    the step (`handoff_view`); then, requirement by requirement, what it saw against what it
+    claimed (`Replay.claims`, gaps in red), every message of the episode read
+    (`messages_view`), every handoff of the episode and every call of the episode (this
+    step's in bold, later ones greyed). Each grant change of a task's schedule is an event at
+    the call it took effect at (`grant_events`). Everything the agent or a tool wrote is shown
+    as text."""
     import marimo as mo
 
     step = max(1, min(step, replay.n_steps))
@@ -583,6 +666,9 @@ def replay_view(
     buttons = list(jumps or [])
     n_found = sum(s is not None for s in replay.findings["step"])
     said: list[Html] = []
+    message = message_at(replay, step)
+    if message is not None:
+        said += [mo.md("The model wrote, as the prose reader read it:"), message_view(message)]
     for call in calls:
         said.append(
             mo.md(
@@ -597,7 +683,7 @@ def replay_view(
                 )
             )
         )
-        if call["content"]:
+        if call["content"] and message is None:
             said += [mo.md("The model wrote:"), text_view(call["content"])]
         if call["arguments"] is not None:
             said.append(
@@ -692,6 +778,7 @@ def replay_view(
                 "held, though the grant had ended by the submit."
             ),
             _claims_table(claims, "Saw against claimed"),
+            *messages_view(replay.messages),
             *handoffs,
             mo.md("### Every tool call of the episode"),
             table(
