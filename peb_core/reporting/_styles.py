@@ -1,7 +1,8 @@
 """How a series (a system, or a run) and a verdict look in every chart: each series one colour
 and one shape from the names present or given (`series_styles`), set as explicit scales so a
 selection shows a series alike in every chart; each verdict its colour from
-`scoring.VERDICT_COLORS`, in `scoring.VERDICTS` order."""
+`scoring.VERDICT_COLORS`, in `scoring.VERDICTS` order; a value with its 95% interval, in a
+tooltip (`interval_tooltip`)."""
 
 from __future__ import annotations
 
@@ -116,6 +117,16 @@ def series_channels(
         alt.Color(f"{series}:N", title=title, scale=colours, legend=legend),
         alt.Shape(f"{series}:N", title=title, scale=shapes, legend=legend),
     )
+
+
+def interval_tooltip(field: str, title: str, low: str, high: str) -> list[alt.Tooltip]:
+    """The tooltip rows of a value with its 95% interval: `field` titled `title`, then `low`
+    and `high` (`95% from`, `to`), each to three places."""
+    return [
+        alt.Tooltip(f"{field}:Q", title=title, format=".3f"),
+        alt.Tooltip(f"{low}:Q", title="95% from", format=".3f"),
+        alt.Tooltip(f"{high}:Q", title="to", format=".3f"),
+    ]
 
 
 def verdict_scale() -> alt.Scale:

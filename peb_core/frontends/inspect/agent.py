@@ -68,6 +68,7 @@ from peb_core.access import (
     SUBMIT_CHECKS,
     AgentSession,
     AgentView,
+    Delegator,
     agent_view,
     arguments_text,
     checked_by,
@@ -326,6 +327,52 @@ class InspectSubAgent:
         return episode_reply(state.messages, self.max_steps, session.submitted)
 
 
+@dataclass(frozen=True)
+class SessionSettings:
+    """What each session of a run is made with: its disclosure mode, what the user does after a
+    response (`followup`, at most `pushes` times), the tools offered only when asked for that
+    its protocol asks for (`asks`), the parts its protocol adds to the response (`parts`), how
+    the agent answers (`interface`) and the platform's checks of each submit (`checks`, the
+    run's intervention's: names in `access.SUBMIT_CHECKS`)."""
+
+    disclosure: str
+    followup: str
+    asks: tuple[str, ...]
+    parts: tuple[str, ...]
+    pushes: int
+    interface: str
+    checks: tuple[str, ...]
+
+    def checked(self, view: AgentView) -> AgentView:
+        """`view` with the platform's checks of each submit."""
+        return replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
+
+    def session(self, view: AgentView, delegator: Delegator | None) -> AgentSession:
+        """A new episode of `view` under these settings, handing off through `delegator`."""
+        return self.checked(view).session(
+            self.disclosure,
+            delegator=delegator,
+            followup=self.followup,
+            asks=self.asks,
+            parts=self.parts,
+            pushes=self.pushes,
+            interface=self.interface,
+        )
+
+
+def session_settings(spec: RunSpec, prompt: PromptProtocol) -> SessionSettings:
+    """The settings of the sessions of the run `spec` declares, whose prompt is `prompt`."""
+    return SessionSettings(
+        spec.disclosure,
+        spec.followup,
+        prompt.tools,
+        prompt.parts,
+        spec.pushes,
+        spec.interface,
+        get_intervention(spec.intervention).checks,
+    )
+
+
 def declaration(run: Mapping[str, Any]) -> RunSpec:
     """The run declaration of the `-T` options `run` (as the task declares them), read
     without planning the run; a ValueError of one line naming the first option refused."""
@@ -347,10 +394,10 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
     `InspectSubAgent` with the sample's model, the run's prompt and `max_steps`. The session's
     submits meet the platform's checks of the run's `intervention` (docs/benchmark.md §11)."""
     spec = declaration(run or {})
-    checks = tuple(SUBMIT_CHECKS[c] for c in get_intervention(spec.intervention).checks)
     max_steps = spec.max_steps or DEFAULT_MAX_STEPS
     contract: ContractSource = "corpus" if spec.contract == "corpus" else DEFAULT_CONTRACT
     prompt = prompt_for(spec.protocol, prompt_options(spec))
+    settings = session_settings(spec, prompt)
     handing: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -359,7 +406,7 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
         task = generate_task(
             family, meta["template"], meta["seed"], 0, meta["tier"], spec.corpus_size, contract
         )
-        view = replace(agent_view(task, family), checks=checks)
+        view = agent_view(task, family)
         delegator = None
         if view.delegates:
             if family.id not in handing:
@@ -372,15 +419,7 @@ def episode_setup(run: Mapping[str, Any] | None = None) -> Solver:
                 system = InspectSubAgent(name, prompt, spec.disclosure, max_steps)
             delegator = Handoffs(system)
         key = uuid.uuid4().hex
-        SESSIONS[key] = view.session(
-            spec.disclosure,
-            delegator=delegator,
-            followup=spec.followup,
-            asks=prompt.tools,
-            parts=prompt.parts,
-            pushes=spec.pushes,
-            interface=spec.interface,
-        )
+        SESSIONS[key] = settings.session(view, delegator)
         state.store.set(SESSION_KEY, key)
         state.tools = _tools(SESSIONS[key].tools)
         return state

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import ChatMessage
@@ -30,12 +30,8 @@ from inspect_ai.model._call_tools import validate_tool_input
 from inspect_ai.tool import ToolParams
 
 from peb_core.access import (
-    DEFAULT_FOLLOWUP,
-    DEFAULT_INTERFACE,
-    DEFAULT_PUSHES,
     DELEGATE_TOOL,
     MAX_HANDOFFS,
-    SUBMIT_CHECKS,
     AgentSession,
     AgentView,
     ToolOutcome,
@@ -45,6 +41,7 @@ from peb_core.access import (
 from peb_core.frontends.inspect.agent import (
     NOT_CARRIED_OUT,
     HandedOff,
+    SessionSettings,
     conversation_steps,
     tool_params,
 )
@@ -111,27 +108,18 @@ def _shown_as_before(name: str, result: str, outcome: ToolOutcome) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """How a run's episodes replay (`episode`): its disclosure mode, the system that ran its
-    handoffs (`sub_agent`, as each `Delegation` names it), whether that system's calls went
-    through inspect (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls
-    may be refused before a tool runs; else a peb agent system, each of whose calls reached its
-    session), what the user did after a response (`followup`, at most `pushes` times; a
-    sub-agent meets none), how the agent answered (`interface`: under `chat` a step with
-    words and no call is a response, said to the session as the live episode said it) and the
-    platform's checks of each submit (`checks`, a run's intervention)."""
+    """How a run's episodes replay (`episode`): the settings its sessions were made with
+    (`settings`: its disclosure mode, what the user did after a response, at most `pushes`
+    times, though a sub-agent meets none; how the agent answered, where under `chat` a step with
+    words and no call is a response, said to the session as the live episode said it; the
+    platform's checks of each submit), the system that ran its handoffs (`sub_agent`, as each
+    `Delegation` names it) and whether that system's calls went through inspect
+    (`inspect_sub_agent`: inspect's `react()` over inspect tools, whose calls may be refused
+    before a tool runs; else a peb agent system, each of whose calls reached its session)."""
 
-    disclosure: str
+    settings: SessionSettings
     sub_agent: str
     inspect_sub_agent: bool
-    followup: str = DEFAULT_FOLLOWUP
-    asks: tuple[str, ...] = ()
-    """The tools offered only when asked for that its sessions offered (its protocol's)."""
-    parts: tuple[str, ...] = ()
-    """The parts its protocol adds to the response (`submit`'s schema)."""
-    pushes: int = DEFAULT_PUSHES
-    interface: str = DEFAULT_INTERFACE
-    checks: tuple[str, ...] = ()
-    """The platform's checks of each submit (a run's intervention, `access.SUBMIT_CHECKS`)."""
 
     async def calls(
         self,
@@ -206,7 +194,7 @@ class Replay:
         """Replay a handoff's sub-episode on `view` (a session of its own, which cannot hand
         off); its reply must be the submit that session accepted (none unless `ok`), and its
         trace must say of each call whether it reached that session as the replay does."""
-        session = view.session(self.disclosure)
+        session = view.session(self.settings.disclosure)
         reached = await self.calls(session, reply.trace, self.inspect_sub_agent, f"{where}, ")
         if reached != [[call.reached for call in step.tool_calls] for step in reply.trace]:
             raise NotVerified(
@@ -230,19 +218,10 @@ class Replay:
         agent that left its `delegate` calls out) is replayed as a call on a session of its
         own, so its gap still counts, except on a task whose grants change (it cannot be
         placed). Which of the conversation's calls reached the session (`Reached`)."""
-        view = agent_view(task, spec)
-        view = replace(view, checks=tuple(SUBMIT_CHECKS[c] for c in self.checks))
+        view = self.settings.checked(agent_view(task, spec))
         kept = _Kept(self.sub_agent, self, [h.delegation for h in handoffs])
         handing = Handoffs(kept) if view.delegates else None
-        session = view.session(
-            self.disclosure,
-            delegator=handing,
-            followup=self.followup,
-            asks=self.asks,
-            parts=self.parts,
-            pushes=self.pushes,
-            interface=self.interface,
-        )
+        session = self.settings.session(view, handing)
         steps = conversation_steps(messages)
         reached = await self.calls(session, steps, True, handoffs=handoffs)
         left = handoffs[kept.taken :]
@@ -256,7 +235,7 @@ class Replay:
         for number, handed in enumerate(left, start=kept.taken + 1):
             where = f"handoff {number} (no call in the conversation made it)"
             alone = Handoffs(_Kept(self.sub_agent, self, [handed.delegation]))
-            fresh = view.session(self.disclosure, delegator=alone)
+            fresh = view.session(self.settings.disclosure, delegator=alone)
             request = {"request": handed.delegation.request, "to": handed.delegation.to}
             try:
                 outcome = await fresh.acall(DELEGATE_TOOL.name, request)

@@ -80,6 +80,7 @@ from peb_core.frontends.inspect.agent import (
     handed_off,
     inspect_schema,
     react_agent,
+    session_settings,
 )
 from peb_core.frontends.inspect.replay import NotVerified, Reached, Replay, with_reached
 from peb_core.interventions import get_intervention
@@ -748,13 +749,14 @@ def _unreplayed(
     if reason is None:
         return None, reached
     for disclosure, followup in product(DISCLOSURES, FOLLOWUPS):
-        other = replace(replay, disclosure=disclosure, followup=followup)
+        settings = replace(replay.settings, disclosure=disclosure, followup=followup)
+        other = replace(replay, settings=settings)
         if other != replay and unverified(other) is None:
             differ = [
                 f"{label} {theirs}, not {ours}"
                 for label, theirs, ours in (
-                    ("disclosure", disclosure, replay.disclosure),
-                    ("follow-up", followup, replay.followup),
+                    ("disclosure", disclosure, replay.settings.disclosure),
+                    ("follow-up", followup, replay.settings.followup),
                 )
                 if theirs != ours
             ]
@@ -932,15 +934,9 @@ class _ImportedRun:
         system = system_name(f"{agent}:{spec.model}" if plan.episodes else spec.model, protocol)
         handing = plan.delegate  # None: inspect's react() with the eval's model
         replay = Replay(
-            plan.spec.disclosure,
+            session_settings(plan.spec, plan.prompt),
             system_name(f"{SUB_AGENT}:{spec.model}", protocol) if handing is None else handing.name,
             handing is None,
-            plan.spec.followup,
-            plan.prompt.tools,
-            plan.prompt.parts,
-            plan.spec.pushes,
-            plan.spec.interface,
-            get_intervention(plan.spec.intervention).checks,
         )
         return cls(log, evaluation, plan, epochs, limit, keys, agent, system, replay, {})
 

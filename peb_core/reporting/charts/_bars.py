@@ -26,6 +26,7 @@ from .._print import (
     y_axis_width,
 )
 from .._styles import (
+    interval_tooltip,
     series_channels,
     series_column,
     series_name,
@@ -147,9 +148,7 @@ def metric_bars(
                 alt.Tooltip(f"{series}:N", title=noun.capitalize()),
                 alt.Tooltip("family:N", title="Family"),
                 alt.Tooltip("label:N", title="Metric"),
-                alt.Tooltip("value:Q", title="Value", format=".3f"),
-                alt.Tooltip("ci_low:Q", title="95% from", format=".3f"),
-                alt.Tooltip("ci_high:Q", title="to", format=".3f"),
+                *interval_tooltip("value", "Value", "ci_low", "ci_high"),
             ],
         )
     )

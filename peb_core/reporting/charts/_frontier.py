@@ -9,7 +9,7 @@ import polars as pl
 
 from ...scoring import metric
 from .._print import FONT, TWO_COLUMNS, X_AXIS, bottom_legend, flush, for_print, inline, room
-from .._styles import series_channels
+from .._styles import interval_tooltip, series_channels
 from ._profile import nest
 
 X = "blocked_when_safe_to_answer_rate"
@@ -86,12 +86,8 @@ def intervention_frontier(card: pl.DataFrame, *, width: float = TWO_COLUMNS) -> 
         alt.Tooltip("intervention:N", title="Intervention"),
         alt.Tooltip("tier:N", title="Tier"),
         alt.Tooltip("measure:N", title="Measure"),
-        alt.Tooltip("y:Q", title="Value", format=".3f"),
-        alt.Tooltip("y_low:Q", title="95% from", format=".3f"),
-        alt.Tooltip("y_high:Q", title="to", format=".3f"),
-        alt.Tooltip("x:Q", title="Over-blocking", format=".3f"),
-        alt.Tooltip("x_low:Q", title="95% from", format=".3f"),
-        alt.Tooltip("x_high:Q", title="to", format=".3f"),
+        *interval_tooltip("y", "Value", "y_low", "y_high"),
+        *interval_tooltip("x", "Over-blocking", "x_low", "x_high"),
         alt.Tooltip("n_tasks:Q", title="Tasks"),
     ]
 

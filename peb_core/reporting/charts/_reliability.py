@@ -10,7 +10,7 @@ import polars as pl
 
 from ...scoring import BINS, wilson_intervals
 from .._print import ONE_COLUMN, bottom_legend, for_print, inline, room, y_axis_width
-from .._styles import series_channels, series_column
+from .._styles import interval_tooltip, series_channels, series_column
 
 
 def reliability_bins(scores: pl.DataFrame, *, by: str | None = None) -> pl.DataFrame:
@@ -107,9 +107,7 @@ def reliability_diagram(
             alt.Tooltip("bin:Q", title="Bin"),
             alt.Tooltip("n:Q", title="Tasks"),
             alt.Tooltip("confidence:Q", title="Mean confidence", format=".3f"),
-            alt.Tooltip("complete:Q", title="Share complete", format=".3f"),
-            alt.Tooltip("ci_low:Q", title="95% from", format=".3f"),
-            alt.Tooltip("ci_high:Q", title="to", format=".3f"),
+            *interval_tooltip("complete", "Share complete", "ci_low", "ci_high"),
         ],
     )
     chart = alt.LayerChart(layer=[diagonal, lines, errors, points], width=side, height=side)
