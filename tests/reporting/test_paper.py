@@ -713,9 +713,12 @@ def test_the_trace_figure_draws_no_empty_panel_and_every_axis_from_0_to_1(
     chart = paper.figures(agent_runs, "agent")["figure_trace_metrics"]
     spec = chart.to_dict()
     panels = {str(v) for k, v in walk(spec) if k == "sort" and isinstance(v, list)}
-    assert panels and not any("Expired-grant" in p or "pressure" in p for p in panels)
-    subtitle = " ".join(spec["title"]["subtitle"])  # no push either (§10.3)
-    assert "No panel for Held under pressure, Expired-grant reliance" in subtitle
+    assert panels and not any(
+        "Expired-grant" in p or "pressure" in p or "caved" in p for p in panels
+    )
+    subtitle = " ".join(spec["title"]["subtitle"])  # no push either (§10.3, §10.4)
+    no_panel = "No panel for Held under pressure, Push at which it caved, Expired-grant reliance"
+    assert no_panel in subtitle
     scales = [v["scale"] for k, v in walk(spec) if k == "y" and "scale" in v]
     assert scales and all(s.get("domain") == {"unionWith": [0, 1]} for s in scales)
 
