@@ -2,7 +2,9 @@
 scope and store, and a ranking that filters by the scopes a query may see and the stores it
 reaches (docs/benchmark.md §9, §9.1). The
 ranking is deterministic: documents are indexed in doc-id order and ranked by score with ties
-broken by doc id, so the same corpus and query give the same order in any process."""
+broken by doc id, so the same corpus and query give the same order in any process. bm25s (and
+the scipy it loads) is imported when a first index is built or a first text tokenized, so a
+command that searches nothing starts without it."""
 
 from __future__ import annotations
 
@@ -11,23 +13,28 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-import bm25s
 import numpy as np
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 from ..tasks import reached
 
 _TOKEN = re.compile(r"\w\w+")
-_STOP = frozenset(STOPWORDS_EN)
 _stem = functools.lru_cache(maxsize=1 << 16)(Stemmer.Stemmer("english").stemWord)
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
 
 
 def tokens(text: str) -> list[str]:
     """The terms of `text` as the index takes them: lower-case runs of two or more letters or
     digits (a record reference such as QT48213 stays one term), English stop words dropped,
     each stemmed (Snowball, so `annexes` finds `annex`)."""
-    return [_stem(word) for word in _TOKEN.findall(text.lower()) if word not in _STOP]
+    stop = _stop_words()
+    return [_stem(word) for word in _TOKEN.findall(text.lower()) if word not in stop]
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,8 @@ class CorpusIndex:
     def __init__(self, documents: Sequence[IndexedDocument]) -> None:
         self.documents = tuple(sorted(documents, key=lambda d: d.doc_id))
         self.positions = {d.doc_id: i for i, d in enumerate(self.documents)}
+        import bm25s
+
         self._engine = bm25s.BM25()
         self._engine.index(
             [tokens(f"{d.title} {d.body}") for d in self.documents], show_progress=False
