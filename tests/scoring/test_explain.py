@@ -79,9 +79,17 @@ def _variants(task: Task) -> list[ResponseRecord | None]:
 N_VARIANTS = len(_variants(TASKS[0]))
 
 
+@pytest.fixture(scope="module")
+def variants() -> list[list[ResponseRecord | None]]:
+    """Each task's variants, made once for every case below (each takes one of them)."""
+    return [_variants(t) for t in TASKS]
+
+
 @pytest.mark.parametrize("variant", range(N_VARIANTS))
-def test_explanation_rows_average_to_the_scorer_s_scores(variant: int) -> None:
-    records = [_variants(t)[variant] for t in TASKS]
+def test_explanation_rows_average_to_the_scorer_s_scores(
+    variant: int, variants: list[list[ResponseRecord | None]]
+) -> None:
+    records = [of_task[variant] for of_task in variants]
     present = [r for r in records if r is not None]
     scores = score_run(TASKS, present, run="r", system="probe", families=FAMILIES)
     by_id = {(r["family"], r["task_id"]): r for r in scores.iter_rows(named=True)}
