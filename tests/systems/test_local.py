@@ -70,7 +70,7 @@ def test_local_model_smoke_run(name: str, tmp_path: Path, monkeypatch: pytest.Mo
             env=env,
             capture_output=True,
             text=True,
-            timeout=240,
+            timeout=600,  # 3 tasks took over 240 s on 2 cores at load 8-12
         )
 
     try:
