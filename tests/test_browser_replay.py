@@ -160,7 +160,7 @@ def test_what_an_agent_wrote_is_shown_as_text(
     ):
         page.goto(url)
         page.get_by_text("Episode replay: step 1 of").first.wait_for(timeout=120_000)
-        page.get_by_text("The model wrote:").first.wait_for(timeout=30_000)
+        page.get_by_text("The model wrote").first.wait_for(timeout=60_000)
         _shown_as_text(page, written, fetched)
         expect(page.get_by_text(f"answered by {written['system']}").first).to_be_visible()
         screenshot_of(page, "Episode replay:", ARTIFACTS / "workbench-replay-hostile.png")
@@ -178,7 +178,7 @@ def test_what_an_agent_wrote_is_shown_as_text(
                 value, timeout=240_000
             )
         page.get_by_text("Episode replay: step 1 of").first.wait_for(timeout=240_000)
-        page.get_by_text("The model wrote:").first.wait_for(timeout=30_000)
+        page.get_by_text("The model wrote").first.wait_for(timeout=60_000)
         _shown_as_text(page, written, fetched)
 
 
