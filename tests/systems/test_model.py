@@ -44,7 +44,7 @@ from peb_core.systems import (
     ToolCall,
     get_protocol,
 )
-from peb_core.tasks import boundary_view
+from peb_core.tasks import boundary_view, view_for
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = load_families()
@@ -344,18 +344,14 @@ def test_no_hidden_document_reaches_the_wire(server: ScriptedServer, tmp_path: P
         for system in systems.values():
             for task in tasks:
                 spec = FAMILIES[task.family]
-                view = (
-                    boundary_view(task, spec)
-                    if system.view == "boundary"
-                    else model_view(task, spec)
-                )
+                view = view_for(system.view, task, spec)  # the view its protocol reads
                 n = len(server.script.raw)
                 await system.respond(view)
                 pairs.append((task, server.script.raw[n]))
         return pairs
 
     pairs = asyncio.run(send_all())
-    assert len(pairs) == 3 * len(tasks)
+    assert len(pairs) == len(PROTOCOLS) * len(tasks)
     hidden_seen = 0
     for task, raw in pairs:
         text = " ".join(m["content"] for m in json.loads(raw)["messages"])
