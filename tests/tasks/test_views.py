@@ -26,7 +26,7 @@ from peb_core import (
     model_view,
     system_view,
 )
-from peb_core.tasks import TIERS, Tier, get_tier
+from peb_core.tasks import TIERS, Tier, get_tier, owners_of
 
 FAMILIES = load_families()
 CASES = [(family, t.id) for family, spec in FAMILIES.items() for t in spec.templates]
@@ -164,7 +164,9 @@ def test_system_view_holds_no_hidden_document_and_no_oracle(
         assert hidden_leaks(dumped, task) == []
         assert json_keys(parsed) & ORACLE_KEYS == set()
         assert "evidence_family" not in json_keys(parsed)
-        assert set(parsed) == {"model", "visible_facts", "withheld"}
+        # The family's scope owners beside them (issue 34): the same in every task's view.
+        assert set(parsed) == {"model", "visible_facts", "withheld", "owners"}
+        assert view.owners == owners_of(spec)
         assert view.model == model_view(task, spec)
         # Facts of the current authorized documents only, document by document: a superseded
         # copy is evidence of nothing now (docs/benchmark.md §1).
