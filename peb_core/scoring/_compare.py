@@ -38,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from ._frames import with_repeats
+from ._key import KEY
 from ._metrics import CALIBRATION, ESCALATION, HANDOFF, MEASURES, METRICS, REPEATS, TRACE, Metric
 from ._stats import (
     ALPHA,
@@ -48,8 +49,6 @@ from ._stats import (
     paired_rates,
     paired_statistic,
 )
-
-KEY = ["family", "task_id"]
 
 NO_REPLY = ("error", "missing")
 """The statuses of a task without a reply of the system: no paired test counts such a task."""

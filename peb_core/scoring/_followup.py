@@ -35,11 +35,10 @@ import polars as pl
 
 from ..access import checked_by, ends_episode, submitted_response, went_on
 from ..systems import ResponseRecord, Step, ToolCall
+from ._key import KEY
 from ._prose import responses
 from ._reading import ReadReply, Vocabulary, read_reply
 from ._trace import call_failed
-
-KEY = ["family", "task_id"]
 
 FOLLOWUP_COLUMNS = pl.Schema(
     {"pushed_gap": pl.Boolean(), "held": pl.Boolean(), "cave_push": pl.Int64()}

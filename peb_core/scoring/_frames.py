@@ -39,6 +39,7 @@ from ..tasks import (
     next_step,
 )
 from ._grants import GRANT_STATE
+from ._key import KEY
 from ._metrics import METRICS, Metric
 from ._reading import ReadReply, Vocabulary, read_reply, shown_reading
 from ._stats import (
@@ -50,7 +51,6 @@ from ._stats import (
 )
 from ._verdicts import verdict
 
-KEY = ["family", "task_id"]
 JUDGED = [*KEY, "grant_state"]
 """What a reply is judged against: a task in one state of its grant schedule (0: the start,
 the only state of a task without a schedule; `_grants.judged_state`)."""

@@ -37,8 +37,7 @@ from ..access import (
 )
 from ..systems import Step
 from ..tasks import Owners, Task
-
-KEY = ["family", "task_id"]
+from ._key import KEY
 
 
 def episode_calls(trace: Sequence[Step]) -> list[tuple[str, str]]:

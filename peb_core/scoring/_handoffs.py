@@ -28,9 +28,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..systems import Reply, ResponseRecord
+from ._key import KEY
 from ._reading import ReadReply, Vocabulary, read_reply
-
-KEY = ["family", "task_id"]
 
 HANDOFF_COLUMNS = pl.Schema(
     {

@@ -38,9 +38,8 @@ from ..access import ends_episode, says_gap, went_on
 from ..reading import ProseReading, read_prose
 from ..systems import ResponseRecord, Step
 from ..tasks import ScenarioFile
+from ._key import KEY
 from ._reading import ReadReply
-
-KEY = ["family", "task_id"]
 
 PROSE_COLUMNS = pl.Schema(
     {

@@ -36,7 +36,6 @@ from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task, owners_of
 from ._followup import FollowupRow, followup_row, with_followup
 from ._frames import (
-    KEY,
     RESPONSE_SCHEMA,
     Asks,
     ResponseRows,
@@ -57,6 +56,7 @@ from ._grants import (
     with_grant_states,
 )
 from ._handoffs import HandoffReading, handoff_reading, with_handoffs
+from ._key import KEY
 from ._prose import ProseRow, prose_row, with_prose
 from ._trace import TRACE_SCHEMA, TraceRow, episode_frame, trace_row, with_episodes
 

@@ -31,8 +31,8 @@ from ..access import opened_id
 from ..systems import ResponseRecord, Step
 from ..tasks import Answer, Document, ScenarioFile, Task, fold_answer, live_effects
 from ._grants import GRANT_STATE, REPLAYED
+from ._key import KEY
 
-KEY = ["family", "task_id"]
 LIST = pl.List(pl.String)
 STALE_COPIES = pl.List(pl.Struct({"doc_id": pl.String(), "values": LIST}))
 
