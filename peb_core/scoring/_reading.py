@@ -161,14 +161,15 @@ class ReadReply:
     def compliant(self) -> bool:
         return not self.violations
 
+    @classmethod
+    def unread(cls, violation: str) -> ReadReply:
+        """A reply nothing is read from (not `readable`), for `violation`."""
+        return cls(
+            readable=False, answer=None, completeness=None, gap_report=None, violations=(violation,)
+        )
 
-UNREADABLE = ReadReply(
-    readable=False,
-    answer=None,
-    completeness=None,
-    gap_report=None,
-    violations=("no_json_object: reply",),
-)
+
+UNREADABLE = ReadReply.unread("no_json_object: reply")
 
 
 def find_object(text: str) -> tuple[dict[str, Any], bool] | None:
@@ -373,13 +374,7 @@ class _Reader:
         return float(value)
 
 
-NO_DECISION = ReadReply(
-    readable=False,
-    answer=None,
-    completeness=None,
-    gap_report=None,
-    violations=("no_decision: reply",),
-)
+NO_DECISION = ReadReply.unread("no_decision: reply")
 
 
 def prose_reply(reading: ProseReading, vocabulary: Vocabulary) -> ReadReply:
