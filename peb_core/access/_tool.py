@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._json import read_json
 from ..tasks import STORES, Owners, SubAgent
@@ -74,6 +74,13 @@ class ToolArguments(BaseModel):
     """A tool's arguments: a JSON object of exactly these fields."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def text_argument(description: str, max_chars: int = MAX_ID_CHARS) -> Any:
+    """A required text argument of a tool (`Annotated[str, text_argument(...)]`): 1 to
+    `max_chars` characters, a bound in its schema (see `MAX_ID_CHARS`), with `description` for
+    the model."""
+    return Field(min_length=1, max_length=max_chars, description=description)
 
 
 A = TypeVar("A")

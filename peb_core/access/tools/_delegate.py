@@ -11,16 +11,13 @@ at most `MAX_HANDOFFS` times."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from pydantic import Field
+from typing import Annotated, Any
 
 from ..._json import read_json
 from ...tasks import SubAgent
 from .._results import DelegateResult, ToolOutcome
 from .._session import Corpus
 from .._tool import (
-    MAX_ID_CHARS,
     CallContext,
     Tool,
     ToolArguments,
@@ -29,6 +26,7 @@ from .._tool import (
     failed,
     register_tool,
     shown,
+    text_argument,
 )
 from .._view import AgentView
 
@@ -38,12 +36,10 @@ MAX_HANDOFFS = 4
 
 
 class DelegateArguments(ToolArguments):
-    request: str = Field(
-        min_length=1,
-        max_length=MAX_REQUEST_CHARS,
-        description="what the sub-agent should find out, in words",
-    )
-    to: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="the sub-agent's name")
+    request: Annotated[
+        str, text_argument("what the sub-agent should find out, in words", MAX_REQUEST_CHARS)
+    ]
+    to: Annotated[str, text_argument("the sub-agent's name")]
 
 
 def handoff_view(context: CallContext, agent: SubAgent, request: str) -> AgentView:

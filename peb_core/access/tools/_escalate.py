@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from pydantic import Field
+from typing import Annotated, Any
 
 from ...tasks import handed_to
 from .._results import EscalateResult, ToolOutcome
 from .._tool import (
-    MAX_ID_CHARS,
     CallContext,
     Tool,
     ToolArguments,
@@ -27,6 +24,7 @@ from .._tool import (
     failed,
     register_tool,
     shown,
+    text_argument,
 )
 
 MAX_REASON_CHARS = 2000
@@ -34,16 +32,11 @@ MAX_REASON_CHARS = 2000
 
 
 class EscalateArguments(ToolArguments):
-    to: str = Field(
-        min_length=1,
-        max_length=MAX_ID_CHARS,
-        description="the role it goes to: a scope's owner, or the reviewer",
-    )
-    reason: str = Field(
-        min_length=1,
-        max_length=MAX_REASON_CHARS,
-        description="why, in words: what is missing and what it holds up",
-    )
+    to: Annotated[str, text_argument("the role it goes to: a scope's owner, or the reviewer")]
+    reason: Annotated[
+        str,
+        text_argument("why, in words: what is missing and what it holds up", MAX_REASON_CHARS),
+    ]
 
 
 def _escalate(context: CallContext, args: EscalateArguments) -> ToolOutcome:

@@ -8,16 +8,13 @@ as read."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from pydantic import Field
+from typing import Annotated, Any
 
 from ...tasks import VisibleDocument
 from .._disclosure import NOT_FOUND
 from .._grants import CallEvent
 from .._results import OpenResult, ToolOutcome
 from .._tool import (
-    MAX_ID_CHARS,
     CallContext,
     Tool,
     ToolArguments,
@@ -25,13 +22,12 @@ from .._tool import (
     failed,
     register_tool,
     shown,
+    text_argument,
 )
 
 
 class OpenArguments(ToolArguments):
-    doc_id: str = Field(
-        min_length=1, max_length=MAX_ID_CHARS, description="the id of a document, from a search hit"
-    )
+    doc_id: Annotated[str, text_argument("the id of a document, from a search hit")]
 
 
 def _open(context: CallContext, args: OpenArguments) -> ToolOutcome:

@@ -7,7 +7,7 @@ its documents)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import Field, ValidationError
@@ -24,6 +24,7 @@ from .._tool import (
     listed,
     register_tool,
     shown,
+    text_argument,
 )
 
 MAX_HITS = 50
@@ -34,9 +35,7 @@ MAX_QUERY_CHARS = 300
 
 
 class SearchArguments(ToolArguments):
-    query: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, description="what to look for, in words"
-    )
+    query: Annotated[str, text_argument("what to look for, in words", MAX_QUERY_CHARS)]
     k: int = Field(default=DEFAULT_HITS, ge=1, le=MAX_HITS, description="how many hits at most")
 
 
