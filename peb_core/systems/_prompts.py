@@ -153,13 +153,21 @@ def _common(view: ModelView) -> list[str]:
     ]
 
 
+def _messages(system: str, parts: list[str], notice: str | None = None) -> list[Message]:
+    """A prompt: the `system` message (with the access layer's `notice` after it, if any) and
+    the user's, `parts` a paragraph each."""
+    if notice is not None:
+        system = f"{system}\n\n{notice}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
 def _plain(view: ModelView) -> list[Message]:
     parts = [
         *_common(view),
         'Reply as JSON: {"answer": {<fields>}, "completeness": "complete" | "incomplete", '
         '"gap_report": null}. Say "incomplete" if the documents do not suffice.',
     ]
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+    return _messages(_SYSTEM, parts)
 
 
 def _evidence(requirements: Any) -> str:
@@ -219,8 +227,7 @@ def _structured(view: ModelView, notice: str | None = None) -> list[Message]:
         '("complete" or "incomplete") and gap_report (null when complete, else an object '
         f"{json.dumps(_GAP_SCHEMA)}).",
     ]
-    system = _SYSTEM if notice is None else f"{_SYSTEM}\n\n{notice}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+    return _messages(_SYSTEM, parts, notice)
 
 
 def _structured_gap(view: ModelView) -> list[Message]:
@@ -270,7 +277,7 @@ def _stepped(view: EscalationView) -> list[Message]:
         _NEXT_STEP,
         f"Reply as JSON with {_stepped_response()}",
     ]
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+    return _messages(_SYSTEM, parts)
 
 
 def _access_notice(view: BoundaryView) -> str:
@@ -334,39 +341,43 @@ def agent_reminder(asks: Sequence[str] = (), interface: str = "submit") -> Messa
     return {"role": "user", "content": f"Go on with your tools: {_phrase(names, ', or ')}."}
 
 
-def _agent_messages(parts: list[str]) -> list[Message]:
-    return [
-        {"role": "system", "content": _AGENT_SYSTEM},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
+def _agent_common(start: Any) -> list[str]:
+    """What an agent's prompt opens with (as `_common` for a model, with no documents): the
+    request and the answer fields."""
+    return [f"Request: {start.prompt}", f"Answer fields:\n{_answer_fields(start)}"]
+
+
+def _agent_contract(start: Any) -> str:
+    """An agent's contract: as given, or where it is to be found in the corpus
+    (`_found_contract`)."""
+    return _contract(start) if start.contract_source == "given" else _found_contract(start)
 
 
 def _plain_agent(start: Any) -> list[Message]:
     """`plain@1` for an agent's start (an AgentStart, or any view with its fields)."""
-    return _agent_messages(
+    return _messages(
+        _AGENT_SYSTEM,
         [
-            f"Request: {start.prompt}",
-            f"Answer fields:\n{_answer_fields(start)}",
+            *_agent_common(start),
             f"{tool_sentence()}, with the response "
             '{"answer": {<fields>}, "completeness": "complete" | "incomplete", '
             '"gap_report": null}. Say "incomplete" if the documents you found do not suffice.',
-        ]
+        ],
     )
 
 
 def _structured_agent(start: Any) -> list[Message]:
     """`structured_gap@1` for an agent's start: the contract, or where it is given none (its
     contract is in the corpus) the kinds of evidence and where to find what is required."""
-    given = start.contract_source == "given"
-    return _agent_messages(
+    return _messages(
+        _AGENT_SYSTEM,
         [
-            f"Request: {start.prompt}",
-            f"Answer fields:\n{_answer_fields(start)}",
-            _contract(start) if given else _found_contract(start),
+            *_agent_common(start),
+            _agent_contract(start),
             f"{tool_sentence()}, with a response object with keys answer (the fields above, or "
             'null to block), completeness ("complete" or "incomplete") and gap_report (null when '
             f"complete, else an object {json.dumps(_GAP_SCHEMA)}).",
-        ]
+        ],
     )
 
 
@@ -376,19 +387,18 @@ def _stepped_agent(start: Any) -> list[Message]:
     (`ESCALATED`)."""
     if start.owners is None:
         raise NoOwners(f"{start.family} names no scope owners; structured_gap@2 needs them")
-    given = start.contract_source == "given"
-    return _agent_messages(
+    return _messages(
+        _AGENT_SYSTEM,
         [
-            f"Request: {start.prompt}",
-            f"Answer fields:\n{_answer_fields(start)}",
-            _contract(start) if given else _found_contract(start),
+            *_agent_common(start),
+            _agent_contract(start),
             _owners(start.owners),
             _NEXT_STEP,
             f"{tool_sentence(ESCALATED)}. A handoff goes to the role a next step names, in "
             "place of a response: it suits a task that policy requires you to block, and costs "
             "the answer where a partial one is permitted. A response is an object with "
             + _stepped_response(),
-        ]
+        ],
     )
 
 
@@ -434,18 +444,14 @@ def _plain_chat(view: ModelView) -> list[Message]:
         f"Request: {view.prompt}",
         f"Documents you are authorized to see:\n\n{_documents(view)}",
     ]
-    return [
-        {"role": "system", "content": _CHAT_SYSTEM},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
+    return _messages(_CHAT_SYSTEM, parts)
 
 
 def _structured_chat(view: ModelView, notice: str | None = None) -> list[Message]:
     """`structured_gap@1` under `--interface chat`: the request, documents, answer fields,
     contract and policy, asking for what is missing in words."""
     parts = [*_common(view), _chat_contract(view), _SAY_GAPS]
-    system = _CHAT_SYSTEM if notice is None else f"{_CHAT_SYSTEM}\n\n{notice}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+    return _messages(_CHAT_SYSTEM, parts, notice)
 
 
 def _structured_gap_chat(view: ModelView) -> list[Message]:
@@ -456,20 +462,14 @@ def _boundary_metadata_chat(view: BoundaryView) -> list[Message]:
     return _structured_chat(view.model, _access_notice(view))
 
 
-def _agent_chat_messages(parts: list[str]) -> list[Message]:
-    return [
-        {"role": "system", "content": _AGENT_CHAT_SYSTEM},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
-
-
 def _plain_agent_chat(start: Any) -> list[Message]:
     """`plain@1` for an agent's start under `--interface chat`: the request and the tools."""
-    return _agent_chat_messages(
+    return _messages(
+        _AGENT_CHAT_SYSTEM,
         [
             f"Request: {start.prompt}",
             f"{tool_sentence(interface='chat')}, then answer in a message.",
-        ]
+        ],
     )
 
 
@@ -478,13 +478,13 @@ def _structured_agent_chat(start: Any) -> list[Message]:
     rendering, asking for the response and what is missing in words."""
     given = start.contract_source == "given"
     contract = _chat_contract(start) if given else _found_contract(start, _chat_policy(start))
-    return _agent_chat_messages(
+    return _messages(
+        _AGENT_CHAT_SYSTEM,
         [
-            f"Request: {start.prompt}",
-            f"Answer fields:\n{_answer_fields(start)}",
+            *_agent_common(start),
             contract,
             f"{tool_sentence(interface='chat')}, then answer in a message. {_SAY_GAPS}",
-        ]
+        ],
     )
 
 
