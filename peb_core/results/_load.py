@@ -232,14 +232,14 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
-        protocol=_protocol(manifest),
+        protocol=run_protocol(manifest),
         interface=run_interface(manifest),
         seen=messages_seen(manifest),
     )
     return replies, warnings
 
 
-def _protocol(manifest: RunManifest) -> str | None:
+def run_protocol(manifest: RunManifest) -> str | None:
     """The prompt protocol a run recorded (None: none, as for most baselines)."""
     protocol = manifest.config.get("protocol")
     return protocol if isinstance(protocol, str) else None

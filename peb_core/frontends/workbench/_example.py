@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from ...access import DEFAULT_INTERFACE
-from ...results import messages_seen, run_interface, run_record
+from ...results import messages_seen, run_interface, run_protocol, run_record
 from ...runs import read_manifest
 from ...scoring import Explanation, answer_target, explain, task_table
 from ...systems import ResponseRecord
@@ -98,14 +98,13 @@ def run_example(
         manifest.contract or DEFAULT_CONTRACT,
     )
     record = run_record(run_dir, family, task_id, repeat)
-    protocol = manifest.config.get("protocol")
     return worked_example(
         task,
         spec,
         record,
         run=run,
         system=manifest.system,
-        protocol=protocol if isinstance(protocol, str) else None,
+        protocol=run_protocol(manifest),
         interface=run_interface(manifest),
         seen=messages_seen(manifest),
     )
