@@ -3,9 +3,9 @@
 `peb score` of the imported log and against our own runner over the same replies, the
 access boundary of every sample, and logs `peb import inspect` refuses.
 
-Every inspect process gets its home, config, cache and log folders under a temp folder, a dummy
-OpenAI key, and a dead local proxy for anything that would try the internet (127.0.0.1 is
-reached directly)."""
+Every inspect eval and `peb` command (run in process, as tests/cli.py runs it) gets its home,
+config, cache and log folders under a temp folder, a dummy OpenAI key, and a dead local proxy
+for anything that would try the internet (127.0.0.1 is reached directly)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, cast
 
+import cli
 import polars as pl
 import pytest
 from answers import careful as careful_response
@@ -87,10 +88,10 @@ KINDS = ("correct", "overclaim", "malformed", "prose", "overblock", "error")
 """What the scripted model does, task after task (in generation order, cycling)."""
 
 
-def isolated(tmp: Path) -> dict[str, str]:
+def _isolation(tmp: Path) -> dict[str, str]:
+    """The variables an inspect eval or a `peb` command of these tests runs under."""
     dead = "http://127.0.0.1:9"
     return {
-        **os.environ,
         **{
             var: str(tmp / var.lower())
             for var in (
@@ -112,15 +113,14 @@ def isolated(tmp: Path) -> dict[str, str]:
     }
 
 
+def isolated(tmp: Path) -> dict[str, str]:
+    """The environment of an inspect process: this one's, with `_isolation(tmp)`."""
+    return {**os.environ, **_isolation(tmp)}
+
+
 def peb(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "peb_core", *args],
-        cwd=ROOT,
-        env=isolated(tmp),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """`peb ARGS` in this process (tests/cli.py), under `_isolation(tmp)`."""
+    return cli.peb(*args, env=_isolation(tmp))
 
 
 def inspect_eval(
