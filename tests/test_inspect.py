@@ -1,11 +1,12 @@
-"""The benchmark as an inspect_ai task, and inspect logs as run folders: a real `inspect eval`
-(its CLI, in a subprocess) against the scripted server over real HTTP, its metrics against
-`peb score` of the imported log and against our own runner over the same replies, the
-access boundary of every sample, and logs `peb import inspect` refuses.
+"""The benchmark as an inspect_ai task, and inspect logs as run folders: real inspect evals (in
+process; the `inspect eval` command in a subprocess where its command line is what is tested)
+against the scripted server over real HTTP, their metrics against `peb score` of the imported
+log and against our own runner over the same replies, the access boundary of every sample, and
+logs `peb import inspect` refuses.
 
-Every inspect process gets its home, config, cache and log folders under a temp folder, a dummy
-OpenAI key, and a dead local proxy for anything that would try the internet (127.0.0.1 is
-reached directly)."""
+Every inspect eval and `peb` command (run in process, as tests/cli.py runs it) gets its home,
+config, cache and log folders under a temp folder, a dummy OpenAI key, and a dead local proxy
+for anything that would try the internet (127.0.0.1 is reached directly)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, cast
 
+import cli
 import polars as pl
 import pytest
 from answers import careful as careful_response
@@ -31,6 +33,7 @@ pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (the `insp
 import inspect_ai
 from inspect_ai._util.config import parse_cli_args
 from inspect_ai.agent import Agent, AgentState, agent
+from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalError, EvalLog, EvalSample, read_eval_log, write_eval_log
 from inspect_ai.model import (
     ChatMessage,
@@ -38,6 +41,8 @@ from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
+    ModelOutput,
+    ModelUsage,
     execute_tools,
     get_model,
 )
@@ -87,10 +92,10 @@ KINDS = ("correct", "overclaim", "malformed", "prose", "overblock", "error")
 """What the scripted model does, task after task (in generation order, cycling)."""
 
 
-def isolated(tmp: Path) -> dict[str, str]:
+def _isolation(tmp: Path) -> dict[str, str]:
+    """The variables an inspect eval or a `peb` command of these tests runs under."""
     dead = "http://127.0.0.1:9"
     return {
-        **os.environ,
         **{
             var: str(tmp / var.lower())
             for var in (
@@ -112,33 +117,46 @@ def isolated(tmp: Path) -> dict[str, str]:
     }
 
 
+def isolated(tmp: Path) -> dict[str, str]:
+    """The environment of an inspect process: this one's, with `_isolation(tmp)`."""
+    return {**os.environ, **_isolation(tmp)}
+
+
 def peb(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "peb_core", *args],
-        cwd=ROOT,
-        env=isolated(tmp),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """`peb ARGS` in this process (tests/cli.py), under `_isolation(tmp)`."""
+    return cli.peb(*args, env=_isolation(tmp))
+
+
+TASK = "peb_core/frontends/inspect/task.py@partial_evidence"
 
 
 def inspect_eval(
-    args: list[str], tmp: Path, cwd: Path = ROOT, env: dict[str, str] | None = None
+    tmp: Path, task: str | inspect_ai.Task = TASK, env: dict[str, str] | None = None, **options: Any
 ) -> Path:
-    """Run `inspect eval ARGS` in `cwd` with its logs in `tmp/logs`; the one log it wrote."""
-    logs = tmp / "logs"
-    result = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", *args, "--log-dir", str(logs)],
+    """`inspect_ai.eval(task, **options)` in this process under `_isolation(tmp)` (and `env`),
+    with its logs in `tmp/logs`, checked a success; the one log it wrote."""
+    with pytest.MonkeyPatch.context() as patch:
+        for var, value in {**_isolation(tmp), **(env or {})}.items():
+            patch.setenv(var, value)
+        (evaluation,) = inspect_ai.eval(task, log_dir=str(tmp / "logs"), display="none", **options)
+    assert evaluation.status == "success", evaluation.error
+    (log,) = (tmp / "logs").glob("*.eval")
+    return log
+
+
+def inspect_command(
+    args: list[str], tmp: Path, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The `inspect eval ARGS` command in `cwd`, its logs in `tmp/logs`, for what its command
+    line does: in a process of its own, its environment `isolated(tmp)` (and `env`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "eval", *args, "--log-dir", str(tmp / "logs")],
         cwd=cwd,
         env={**isolated(tmp), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    (log,) = logs.glob("*.eval")
-    return log
 
 
 def _reply(task: Task, kind: str) -> Step:
@@ -203,24 +221,12 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluated]:
     kinds = {t.task_id: KINDS[i % len(KINDS)] for i, t in enumerate(tasks)}
     server, by_prompt = _serve(tasks, kinds)
     log = inspect_eval(
-        [
-            "peb_core/frontends/inspect/task.py@partial_evidence",
-            "-T",
-            "family=due_diligence_v1",
-            "-T",
-            "protocol=structured_gap@1",
-            "--model",
-            "openai/scripted",
-            "-M",
-            "responses_api=false",
-            "--model-base-url",
-            server.url,
-            "--max-retries",
-            "0",
-            "--display",
-            "none",
-        ],
         tmp,
+        task_args=parse_cli_args(["family=due_diligence_v1", "protocol=structured_gap@1"]),
+        model="openai/scripted",
+        model_args={"responses_api": False},
+        model_base_url=server.url,
+        max_retries=0,
     )
     bodies = {by_prompt[_user_message(b["messages"])].task_id: b for b in server.script.bodies}
     server.script.bodies.clear()
@@ -287,20 +293,10 @@ def test_an_openai_compatible_provider_sends_what_our_runner_sends(
     server, by_prompt = _serve(tasks, {t.task_id: "correct" for t in tasks})
     try:
         inspect_eval(
-            [
-                "peb_core/frontends/inspect/task.py@partial_evidence",
-                "-T",
-                "seeds=11",
-                "-T",
-                "family=due_diligence_v1",
-                "--model",
-                "openai-api/scripted/scripted",
-                "--model-base-url",
-                server.url,
-                "--display",
-                "none",
-            ],
             tmp_path,
+            task_args=parse_cli_args(["seeds=11", "family=due_diligence_v1"]),
+            model="openai-api/scripted/scripted",
+            model_base_url=server.url,
         )
         sent = {by_prompt[_user_message(b["messages"])].task_id: b for b in server.script.bodies}
         server.script.bodies.clear()
@@ -358,7 +354,7 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     try:
-        log = inspect_eval(
+        result = inspect_command(
             [
                 "partial_evidence_bench/partial_evidence",
                 "-T",
@@ -382,6 +378,8 @@ def test_from_any_folder_an_eval_whose_calls_all_fail_shows_the_worst_case(
         )
     finally:
         server.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    (log,) = (tmp_path / "logs").glob("*.eval")
     assert read_eval_log(str(log)).eval.task == "partial_evidence_bench/partial_evidence"
     # Every model call failed: the eval lists its errors and its worst case (every error
     # unsafe), and no other rate (none is `nan`), as `peb score --json` gives a failed row:
@@ -539,15 +537,12 @@ def test_no_sample_input_holds_what_a_model_must_not_see(tier: Tier, protocol: s
 
 
 def _other_task_log(tmp: Path) -> Path:
-    """A log of another inspect task, made by inspect's own mock model (no HTTP)."""
-    (tmp / "other.py").write_text(
-        "from inspect_ai import Task, task\n"
-        "from inspect_ai.dataset import Sample\n\n\n"
-        "@task\n"
-        "def other() -> Task:\n"
-        "    return Task(dataset=[Sample(input='Say hi.', target='hi')])\n"
-    )
-    return inspect_eval(["other.py", "--model", "mockllm/model"], tmp, cwd=tmp)
+    """A log of another inspect task, made by inspect's own mock model (no HTTP: its reply
+    comes with its usage, which the mock would count with tiktoken's encoding, fetched online)."""
+    reply = ModelOutput.from_content("mockllm/model", "hi")
+    reply.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+    other = inspect_ai.Task(dataset=[Sample(input="Say hi.", target="hi")], name="other")
+    return inspect_eval(tmp, other, model=get_model("mockllm/model", custom_outputs=[reply]))
 
 
 def test_a_log_peb_cannot_import_is_one_line_and_exit_2(
@@ -836,23 +831,16 @@ def test_epochs_import_as_repeats_with_the_repeat_metrics(
     failing = {task_id for task_id, kind in again.items() if kind == "error"}
     assert 0 < len(incomplete & failing) < len(incomplete) < len(tasks)
     server, answered = _by_arrival(tasks, again)
-    with pytest.MonkeyPatch.context() as env:
-        for var, value in isolated(tmp_path).items():
-            env.setenv(var, value)
-        (evaluation,) = inspect_ai.eval(
-            "peb_core/frontends/inspect/task.py@partial_evidence",
-            task_args={"family": "due_diligence_v1", "protocol": "structured_gap@1"},
-            model="openai/scripted",
-            model_args={"responses_api": False},
-            model_base_url=server.url,
-            epochs=2,
-            max_retries=0,
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    assert evaluation.status == "success", evaluation.error
+    log = inspect_eval(
+        tmp_path,
+        task_args={"family": "due_diligence_v1", "protocol": "structured_gap@1"},
+        model="openai/scripted",
+        model_args={"responses_api": False},
+        model_base_url=server.url,
+        epochs=2,
+        max_retries=0,
+    )
     assert answered == {task_id: ["correct", kind] for task_id, kind in again.items()}
-    (log,) = (tmp_path / "logs").glob("*.eval")
     out = _import(log, tmp_path, "24 tasks x 2 epochs (42 replies, 6 errors)")
 
     manifest = read_manifest(out)
@@ -1054,12 +1042,10 @@ def _eval_agent(
 
     server = ScriptedServer().start()
     server.script.route = route
-    with pytest.MonkeyPatch.context() as env:
-        for var, value in isolated(tmp).items():
-            env.setenv(var, value)
-        env.setenv("OPENAI_BASE_URL", server.url)  # litellm's, for an agent:openai/... sub-agent
-        (evaluation,) = inspect_ai.eval(
-            "peb_core/frontends/inspect/task.py@partial_evidence",
+    try:
+        log = inspect_eval(
+            tmp,
+            env={"OPENAI_BASE_URL": server.url},  # litellm's, for an agent:openai/... sub-agent
             task_args={
                 "family": "due_diligence_v1",
                 "tier": tier,
@@ -1075,13 +1061,10 @@ def _eval_agent(
             model_base_url=server.url,
             limit=len(tasks),
             max_retries=0,
-            log_dir=str(tmp / "logs"),
-            display="none",
             **(eval_options or {}),
         )
-    server.stop()
-    assert evaluation.status == "success", evaluation.error
-    (log,) = (tmp / "logs").glob("*.eval")
+    finally:
+        server.stop()
     return log, requests
 
 
@@ -1740,17 +1723,14 @@ start of the one line `inspect eval` prints."""
 def test_a_bad_task_option_is_one_line_and_exit_2(given: str, tmp_path: Path) -> None:
     """As `peb` refuses bad input: one line on stderr, exit status 2, no log written (issue
     35.7: a 60-130 line traceback, or the option dropped with a warning, before)."""
-    logs = tmp_path / "logs"
-    result = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "peb_core/frontends/inspect/task.py@"
-         "partial_evidence", "-T", given, "-T", "seeds=11", "--model", "mockllm/model",
-         "--log-dir", str(logs), "--display", "none"],
-        cwd=ROOT, env=isolated(tmp_path), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    result = inspect_command(
+        [TASK, "-T", given, "-T", "seeds=11", "--model", "mockllm/model", "--display", "none"],
+        tmp_path,
+    )
     assert result.returncode == 2, result.stdout + result.stderr
     (line,) = result.stderr.splitlines()
     assert line.startswith(BAD_TASK_OPTIONS[given]), line
-    assert not list(logs.glob("*.eval"))
+    assert not list((tmp_path / "logs").glob("*.eval"))
 
 
 def test_a_contract_to_be_found_reaches_react_and_the_import(tmp_path: Path) -> None:
