@@ -27,6 +27,7 @@ from peb_core.results import SCORECARD_KEYS
 from peb_core.runs import read_records
 from peb_core.scoring import (
     ROW_KEYS,
+    RunReading,
     judge,
     read_replies,
     response_frame,
@@ -96,7 +97,7 @@ def bench_scoring(tasks: list[Task], records: dict[str, list[ResponseRecord]]) -
     ]
     responses = pl.concat([f for f, _ in frames])
     answers = pl.concat([a for _, a in frames])
-    one_shot = read_replies([], families, run="bench", system="bench")
+    one_shot = read_replies([], families, RunReading("bench", "bench"))
     judged, _ = judge(tasks, [one_shot], families)
 
     def scored(responses: pl.DataFrame, answers: pl.DataFrame) -> pl.DataFrame:

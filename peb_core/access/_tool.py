@@ -111,6 +111,22 @@ class ToolContext:
     call may name."""
 
 
+def to_one_of(
+    arguments: type[ToolArguments], names: Callable[[ToolContext], Sequence[str] | None]
+) -> Callable[[ToolContext], dict[str, Any]]:
+    """A tool's `parameters`: `arguments`' schema with its `to` restricted to the names a
+    context gives (`names`: an enum of them; None: any text, as `arguments` declares it)."""
+
+    def parameters(context: ToolContext) -> dict[str, Any]:
+        schema = arguments.model_json_schema()
+        allowed = names(context)
+        if allowed is not None:
+            schema["properties"]["to"]["enum"] = list(allowed)
+        return schema
+
+    return parameters
+
+
 Delegator = Callable[[str, "AgentView"], Awaitable[Handoff]]
 """What runs a handed-off episode: given the sub-agent's name and its view (the request, and a
 corpus under the intersection of scopes), the episode's end (`Handoff`)."""

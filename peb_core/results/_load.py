@@ -36,6 +36,7 @@ from ..runs import (
 )
 from ..scoring import (
     Replies,
+    RunReading,
     compare_scores,
     read_replies,
     record_messages,
@@ -223,12 +224,19 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
     if manifest.scenario_hash != p.current:
         warnings.append(f"{p.run_dir}: was run on other scenario files; scored on the current ones")
     keys = set(task_set(p.run_dir, manifest, p.families))
+    records = iter_run_records(p.run_dir, manifest, keys, warnings)
+    return read_replies(records, p.families, run_reading(p.run_dir.name, manifest)), warnings
+
+
+def run_reading(run: str, manifest: RunManifest) -> RunReading:
+    """How a run's replies are read (`scoring.RunReading`), as its manifest says: its system,
+    repeats, protocol, interface, whether its messages were seen, and for an agent's run its
+    traces scored and its replies judged against grant schedules by replaying them. `run`: its
+    name, as the scores name it."""
     agent = is_agent_run(manifest)
-    replies = read_replies(
-        iter_run_records(p.run_dir, manifest, keys, warnings),
-        p.families,
-        run=p.run_dir.name,
-        system=manifest.system,
+    return RunReading(
+        run,
+        manifest.system,
         episodes=agent,
         replays=agent,
         repeats=manifest.repeats,
@@ -236,7 +244,6 @@ def _replies(p: _Pending) -> tuple[Replies, list[str]]:
         interface=run_interface(manifest),
         seen=messages_seen(manifest),
     )
-    return replies, warnings
 
 
 def run_protocol(manifest: RunManifest) -> str | None:

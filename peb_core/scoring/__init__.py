@@ -120,6 +120,7 @@ from ._stats import (
 from ._stream import (
     TASK_CHUNK,
     Replies,
+    RunReading,
     TaskFrames,
     judge,
     read_replies,
@@ -225,6 +226,7 @@ __all__ = [
     "ReadReply",
     "ReadStep",
     "Replies",
+    "RunReading",
     "Said",
     "ScoredCounts",
     "TaskFrames",

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
 from .._json import read_json
 from .._markdown import code_block
-from ..access import DEFAULT_INTERFACE
 from ..systems import ResponseRecord
 from ..tasks import ScenarioFile, Task
 from ._frames import DECIDED, GAP_PARTS, answer_target, field_scores, response_frame
 from ._grants import GRANT_STATE
 from ._prose import message_verdicts
-from ._stream import judge, read_replies, score_replies
+from ._stream import RunReading, judge, read_replies, score_replies
 from ._verdicts import verdict
 
 BLOCKED = "(blocked)"
 NONE = "(none)"
 INVALID = "(no readable reply)"
+UNNAMED = RunReading("-", "-")
+"""How `explain` reads a reply of no named run: run and system `-`, every other option its
+default."""
 
 _FIELDS = pl.Schema(
     {
@@ -69,42 +71,28 @@ def _show(value: str | list[str] | None) -> str:
 
 
 def explain(
-    task: Task,
-    record: ResponseRecord | None,
-    spec: ScenarioFile,
-    *,
-    run: str = "-",
-    system: str = "-",
-    protocol: str | None = None,
-    interface: str = DEFAULT_INTERFACE,
-    seen: bool = True,
+    task: Task, record: ResponseRecord | None, spec: ScenarioFile, reading: RunReading = UNNAMED
 ) -> Explanation:
-    """`record`'s reply to `task` scored and laid out for reading (None: no record), as its run
-    is scored (`protocol`: read with the parts it adds, its next step and confidence in
-    `scores`; `interface`: how its system answered; `seen`: whether its front-end saw the
-    agent's messages); on a task with a grant schedule, against the state it is judged in
-    (`grant_state`); a record with a trace (an agent's episode) with its trace metrics too
-    (`stale_relied`, `expired_relied`, ...)."""
+    """`record`'s reply to `task` scored and laid out for reading (None: no record), read as
+    its run reads its replies (`reading`'s protocol: with the parts it adds, its next step and
+    confidence in `scores`; its interface: how its system answered; `seen`: whether its
+    front-end saw the agent's messages); on a task with a grant schedule, against the state it
+    is judged in (`grant_state`); a record with a trace (an agent's episode) with its trace
+    metrics too (`stale_relied`, `expired_relied`, ...)."""
     families = {spec.id: spec}
     records = [record] if record is not None else []
     episodes = any(r.trace for r in records)
-    replies = read_replies(
-        records,
-        families,
-        run=run,
-        system=system,
-        episodes=episodes,
-        replays=True,
-        protocol=protocol,
-        interface=interface,
-        seen=seen,
-    )
+    replies = read_replies(records, families, replace(reading, episodes=episodes, replays=True))
     frames, (replayed,) = judge([task], [replies], families)
     expected = frames.expected
     scored = score_replies(frames, replies, replayed)
     row = scored.with_columns(verdict()).row(0, named=True)
     responses, answers = response_frame(
-        records, run=run, system=system, families=families, asks=replies.rows.asks
+        records,
+        run=reading.run,
+        system=reading.system,
+        families=families,
+        asks=replies.rows.asks,
     )
     responses = responses.with_columns(grant_state=pl.lit(row["grant_state"], dtype=GRANT_STATE))
     reply = responses.row(0, named=True) if responses.height else None

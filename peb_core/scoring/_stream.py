@@ -24,9 +24,8 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from itertools import islice
-from typing import Any
 
 import polars as pl
 
@@ -75,11 +74,12 @@ def _unpacked(packed: bytes | None) -> list[tuple[str, str]]:
     return [] if packed is None else [(n, a) for n, a in json.loads(zlib.decompress(packed))]
 
 
-class Replies:
-    """One run's records read one at a time (`add`), each kept only as the rows scoring needs.
+@dataclass(frozen=True)
+class RunReading:
+    """How a run's replies are read (`Replies`; `results.run_reading` makes it from a run
+    folder's manifest).
 
     Args:
-        families: the families scored; a record of any other is left out.
         run: the run's name, as the per-task scores name it.
         system: the run's system.
         episodes: an agent's run: each record's trace is scored (`_trace.episode_columns`).
@@ -95,30 +95,27 @@ class Replies:
             (`_prose`).
     """
 
-    def __init__(
-        self,
-        families: Mapping[str, ScenarioFile],
-        *,
-        run: str,
-        system: str,
-        episodes: bool = False,
-        replays: bool = False,
-        repeats: int = 1,
-        protocol: str | None = None,
-        interface: str = DEFAULT_INTERFACE,
-        seen: bool = True,
-    ) -> None:
-        asks = Asks.of(protocol, episodes)
+    run: str
+    system: str
+    _: KW_ONLY
+    episodes: bool = False
+    replays: bool = False
+    repeats: int = 1
+    protocol: str | None = None
+    interface: str = DEFAULT_INTERFACE
+    seen: bool = True
+
+
+class Replies:
+    """One run's records read one at a time (`add`) as `reading` says, each kept only as the
+    rows scoring needs; `families`: the families scored (a record of any other is left out)."""
+
+    def __init__(self, families: Mapping[str, ScenarioFile], reading: RunReading) -> None:
+        self.reading = reading
+        asks = Asks.of(reading.protocol, reading.episodes)
         self.vocab = vocabularies(families, asks.parts)
         self.families = families
-        self.interface = interface
-        self.seen = seen
-        self.run = run
-        self.system = system
-        self.episodes = episodes
-        self.replays = replays
-        self.repeats = repeats
-        self.rows = ResponseRows(self.vocab, asks, prose=interface == "chat")
+        self.rows = ResponseRows(self.vocab, asks, prose=reading.interface == "chat")
         self.prose: list[ProseRow] = []
         self.traces: list[TraceRow] = []
         self.handoffs: list[tuple[str, str, int, HandoffReading]] = []
@@ -134,19 +131,21 @@ class Replies:
         """Read `record` and keep what scoring needs of it."""
         if record.family not in self.vocab:
             return
+        reading = self.reading
         read = self.rows.add(record)
         readable = read is not None
-        if self.episodes:
+        if reading.episodes:
             self.traces.append(trace_row(record))
         spec = self.families[record.family]
-        said = prose_row(record, spec, read, interface=self.interface, seen=self.seen)
+        said = prose_row(record, spec, read, interface=reading.interface, seen=reading.seen)
         if said is not None:
             self.prose.append(said)
         if record.trace:
-            reading = handoff_reading(record, self.vocab[record.family])
-            self.handoffs.append((record.family, record.task_id, record.repeat, reading))
-            self.followups.append(followup_row(record, self.vocab[record.family], self.interface))
-        if self.replays:
+            handoff = handoff_reading(record, self.vocab[record.family])
+            self.handoffs.append((record.family, record.task_id, record.repeat, handoff))
+            followup = followup_row(record, self.vocab[record.family], reading.interface)
+            self.followups.append(followup)
+        if reading.replays:
             calls = _packed(episode_calls(record.trace))
             self.calls.setdefault((record.family, record.task_id), []).append(
                 (
@@ -160,12 +159,11 @@ class Replies:
 
 
 def read_replies(
-    records: Iterable[ResponseRecord], families: Mapping[str, ScenarioFile], **options: Any
+    records: Iterable[ResponseRecord], families: Mapping[str, ScenarioFile], reading: RunReading
 ) -> Replies:
     """`records` (a list, or a stream as `runs.iter_run_records` reads them) read one at a time
-    into `Replies(families, **options)` (see there for the options: `run`, `system`, ...); each
-    record is let go once read."""
-    replies = Replies(families, **options)
+    into `Replies(families, reading)`; each record is let go once read."""
+    replies = Replies(families, reading)
     with gc_paused():
         for record in records:
             replies.add(record)
@@ -193,7 +191,7 @@ def judge(
     with a grant schedule, played again against the schedule (None for a run without
     `replays`). The tasks are taken TASK_CHUNK at a time from `tasks`, so only that many are
     held at once, however many there are."""
-    episodes = any(r.episodes for r in runs)
+    episodes = any(r.reading.episodes for r in runs)
     parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]] = []
     unanswered: list[tuple[str, str, int]] = []
     replayed: list[list[tuple[str, str, int, int, list[str]]]] = [[] for _ in runs]
@@ -229,7 +227,7 @@ def judge(
                             readable,
                             index,
                             pushed,
-                            run.interface,
+                            run.reading.interface,
                             checks,
                             owners,
                         )
@@ -242,7 +240,7 @@ def judge(
         pl.concat(judged, rechunk=True) if episodes else None,
         pl.DataFrame(unanswered, schema=UNANSWERED_SCHEMA, orient="row"),
     ), [
-        pl.DataFrame(rows, schema=REPLAYED_SCHEMA, orient="row") if run.replays else None
+        pl.DataFrame(rows, schema=REPLAYED_SCHEMA, orient="row") if run.reading.replays else None
         for rows, run in zip(replayed, runs, strict=True)
     ]
 
@@ -250,19 +248,19 @@ def judge(
 def score_replies(
     frames: TaskFrames, replies: Replies, replayed: pl.DataFrame | None
 ) -> pl.DataFrame:
-    """One run's per-task scores, one row per task of `frames` and repeat (`replies.repeats` of
-    each; a (task, repeat) without a record is scored as `missing`, records of other tasks are
-    left out), with the trace columns for an agent's run (`_trace.episode_columns`, else null),
-    the handoff columns, the follow-up columns (`_followup.FOLLOWUP_COLUMNS`) and the repeat
-    columns (`with_repeats`). `replayed`: the run's frame
-    from `judge`."""
-    run, system = replies.run, replies.system
+    """One run's per-task scores, one row per task of `frames` and repeat (its reading's
+    `repeats` of each; a (task, repeat) without a record is scored as `missing`, records of
+    other tasks are left out), with the trace columns for an agent's run
+    (`_trace.episode_columns`, else null), the handoff columns, the follow-up columns
+    (`_followup.FOLLOWUP_COLUMNS`) and the repeat columns (`with_repeats`). `replayed`: the
+    run's frame from `judge`."""
+    run, system = replies.reading.run, replies.reading.system
     responses, answers = replies.rows.frames(run=run, system=system)
     due = (
         frames.tasks.select(KEY)
         .unique(maintain_order=True)
         .join(
-            pl.DataFrame({"repeat": range(replies.repeats)}, schema={"repeat": pl.Int64}),
+            pl.DataFrame({"repeat": range(replies.reading.repeats)}, schema={"repeat": pl.Int64}),
             how="cross",
         )
     )
@@ -298,7 +296,7 @@ def with_record_columns(
     (`_followup.FOLLOWUP_COLUMNS`) and the repeat columns (`with_repeats`)."""
     scores = with_episodes(
         scores,
-        frames.episodes if replies.episodes else None,
+        frames.episodes if replies.reading.episodes else None,
         pl.DataFrame(replies.traces, schema=TRACE_SCHEMA, orient="row"),
         answers,
         replayed if replayed is not None else pl.DataFrame(schema=REPLAYED_SCHEMA),
@@ -337,15 +335,13 @@ def score_run(
     response parts are read (docs/benchmark.md §2.2). `interface`: how the system answered (a
     reply in prose is read as prose under `chat`). Both may be streams: the records are read
     first, then the tasks judged a chunk at a time (`score_runs`)."""
-    replies = read_replies(
-        records,
-        families,
-        run=run,
-        system=system,
+    reading = RunReading(
+        run,
+        system,
         episodes=episodes,
         replays=episodes,
         repeats=repeats,
         protocol=protocol,
         interface=interface,
     )
-    return score_runs(tasks, [replies], families)[0]
+    return score_runs(tasks, [read_replies(records, families, reading)], families)[0]

@@ -38,7 +38,7 @@ from peb_core.interventions import (
 )
 from peb_core.results import score_run_dirs
 from peb_core.runs import RunSpecError, naming, plan_run, read_manifest, read_spec, run_system
-from peb_core.scoring import scorecard
+from peb_core.scoring import RunReading, scorecard
 from peb_core.systems import (
     BASELINES,
     Platform,
@@ -442,7 +442,7 @@ def test_the_workbench_shows_who_said_what(tmp_path: Path) -> None:
     records = read_records_of(folder)
     record = next(r for r in records if r.platform is not None)
     task = next(t for t in generate_tasks([spec], [11]) if t.task_id == record.task_id)
-    example = worked_example(task, spec, record, run="r", system="silent_filter")
+    example = worked_example(task, spec, record, RunReading("r", "silent_filter"))
     assert example.explanation.scores["unsafe"] is False
     shown = "\n".join(getattr(part, "text", "") for part in EXAMPLE_SECTIONS["reply"](example))
     assert record.platform is not None and record.platform.said in shown

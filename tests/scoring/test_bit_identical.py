@@ -28,14 +28,15 @@ import pytest
 
 from peb_core.results import discover_runs, run_records, score_run_dirs
 from peb_core.runs import read_manifest, run_system, run_tasks
-from peb_core.scoring import _stream as stream
 from peb_core.scoring import (
+    RunReading,
     compare_to_reference,
     disagreements,
     read_replies,
     score_runs,
     scorecard,
 )
+from peb_core.scoring import _stream as stream
 from peb_core.systems import ResponseRecord, build_system
 from peb_core.tasks import load_families
 
@@ -129,7 +130,7 @@ def test_scores_ignore_record_order() -> None:
         tasks = run_tasks(run_dir, manifest, families)
         records = run_records(run_dir)
         replies = functools.partial(
-            read_replies, families=families, run=run_dir.name, system=manifest.system
+            read_replies, families=families, reading=RunReading(run_dir.name, manifest.system)
         )
         (first,) = score_runs(tasks, [replies(records)], families)
         for seed in range(3):
@@ -150,7 +151,7 @@ def test_runs_scored_together_score_as_alone() -> None:
     assert all(read_manifest(d).seeds == manifest.seeds for d in dirs)
     tasks = run_tasks(dirs[0], manifest, families)
     runs = [
-        read_replies(run_records(d), families, run=d.name, system=read_manifest(d).system)
+        read_replies(run_records(d), families, RunReading(d.name, read_manifest(d).system))
         for d in dirs
     ]
     together = score_runs(tasks, runs, families)

@@ -15,6 +15,7 @@ from peb_core.scoring import (
     BLOCKED,
     GAP_PARTS,
     INVALID,
+    RunReading,
     disagreements,
     explain,
     float_formats,
@@ -95,7 +96,7 @@ def test_explanation_rows_average_to_the_scorer_s_scores(
     by_id = {(r["family"], r["task_id"]): r for r in scores.iter_rows(named=True)}
     for task, record in zip(TASKS, records, strict=True):
         row = by_id[(task.family, task.task_id)]
-        shown = explain(task, record, FAMILIES[task.family], run="r", system="probe")
+        shown = explain(task, record, FAMILIES[task.family], RunReading("r", "probe"))
         assert shown.fields["score"].mean() == pytest.approx(row["answer_score"]), task.task_id
         assert shown.gap["score"].mean() == pytest.approx(row["gap_score"]), task.task_id
         assert shown.scores["unsafe"] == row["unsafe"]

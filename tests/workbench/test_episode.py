@@ -31,6 +31,7 @@ from peb_core.frontends.workbench import (
     worked_example,
 )
 from peb_core.runs import run_system
+from peb_core.scoring import RunReading
 from peb_core.systems import BASELINES, ResponseRecord, Step, ToolCall
 from peb_core.tasks import Task, generate_task, generate_tasks, load_families
 
@@ -164,7 +165,7 @@ def test_the_corpus_by_a_step_grows_as_the_agent_goes(tmp_path: Path) -> None:
 def test_a_probe_a_refusal_and_a_tool_error_are_shown_as_the_agent_saw_them() -> None:
     record = _probing_episode(INCOMPLETE, "named")
     replay = episode_replay(
-        worked_example(INCOMPLETE, SPEC, record, run="hand-made", system="prober")
+        worked_example(INCOMPLETE, SPEC, record, RunReading("hand-made", "prober"))
     )
     assert replay is not None and replay.n_steps == 3
     (probe,) = step_calls(replay, 2)
@@ -185,7 +186,7 @@ def test_a_probe_a_refusal_and_a_tool_error_are_shown_as_the_agent_saw_them() ->
 
 def test_the_replay_on_the_page_marks_the_step_the_corpus_and_the_gaps() -> None:
     record = _probing_episode(INCOMPLETE, "silent")
-    replay = episode_replay(worked_example(INCOMPLETE, SPEC, record, run="h", system="prober"))
+    replay = episode_replay(worked_example(INCOMPLETE, SPEC, record, RunReading("h", "prober")))
     assert replay is not None
     shown = _text(replay_view(replay, 2))
     for part in (

@@ -33,6 +33,7 @@ from peb_core.frontends.workbench import (
     worked_example,
 )
 from peb_core.reading import MARK_KINDS, Mark, read_prose
+from peb_core.scoring import RunReading
 from peb_core.systems import ResponseRecord, build_system
 from peb_core.tasks import Task
 
@@ -197,7 +198,7 @@ def test_each_message_counts_as_scoring_counts_it_and_a_leak_is_marked_on_the_sl
     episodes = _pushed_episodes(name)
     assert episodes
     for task, record in episodes:
-        example = worked_example(task, SEC, record, run="r", system=name)
+        example = worked_example(task, SEC, record, RunReading("r", name))
         views = message_views(example)
         assert views and len(views) == example.explanation.messages.height
         leaks = [v for v in views if v.leak]
@@ -221,7 +222,7 @@ def test_each_message_counts_as_scoring_counts_it_and_a_leak_is_marked_on_the_sl
 
 def test_the_replay_shows_each_message_marked_with_its_verdict() -> None:
     task, record = _pushed_episodes("agent_prose_leak")[0]
-    example = worked_example(task, SEC, record, run="r", system="agent_prose_leak")
+    example = worked_example(task, SEC, record, RunReading("r", "agent_prose_leak"))
     replay = episode_replay(example)
     assert replay is not None
     leak = next(m for m in replay.messages if m.leak)

@@ -27,6 +27,7 @@ from .._tool import (
     register_tool,
     shown,
     text_argument,
+    to_one_of,
 )
 from .._view import AgentView
 
@@ -107,13 +108,6 @@ def _description(context: ToolContext) -> str:
     )
 
 
-def _parameters(context: ToolContext) -> dict[str, Any]:
-    schema = DelegateArguments.model_json_schema()
-    if context.agents:
-        schema["properties"]["to"]["enum"] = [agent.name for agent in context.agents]
-    return schema
-
-
 def _render(result: Mapping[str, Any], shown_ids: Sequence[str]) -> str:
     """To whom, and what the sub-agent claimed."""
     response = result.get("response")
@@ -134,7 +128,9 @@ DELEGATE_TOOL = register_tool(
         _description,
         DelegateArguments,
         _not_awaited,
-        parameters=_parameters,
+        parameters=to_one_of(
+            DelegateArguments, lambda c: [a.name for a in c.agents] if c.agents else None
+        ),
         arun=_delegate,
         render=_render,
         hands_off=True,

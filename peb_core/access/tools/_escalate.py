@@ -25,6 +25,7 @@ from .._tool import (
     register_tool,
     shown,
     text_argument,
+    to_one_of,
 )
 
 MAX_REASON_CHARS = 2000
@@ -58,13 +59,6 @@ def _description(context: ToolContext) -> str:
     )
 
 
-def _parameters(context: ToolContext) -> dict[str, Any]:
-    schema = EscalateArguments.model_json_schema()
-    if context.owners is not None:
-        schema["properties"]["to"]["enum"] = list(context.owners.roles)
-    return schema
-
-
 def _render(result: Mapping[str, Any], shown_ids: Sequence[str]) -> str:
     return f"escalated to {result.get('to')}; the episode ends"
 
@@ -80,7 +74,9 @@ ESCALATE_TOOL = register_tool(
         _description,
         EscalateArguments,
         _escalate,
-        parameters=_parameters,
+        parameters=to_one_of(
+            EscalateArguments, lambda c: c.owners.roles if c.owners is not None else None
+        ),
         prompt="or hand the task to a human with escalate(to, reason), which ends the episode "
         "without a response",
         reminder="escalate it with escalate",

@@ -11,9 +11,9 @@ from typing import Any
 import polars as pl
 
 from ...access import DEFAULT_INTERFACE
-from ...results import messages_seen, run_interface, run_protocol, run_record
+from ...results import run_reading, run_record
 from ...runs import read_manifest
-from ...scoring import Explanation, answer_target, explain, task_table
+from ...scoring import Explanation, RunReading, answer_target, explain, task_table
 from ...systems import ResponseRecord
 from ...tasks import (
     DEFAULT_CONTRACT,
@@ -43,38 +43,21 @@ class WorkedExample:
 
 
 def worked_example(
-    task: Task,
-    spec: ScenarioFile,
-    record: ResponseRecord | None,
-    *,
-    run: str,
-    system: str,
-    protocol: str | None = None,
-    interface: str = DEFAULT_INTERFACE,
-    seen: bool = True,
+    task: Task, spec: ScenarioFile, record: ResponseRecord | None, reading: RunReading
 ) -> WorkedExample:
-    """`record`'s reply to `task` laid out for reading, scored as its run is (`protocol`,
-    `interface`, `seen`: `scoring.explain`; on a task with a grant schedule, against the state
-    it is judged in)."""
-    explanation = explain(
-        task,
-        record,
-        spec,
-        run=run,
-        system=system,
-        protocol=protocol,
-        interface=interface,
-        seen=seen,
-    )
+    """`record`'s reply to `task` laid out for reading, scored as its run reads its replies
+    (`reading`: `scoring.explain`; on a task with a grant schedule, against the state it is
+    judged in)."""
+    explanation = explain(task, record, spec, reading)
     return WorkedExample(
         task=task,
         spec=spec,
         record=record,
-        run=run,
-        system=system,
+        run=reading.run,
+        system=reading.system,
         target=answer_target(task.in_state(explanation.scores["grant_state"]))[0],
         explanation=explanation,
-        interface=interface,
+        interface=reading.interface,
     )
 
 
@@ -98,16 +81,7 @@ def run_example(
         manifest.contract or DEFAULT_CONTRACT,
     )
     record = run_record(run_dir, family, task_id, repeat)
-    return worked_example(
-        task,
-        spec,
-        record,
-        run=run,
-        system=manifest.system,
-        protocol=run_protocol(manifest),
-        interface=run_interface(manifest),
-        seen=messages_seen(manifest),
-    )
+    return worked_example(task, spec, record, run_reading(run, manifest))
 
 
 def picked_row(
