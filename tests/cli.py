@@ -70,18 +70,18 @@ def peb(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Complete
 
 def peb_process(
     *args: str | bytes,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str | None] | None = None,
     limits: Limits | None = None,
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m peb_core ARGS` from the repository's root, with this process's environment
-    and `env` over it, under `limits`, with nothing on stdin and its output captured as
-    `subprocess.run(text=True)` captures it; `subprocess.TimeoutExpired` after `timeout`
-    seconds (the process killed).
+    and `env` over it (None unsets a variable), under `limits`, with nothing on stdin and its
+    output captured as `subprocess.run(text=True)` captures it; `subprocess.TimeoutExpired`
+    after `timeout` seconds (the process killed).
     Forked from the server, unless `env` changes what an interpreter reads as it starts
     (`_READ_AT_START`): then a fresh interpreter runs it."""
     command = [*PEB, *args]
-    full = {**os.environ, **(env or {})}
+    full = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     server = _server()
     if any(
         full.get(name) != server.environ.get(name)
