@@ -179,7 +179,7 @@ class _Server:
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _SERVE, str(theirs.fileno()), str(ROOT / "tests")],
+                [sys.executable, "-c", _SERVE, str(theirs.fileno()), str(Path(__file__).parent)],
                 cwd=ROOT,
                 env=self.environ,
                 stdin=subprocess.DEVNULL,
