@@ -1,6 +1,7 @@
 """The `peb` command line under bad input, as a hostile user would give it: every probe gets
 one line on stderr (`peb: error: ...`, naming what was wrong) and exit status 2, never a
-traceback, a hang or unbounded work. The real CLI, in subprocesses."""
+traceback, a hang or unbounded work. The real CLI, in processes of its own (`cli.peb_process`,
+forked; fresh interpreters where a test is about a process started from scratch)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,16 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli import PEB, ROOT, peb_process
 from scripted_server import BLOCKED, ScriptedServer, Step
 
 from peb_core import BASELINES, load_families, read_manifest, read_records, run_system
 
-ROOT = Path(__file__).resolve().parent.parent
 ORACLE = ROOT / "runs" / "baselines" / "oracle"
 
 Args = list[str | bytes]
@@ -41,23 +41,6 @@ def probe(name: str, args: list[str] | None = None, needle: str = "") -> Callabl
     if args is not None:
         register(lambda tmp, _ro: ([a.replace("{tmp}", str(tmp)) for a in args], {}, needle))
     return register
-
-
-PEB = [sys.executable, "-m", "peb_core"]
-
-
-def peb(
-    args: Args, env: dict[str, str], preexec_fn: Callable[[], None] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PEB, *args],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=preexec_fn,
-    )
 
 
 def _file(tmp: Path) -> str:
@@ -710,7 +693,7 @@ def test_bad_input_is_one_line_and_exit_2(
     name: str, tmp_path: Path, read_only: Callable[[Path], None]
 ) -> None:
     args, env, needle = PROBES[name](tmp_path, read_only)
-    result = peb(args, {"PEB_CACHE_DIR": str(tmp_path / "cache"), **env})
+    result = peb_process(*args, env={"PEB_CACHE_DIR": str(tmp_path / "cache"), **env})
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -721,24 +704,22 @@ def test_bad_input_is_one_line_and_exit_2(
 # --- faults in the middle of a run -------------------------------------------------------------
 
 
-def _limit_file_size() -> None:
-    """In the child: a file may grow to 20 kB, after which a write fails (EFBIG) as it would on
-    a full disk (ENOSPC), possibly leaving a torn line."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+FILE_SIZE = {resource.RLIMIT_FSIZE: (20_000, 20_000)}
+"""A file may grow to 20 kB, after which a write fails (EFBIG: Python ignores SIGXFSZ) as it
+would on a full disk (ENOSPC), possibly leaving a torn line."""
 
 
 def test_a_full_disk_mid_run_is_one_line_and_the_resume_completes(tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = {"PEB_CACHE_DIR": str(tmp_path / "cache")}
-    full = peb(["run", "--system", "oracle", "--out", str(out)], env, preexec_fn=_limit_file_size)
+    full = peb_process("run", "--system", "oracle", "--out", str(out), env=env, limits=FILE_SIZE)
     assert full.returncode == 2
     assert full.stderr.splitlines()[-1] == f"peb: error: {out}: File too large"
     assert "Traceback" not in full.stderr
     written = len((out / "responses.jsonl").read_bytes())
     assert 10_000 < written <= 20_000
 
-    again = peb(["run", "--system", "oracle", "--out", str(out)], env)
+    again = peb_process("run", "--system", "oracle", "--out", str(out), env=env)
     assert again.returncode == 0, again.stderr
     records, problems = read_records(out / "responses.jsonl")
     assert problems == [] and len(records) == 168 == len({r.task_id for r in records})
@@ -766,9 +747,7 @@ def test_ctrl_c_is_one_line_and_keeps_what_was_recorded(
     out = tmp_path / "run"
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "peb_core",
+            *PEB,
             "run",
             "--model",
             "openai/scripted",
@@ -808,7 +787,7 @@ def _as_a_user(args: Args, env: dict[str, str]) -> subprocess.CompletedProcess[s
     """`peb args` with the permissions of a user: for root, without the capabilities that
     let it read and search any folder (util-linux `setpriv`); the test is skipped without it."""
     if os.geteuid() != 0:
-        return peb(args, env)
+        return peb_process(*args, env=env)
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("root reads any folder, and setpriv (util-linux) is not available")
@@ -846,10 +825,13 @@ def test_report_over_a_folder_it_cannot_read_is_one_line(tmp_path: Path) -> None
 
 def test_a_full_disk_in_dataset_export_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "release"
-    result = peb(
-        ["dataset", "export", "--out", str(out)],
-        {"PEB_CACHE_DIR": str(tmp_path / "cache")},
-        preexec_fn=_limit_file_size,
+    result = peb_process(
+        "dataset",
+        "export",
+        "--out",
+        str(out),
+        env={"PEB_CACHE_DIR": str(tmp_path / "cache")},
+        limits=FILE_SIZE,
     )
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     assert result.stderr == f"peb: error: --out: cannot write to {out} (File too large)\n"
@@ -859,10 +841,10 @@ def test_a_full_disk_in_dataset_export_is_one_line_and_leaves_nothing(tmp_path: 
 def test_a_failed_tasks_export_leaves_the_file_it_would_replace(tmp_path: Path) -> None:
     out = tmp_path / "tasks.jsonl"
     env = {"PEB_CACHE_DIR": str(tmp_path / "cache")}
-    small = peb(["tasks", "export", "--seeds", "11", "--out", str(out)], env)
+    small = peb_process("tasks", "export", "--seeds", "11", "--out", str(out), env=env)
     assert small.returncode == 0, small.stderr
     good = out.read_bytes()
-    full = peb(["tasks", "export", "--out", str(out)], env, preexec_fn=_limit_file_size)
+    full = peb_process("tasks", "export", "--out", str(out), env=env, limits=FILE_SIZE)
     assert (full.returncode, full.stdout) == (2, ""), full.stderr
     assert full.stderr == f"peb: error: --out: cannot write to {out} (File too large)\n"
     assert out.read_bytes() == good
@@ -881,9 +863,14 @@ def test_a_tasks_export_onto_a_read_only_mount_is_one_line(tmp_path: Path) -> No
         pytest.skip(f"cannot mount a read-only tmpfs here: {made.stderr.decode().strip()}")
     try:
         out = mount / "tasks.jsonl"
-        result = peb(
-            ["tasks", "export", "--seeds", "11", "--out", str(out)],
-            {"PEB_CACHE_DIR": str(tmp_path / "cache")},
+        result = peb_process(
+            "tasks",
+            "export",
+            "--seeds",
+            "11",
+            "--out",
+            str(out),
+            env={"PEB_CACHE_DIR": str(tmp_path / "cache")},
         )
     finally:
         subprocess.run(["umount", str(mount)], check=True)
@@ -911,7 +898,7 @@ def test_a_killed_dataset_export_leaves_no_scratch_folder_behind(tmp_path: Path)
     proc.wait()
     assert scratch.is_dir() and not out.exists()
 
-    again = peb(["dataset", "export", "--seeds", "11", "--out", str(out)], env)
+    again = peb_process("dataset", "export", "--seeds", "11", "--out", str(out), env=env)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == ["release"]
 

@@ -11,11 +11,10 @@ import glob
 import itertools
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import peb_process
 
 from peb_core.frontends.cli import build_parser
 from peb_core.frontends.workbench import headless_parser
@@ -61,13 +60,7 @@ def test_every_scorecard_shown_is_what_its_command_prints(page: str) -> None:
     expected, n = PAGES[page]
     assert len(shown) >= n, f"{page}: expected {expected}"
     for command, table in shown:
-        result = subprocess.run(
-            [sys.executable, "-m", "peb_core", *_expand(command)],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=300,
-        )
+        result = peb_process(*_expand(command), timeout=300)
         assert result.returncode == 0, result.stderr
         assert result.stdout == table, f"{page}: the table of `{command}` is stale"
 

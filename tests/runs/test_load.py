@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from cli import peb_process
 
 from peb_core import ScenarioFile, scorecard
 from peb_core.results import _load as loading
@@ -211,13 +210,8 @@ def dd_runs(families: dict[str, ScenarioFile], tmp_path: Path) -> dict[str, Path
 
 
 def _score_json(*dirs: Path, cache: Path) -> tuple[list[dict[str, object]], str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "peb_core", "score", *map(str, dirs), "--json"],
-        cwd=ROOT,
-        env={**os.environ, "PEB_CACHE_DIR": str(cache)},
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = peb_process(
+        "score", *map(str, dirs), "--json", env={"PEB_CACHE_DIR": str(cache)}, timeout=120
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr

@@ -10,13 +10,13 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli import peb_process
 from scripted_server import ScriptedServer, Step
 
 from peb_core import BASELINES, RunError, ScenarioFile, read_manifest, read_records, run_system
@@ -182,10 +182,9 @@ def test_peb_run_names_each_version_that_changed(tmp_path: Path) -> None:
     run = tmp_path / "run"
 
     def peb_run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "peb_core", "run", "--system", "fail_and_report",
-             "--family", "due_diligence_v1", "--seeds", "11", "--out", str(run)],
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        return peb_process(
+            "run", "--system", "fail_and_report", "--family", "due_diligence_v1",
+            "--seeds", "11", "--out", str(run), timeout=120,
         )  # fmt: skip
 
     def said(done: subprocess.CompletedProcess[str]) -> list[str]:

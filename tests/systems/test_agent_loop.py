@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 from answers import careful, lazy, required_records
+from cli import peb_process
 from scripted_server import (
     ScriptedServer,
     Step,
@@ -483,30 +484,17 @@ def test_peb_run_runs_an_agent_and_peb_score_shows_its_episodes(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
     """The CLI end to end: an agent that only ever searches, under a budget of 3 steps."""
-    import os
-    import subprocess
-    import sys
-
     server.script.route = conversation_route([tool_step(("search", {"query": "records"}))])
-    env = {**os.environ, "PEB_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "unused"}
+    env = {"PEB_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "unused"}
     out = tmp_path / "run"
-
-    def peb(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "peb_core", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-
-    ran = peb("run", "--model", "agent:openai/scripted", "--api-base", server.url, "--tier",
-              "agent", "--family", "due_diligence_v1", "--seeds", "11", "--limit", "2",
-              "--max-steps", "3", "--disclosure", "named", "--out", str(out))  # fmt: skip
+    ran = peb_process("run", "--model", "agent:openai/scripted", "--api-base", server.url,
+                      "--tier", "agent", "--family", "due_diligence_v1", "--seeds", "11",
+                      "--limit", "2", "--max-steps", "3", "--disclosure", "named",
+                      "--out", str(out), env=env, timeout=300)  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     assert f"{out}: 2 tasks (0 replies, 2 without a submit, 0 errors)" in ran.stdout
     assert len(server.script.bodies) == 6
-    scored = peb("score", str(out), "--json")
+    scored = peb_process("score", str(out), "--json", env=env, timeout=300)
     assert scored.returncode == 0, scored.stderr
     (row,) = json.loads(scored.stdout)
     assert (row["system"], row["disclosure"], row["max_steps"]) == (

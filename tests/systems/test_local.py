@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli import peb_process
 
 from peb_core import read_manifest, read_records
 from peb_core.runs import (
@@ -99,27 +100,15 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        done = subprocess.run(
-            [sys.executable, "-m", "peb_core", "local-model", "serve", "--port", port],
-            cwd=ROOT,
-            env={**os.environ, "PEB_CACHE_DIR": str(tmp_path)},
-            capture_output=True,
-            text=True,
-            timeout=60,
+        done = peb_process(
+            "local-model", "serve", "--port", port, env={"PEB_CACHE_DIR": str(tmp_path)}
         )
     assert done.returncode == 2
     assert f"port {port} is already in use" in done.stderr
 
 
 def _local_model(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "peb_core", "local-model", *args],
-        cwd=ROOT,
-        env={**os.environ, "PEB_CACHE_DIR": str(cache)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return peb_process("local-model", *args, env={"PEB_CACHE_DIR": str(cache)})
 
 
 def _start_time(pid: int) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli import peb_process
 from scripted_server import BLOCKED, ScriptedServer, Step
 
 from peb_core import (
@@ -449,15 +450,8 @@ def test_killed_run_resumes_to_the_same_scores(server: ScriptedServer, tmp_path:
 
 
 def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    return subprocess.run(
-        [sys.executable, "-m", "peb_core", *args],
-        cwd=ROOT,
-        env={**env, "PEB_CACHE_DIR": str(cache)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {"OPENAI_API_KEY": None, "PEB_CACHE_DIR": str(cache)}
+    return peb_process(*args, env=env, timeout=120)
 
 
 def test_resume_runs_error_records_again(server: ScriptedServer, tmp_path: Path) -> None:
@@ -621,14 +615,7 @@ def test_an_unknown_provider_is_refused_before_anything_is_written(
     ],
 )
 def test_run_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "peb_core", "run", "--model", "openai/x",
-         "--out", str(tmp_path / "run"), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )  # fmt: skip
+    done = peb_process("run", "--model", "openai/x", "--out", str(tmp_path / "run"), *args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr
 
