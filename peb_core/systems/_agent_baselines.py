@@ -178,9 +178,8 @@ class _Phrasing:
 _READERS: dict[bytes, TextReader] = {}
 
 
-def reader_for(family: str) -> TextReader:
-    """The text reader of a loaded family (made once per family file)."""
-    spec = load_families()[family]
+def reader_for(spec: ScenarioFile) -> TextReader:
+    """The text reader of a family (made once per family file)."""
     reader = _READERS.get(spec.declared)
     if reader is None:
         reader = _READERS[spec.declared] = TextReader(spec)
@@ -768,18 +767,20 @@ class AgentBaseline:
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its end."""
         tools = self._tools(view)
-        reader = reader_for(view.start.family)
-        self._respond(tools, self.strategy(tools, reader))
+        spec = load_families()[view.start.family]
+        self._respond(tools, self.strategy(tools, reader_for(spec)), spec)
         return tools.episode
 
-    def _respond(self, tools: AgentTools, response: Response | Escalation) -> None:
+    def _respond(
+        self, tools: AgentTools, response: Response | Escalation, spec: ScenarioFile
+    ) -> None:
         """Give `response` (`AgentTools.respond`), or hand the task over for an `Escalation`
         (which ends the episode: no platform check or user answers it); while the user pushes
         back, what it gives then (`pushed`); where the platform answers it instead
         (`--intervention recheck_at_submit`: documents it read are no longer authorized, and
-        forgotten), its strategy over the episode's tools again, and that response."""
-        spec = load_families()[tools.start.family]
-        reader = reader_for(tools.start.family)
+        forgotten), its strategy over the episode's tools again, and that response. `spec` is
+        the task's family, as the episode read it."""
+        reader = reader_for(spec)
         words: Sequence[str] = ()
         while True:
             if isinstance(response, Escalation):
@@ -816,8 +817,8 @@ class AgentBaseline:
         alone = replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
         handoffs = Handoffs(self.delegate_system or alone)  # a sub-agent submits, to no user
         tools = self._tools(view, handoffs)
-        reader = reader_for(view.start.family)
-        self._respond(tools, await self.requester(tools, reader))
+        spec = load_families()[view.start.family]
+        self._respond(tools, await self.requester(tools, reader_for(spec)), spec)
         return tools.episode.reply("ok")
 
 
