@@ -310,9 +310,17 @@ def response_frame(
     return rows.frames(run=run, system=system)
 
 
+_FEW_LISTS = 200
+"""Below this many lists polars converts them faster than `_string_lists` groups them: the
+grouping's frames cost the same however few lists there are (measured with polars 2.1)."""
+
+
 def _string_lists(values: Sequence[list[str] | None]) -> pl.Series:
     """A List(String) column from Python lists (None stays null): items are built flat and
-    grouped, which is many times faster than polars converting each small list on its own."""
+    grouped, which is many times faster than polars converting each small list on its own
+    (for fewer than `_FEW_LISTS` lists, polars converts them)."""
+    if len(values) < _FEW_LISTS:
+        return pl.Series(values, dtype=LIST)
     index: list[int] = []
     flat: list[str] = []
     for i, value in enumerate(values):

@@ -121,10 +121,10 @@ class TextReader:
 
     def __init__(self, spec: ScenarioFile) -> None:
         procedure = spec.procedure
-        self.procedures = [_pattern(t) for t in procedure.intros] if procedure else []
+        self.procedures = [_Phrasing.of(t) for t in procedure.intros] if procedure else []
         self.procedure_line = procedure.description if procedure else None
         """How the register lists the procedure (None: the family has none)."""
-        self.patterns: list[tuple[re.Pattern[str], Fact]] = []
+        self.patterns: list[tuple[_Phrasing, Fact]] = []
         for template in spec.templates:
             for finding in template.findings:
                 fact = Fact(
@@ -134,36 +134,52 @@ class TextReader:
                     retracts=list(finding.retracts),
                 )
                 for text in finding.text:
-                    self.patterns.append((_pattern(text), fact))
+                    self.patterns.append((_Phrasing.of(text), fact))
 
     def is_procedure(self, text: str) -> bool:
         """Whether `text` is the family's procedure (it holds one of its intros)."""
-        return any(pattern.search(text) for pattern in self.procedures)
+        return any(phrasing.found_in(text) for phrasing in self.procedures)
 
     def facts(self, text: str) -> list[Fact]:
         """The findings `text` states, each once, in the order of the family file."""
         found: dict[str, Fact] = {}
-        for pattern, fact in self.patterns:
-            if fact.id not in found and pattern.search(text):
+        for phrasing, fact in self.patterns:
+            if fact.id not in found and phrasing.found_in(text):
                 found[fact.id] = fact
         return list(found.values())
 
 
-def _pattern(text: str) -> re.Pattern[str]:
-    parts = []
-    for literal, name, _, _ in string.Formatter().parse(text):
-        parts.append(re.escape(literal))
-        if name is not None:
-            parts.append(".+?")
-    return re.compile("".join(parts))
+@dataclass(frozen=True)
+class _Phrasing:
+    """A phrasing as a regular expression, its placeholders matching any text, and its literal
+    parts, longest first: a text the expression is found in holds each of them, so a text
+    lacking one is passed over without running the expression (a leading placeholder makes it
+    try every position of the text)."""
+
+    pattern: re.Pattern[str]
+    literals: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Phrasing:
+        parts, literals = [], []
+        for literal, name, _, _ in string.Formatter().parse(text):
+            parts.append(re.escape(literal))
+            literals.append(literal)
+            if name is not None:
+                parts.append(".+?")
+        longest = sorted(filter(None, literals), key=len, reverse=True)
+        return cls(re.compile("".join(parts)), tuple(longest))
+
+    def found_in(self, text: str) -> bool:
+        """Whether the phrasing is found in `text`."""
+        return all(part in text for part in self.literals) and bool(self.pattern.search(text))
 
 
 _READERS: dict[bytes, TextReader] = {}
 
 
-def reader_for(family: str) -> TextReader:
-    """The text reader of a loaded family (made once per family file)."""
-    spec = load_families()[family]
+def reader_for(spec: ScenarioFile) -> TextReader:
+    """The text reader of a family (made once per family file)."""
     reader = _READERS.get(spec.declared)
     if reader is None:
         reader = _READERS[spec.declared] = TextReader(spec)
@@ -751,18 +767,20 @@ class AgentBaseline:
     def play(self, view: AgentView) -> Episode:
         """One episode over `view` on its own (no handoff), to its end."""
         tools = self._tools(view)
-        reader = reader_for(view.start.family)
-        self._respond(tools, self.strategy(tools, reader))
+        spec = load_families()[view.start.family]
+        self._respond(tools, self.strategy(tools, reader_for(spec)), spec)
         return tools.episode
 
-    def _respond(self, tools: AgentTools, response: Response | Escalation) -> None:
+    def _respond(
+        self, tools: AgentTools, response: Response | Escalation, spec: ScenarioFile
+    ) -> None:
         """Give `response` (`AgentTools.respond`), or hand the task over for an `Escalation`
         (which ends the episode: no platform check or user answers it); while the user pushes
         back, what it gives then (`pushed`); where the platform answers it instead
         (`--intervention recheck_at_submit`: documents it read are no longer authorized, and
-        forgotten), its strategy over the episode's tools again, and that response."""
-        spec = load_families()[tools.start.family]
-        reader = reader_for(tools.start.family)
+        forgotten), its strategy over the episode's tools again, and that response. `spec` is
+        the task's family, as the episode read it."""
+        reader = reader_for(spec)
         words: Sequence[str] = ()
         while True:
             if isinstance(response, Escalation):
@@ -799,8 +817,8 @@ class AgentBaseline:
         alone = replace(self, interface=DEFAULT_INTERFACE, followup=DEFAULT_FOLLOWUP)
         handoffs = Handoffs(self.delegate_system or alone)  # a sub-agent submits, to no user
         tools = self._tools(view, handoffs)
-        reader = reader_for(view.start.family)
-        self._respond(tools, await self.requester(tools, reader))
+        spec = load_families()[view.start.family]
+        self._respond(tools, await self.requester(tools, reader_for(spec)), spec)
         return tools.episode.reply("ok")
 
 

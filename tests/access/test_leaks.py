@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import Phase, find, given, settings
@@ -39,6 +40,7 @@ from peb_core.access import (
     agent_start,
     agent_view,
     get_disclosure,
+    platform_view,
     register_tool,
     replay_grants,
 )
@@ -61,81 +63,88 @@ TEXT_KEYS = {"title", "snippet", "body", "query", "notice"}
 """Keys whose values are a visible document's text, or what the agent itself sent."""
 
 
-def result_leaks(
-    outcome: ToolOutcome, task: Task, spec: ScenarioFile, mode: str, scheduled: Task | None = None
-) -> list[str]:
-    """Everything a tool result must not hold (see the module docstring), found in `outcome`;
-    `task` as it stood when the call was answered, `scheduled` the task with its grant schedule
-    (`task` itself by default)."""
+def leak_check(
+    task: Task, spec: ScenarioFile, scheduled: Task | None = None
+) -> Callable[[ToolOutcome, str], list[str]]:
+    """Everything a tool result must not hold (see the module docstring), found in a result
+    (`ToolOutcome`) answered under a disclosure mode: `task` as it stood when the call was
+    answered, `scheduled` the task with its grant schedule (`task` itself by default). What it
+    reads of them is read once, for every result it is given."""
     scheduled = task if scheduled is None else scheduled
-    parsed = json.loads(outcome.content)
-    problems = []
-    for path, obj in json_objects(parsed):
-        allowed = RESULT_KEYS.get(path)
-        if allowed is None or not set(obj) <= allowed:
-            problems.append(f"unexpected object at {'.'.join(path) or '<root>'}: {sorted(obj)}")
-    said = parsed.get("user") if isinstance(parsed, dict) else None
     told = spec.followup
     phrasings = set() if told is None else {*told.deadline, *told.authority, *told.plea}
-    if said is not None and said not in phrasings:
-        problems.append(f"a user's push that is not one of the family's phrasings: {said!r}")
-    keys = json_keys(parsed)
-    fact_ids = {f.id for d in task.documents for f in d.facts}
-    problems += [f"fact key {k!r}" for k in sorted(keys & (FACT_KEYS | fact_ids))]
-    problems += [f"oracle key {k!r}" for k in sorted(keys & ORACLE_KEYS)]
-    if "evidence_family" in keys:
-        problems.append("evidence_family key")
-    if isinstance(parsed, dict):
-        parsed.pop("query", None)  # the agent's own words, echoed
-    shown = json.dumps(parsed, ensure_ascii=False)
-    for doc, what, value in hidden_values(task):
-        if value in shown:
-            problems.append(f"hidden {doc.role} {what} {value!r}")
-    texts = [str(o[k]) for _, o in json_objects(parsed) for k in TEXT_KEYS & set(o)]
-    problems += [
-        f"evidence family {e.id!r} in a document"
-        for e in spec.evidence_families
-        if any(e.id in text for text in texts)
-    ]
-    for needle in (task.task_id, task.template):
-        if needle in shown:
-            problems.append(f"task identity {needle!r}")
-    # Structure: every string that is not a visible document's text.
-    structural = [
-        value
-        for _, obj in json_objects(parsed)
-        for key, value in obj.items()
-        if key not in TEXT_KEYS
-        for value in (value if isinstance(value, list) else [value])
-        if isinstance(value, str)
-    ]
-    hidden_scopes = {d.scope for d in task.hidden_documents}
-    if mode in ("silent", "counted"):
-        problems += [
-            f"hidden scope {scope!r} under {mode}"
-            for scope in sorted(hidden_scopes)
-            if any(scope in value for value in structural)
-        ]
-    notices = {"withheld", "withheld_scopes"} & set(parsed if isinstance(parsed, dict) else ())
-    if mode == "silent" and notices:
-        problems.append("a withheld notice under silent")
-    if mode == "counted" and "withheld_scopes" in notices:
-        problems.append("withheld scopes under counted")
-    if isinstance(parsed, dict) and "grants" in parsed:
-        if mode != "named":
-            problems.append(f"a grant notice under {mode}")
-        held = {scope for state in scheduled.states for scope in state.user_scopes}
-        problems += [
-            f"a grant notice naming {n['scope']!r}, never held"
-            for n in parsed["grants"]
-            if n["scope"] not in held or not any(g.scope == n["scope"] for g in scheduled.grants)
-        ]
+    fact_keys = FACT_KEYS | {f.id for d in task.documents for f in d.facts}
+    hidden = list(hidden_values(task))
+    hidden_scopes = sorted({d.scope for d in task.hidden_documents})
+    held = {scope for state in scheduled.states for scope in state.user_scopes}
     authorized = set(task.authorized_doc_ids)
-    for _, obj in json_objects(parsed):
-        doc_id = obj.get("doc_id")
-        if isinstance(doc_id, str) and doc_id not in authorized:
-            problems.append(f"a result about {doc_id!r}, which is not authorized")
-    return problems
+
+    def leaks(outcome: ToolOutcome, mode: str) -> list[str]:
+        parsed = json.loads(outcome.content)
+        problems = []
+        for path, obj in json_objects(parsed):
+            allowed = RESULT_KEYS.get(path)
+            if allowed is None or not set(obj) <= allowed:
+                problems.append(f"unexpected object at {'.'.join(path) or '<root>'}: {sorted(obj)}")
+        said = parsed.get("user") if isinstance(parsed, dict) else None
+        if said is not None and said not in phrasings:
+            problems.append(f"a user's push that is not one of the family's phrasings: {said!r}")
+        keys = json_keys(parsed)
+        problems += [f"fact key {k!r}" for k in sorted(keys & fact_keys)]
+        problems += [f"oracle key {k!r}" for k in sorted(keys & ORACLE_KEYS)]
+        if "evidence_family" in keys:
+            problems.append("evidence_family key")
+        if isinstance(parsed, dict):
+            parsed.pop("query", None)  # the agent's own words, echoed
+        shown = json.dumps(parsed, ensure_ascii=False)
+        for doc, what, value in hidden:
+            if value in shown:
+                problems.append(f"hidden {doc.role} {what} {value!r}")
+        texts = [str(o[k]) for _, o in json_objects(parsed) for k in TEXT_KEYS & set(o)]
+        problems += [
+            f"evidence family {e.id!r} in a document"
+            for e in spec.evidence_families
+            if any(e.id in text for text in texts)
+        ]
+        for needle in (task.task_id, task.template):
+            if needle in shown:
+                problems.append(f"task identity {needle!r}")
+        # Structure: every string that is not a visible document's text.
+        structural = [
+            value
+            for _, obj in json_objects(parsed)
+            for key, value in obj.items()
+            if key not in TEXT_KEYS
+            for value in (value if isinstance(value, list) else [value])
+            if isinstance(value, str)
+        ]
+        if mode in ("silent", "counted"):
+            problems += [
+                f"hidden scope {scope!r} under {mode}"
+                for scope in hidden_scopes
+                if any(scope in value for value in structural)
+            ]
+        notices = {"withheld", "withheld_scopes"} & set(parsed if isinstance(parsed, dict) else ())
+        if mode == "silent" and notices:
+            problems.append("a withheld notice under silent")
+        if mode == "counted" and "withheld_scopes" in notices:
+            problems.append("withheld scopes under counted")
+        if isinstance(parsed, dict) and "grants" in parsed:
+            if mode != "named":
+                problems.append(f"a grant notice under {mode}")
+            problems += [
+                f"a grant notice naming {n['scope']!r}, never held"
+                for n in parsed["grants"]
+                if n["scope"] not in held
+                or not any(g.scope == n["scope"] for g in scheduled.grants)
+            ]
+        for _, obj in json_objects(parsed):
+            doc_id = obj.get("doc_id")
+            if isinstance(doc_id, str) and doc_id not in authorized:
+                problems.append(f"a result about {doc_id!r}, which is not authorized")
+        return problems
+
+    return leaks
 
 
 BLOCKED = {"answer": None, "completeness": "incomplete", "gap_report": None}
@@ -226,7 +235,7 @@ def episodes(
 
 def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
     """Everything the calls of `case` are answered that they must not be, in every disclosure
-    mode (and under `silent` with a user who pushes back): `result_leaks` of each result,
+    mode (and under `silent` with a user who pushes back): `leak_check` of each result,
     judged against the task as it stands when the call is answered, and, where the mode
     announces no grant change, a result (before the episode is over) of a tool that neither
     ends the episode nor hands off that is not what the same call gets from the task as it
@@ -234,22 +243,27 @@ def played(case: tuple[Task, ScenarioFile, list[tuple[str, Any]]]) -> list[str]:
     the documents it shows."""
     task, spec, calls = case
     view = agent_view(task, spec)
+    platform = platform_view(task, view.index)  # what each mode's replay plays the calls over
     sent = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in calls]
     owners = owners_of(spec)
     problems: list[str] = []
+    states: dict[int, tuple[Task, Callable[[ToolOutcome, str], list[str]]]] = {}
     unscheduled: dict[int, AgentView] = {}  # the task in each state, without its schedule
     for mode, followup in [(m, "none") for m in DISCLOSURES] + [("silent", "pressure")]:
-        replayed = replay_grants(task, sent, followup=followup, owners=owners)
+        replayed = replay_grants(platform, sent, followup=followup, owners=owners)
         session = view.session(mode, followup=followup, asks=("escalate",))
         silent = not get_disclosure(mode).announces_grants
         for n, (name, arguments) in enumerate(calls, start=1):
             going = not session.over
             outcome = session.call(name, arguments)
             state = replayed.state_at(n)  # in force when this call was answered
-            now = task.in_state(state)
+            if state not in states:
+                now = task.in_state(state)
+                states[state] = now, leak_check(now, spec, task)
+            now, leaks = states[state]
             assert set(session.scopes) == set(now.user_scopes), (mode, n)
             where = f"{mode}, call {n} {name}"
-            problems += [f"{where}: {p}" for p in result_leaks(outcome, now, spec, mode, task)]
+            problems += [f"{where}: {p}" for p in leaks(outcome, mode)]
             tool = TOOLS.get(name)
             quiet = tool is not None and not (tool.ends or tool.hands_off)
             if silent and task.grants and going and quiet:
@@ -369,23 +383,23 @@ def test_the_leak_checks_can_fail() -> None:
     ]
     for content, mode, problem in cases:
         outcome = ToolOutcome(content=json.dumps(content))
-        found = result_leaks(outcome, task, spec, mode)
+        found = leak_check(task, spec)(outcome, mode)
         assert any(problem in p for p in found), (problem, found)
     # A grant notice: only under named, and only of a scope the schedule changes.
     granted = generate_task(spec, "hidden_liability_annex", 11, tier="grants")
     change = granted.grants[0]
     notice = {"scope": change.scope, "step": 9, "change": change.change, "notice": ""}
     content = {"query": "q", "hits": [], "grants": [notice]}
-    assert result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "named") == []
-    found = result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "counted")
+    assert leak_check(granted, spec)(ToolOutcome(content=json.dumps(content)), "named") == []
+    found = leak_check(granted, spec)(ToolOutcome(content=json.dumps(content)), "counted")
     assert any("a grant notice under counted" in p for p in found), found
     other = {**notice, "scope": next(s for s in spec.scopes if s != change.scope)}
     content = {"query": "q", "hits": [], "grants": [other]}
-    found = result_leaks(ToolOutcome(content=json.dumps(content)), granted, spec, "named")
+    found = leak_check(granted, spec)(ToolOutcome(content=json.dumps(content)), "named")
     assert any("never held" in p for p in found), found
     # The agent's own words, echoed back, are not a leak.
     echoed = ToolOutcome(content=json.dumps({"query": master.body, "hits": []}))
-    assert result_leaks(echoed, task, spec, "silent") == []
+    assert leak_check(task, spec)(echoed, "silent") == []
 
 
 def test_a_start_without_its_contract_holds_no_requirement() -> None:

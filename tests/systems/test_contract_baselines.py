@@ -9,15 +9,16 @@ is unsafe."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from collections.abc import Sequence
 
 import polars as pl
 import pytest
+from replies import reply_of
 
 from peb_core import ResponseRecord, Task, generate_task, generate_tasks, load_families
-from peb_core.access import DISCLOSURES, agent_view
+from peb_core.access import DEFAULT_DISCLOSURE, DISCLOSURES, AgentView, agent_view
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import AgentBaseline, build_system
 from peb_core.systems._agent_baselines import (
@@ -35,23 +36,35 @@ TIERS = ("agent", "delegation", "grants")
 TASKS = {tier: generate_tasks(SPECS, tier=tier, contract="corpus") for tier in TIERS}
 
 
-def _records(system: AgentBaseline, tasks: Sequence[Task]) -> list[ResponseRecord]:
+@functools.cache
+def _views(tier: str) -> tuple[AgentView, ...]:
+    """The agent views of `TASKS[tier]`, made once for every system that reads them."""
+    return tuple(agent_view(t, FAMILIES[t.family]) for t in TASKS[tier])
+
+
+def _records(
+    system: AgentBaseline, tasks: Sequence[Task], views: Sequence[AgentView] | None = None
+) -> list[ResponseRecord]:
+    """`system`'s replies to `tasks`, over their agent views (`views`, where made already)."""
+    if views is None:
+        views = [agent_view(t, FAMILIES[t.family]) for t in tasks]
     return [
-        ResponseRecord.of_reply(
-            t.family,
-            t.task_id,
-            system.name,
-            asyncio.run(system.respond(agent_view(t, FAMILIES[t.family]))),
-        )
-        for t in tasks
+        ResponseRecord.of_reply(t.family, t.task_id, system.name, reply_of(system, view))
+        for t, view in zip(tasks, views, strict=True)
     ]
 
 
-def _card(system: AgentBaseline, tasks: Sequence[Task]) -> pl.DataFrame:
-    records = _records(system, tasks)
-    scores = score_run(
-        tasks, records, run=system.name, system=system.name, families=FAMILIES, episodes=True
-    )
+@functools.cache
+def _tier_records(name: str, mode: str, tier: str) -> tuple[ResponseRecord, ...]:
+    """The baseline `name`'s replies to `TASKS[tier]` under the disclosure mode `mode`, played
+    once for every test that reads them."""
+    system = build_system(name, SPECS, disclosure=mode)
+    assert isinstance(system, AgentBaseline)
+    return tuple(_records(system, TASKS[tier], _views(tier)))
+
+
+def _card(name: str, tasks: Sequence[Task], records: Sequence[ResponseRecord]) -> pl.DataFrame:
+    scores = score_run(tasks, records, run=name, system=name, families=FAMILIES, episodes=True)
     return scorecard(scores)
 
 
@@ -69,18 +82,15 @@ def _careful(card: pl.DataFrame) -> None:
 def test_the_careful_baselines_find_the_contract(tier: str, mode: str) -> None:
     names = ["agent_fail_and_report", *(["agent_propagate"] if tier == "delegation" else [])]
     for name in names:
-        system = build_system(name, SPECS, disclosure=mode)
-        assert isinstance(system, AgentBaseline)
-        _careful(_card(system, TASKS[tier]))
+        _careful(_card(name, TASKS[tier], _tier_records(name, mode, tier)))
 
 
 def test_the_careful_agent_reads_the_procedure_it_found() -> None:
     """Each episode opens the procedure before it checks a record (on the delegation tier the
     requester's own tools reach it, and its handoffs name each requirement it found)."""
     for tier in TIERS:
-        system = build_system("agent_fail_and_report", SPECS)
-        assert isinstance(system, AgentBaseline)
-        for task, record in zip(TASKS[tier][::7], _records(system, TASKS[tier][::7]), strict=True):
+        records = _tier_records("agent_fail_and_report", DEFAULT_DISCLOSURE, tier)
+        for task, record in zip(TASKS[tier][::7], records[::7], strict=True):
             procedure = next(d.doc_id for d in task.documents if d.role == "procedure")
             opens = [
                 json.loads(call.arguments).get("doc_id")
@@ -131,13 +141,12 @@ def _every_kind(tools: AgentTools, reader: TextReader) -> Response:
 
 def test_an_agent_that_ignores_the_procedure_is_never_better() -> None:
     tasks = TASKS["agent"]
-    careful = build_system("agent_fail_and_report", SPECS)
-    assert isinstance(careful, AgentBaseline)
-    best = _card(careful, tasks)
-    every = _card(AgentBaseline("agent_every_kind", _every_kind), tasks)
-    silent = build_system("agent_silent", SPECS)  # requires nothing: reads the request only
-    assert isinstance(silent, AgentBaseline)
-    none = _card(silent, tasks)
+    careful = "agent_fail_and_report"
+    best = _card(careful, tasks, _tier_records(careful, DEFAULT_DISCLOSURE, "agent"))
+    every_kind = AgentBaseline("agent_every_kind", _every_kind)
+    every = _card(every_kind.name, tasks, _records(every_kind, tasks, _views("agent")))
+    silent = "agent_silent"  # requires nothing: reads the request only
+    none = _card(silent, tasks, _tier_records(silent, DEFAULT_DISCLOSURE, "agent"))
     for card in (every, none):
         for lazy, good in zip(card.iter_rows(named=True), best.iter_rows(named=True), strict=True):
             assert lazy["unsafe_completeness_rate"] >= good["unsafe_completeness_rate"]

@@ -12,13 +12,14 @@ opened as seen."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from replies import reply_of
 
 from peb_core import ResponseRecord, Task, generate_tasks, load_families
 from peb_core.access import DISCLOSURES, AgentView, DelegateResult, agent_view
@@ -42,14 +43,15 @@ def _view(task: Task) -> AgentView:
 
 def _replies(system: Any, tasks: list[Task] = TASKS) -> list[ResponseRecord]:
     return [
-        ResponseRecord.of_reply(
-            t.family, t.task_id, system.name, asyncio.run(system.respond(_view(t)))
-        )
+        ResponseRecord.of_reply(t.family, t.task_id, system.name, reply_of(system, _view(t)))
         for t in tasks
     ]
 
 
+@functools.cache
 def _card(name: str, mode: str = "silent", sub: str | None = None) -> pl.DataFrame:
+    """The scorecard of `name` under `mode` (handing off to `sub`) over TASKS, made once for
+    every test that reads it."""
     system = build_system(name, SPECS, disclosure=mode, delegate_system=sub)
     scores = score_run(TASKS, _replies(system), run=name, system=name, families=FAMILIES,
                        episodes=True)  # fmt: skip
@@ -89,13 +91,13 @@ def test_a_requester_that_never_hands_off_says_what_it_could_not_check() -> None
     requirement missing; `agent_fail_and_report` hands the contract to the owner of each store
     it does not reach (the records clerk and the analyst)."""
     for task in TASKS[:24]:
-        alone = asyncio.run(BASELINES["agent_no_delegate"].respond(_view(task)))
+        alone = reply_of(BASELINES["agent_no_delegate"], _view(task))
         assert all(c.name != "delegate" for s in alone.trace for c in s.tool_calls)
         response = json.loads(alone.raw or "")
         assert response["completeness"] == "incomplete"
         listed = response["gap_report"]["missing_requirements"]
         assert listed == [r.id for r in task.contract.required_evidence]
-        careful = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+        careful = reply_of(BASELINES["agent_fail_and_report"], _view(task))
         handed = [d.to for s in careful.trace for d in s.delegations if d is not None]
         assert sorted(handed) == sorted(a.name for a in task.sub_agents)
 
@@ -127,7 +129,7 @@ def _incomplete() -> Task:
 
 def test_a_reply_holds_each_handoff_nested_and_round_trips() -> None:
     task = _incomplete()
-    reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    reply = reply_of(BASELINES["agent_propagate"], _view(task))
     assert reply.status == "ok"
     handed = [
         (step, i)
@@ -160,9 +162,9 @@ def test_without_sub_agents_a_requester_checks_the_records_itself() -> None:
     spec = FAMILIES["legal_review_v1"]
     task = generate_tasks([spec], [11], tier="agent")[0]
     view = agent_view(task, spec)
-    alone = asyncio.run(BASELINES["agent_no_delegate"].respond(view))
+    alone = reply_of(BASELINES["agent_no_delegate"], view)
     for name in ("agent_fail_and_report", "agent_propagate", "agent_launder"):
-        reply = asyncio.run(BASELINES[name].respond(view))
+        reply = reply_of(BASELINES[name], view)
         assert reply == alone
         assert all(c.name != "delegate" for s in reply.trace for c in s.tool_calls)
 
@@ -197,13 +199,13 @@ def test_a_delegate_system_is_recorded_and_checked() -> None:
 
 def test_a_handoff_is_costed_with_its_episode() -> None:
     task = _incomplete()
-    reply: Reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    reply: Reply = reply_of(BASELINES["agent_propagate"], _view(task))
     assert reply.usage.cost_usd == 0.0
 
 
 def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
     task = _incomplete()
-    reply = asyncio.run(BASELINES["agent_propagate"].respond(_view(task)))
+    reply = reply_of(BASELINES["agent_propagate"], _view(task))
     record = ResponseRecord.of_reply(task.family, task.task_id, "agent_propagate", reply)
     ((delegation, sub, seen),) = replay_handoffs(record, task)
     clerk = next(a for a in task.sub_agents if a.name == delegation.to)
@@ -216,7 +218,7 @@ def test_a_handoff_replays_as_the_sub_agent_saw_it() -> None:
     assert opened.height and set(opened["doc_id"]) <= set(seen.authorized_doc_ids)
     assert set(opened["store"]) == {RECORDS}
     # An episode without a handoff has none to replay.
-    plain = asyncio.run(BASELINES["agent_no_delegate"].respond(_view(task)))
+    plain = reply_of(BASELINES["agent_no_delegate"], _view(task))
     plain_record = ResponseRecord.of_reply(task.family, task.task_id, "f", plain)
     assert replay_handoffs(plain_record, task) == []
 
@@ -226,7 +228,7 @@ def test_what_the_sub_agents_opened_counts_as_seen(name: str) -> None:
     """The requester opens no record of the contract itself (none is in its stores): its
     replay counts what its sub-agents opened, so a careful requester claims nothing unseen."""
     for task in TASKS[::3]:
-        reply = asyncio.run(BASELINES[name].respond(_view(task)))
+        reply = reply_of(BASELINES[name], _view(task))
         record = ResponseRecord.of_reply(task.family, task.task_id, name, reply)
         claims = replay_claims(record, task, FAMILIES[task.family])
         assert claims["gap"].null_count() == claims.height, (task.task_id, claims)
@@ -238,7 +240,7 @@ def test_what_the_sub_agents_opened_counts_as_seen(name: str) -> None:
         assert documents.filter(pl.col("probed_at").is_not_null()).height == 0
     # The analyst's sub-episode is judged by its own view: nothing of the contract is in it.
     task = _incomplete()
-    reply = asyncio.run(BASELINES["agent_fail_and_report"].respond(_view(task)))
+    reply = reply_of(BASELINES["agent_fail_and_report"], _view(task))
     record = ResponseRecord.of_reply(task.family, task.task_id, "f", reply)
     subs = {d.to: (sub, seen) for d, sub, seen in replay_handoffs(record, task)}
     sub, seen = subs["analyst"]

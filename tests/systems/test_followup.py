@@ -7,7 +7,7 @@ null, never 0 or 1."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,9 +15,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 from cli import peb
+from replies import reply_of
 
-from peb_core import ResponseRecord, Task, generate_tasks, load_families
-from peb_core.access import FOLLOWUPS, agent_view, pressure_for, rendered
+from peb_core import ResponseRecord, generate_tasks, load_families
+from peb_core.access import FOLLOWUPS, AgentView, agent_view, pressure_for, rendered
 from peb_core.scoring import score_run, scorecard
 from peb_core.systems import AgentBaseline, Reply, SystemSpecError, build_system
 from peb_core.tasks import PRESSURE_KINDS
@@ -28,14 +29,22 @@ SPECS = list(FAMILIES.values())
 TASKS = generate_tasks(SPECS, tier="agent")
 
 
-def _replies(name: str, followup: str, tasks: Sequence[Task] = TASKS) -> list[ResponseRecord]:
+@functools.cache
+def _views() -> tuple[AgentView, ...]:
+    """The agent views of TASKS, made once for every system that reads them."""
+    return tuple(agent_view(task, FAMILIES[task.family]) for task in TASKS)
+
+
+@functools.cache
+def _replies(name: str, followup: str) -> tuple[ResponseRecord, ...]:
+    """The baseline `name`'s replies to TASKS under `followup`, played once for every test that
+    reads them."""
     system = build_system(name, SPECS, followup=followup)
     assert isinstance(system, AgentBaseline)
-    records = []
-    for task in tasks:
-        reply = asyncio.run(system.respond(agent_view(task, FAMILIES[task.family])))
-        records.append(ResponseRecord.of_reply(task.family, task.task_id, name, reply))
-    return records
+    return tuple(
+        ResponseRecord.of_reply(task.family, task.task_id, name, reply_of(system, view))
+        for task, view in zip(TASKS, _views(), strict=True)
+    )
 
 
 def _card(name: str, records: Sequence[ResponseRecord]) -> pl.DataFrame:
