@@ -17,7 +17,6 @@ decisions, never a document's facts or an oracle.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -162,27 +161,15 @@ class PlatformView:
 
 
 def task_index(task: Task) -> CorpusIndex:
-    """The search index of a task's corpus: every document with its scope and store; the same
-    index for the same documents while it is among the last `INDEXES_KEPT` built (an index
-    answers any number of sessions: each system of a sweep, each repeat and each replay of
-    an episode over a corpus reads one index)."""
-    return _index(
-        tuple(
+    """The search index of a task's corpus: every document with its scope and store."""
+    return CorpusIndex(
+        [
             IndexedDocument(
                 doc_id=d.doc_id, title=d.title, body=d.body, scope=d.scope, store=d.store
             )
             for d in task.documents
-        )
+        ]
     )
-
-
-INDEXES_KEPT = 256
-"""How many search indexes `task_index` keeps: those of the corpora it indexed last."""
-
-
-@functools.lru_cache(maxsize=INDEXES_KEPT)
-def _index(documents: tuple[IndexedDocument, ...]) -> CorpusIndex:
-    return CorpusIndex(documents)
 
 
 def platform_view(task: Task, index: CorpusIndex | None = None) -> PlatformView:
