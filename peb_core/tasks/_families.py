@@ -71,11 +71,10 @@ def _loc(loc: Iterable[int | str]) -> str:
     return out
 
 
-_PARSED: dict[tuple[str, bytes], dict[str, ScenarioFile]] = {}
+_PARSED: dict[tuple[str, tuple[tuple[str, bytes], ...]], dict[str, ScenarioFile]] = {}
+"""The last `_PARSED_MAX` parses, keyed by folder and its files as read (name and bytes): the
+same bytes read again find their parse without a digest."""
 _PARSED_MAX = 8
-_LAST_READ: dict[str, tuple[list[tuple[str, bytes]], tuple[str, bytes]]] = {}
-"""Per folder (the last `_PARSED_MAX` read), its files as last read (name and bytes) and their
-key in `_PARSED`: the same bytes read again are compared, not hashed again."""
 
 
 def load_families(folder: Traversable | None = None) -> dict[str, ScenarioFile]:
@@ -97,18 +96,7 @@ def load_families(folder: Traversable | None = None) -> dict[str, ScenarioFile]:
             files.append((path, path.read_bytes()))
         except OSError as exc:
             raise ScenarioError(f"{path}: not a readable TOML file ({exc})") from None
-    read = [(path.name, data) for path, data in files]
-    last = _LAST_READ.pop(str(where), None)
-    if last is not None and last[0] == read:
-        key = last[1]
-    else:
-        digest = hashlib.sha256()
-        for name, data in read:
-            digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-        key = (str(where), digest.digest())
-    if len(_LAST_READ) >= _PARSED_MAX:
-        _LAST_READ.pop(next(iter(_LAST_READ)))
-    _LAST_READ[str(where)] = (read, key)
+    key = (str(where), tuple((path.name, data) for path, data in files))
     hit = _PARSED.get(key)
     if hit is None:
         hit = {spec.id: spec for spec in (_parse(path, data) for path, data in files)}
